@@ -1,0 +1,47 @@
+// Keeps the architecture's import rules true (STYLE.md):
+//   src/core      imports nothing outside src/core, and no node: built-ins or packages (no I/O);
+//   src/stores/X  never imports another store;
+//   src/client    imports only src/client and src/wire (no server, engine or store in its graph);
+//   src/cli       never imports src/engine or a store (it talks to a server through the client).
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+const root = resolve('src');
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+function area(file: string): string {
+  const parts = relative(root, file).split(sep);
+  if (parts[0] === 'stores' && parts.length > 2) return `stores/${parts[1]}`;
+  return parts.length > 1 ? (parts[0] ?? '') : '';
+}
+
+const violations: string[] = [];
+for (const file of walk(root)) {
+  const from = area(file);
+  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  for (const { fileName: spec } of importedFiles) {
+    const relative_ = spec.startsWith('.');
+    const target = relative_ ? area(resolve(dirname(file), spec)) : `package:${spec}`;
+    const where = `${relative(process.cwd(), file)} imports '${spec}'`;
+    if (from === 'core' && target !== 'core') violations.push(`${where}: src/core must stay pure`);
+    if (from.startsWith('stores/') && target.startsWith('stores/') && target !== from)
+      violations.push(`${where}: stores never import each other`);
+    if (from === 'client' && relative_ && target !== 'client' && target !== 'wire')
+      violations.push(`${where}: the client imports only src/client and src/wire`);
+    if (from === 'cli' && (target === 'engine' || target.startsWith('stores') || target === 'server' && !spec.includes('server/main')))
+      violations.push(`${where}: the CLI talks to a server through the client`);
+  }
+}
+
+if (violations.length > 0) {
+  console.error(`boundary check failed:\n  ${violations.join('\n  ')}`);
+  process.exit(1);
+}
+console.log('boundaries ok');

@@ -1,0 +1,29 @@
+// Runs every test/**/*.test.ts under node's test runner with tsx.
+// Node 20's --test does not expand globs, so the file list is built here.
+// Usage: tsx scripts/run-tests.ts [substring ...]  (only files whose path contains one of them)
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function findTests(dir: string): string[] {
+  const found: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) found.push(...findTests(path));
+    else if (name.endsWith('.test.ts')) found.push(path);
+  }
+  return found.sort();
+}
+
+const filters = process.argv.slice(2);
+const files = findTests('test').filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)));
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(', ')}`);
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,43 @@
+/**
+ * Every error delayq raises carries a stable `code`: callers, the HTTP layer and the
+ * client branch on the code, never on message text. The registry below is the single
+ * list of codes; `docs/errors.md` documents each and a test keeps the two in step.
+ */
+export const ERROR_CODES = {
+  INVALID_ARGUMENT: 'a generic malformed argument (wrong type, unknown option)',
+  INVALID_TOPIC: 'topic empty, longer than 200 characters or outside [A-Za-z0-9._:-]',
+  INVALID_ID: 'id empty, longer than 256 characters or outside [A-Za-z0-9._:-]',
+  INVALID_DELAY: 'delay or runAt not a finite non-negative integer, too far in the future, or both given',
+  INVALID_PAYLOAD: 'payload not JSON-serialisable',
+  PAYLOAD_TOO_LARGE: 'serialised payload larger than the limit (1 MiB by default)',
+  INVALID_OPTION: 'ttrMs, maxAttempts, backoff, concurrency, max or waitMs out of range',
+  BATCH_TOO_LARGE: 'more tasks in one batch than the limit',
+  TASK_NOT_FOUND: 'no task with this id',
+  TASK_NOT_PENDING: 'the task is no longer pending (already delivered, done, dead or cancelled)',
+  TASK_NOT_DEAD: 'retryDead was asked of a task that is not dead',
+  STALE_RECEIPT: 'ack or nack with a receipt that is not the current reservation of the task',
+  QUEUE_CLOSED: 'the queue is closing or closed',
+  STORE_UNAVAILABLE: 'the store could not be reached or refused the operation',
+  STORE_INCOMPATIBLE: 'the store was written by a newer delayq, is not a delayq store, or is misconfigured',
+  STORE_LOCKED: 'the store is held by another live delayq process',
+  INVALID_STORE_URL: 'the store URL is malformed or names an unknown kind of store',
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export class DelayQError extends Error {
+  readonly code: ErrorCode;
+  /** Structured detail for callers (the offending field, a limit...); never needed to branch. */
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: Record<string, unknown>, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'DelayQError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function isDelayQError(error: unknown, code?: ErrorCode): error is DelayQError {
+  return error instanceof DelayQError && (code === undefined || error.code === code);
+}

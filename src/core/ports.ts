@@ -1,0 +1,169 @@
+/**
+ * The ports: what the engine needs from the outside world, as interfaces only.
+ *
+ * The store port is split by role, so each caller sees only what it uses and each
+ * contract is small enough to state. Every store (memory, SQLite, Redis) implements all
+ * of them and must pass the conformance suite in test/conformance/ unchanged.
+ *
+ * Contract shared by every method:
+ * - `now` is passed in; a store never reads a clock, so time-dependent behaviour is
+ *   decided by the caller and testable with a manual clock.
+ * - A returned promise resolves only once the change is as durable as the store
+ *   promises (memory: applied; SQLite: committed; Redis: acknowledged by Redis).
+ * - A change is atomic per task: a concurrent caller sees the state before or after it.
+ * - Outcomes that a caller can act on ("not found", "stale receipt") are returned
+ *   values; a rejected promise means the store itself failed (DelayQError with
+ *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
+ */
+import type { NewTaskRecord, TaskRecord, TaskState, TimerRef } from './task/model.js';
+
+/** A clock and one-shot timers. Real: Date.now + setTimeout; tests: a manual clock. */
+export interface Clock {
+  now(): number;
+  /** Calls `callback` once after `delayMs` (which the caller keeps <= 2^31-1). */
+  setTimer(callback: () => void, delayMs: number): TimerToken;
+  clearTimer(token: TimerToken): void;
+}
+
+export type TimerToken = { readonly __timer: unique symbol } | object;
+
+export interface Logger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+// ---------------------------------------------------------------------------------------
+// Outcomes
+
+export interface ScheduleOutcome {
+  readonly id: string;
+  readonly runAt: number;
+  /** false when a task with this id already existed: nothing was changed. */
+  readonly created: boolean;
+  /** The timer of the new pending task; null when not created. */
+  readonly ref: TimerRef | null;
+}
+
+export type CancelOutcome = 'cancelled' | 'not_found' | 'not_pending';
+
+export type RescheduleOutcome =
+  | { readonly status: 'rescheduled'; readonly ref: TimerRef }
+  | { readonly status: 'not_found' | 'not_pending' };
+
+export type AckOutcome = 'acked' | 'not_found' | 'stale';
+
+export type FailOutcome =
+  | { readonly status: 'retrying'; readonly ref: TimerRef }
+  | { readonly status: 'dead' }
+  | { readonly status: 'not_found' | 'stale' };
+
+export type ReviveOutcome =
+  | { readonly status: 'revived'; readonly ref: TimerRef }
+  | { readonly status: 'not_found' | 'not_dead' };
+
+export interface FailOptions {
+  /** Retry after exactly this delay instead of the task's backoff policy. */
+  readonly delayMs?: number;
+  readonly error?: string;
+  /** A number in [0, 1) for the backoff jitter (the store has no randomness of its own). */
+  readonly random: number;
+}
+
+export interface ListFilter {
+  readonly topic?: string;
+  readonly state?: TaskState;
+  readonly limit: number;
+  /** Resume after this id (ids are listed in ascending order). */
+  readonly afterId?: string;
+}
+
+export interface StoreStats {
+  readonly byState: Readonly<Record<TaskState, number>>;
+  readonly byTopic: Readonly<Record<string, Readonly<Partial<Record<TaskState, number>>>>>;
+}
+
+export interface DueCursor {
+  readonly dueAt: number;
+  readonly seq: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// Roles
+
+/** Producers: create, cancel and move pending tasks. */
+export interface ProducerStore {
+  /**
+   * Creates each task that does not exist yet, in `pending` with attempts 0. An id that
+   * exists (in any state) is left untouched and reported with `created: false` and its
+   * current runAt. Outcomes come back in input order. Ids repeated inside one call: the
+   * first wins. All tasks of one call commit together or not at all.
+   */
+  schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]>;
+  /** pending -> cancelled. Any other state is `not_pending`. */
+  cancel(id: string, now: number): Promise<CancelOutcome>;
+  /** Moves a pending task's runAt (earlier or later); any other state is `not_pending`. */
+  reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome>;
+}
+
+/** The scheduler's feed: what is due when, so the engine can keep a near window in its wheel. */
+export interface TimerSource {
+  /**
+   * Timers with `dueAt < until`, ordered by (dueAt, seq), strictly after `after` when
+   * given, at most `limit`: every pending task (kind 'run', dueAt = runAt) and every
+   * reservation (kind 'ttr', dueAt = reservedUntil, with its receipt). Completed,
+   * cancelled and dead tasks never appear.
+   */
+  loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]>;
+}
+
+/** Consumers: take due tasks and settle them. */
+export interface ConsumerStore {
+  /**
+   * For each id that is `pending` with `runAt <= now`: -> `reserved`, attempts + 1, a new
+   * receipt, reservedUntil = now + (ttrMs ?? the task's ttrMs). Other ids are skipped
+   * (cancelled, rescheduled later, already claimed...). Returns the claimed records in
+   * input order. A task is never claimed before its runAt.
+   */
+  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]>;
+  /** reserved -> completed, only with the current receipt. */
+  ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
+  /**
+   * A failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
+   * else -> pending at now + (delayMs ?? backoff(attempts)).
+   */
+  fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome>;
+  /**
+   * The reservation named by `receipt` ran out (`reservedUntil <= now`): -> dead when
+   * attempts >= maxAttempts, else -> pending at `now` (delivered again at once).
+   * `stale` when the task is no longer reserved with that receipt or has not run out.
+   */
+  expire(id: string, receipt: string, now: number): Promise<FailOutcome>;
+}
+
+/** Operators: look at tasks, bring dead ones back, clean up finished ones. */
+export interface InspectorStore {
+  get(id: string): Promise<TaskRecord | null>;
+  list(filter: ListFilter): Promise<TaskRecord[]>;
+  stats(): Promise<StoreStats>;
+  /** dead -> pending at runAt, attempts reset to 0. */
+  revive(id: string, runAt: number, now: number): Promise<ReviveOutcome>;
+  /**
+   * Deletes up to `limit` completed and cancelled tasks last updated before `before`,
+   * freeing their ids. Returns how many were deleted. Never touches live or dead tasks.
+   */
+  purge(before: number, limit: number): Promise<number>;
+}
+
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore {
+  /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
+  readonly description: string;
+  /**
+   * How much of the schedule the engine keeps in its wheel: tasks due within this many
+   * ms. Infinity (the memory store) keeps everything; disk stores keep a window.
+   */
+  readonly horizonMs: number;
+  /** Releases connections and files; idempotent. Later calls reject (QUEUE_CLOSED). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,46 @@
+/**
+ * The task state machine. Every store applies exactly these transitions (and refuses
+ * anything else); the engine never changes a state except through one of them.
+ *
+ *   schedule ──> pending ──claim (runAt <= now)──> reserved ──ack──> completed
+ *                 │  ^  ^                            │   │
+ *           cancel│  │  └──nack / ttr expiry, ───────┘   └──nack / ttr expiry,
+ *                 v  │     attempts < max                    attempts >= max ──> dead
+ *            cancelled  └──────────── retryDead (by the user) ─────────────────────┘
+ *
+ * `reschedule` moves a pending task's runAt and keeps it pending. A receipt names one
+ * reservation: ack / nack / expiry with any other receipt are refused (fencing), so a slow
+ * first attempt can never complete or fail a later one.
+ */
+import type { TaskState } from './model.js';
+
+export type TaskEvent = 'claim' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'revive';
+
+const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskState>>>> = {
+  claim: { pending: 'reserved' },
+  ack: { reserved: 'completed' },
+  retry: { reserved: 'pending' },
+  bury: { reserved: 'dead' },
+  cancel: { pending: 'cancelled' },
+  reschedule: { pending: 'pending' },
+  revive: { dead: 'pending' },
+};
+
+/** The state after `event`, or undefined when the event is not allowed in `state`. */
+export function nextState(state: TaskState, event: TaskEvent): TaskState | undefined {
+  return TRANSITIONS[event][state];
+}
+
+/** After a failed or expired attempt: retry while attempts remain, else the task is dead. */
+export function afterFailure(attempts: number, maxAttempts: number): 'retry' | 'bury' {
+  return attempts >= maxAttempts ? 'bury' : 'retry';
+}
+
+/**
+ * A fencing token for the `attempt`-th reservation of a task. The attempt number makes
+ * receipts of different reservations differ even if `nonce` repeats; the nonce makes them
+ * unguessable across restarts.
+ */
+export function makeReceipt(attempt: number, nonce: string): string {
+  return `${attempt}.${nonce}`;
+}

@@ -1,0 +1,114 @@
+/** The task as every layer sees it. Times are epoch milliseconds. */
+
+export const TASK_STATES = ['pending', 'reserved', 'completed', 'dead', 'cancelled'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+export interface BackoffPolicy {
+  /** Delay before the first retry. */
+  readonly baseMs: number;
+  /** Each further retry waits `factor` times longer. */
+  readonly factor: number;
+  /** Upper bound of one retry delay. */
+  readonly maxMs: number;
+  /** 0..1: the share of the delay that is randomised (full jitter at 1), so retries spread. */
+  readonly jitter: number;
+}
+
+/** A task as stored: what every store keeps for every task. */
+export interface TaskRecord {
+  readonly id: string;
+  readonly topic: string;
+  /** The payload as JSON text (stores keep it opaque; `undefined` payloads are stored as null). */
+  readonly payload: string;
+  /** When the task is (next) due. Retries move it forward. */
+  readonly runAt: number;
+  readonly state: TaskState;
+  /** Deliveries so far, the current one included. */
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  /** Time to run: a reservation not acked within it is delivered again. */
+  readonly ttrMs: number;
+  readonly backoff: BackoffPolicy;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  /** The fencing token of the current reservation; null unless reserved. */
+  readonly receipt: string | null;
+  /** When the current reservation runs out; null unless reserved. */
+  readonly reservedUntil: number | null;
+  readonly lastError: string | null;
+}
+
+/** What the engine asks a store to create: a fully validated, defaulted task. */
+export interface NewTaskRecord {
+  readonly id: string;
+  readonly topic: string;
+  readonly payload: string;
+  readonly runAt: number;
+  readonly maxAttempts: number;
+  readonly ttrMs: number;
+  readonly backoff: BackoffPolicy;
+}
+
+/**
+ * A reference to something due at `dueAt`: a pending task's runAt (`kind: 'run'`) or a
+ * reservation's deadline (`kind: 'ttr'`, with its receipt). The engine keeps these, not
+ * task bodies, in its wheel.
+ */
+export interface TimerRef {
+  readonly id: string;
+  readonly topic: string;
+  readonly kind: 'run' | 'ttr';
+  readonly dueAt: number;
+  /** Store-assigned insertion order: breaks ties between equal dueAt. */
+  readonly seq: number;
+  readonly receipt: string | null;
+}
+
+/** A task handed to a consumer. Ack or nack it with its receipt. */
+export interface Delivery<P = unknown> {
+  readonly id: string;
+  readonly topic: string;
+  readonly payload: P;
+  readonly runAt: number;
+  /** 1 for the first delivery, 2 for the first retry... */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly receipt: string;
+  /** The reservation runs out at this time; after it the task may be delivered again. */
+  readonly reservedUntil: number;
+}
+
+/** What `get` returns: the task with its payload parsed. */
+export interface TaskInfo<P = unknown> {
+  readonly id: string;
+  readonly topic: string;
+  readonly payload: P;
+  readonly runAt: number;
+  readonly state: TaskState;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly ttrMs: number;
+  readonly backoff: BackoffPolicy;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly reservedUntil: number | null;
+  readonly lastError: string | null;
+}
+
+export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {
+  return {
+    id: record.id,
+    topic: record.topic,
+    payload: JSON.parse(record.payload) as P,
+    runAt: record.runAt,
+    state: record.state,
+    attempts: record.attempts,
+    maxAttempts: record.maxAttempts,
+    ttrMs: record.ttrMs,
+    backoff: record.backoff,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    reservedUntil: record.reservedUntil,
+    lastError: record.lastError,
+  };
+}

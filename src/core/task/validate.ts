@@ -1,0 +1,241 @@
+/**
+ * Input validation for everything a caller hands the queue. One message format:
+ * "<field>: <what is wrong> (got <value>)". Every failure is a DelayQError with a stable
+ * code; validation runs before any store is touched, so a bad call changes nothing.
+ */
+import { DelayQError, type ErrorCode } from '../errors.js';
+import { DEFAULT_BACKOFF } from './backoff.js';
+import type { BackoffPolicy, NewTaskRecord } from './model.js';
+
+export interface Limits {
+  /** Serialised payload size limit in bytes. Default 1 MiB. */
+  readonly maxPayloadBytes: number;
+  /** Longest allowed delay from now. Default 10 years (365.25-day years). */
+  readonly maxDelayMs: number;
+  readonly maxTopicLength: number;
+  readonly maxIdLength: number;
+  readonly maxBatch: number;
+  readonly maxTtrMs: number;
+  readonly maxAttempts: number;
+}
+
+export const DEFAULT_LIMITS: Limits = {
+  maxPayloadBytes: 1024 * 1024,
+  maxDelayMs: Math.round(10 * 365.25 * 24 * 3600 * 1000),
+  maxTopicLength: 200,
+  maxIdLength: 256,
+  maxBatch: 10_000,
+  maxTtrMs: 24 * 3600 * 1000,
+  maxAttempts: 1_000,
+};
+
+export interface TaskDefaults {
+  readonly ttrMs: number;
+  readonly maxAttempts: number;
+  readonly backoff: BackoffPolicy;
+}
+
+export const DEFAULT_TASK_DEFAULTS: TaskDefaults = { ttrMs: 30_000, maxAttempts: 5, backoff: DEFAULT_BACKOFF };
+
+/** A time: epoch ms, a Date, or an ISO 8601 string with a date and time. */
+export type TimeInput = number | Date | string;
+
+export interface ScheduleInput {
+  topic: string;
+  payload?: unknown;
+  /** Delay from now in ms (integer >= 0). Give this or `runAt`, not both; neither means now. */
+  delayMs?: number;
+  runAt?: TimeInput;
+  /** Idempotency key: scheduling an id that exists returns the existing task. */
+  id?: string;
+  ttrMs?: number;
+  maxAttempts?: number;
+  backoff?: Partial<BackoffPolicy>;
+}
+
+export interface WhenInput {
+  delayMs?: number;
+  runAt?: TimeInput;
+}
+
+const NAME_PATTERN = /^[A-Za-z0-9._:-]+$/;
+const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff']);
+const WHEN_KEYS = new Set(['delayMs', 'runAt']);
+const BACKOFF_KEYS = new Set(['baseMs', 'factor', 'maxMs', 'jitter']);
+// ISO 8601 with a time part; Date.parse alone accepts too much ("1", "March 7").
+const ISO_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+
+function fail(code: ErrorCode, field: string, problem: string, value?: unknown): never {
+  const shown = value === undefined ? '' : ` (got ${describe(value)})`;
+  throw new DelayQError(code, `${field}: ${problem}${shown}`, { field });
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  return typeof value;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function rejectUnknownKeys(input: Record<string, unknown>, allowed: ReadonlySet<string>, what: string): void {
+  for (const key of Object.keys(input)) {
+    if (!allowed.has(key)) fail('INVALID_ARGUMENT', `${what}.${key}`, 'unknown field');
+  }
+}
+
+export function validateTopic(topic: unknown, limits: Limits = DEFAULT_LIMITS): string {
+  if (typeof topic !== 'string' || topic.length === 0) fail('INVALID_TOPIC', 'topic', 'must be a non-empty string', topic);
+  if (topic.length > limits.maxTopicLength)
+    fail('INVALID_TOPIC', 'topic', `must be at most ${limits.maxTopicLength} characters`, topic);
+  if (!NAME_PATTERN.test(topic)) fail('INVALID_TOPIC', 'topic', 'may contain only A-Z a-z 0-9 . _ : -', topic);
+  return topic;
+}
+
+export function validateId(id: unknown, limits: Limits = DEFAULT_LIMITS): string {
+  if (typeof id !== 'string' || id.length === 0) fail('INVALID_ID', 'id', 'must be a non-empty string', id);
+  if (id.length > limits.maxIdLength) fail('INVALID_ID', 'id', `must be at most ${limits.maxIdLength} characters`, id);
+  if (!NAME_PATTERN.test(id)) fail('INVALID_ID', 'id', 'may contain only A-Z a-z 0-9 . _ : -', id);
+  return id;
+}
+
+/** Parses a time given as epoch ms, a Date or an ISO 8601 string into epoch ms. */
+export function parseTime(value: unknown, field = 'runAt'): number {
+  let ms: number;
+  if (typeof value === 'number') ms = value;
+  else if (value instanceof Date) ms = value.getTime();
+  else if (typeof value === 'string') {
+    if (!ISO_PATTERN.test(value)) fail('INVALID_DELAY', field, 'must be epoch ms or an ISO 8601 date-time', value);
+    ms = Date.parse(value);
+  } else fail('INVALID_DELAY', field, 'must be epoch ms, a Date or an ISO 8601 string', value);
+  if (!Number.isFinite(ms)) fail('INVALID_DELAY', field, 'is not a valid time', value);
+  if (!Number.isInteger(ms) || ms < 0) fail('INVALID_DELAY', field, 'must be a whole, non-negative number of ms', ms);
+  return ms;
+}
+
+/** Resolves `{delayMs} | {runAt}` against `now` into an absolute, bounded runAt. */
+export function resolveRunAt(input: WhenInput, now: number, limits: Limits = DEFAULT_LIMITS): number {
+  const hasDelay = input.delayMs !== undefined;
+  const hasRunAt = input.runAt !== undefined;
+  if (hasDelay && hasRunAt) fail('INVALID_DELAY', 'delayMs', 'give delayMs or runAt, not both');
+  let runAt = now;
+  if (hasDelay) {
+    const delay = input.delayMs;
+    if (typeof delay !== 'number' || !Number.isFinite(delay))
+      fail('INVALID_DELAY', 'delayMs', 'must be a finite number', delay);
+    if (!Number.isInteger(delay) || delay < 0)
+      fail('INVALID_DELAY', 'delayMs', 'must be a whole, non-negative number of ms', delay);
+    if (delay > limits.maxDelayMs) fail('INVALID_DELAY', 'delayMs', `must be at most ${limits.maxDelayMs} ms`, delay);
+    runAt = now + delay;
+  } else if (hasRunAt) {
+    runAt = parseTime(input.runAt);
+    if (runAt - now > limits.maxDelayMs)
+      fail('INVALID_DELAY', 'runAt', `must be at most ${limits.maxDelayMs} ms from now`, input.runAt);
+  }
+  return runAt;
+}
+
+export function validateWhen(input: unknown, now: number, limits: Limits = DEFAULT_LIMITS): number {
+  if (!isPlainObject(input)) fail('INVALID_ARGUMENT', 'when', 'must be an object with delayMs or runAt', input);
+  rejectUnknownKeys(input, WHEN_KEYS, 'when');
+  if (input['delayMs'] === undefined && input['runAt'] === undefined)
+    fail('INVALID_DELAY', 'delayMs', 'give delayMs or runAt');
+  return resolveRunAt(input, now, limits);
+}
+
+export function serializePayload(payload: unknown, limits: Limits = DEFAULT_LIMITS): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(payload === undefined ? null : payload);
+  } catch (error) {
+    fail('INVALID_PAYLOAD', 'payload', `is not JSON-serialisable: ${(error as Error).message}`);
+  }
+  if (text === undefined) fail('INVALID_PAYLOAD', 'payload', 'is not JSON-serialisable', payload);
+  // A UTF-8 character takes at most 3 bytes per UTF-16 unit, so short strings skip the count.
+  if (text.length * 3 > limits.maxPayloadBytes && utf8Length(text) > limits.maxPayloadBytes)
+    throw new DelayQError('PAYLOAD_TOO_LARGE', `payload: serialised size exceeds ${limits.maxPayloadBytes} bytes`, {
+      field: 'payload',
+      limit: limits.maxPayloadBytes,
+    });
+  return text;
+}
+
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+function positiveInt(value: unknown, field: string, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max)
+    fail('INVALID_OPTION', field, `must be an integer from 1 to ${max}`, value);
+  return value;
+}
+
+export function validateBackoff(input: unknown, base: BackoffPolicy): BackoffPolicy {
+  if (input === undefined) return base;
+  if (!isPlainObject(input)) fail('INVALID_OPTION', 'backoff', 'must be an object', input);
+  rejectUnknownKeys(input, BACKOFF_KEYS, 'backoff');
+  const merged = { ...base, ...(input as Partial<BackoffPolicy>) };
+  const { baseMs, factor, maxMs, jitter } = merged;
+  if (!Number.isInteger(baseMs) || baseMs < 0) fail('INVALID_OPTION', 'backoff.baseMs', 'must be an integer >= 0', baseMs);
+  if (!Number.isFinite(factor) || factor < 1 || factor > 100)
+    fail('INVALID_OPTION', 'backoff.factor', 'must be a number from 1 to 100', factor);
+  if (!Number.isInteger(maxMs) || maxMs < baseMs)
+    fail('INVALID_OPTION', 'backoff.maxMs', 'must be an integer >= baseMs', maxMs);
+  if (!Number.isFinite(jitter) || jitter < 0 || jitter > 1)
+    fail('INVALID_OPTION', 'backoff.jitter', 'must be a number from 0 to 1', jitter);
+  return { baseMs, factor, maxMs, jitter };
+}
+
+/**
+ * Validates and defaults one schedule call into the record a store creates. `makeId`
+ * supplies an id when none is given (the core has no randomness of its own).
+ */
+export function validateScheduleInput(
+  input: unknown,
+  now: number,
+  makeId: () => string,
+  limits: Limits = DEFAULT_LIMITS,
+  defaults: TaskDefaults = DEFAULT_TASK_DEFAULTS,
+): NewTaskRecord {
+  if (!isPlainObject(input)) fail('INVALID_ARGUMENT', 'task', 'must be an object', input);
+  rejectUnknownKeys(input, SCHEDULE_KEYS, 'task');
+  const topic = validateTopic(input['topic'], limits);
+  const id = input['id'] === undefined ? makeId() : validateId(input['id'], limits);
+  const runAt = resolveRunAt(input, now, limits);
+  const ttrMs = input['ttrMs'] === undefined ? defaults.ttrMs : positiveInt(input['ttrMs'], 'ttrMs', limits.maxTtrMs);
+  const maxAttempts =
+    input['maxAttempts'] === undefined
+      ? defaults.maxAttempts
+      : positiveInt(input['maxAttempts'], 'maxAttempts', limits.maxAttempts);
+  const backoff = validateBackoff(input['backoff'], defaults.backoff);
+  const payload = serializePayload(input['payload'], limits);
+  return { id, topic, payload, runAt, maxAttempts, ttrMs, backoff };
+}
+
+export function validateBatch(tasks: unknown, limits: Limits = DEFAULT_LIMITS): readonly unknown[] {
+  if (!Array.isArray(tasks)) fail('INVALID_ARGUMENT', 'tasks', 'must be an array', tasks);
+  if (tasks.length > limits.maxBatch)
+    throw new DelayQError('BATCH_TOO_LARGE', `tasks: at most ${limits.maxBatch} tasks in one batch (got ${tasks.length})`, {
+      field: 'tasks',
+      limit: limits.maxBatch,
+    });
+  return tasks;
+}
+
+export function validateIntOption(value: unknown, field: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    fail('INVALID_OPTION', field, `must be an integer from ${min} to ${max}`, value);
+  return value;
+}

@@ -1,0 +1,166 @@
+/**
+ * A hierarchical timing wheel (Varghese & Lauck; the shape of Kafka's TimingWheel) driven
+ * by a queue of non-empty buckets, so that inserting and cancelling a timer cost O(1)
+ * and the clock skips empty ticks instead of walking through them.
+ *
+ * Time is counted in ticks of `tickMs` (default 1 ms). A value due at `runAt` is due at
+ * tick `ceil(runAt / tickMs)`: rounding up is what makes the wheel never early.
+ *
+ * Level 0 has `wheelSize` (W, default 64) slots of one tick each and covers the next W
+ * ticks; level L has W slots of W^L ticks each and covers W^(L+1) ticks. Levels are
+ * created on demand, so a ten-year delay at 1 ms needs 7 levels of 64 slots and nothing
+ * else. A value goes to the lowest level whose span (from the current time, truncated to
+ * the level's slot width) reaches its tick; its bucket is slot floor(tick / W^L) mod W,
+ * and the bucket's expiration is the first tick of that slot. A level never holds two
+ * spans in one slot at once, because it only ever holds the W-1 spans after the current
+ * one; that is what lets buckets be reused without being tagged.
+ *
+ * `advance(now)` pops buckets in expiration order. A level-0 bucket is due as a whole.
+ * A bucket of a higher level is split: each of its values goes back in, now landing in a
+ * finer level (or is due, if its own tick has come). Each value moves down at most once
+ * per level. The values due in one advance are returned sorted by (runAt, insertion),
+ * which only costs a sort when a stall mixed buckets of several levels.
+ *
+ * Worked example, tickMs 1, W 4 (levels cover 4 ms, 16 ms, 64 ms...), the clock at 0:
+ *   add A at 3   -> level 0 (3 < 0 + 4), slot 3, bucket expires at 3
+ *   add B at 9   -> level 1 (9 < 0 + 16), slot floor(9/4) % 4 = 2, bucket expires at 8
+ *   add C at 9   -> same bucket as B, after it
+ *   add D at 40  -> level 2 (40 < 0 + 64), slot floor(40/16) % 4 = 2, expires at 32
+ *   nextDeadline() = 3
+ *   advance(3)   -> [A]; nextDeadline() = 8 (B and C's coarse bucket must be split)
+ *   advance(8)   -> []: B, C go back in at level 0 (9 < 8 + 4), slot 1, expiring at 9
+ *   advance(20)  -> [B, C] (in insertion order); nothing is scanned between 9 and 20
+ *   advance(45)  -> pops D's bucket at 32 and reinserts D at level 1 (slot 2, expiring
+ *                   40), pops that at 40, where D's own tick has come: [D]
+ * Had the event loop stalled from 0 to 45, advance(45) would return [A, B, C, D].
+ */
+import { Bucket } from './bucket.js';
+import { BucketQueue } from './bucket-queue.js';
+import type { Timer, TimerHandle } from './timer.js';
+import { TimerEntry, compareEntries } from './timer-entry.js';
+
+export interface TimingWheelOptions {
+  /** Width of one tick in ms: the precision. Default 1. */
+  tickMs?: number;
+  /** Slots per level, at least 2. Default 64. */
+  wheelSize?: number;
+  /** Time the wheel starts at (epoch ms). */
+  startMs: number;
+}
+
+export class TimingWheel<T> implements Timer<T> {
+  readonly tickMs: number;
+  readonly wheelSize: number;
+  private readonly levels: Bucket<T>[][] = [];
+  private readonly queue = new BucketQueue<T>();
+  private currentTick: number;
+  private nextSeq = 0;
+  private count = 0;
+
+  constructor(options: TimingWheelOptions) {
+    this.tickMs = options.tickMs ?? 1;
+    this.wheelSize = options.wheelSize ?? 64;
+    if (!Number.isInteger(this.tickMs) || this.tickMs < 1) throw new RangeError('tickMs must be a positive integer');
+    if (!Number.isInteger(this.wheelSize) || this.wheelSize < 2) throw new RangeError('wheelSize must be an integer >= 2');
+    if (!Number.isFinite(options.startMs)) throw new RangeError('startMs must be finite');
+    this.currentTick = Math.floor(options.startMs / this.tickMs);
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The time the wheel was last advanced to, truncated to a tick. */
+  get currentTimeMs(): number {
+    return this.currentTick * this.tickMs;
+  }
+
+  add(runAt: number, value: T): TimerHandle<T> | undefined {
+    if (!Number.isFinite(runAt)) throw new RangeError(`runAt must be finite, got ${runAt}`);
+    const tick = Math.ceil(runAt / this.tickMs);
+    if (tick <= this.currentTick) return undefined;
+    const entry = new TimerEntry(value, runAt, this.nextSeq++, tick);
+    this.place(entry);
+    this.count++;
+    return entry;
+  }
+
+  cancel(handle: TimerHandle<T>): boolean {
+    const entry = handle as TimerEntry<T>;
+    const bucket = entry.bucket;
+    if (bucket === null) return false;
+    bucket.remove(entry);
+    this.count--;
+    if (bucket.count === 0) {
+      // An empty bucket leaves the queue, so nextDeadline never points at nothing.
+      this.queue.remove(bucket);
+      bucket.expiration = -1;
+    }
+    return true;
+  }
+
+  advance(nowMs: number): T[] {
+    const nowTick = Math.floor(nowMs / this.tickMs);
+    if (nowTick <= this.currentTick) return [];
+    const due: TimerEntry<T>[] = [];
+    for (let bucket = this.queue.peek(); bucket !== undefined && bucket.expiration <= nowTick; bucket = this.queue.peek()) {
+      this.queue.pop();
+      this.currentTick = bucket.expiration;
+      const entries = bucket.drain();
+      if (bucket.level === 0) {
+        for (const entry of entries) due.push(entry);
+        this.count -= entries.length;
+      } else {
+        for (const entry of entries) {
+          if (entry.tick <= this.currentTick) {
+            due.push(entry);
+            this.count--;
+          } else {
+            this.place(entry);
+          }
+        }
+      }
+    }
+    this.currentTick = nowTick;
+    if (!isSorted(due)) due.sort(compareEntries);
+    const values = new Array<T>(due.length);
+    for (let i = 0; i < due.length; i++) values[i] = due[i]!.value;
+    return values;
+  }
+
+  nextDeadline(): number | undefined {
+    const bucket = this.queue.peek();
+    return bucket === undefined ? undefined : bucket.expiration * this.tickMs;
+  }
+
+  private place(entry: TimerEntry<T>): void {
+    const size = this.wheelSize;
+    let level = 0;
+    let unit = 1;
+    // The lowest level whose span, from now truncated to its slot width, reaches the tick.
+    while (entry.tick >= this.currentTick - (this.currentTick % unit) + unit * size) {
+      unit *= size;
+      level++;
+    }
+    const virtualSlot = Math.floor(entry.tick / unit);
+    const bucket = this.bucketAt(level, virtualSlot % size);
+    bucket.append(entry);
+    if (bucket.expiration < 0) {
+      bucket.expiration = virtualSlot * unit;
+      this.queue.push(bucket);
+    }
+  }
+
+  private bucketAt(level: number, slot: number): Bucket<T> {
+    while (this.levels.length <= level) {
+      const l = this.levels.length;
+      this.levels.push(Array.from({ length: this.wheelSize }, () => new Bucket<T>(l)));
+    }
+    return this.levels[level]![slot]!;
+  }
+}
+
+function isSorted<T>(entries: readonly TimerEntry<T>[]): boolean {
+  for (let i = 1; i < entries.length; i++) if (compareEntries(entries[i - 1]!, entries[i]!) > 0) return false;
+  return true;
+}

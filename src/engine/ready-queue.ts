@@ -1,0 +1,130 @@
+/**
+ * Due tasks waiting for a consumer, one FIFO per topic, plus the consumers waiting for
+ * them (long-polls and workers). The wheel's timer callback only appends here and wakes
+ * waiters; user code runs later, in the waiter's own continuation, so a slow handler
+ * can never make the ticker drift.
+ *
+ * Items are hints, not claims: a task listed here may have been cancelled or moved since;
+ * the store's claim decides. Losing the whole queue (a crash) loses nothing, because every
+ * listed task is still `pending` and due in the store and is loaded again on start.
+ */
+export interface ReadyItem {
+  readonly id: string;
+  readonly dueAt: number;
+}
+
+interface Waiter {
+  readonly wake: () => void;
+}
+
+class Fifo {
+  private items: ReadyItem[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(item: ReadyItem): void {
+    this.items.push(item);
+  }
+
+  take(max: number): ReadyItem[] {
+    const end = Math.min(this.items.length, this.head + max);
+    const out = this.items.slice(this.head, end);
+    this.head = end;
+    // Compact once the consumed prefix dominates, so memory follows the backlog.
+    if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return out;
+  }
+}
+
+export class ReadyQueue {
+  private readonly topics = new Map<string, Fifo>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  private total = 0;
+  private drainListeners: { readonly level: number; readonly resolve: () => void }[] = [];
+
+  /** Tasks waiting for a consumer, over all topics. */
+  get backlog(): number {
+    return this.total;
+  }
+
+  backlogByTopic(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [topic, fifo] of this.topics) if (fifo.length > 0) out[topic] = fifo.length;
+    return out;
+  }
+
+  push(topic: string, item: ReadyItem): void {
+    let fifo = this.topics.get(topic);
+    if (!fifo) this.topics.set(topic, (fifo = new Fifo()));
+    fifo.push(item);
+    this.total++;
+    const waiting = this.waiters.get(topic);
+    if (waiting && waiting.size > 0) {
+      // Wake one waiter per item: each takes a batch, so waking all would stampede.
+      const first = waiting.values().next().value as Waiter;
+      waiting.delete(first);
+      first.wake();
+    }
+  }
+
+  take(topic: string, max: number): ReadyItem[] {
+    const fifo = this.topics.get(topic);
+    if (!fifo || fifo.length === 0) return [];
+    const items = fifo.take(max);
+    this.total -= items.length;
+    if (fifo.length === 0) this.topics.delete(topic);
+    if (this.drainListeners.length > 0) this.notifyDrain();
+    return items;
+  }
+
+  /**
+   * Resolves when `topic` has an item, or when `signal` aborts. The waiter is woken at most
+   * once; it then calls take() itself (another consumer may have been faster).
+   */
+  waitFor(topic: string, signal: AbortSignal): Promise<void> {
+    if ((this.topics.get(topic)?.length ?? 0) > 0 || signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      let set = this.waiters.get(topic);
+      if (!set) this.waiters.set(topic, (set = new Set()));
+      const waiters = set;
+      const onAbort = (): void => {
+        waiters.delete(waiter);
+        resolve();
+      };
+      const waiter: Waiter = {
+        wake: () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      waiters.add(waiter);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Resolves once the backlog is at most `level` (the loader's backpressure). */
+  whenBacklogAtMost(level: number): Promise<void> {
+    if (this.total <= level) return Promise.resolve();
+    return new Promise<void>((resolve) => this.drainListeners.push({ level, resolve }));
+  }
+
+  /** Resolves every backlog wait at once (close() must not hang on a full queue). */
+  releaseAll(): void {
+    const listeners = this.drainListeners;
+    this.drainListeners = [];
+    for (const listener of listeners) listener.resolve();
+  }
+
+  private notifyDrain(): void {
+    const ready = this.drainListeners.filter((l) => this.total <= l.level);
+    if (ready.length === 0) return;
+    this.drainListeners = this.drainListeners.filter((l) => this.total > l.level);
+    for (const listener of ready) listener.resolve();
+  }
+}

@@ -1,0 +1,101 @@
+import type { Clock, TimerToken } from '../core/ports.js';
+import type { TimerRef } from '../core/task/model.js';
+import type { TimerHandle } from '../core/wheel/timer.js';
+import { TimingWheel } from '../core/wheel/timing-wheel.js';
+
+/** Node's setTimeout fires at once for delays above 2^31-1 ms (~24.8 days); we re-arm instead. */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/**
+ * Drives the timing wheel with one re-armed timer: it sleeps until the wheel's next
+ * deadline, advances the wheel to the current time and hands the due timers, in order,
+ * to `onDue`. It keeps at most one timer per task id (a task is either waiting to run
+ * or reserved, never both), so replacing a task's timer is a cancel and an insert.
+ */
+export class TimerDriver {
+  private readonly wheel: TimingWheel<TimerRef>;
+  private readonly handles = new Map<string, TimerHandle<TimerRef>>();
+  private timer: TimerToken | null = null;
+  private armedFor = Number.POSITIVE_INFINITY;
+  private running = false;
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly onDue: (refs: TimerRef[]) => void,
+    tickMs = 1,
+  ) {
+    this.wheel = new TimingWheel<TimerRef>({ startMs: clock.now(), tickMs });
+  }
+
+  get size(): number {
+    return this.wheel.size;
+  }
+
+  start(): void {
+    this.running = true;
+    this.arm();
+  }
+
+  stop(): void {
+    this.running = false;
+    this.disarm();
+  }
+
+  /**
+   * Keeps `ref` until its dueAt, replacing any timer the task had. Returns false when it is
+   * already due: the caller delivers it at once (the wheel never holds a due timer).
+   */
+  add(ref: TimerRef): boolean {
+    this.remove(ref.id);
+    const handle = this.wheel.add(ref.dueAt, ref);
+    if (handle === undefined) return false;
+    this.handles.set(ref.id, handle);
+    if (ref.dueAt < this.armedFor) this.arm();
+    return true;
+  }
+
+  /** True when the task's timer is exactly `ref` (same kind and time): a reload can skip it. */
+  holds(ref: TimerRef): boolean {
+    const current = this.handles.get(ref.id)?.value;
+    return current !== undefined && current.kind === ref.kind && current.dueAt === ref.dueAt && current.receipt === ref.receipt;
+  }
+
+  remove(id: string): void {
+    const handle = this.handles.get(id);
+    if (handle === undefined) return;
+    this.handles.delete(id);
+    this.wheel.cancel(handle);
+  }
+
+  /** Fires everything due now; the timer callback, and tests after a clock jump. */
+  tick(): void {
+    const due = this.wheel.advance(this.clock.now());
+    for (const ref of due) this.handles.delete(ref.id);
+    if (due.length > 0) this.onDue(due);
+    this.arm();
+  }
+
+  private arm(): void {
+    if (!this.running) return;
+    const deadline = this.wheel.nextDeadline();
+    if (deadline === undefined) {
+      this.disarm();
+      return;
+    }
+    if (this.timer !== null && deadline === this.armedFor) return;
+    this.disarm();
+    const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, deadline - this.clock.now()));
+    this.armedFor = deadline;
+    this.timer = this.clock.setTimer(() => {
+      this.timer = null;
+      this.armedFor = Number.POSITIVE_INFINITY;
+      this.tick();
+    }, delay);
+  }
+
+  private disarm(): void {
+    if (this.timer !== null) this.clock.clearTimer(this.timer);
+    this.timer = null;
+    this.armedFor = Number.POSITIVE_INFINITY;
+  }
+}

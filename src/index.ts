@@ -1,0 +1,50 @@
+// The public API of the delayq package: curated named exports, no `export *`.
+export { DelayQueue } from './engine/delay-queue.js';
+export type {
+  DelayQueueOptions,
+  ListOptions,
+  NackOptions,
+  NackResult,
+  QueueStats,
+  ReserveOptions,
+  ScheduleResult,
+} from './engine/delay-queue.js';
+export { Worker } from './engine/worker.js';
+export type { Handler, WorkOptions } from './engine/worker.js';
+export type { LatenessSummary } from './engine/lateness.js';
+export { systemClock } from './engine/system-clock.js';
+export { openStore } from './stores/open-store.js';
+export type { StoreOptions } from './stores/open-store.js';
+export { MemoryStore } from './stores/memory/memory-store.js';
+
+export { DelayQError, ERROR_CODES, isDelayQError } from './core/errors.js';
+export type { ErrorCode } from './core/errors.js';
+export { ManualClock } from './core/manual-clock.js';
+export type {
+  AckOutcome,
+  CancelOutcome,
+  Clock,
+  ConsumerStore,
+  DueCursor,
+  FailOptions,
+  FailOutcome,
+  InspectorStore,
+  ListFilter,
+  Logger,
+  ProducerStore,
+  RescheduleOutcome,
+  ReviveOutcome,
+  ScheduleOutcome,
+  StoreStats,
+  TaskStore,
+  TimerSource,
+  TimerToken,
+} from './core/ports.js';
+export { TASK_STATES } from './core/task/model.js';
+export type { BackoffPolicy, Delivery, NewTaskRecord, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';
+export { DEFAULT_BACKOFF, backoffDelay } from './core/task/backoff.js';
+export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, parseTime, validateScheduleInput } from './core/task/validate.js';
+export type { Limits, ScheduleInput, TaskDefaults, TimeInput, WhenInput } from './core/task/validate.js';
+export { TimingWheel } from './core/wheel/timing-wheel.js';
+export type { TimingWheelOptions } from './core/wheel/timing-wheel.js';
+export type { Timer, TimerHandle } from './core/wheel/timer.js';

@@ -1,0 +1,245 @@
+/**
+ * The in-memory store: every task in a Map, nothing survives the process. It is the
+ * reference implementation of the store port (simple enough to read against the
+ * contract) and the fastest store for tests, benchmarks and caches of short-lived work.
+ */
+import { randomBytes } from 'node:crypto';
+import { DelayQError } from '../../core/errors.js';
+import { backoffDelay } from '../../core/task/backoff.js';
+import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
+import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import type {
+  AckOutcome,
+  CancelOutcome,
+  DueCursor,
+  FailOptions,
+  FailOutcome,
+  ListFilter,
+  RescheduleOutcome,
+  ReviveOutcome,
+  ScheduleOutcome,
+  StoreStats,
+  TaskStore,
+} from '../../core/ports.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+interface StoredTask extends Mutable<TaskRecord> {
+  seq: number;
+}
+
+export class MemoryStore implements TaskStore {
+  readonly description = 'memory';
+  readonly horizonMs = Number.POSITIVE_INFINITY;
+  private readonly tasks = new Map<string, StoredTask>();
+  private readonly counts = new Map<string, Record<TaskState, number>>();
+  private nextSeq = 1;
+  private receipts = 0;
+  private readonly nonce = randomBytes(6).toString('base64url');
+  private closed = false;
+
+  async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    this.assertOpen();
+    const outcomes = tasks.map((task): ScheduleOutcome => {
+      const existing = this.tasks.get(task.id);
+      if (existing) return { id: existing.id, runAt: existing.runAt, created: false, ref: null };
+      const stored: StoredTask = {
+        ...task,
+        state: 'pending',
+        attempts: 0,
+        createdAt: now,
+        updatedAt: now,
+        receipt: null,
+        reservedUntil: null,
+        lastError: null,
+        seq: this.nextSeq++,
+      };
+      this.tasks.set(task.id, stored);
+      this.count(stored.topic, 'pending', +1);
+      return { id: task.id, runAt: task.runAt, created: true, ref: runRef(stored) };
+    });
+    return outcomes;
+  }
+
+  async cancel(id: string, now: number): Promise<CancelOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return 'not_found';
+    if (task.state !== 'pending') return 'not_pending';
+    this.move(task, 'cancelled', now);
+    return 'cancelled';
+  }
+
+  async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return { status: 'not_found' };
+    if (task.state !== 'pending') return { status: 'not_pending' };
+    task.runAt = runAt;
+    task.updatedAt = now;
+    return { status: 'rescheduled', ref: runRef(task) };
+  }
+
+  async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
+    this.assertOpen();
+    const refs: TimerRef[] = [];
+    for (const task of this.tasks.values()) {
+      const ref = task.state === 'pending' ? runRef(task) : task.state === 'reserved' ? ttrRef(task) : null;
+      if (ref === null || ref.dueAt >= until) continue;
+      if (after && (ref.dueAt < after.dueAt || (ref.dueAt === after.dueAt && ref.seq <= after.seq))) continue;
+      refs.push(ref);
+    }
+    refs.sort((a, b) => a.dueAt - b.dueAt || a.seq - b.seq);
+    return refs.slice(0, limit);
+  }
+
+  async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
+    this.assertOpen();
+    const claimed: TaskRecord[] = [];
+    for (const id of ids) {
+      const task = this.tasks.get(id);
+      if (!task || task.state !== 'pending' || task.runAt > now) continue;
+      this.move(task, 'reserved', now);
+      task.attempts++;
+      task.receipt = makeReceipt(task.attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
+      task.reservedUntil = now + (ttrMs ?? task.ttrMs);
+      claimed.push(publicRecord(task));
+    }
+    return claimed;
+  }
+
+  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return 'not_found';
+    if (task.state !== 'reserved' || task.receipt !== receipt) return 'stale';
+    this.move(task, 'completed', now);
+    task.receipt = null;
+    task.reservedUntil = null;
+    return 'acked';
+  }
+
+  async fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return { status: 'not_found' };
+    if (task.state !== 'reserved' || task.receipt !== receipt) return { status: 'stale' };
+    const delay = options.delayMs ?? backoffDelay(task.backoff, task.attempts, () => options.random);
+    return this.settleFailure(task, now, now + delay, options.error ?? null);
+  }
+
+  async expire(id: string, receipt: string, now: number): Promise<FailOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return { status: 'not_found' };
+    if (task.state !== 'reserved' || task.receipt !== receipt || (task.reservedUntil ?? Infinity) > now)
+      return { status: 'stale' };
+    return this.settleFailure(task, now, now, 'reservation expired (ttr)');
+  }
+
+  async get(id: string): Promise<TaskRecord | null> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    return task ? publicRecord(task) : null;
+  }
+
+  async list(filter: ListFilter): Promise<TaskRecord[]> {
+    this.assertOpen();
+    const matches = [...this.tasks.values()]
+      .filter((t) => (filter.topic === undefined || t.topic === filter.topic) && (filter.state === undefined || t.state === filter.state))
+      .filter((t) => filter.afterId === undefined || t.id > filter.afterId)
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return matches.slice(0, filter.limit).map(publicRecord);
+  }
+
+  async stats(): Promise<StoreStats> {
+    this.assertOpen();
+    const byState = zeroCounts();
+    const byTopic: Record<string, Partial<Record<TaskState, number>>> = {};
+    for (const [topic, counts] of this.counts) {
+      const topicCounts: Partial<Record<TaskState, number>> = {};
+      for (const state of TASK_STATES) {
+        if (counts[state] === 0) continue;
+        topicCounts[state] = counts[state];
+        byState[state] += counts[state];
+      }
+      if (Object.keys(topicCounts).length > 0) byTopic[topic] = topicCounts;
+    }
+    return { byState, byTopic };
+  }
+
+  async revive(id: string, runAt: number, now: number): Promise<ReviveOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return { status: 'not_found' };
+    if (task.state !== 'dead') return { status: 'not_dead' };
+    this.move(task, 'pending', now);
+    task.attempts = 0;
+    task.runAt = runAt;
+    return { status: 'revived', ref: runRef(task) };
+  }
+
+  async purge(before: number, limit: number): Promise<number> {
+    this.assertOpen();
+    let deleted = 0;
+    for (const task of this.tasks.values()) {
+      if (deleted >= limit) break;
+      if ((task.state === 'completed' || task.state === 'cancelled') && task.updatedAt < before) {
+        this.tasks.delete(task.id);
+        this.count(task.topic, task.state, -1);
+        deleted++;
+      }
+    }
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private settleFailure(task: StoredTask, now: number, retryAt: number, error: string | null): FailOutcome {
+    task.receipt = null;
+    task.reservedUntil = null;
+    task.lastError = error;
+    if (afterFailure(task.attempts, task.maxAttempts) === 'bury') {
+      this.move(task, 'dead', now);
+      return { status: 'dead' };
+    }
+    this.move(task, 'pending', now);
+    task.runAt = retryAt;
+    return { status: 'retrying', ref: runRef(task) };
+  }
+
+  private move(task: StoredTask, state: TaskState, now: number): void {
+    this.count(task.topic, task.state, -1);
+    this.count(task.topic, state, +1);
+    task.state = state;
+    task.updatedAt = now;
+  }
+
+  private count(topic: string, state: TaskState, delta: number): void {
+    let counts = this.counts.get(topic);
+    if (!counts) this.counts.set(topic, (counts = zeroCounts()));
+    counts[state] += delta;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new DelayQError('QUEUE_CLOSED', 'the memory store is closed');
+  }
+}
+
+function zeroCounts(): Record<TaskState, number> {
+  return { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 };
+}
+
+function runRef(task: StoredTask): TimerRef {
+  return { id: task.id, topic: task.topic, kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null };
+}
+
+function ttrRef(task: StoredTask): TimerRef {
+  return { id: task.id, topic: task.topic, kind: 'ttr', dueAt: task.reservedUntil ?? task.runAt, seq: task.seq, receipt: task.receipt };
+}
+
+function publicRecord(task: StoredTask): TaskRecord {
+  const { seq: _seq, ...record } = task;
+  return record;
+}

@@ -1,0 +1,44 @@
+/**
+ * Opens a store from a URL-like spec. Each kind is imported on demand, so a process that
+ * uses the memory store never loads better-sqlite3 or ioredis.
+ *
+ *   memory                               in-process, nothing survives
+ *   sqlite:./path/to/file.db             durable, embedded (the server's default)
+ *   redis://host:port[/db]               one Redis
+ *   redis+cluster://host:port,host:port  a Redis Cluster
+ */
+import { DelayQError } from '../core/errors.js';
+import type { TaskStore } from '../core/ports.js';
+
+/** Options for stores opened by spec. Each store reads the ones it knows. */
+export interface StoreOptions {
+  /** Disk and Redis stores: keep tasks due within this many ms in memory. Default 60 s. */
+  horizonMs?: number;
+  /** SQLite: 'NORMAL' (default: loses nothing on a process crash) or 'FULL' (nothing on power loss). */
+  synchronous?: 'NORMAL' | 'FULL';
+  /** Redis: key namespace. Default 'delayq'. */
+  prefix?: string;
+  /** Redis: shards per namespace. Default 16. */
+  shards?: number;
+}
+
+export async function openStore(spec: string, options: StoreOptions = {}): Promise<TaskStore> {
+  if (spec === 'memory' || spec === 'memory:') {
+    const { MemoryStore } = await import('./memory/memory-store.js');
+    return new MemoryStore();
+  }
+  if (spec.startsWith('sqlite:')) {
+    const path = spec.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
+    if (path.length === 0) throw new DelayQError('INVALID_STORE_URL', `store "${spec}": give a file path, e.g. sqlite:./delayq.db`);
+    const { openSqliteStore } = await import('./sqlite/index.js');
+    return openSqliteStore(path, options);
+  }
+  if (spec.startsWith('redis://') || spec.startsWith('rediss://') || spec.startsWith('redis+cluster://')) {
+    const { openRedisStore } = await import('./redis/index.js');
+    return openRedisStore(spec, options);
+  }
+  throw new DelayQError(
+    'INVALID_STORE_URL',
+    `store "${spec}": unknown kind; use memory, sqlite:<path>, redis://host:port or redis+cluster://host:port,...`,
+  );
+}

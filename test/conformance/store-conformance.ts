@@ -1,0 +1,416 @@
+/**
+ * The store contract, as tests. Every store (memory, SQLite, Redis, Redis Cluster) runs
+ * this suite unchanged by calling `runStoreConformance` with a factory:
+ *
+ *   runStoreConformance('memory', async () => ({ store: new MemoryStore() }));
+ *
+ * The factory returns a fresh, empty store each time (and a cleanup to drop it). Times
+ * are passed in, never read from a clock, so every case is deterministic.
+ */
+import assert from 'node:assert/strict';
+import { after, afterEach, beforeEach, describe, it } from 'node:test';
+import type { TaskStore } from '../../src/core/ports.js';
+import { DEFAULT_BACKOFF } from '../../src/core/task/backoff.js';
+import type { NewTaskRecord, TimerRef } from '../../src/core/task/model.js';
+
+export interface StoreUnderTest {
+  readonly store: TaskStore;
+  /** Drops the store's data and connections. Default: store.close(). */
+  readonly cleanup?: () => Promise<void>;
+}
+
+export type StoreFactory = () => Promise<StoreUnderTest>;
+
+const T0 = Date.UTC(2030, 0, 1);
+
+export function task(id: string, overrides: Partial<NewTaskRecord> = {}): NewTaskRecord {
+  return {
+    id,
+    topic: 'orders',
+    payload: JSON.stringify({ id, n: 1 }),
+    runAt: T0 + 1_000,
+    maxAttempts: 3,
+    ttrMs: 5_000,
+    backoff: { ...DEFAULT_BACKOFF, jitter: 0 },
+    ...overrides,
+  };
+}
+
+async function loadAll(store: TaskStore, until: number, pageSize = 1_000): Promise<TimerRef[]> {
+  const out: TimerRef[] = [];
+  let after: { dueAt: number; seq: number } | null = null;
+  for (;;) {
+    const page = await store.loadDue(until, after, pageSize);
+    out.push(...page);
+    if (page.length < pageSize) return out;
+    const last = page[page.length - 1]!;
+    after = { dueAt: last.dueAt, seq: last.seq };
+  }
+}
+
+export function runStoreConformance(name: string, factory: StoreFactory): void {
+  describe(`store conformance: ${name}`, () => {
+    let sut: StoreUnderTest;
+    let store: TaskStore;
+    const cleanups: (() => Promise<void>)[] = [];
+
+    beforeEach(async () => {
+      sut = await factory();
+      store = sut.store;
+      cleanups.push(sut.cleanup ?? (() => store.close()));
+    });
+
+    afterEach(async () => {
+      while (cleanups.length > 0) await cleanups.pop()!();
+    });
+
+    after(async () => {
+      while (cleanups.length > 0) await cleanups.pop()!();
+    });
+
+    describe('schedule', () => {
+      it('creates pending tasks and reports each in input order', async () => {
+        const outcomes = await store.schedule([task('a'), task('b', { runAt: T0 + 500 })], T0);
+        assert.deepEqual(
+          outcomes.map((o) => [o.id, o.runAt, o.created]),
+          [
+            ['a', T0 + 1_000, true],
+            ['b', T0 + 500, true],
+          ],
+        );
+        assert.equal(outcomes[0]!.ref?.kind, 'run');
+        assert.equal(outcomes[0]!.ref?.dueAt, T0 + 1_000);
+        assert.equal(outcomes[0]!.ref?.topic, 'orders');
+        const a = await store.get('a');
+        assert.ok(a);
+        assert.equal(a.state, 'pending');
+        assert.equal(a.attempts, 0);
+        assert.equal(a.topic, 'orders');
+        assert.deepEqual(JSON.parse(a.payload), { id: 'a', n: 1 });
+        assert.equal(a.runAt, T0 + 1_000);
+        assert.equal(a.maxAttempts, 3);
+        assert.equal(a.ttrMs, 5_000);
+        assert.deepEqual(a.backoff, { ...DEFAULT_BACKOFF, jitter: 0 });
+        assert.equal(a.createdAt, T0);
+        assert.equal(a.receipt, null);
+        assert.equal(a.reservedUntil, null);
+      });
+
+      it('is idempotent by id: an existing id is reported, not changed', async () => {
+        await store.schedule([task('a')], T0);
+        const [again] = await store.schedule([task('a', { runAt: T0 + 9_999, topic: 'other', payload: '"x"' })], T0 + 1);
+        assert.deepEqual([again!.id, again!.runAt, again!.created, again!.ref], ['a', T0 + 1_000, false, null]);
+        const a = await store.get('a');
+        assert.equal(a?.topic, 'orders');
+        assert.equal(a?.runAt, T0 + 1_000);
+      });
+
+      it('keeps the first of ids repeated within one call', async () => {
+        const outcomes = await store.schedule([task('dup', { runAt: T0 + 1 }), task('dup', { runAt: T0 + 2 })], T0);
+        assert.deepEqual(
+          outcomes.map((o) => o.created),
+          [true, false],
+        );
+        assert.equal((await store.get('dup'))?.runAt, T0 + 1);
+      });
+
+      it('stores payloads exactly, including unicode and large ones', async () => {
+        const big = JSON.stringify({ s: 'x'.repeat(200_000), u: 'ünïcødé ✓ 😀' });
+        await store.schedule([task('big', { payload: big })], T0);
+        assert.equal((await store.get('big'))?.payload, big);
+      });
+
+      it('returns null for unknown ids', async () => {
+        assert.equal(await store.get('nope'), null);
+      });
+    });
+
+    describe('cancel and reschedule', () => {
+      it('cancels a pending task once', async () => {
+        await store.schedule([task('a')], T0);
+        assert.equal(await store.cancel('a', T0 + 1), 'cancelled');
+        assert.equal((await store.get('a'))?.state, 'cancelled');
+        assert.equal(await store.cancel('a', T0 + 2), 'not_pending');
+        assert.equal(await store.cancel('missing', T0), 'not_found');
+        assert.deepEqual(await loadAll(store, T0 + 10_000), []);
+      });
+
+      it('refuses to cancel a reserved task', async () => {
+        await store.schedule([task('a', { runAt: T0 })], T0);
+        await store.claim(['a'], T0, undefined);
+        assert.equal(await store.cancel('a', T0 + 1), 'not_pending');
+        assert.equal((await store.get('a'))?.state, 'reserved');
+      });
+
+      it('moves a pending task later and earlier', async () => {
+        await store.schedule([task('a')], T0);
+        const later = await store.reschedule('a', T0 + 30_000, T0 + 1);
+        assert.equal(later.status, 'rescheduled');
+        assert.equal(later.status === 'rescheduled' && later.ref.dueAt, T0 + 30_000);
+        assert.equal((await store.get('a'))?.runAt, T0 + 30_000);
+        const earlier = await store.reschedule('a', T0 + 10, T0 + 2);
+        assert.equal(earlier.status === 'rescheduled' && earlier.ref.dueAt, T0 + 10);
+        assert.deepEqual(
+          (await loadAll(store, T0 + 100_000)).map((r) => [r.id, r.dueAt]),
+          [['a', T0 + 10]],
+        );
+      });
+
+      it('refuses to reschedule what is not pending', async () => {
+        assert.equal((await store.reschedule('missing', T0, T0)).status, 'not_found');
+        await store.schedule([task('a')], T0);
+        await store.cancel('a', T0);
+        assert.equal((await store.reschedule('a', T0 + 5, T0)).status, 'not_pending');
+      });
+    });
+
+    describe('loadDue', () => {
+      it('returns pending timers before `until` in (dueAt, insertion) order, paged', async () => {
+        const tasks = [
+          task('t3', { runAt: T0 + 300 }),
+          task('t1', { runAt: T0 + 100 }),
+          task('t2a', { runAt: T0 + 200 }),
+          task('t2b', { runAt: T0 + 200 }),
+          task('t9', { runAt: T0 + 900 }),
+        ];
+        await store.schedule(tasks, T0);
+        await store.schedule([task('t2c', { runAt: T0 + 200 })], T0);
+        const refs = await loadAll(store, T0 + 900, 2);
+        assert.deepEqual(
+          refs.map((r) => r.id),
+          ['t1', 't2a', 't2b', 't2c', 't3'],
+        );
+        assert.ok(refs.every((r) => r.kind === 'run' && r.receipt === null));
+        assert.deepEqual(await store.loadDue(T0 + 100, null, 10), []);
+      });
+
+      it('includes reservations as ttr timers and excludes finished tasks', async () => {
+        await store.schedule([task('run', { runAt: T0 + 50 }), task('res', { runAt: T0 }), task('done', { runAt: T0 }), task('gone', { runAt: T0 })], T0);
+        const claimed = await store.claim(['res', 'done'], T0, 1_000);
+        const done = claimed.find((r) => r.id === 'done')!;
+        assert.equal(await store.ack('done', done.receipt!, T0 + 1), 'acked');
+        await store.cancel('gone', T0);
+        const refs = await loadAll(store, T0 + 60_000);
+        assert.deepEqual(
+          refs.map((r) => [r.id, r.kind, r.dueAt]),
+          [
+            ['run', 'run', T0 + 50],
+            ['res', 'ttr', T0 + 1_000],
+          ],
+        );
+        const res = claimed.find((r) => r.id === 'res')!;
+        assert.equal(refs[1]!.receipt, res.receipt);
+      });
+
+      it('pages through many timers without gaps or repeats', async () => {
+        const many = Array.from({ length: 2_500 }, (_, i) => task(`m${i}`, { runAt: T0 + (i % 50) }));
+        await store.schedule(many, T0);
+        const refs = await loadAll(store, T0 + 1_000, 333);
+        assert.equal(refs.length, 2_500);
+        assert.equal(new Set(refs.map((r) => r.id)).size, 2_500);
+        for (let i = 1; i < refs.length; i++) {
+          const a = refs[i - 1]!;
+          const b = refs[i]!;
+          assert.ok(a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq), 'ordered by (dueAt, seq)');
+        }
+      });
+
+      it('accepts an unbounded window', async () => {
+        await store.schedule([task('far', { runAt: T0 + 10 * 365 * 24 * 3600 * 1000 })], T0);
+        const refs = await store.loadDue(Number.POSITIVE_INFINITY, null, 10);
+        assert.deepEqual(
+          refs.map((r) => r.id),
+          ['far'],
+        );
+      });
+    });
+
+    describe('claim', () => {
+      it('reserves due pending tasks with a receipt, never one before its runAt', async () => {
+        await store.schedule([task('due', { runAt: T0 + 100 }), task('later', { runAt: T0 + 101 })], T0);
+        assert.deepEqual(await store.claim(['due'], T0 + 99), []);
+        const claimed = await store.claim(['due', 'later', 'missing'], T0 + 100);
+        assert.equal(claimed.length, 1);
+        const due = claimed[0]!;
+        assert.equal(due.id, 'due');
+        assert.equal(due.state, 'reserved');
+        assert.equal(due.attempts, 1);
+        assert.equal(due.reservedUntil, T0 + 100 + 5_000);
+        assert.equal(typeof due.receipt, 'string');
+        assert.ok(due.receipt!.length > 0);
+        assert.deepEqual(JSON.parse(due.payload), { id: 'due', n: 1 });
+        assert.equal((await store.get('later'))?.state, 'pending');
+      });
+
+      it('claims a task only once, and honours a ttr override', async () => {
+        await store.schedule([task('a', { runAt: T0 })], T0);
+        const [first] = await store.claim(['a'], T0, 250);
+        assert.equal(first?.reservedUntil, T0 + 250);
+        assert.deepEqual(await store.claim(['a'], T0 + 1), []);
+      });
+
+      it('returns claimed records in input order', async () => {
+        await store.schedule([task('x', { runAt: T0 }), task('y', { runAt: T0 }), task('z', { runAt: T0 })], T0);
+        const claimed = await store.claim(['z', 'x', 'y'], T0);
+        assert.deepEqual(
+          claimed.map((r) => r.id),
+          ['z', 'x', 'y'],
+        );
+        assert.equal(new Set(claimed.map((r) => r.receipt)).size, 3);
+      });
+    });
+
+    describe('ack, fail and expire', () => {
+      async function reserved(id: string, overrides: Partial<NewTaskRecord> = {}, at = T0): Promise<string> {
+        await store.schedule([task(id, { runAt: at, ...overrides })], at);
+        const [record] = await store.claim([id], at);
+        assert.ok(record?.receipt);
+        return record.receipt;
+      }
+
+      it('acks with the current receipt only', async () => {
+        const receipt = await reserved('a');
+        assert.equal(await store.ack('a', `${receipt}x`, T0 + 1), 'stale');
+        assert.equal(await store.ack('a', receipt, T0 + 2), 'acked');
+        const a = await store.get('a');
+        assert.equal(a?.state, 'completed');
+        assert.equal(a?.updatedAt, T0 + 2);
+        assert.equal(await store.ack('a', receipt, T0 + 3), 'stale');
+        assert.equal(await store.ack('missing', receipt, T0), 'not_found');
+      });
+
+      it('retries a failed attempt after its backoff, with the error recorded', async () => {
+        const receipt = await reserved('a', { backoff: { baseMs: 1_000, factor: 2, maxMs: 60_000, jitter: 0 } });
+        const outcome = await store.fail('a', receipt, T0 + 10, { error: 'boom', random: 0.5 });
+        assert.equal(outcome.status, 'retrying');
+        assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 10 + 1_000);
+        const a = await store.get('a');
+        assert.equal(a?.state, 'pending');
+        assert.equal(a?.runAt, T0 + 1_010);
+        assert.equal(a?.attempts, 1);
+        assert.equal(a?.lastError, 'boom');
+        assert.equal(a?.receipt, null);
+        const [second] = await store.claim(['a'], T0 + 1_010);
+        assert.equal(second?.attempts, 2);
+        const again = await store.fail('a', second.receipt!, T0 + 1_020, { random: 0 });
+        assert.equal(again.status === 'retrying' && again.ref.dueAt, T0 + 1_020 + 2_000);
+      });
+
+      it('honours an explicit retry delay', async () => {
+        const receipt = await reserved('a');
+        const outcome = await store.fail('a', receipt, T0 + 5, { delayMs: 42, random: 0 });
+        assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 47);
+      });
+
+      it('buries a task that fails its last attempt, and revives it on request', async () => {
+        const receipt = await reserved('a', { maxAttempts: 1 });
+        assert.deepEqual(await store.fail('a', receipt, T0 + 1, { error: 'final', random: 0 }), { status: 'dead' });
+        const dead = await store.get('a');
+        assert.equal(dead?.state, 'dead');
+        assert.equal(dead?.lastError, 'final');
+        assert.deepEqual(await loadAll(store, Number.POSITIVE_INFINITY), []);
+        assert.deepEqual(await store.claim(['a'], T0 + 10_000), []);
+        const revived = await store.revive('a', T0 + 20, T0 + 10);
+        assert.equal(revived.status, 'revived');
+        const back = await store.get('a');
+        assert.equal(back?.state, 'pending');
+        assert.equal(back?.attempts, 0);
+        assert.equal(back?.runAt, T0 + 20);
+        assert.equal((await store.revive('a', T0, T0)).status, 'not_dead');
+        assert.equal((await store.revive('missing', T0, T0)).status, 'not_found');
+      });
+
+      it('refuses fail with a stale receipt and leaves the task alone', async () => {
+        const receipt = await reserved('a');
+        assert.deepEqual(await store.fail('a', 'nope', T0 + 1, { random: 0 }), { status: 'stale' });
+        assert.equal((await store.get('a'))?.state, 'reserved');
+        assert.deepEqual(await store.fail('missing', receipt, T0 + 1, { random: 0 }), { status: 'not_found' });
+      });
+
+      it('expires a reservation only once it has run out, and redelivers at once', async () => {
+        const receipt = await reserved('a');
+        assert.deepEqual(await store.expire('a', receipt, T0 + 4_999), { status: 'stale' });
+        const outcome = await store.expire('a', receipt, T0 + 5_000);
+        assert.equal(outcome.status, 'retrying');
+        assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 5_000);
+        const [second] = await store.claim(['a'], T0 + 5_000);
+        assert.equal(second?.attempts, 2);
+        assert.notEqual(second?.receipt, receipt);
+        // The first, slow attempt can no longer settle the task.
+        assert.equal(await store.ack('a', receipt, T0 + 5_001), 'stale');
+        assert.deepEqual(await store.expire('a', receipt, T0 + 99_999), { status: 'stale' });
+        assert.equal(await store.ack('a', second.receipt!, T0 + 5_002), 'acked');
+      });
+
+      it('buries a task whose last reservation expires', async () => {
+        const receipt = await reserved('a', { maxAttempts: 1 });
+        assert.deepEqual(await store.expire('a', receipt, T0 + 5_000), { status: 'dead' });
+        assert.equal((await store.get('a'))?.state, 'dead');
+      });
+    });
+
+    describe('inspection', () => {
+      it('counts tasks by state and by topic', async () => {
+        await store.schedule([task('a', { runAt: T0 }), task('b', { runAt: T0 }), task('c', { topic: 'mail' }), task('d', { topic: 'mail' })], T0);
+        const [a] = await store.claim(['a'], T0);
+        await store.ack('a', a!.receipt!, T0);
+        await store.claim(['b'], T0);
+        await store.cancel('d', T0);
+        const stats = await store.stats();
+        assert.deepEqual(stats.byState, { pending: 1, reserved: 1, completed: 1, dead: 0, cancelled: 1 });
+        assert.deepEqual(stats.byTopic['orders'], { reserved: 1, completed: 1 });
+        assert.deepEqual(stats.byTopic['mail'], { pending: 1, cancelled: 1 });
+      });
+
+      it('lists by id order with topic and state filters, paged', async () => {
+        await store.schedule(['e', 'b', 'd', 'a', 'c'].map((id) => task(id, { topic: id < 'c' ? 'one' : 'two' })), T0);
+        await store.cancel('d', T0);
+        const page1 = await store.list({ limit: 2 });
+        assert.deepEqual(
+          page1.map((r) => r.id),
+          ['a', 'b'],
+        );
+        const page2 = await store.list({ limit: 2, afterId: 'b' });
+        assert.deepEqual(
+          page2.map((r) => r.id),
+          ['c', 'd'],
+        );
+        assert.deepEqual(
+          (await store.list({ limit: 10, topic: 'two', state: 'pending' })).map((r) => r.id),
+          ['c', 'e'],
+        );
+        assert.deepEqual(
+          (await store.list({ limit: 10, state: 'cancelled' })).map((r) => r.id),
+          ['d'],
+        );
+      });
+
+      it('purges finished tasks older than the cutoff and frees their ids', async () => {
+        await store.schedule([task('old', { runAt: T0 }), task('new', { runAt: T0 }), task('live'), task('dead', { runAt: T0, maxAttempts: 1 })], T0);
+        const claimed = await store.claim(['old', 'new', 'dead'], T0);
+        const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
+        await store.ack('old', receipt('old'), T0 + 10);
+        await store.ack('new', receipt('new'), T0 + 1_000);
+        await store.fail('dead', receipt('dead'), T0 + 10, { random: 0 });
+        assert.equal(await store.purge(T0 + 500, 100), 1);
+        assert.equal(await store.get('old'), null);
+        assert.equal((await store.get('new'))?.state, 'completed');
+        assert.equal((await store.get('live'))?.state, 'pending');
+        assert.equal((await store.get('dead'))?.state, 'dead');
+        const [reused] = await store.schedule([task('old')], T0 + 2_000);
+        assert.equal(reused?.created, true);
+        const stats = await store.stats();
+        assert.equal(stats.byState.completed, 1);
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('rejects calls after close', async () => {
+        await store.close();
+        await assert.rejects(() => store.get('a'));
+        await assert.rejects(() => store.schedule([task('a')], T0));
+        await store.close(); // idempotent: the cleanup closes it once more
+      });
+    });
+  });
+}
