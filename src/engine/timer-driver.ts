@@ -47,6 +47,9 @@ export class TimerDriver {
    */
   add(ref: TimerRef): boolean {
     this.remove(ref.id);
+    // Bring the wheel up to now first: an idle wheel's time is stale, and a task due now
+    // must be handed back at once (after anything overdue), not via a zero-delay timer.
+    if (ref.dueAt <= this.clock.now()) this.fireDue();
     const handle = this.wheel.add(ref.dueAt, ref);
     if (handle === undefined) return false;
     this.handles.set(ref.id, handle);
@@ -69,10 +72,14 @@ export class TimerDriver {
 
   /** Fires everything due now; the timer callback, and tests after a clock jump. */
   tick(): void {
+    this.fireDue();
+    this.arm();
+  }
+
+  private fireDue(): void {
     const due = this.wheel.advance(this.clock.now());
     for (const ref of due) this.handles.delete(ref.id);
     if (due.length > 0) this.onDue(due);
-    this.arm();
   }
 
   private arm(): void {

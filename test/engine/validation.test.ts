@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DelayQError, type ErrorCode } from '../../src/core/errors.js';
+import type { ScheduleInput } from '../../src/core/task/validate.js';
+import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import { T0, flush, openManual } from '../helpers.js';
+
+const circular: Record<string, unknown> = {};
+circular['self'] = circular;
+const TEN_YEARS = Math.round(10 * 365.25 * 24 * 3600 * 1000);
+
+const badSchedules: [string, unknown, ErrorCode][] = [
+  ['NaN delay', { topic: 't', delayMs: Number.NaN }, 'INVALID_DELAY'],
+  ['Infinity delay', { topic: 't', delayMs: Number.POSITIVE_INFINITY }, 'INVALID_DELAY'],
+  ['negative delay', { topic: 't', delayMs: -1 }, 'INVALID_DELAY'],
+  ['fractional delay', { topic: 't', delayMs: 1.5 }, 'INVALID_DELAY'],
+  ['string delay', { topic: 't', delayMs: '10' }, 'INVALID_DELAY'],
+  ['delay over ten years', { topic: 't', delayMs: TEN_YEARS + 1 }, 'INVALID_DELAY'],
+  ['both delayMs and runAt', { topic: 't', delayMs: 5, runAt: T0 + 5 }, 'INVALID_DELAY'],
+  ['runAt NaN', { topic: 't', runAt: Number.NaN }, 'INVALID_DELAY'],
+  ['runAt fractional', { topic: 't', runAt: T0 + 0.5 }, 'INVALID_DELAY'],
+  ['runAt not ISO', { topic: 't', runAt: 'tomorrow' }, 'INVALID_DELAY'],
+  ['runAt date only', { topic: 't', runAt: '2030-01-02' }, 'INVALID_DELAY'],
+  ['runAt invalid date', { topic: 't', runAt: '2030-02-31T25:00:00Z' }, 'INVALID_DELAY'],
+  ['runAt beyond ten years', { topic: 't', runAt: T0 + TEN_YEARS + 1 }, 'INVALID_DELAY'],
+  ['missing topic', { delayMs: 5 }, 'INVALID_TOPIC'],
+  ['empty topic', { topic: '' }, 'INVALID_TOPIC'],
+  ['topic over 200 characters', { topic: 'x'.repeat(201) }, 'INVALID_TOPIC'],
+  ['topic with a space', { topic: 'a b' }, 'INVALID_TOPIC'],
+  ['topic with a slash', { topic: 'a/b' }, 'INVALID_TOPIC'],
+  ['topic not a string', { topic: 5 }, 'INVALID_TOPIC'],
+  ['empty id', { topic: 't', id: '' }, 'INVALID_ID'],
+  ['id over 256 characters', { topic: 't', id: 'i'.repeat(257) }, 'INVALID_ID'],
+  ['id with unicode', { topic: 't', id: 'ünï' }, 'INVALID_ID'],
+  ['payload with a BigInt', { topic: 't', payload: { n: 10n } }, 'INVALID_PAYLOAD'],
+  ['circular payload', { topic: 't', payload: circular }, 'INVALID_PAYLOAD'],
+  ['function payload', { topic: 't', payload: () => 1 }, 'INVALID_PAYLOAD'],
+  ['payload over 1 MiB', { topic: 't', payload: 'x'.repeat(1024 * 1024) }, 'PAYLOAD_TOO_LARGE'],
+  ['multibyte payload over 1 MiB', { topic: 't', payload: 'é'.repeat(600 * 1024) }, 'PAYLOAD_TOO_LARGE'],
+  ['ttrMs zero', { topic: 't', ttrMs: 0 }, 'INVALID_OPTION'],
+  ['maxAttempts fractional', { topic: 't', maxAttempts: 2.5 }, 'INVALID_OPTION'],
+  ['backoff factor below 1', { topic: 't', backoff: { factor: 0.5 } }, 'INVALID_OPTION'],
+  ['backoff jitter above 1', { topic: 't', backoff: { jitter: 2 } }, 'INVALID_OPTION'],
+  ['backoff unknown field', { topic: 't', backoff: { base: 1 } }, 'INVALID_ARGUMENT'],
+  ['unknown field', { topic: 't', delay: 5 }, 'INVALID_ARGUMENT'],
+  ['not an object', 'orders', 'INVALID_ARGUMENT'],
+  ['null', null, 'INVALID_ARGUMENT'],
+];
+
+async function snapshot(q: DelayQueue): Promise<unknown> {
+  const stats = await q.stats();
+  return { counts: stats.counts, topics: stats.topics, timers: stats.timers };
+}
+
+describe('bad input', () => {
+  it('gets a typed error with a stable code and changes nothing already scheduled', async () => {
+    const { q, clock } = await openManual();
+    await q.schedule({ topic: 'keep', id: 'a', delayMs: 100, payload: { v: 1 } });
+    await q.schedule({ topic: 'keep', id: 'b', delayMs: 200 });
+    const before = await snapshot(q);
+    for (const [name, input, code] of badSchedules) {
+      await assert.rejects(
+        q.schedule(input as ScheduleInput),
+        (e: unknown) => e instanceof DelayQError && e.code === code && e.message.length > 0,
+        `${name} should be ${code}`,
+      );
+      await assert.rejects(
+        q.scheduleMany([{ topic: 'keep', id: 'fine' }, input as ScheduleInput]),
+        (e: unknown) => e instanceof DelayQError && e.code === code && e.details?.['index'] === 1,
+        `${name} in a batch`,
+      );
+      assert.deepEqual(await snapshot(q), before, `${name} left the queue unchanged`);
+    }
+    assert.equal(await q.get('fine'), null, 'a batch with one bad task stores none');
+    const seen: string[] = [];
+    q.work('keep', (d) => void seen.push(d.id));
+    clock.advance(200);
+    await flush();
+    assert.deepEqual(seen, ['a', 'b']);
+    await q.close();
+  });
+
+  it('rejects bad ids, options and receipts on every other call', async () => {
+    const { q } = await openManual();
+    const cases: [string, () => Promise<unknown>, ErrorCode][] = [
+      ['cancel empty id', () => q.cancel(''), 'INVALID_ID'],
+      ['get long id', () => q.get('x'.repeat(300)), 'INVALID_ID'],
+      ['reschedule without time', () => q.reschedule('a', {}), 'INVALID_DELAY'],
+      ['reschedule both', () => q.reschedule('a', { delayMs: 1, runAt: T0 }), 'INVALID_DELAY'],
+      ['reschedule negative', () => q.reschedule('a', { delayMs: -5 }), 'INVALID_DELAY'],
+      ['reserve max 0', () => q.reserve('t', { max: 0 }), 'INVALID_OPTION'],
+      ['reserve max 1001', () => q.reserve('t', { max: 1_001 }), 'INVALID_OPTION'],
+      ['reserve waitMs over 60 s', () => q.reserve('t', { waitMs: 60_001 }), 'INVALID_OPTION'],
+      ['reserve bad topic', () => q.reserve('a b'), 'INVALID_TOPIC'],
+      ['ack empty receipt', () => q.ack('a', ''), 'INVALID_ARGUMENT'],
+      ['nack negative delay', () => q.nack('a', 'r', { delayMs: -1 }), 'INVALID_OPTION'],
+      ['list bad state', () => q.list({ state: 'sleeping' as never }), 'INVALID_ARGUMENT'],
+      ['list limit 0', () => q.list({ limit: 0 }), 'INVALID_OPTION'],
+      ['batch over the limit', () => q.scheduleMany(Array.from({ length: 10_001 }, () => ({ topic: 't' }))), 'BATCH_TOO_LARGE'],
+    ];
+    for (const [name, call, code] of cases) {
+      await assert.rejects(call(), (e: unknown) => e instanceof DelayQError && e.code === code, name);
+    }
+    assert.throws(() => q.work('t', () => undefined, { concurrency: 0 }), (e: unknown) => e instanceof DelayQError && e.code === 'INVALID_OPTION');
+    await q.close();
+  });
+
+  it('accepts the edges of every limit', async () => {
+    const { q } = await openManual();
+    await q.schedule({ topic: 'x'.repeat(200), id: 'i'.repeat(256), delayMs: TEN_YEARS });
+    await q.schedule({ topic: 'a.b_c:d-E9', runAt: '2030-01-01T00:00:05.250+00:00' });
+    await q.schedule({ topic: 't', id: 'iso', runAt: new Date(T0 + 7) });
+    assert.equal((await q.get('iso'))?.runAt, T0 + 7);
+    await q.schedule({ topic: 't', payload: 'x'.repeat(1024 * 1024 - 2) });
+    await q.close();
+  });
+});
