@@ -1,8 +1,23 @@
+/**
+ * `sqlite:<path>`: the durable embedded store. See docs/sqlite.md for what it guarantees.
+ */
 import { DelayQError } from '../../core/errors.js';
 import type { TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
+import { openConnection } from './connection.js';
+import { SqliteStore } from './sqlite-store.js';
 
-// Placeholder until the SQLite store lands (issue 3).
-export function openSqliteStore(path: string, _options: StoreOptions): Promise<TaskStore> {
-  return Promise.reject(new DelayQError('INVALID_STORE_URL', `sqlite store (${path}) is not available in this build`));
+export const DEFAULT_HORIZON_MS = 60_000;
+/** Page cache: enough for the hot end of the due index; RSS stays flat with millions of rows. */
+const CACHE_KIB = 32 * 1024;
+
+export async function openSqliteStore(path: string, options: StoreOptions): Promise<TaskStore> {
+  const horizonMs = options.horizonMs ?? DEFAULT_HORIZON_MS;
+  if (!Number.isInteger(horizonMs) || horizonMs < 1_000)
+    throw new DelayQError('INVALID_OPTION', `horizonMs: must be an integer >= 1000 (got ${String(horizonMs)})`, { field: 'horizonMs' });
+  const synchronous = options.synchronous ?? 'NORMAL';
+  if (synchronous !== 'NORMAL' && synchronous !== 'FULL')
+    throw new DelayQError('INVALID_OPTION', `synchronous: must be 'NORMAL' or 'FULL' (got ${String(synchronous)})`, { field: 'synchronous' });
+  const db = openConnection(path, { synchronous, cacheKiB: CACHE_KIB });
+  return new SqliteStore(db, path, horizonMs);
 }

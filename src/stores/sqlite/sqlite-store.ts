@@ -1,0 +1,258 @@
+/**
+ * The durable embedded store: every task is a row of one SQLite file (WAL mode), every
+ * write commits through the group-commit writer before its promise resolves, and the
+ * engine keeps only the next `horizonMs` of the schedule in memory, reading the rest by a
+ * range scan of the (due_at, seq) index as time moves on.
+ *
+ * Reads (get, list, stats, loadDue) run directly on the connection: one connection and
+ * one thread mean they see every committed write and never a half-applied one.
+ */
+import { randomBytes } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import { DelayQError } from '../../core/errors.js';
+import { backoffDelay } from '../../core/task/backoff.js';
+import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
+import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import type {
+  AckOutcome,
+  CancelOutcome,
+  DueCursor,
+  FailOptions,
+  FailOutcome,
+  ListFilter,
+  RescheduleOutcome,
+  ReviveOutcome,
+  ScheduleOutcome,
+  StoreStats,
+  TaskStore,
+} from '../../core/ports.js';
+import type { CountDeltas } from './count-deltas.js';
+import { translate } from './connection.js';
+import { GroupCommit } from './group-commit.js';
+import { backoffOf, dueRef, runRef, toRecord, type ControlRow } from './rows.js';
+import { prepareStatements, type Statements } from './statements.js';
+
+/** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
+const PURGE_BATCH = 1_000;
+
+export class SqliteStore implements TaskStore {
+  readonly description: string;
+  private readonly sql: Statements;
+  private readonly writer: GroupCommit;
+  private readonly nonce = randomBytes(6).toString('base64url');
+  private receipts = 0;
+  private closed = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    readonly path: string,
+    readonly horizonMs: number,
+  ) {
+    this.description = `sqlite:${path}`;
+    this.sql = prepareStatements(db);
+    this.writer = new GroupCommit(
+      db,
+      (counts) => {
+        for (const { topic, state, n } of counts.entries()) this.sql.addCount.run(topic, state, n);
+      },
+      (error) => translate(error, path, 'write'),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Producers
+
+  schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    return this.write(tasks.length, (counts) =>
+      tasks.map((task): ScheduleOutcome => {
+        const { changes, lastInsertRowid } = this.sql.insert.run({
+          id: task.id,
+          topic: task.topic,
+          runAt: task.runAt,
+          maxAttempts: task.maxAttempts,
+          ttrMs: task.ttrMs,
+          baseMs: task.backoff.baseMs,
+          factor: task.backoff.factor,
+          maxMs: task.backoff.maxMs,
+          jitter: task.backoff.jitter,
+          now,
+          payload: task.payload,
+        });
+        if (changes === 0) {
+          const existing = this.sql.runAtOf.get(task.id);
+          return { id: task.id, runAt: existing?.run_at ?? task.runAt, created: false, ref: null };
+        }
+        counts.add(task.topic, 'pending', +1);
+        return { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, Number(lastInsertRowid)) };
+      }),
+    );
+  }
+
+  cancel(id: string, now: number): Promise<CancelOutcome> {
+    return this.write(1, (counts) => {
+      const row = this.sql.control.get(id);
+      if (!row) return 'not_found';
+      if (row.state !== 'pending') return 'not_pending';
+      this.sql.cancel.run(now, row.seq);
+      counts.move(row.topic, 'pending', 'cancelled');
+      return 'cancelled';
+    });
+  }
+
+  reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
+    return this.write(1, (): RescheduleOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return { status: 'not_found' };
+      if (row.state !== 'pending') return { status: 'not_pending' };
+      this.sql.reschedule.run(runAt, runAt, now, row.seq);
+      return { status: 'rescheduled', ref: runRef(id, row.topic, runAt, row.seq) };
+    });
+  }
+
+  // ---------------------------------------------------------------------------------
+  // The scheduler's feed
+
+  async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
+    this.assertOpen();
+    // SQLite compares an INTEGER column with a REAL bound correctly, Infinity included.
+    const rows = after === null ? this.sql.dueFirst.all(until, limit) : this.sql.dueAfter.all(until, after.dueAt, after.seq, limit);
+    return rows.map(dueRef);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Consumers
+
+  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
+    return this.write(ids.length, (counts) => {
+      const claimed: TaskRecord[] = [];
+      for (const id of ids) {
+        const row = this.sql.full.get(id);
+        if (!row || row.state !== 'pending' || row.run_at > now) continue;
+        const attempts = row.attempts + 1;
+        const receipt = makeReceipt(attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
+        const reservedUntil = now + (ttrMs ?? row.ttr_ms);
+        this.sql.claim.run(attempts, receipt, reservedUntil, reservedUntil, now, row.seq);
+        counts.move(row.topic, 'pending', 'reserved');
+        claimed.push(toRecord({ ...row, state: 'reserved', attempts, receipt, reserved_until: reservedUntil, updated_at: now }));
+      }
+      return claimed;
+    });
+  }
+
+  ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+    return this.write(1, (counts) => {
+      const row = this.sql.control.get(id);
+      if (!row) return 'not_found';
+      if (row.state !== 'reserved' || row.receipt !== receipt) return 'stale';
+      this.sql.ack.run(now, row.seq);
+      counts.move(row.topic, 'reserved', 'completed');
+      return 'acked';
+    });
+  }
+
+  fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
+    return this.write(1, (counts): FailOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return { status: 'not_found' };
+      if (row.state !== 'reserved' || row.receipt !== receipt) return { status: 'stale' };
+      const delay = options.delayMs ?? backoffDelay(backoffOf(row), row.attempts, () => options.random);
+      return this.settleFailure(id, row, now, now + delay, options.error ?? null, counts);
+    });
+  }
+
+  expire(id: string, receipt: string, now: number): Promise<FailOutcome> {
+    return this.write(1, (counts): FailOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return { status: 'not_found' };
+      if (row.state !== 'reserved' || row.receipt !== receipt || (row.reserved_until ?? Infinity) > now) return { status: 'stale' };
+      return this.settleFailure(id, row, now, now, 'reservation expired (ttr)', counts);
+    });
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Operators
+
+  async get(id: string): Promise<TaskRecord | null> {
+    this.assertOpen();
+    const row = this.sql.full.get(id);
+    return row ? toRecord(row) : null;
+  }
+
+  async list(filter: ListFilter): Promise<TaskRecord[]> {
+    this.assertOpen();
+    const rows = this.sql.list.all({ after: filter.afterId ?? '', topic: filter.topic ?? null, state: filter.state ?? null, limit: filter.limit });
+    return rows.map(toRecord);
+  }
+
+  async stats(): Promise<StoreStats> {
+    this.assertOpen();
+    const byState: Record<TaskState, number> = { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 };
+    const byTopic: Record<string, Partial<Record<TaskState, number>>> = {};
+    for (const { topic, state, n } of this.sql.counts.all()) {
+      if (!TASK_STATES.includes(state)) continue;
+      byState[state] += n;
+      (byTopic[topic] ??= {})[state] = n;
+    }
+    return { byState, byTopic };
+  }
+
+  revive(id: string, runAt: number, now: number): Promise<ReviveOutcome> {
+    return this.write(1, (counts): ReviveOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return { status: 'not_found' };
+      if (row.state !== 'dead') return { status: 'not_dead' };
+      this.sql.revive.run(runAt, runAt, now, row.seq);
+      counts.move(row.topic, 'dead', 'pending');
+      return { status: 'revived', ref: runRef(id, row.topic, runAt, row.seq) };
+    });
+  }
+
+  async purge(before: number, limit: number): Promise<number> {
+    let deleted = 0;
+    while (deleted < limit) {
+      const batch = Math.min(PURGE_BATCH, limit - deleted);
+      const n = await this.write(batch, (counts) => {
+        const rows = this.sql.purge.all(before, batch);
+        for (const { topic, state } of rows) counts.add(topic, state, -1);
+        return rows.length;
+      });
+      deleted += n;
+      if (n < batch) break;
+    }
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Writes already accepted are committed, not dropped.
+    this.writer.drain();
+    this.db.close();
+  }
+
+  // ---------------------------------------------------------------------------------
+
+  private settleFailure(id: string, row: ControlRow, now: number, retryAt: number, error: string | null, counts: CountDeltas): FailOutcome {
+    if (afterFailure(row.attempts, row.max_attempts) === 'bury') {
+      this.sql.bury.run(error, now, row.seq);
+      counts.move(row.topic, 'reserved', 'dead');
+      return { status: 'dead' };
+    }
+    this.sql.retry.run(retryAt, retryAt, error, now, row.seq);
+    counts.move(row.topic, 'reserved', 'pending');
+    return { status: 'retrying', ref: runRef(id, row.topic, retryAt, row.seq) };
+  }
+
+  private write<T>(weight: number, apply: (counts: CountDeltas) => T): Promise<T> {
+    if (this.closed) return Promise.reject(closedError(this.path));
+    return this.writer.submit(Math.max(1, weight), apply);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw closedError(this.path);
+  }
+}
+
+function closedError(path: string): DelayQError {
+  return new DelayQError('QUEUE_CLOSED', `sqlite store ${path} is closed`, { path });
+}

@@ -1,0 +1,85 @@
+/**
+ * Every SQL statement of the store, prepared once per connection. Updates address a row by
+ * seq (its rowid) after the caller has read and judged it in the same transaction, so the
+ * state machine lives in TypeScript (sqlite-store.ts) and the SQL stays one line a change.
+ */
+import type Database from 'better-sqlite3';
+import type { TaskState } from '../../core/task/model.js';
+import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskRow } from './rows.js';
+
+export type Statements = ReturnType<typeof prepareStatements>;
+
+export interface InsertParams {
+  readonly id: string;
+  readonly topic: string;
+  readonly runAt: number;
+  readonly maxAttempts: number;
+  readonly ttrMs: number;
+  readonly baseMs: number;
+  readonly factor: number;
+  readonly maxMs: number;
+  readonly jitter: number;
+  readonly now: number;
+  readonly payload: string;
+}
+
+export function prepareStatements(db: Database.Database) {
+  return {
+    insert: db.prepare<[InsertParams], never>(
+      `INSERT INTO tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms,
+                          backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
+       VALUES (@id, @topic, 'pending', @runAt, @runAt, 0, @maxAttempts, @ttrMs, @baseMs, @factor, @maxMs, @jitter, @now, @now, @payload)
+       ON CONFLICT (id) DO NOTHING`,
+    ),
+    runAtOf: db.prepare<[string], { run_at: number }>('SELECT run_at FROM tasks WHERE id = ?'),
+    control: db.prepare<[string], ControlRow>(`SELECT ${CONTROL_COLUMNS} FROM tasks WHERE id = ?`),
+    full: db.prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`),
+
+    // Each transition of the state machine (src/core/task/lifecycle.ts), by seq.
+    reschedule: db.prepare<[number, number, number, number], never>('UPDATE tasks SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?'),
+    cancel: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', due_at = NULL, updated_at = ? WHERE seq = ?"),
+    claim: db.prepare<[number, string, number, number, number, number], never>(
+      "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, updated_at = ? WHERE seq = ?",
+    ),
+    ack: db.prepare<[number, number], never>(
+      "UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
+    ),
+    retry: db.prepare<[number, number, string | null, number, number], never>(
+      "UPDATE tasks SET state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
+    ),
+    bury: db.prepare<[string | null, number, number], never>(
+      "UPDATE tasks SET state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
+    ),
+    revive: db.prepare<[number, number, number, number], never>(
+      "UPDATE tasks SET state = 'pending', attempts = 0, run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
+    ),
+
+    // The scheduler's feed: a range scan of the partial index tasks_due.
+    dueFirst: db.prepare<[number, number], DueRow>(
+      'SELECT id, topic, state, due_at, seq, receipt FROM tasks WHERE due_at IS NOT NULL AND due_at < ? ORDER BY due_at, seq LIMIT ?',
+    ),
+    dueAfter: db.prepare<[number, number, number, number], DueRow>(
+      `SELECT id, topic, state, due_at, seq, receipt FROM tasks
+       WHERE due_at IS NOT NULL AND due_at < ? AND (due_at, seq) > (?, ?) ORDER BY due_at, seq LIMIT ?`,
+    ),
+
+    // Walks the id index in order; the filters are checked row by row along the way.
+    list: db.prepare<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>(
+      `SELECT ${TASK_COLUMNS} FROM tasks
+       WHERE id > @after AND (@topic IS NULL OR topic = @topic) AND (@state IS NULL OR state = @state)
+       ORDER BY id LIMIT @limit`,
+    ),
+
+    // The literal state list matches the partial index tasks_finished, so this is a range scan.
+    purge: db.prepare<[number, number], { topic: string; state: TaskState }>(
+      `DELETE FROM tasks WHERE seq IN (
+         SELECT seq FROM tasks WHERE state IN ('completed', 'cancelled') AND updated_at < ? LIMIT ?
+       ) RETURNING topic, state`,
+    ),
+
+    counts: db.prepare<[], { topic: string; state: TaskState; n: number }>('SELECT topic, state, n FROM task_counts WHERE n <> 0'),
+    addCount: db.prepare<[string, string, number], never>(
+      'INSERT INTO task_counts (topic, state, n) VALUES (?, ?, ?) ON CONFLICT (topic, state) DO UPDATE SET n = n + excluded.n',
+    ),
+  };
+}
