@@ -70,6 +70,8 @@ export function translate(error: unknown, path: string, during: string): DelayQE
     return new DelayQError('STORE_LOCKED', `sqlite store ${path}: held by another delayq process (or connection); only one may open it`, details, { cause: error });
   if (code.startsWith('SQLITE_NOTADB'))
     return new DelayQError('STORE_INCOMPATIBLE', `sqlite store ${path}: not a delayq database (${message})`, details, { cause: error });
+  if (code === 'SQLITE_CANTOPEN')
+    return new DelayQError('STORE_UNAVAILABLE', `sqlite store ${path}: cannot open or create the file; is its directory writable, on a regular file system?`, details, { cause: error });
   return new DelayQError('STORE_UNAVAILABLE', `sqlite store ${path}: ${during} failed: ${message} (${code})`, details, { cause: error });
 }
 

@@ -17,7 +17,6 @@
  * event loop, so a flood of writes cannot stall the timers of the process.
  */
 import type Database from 'better-sqlite3';
-import type { DelayQError } from '../../core/errors.js';
 import { CountDeltas } from './count-deltas.js';
 
 export type Apply<T> = (counts: CountDeltas) => T;
@@ -32,6 +31,8 @@ interface Entry {
 type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
 export class GroupCommit {
+  /** Transactions committed so far (tests and diagnostics: n writes, how many commits). */
+  committed = 0;
   private queue: Entry[] = [];
   private flushTimer: NodeJS.Immediate | null = null;
   private readonly begin: Database.Statement;
@@ -44,7 +45,7 @@ export class GroupCommit {
   constructor(
     private readonly db: Database.Database,
     private readonly writeCounts: (counts: CountDeltas) => void,
-    private readonly translate: (error: unknown) => DelayQError,
+    private readonly translate: (error: unknown) => Error,
     private readonly maxWeight = 20_000,
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
@@ -125,6 +126,7 @@ export class GroupCommit {
       }
       this.writeCounts(total);
       this.commit.run();
+      this.committed++;
       return outcomes;
     } catch (error) {
       if (this.db.inTransaction) {

@@ -1,0 +1,123 @@
+// Group commit and failed writes: concurrent calls share a transaction, each call is
+// all-or-nothing, and a call that rejects has left nothing behind.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { isDelayQError } from '../src/core/errors.js';
+import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
+import type { NewTaskRecord } from '../src/core/task/model.js';
+import { GroupCommit } from '../src/stores/sqlite/group-commit.js';
+import { openSqliteStore } from '../src/stores/sqlite/index.js';
+import type { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
+
+const T0 = Date.UTC(2030, 0, 1);
+
+function task(id: string, overrides: Partial<NewTaskRecord> = {}): NewTaskRecord {
+  return { id, topic: 't', payload: '{}', runAt: T0 + 1_000, maxAttempts: 3, ttrMs: 5_000, backoff: DEFAULT_BACKOFF, ...overrides };
+}
+
+describe('sqlite store: group commit through the store', () => {
+  let dir: string;
+  let store: SqliteStore;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-writes-'));
+    store = (await openSqliteStore(join(dir, 'w.db'), {})) as SqliteStore;
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a batch with a constraint failure rejects whole; the calls sharing its transaction commit', async () => {
+    const [bad, good, alsoGood] = await Promise.allSettled([
+      // maxAttempts 0 breaks a CHECK on the second row, after the first row was inserted.
+      store.schedule([task('first'), task('broken', { maxAttempts: 0 })], T0),
+      store.schedule([task('other')], T0),
+      store.cancel('nope', T0),
+    ]);
+    assert.equal(bad.status, 'rejected');
+    assert.ok(bad.status === 'rejected' && isDelayQError(bad.reason, 'STORE_UNAVAILABLE'));
+    assert.equal(good.status, 'fulfilled');
+    assert.deepEqual(alsoGood.status === 'fulfilled' && alsoGood.value, 'not_found');
+    assert.equal(await store.get('first'), null, 'nothing of the failed batch is stored');
+    assert.equal(await store.get('broken'), null);
+    assert.equal((await store.get('other'))?.state, 'pending');
+    assert.equal((await store.stats()).byState.pending, 1, 'the counters only saw the committed write');
+    assert.deepEqual(await store.loadDue(Infinity, null, 10).then((refs) => refs.map((r) => r.id)), ['other']);
+  });
+
+  it('settles writes queued before close instead of dropping them, and rejects later ones', async () => {
+    const pending = store.schedule([task('late')], T0);
+    await store.close();
+    assert.equal((await pending)[0]?.created, true);
+    await assert.rejects(store.schedule([task('after')], T0), (e: unknown) => isDelayQError(e, 'QUEUE_CLOSED'));
+    store = (await openSqliteStore(join(dir, 'w.db'), {})) as SqliteStore;
+    assert.equal((await store.get('late'))?.state, 'pending');
+  });
+});
+
+function count(db: Database.Database): number {
+  return (db.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n;
+}
+
+describe('sqlite store: the group-commit writer', () => {
+  let dir: string;
+  let db: Database.Database;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-gc-'));
+    db = new Database(join(dir, 'gc.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL CHECK (v >= 0))');
+  });
+  afterEach(() => {
+    if (db.open) db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
+  it('commits 1,000 concurrent single writes in one transaction, each resolved after it', async () => {
+    const writer = new GroupCommit(db, () => undefined, asError);
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    const writes = Array.from({ length: 1_000 }, (_, i) => writer.submit(1, () => insert.run(`k${i}`, i).changes));
+    assert.equal(count(db), 0, 'nothing is written before the flush');
+    const results = await Promise.all(writes);
+    assert.equal(results.length, 1_000);
+    assert.equal(writer.committed, 1);
+    assert.equal(count(db), 1_000);
+  });
+
+  it('splits a flood into transactions of bounded weight', async () => {
+    const writer = new GroupCommit(db, () => undefined, asError, 100);
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    await Promise.all(Array.from({ length: 10 }, (_, i) => writer.submit(50, () => insert.run(`k${i}`, i))));
+    assert.equal(writer.committed, 5);
+  });
+
+  it('when the transaction itself fails, every write in it rejects and none is on disk', async () => {
+    const writer = new GroupCommit(
+      db,
+      () => {
+        throw new Error('disk full (simulated at commit time)');
+      },
+      asError,
+    );
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    const results = await Promise.allSettled([writer.submit(1, () => insert.run('a', 1)), writer.submit(1, () => insert.run('b', 2))]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
+    assert.equal(count(db), 0);
+    assert.equal(db.inTransaction, false);
+  });
+
+  it('rejects writes on a closed connection', async () => {
+    const writer = new GroupCommit(db, () => undefined, asError);
+    db.close();
+    await assert.rejects(writer.submit(1, () => 1), /not open/);
+  });
+});
