@@ -1,0 +1,227 @@
+/**
+ * The delayq HTTP client (`delayq/client`): the library's method names over the HTTP API,
+ * on fetch (keep-alive by default in Node). It imports only src/client and src/wire, so a
+ * service using it loads nothing of the server or the stores.
+ */
+import { CLIENT_ERROR_CODES, isWireErrorCode } from '../wire/error-codes.js';
+import type {
+  AckResponse,
+  BatchItemResult,
+  BatchResponse,
+  CancelResponse,
+  DeliveryView,
+  ErrorBody,
+  HealthResponse,
+  ListResponse,
+  NackResponse,
+  ReserveResponse,
+  RescheduleResponse,
+  ScheduleRequest,
+  ScheduleResponse,
+  StatsResponse,
+  TaskState,
+  TaskView,
+} from '../wire/types.js';
+import { DelayQClientError } from './errors.js';
+
+export const DEFAULT_SERVER_URL = 'http://127.0.0.1:7420';
+
+export interface DelayQClientOptions {
+  /** The server, e.g. http://127.0.0.1:7420 (the default). */
+  url?: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string | undefined;
+  /** Per request; a reserve gets its waitMs on top. Default 30 s. */
+  timeoutMs?: number;
+  /** A fetch to use instead of the global one (tests, proxies). */
+  fetch?: typeof fetch;
+}
+
+/** A time: epoch ms, a Date, or an ISO 8601 string. */
+export type ClientTime = number | string | Date;
+
+export type ClientScheduleInput = Omit<ScheduleRequest, 'runAt'> & { runAt?: ClientTime };
+
+export interface ClientWhen {
+  delayMs?: number;
+  runAt?: ClientTime;
+}
+
+export interface ClientListOptions {
+  topic?: string;
+  state?: TaskState;
+  limit?: number;
+  afterId?: string;
+}
+
+export interface ClientReserveOptions {
+  max?: number;
+  waitMs?: number;
+  ttrMs?: number;
+  /** Aborting ends the wait; the call then resolves with []. */
+  signal?: AbortSignal;
+}
+
+export interface ClientNackOptions {
+  delayMs?: number;
+  error?: string;
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export class DelayQClient {
+  private readonly base: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly fetch: typeof fetch;
+
+  constructor(options: DelayQClientOptions = {}) {
+    this.base = (options.url ?? DEFAULT_SERVER_URL).replace(/\/+$/, '');
+    this.headers = options.token ? { authorization: `Bearer ${options.token}` } : {};
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.fetch = options.fetch ?? globalThis.fetch;
+  }
+
+  /** Schedules one task; `created` is false when the id already existed (nothing changed). */
+  schedule(input: ClientScheduleInput): Promise<ScheduleResponse> {
+    return this.call<ScheduleResponse>('POST', '/v1/tasks', toWireTask(input));
+  }
+
+  /** Schedules many tasks in one request; one result per task, `{error}` for the ones refused. */
+  async scheduleMany(inputs: readonly ClientScheduleInput[]): Promise<BatchItemResult[]> {
+    const { results } = await this.call<BatchResponse>('POST', '/v1/tasks/batch', { tasks: inputs.map(toWireTask) });
+    return results;
+  }
+
+  /** Cancels a pending task. True if it was pending; false if unknown or no longer pending. */
+  async cancel(id: string): Promise<boolean> {
+    return this.falseWhenNotPending(this.call<CancelResponse>('DELETE', `/v1/tasks/${encodeURIComponent(id)}`));
+  }
+
+  /** Moves a pending task to a new time. True if it was pending; false if unknown or no longer pending. */
+  async reschedule(id: string, when: ClientWhen): Promise<boolean> {
+    const body = { ...when, ...(when.runAt !== undefined ? { runAt: toWireTime(when.runAt) } : {}) };
+    return this.falseWhenNotPending(this.call<RescheduleResponse>('PATCH', `/v1/tasks/${encodeURIComponent(id)}`, body));
+  }
+
+  /** The task, or null if there is none with this id. */
+  async get<P = unknown>(id: string): Promise<TaskView<P> | null> {
+    try {
+      return await this.call<TaskView<P>>('GET', `/v1/tasks/${encodeURIComponent(id)}`);
+    } catch (error) {
+      if (error instanceof DelayQClientError && error.code === 'TASK_NOT_FOUND') return null;
+      throw error;
+    }
+  }
+
+  /** Tasks in id order, optionally of one topic and state; page with `afterId` (the last id seen). */
+  async list<P = unknown>(options: ClientListOptions = {}): Promise<TaskView<P>[]> {
+    const query = new URLSearchParams();
+    if (options.topic !== undefined) query.set('topic', options.topic);
+    if (options.state !== undefined) query.set('state', options.state);
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.afterId !== undefined) query.set('after', options.afterId);
+    const qs = query.toString();
+    const { tasks } = await this.call<ListResponse<P>>('GET', `/v1/tasks${qs ? `?${qs}` : ''}`);
+    return tasks;
+  }
+
+  stats(): Promise<StatsResponse> {
+    return this.call<StatsResponse>('GET', '/v1/stats');
+  }
+
+  health(): Promise<HealthResponse> {
+    return this.call<HealthResponse>('GET', '/healthz');
+  }
+
+  /**
+   * Reserves up to `max` due tasks of `topic`, waiting up to `waitMs` for one to fall due.
+   * Ack or nack each with its receipt before `reservedUntil`, or it is delivered again.
+   */
+  async reserve<P = unknown>(topic: string, options: ClientReserveOptions = {}): Promise<DeliveryView<P>[]> {
+    const { signal, ...body } = options;
+    try {
+      const { tasks } = await this.call<ReserveResponse<P>>('POST', `/v1/topics/${encodeURIComponent(topic)}/reserve`, body, {
+        extraTimeoutMs: body.waitMs ?? 0,
+        ...(signal ? { signal } : {}),
+      });
+      return tasks;
+    } catch (error) {
+      if (signal?.aborted) return [];
+      throw error;
+    }
+  }
+
+  /** The task is done. Throws STALE_RECEIPT (409) if the reservation is no longer current. */
+  async ack(id: string, receipt: string): Promise<void> {
+    await this.call<AckResponse>('POST', `/v1/tasks/${encodeURIComponent(id)}/ack`, { receipt });
+  }
+
+  /** The attempt failed: retried after `delayMs` or the task's backoff, or dead when out of attempts. */
+  nack(id: string, receipt: string, options: ClientNackOptions = {}): Promise<NackResponse> {
+    return this.call<NackResponse>('POST', `/v1/tasks/${encodeURIComponent(id)}/nack`, { receipt, ...options });
+  }
+
+  private async falseWhenNotPending(call: Promise<unknown>): Promise<boolean> {
+    try {
+      await call;
+      return true;
+    } catch (error) {
+      if (error instanceof DelayQClientError && (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_NOT_PENDING')) return false;
+      throw error;
+    }
+  }
+
+  private async call<T>(method: Method, path: string, body?: unknown, options: { extraTimeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+    const timeout = this.timeoutMs + (options.extraTimeoutMs ?? 0);
+    const timer = AbortSignal.timeout(timeout);
+    const signal = options.signal ? AbortSignal.any([timer, options.signal]) : timer;
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.fetch(`${this.base}${path}`, {
+        method,
+        headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        signal,
+      });
+      text = await response.text();
+    } catch (error) {
+      if (timer.aborted) throw new DelayQClientError('TIMEOUT', `${method} ${path}: no answer within ${timeout} ms`, 0, undefined, { cause: error });
+      const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : String(error);
+      throw new DelayQClientError('SERVER_UNREACHABLE', `${method} ${path}: ${this.base} unreachable (${reason})`, 0, undefined, { cause: error });
+    }
+    let parsed: unknown;
+    try {
+      parsed = text.length === 0 ? undefined : JSON.parse(text);
+    } catch {
+      throw badResponse(method, path, response.status, text);
+    }
+    if (response.ok) return parsed as T;
+    if (isErrorBody(parsed)) {
+      const { code, message, details } = parsed.error;
+      throw new DelayQClientError(code, message, response.status, details);
+    }
+    throw badResponse(method, path, response.status, text);
+  }
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  if (typeof value !== 'object' || value === null || !('error' in value)) return false;
+  const error = value.error;
+  return typeof error === 'object' && error !== null && 'code' in error && isWireErrorCode(error.code) && 'message' in error && typeof error.message === 'string';
+}
+
+function badResponse(method: Method, path: string, status: number, text: string): DelayQClientError {
+  const shown = text.length > 200 ? `${text.slice(0, 200)}...` : text;
+  return new DelayQClientError('BAD_RESPONSE', `${method} ${path}: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (status ${status}: ${shown})`, status);
+}
+
+function toWireTime(time: ClientTime): number | string {
+  return time instanceof Date ? time.getTime() : time;
+}
+
+function toWireTask(input: ClientScheduleInput): ScheduleRequest {
+  const { runAt, ...rest } = input;
+  return runAt === undefined ? rest : { ...rest, runAt: toWireTime(runAt) };
+}

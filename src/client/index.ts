@@ -1,0 +1,26 @@
+// delayq/client: the HTTP client. Curated named exports; nothing of the server or stores.
+export { DelayQClient, DEFAULT_SERVER_URL } from './client.js';
+export type {
+  ClientListOptions,
+  ClientNackOptions,
+  ClientReserveOptions,
+  ClientScheduleInput,
+  ClientTime,
+  ClientWhen,
+  DelayQClientOptions,
+} from './client.js';
+export { DelayQClientError, isDelayQClientError } from './errors.js';
+export { CLIENT_ERROR_CODES, CORE_ERROR_CODES, SERVER_ERROR_CODES } from '../wire/error-codes.js';
+export type { AnyErrorCode, ClientErrorCode, WireErrorCode } from '../wire/error-codes.js';
+export type {
+  BatchItemResult,
+  DeliveryView,
+  ErrorBody,
+  HealthResponse,
+  NackResponse,
+  ScheduleRequest,
+  ScheduleResponse,
+  StatsResponse,
+  TaskState,
+  TaskView,
+} from '../wire/types.js';

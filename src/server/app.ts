@@ -1,0 +1,76 @@
+/**
+ * The app factory: a fastify instance with every route, hook and error mapping, and no
+ * listen, so tests drive it with inject() and src/server/main.ts decides where it listens.
+ * It does not own the queue: whoever opened it closes it, after app.close().
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { DelayQueue } from '../engine/delay-queue.js';
+import { createTokenCheck } from './auth.js';
+import type { RouteContext } from './context.js';
+import { HttpError, errorBody, toWireError } from './errors.js';
+import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
+import { consumerRoutes } from './routes/consumers.js';
+import { systemRoutes } from './routes/system.js';
+import { tasksRoutes } from './routes/tasks.js';
+import { schemaErrorToDelayQError } from './validation-errors.js';
+
+export interface AppOptions {
+  readonly queue: DelayQueue;
+  /** When set, every /v1 route needs `Authorization: Bearer <token>`. */
+  readonly token?: string | undefined;
+  readonly limits?: Partial<ServerLimits>;
+  /** A pino logger, or false for none (tests). */
+  readonly logger?: FastifyBaseLogger | false;
+  /** Log every request (off by default: at 20k requests/s the log is the bottleneck). */
+  readonly logRequests?: boolean;
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...options.limits };
+  const drain = new AbortController();
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    logController: new LogController({ disableRequestLogging: options.logRequests !== true }),
+    bodyLimit: limits.maxPayloadBytes + limits.envelopeBytes,
+    // fastify's own 503 body does not follow {error: {code, message}}; the drain hook answers instead.
+    return503OnClosing: false,
+    // Defaults would strip unknown fields and coerce types; the contract is to reject both.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+  }) as unknown as FastifyInstance;
+
+  // Only JSON bodies: fastify's text/plain parser would let a string reach the schemas.
+  app.removeContentTypeParser('text/plain');
+
+  const checkToken = options.token === undefined || options.token === '' ? null : createTokenCheck(options.token);
+  app.addHook('onRequest', async (request, reply) => {
+    const path = request.url;
+    if (drain.signal.aborted && !path.startsWith('/healthz')) {
+      reply.header('connection', 'close');
+      throw new HttpError('SHUTTING_DOWN', 'the server is shutting down; retry against another instance or later');
+    }
+    if (checkToken !== null && path.startsWith('/v1')) checkToken(request.headers.authorization);
+  });
+
+  // Long-polls end first, so closing waits for nothing longer than a store write.
+  app.addHook('preClose', async () => drain.abort());
+
+  app.setNotFoundHandler(async (request) => {
+    throw new HttpError('ROUTE_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0] ?? ''}`);
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const mapped = toWireError(error.validation ? schemaErrorToDelayQError(error.validation, error.validationContext ?? 'body') : error);
+    if (mapped !== null) {
+      if (mapped.status === 401) reply.header('www-authenticate', 'Bearer');
+      return reply.code(mapped.status).send(mapped.body);
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send(errorBody('INTERNAL_ERROR', `internal error (request ${request.id})`));
+  });
+
+  const context: RouteContext = { queue: options.queue, limits, draining: drain.signal };
+  await app.register(tasksRoutes, context);
+  await app.register(consumerRoutes, context);
+  await app.register(systemRoutes, context);
+  return app;
+}

@@ -1,0 +1,101 @@
+/**
+ * Errors on the wire. The library's DelayQError codes are sent unchanged; this module is
+ * the one place that gives each an HTTP status, and it holds the registry of the codes
+ * only the HTTP layer produces. docs/errors.md lists both; a test keeps them in step.
+ */
+import { DelayQError, type ErrorCode } from '../core/errors.js';
+import type { ErrorBody } from '../wire/types.js';
+import type { ServerErrorCode } from '../wire/error-codes.js';
+
+export const SERVER_ERROR_CODES = {
+  UNAUTHORIZED: { status: 401, description: 'missing or wrong `Authorization: Bearer <token>` on a /v1 route' },
+  ROUTE_NOT_FOUND: { status: 404, description: 'no route for this method and path' },
+  INVALID_JSON: { status: 400, description: 'the body is not valid JSON (or is empty where a JSON object is required)' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'a body with a Content-Type other than application/json' },
+  BODY_TOO_LARGE: { status: 413, description: 'the request body is larger than the server accepts (a 1 MiB payload plus envelope by default)' },
+  TOO_MANY_LONG_POLLS: { status: 429, description: 'too many reserve long-polls waiting at once; retry later' },
+  SHUTTING_DOWN: { status: 503, description: 'the server is shutting down and takes no new requests' },
+  INTERNAL_ERROR: { status: 500, description: 'an unexpected failure in the server (logged with the request id)' },
+} as const satisfies Record<ServerErrorCode, { status: number; description: string }>;
+
+/** HTTP status of each library code. */
+export const CORE_ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
+  INVALID_ARGUMENT: 400,
+  INVALID_TOPIC: 400,
+  INVALID_ID: 400,
+  INVALID_DELAY: 400,
+  INVALID_PAYLOAD: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  INVALID_OPTION: 400,
+  BATCH_TOO_LARGE: 413,
+  TASK_NOT_FOUND: 404,
+  TASK_NOT_PENDING: 409,
+  TASK_NOT_DEAD: 409,
+  STALE_RECEIPT: 409,
+  QUEUE_CLOSED: 503,
+  STORE_UNAVAILABLE: 503,
+  STORE_INCOMPATIBLE: 503,
+  STORE_LOCKED: 503,
+  INVALID_STORE_URL: 500,
+};
+
+/** An error the HTTP layer itself raises (auth, routing, body parsing, load shedding). */
+export class HttpError extends Error {
+  readonly status: number;
+
+  constructor(
+    readonly code: ServerErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'HttpError';
+    this.status = SERVER_ERROR_CODES[code].status;
+  }
+}
+
+export interface WireError {
+  readonly status: number;
+  readonly body: ErrorBody;
+}
+
+/** Fastify's own error codes that describe a bad request rather than a server fault. */
+const FASTIFY_ERRORS: Readonly<Record<string, ServerErrorCode>> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'INVALID_JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+export function errorBody(code: ErrorBody['error']['code'], message: string, details?: Readonly<Record<string, unknown>>): ErrorBody {
+  return { error: details === undefined ? { code, message } : { code, message, details: { ...details } } };
+}
+
+/**
+ * Turns anything thrown while handling a request into a status and an error body. Returns
+ * null for an unexpected error, which the caller logs and answers with INTERNAL_ERROR.
+ */
+export function toWireError(error: unknown): WireError | null {
+  if (error instanceof DelayQError) return { status: CORE_ERROR_STATUS[error.code], body: errorBody(error.code, error.message, error.details) };
+  if (error instanceof HttpError) return { status: error.status, body: errorBody(error.code, error.message) };
+  if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') {
+    const code = FASTIFY_ERRORS[error.code];
+    if (code !== undefined) return { status: SERVER_ERROR_CODES[code].status, body: errorBody(code, fastifyMessage(code, error)) };
+  }
+  return null;
+}
+
+function fastifyMessage(code: ServerErrorCode, error: object): string {
+  const original = 'message' in error && typeof error.message === 'string' ? error.message : '';
+  switch (code) {
+    case 'INVALID_JSON':
+      return `body: not valid JSON (${original})`;
+    case 'BODY_TOO_LARGE':
+      return 'body: larger than the server accepts for this route';
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 'body: send JSON with Content-Type: application/json';
+    default:
+      return original;
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The server process: parses the configuration, opens the DelayQueue, listens, and on
+ * SIGTERM / SIGINT stops in order: stop accepting, end long-polls, finish the requests in
+ * flight, then close the queue (which waits for its store writes). A request answered
+ * with success is in the store before the process exits.
+ *
+ * Run through the CLI (`delayq serve`, `npm start`) or directly: `tsx src/server/main.ts --port 0`.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { FastifyInstance } from 'fastify';
+import { pino, type Logger } from 'pino';
+import { DelayQueue } from '../engine/delay-queue.js';
+import { buildApp } from './app.js';
+import { ConfigError, SETTINGS, isLoopback, kebab, parseServerConfig, type ServerConfig, type ServerFlags } from './config.js';
+
+export interface RunningServer {
+  /** Where it listens, e.g. http://127.0.0.1:7420 (the real port when asked for port 0). */
+  readonly address: string;
+  readonly app: FastifyInstance;
+  readonly queue: DelayQueue;
+  /** Graceful stop; idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
+  const { limits } = config;
+  const queue = await DelayQueue.open({
+    store: config.store,
+    limits: { maxPayloadBytes: limits.maxPayloadBytes, maxDelayMs: limits.maxDelayMs, maxBatch: limits.maxBatch },
+    logger: logger.child({ component: 'queue' }),
+  });
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({ queue, token: config.token, limits, logger, logRequests: config.logRequests });
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await queue.close();
+    throw error;
+  }
+  const bound = app.server.address();
+  const port = typeof bound === 'object' && bound !== null ? bound.port : config.port;
+  const address = `http://${config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host}:${port}`;
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      const timeout = new Promise<'timeout'>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs, 'timeout').unref());
+      if ((await Promise.race([app.close().then(() => 'closed' as const), timeout])) === 'timeout')
+        logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing the queue anyway');
+      await queue.close();
+    })();
+    return stopping;
+  };
+  return { address, app, queue, stop };
+}
+
+/**
+ * `delayq serve`: runs until SIGTERM / SIGINT. Returns the process exit code: 0 after a
+ * clean stop, 1 if the server could not start, 2 for a bad configuration.
+ */
+export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let config: ServerConfig;
+  try {
+    config = parseServerConfig(flags, env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`delayq serve: ${error.message}\n`);
+    return 2;
+  }
+  const logger = pino({ name: 'delayq', level: config.logLevel });
+  let server: RunningServer;
+  try {
+    server = await startServer(config, logger);
+  } catch (error) {
+    logger.fatal({ err: error, store: config.store }, 'could not start');
+    process.stderr.write(`delayq serve: could not start: ${(error as Error).message}\n`);
+    return 1;
+  }
+  if (config.token === undefined) {
+    if (isLoopback(config.host)) logger.info({ host: config.host }, 'no token: /v1 is open to any process on this machine (loopback only)');
+    else logger.warn({ host: config.host }, 'no token and --allow-public: /v1 is open to anyone who can reach this address');
+  }
+  logger.info({ address: server.address, store: server.queue.store.description, auth: config.token !== undefined }, 'delayq listening');
+
+  return new Promise<number>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      // A second signal while draining means "now".
+      process.once(signal, () => process.exit(1));
+      logger.info({ signal }, 'stopping: no new requests; finishing the ones in flight');
+      server.stop().then(
+        () => {
+          logger.info({}, 'stopped');
+          resolve(0);
+        },
+        (error: unknown) => {
+          logger.error({ err: error }, 'stop failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+/** Flags for a direct run of this file, with the same names as `delayq serve`. */
+function parseDirectFlags(argv: string[]): ServerFlags {
+  const switches = new Set<string>(['allowPublic', 'logRequests']);
+  const options = Object.fromEntries(
+    Object.values(SETTINGS).map((s) => [kebab(s.flag), { type: switches.has(s.flag) ? ('boolean' as const) : ('string' as const) }]),
+  );
+  const { values } = parseArgs({ args: argv, options, strict: true });
+  return Object.fromEntries(
+    Object.values(SETTINGS).map((s) => [s.flag, values[kebab(s.flag)] as string | boolean | undefined]),
+  );
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  let flags: ServerFlags;
+  try {
+    flags = parseDirectFlags(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`delayq serve: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  process.exitCode = await runServe(flags);
+  process.exit();
+}

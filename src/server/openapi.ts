@@ -1,0 +1,68 @@
+/** GET /openapi.json: the API described from the same schemas the routes validate with. */
+import { ERROR_CODES } from '../core/errors.js';
+import { SERVER_ERROR_CODES } from './errors.js';
+import {
+  ackBodySchema,
+  batchBodySchema,
+  nackBodySchema,
+  rescheduleBodySchema,
+  reserveBodySchema,
+  scheduleBodySchema,
+} from './schemas.js';
+
+const json = (schema: object): object => ({ content: { 'application/json': { schema } } });
+const ok = (description: string): object => ({ description, ...json({ type: 'object' }) });
+const error = { $ref: '#/components/responses/Error' };
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,256}$' } };
+const topicParam = { name: 'topic', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,200}$' } };
+
+export function buildOpenApi(version: string): object {
+  return {
+    openapi: '3.0.3',
+    info: { title: 'delayq', version, description: 'Delayed tasks over HTTP. Times are epoch ms; runAt also accepts ISO 8601.' },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string', enum: [...Object.keys(ERROR_CODES), ...Object.keys(SERVER_ERROR_CODES)] }, message: { type: 'string' } },
+            },
+          },
+        },
+      },
+      responses: { Error: { description: 'An error: see docs/errors.md for each code', ...json({ $ref: '#/components/schemas/Error' }) } },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/v1/tasks': {
+        post: { summary: 'Schedule a task', requestBody: json(scheduleBodySchema), responses: { 201: ok('created'), 200: ok('the id existed; nothing changed'), default: error } },
+        get: {
+          summary: 'List tasks in id order',
+          parameters: ['topic', 'state', 'limit', 'after'].map((name) => ({ name, in: 'query', schema: { type: 'string' } })),
+          responses: { 200: ok('{tasks, next}'), default: error },
+        },
+      },
+      '/v1/tasks/batch': { post: { summary: 'Schedule many tasks; one result per task', requestBody: json(batchBodySchema), responses: { 200: ok('{results}'), default: error } } },
+      '/v1/tasks/{id}': {
+        parameters: [idParam],
+        get: { summary: 'Read a task', responses: { 200: ok('the task'), default: error } },
+        delete: { summary: 'Cancel a pending task', responses: { 200: ok('{cancelled: true}'), default: error } },
+        patch: { summary: 'Move a pending task', requestBody: json(rescheduleBodySchema), responses: { 200: ok('{id, runAt}'), default: error } },
+      },
+      '/v1/topics/{topic}/reserve': {
+        parameters: [topicParam],
+        post: { summary: 'Reserve due tasks (long-poll with waitMs)', requestBody: json(reserveBodySchema), responses: { 200: ok('{tasks}'), default: error } },
+      },
+      '/v1/tasks/{id}/ack': { parameters: [idParam], post: { summary: 'Ack a delivery', requestBody: json(ackBodySchema), responses: { 200: ok('{acked: true}'), default: error } } },
+      '/v1/tasks/{id}/nack': { parameters: [idParam], post: { summary: 'Fail a delivery', requestBody: json(nackBodySchema), responses: { 200: ok('{state, runAt?}'), default: error } } },
+      '/v1/stats': { get: { summary: 'Counts, timers, backlog and lateness', responses: { 200: ok('stats'), default: error } } },
+      '/healthz': { get: { summary: 'Liveness (no auth)', security: [], responses: { 200: ok('{status: "ok"}'), 503: ok('{status: "closing"}') } } },
+      '/openapi.json': { get: { summary: 'This document (no auth)', security: [], responses: { 200: ok('OpenAPI 3') } } },
+    },
+  };
+}

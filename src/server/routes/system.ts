@@ -1,0 +1,20 @@
+/** Operational routes: /v1/stats, /healthz (open, for load balancers) and /openapi.json. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { HealthResponse, StatsResponse } from '../../wire/types.js';
+import type { RouteContext } from '../context.js';
+import { buildOpenApi } from '../openapi.js';
+
+export const SERVER_VERSION = '0.1.0';
+
+export const systemRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, draining }) => {
+  const openApi = buildOpenApi(SERVER_VERSION);
+
+  app.get<{ Reply: StatsResponse }>('/v1/stats', async () => (await queue.stats()) as StatsResponse);
+
+  app.get<{ Reply: HealthResponse }>('/healthz', async (_request, reply) => {
+    const closing = draining.aborted || queue.closed;
+    return reply.code(closing ? 503 : 200).send({ status: closing ? 'closing' : 'ok' });
+  });
+
+  app.get('/openapi.json', async () => openApi);
+};

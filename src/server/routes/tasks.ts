@@ -1,0 +1,121 @@
+/** Producer and operator routes on /v1/tasks: schedule (one or a batch), list, get, cancel, reschedule. */
+import type { FastifyPluginAsync } from 'fastify';
+import { DEFAULT_LIMITS, resolveRunAt, type Limits, type ScheduleInput } from '../../core/task/validate.js';
+import type { TaskState } from '../../core/task/model.js';
+import { DelayQError } from '../../core/errors.js';
+import type {
+  BatchRequest,
+  BatchResponse,
+  CancelResponse,
+  ListResponse,
+  RescheduleRequest,
+  RescheduleResponse,
+  ScheduleRequest,
+  ScheduleResponse,
+  TaskView,
+} from '../../wire/types.js';
+import { scheduleBatch } from '../batch.js';
+import type { RouteContext } from '../context.js';
+import {
+  batchBodySchema,
+  idParamsSchema,
+  listQuerySchema,
+  rescheduleBodySchema,
+  scheduleBodySchema,
+  scheduleResponseSchema,
+} from '../schemas.js';
+
+interface IdParams {
+  id: string;
+}
+
+interface ListQueryString {
+  topic?: string;
+  state?: string;
+  limit?: string;
+  after?: string;
+}
+
+export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
+  const coreLimits: Limits = {
+    ...DEFAULT_LIMITS,
+    maxPayloadBytes: limits.maxPayloadBytes,
+    maxDelayMs: limits.maxDelayMs,
+    maxBatch: limits.maxBatch,
+  };
+  const singleBodyLimit = limits.maxPayloadBytes + limits.envelopeBytes;
+
+  app.post<{ Body: ScheduleRequest; Reply: ScheduleResponse }>(
+    '/v1/tasks',
+    { bodyLimit: singleBodyLimit, schema: { body: scheduleBodySchema, response: { 200: scheduleResponseSchema, 201: scheduleResponseSchema } } },
+    async (request, reply) => {
+      const result = await queue.schedule(request.body as ScheduleInput);
+      return reply.code(result.created ? 201 : 200).send(result);
+    },
+  );
+
+  app.post<{ Body: BatchRequest; Reply: BatchResponse }>(
+    '/v1/tasks/batch',
+    { bodyLimit: limits.maxBatchBodyBytes, schema: { body: batchBodySchema } },
+    async (request) => {
+      const { tasks } = request.body;
+      if (tasks.length > limits.maxBatch)
+        throw new DelayQError('BATCH_TOO_LARGE', `tasks: at most ${limits.maxBatch} tasks in one batch (got ${tasks.length})`, {
+          field: 'tasks',
+          limit: limits.maxBatch,
+        });
+      return { results: await scheduleBatch(queue, tasks, coreLimits) };
+    },
+  );
+
+  app.get<{ Querystring: ListQueryString; Reply: ListResponse }>('/v1/tasks', { schema: { querystring: listQuerySchema } }, async (request) => {
+    const { topic, state, limit, after } = request.query;
+    const pageSize = limit === undefined ? 100 : Number(limit);
+    const tasks = await queue.list({
+      ...(topic !== undefined ? { topic } : {}),
+      ...(state !== undefined ? { state: state as TaskState } : {}),
+      ...(after !== undefined ? { afterId: after } : {}),
+      limit: pageSize,
+    });
+    const last = tasks.at(-1);
+    return { tasks: tasks as TaskView[], next: tasks.length === pageSize && last !== undefined ? last.id : null };
+  });
+
+  app.get<{ Params: IdParams; Reply: TaskView }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {
+    const task = await queue.get(request.params.id);
+    if (task === null) throw notFound(request.params.id);
+    return task as TaskView;
+  });
+
+  app.delete<{ Params: IdParams; Reply: CancelResponse }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {
+    const { id } = request.params;
+    if (await queue.cancel(id)) return { cancelled: true };
+    throw await whyNotPending(id);
+  });
+
+  app.patch<{ Params: IdParams; Body: RescheduleRequest; Reply: RescheduleResponse }>(
+    '/v1/tasks/:id',
+    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: rescheduleBodySchema } },
+    async (request) => {
+      const { id } = request.params;
+      const when = request.body;
+      if (when.delayMs === undefined && when.runAt === undefined)
+        throw new DelayQError('INVALID_DELAY', 'delayMs: give delayMs or runAt', { field: 'delayMs' });
+      // Resolved here, on the queue's clock, because reschedule() does not return the time it set.
+      const runAt = resolveRunAt(when, queue.clock.now(), coreLimits);
+      if (await queue.reschedule(id, { runAt })) return { id, runAt };
+      throw await whyNotPending(id);
+    },
+  );
+
+  /** cancel/reschedule say only "not done"; a read tells "no such task" (404) from "not pending" (409). */
+  async function whyNotPending(id: string): Promise<DelayQError> {
+    const task = await queue.get(id);
+    if (task === null) return notFound(id);
+    return new DelayQError('TASK_NOT_PENDING', `task ${id} is ${task.state}, not pending`, { id, state: task.state });
+  }
+};
+
+function notFound(id: string): DelayQError {
+  return new DelayQError('TASK_NOT_FOUND', `task ${id} not found`, { id });
+}

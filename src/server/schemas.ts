@@ -1,0 +1,93 @@
+/**
+ * JSON schemas for request shapes: types and unknown fields only. Semantics (patterns,
+ * ranges, the 10-year delay bound) stay with the core validators, so the library and the
+ * API share one rule and one message for each; validation-errors.ts maps a schema failure
+ * to the same code the core would use for that field.
+ */
+const time = { anyOf: [{ type: 'number' }, { type: 'string' }], description: 'epoch ms or an ISO 8601 date-time' } as const;
+
+export const backoffSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { baseMs: { type: 'number' }, factor: { type: 'number' }, maxMs: { type: 'number' }, jitter: { type: 'number' } },
+} as const;
+
+export const scheduleBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['topic'],
+  properties: {
+    id: { type: 'string' },
+    topic: { type: 'string' },
+    payload: {},
+    delayMs: { type: 'number' },
+    runAt: time,
+    ttrMs: { type: 'number' },
+    maxAttempts: { type: 'number' },
+    backoff: backoffSchema,
+  },
+} as const;
+
+/** Items are checked one by one by the core, so one bad task fails alone (results[i].error). */
+export const batchBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tasks'],
+  properties: { tasks: { type: 'array', items: {} } },
+} as const;
+
+export const rescheduleBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { delayMs: { type: 'number' }, runAt: time },
+} as const;
+
+export const reserveBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { max: { type: 'number' }, waitMs: { type: 'number' }, ttrMs: { type: 'number' } },
+} as const;
+
+export const ackBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['receipt'],
+  properties: { receipt: { type: 'string', minLength: 1, maxLength: 200 } },
+} as const;
+
+export const nackBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['receipt'],
+  properties: { receipt: { type: 'string', minLength: 1, maxLength: 200 }, delayMs: { type: 'number' }, error: { type: 'string' } },
+} as const;
+
+export const idParamsSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string' } },
+} as const;
+
+export const topicParamsSchema = {
+  type: 'object',
+  required: ['topic'],
+  properties: { topic: { type: 'string' } },
+} as const;
+
+// Query strings arrive as text and type coercion is off (it would also coerce bodies), so
+// numbers are matched as digit strings and parsed in the route.
+export const listQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    topic: { type: 'string' },
+    state: { type: 'string' },
+    limit: { type: 'string', pattern: '^[0-9]{1,6}$' },
+    after: { type: 'string' },
+  },
+} as const;
+
+export const scheduleResponseSchema = {
+  type: 'object',
+  properties: { id: { type: 'string' }, runAt: { type: 'number' }, created: { type: 'boolean' } },
+} as const;

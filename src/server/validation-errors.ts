@@ -1,0 +1,43 @@
+/**
+ * Maps a JSON-schema failure (from Ajv, via fastify) to the code the core validators use
+ * for the same field, so a wrong type of `topic` is INVALID_TOPIC whether the schema or
+ * the core caught it.
+ */
+import { DelayQError, type ErrorCode } from '../core/errors.js';
+
+interface SchemaIssue {
+  readonly keyword: string;
+  readonly instancePath: string;
+  readonly params: Record<string, unknown>;
+  readonly message?: string | undefined;
+}
+
+const FIELD_CODES: Readonly<Record<string, ErrorCode>> = {
+  topic: 'INVALID_TOPIC',
+  id: 'INVALID_ID',
+  after: 'INVALID_ID',
+  delayMs: 'INVALID_DELAY',
+  runAt: 'INVALID_DELAY',
+  ttrMs: 'INVALID_OPTION',
+  maxAttempts: 'INVALID_OPTION',
+  backoff: 'INVALID_OPTION',
+  max: 'INVALID_OPTION',
+  waitMs: 'INVALID_OPTION',
+  limit: 'INVALID_OPTION',
+};
+
+export function schemaErrorToDelayQError(issues: readonly SchemaIssue[], context: string): DelayQError {
+  const issue = issues[0];
+  if (issue === undefined) return new DelayQError('INVALID_ARGUMENT', `${context}: invalid`);
+  const path = issue.instancePath.split('/').filter((part) => part.length > 0);
+  const where = path.length > 0 ? path.join('.') : context;
+  if (issue.keyword === 'additionalProperties') {
+    const field = String(issue.params['additionalProperty']);
+    return new DelayQError('INVALID_ARGUMENT', `${where === context ? context : `${context}.${where}`}.${field}: unknown field`, { field });
+  }
+  const field = issue.keyword === 'required' ? String(issue.params['missingProperty']) : (path.at(-1) ?? context);
+  const code = path[0] === 'backoff' ? 'INVALID_OPTION' : (FIELD_CODES[field] ?? 'INVALID_ARGUMENT');
+  const problem = issue.keyword === 'required' ? 'is required' : issue.keyword === 'anyOf' ? 'must be epoch ms or an ISO 8601 string' : (issue.message ?? 'is invalid');
+  const name = issue.keyword === 'required' ? field : where;
+  return new DelayQError(code, `${name}: ${problem}`, { field });
+}

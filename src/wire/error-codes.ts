@@ -1,0 +1,58 @@
+/**
+ * Every error code that can reach a client, by name. The client cannot import src/core or
+ * src/server, so the names are repeated here; test/client-error-codes.test.ts keeps these
+ * lists equal to the registries they mirror (ERROR_CODES in src/core/errors.ts and
+ * SERVER_ERROR_CODES in src/server/errors.ts), and docs/errors.md describes each one.
+ */
+
+/** The library's codes (src/core/errors.ts), sent as they are. */
+export const CORE_ERROR_CODES = [
+  'INVALID_ARGUMENT',
+  'INVALID_TOPIC',
+  'INVALID_ID',
+  'INVALID_DELAY',
+  'INVALID_PAYLOAD',
+  'PAYLOAD_TOO_LARGE',
+  'INVALID_OPTION',
+  'BATCH_TOO_LARGE',
+  'TASK_NOT_FOUND',
+  'TASK_NOT_PENDING',
+  'TASK_NOT_DEAD',
+  'STALE_RECEIPT',
+  'QUEUE_CLOSED',
+  'STORE_UNAVAILABLE',
+  'STORE_INCOMPATIBLE',
+  'STORE_LOCKED',
+  'INVALID_STORE_URL',
+] as const;
+
+/** Codes only the HTTP layer produces (src/server/errors.ts). */
+export const SERVER_ERROR_CODES = [
+  'UNAUTHORIZED',
+  'ROUTE_NOT_FOUND',
+  'INVALID_JSON',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'BODY_TOO_LARGE',
+  'TOO_MANY_LONG_POLLS',
+  'SHUTTING_DOWN',
+  'INTERNAL_ERROR',
+] as const;
+
+/** Codes the client makes up itself when there is no usable answer from a server. */
+export const CLIENT_ERROR_CODES = {
+  SERVER_UNREACHABLE: 'the request could not be sent or the connection failed (status 0)',
+  TIMEOUT: 'no answer within the client timeout (status 0)',
+  BAD_RESPONSE: 'the server answered with something that is not a delayq response',
+} as const;
+
+export type CoreErrorCode = (typeof CORE_ERROR_CODES)[number];
+export type ServerErrorCode = (typeof SERVER_ERROR_CODES)[number];
+export type ClientErrorCode = keyof typeof CLIENT_ERROR_CODES;
+export type WireErrorCode = CoreErrorCode | ServerErrorCode;
+export type AnyErrorCode = WireErrorCode | ClientErrorCode;
+
+const WIRE_CODES: ReadonlySet<string> = new Set<string>([...CORE_ERROR_CODES, ...SERVER_ERROR_CODES]);
+
+export function isWireErrorCode(code: unknown): code is WireErrorCode {
+  return typeof code === 'string' && WIRE_CODES.has(code);
+}

@@ -1,0 +1,162 @@
+/**
+ * The HTTP API's request and response bodies (paths and fields are a contract: see
+ * docs/service.md). Shared by the server and the client; times are epoch ms unless a
+ * field says otherwise.
+ */
+import type { WireErrorCode } from './error-codes.js';
+
+export const TASK_STATES = ['pending', 'reserved', 'completed', 'dead', 'cancelled'] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+/** A time: epoch ms, or an ISO 8601 date-time string such as 2030-01-01T00:00:00Z. */
+export type WireTime = number | string;
+
+export interface BackoffPolicy {
+  baseMs: number;
+  factor: number;
+  maxMs: number;
+  jitter: number;
+}
+
+export interface ScheduleRequest {
+  /** Idempotency key: scheduling an id that exists changes nothing and answers 200. */
+  id?: string;
+  topic: string;
+  payload?: unknown;
+  /** Give delayMs or runAt, not both; neither means now. */
+  delayMs?: number;
+  runAt?: WireTime;
+  ttrMs?: number;
+  maxAttempts?: number;
+  backoff?: Partial<BackoffPolicy>;
+}
+
+export interface ScheduleResponse {
+  id: string;
+  runAt: number;
+  /** false when a task with this id already existed (status 200 instead of 201). */
+  created: boolean;
+}
+
+export interface BatchRequest {
+  tasks: ScheduleRequest[];
+}
+
+export interface ErrorBody {
+  error: { code: WireErrorCode; message: string; details?: Record<string, unknown> };
+}
+
+export type BatchItemResult = ScheduleResponse | ErrorBody;
+
+export interface BatchResponse {
+  /** One entry per task, in request order: scheduled, or why not. */
+  results: BatchItemResult[];
+}
+
+export interface RescheduleRequest {
+  delayMs?: number;
+  runAt?: WireTime;
+}
+
+export interface RescheduleResponse {
+  id: string;
+  runAt: number;
+}
+
+export interface CancelResponse {
+  cancelled: true;
+}
+
+export interface TaskView<P = unknown> {
+  id: string;
+  topic: string;
+  payload: P;
+  runAt: number;
+  state: TaskState;
+  attempts: number;
+  maxAttempts: number;
+  ttrMs: number;
+  backoff: BackoffPolicy;
+  createdAt: number;
+  updatedAt: number;
+  reservedUntil: number | null;
+  lastError: string | null;
+}
+
+export interface ListQuery {
+  topic?: string;
+  state?: TaskState;
+  limit?: number;
+  /** Resume after this id (tasks come in id order). */
+  after?: string;
+}
+
+export interface ListResponse<P = unknown> {
+  tasks: TaskView<P>[];
+  /** Pass as `after` for the next page; null when this page was the last. */
+  next: string | null;
+}
+
+export interface ReserveRequest {
+  /** Most tasks to take (default 1). */
+  max?: number;
+  /** Long-poll: wait up to this long for a task to fall due (default 0). */
+  waitMs?: number;
+  /** Reservation length; default each task's ttrMs. */
+  ttrMs?: number;
+}
+
+export interface DeliveryView<P = unknown> {
+  id: string;
+  topic: string;
+  payload: P;
+  runAt: number;
+  attempt: number;
+  maxAttempts: number;
+  /** Ack or nack with this before reservedUntil, or the task is delivered again. */
+  receipt: string;
+  reservedUntil: number;
+}
+
+export interface ReserveResponse<P = unknown> {
+  tasks: DeliveryView<P>[];
+}
+
+export interface AckRequest {
+  receipt: string;
+}
+
+export interface AckResponse {
+  acked: true;
+}
+
+export interface NackRequest {
+  receipt: string;
+  /** Retry after this delay instead of the task's backoff. */
+  delayMs?: number;
+  /** Recorded as the task's lastError. */
+  error?: string;
+}
+
+export type NackResponse = { state: 'pending'; runAt: number } | { state: 'dead' };
+
+export interface LatenessSummary {
+  count: number;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export interface StatsResponse {
+  store: string;
+  counts: Record<TaskState, number>;
+  topics: Record<string, Partial<Record<TaskState, number>>>;
+  timers: number;
+  ready: Record<string, number>;
+  lateness: LatenessSummary;
+}
+
+export interface HealthResponse {
+  status: 'ok' | 'closing';
+}
