@@ -1,8 +1,64 @@
+/**
+ * openRedisStore: the composition root of the Redis store. It connects, refuses a Redis
+ * that may evict keys, checks (or records) the namespace's shard count, and returns the
+ * store. See docs/redis.md for URLs, options, the data model and the guarantees.
+ */
 import { DelayQError } from '../../core/errors.js';
 import type { TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
+import { assertNoEviction, connect, parseRedisUrl, type RedisClient } from './connection.js';
+import { buildKeyspace, type Keyspace } from './keys.js';
+import { RedisStore } from './redis-store.js';
 
-// Placeholder until the Redis store lands (issue 5).
-export function openRedisStore(url: string, _options: StoreOptions): Promise<TaskStore> {
-  return Promise.reject(new DelayQError('INVALID_STORE_URL', `redis store (${url}) is not available in this build`));
+export const DEFAULT_PREFIX = 'delayq';
+export const DEFAULT_SHARDS = 16;
+export const MAX_SHARDS = 256;
+const DEFAULT_HORIZON_MS = 60_000;
+/** Bumped when the stored format changes incompatibly. */
+const FORMAT_VERSION = '1';
+const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
+
+export async function openRedisStore(url: string, options: StoreOptions): Promise<TaskStore> {
+  const { prefix, shards, horizonMs } = resolveOptions(options);
+  const parsed = parseRedisUrl(url);
+  const client = connect(parsed);
+  try {
+    await client.ping();
+    await assertNoEviction(client);
+    const keys = buildKeyspace(prefix, shards);
+    await checkMeta(client, keys, shards);
+    return new RedisStore({ client, keys, horizonMs, description: `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}` });
+  } catch (error) {
+    client.disconnect();
+    if (error instanceof DelayQError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new DelayQError('STORE_UNAVAILABLE', `redis store "${url}": ${message}`, {}, { cause: error });
+  }
+}
+
+export function resolveOptions(options: StoreOptions): { prefix: string; shards: number; horizonMs: number } {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  if (!PREFIX_PATTERN.test(prefix))
+    throw new DelayQError('INVALID_OPTION', 'prefix: 1 to 100 characters of [A-Za-z0-9._:-]', { field: 'prefix' });
+  const shards = options.shards ?? DEFAULT_SHARDS;
+  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS)
+    throw new DelayQError('INVALID_OPTION', `shards: an integer from 1 to ${MAX_SHARDS}`, { field: 'shards' });
+  const horizonMs = options.horizonMs ?? DEFAULT_HORIZON_MS;
+  if (!(horizonMs > 0)) throw new DelayQError('INVALID_OPTION', 'horizonMs: a positive number of ms', { field: 'horizonMs' });
+  return { prefix, shards, horizonMs };
+}
+
+/** The shard count is fixed per namespace: tasks are placed by hash(id) mod shards. */
+async function checkMeta(client: RedisClient, keys: Keyspace, shards: number): Promise<void> {
+  await client.hsetnx(keys.meta, 'shards', String(shards));
+  await client.hsetnx(keys.meta, 'version', FORMAT_VERSION);
+  const [storedShards, version] = await client.hmget(keys.meta, 'shards', 'version');
+  if (version !== FORMAT_VERSION)
+    throw new DelayQError('STORE_INCOMPATIBLE', `namespace "${keys.prefix}" has format version ${version ?? '?'}; this delayq reads ${FORMAT_VERSION}`);
+  if (Number(storedShards) !== shards)
+    throw new DelayQError(
+      'STORE_INCOMPATIBLE',
+      `namespace "${keys.prefix}" was created with ${storedShards ?? '?'} shards, not ${shards}; open it with shards: ${storedShards ?? '?'}`,
+      { shards: Number(storedShards) },
+    );
 }

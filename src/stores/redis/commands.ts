@@ -1,0 +1,221 @@
+/**
+ * One typed function per Lua script: the only place that knows each script's KEYS / ARGV
+ * layout and reply shape. Each call is EVALSHA with a fallback to EVAL on NOSCRIPT (a
+ * restarted or failed-over Redis has an empty script cache), as ioredis' Script does,
+ * but typed instead of dynamically added methods.
+ */
+import { DelayQError } from '../../core/errors.js';
+import type { RedisClient } from './connection.js';
+import type { ShardKeys } from './keys.js';
+import { scripts, type ScriptName } from './scripts.js';
+
+type Arg = string | number;
+
+async function run(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+  const script = scripts().get(name)!;
+  try {
+    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+      try {
+        return await client.eval(script.source, keys.length, ...keys, ...args);
+      } catch (inner) {
+        throw unavailable(name, inner);
+      }
+    }
+    throw unavailable(name, error);
+  }
+}
+
+function unavailable(name: string, error: unknown): DelayQError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new DelayQError('STORE_UNAVAILABLE', `redis ${name} failed: ${message}`, { script: name }, { cause: error });
+}
+
+function standardKeys(shard: ShardKeys): string[] {
+  return [shard.pool, shard.delayed, shard.reserved, shard.dead, shard.done, shard.counts];
+}
+
+const asArray = (reply: unknown): unknown[] => (Array.isArray(reply) ? reply : []);
+const num = (value: unknown): number => Number(value);
+const str = (value: unknown): string => (typeof value === 'string' ? value : String(value));
+
+export interface ScheduleArgs {
+  readonly id: string;
+  readonly topic: string;
+  readonly payload: string;
+  readonly runAt: number;
+  readonly maxAttempts: number;
+  readonly ttrMs: number;
+  readonly backoff: string;
+  readonly seq: number;
+}
+
+export interface ScheduleReply {
+  readonly created: boolean;
+  readonly runAt: number;
+  readonly seq: number;
+}
+
+export async function scheduleScript(client: RedisClient, shard: ShardKeys, now: number, tasks: readonly ScheduleArgs[]): Promise<ScheduleReply[]> {
+  const args: Arg[] = [now];
+  for (const t of tasks) args.push(t.id, t.topic, t.payload, t.runAt, t.maxAttempts, t.ttrMs, t.backoff, t.seq);
+  const reply = asArray(await run(client, 'schedule', standardKeys(shard), args));
+  const out: ScheduleReply[] = [];
+  for (let i = 0; i < reply.length; i += 3) out.push({ created: num(reply[i]) === 1, runAt: num(reply[i + 1]), seq: num(reply[i + 2]) });
+  return out;
+}
+
+export async function cancelScript(client: RedisClient, shard: ShardKeys, now: number, id: string): Promise<string> {
+  return str(await run(client, 'cancel', standardKeys(shard), [now, id]));
+}
+
+export async function ackScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string): Promise<string> {
+  return str(await run(client, 'ack', standardKeys(shard), [now, id, receipt]));
+}
+
+/** Replies of the form { status, runAt?, seq?, topic? }. */
+export interface MoveReply {
+  readonly status: string;
+  readonly runAt: number;
+  readonly seq: number;
+  readonly topic: string;
+}
+
+function moveReply(reply: unknown): MoveReply {
+  const [status, runAt, seq, topic] = asArray(reply);
+  return { status: str(status), runAt: num(runAt ?? 0), seq: num(seq ?? 0), topic: topic === undefined ? '' : str(topic) };
+}
+
+export async function rescheduleScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {
+  return moveReply(await run(client, 'reschedule', standardKeys(shard), [now, id, runAt]));
+}
+
+export async function reviveScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {
+  return moveReply(await run(client, 'revive', standardKeys(shard), [now, id, runAt]));
+}
+
+export interface FailArgs {
+  readonly delayMs: number | undefined;
+  readonly random: number;
+  readonly error: string | null;
+}
+
+export async function failScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string, options: FailArgs): Promise<MoveReply> {
+  const args: Arg[] = [now, id, receipt, options.delayMs ?? '', options.random, options.error === null ? '0' : '1', options.error ?? ''];
+  return moveReply(await run(client, 'fail', standardKeys(shard), args));
+}
+
+export async function expireScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string): Promise<MoveReply> {
+  return moveReply(await run(client, 'expire', standardKeys(shard), [now, id, receipt]));
+}
+
+/** Claimed tasks as [id, packed body] pairs. */
+export async function claimScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  now: number,
+  ids: readonly string[],
+  ttrMs: number | undefined,
+  nonce: string,
+): Promise<[string, string][]> {
+  const reply = asArray(await run(client, 'claim', standardKeys(shard), [now, ttrMs ?? '', nonce, ...ids]));
+  return pairs(reply);
+}
+
+function pairs(reply: unknown[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i < reply.length; i += 2) out.push([str(reply[i]), str(reply[i + 1])]);
+  return out;
+}
+
+export async function purgeScript(client: RedisClient, shard: ShardKeys, before: number, limit: number): Promise<number> {
+  return num(await run(client, 'purge', standardKeys(shard), [before, limit]));
+}
+
+export interface DueEntry {
+  readonly id: string;
+  readonly kind: 'run' | 'ttr';
+  readonly dueAt: number;
+  readonly seq: number;
+  readonly topic: string;
+  readonly receipt: string | null;
+}
+
+export async function loadDueScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  until: number,
+  after: { dueAt: number; seq: number } | null,
+  limit: number,
+): Promise<DueEntry[]> {
+  const args: Arg[] = [Number.isFinite(until) ? until : '+inf', after ? after.dueAt : '', after ? after.seq : 0, limit];
+  const reply = asArray(await run(client, 'load-due', [shard.pool, shard.delayed, shard.reserved], args));
+  const out: DueEntry[] = [];
+  for (let i = 0; i < reply.length; i += 6) {
+    const receipt = str(reply[i + 5]);
+    out.push({
+      id: str(reply[i]),
+      kind: reply[i + 1] === 'ttr' ? 'ttr' : 'run',
+      dueAt: num(reply[i + 2]),
+      seq: num(reply[i + 3]),
+      topic: str(reply[i + 4]),
+      receipt: receipt === '' ? null : receipt,
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared dispatch (several processes) and shard leases
+
+/** Moves due pending ids into their topic's ready list, if this process still holds the lease. */
+export async function promoteScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  leaseValue: string,
+  now: number,
+  entries: readonly { id: string; topic: string }[],
+): Promise<{ owned: boolean; pushed: Map<string, number> }> {
+  const topics = [...new Set(entries.map((e) => e.topic))];
+  const keys = [shard.pool, shard.lease, ...topics.map((t) => shard.ready(t))];
+  const args: Arg[] = [leaseValue, now];
+  for (const e of entries) args.push(e.id, topics.indexOf(e.topic) + 3);
+  const reply = asArray(await run(client, 'promote', keys, args));
+  const pushed = new Map<string, number>();
+  if (num(reply[0]) !== 1) return { owned: false, pushed };
+  topics.forEach((topic, i) => {
+    const n = num(reply[i + 1] ?? 0);
+    if (n > 0) pushed.set(topic, n);
+  });
+  return { owned: true, pushed };
+}
+
+/** Pops up to `max` ids from a topic's ready list and claims those still pending and due. */
+export async function takeScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  topic: string,
+  now: number,
+  max: number,
+  ttrMs: number | undefined,
+  nonce: string,
+): Promise<{ claimed: [string, string][]; remaining: number }> {
+  const keys = [...standardKeys(shard), shard.ready(topic)];
+  const reply = asArray(await run(client, 'take', keys, [now, ttrMs ?? '', nonce, max]));
+  return { remaining: num(reply[0]), claimed: pairs(reply.slice(1)) };
+}
+
+/** SET NX PX plus a fencing counter: returns the lease value ("owner:fence") or null. */
+export async function leaseAcquireScript(client: RedisClient, shard: ShardKeys, owner: string, ttlMs: number): Promise<string | null> {
+  const reply = await run(client, 'lease-acquire', [shard.lease, shard.fence], [owner, ttlMs]);
+  return typeof reply === 'string' && reply.length > 0 ? reply : null;
+}
+
+export async function leaseRenewScript(client: RedisClient, shard: ShardKeys, value: string, ttlMs: number): Promise<boolean> {
+  return num(await run(client, 'lease-renew', [shard.lease], [value, ttlMs])) === 1;
+}
+
+export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, value: string): Promise<void> {
+  await run(client, 'lease-release', [shard.lease], [value]);
+}

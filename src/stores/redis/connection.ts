@@ -1,0 +1,95 @@
+/**
+ * Opens the ioredis client a store URL names and checks that the server can hold a queue:
+ *
+ *   redis://[user:pass@]host:port[/db]          one Redis (rediss:// for TLS)
+ *   redis+cluster://host:port,host:port,...     a Redis Cluster (seed nodes)
+ *
+ * ioredis reconnects by itself and queues commands while it does, so the store resumes
+ * after a Redis restart without a restart of ours.
+ */
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { DelayQError } from '../../core/errors.js';
+
+export type RedisClient = Redis | Cluster;
+
+export interface ParsedUrl {
+  readonly cluster: boolean;
+  readonly nodes: readonly { host: string; port: number }[];
+  readonly options: RedisOptions;
+}
+
+export function parseRedisUrl(url: string): ParsedUrl {
+  const invalid = (why: string): DelayQError => new DelayQError('INVALID_STORE_URL', `store "${url}": ${why}`);
+  if (url.startsWith('redis+cluster://')) {
+    const rest = url.slice('redis+cluster://'.length);
+    const at = rest.lastIndexOf('@');
+    const auth = at >= 0 ? rest.slice(0, at) : '';
+    const hosts = (at >= 0 ? rest.slice(at + 1) : rest).replace(/\/.*$/, '');
+    const nodes = hosts.split(',').filter((h) => h.length > 0).map((h) => hostPort(h, invalid));
+    if (nodes.length === 0) throw invalid('give at least one host:port');
+    const [user, password] = auth.includes(':') ? auth.split(':', 2) : ['', auth];
+    const options: RedisOptions = {};
+    if (user) options.username = decodeURIComponent(user);
+    if (password) options.password = decodeURIComponent(password);
+    return { cluster: true, nodes, options };
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalid('not a URL; use redis://host:port[/db]');
+  }
+  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : 0;
+  if (!Number.isInteger(db) || db < 0) throw invalid('the database must be a number, e.g. redis://localhost:6379/0');
+  const options: RedisOptions = { db };
+  if (parsed.username) options.username = decodeURIComponent(parsed.username);
+  if (parsed.password) options.password = decodeURIComponent(parsed.password);
+  if (parsed.protocol === 'rediss:') options.tls = {};
+  return { cluster: false, nodes: [{ host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) }], options };
+}
+
+function hostPort(text: string, invalid: (why: string) => DelayQError): { host: string; port: number } {
+  const colon = text.lastIndexOf(':');
+  const host = colon > 0 ? text.slice(0, colon) : text;
+  const port = colon > 0 ? Number(text.slice(colon + 1)) : 6379;
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw invalid(`bad port in "${text}"`);
+  return { host, port };
+}
+
+const COMMON: RedisOptions = {
+  // Several concurrent callers' commands go out in one write: the main throughput lever.
+  enableAutoPipelining: true,
+  // A call fails (and the caller retries) instead of hanging through a long outage.
+  maxRetriesPerRequest: 20,
+};
+
+/** A new connection to what `url` names (the store opens one for commands, one for pub/sub). */
+export function connect(url: ParsedUrl): RedisClient {
+  const options: RedisOptions = { ...COMMON, ...url.options };
+  if (url.cluster) return new Cluster([...url.nodes], { redisOptions: options, enableAutoPipelining: true });
+  const node = url.nodes[0]!;
+  return new Redis({ ...options, host: node.host, port: node.port });
+}
+
+/** The Redis instances that hold data: every master of a cluster, or the one server. */
+export function dataNodes(client: RedisClient): Redis[] {
+  return client instanceof Cluster ? client.nodes('master') : [client];
+}
+
+/**
+ * Refuses a Redis that may evict keys: an evicted task body or index entry is a task lost
+ * or delivered twice, silently. INFO (not CONFIG GET) because managed Redis often renames CONFIG.
+ */
+export async function assertNoEviction(client: RedisClient): Promise<void> {
+  for (const node of dataNodes(client)) {
+    const info = await node.info('memory');
+    const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'unknown';
+    if (policy !== 'noeviction')
+      throw new DelayQError(
+        'STORE_INCOMPATIBLE',
+        `Redis ${node.options.host ?? ''}:${node.options.port ?? ''} has maxmemory-policy ${policy}: it may evict keys and so lose tasks; ` +
+          'delayq needs maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, or in redis.conf)',
+        { policy },
+      );
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Every Redis key and channel of the store, built here and nowhere else.
+ *
+ * A namespace (the `prefix`) is split into N shards. All keys of one shard share one hash
+ * tag, so every script runs on one shard's keys in one slot; different shards have
+ * different tags, so a Redis Cluster spreads one queue over all its masters. The tags are
+ * chosen so that shard i's slot falls in the i-th of N equal slices of the 16384 slots:
+ * `redis-cli --cluster create` hands each master a contiguous, equal slice, so the shards
+ * spread evenly instead of by luck of the hash.
+ *
+ *   <prefix>:{<prefix>/<i>/<k>}:pool       HASH  id -> packed task body (codec.ts)
+ *   <prefix>:{...}:delayed                 ZSET  pending tasks, score runAt, member seq7|id
+ *   <prefix>:{...}:reserved                ZSET  reservations, score reservedUntil, member seq7|id
+ *   <prefix>:{...}:dead                    ZSET  dead tasks, score updatedAt, member id
+ *   <prefix>:{...}:done                    ZSET  completed + cancelled, score updatedAt, member id (purge)
+ *   <prefix>:{...}:counts                  HASH  <state char><topic> -> count (stats in O(topics))
+ *   <prefix>:{...}:lease                   STRING owner token of the shard (multi-process)
+ *   <prefix>:{...}:fence                   STRING fencing counter of the lease
+ *   <prefix>:{...}:ready:<topic>           LIST  due ids waiting for any process's consumers
+ *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
+ */
+import { keySlot } from './slot.js';
+
+export const SLOTS = 16384;
+
+/** The one place a hash tag is written. */
+function hashTag(prefix: string, name: string): string {
+  return `${prefix}:{${prefix}/${name}}`;
+}
+
+/** The tag name of shard i: the first salt k whose slot lies in the shard's slice. */
+function shardTagName(prefix: string, shard: number, shards: number): string {
+  const low = Math.floor((shard * SLOTS) / shards);
+  const high = Math.floor(((shard + 1) * SLOTS) / shards);
+  for (let k = 0; ; k++) {
+    const name = `${shard}/${k}`;
+    const slot = keySlot(hashTag(prefix, name));
+    if (slot >= low && slot < high) return name;
+  }
+}
+
+export interface ShardKeys {
+  readonly index: number;
+  readonly pool: string;
+  readonly delayed: string;
+  readonly reserved: string;
+  readonly dead: string;
+  readonly done: string;
+  readonly counts: string;
+  readonly lease: string;
+  readonly fence: string;
+  /** The ready list of one topic (shared dispatch). */
+  ready(topic: string): string;
+  /** The prefix of every ready list of this shard (scripts append the topic). */
+  readonly readyPrefix: string;
+  /** Pub/sub: timers scheduled into this shard's near window, for its owner. */
+  readonly timerChannel: string;
+}
+
+export interface Keyspace {
+  readonly prefix: string;
+  readonly meta: string;
+  readonly shards: readonly ShardKeys[];
+  /** Pub/sub: "shard:count" when tasks of `topic` became ready (wakes consumers anywhere). */
+  readyChannel(topic: string): string;
+}
+
+export function buildKeyspace(prefix: string, shards: number): Keyspace {
+  const shardKeys = Array.from({ length: shards }, (_, index): ShardKeys => {
+    const base = hashTag(prefix, shardTagName(prefix, index, shards));
+    return {
+      index,
+      pool: `${base}:pool`,
+      delayed: `${base}:delayed`,
+      reserved: `${base}:reserved`,
+      dead: `${base}:dead`,
+      done: `${base}:done`,
+      counts: `${base}:counts`,
+      lease: `${base}:lease`,
+      fence: `${base}:fence`,
+      readyPrefix: `${base}:ready:`,
+      ready: (topic) => `${base}:ready:${topic}`,
+      timerChannel: `${base}:timers`,
+    };
+  });
+  return {
+    prefix,
+    meta: `${hashTag(prefix, 'meta')}:meta`,
+    shards: shardKeys,
+    readyChannel: (topic) => `${prefix}:ready:${topic}`,
+  };
+}

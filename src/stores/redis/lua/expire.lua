@@ -1,0 +1,11 @@
+-- expire: the reservation named by the receipt ran out (reservedUntil <= now): -> dead when
+-- out of attempts, else pending at now.
+-- KEYS: standard (pool, delayed, reserved, dead, done, counts)
+-- ARGV[1] now, ARGV[2] id, ARGV[3] receipt
+-- Returns: { 'retrying', runAt, seq, topic } | { 'dead' } | { 'not_found' } | { 'stale' }
+-- @include codec
+local now, id, receipt = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local t = load(id)
+if not t then return { 'not_found' } end
+if t.s ~= 'r' or t.receipt ~= receipt or t.reservedUntil > now then return { 'stale' } end
+return settleFailure(t, id, now, now, 'reservation expired (ttr)')

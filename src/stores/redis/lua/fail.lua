@@ -1,0 +1,22 @@
+-- fail: a failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
+-- else -> pending at now + (delayMs or the task's backoff, as src/core/task/backoff.ts).
+-- KEYS: standard (pool, delayed, reserved, dead, done, counts)
+-- ARGV[1] now, ARGV[2] id, ARGV[3] receipt, ARGV[4] delayMs ('' = backoff), ARGV[5] random in [0,1),
+-- ARGV[6] '1' when an error text follows, ARGV[7] error text
+-- Returns: { 'retrying', runAt, seq, topic } | { 'dead' } | { 'not_found' } | { 'stale' }
+-- @include codec
+local now, id, receipt = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+local t = load(id)
+if not t then return { 'not_found' } end
+if t.s ~= 'r' or t.receipt ~= receipt then return { 'stale' } end
+local delay = tonumber(ARGV[4])
+if delay == nil then
+  local parts = {}
+  for part in string.gmatch(t.backoff, '[^:]+') do table.insert(parts, tonumber(part)) end
+  local base, factor, maxMs, jitter = parts[1], parts[2], parts[3], parts[4]
+  local raw = math.min(maxMs, base * math.pow(factor, math.max(0, t.attempts - 1)))
+  delay = math.floor(raw * (1 - jitter) + raw * jitter * tonumber(ARGV[5]) + 0.5)
+end
+local err = nil
+if ARGV[6] == '1' then err = ARGV[7] end
+return settleFailure(t, id, now, now + delay, err)

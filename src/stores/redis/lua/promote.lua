@@ -1,0 +1,26 @@
+-- promote: moves due pending tasks into the shared ready list of their topic, so that
+-- consumers in any process can take them. Only the shard's lease holder may promote (the
+-- lease value is the fencing token). A promoted task stays pending and stays in `delayed`
+-- (loadDue still reports it; a new owner re-promotes it): take.lua claims it at most once.
+-- KEYS[1] pool, KEYS[2] lease, KEYS[3..] ready lists (one per topic in this call)
+-- ARGV[1] lease value, ARGV[2] now, then pairs: id, index of its ready list in KEYS
+-- Returns: { 1, pushed per ready list... } or { 0 } when the lease is not ours.
+-- @include codec
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return { 0 } end
+local now = tonumber(ARGV[2])
+local pushed = {}
+for k = 3, #KEYS do pushed[k] = 0 end
+for i = 3, #ARGV, 2 do
+  local id, k = ARGV[i], tonumber(ARGV[i + 1])
+  local body = redis.call('HGET', KEYS[1], id)
+  if body then
+    local t = decode(body)
+    if t.s == 'p' and t.runAt <= now then
+      redis.call('RPUSH', KEYS[k], id)
+      pushed[k] = pushed[k] + 1
+    end
+  end
+end
+local out = { 1 }
+for k = 3, #KEYS do table.insert(out, pushed[k]) end
+return out

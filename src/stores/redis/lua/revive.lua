@@ -1,0 +1,14 @@
+-- revive: dead -> pending at runAt, attempts reset to 0.
+-- KEYS: standard (pool, delayed, reserved, dead, done, counts)
+-- ARGV[1] now, ARGV[2] id, ARGV[3] runAt
+-- Returns: { 'revived', runAt, seq, topic } | { 'not_found' } | { 'not_dead' }
+-- @include codec
+local now, id, runAt = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
+local t = load(id)
+if not t then return { 'not_found' } end
+if t.s ~= 'd' then return { 'not_dead' } end
+leave(t, id, now)
+t.attempts = 0
+t.runAt = runAt
+save(t, id, 'p')
+return { 'revived', t.runAt, t.seq, t.topic }

@@ -1,0 +1,25 @@
+-- take: pops up to `max` ids from a topic's ready list and claims each that is still
+-- pending and due (as claim.lua); stale ids (cancelled, rescheduled, taken) are dropped.
+-- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list
+-- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000)
+-- Returns: { ids left in the list, then id, body per claimed task }
+-- @include codec
+local now = tonumber(ARGV[1])
+local ttr = tonumber(ARGV[2])
+local max = tonumber(ARGV[4])
+local out = { 0 }
+local claimed, popped = 0, 0
+-- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
+while claimed < max and popped < max * 4 do
+  local id = redis.call('LPOP', KEYS[7])
+  if not id then break end
+  popped = popped + 1
+  local t = load(id)
+  if t and t.s == 'p' and t.runAt <= now then
+    claimed = claimed + 1
+    table.insert(out, id)
+    table.insert(out, reserve(t, id, now, ttr, ARGV[3] .. b36(popped)))
+  end
+end
+out[1] = redis.call('LLEN', KEYS[7])
+return out

@@ -1,0 +1,341 @@
+/**
+ * The Redis store: the task state machine of src/core/task/lifecycle.ts as one Lua script
+ * per operation over N shards of one namespace (keys.ts has the data model).
+ *
+ * Operations on one task go to the shard of its id (router.ts). Batch operations group by
+ * shard and run one script per shard in parallel, so a batch is atomic per shard (a
+ * failed call may have created the tasks of some shards; retrying it is safe because
+ * schedule is create-if-absent by id). loadDue merges the shards (due-merge.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { DelayQError } from '../../core/errors.js';
+import type {
+  AckOutcome,
+  CancelOutcome,
+  DueCursor,
+  FailOptions,
+  FailOutcome,
+  ListFilter,
+  RescheduleOutcome,
+  ReviveOutcome,
+  ScheduleOutcome,
+  StoreStats,
+  TaskStore,
+} from '../../core/ports.js';
+import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { decodeTask, encodeBackoff, stateOfChar } from './codec.js';
+import {
+  ackScript,
+  cancelScript,
+  claimScript,
+  expireScript,
+  failScript,
+  loadDueScript,
+  purgeScript,
+  rescheduleScript,
+  reviveScript,
+  scheduleScript,
+  type DueEntry,
+  type MoveReply,
+  type ScheduleArgs,
+} from './commands.js';
+import type { RedisClient } from './connection.js';
+import { mergeDue } from './due-merge.js';
+import type { Keyspace, ShardKeys } from './keys.js';
+import { groupByShard, shardOf } from './router.js';
+
+/** Most tasks or ids per script call: keeps each call short (Redis runs one script at a time). */
+export const MAX_SCRIPT_BATCH = 500;
+const MAX_LOAD_PAGE = 2_000;
+
+export interface RedisStoreConfig {
+  readonly client: RedisClient;
+  readonly keys: Keyspace;
+  readonly description: string;
+  readonly horizonMs: number;
+  /** Extra teardown (the subscriber connection, the lease keeper). */
+  readonly onClose?: () => Promise<void>;
+}
+
+export class RedisStore implements TaskStore {
+  readonly description: string;
+  readonly horizonMs: number;
+  protected readonly client: RedisClient;
+  protected readonly keys: Keyspace;
+  protected readonly shardCount: number;
+  private closed = false;
+  private readonly onClose: (() => Promise<void>) | undefined;
+
+  constructor(config: RedisStoreConfig) {
+    this.client = config.client;
+    this.keys = config.keys;
+    this.description = config.description;
+    this.horizonMs = config.horizonMs;
+    this.shardCount = config.keys.shards.length;
+    this.onClose = config.onClose;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Producers
+
+  async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    this.assertOpen();
+    if (tasks.length === 0) return [];
+    // One global counter: seqs follow input order across shards, so ties sort by insertion.
+    const last = Number(await this.client.hincrby(this.keys.meta, 'seq', tasks.length));
+    const first = last - tasks.length + 1;
+    const args = tasks.map(
+      (t, i): ScheduleArgs => ({
+        id: t.id,
+        topic: t.topic,
+        payload: t.payload,
+        runAt: t.runAt,
+        maxAttempts: t.maxAttempts,
+        ttrMs: t.ttrMs,
+        backoff: encodeBackoff(t.backoff),
+        seq: first + i,
+      }),
+    );
+    const indexed = args.map((arg, index) => ({ arg, index }));
+    const outcomes: ScheduleOutcome[] = new Array<ScheduleOutcome>(tasks.length);
+    await Promise.all(
+      [...groupByShard(indexed, (x) => x.arg.id, this.shardCount)].map(async ([shard, group]) => {
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
+          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
+          const replies = await scheduleScript(this.client, this.shard(shard), now, slice.map((x) => x.arg));
+          slice.forEach(({ arg, index }, i) => {
+            const reply = replies[i]!;
+            const ref: TimerRef | null = reply.created
+              ? { id: arg.id, topic: arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null }
+              : null;
+            outcomes[index] = { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
+          });
+        }
+      }),
+    );
+    this.afterSchedule(outcomes, now);
+    return outcomes;
+  }
+
+  async cancel(id: string, now: number): Promise<CancelOutcome> {
+    this.assertOpen();
+    return (await cancelScript(this.client, this.shardOfId(id), now, id)) as CancelOutcome;
+  }
+
+  async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
+    this.assertOpen();
+    const reply = await rescheduleScript(this.client, this.shardOfId(id), now, id, runAt);
+    if (reply.status !== 'rescheduled') return { status: reply.status as 'not_found' | 'not_pending' };
+    const ref = runRef(id, reply);
+    this.afterMove(ref, now);
+    return { status: 'rescheduled', ref };
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Timers
+
+  async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
+    this.assertOpen();
+    const entries = await mergeDue(this.loadableShards(), after, limit, (shard, from, size) =>
+      loadDueScript(this.client, this.shard(shard), until, from, Math.min(size, MAX_LOAD_PAGE)),
+    );
+    return entries.map(toRef);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Consumers
+
+  async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
+    this.assertOpen();
+    if (ids.length === 0) return [];
+    const nonce = makeNonce();
+    const claimed = new Map<string, TaskRecord>();
+    await Promise.all(
+      [...groupByShard(ids, (id) => id, this.shardCount)].map(async ([shard, group]) => {
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
+          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
+          // The nonce differs per shard and slice: receipts stay unique within the call.
+          const pairs = await claimScript(this.client, this.shard(shard), now, slice, ttrMs, `${nonce}${shard.toString(36)}.${from.toString(36)}.`);
+          for (const [id, body] of pairs) claimed.set(id, decodeTask(id, body).record);
+        }
+      }),
+    );
+    const out: TaskRecord[] = [];
+    for (const id of ids) {
+      const record = claimed.get(id);
+      if (record) {
+        out.push(record);
+        claimed.delete(id);
+      }
+    }
+    return out;
+  }
+
+  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+    this.assertOpen();
+    return (await ackScript(this.client, this.shardOfId(id), now, id, receipt)) as AckOutcome;
+  }
+
+  async fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
+    this.assertOpen();
+    const reply = await failScript(this.client, this.shardOfId(id), now, id, receipt, {
+      delayMs: options.delayMs,
+      random: options.random,
+      error: options.error ?? null,
+    });
+    return this.failOutcome(id, reply, now);
+  }
+
+  async expire(id: string, receipt: string, now: number): Promise<FailOutcome> {
+    this.assertOpen();
+    return this.failOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Inspection
+
+  async get(id: string): Promise<TaskRecord | null> {
+    this.assertOpen();
+    const body = await this.call(() => this.client.hget(this.shardOfId(id).pool, id));
+    return body === null ? null : decodeTask(id, body).record;
+  }
+
+  /**
+   * Scans every shard's pool (HSCAN, 1,000 a step) and keeps the first `limit` matches in
+   * id order. O(tasks): an operator's tool, not a hot path.
+   */
+  async list(filter: ListFilter): Promise<TaskRecord[]> {
+    this.assertOpen();
+    let best: TaskRecord[] = [];
+    const consider = (record: TaskRecord): void => {
+      if (filter.afterId !== undefined && record.id <= filter.afterId) return;
+      if (filter.topic !== undefined && record.topic !== filter.topic) return;
+      if (filter.state !== undefined && record.state !== filter.state) return;
+      best.push(record);
+      if (best.length > filter.limit * 2 + 1_000) best = sortById(best).slice(0, filter.limit);
+    };
+    for (const shard of this.keys.shards) {
+      let cursor = '0';
+      do {
+        const [next, flat] = await this.call(() => this.client.hscan(shard.pool, cursor, 'COUNT', 1_000));
+        for (let i = 0; i + 1 < flat.length; i += 2) consider(decodeTask(flat[i]!, flat[i + 1]!).record);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+    return sortById(best).slice(0, filter.limit);
+  }
+
+  async stats(): Promise<StoreStats> {
+    this.assertOpen();
+    const byState = Object.fromEntries(TASK_STATES.map((s) => [s, 0])) as Record<TaskState, number>;
+    const byTopic: Record<string, Partial<Record<TaskState, number>>> = {};
+    const all = await Promise.all(this.keys.shards.map((shard) => this.call(() => this.client.hgetall(shard.counts))));
+    for (const counts of all) {
+      for (const [field, value] of Object.entries(counts)) {
+        const state = stateOfChar(field.charAt(0));
+        const n = Number(value);
+        if (state === undefined || n === 0) continue;
+        const topic = field.slice(1);
+        byState[state] += n;
+        const topicCounts = (byTopic[topic] ??= {});
+        topicCounts[state] = (topicCounts[state] ?? 0) + n;
+      }
+    }
+    return { byState, byTopic };
+  }
+
+  async revive(id: string, runAt: number, now: number): Promise<ReviveOutcome> {
+    this.assertOpen();
+    const reply = await reviveScript(this.client, this.shardOfId(id), now, id, runAt);
+    if (reply.status !== 'revived') return { status: reply.status as 'not_found' | 'not_dead' };
+    const ref = runRef(id, reply);
+    this.afterMove(ref, now);
+    return { status: 'revived', ref };
+  }
+
+  async purge(before: number, limit: number): Promise<number> {
+    this.assertOpen();
+    let deleted = 0;
+    for (const shard of this.keys.shards) {
+      while (deleted < limit) {
+        const step = Math.min(1_000, limit - deleted);
+        const n = await purgeScript(this.client, shard, before, step);
+        deleted += n;
+        if (n < step) break;
+      }
+    }
+    return deleted;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.onClose?.();
+    await this.client.quit().catch(() => this.client.disconnect());
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Hooks for the multi-process store (shared-store.ts); a single process owns every shard.
+
+  /** The shards whose timers this process keeps. */
+  protected loadableShards(): number[] {
+    return this.keys.shards.map((s) => s.index);
+  }
+
+  protected afterSchedule(_outcomes: readonly ScheduleOutcome[], _now: number): void {}
+
+  protected afterMove(_ref: TimerRef, _now: number): void {}
+
+  // ---------------------------------------------------------------------------------
+
+  protected shard(index: number): ShardKeys {
+    return this.keys.shards[index]!;
+  }
+
+  protected shardOfId(id: string): ShardKeys {
+    return this.shard(shardOf(id, this.shardCount));
+  }
+
+  protected assertOpen(): void {
+    if (this.closed) throw new DelayQError('QUEUE_CLOSED', `the redis store (${this.description}) is closed`);
+  }
+
+  protected get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Plain (non-script) commands: Redis errors become STORE_UNAVAILABLE. */
+  protected async call<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new DelayQError('STORE_UNAVAILABLE', `redis: ${message}`, {}, { cause: error });
+    }
+  }
+
+  private failOutcome(id: string, reply: MoveReply, now: number): FailOutcome {
+    if (reply.status === 'retrying') {
+      const ref = runRef(id, reply);
+      this.afterMove(ref, now);
+      return { status: 'retrying', ref };
+    }
+    return { status: reply.status as 'dead' | 'not_found' | 'stale' };
+  }
+}
+
+function runRef(id: string, reply: MoveReply): TimerRef {
+  return { id, topic: reply.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null };
+}
+
+function toRef(entry: DueEntry): TimerRef {
+  return { id: entry.id, topic: entry.topic, kind: entry.kind, dueAt: entry.dueAt, seq: entry.seq, receipt: entry.receipt };
+}
+
+function sortById(records: TaskRecord[]): TaskRecord[] {
+  return records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+function makeNonce(): string {
+  return randomBytes(6).toString('base64url');
+}

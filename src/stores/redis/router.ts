@@ -1,0 +1,25 @@
+/**
+ * Task id -> shard: FNV-1a (32 bit) of the id, mod the shard count. Stable across
+ * processes and versions (changing it would strand every stored task), so get, cancel and
+ * ack by id go straight to one shard.
+ */
+export function shardOf(id: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
+
+/** Groups items by the shard of their id, keeping input order within each group. */
+export function groupByShard<T>(items: readonly T[], idOf: (item: T) => string, shards: number): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const shard = shardOf(idOf(item), shards);
+    let group = groups.get(shard);
+    if (!group) groups.set(shard, (group = []));
+    group.push(item);
+  }
+  return groups;
+}

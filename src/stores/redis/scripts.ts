@@ -1,0 +1,60 @@
+/**
+ * Loads the Lua scripts: one file per operation under ./lua, each with `-- @include name`
+ * lines that are replaced by ./lua/includes/<name>.lua (once per script), so shared helpers
+ * are written once and every script Redis sees is self-contained.
+ *
+ * The files are read relative to this module, so the same code works from src under tsx
+ * and from dist once the build copies src/stores/redis/lua to dist/stores/redis/lua.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+export interface LuaScript {
+  readonly name: string;
+  readonly source: string;
+  readonly sha: string;
+}
+
+const LUA_DIR = new URL('./lua/', import.meta.url);
+const INCLUDE = /^--\s*@include\s+([a-z0-9-]+)\s*$/gm;
+
+export function resolveIncludes(source: string, readInclude: (name: string) => string): string {
+  const seen = new Set<string>();
+  return source.replace(INCLUDE, (_line, name: string) => {
+    if (seen.has(name)) return '';
+    seen.add(name);
+    return `-- begin include ${name}\n${readInclude(name)}\n-- end include ${name}`;
+  });
+}
+
+export function loadScript(name: string): LuaScript {
+  const raw = readFileSync(new URL(`${name}.lua`, LUA_DIR), 'utf8');
+  const source = resolveIncludes(raw, (include) => readFileSync(new URL(`includes/${include}.lua`, LUA_DIR), 'utf8'));
+  return { name, source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+export const SCRIPT_NAMES = [
+  'schedule',
+  'cancel',
+  'reschedule',
+  'claim',
+  'ack',
+  'fail',
+  'expire',
+  'revive',
+  'purge',
+  'load-due',
+  'promote',
+  'take',
+  'lease-acquire',
+  'lease-renew',
+  'lease-release',
+] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+let cache: ReadonlyMap<ScriptName, LuaScript> | null = null;
+
+export function scripts(): ReadonlyMap<ScriptName, LuaScript> {
+  cache ??= new Map(SCRIPT_NAMES.map((name) => [name, loadScript(name)]));
+  return cache;
+}

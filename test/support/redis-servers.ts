@@ -1,0 +1,143 @@
+/**
+ * Starts throwaway redis-server processes for tests and benchmarks: free ports, their own
+ * temp data directories, stopped by PID (never by name; the machine's own Redis on 6379
+ * is never touched). Without the binaries the Redis tests skip, unless CI=true.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+function findBinary(name: string): string | null {
+  for (const dir of (process.env['PATH'] ?? '').split(':').concat(['/usr/bin', '/usr/local/bin'])) {
+    const path = join(dir, name);
+    if (dir && existsSync(path)) return path;
+  }
+  return null;
+}
+
+export const REDIS_SERVER = findBinary('redis-server');
+export const REDIS_CLI = findBinary('redis-cli');
+
+/** A skip reason for node:test (`{ skip }`), or false when Redis tests can run. Throws under CI. */
+export function redisSkip(): string | false {
+  if (REDIS_SERVER && REDIS_CLI) return false;
+  const message = 'redis-server / redis-cli not found: Redis tests skipped (install redis-server to run them)';
+  if (process.env['CI'] === 'true') throw new Error(`${message}; under CI=true they must run`);
+  console.log(`# ${message}`);
+  return message;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface RedisServerOptions {
+  readonly appendonly?: boolean;
+  readonly cluster?: boolean;
+  readonly maxmemoryPolicy?: string;
+  /** Reuse a data dir (a restart). */
+  readonly dir?: string;
+  readonly port?: number;
+  readonly extraArgs?: readonly string[];
+}
+
+export interface RedisServer {
+  readonly port: number;
+  readonly dir: string;
+  readonly url: string;
+  readonly pid: number;
+  /** SIGTERM (Redis saves/flushes), then waits for the exit. */
+  stop(): Promise<void>;
+  /** SIGKILL: a crash. */
+  kill(): Promise<void>;
+  /** Removes the data dir (after stop). */
+  remove(): void;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export function cli(port: number, ...args: string[]): string {
+  const result = spawnSync(REDIS_CLI ?? 'redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' });
+  return `${result.stdout}${result.stderr}`;
+}
+
+export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'delayq-redis-'));
+  const args = [
+    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--daemonize', 'no',
+    '--protected-mode', 'no', '--maxmemory-policy', options.maxmemoryPolicy ?? 'noeviction', '--loglevel', 'warning',
+    '--appendonly', options.appendonly ? 'yes' : 'no', '--appendfsync', 'always',
+  ];
+  if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '2000');
+  args.push(...(options.extraArgs ?? []));
+  const child = spawn(REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 10_000;
+  while (!cli(port, 'PING').includes('PONG')) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server on port ${port} did not start`);
+    await sleep(20);
+  }
+  // AOF loading: PING answers LOADING until the data is back.
+  while (cli(port, 'INFO', 'persistence').includes('loading:1')) await sleep(20);
+  return {
+    port,
+    dir,
+    url: `redis://127.0.0.1:${port}`,
+    pid: child.pid ?? -1,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited(child);
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited(child);
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface RedisCluster {
+  readonly servers: readonly RedisServer[];
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** N masters, no replicas, slots split evenly by `redis-cli --cluster create`. */
+export async function startCluster(masters = 3): Promise<RedisCluster> {
+  const servers = await Promise.all(Array.from({ length: masters }, () => startRedis({ cluster: true })));
+  const nodes = servers.map((s) => `127.0.0.1:${s.port}`);
+  const created = spawnSync(REDIS_CLI ?? 'redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+    encoding: 'utf8',
+  });
+  if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
+  const deadline = Date.now() + 20_000;
+  while (!servers.every((s) => cli(s.port, 'CLUSTER', 'INFO').includes('cluster_state:ok'))) {
+    if (Date.now() > deadline) throw new Error('the cluster did not reach cluster_state:ok');
+    await sleep(50);
+  }
+  return {
+    servers,
+    url: `redis+cluster://${nodes.join(',')}`,
+    async stop() {
+      await Promise.all(servers.map((s) => s.stop()));
+      for (const s of servers) s.remove();
+    },
+  };
+}
