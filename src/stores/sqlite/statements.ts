@@ -7,7 +7,6 @@ import type Database from 'better-sqlite3';
 import type { TaskState } from '../../core/task/model.js';
 import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskRow } from './rows.js';
 
-export type Statements = ReturnType<typeof prepareStatements>;
 
 export interface InsertParams {
   readonly id: string;
@@ -23,7 +22,30 @@ export interface InsertParams {
   readonly payload: string;
 }
 
-export function prepareStatements(db: Database.Database) {
+// Spelled out: declaration emit cannot name the inferred better-sqlite3 statement types.
+type Stmt<P extends unknown[], R = never> = Database.Statement<P, R>;
+
+export interface Statements {
+  readonly insert: Stmt<[InsertParams], never>;
+  readonly runAtOf: Stmt<[string], { run_at: number }>;
+  readonly control: Stmt<[string], ControlRow>;
+  readonly full: Stmt<[string], TaskRow>;
+  readonly reschedule: Stmt<[number, number, number, number], never>;
+  readonly cancel: Stmt<[number, number], never>;
+  readonly claim: Stmt<[number, string, number, number, number, number], never>;
+  readonly ack: Stmt<[number, number], never>;
+  readonly retry: Stmt<[number, number, string | null, number, number], never>;
+  readonly bury: Stmt<[string | null, number, number], never>;
+  readonly revive: Stmt<[number, number, number, number], never>;
+  readonly dueFirst: Stmt<[number, number], DueRow>;
+  readonly dueAfter: Stmt<[number, number, number, number], DueRow>;
+  readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
+  readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
+  readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
+  readonly addCount: Stmt<[string, string, number], never>;
+}
+
+export function prepareStatements(db: Database.Database): Statements {
   return {
     insert: db.prepare<[InsertParams], never>(
       `INSERT INTO tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms,
