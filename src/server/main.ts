@@ -6,6 +6,7 @@
  *
  * Run through the CLI (`delayq serve`, `npm start`) or directly: `tsx src/server/main.ts --port 0`.
  */
+import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
@@ -13,6 +14,9 @@ import { pino, type Logger } from 'pino';
 import { DelayQueue } from '../engine/delay-queue.js';
 import { buildApp } from './app.js';
 import { ConfigError, SETTINGS, isLoopback, kebab, parseServerConfig, type ServerConfig, type ServerFlags } from './config.js';
+
+/** The serve settings, for the CLI (which may import only this module of the server). */
+export { SETTINGS, kebab } from './config.js';
 
 export interface RunningServer {
   /** Where it listens, e.g. http://127.0.0.1:7420 (the real port when asked for port 0). */
@@ -114,11 +118,11 @@ function parseDirectFlags(argv: string[]): ServerFlags {
   );
   const { values } = parseArgs({ args: argv, options, strict: true });
   return Object.fromEntries(
-    Object.values(SETTINGS).map((s) => [s.flag, values[kebab(s.flag)] as string | boolean | undefined]),
+    Object.values(SETTINGS).map((s) => [s.flag, values[kebab(s.flag)]]),
   );
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {
   let flags: ServerFlags;
   try {
     flags = parseDirectFlags(process.argv.slice(2));

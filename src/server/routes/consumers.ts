@@ -35,7 +35,7 @@ export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
           ...(ttrMs !== undefined ? { ttrMs } : {}),
           signal: AbortSignal.any([gone.signal, draining]),
         });
-        return { tasks: tasks as DeliveryView[] };
+        return { tasks: tasks };
       } finally {
         if (polls) waiting--;
         gone.dispose();

@@ -9,7 +9,7 @@ export const SERVER_VERSION = '0.1.0';
 export const systemRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, draining }) => {
   const openApi = buildOpenApi(SERVER_VERSION);
 
-  app.get<{ Reply: StatsResponse }>('/v1/stats', async () => (await queue.stats()) as StatsResponse);
+  app.get<{ Reply: StatsResponse }>('/v1/stats', async () => (await queue.stats()));
 
   app.get<{ Reply: HealthResponse }>('/healthz', async (_request, reply) => {
     const closing = draining.aborted || queue.closed;

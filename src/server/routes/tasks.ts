@@ -49,7 +49,7 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
     '/v1/tasks',
     { bodyLimit: singleBodyLimit, schema: { body: scheduleBodySchema, response: { 200: scheduleResponseSchema, 201: scheduleResponseSchema } } },
     async (request, reply) => {
-      const result = await queue.schedule(request.body as ScheduleInput);
+      const result = await queue.schedule(request.body);
       return reply.code(result.created ? 201 : 200).send(result);
     },
   );
@@ -78,13 +78,13 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
       limit: pageSize,
     });
     const last = tasks.at(-1);
-    return { tasks: tasks as TaskView[], next: tasks.length === pageSize && last !== undefined ? last.id : null };
+    return { tasks: tasks, next: tasks.length === pageSize && last !== undefined ? last.id : null };
   });
 
   app.get<{ Params: IdParams; Reply: TaskView }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {
     const task = await queue.get(request.params.id);
     if (task === null) throw notFound(request.params.id);
-    return task as TaskView;
+    return task;
   });
 
   app.delete<{ Params: IdParams; Reply: CancelResponse }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {

@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import { SETTINGS, kebab, runServe } from '../../server/main.js';
+
+/**
+ * serve: runs the server in this process. Flags mirror the DELAYQ_* variables (flags win).
+ * --token is the global option.
+ */
+export function registerServeCommand(program: Command): void {
+  const serve = program.command('serve').description('run the delayq HTTP server (stops gracefully on SIGTERM / SIGINT)');
+  for (const setting of Object.values(SETTINGS)) {
+    if (setting.flag === 'token') continue;
+    const flag = `--${kebab(setting.flag)}`;
+    const isSwitch = setting.flag === 'allowPublic' || setting.flag === 'logRequests';
+    serve.option(isSwitch ? flag : `${flag} <value>`, `${setting.description} [${setting.env}, default ${setting.default}]`);
+  }
+  serve.action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+    const { token } = command.optsWithGlobals<{ token?: string }>();
+    process.exitCode = await runServe({ ...options, token });
+    process.exit();
+  });
+}

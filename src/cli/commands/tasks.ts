@@ -1,0 +1,148 @@
+/** add, get, cancel, touch, ls: one task at a time, through the client. */
+import { InvalidArgumentError, type Command } from 'commander';
+import type { DelayQClient, TaskState, TaskView } from '../../client/index.js';
+import { contextOf, RequestFailed, UsageError } from '../context.js';
+import { parseDuration } from '../duration.js';
+import { formatTime, keyValues, table } from '../output.js';
+
+const STATES: readonly TaskState[] = ['pending', 'reserved', 'completed', 'dead', 'cancelled'];
+
+export function durationArg(value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
+function jsonArg(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    throw new InvalidArgumentError(`not valid JSON: ${value.length > 60 ? `${value.slice(0, 60)}...` : value}`);
+  }
+}
+
+function positiveIntArg(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function stateArg(value: string): TaskState {
+  if (!STATES.includes(value as TaskState)) throw new InvalidArgumentError(`expected one of ${STATES.join(', ')}`);
+  return value as TaskState;
+}
+
+export function describeTask(task: TaskView): string {
+  return keyValues([
+    ['id', task.id],
+    ['topic', task.topic],
+    ['state', task.state],
+    ['runAt', formatTime(task.runAt)],
+    ['attempts', `${task.attempts} of ${task.maxAttempts}`],
+    ['ttr', `${task.ttrMs} ms`],
+    ['reservedUntil', formatTime(task.reservedUntil)],
+    ['lastError', task.lastError ?? '-'],
+    ['created', formatTime(task.createdAt)],
+    ['payload', JSON.stringify(task.payload)],
+  ]);
+}
+
+/** After cancel/reschedule said no: "no such task" or "it is <state>". */
+async function notPending(client: DelayQClient, id: string, what: string): Promise<RequestFailed> {
+  const task = await client.get(id);
+  return task === null
+    ? new RequestFailed('TASK_NOT_FOUND', `task ${id} not found`)
+    : new RequestFailed('TASK_NOT_PENDING', `cannot ${what} task ${id}: it is ${task.state}, not pending`);
+}
+
+interface AddOptions {
+  payload?: unknown;
+  delay?: number;
+  at?: string;
+  id?: string;
+  ttr?: number;
+  maxAttempts?: number;
+}
+
+export function registerTaskCommands(program: Command): void {
+  program
+    .command('add <topic>')
+    .description('schedule a task')
+    .option('--payload <json>', 'payload as JSON', jsonArg)
+    .option('--delay <duration>', 'run after this long (30s, 5m, 48h...)', durationArg)
+    .option('--at <iso>', 'run at this time (ISO 8601, e.g. 2030-01-01T09:00:00Z)')
+    .option('--id <id>', 'task id (idempotency key); generated when absent')
+    .option('--ttr <duration>', 'time to run before redelivery', durationArg)
+    .option('--max-attempts <n>', 'deliveries before the task is dead', positiveIntArg)
+    .action(async (topic: string, options: AddOptions, command: Command) => {
+      if (options.delay !== undefined && options.at !== undefined) throw new UsageError('give --delay or --at, not both');
+      const { client, out } = contextOf(command);
+      const result = await client.schedule({
+        topic,
+        ...(options.payload !== undefined ? { payload: options.payload } : {}),
+        ...(options.delay !== undefined ? { delayMs: options.delay } : {}),
+        ...(options.at !== undefined ? { runAt: options.at } : {}),
+        ...(options.id !== undefined ? { id: options.id } : {}),
+        ...(options.ttr !== undefined ? { ttrMs: options.ttr } : {}),
+        ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+      });
+      out.result(result, () => `${result.created ? 'scheduled' : 'exists (unchanged)'} ${result.id} on ${topic} at ${formatTime(result.runAt)}`);
+    });
+
+  program
+    .command('get <id>')
+    .description('show a task')
+    .action(async (id: string, _options: object, command: Command) => {
+      const { client, out } = contextOf(command);
+      const task = await client.get(id);
+      if (task === null) throw new RequestFailed('TASK_NOT_FOUND', `task ${id} not found`);
+      out.result(task, () => describeTask(task));
+    });
+
+  program
+    .command('cancel <id>')
+    .description('cancel a pending task')
+    .action(async (id: string, _options: object, command: Command) => {
+      const { client, out } = contextOf(command);
+      if (!(await client.cancel(id))) throw await notPending(client, id, 'cancel');
+      out.result({ id, cancelled: true }, () => `cancelled ${id}`);
+    });
+
+  program
+    .command('touch <id>')
+    .description("push a pending task's time back (a keepalive)")
+    .requiredOption('--delay <duration>', 'run this long from now', durationArg)
+    .action(async (id: string, options: { delay: number }, command: Command) => {
+      const { client, out } = contextOf(command);
+      const runAt = Date.now() + options.delay;
+      if (!(await client.reschedule(id, { delayMs: options.delay }))) throw await notPending(client, id, 'touch');
+      out.result({ id, runAt }, () => `${id} now runs at ${formatTime(runAt)}`);
+    });
+
+  program
+    .command('ls')
+    .description('list tasks in id order')
+    .option('--topic <topic>', 'only this topic')
+    .option('--state <state>', `only this state (${STATES.join(', ')})`, stateArg)
+    .option('--limit <n>', 'at most this many (default 100)', positiveIntArg)
+    .option('--after <id>', 'start after this id (paging)')
+    .action(async (options: { topic?: string; state?: TaskState; limit?: number; after?: string }, command: Command) => {
+      const { client, out } = contextOf(command);
+      const tasks = await client.list({
+        ...(options.topic !== undefined ? { topic: options.topic } : {}),
+        ...(options.state !== undefined ? { state: options.state } : {}),
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        ...(options.after !== undefined ? { afterId: options.after } : {}),
+      });
+      out.result(tasks, () =>
+        tasks.length === 0
+          ? 'no tasks'
+          : table(
+              ['ID', 'TOPIC', 'STATE', 'RUN AT', 'ATTEMPTS'],
+              tasks.map((t) => [t.id, t.topic, t.state, formatTime(t.runAt), `${t.attempts}/${t.maxAttempts}`]),
+            ),
+      );
+    });
+}

@@ -1,0 +1,25 @@
+/** The `delayq` command line: every command and the global options, without running it. */
+import { Command, Option } from 'commander';
+import { registerDemoCommand } from './commands/demo.js';
+import { registerImportCommand } from './commands/import.js';
+import { registerServeCommand } from './commands/serve.js';
+import { registerStatsCommand } from './commands/stats.js';
+import { registerTaskCommands } from './commands/tasks.js';
+
+export function buildProgram(): Command {
+  const program = new Command('delayq')
+    .description('delayq: delayed tasks over HTTP (server, and a client for it)')
+    .version('0.1.0')
+    .addOption(new Option('--server <url>', 'the server [DELAYQ_SERVER]').default(undefined, 'http://127.0.0.1:7420'))
+    .option('--token <token>', 'bearer token [DELAYQ_TOKEN]')
+    .option('--json', 'machine output: one JSON document per result')
+    .showHelpAfterError()
+    // Commander throws instead of exiting, so main decides the exit code (2 for usage errors).
+    .exitOverride();
+  registerServeCommand(program);
+  registerTaskCommands(program);
+  registerStatsCommand(program);
+  registerImportCommand(program);
+  registerDemoCommand(program);
+  return program;
+}
