@@ -1,7 +1,7 @@
 /** Consumer routes: reserve (long-poll) on /v1/topics/:topic, ack and nack on /v1/tasks/:id. */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, AckResponse, DeliveryView, NackRequest, NackResponse, ReserveRequest, ReserveResponse } from '../../wire/types.js';
+import type { AckRequest, AckResponse, NackRequest, NackResponse, ReserveRequest, ReserveResponse } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { HttpError } from '../errors.js';
 import { ackBodySchema, idParamsSchema, nackBodySchema, reserveBodySchema, topicParamsSchema } from '../schemas.js';

@@ -1,6 +1,6 @@
 /** Producer and operator routes on /v1/tasks: schedule (one or a batch), list, get, cancel, reschedule. */
 import type { FastifyPluginAsync } from 'fastify';
-import { DEFAULT_LIMITS, resolveRunAt, type Limits, type ScheduleInput } from '../../core/task/validate.js';
+import { DEFAULT_LIMITS, resolveRunAt, type Limits } from '../../core/task/validate.js';
 import type { TaskState } from '../../core/task/model.js';
 import { DelayQError } from '../../core/errors.js';
 import type {
