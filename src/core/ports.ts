@@ -167,3 +167,35 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
   /** Releases connections and files; idempotent. Later calls reject (QUEUE_CLOSED). */
   close(): Promise<void>;
 }
+
+/**
+ * Optional capability of a store that several engine processes share (Redis). Each
+ * process keeps in its wheel only the timers of the store partitions it owns; due tasks go
+ * into shared ready lists instead of the process's own ready queue, so consumers in any
+ * process take them. An engine uses it when the store has it (see `isSharedDispatch`).
+ */
+export interface SharedDispatch {
+  /**
+   * Makes due 'run' timers available to every process's consumers. Refs of tasks no
+   * longer pending and due, or of partitions this process does not own, are ignored (the
+   * owner has them). A rejection means nothing may have been made ready: retry the refs.
+   */
+  promote(refs: readonly TimerRef[], now: number): Promise<void>;
+  /**
+   * Takes up to `max` ready tasks of `topic`, claimed as by `claim` (reserved, new receipt,
+   * reservedUntil = now() + (ttrMs ?? the task's ttrMs)); waits until one is ready or
+   * `signal` aborts (then resolves with []). `now` is read at each claim, not at the call.
+   */
+  reserveShared(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]>;
+  /**
+   * Registers the receiver of timers this process must now keep although it did not
+   * create them: near-window tasks scheduled by other processes into its partitions, the
+   * timers of partitions it takes over, and reservations that ran out in a dead process.
+   */
+  onRemoteTimer(listener: (ref: TimerRef) => void): void;
+}
+
+export function isSharedDispatch(store: TaskStore): store is TaskStore & SharedDispatch {
+  const candidate = store as Partial<SharedDispatch>;
+  return typeof candidate.promote === 'function' && typeof candidate.reserveShared === 'function' && typeof candidate.onRemoteTimer === 'function';
+}

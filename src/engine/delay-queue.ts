@@ -9,7 +9,7 @@
  * due) and why losing every hint in a crash loses no task.
  */
 import { DelayQError } from '../core/errors.js';
-import type { Clock, Logger, StoreStats, TaskStore, TimerToken } from '../core/ports.js';
+import { isSharedDispatch, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
 import { TASK_STATES, toTaskInfo, type Delivery, type TaskInfo, type TaskRecord, type TaskState, type TimerRef } from '../core/task/model.js';
 import {
   DEFAULT_LIMITS,
@@ -114,6 +114,8 @@ export class DelayQueue {
   private readonly driver: TimerDriver;
   private readonly loader: Loader;
   private readonly ready = new ReadyQueue();
+  /** Set when the store is shared by several processes: due tasks go to its ready lists. */
+  private shared: (TaskStore & SharedDispatch) | null = null;
   private readonly workers = new Set<Worker>();
   private readonly lateness = new LatenessRecorder();
   private readonly makeId: () => string;
@@ -148,13 +150,17 @@ export class DelayQueue {
     this.retentionMs = options.retentionMs ?? 7 * 24 * 3600 * 1000;
     this.makeId = createIdGenerator(() => this.clock.now());
     this.driver = new TimerDriver(this.clock, (refs) => this.onDue(refs), options.tickMs ?? 1);
-    this.loader = new Loader(store, this.clock, store.horizonMs, (ref) => this.place(ref), this.ready, this.logger, {
+    this.loader = new Loader(store, this.clock, store.horizonMs, (ref) => this.placeLoaded(ref), this.ready, this.logger, {
       ...DEFAULT_LOADER_OPTIONS,
       ...options.loader,
     });
   }
 
   private start(): void {
+    if (isSharedDispatch(this.store)) {
+      this.shared = this.store;
+      this.shared.onRemoteTimer((ref) => this.place(ref));
+    }
     this.driver.start();
     this.loader.start();
     this.armJanitor();
@@ -382,7 +388,10 @@ export class DelayQueue {
       this.reserveFor(topic, max, AbortSignal.any([signal, this.closeSignal.signal]), ttrMs),
     settle: async (delivery, outcome) => {
       if (outcome.ok) {
-        await this.ack(delivery.id, delivery.receipt);
+        // The hot path: our own delivery needs no validation, and the worker awaits it.
+        const acked = await this.store.ack(delivery.id, delivery.receipt, this.clock.now());
+        if (acked === 'acked') this.driver.remove(delivery.id);
+        else this.logger.warn({ id: delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
         return;
       }
       const error = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
@@ -398,6 +407,7 @@ export class DelayQueue {
    * dropped and the loop goes on, so a stale hint never reaches a consumer.
    */
   private async reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]> {
+    if (this.shared) return this.reserveShared(this.shared, topic, max, signal, ttrMs);
     for (;;) {
       if (this.phase !== 'open') return [];
       const items = this.ready.take(topic, max);
@@ -431,15 +441,42 @@ export class DelayQueue {
   /** Puts a timer where it belongs: the wheel if within the loaded window, the ready queue if due. */
   private place(ref: TimerRef): void {
     if (this.phase === 'closed' || ref.dueAt >= this.loader.loadTarget) return;
-    if (this.driver.holds(ref)) return;
     if (!this.driver.add(ref)) this.onDue([ref]);
   }
 
+  /** A timer read by the loader: its producer may have placed it already (see Loader). */
+  private placeLoaded(ref: TimerRef): void {
+    if (!this.driver.holds(ref)) this.place(ref);
+  }
+
   private onDue(refs: TimerRef[]): void {
+    if (this.shared) {
+      this.promote(this.shared, refs.filter((ref) => ref.kind === 'run'));
+      for (const ref of refs) if (ref.kind === 'ttr') this.expire(ref);
+      return;
+    }
     for (const ref of refs) {
-      if (ref.kind === 'run') this.ready.push(ref.topic, { id: ref.id, dueAt: ref.dueAt });
+      if (ref.kind === 'run') this.ready.push(ref.topic, ref);
       else this.expire(ref);
     }
+  }
+
+  /** Shared store: due tasks go to the store's ready lists (consumers of every process take them). */
+  private promote(shared: SharedDispatch, refs: TimerRef[]): void {
+    if (refs.length === 0 || this.phase !== 'open') return;
+    const promotion = this.track(shared.promote(refs, this.clock.now())).catch((error: unknown) => {
+      this.logger.error({ err: error, count: refs.length }, 'making due tasks ready failed; will retry');
+      if (this.phase === 'open') this.clock.setTimer(() => this.promote(shared, refs), 1_000);
+    });
+    void promotion;
+  }
+
+  /** Shared store: waits on the store's ready lists instead of the in-process ready queue. */
+  private async reserveShared(shared: SharedDispatch, topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]> {
+    if (this.phase !== 'open') return [];
+    const claimed = await this.track(shared.reserveShared(topic, max, () => this.clock.now(), ttrMs, signal));
+    const now = this.clock.now();
+    return claimed.map((record) => this.deliver(record, now));
   }
 
   private expire(ref: TimerRef): void {

@@ -35,20 +35,19 @@ export class Bucket<T> {
     this.count--;
   }
 
-  /** Empties the bucket and returns its entries in insertion order. */
-  drain(): TimerEntry<T>[] {
-    const out: TimerEntry<T>[] = new Array<TimerEntry<T>>(this.count);
-    let i = 0;
-    for (let e = this.head; e !== null; ) {
-      const next = e.next;
-      e.prev = e.next = null;
+  /**
+   * Empties the bucket and returns the head of its list; the entries keep their `next`
+   * links (so the caller can walk them) but no longer belong to a bucket.
+   */
+  detach(): TimerEntry<T> | null {
+    const head = this.head;
+    for (let e = head; e !== null; e = e.next) {
+      e.prev = null;
       e.bucket = null;
-      out[i++] = e;
-      e = next;
     }
     this.head = this.tail = null;
     this.count = 0;
     this.expiration = -1;
-    return out;
+    return head;
   }
 }

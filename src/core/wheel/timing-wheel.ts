@@ -52,8 +52,17 @@ export class TimingWheel<T> implements Timer<T> {
   readonly tickMs: number;
   readonly wheelSize: number;
   private readonly levels: Bucket<T>[][] = [];
+  /** Slot width of each level in ticks: wheelSize^level. */
+  private readonly units: number[] = [];
+  /** First tick beyond each level's span from the current time (cached: it changes only as time moves). */
+  private readonly levelEnds: number[] = [];
   private readonly queue = new BucketQueue<T>();
-  private currentTick: number;
+  /**
+   * Ticks are counted from the wheel's start, so near ticks stay small integers: V8 keeps
+   * them unboxed and its integer modulo is far cheaper than the float one epoch ticks need.
+   */
+  private readonly originTick: number;
+  private currentTick = 0;
   private nextSeq = 0;
   private count = 0;
 
@@ -63,7 +72,8 @@ export class TimingWheel<T> implements Timer<T> {
     if (!Number.isInteger(this.tickMs) || this.tickMs < 1) throw new RangeError('tickMs must be a positive integer');
     if (!Number.isInteger(this.wheelSize) || this.wheelSize < 2) throw new RangeError('wheelSize must be an integer >= 2');
     if (!Number.isFinite(options.startMs)) throw new RangeError('startMs must be finite');
-    this.currentTick = Math.floor(options.startMs / this.tickMs);
+    this.originTick = Math.floor(options.startMs / this.tickMs);
+    this.addLevel();
   }
 
   get size(): number {
@@ -72,12 +82,12 @@ export class TimingWheel<T> implements Timer<T> {
 
   /** The time the wheel was last advanced to, truncated to a tick. */
   get currentTimeMs(): number {
-    return this.currentTick * this.tickMs;
+    return (this.originTick + this.currentTick) * this.tickMs;
   }
 
   add(runAt: number, value: T): TimerHandle<T> | undefined {
     if (!Number.isFinite(runAt)) throw new RangeError(`runAt must be finite, got ${runAt}`);
-    const tick = Math.ceil(runAt / this.tickMs);
+    const tick = Math.ceil(runAt / this.tickMs) - this.originTick;
     if (tick <= this.currentTick) return undefined;
     const entry = new TimerEntry(value, runAt, this.nextSeq++, tick);
     this.place(entry);
@@ -100,28 +110,27 @@ export class TimingWheel<T> implements Timer<T> {
   }
 
   advance(nowMs: number): T[] {
-    const nowTick = Math.floor(nowMs / this.tickMs);
+    const nowTick = Math.floor(nowMs / this.tickMs) - this.originTick;
     if (nowTick <= this.currentTick) return [];
     const due: TimerEntry<T>[] = [];
     for (let bucket = this.queue.peek(); bucket !== undefined && bucket.expiration <= nowTick; bucket = this.queue.peek()) {
       this.queue.pop();
-      this.currentTick = bucket.expiration;
-      const entries = bucket.drain();
-      if (bucket.level === 0) {
-        for (const entry of entries) due.push(entry);
-        this.count -= entries.length;
-      } else {
-        for (const entry of entries) {
-          if (entry.tick <= this.currentTick) {
-            due.push(entry);
-            this.count--;
-          } else {
-            this.place(entry);
-          }
+      this.moveTo(bucket.expiration);
+      const isLeaf = bucket.level === 0;
+      let entry = bucket.detach();
+      while (entry !== null) {
+        const next = entry.next;
+        if (isLeaf || entry.tick <= this.currentTick) {
+          entry.next = null;
+          due.push(entry);
+          this.count--;
+        } else {
+          this.place(entry);
         }
+        entry = next;
       }
     }
-    this.currentTick = nowTick;
+    this.moveTo(nowTick);
     if (!isSorted(due)) due.sort(compareEntries);
     const values = new Array<T>(due.length);
     for (let i = 0; i < due.length; i++) values[i] = due[i]!.value;
@@ -130,20 +139,29 @@ export class TimingWheel<T> implements Timer<T> {
 
   nextDeadline(): number | undefined {
     const bucket = this.queue.peek();
-    return bucket === undefined ? undefined : bucket.expiration * this.tickMs;
+    return bucket === undefined ? undefined : (this.originTick + bucket.expiration) * this.tickMs;
+  }
+
+  private moveTo(tick: number): void {
+    this.currentTick = tick;
+    const size = this.wheelSize;
+    for (let level = 0; level < this.units.length; level++) {
+      const unit = this.units[level]!;
+      this.levelEnds[level] = tick - (tick % unit) + unit * size;
+    }
   }
 
   private place(entry: TimerEntry<T>): void {
-    const size = this.wheelSize;
-    let level = 0;
-    let unit = 1;
+    const tick = entry.tick;
     // The lowest level whose span, from now truncated to its slot width, reaches the tick.
-    while (entry.tick >= this.currentTick - (this.currentTick % unit) + unit * size) {
-      unit *= size;
+    let level = 0;
+    while (tick >= this.levelEnds[level]!) {
       level++;
+      if (level === this.units.length) this.addLevel();
     }
-    const virtualSlot = Math.floor(entry.tick / unit);
-    const bucket = this.bucketAt(level, virtualSlot % size);
+    const unit = this.units[level]!;
+    const virtualSlot = level === 0 ? tick : Math.floor(tick / unit);
+    const bucket = this.levels[level]![virtualSlot % this.wheelSize]!;
     bucket.append(entry);
     if (bucket.expiration < 0) {
       bucket.expiration = virtualSlot * unit;
@@ -151,12 +169,12 @@ export class TimingWheel<T> implements Timer<T> {
     }
   }
 
-  private bucketAt(level: number, slot: number): Bucket<T> {
-    while (this.levels.length <= level) {
-      const l = this.levels.length;
-      this.levels.push(Array.from({ length: this.wheelSize }, () => new Bucket<T>(l)));
-    }
-    return this.levels[level]![slot]!;
+  private addLevel(): void {
+    const level = this.levels.length;
+    const unit = level === 0 ? 1 : this.units[level - 1]! * this.wheelSize;
+    this.units.push(unit);
+    this.levels.push(Array.from({ length: this.wheelSize }, () => new Bucket<T>(level)));
+    this.levelEnds.push(this.currentTick - (this.currentTick % unit) + unit * this.wheelSize);
   }
 }
 

@@ -42,8 +42,15 @@ export class MemoryStore implements TaskStore {
     const outcomes = tasks.map((task): ScheduleOutcome => {
       const existing = this.tasks.get(task.id);
       if (existing) return { id: existing.id, runAt: existing.runAt, created: false, ref: null };
+      // Explicit fields, not a spread: object spread is an order of magnitude slower here.
       const stored: StoredTask = {
-        ...task,
+        id: task.id,
+        topic: task.topic,
+        payload: task.payload,
+        runAt: task.runAt,
+        maxAttempts: task.maxAttempts,
+        ttrMs: task.ttrMs,
+        backoff: task.backoff,
         state: 'pending',
         attempts: 0,
         createdAt: now,
@@ -240,6 +247,20 @@ function ttrRef(task: StoredTask): TimerRef {
 }
 
 function publicRecord(task: StoredTask): TaskRecord {
-  const { seq: _seq, ...record } = task;
-  return record;
+  return {
+    id: task.id,
+    topic: task.topic,
+    payload: task.payload,
+    runAt: task.runAt,
+    state: task.state,
+    attempts: task.attempts,
+    maxAttempts: task.maxAttempts,
+    ttrMs: task.ttrMs,
+    backoff: task.backoff,
+    createdAt: task.createdAt,
+    updatedAt: task.updatedAt,
+    receipt: task.receipt,
+    reservedUntil: task.reservedUntil,
+    lastError: task.lastError,
+  };
 }

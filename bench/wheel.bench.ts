@@ -1,0 +1,364 @@
+/**
+ * npm run bench -- wheel [--timers N] [--due N] [--stress N]
+ *
+ * Side by side in one process: delayq's timing wheel, one setTimeout per task (Node's own
+ * timers), a binary-heap scheduler, and (for the ADR) the seeds' rounds wheel.
+ *   a. insert N timers (delays uniform 1 s .. 24 h): inserts/s, heap bytes per timer
+ *   b. tasks due within a 2 s window delivered to a no-op handler: lateness, fired/s,
+ *      duplicates, losses (delayq through DelayQueue.work on the memory store)
+ *   c. keepalive: N pending keys each pushed back by 30 s once: reschedules/s
+ *   d. (ADR) cost of letting one simulated minute pass with N timers pending
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { TimingWheel } from '../src/core/wheel/timing-wheel.js';
+import { DelayQueue } from '../src/engine/delay-queue.js';
+import { HeapTimer, RoundsWheel } from './baselines.js';
+import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
+
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function arg(args: string[], name: string, fallback: number): number {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+}
+
+function heapUsed(): number {
+  gc?.();
+  gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+function randomDelays(n: number, min: number, max: number): Float64Array {
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = min + Math.floor(Math.random() * (max - min));
+  return out;
+}
+
+interface InsertResult {
+  name: string;
+  insertsPerSec: number;
+  bytesPerTimer: number;
+}
+
+function measureInsert(name: string, n: number, build: () => { keep: unknown; dispose: () => void }): InsertResult {
+  const before = heapUsed();
+  const t = performance.now();
+  const built = build();
+  const seconds = (performance.now() - t) / 1000;
+  const after = heapUsed();
+  built.dispose();
+  return { name, insertsPerSec: n / seconds, bytesPerTimer: (after - before) / n };
+}
+
+async function insertBench(n: number): Promise<Table> {
+  const tasks = Array.from({ length: n }, (_, i) => ({ id: i }));
+  const delays = randomDelays(n, 1_000, 24 * 3600 * 1000);
+  const noop = (): void => undefined;
+  const contenders: [string, () => { keep: unknown; dispose: () => void }][] = [
+    [
+      'timing wheel (delayq)',
+      () => {
+        const start = Date.now();
+        const wheel = new TimingWheel<{ id: number }>({ startMs: start });
+        for (let i = 0; i < n; i++) wheel.add(start + delays[i]!, tasks[i]!);
+        return { keep: wheel, dispose: () => undefined };
+      },
+    ],
+    [
+      'setTimeout per task',
+      () => {
+        const timers = new Array<NodeJS.Timeout>(n);
+        for (let i = 0; i < n; i++) {
+          const task = tasks[i]!;
+          timers[i] = setTimeout(() => noop.call(task), delays[i]);
+        }
+        return { keep: timers, dispose: () => timers.forEach((tm) => clearTimeout(tm)) };
+      },
+    ],
+    [
+      'binary heap',
+      () => {
+        const start = Date.now();
+        const heap = new HeapTimer<{ id: number }>();
+        for (let i = 0; i < n; i++) heap.add(start + delays[i]!, tasks[i]!);
+        return { keep: heap, dispose: () => undefined };
+      },
+    ],
+    [
+      'rounds wheel (seeds, 4096 x 1 ms)',
+      () => {
+        const start = Date.now();
+        const wheel = new RoundsWheel<{ id: number }>(start);
+        for (let i = 0; i < n; i++) wheel.add(start + delays[i]!, tasks[i]!);
+        return { keep: wheel, dispose: () => undefined };
+      },
+    ],
+  ];
+  // Warm-up so that JIT tiers do not decide the ranking.
+  for (const [name, build] of contenders) measureInsert(name, Math.min(n, 100_000), build);
+  await yieldToLoop();
+  const results = contenders.map(([name, build]) => measureInsert(name, n, build));
+  const base = results[1]!;
+  return {
+    title: `a. insert ${n.toLocaleString('en-US')} timers, delays uniform 1 s .. 24 h`,
+    columns: ['scheduler', 'inserts/s', 'x setTimeout', 'heap bytes/timer', 'vs setTimeout'],
+    rows: results.map((r) => [r.name, r.insertsPerSec, `${(r.insertsPerSec / base.insertsPerSec).toFixed(2)}x`, r.bytesPerTimer, `${((r.bytesPerTimer / base.bytesPerTimer) * 100).toFixed(0)}%`]),
+  };
+}
+
+interface DeliveryResult {
+  name: string;
+  count: number;
+  fired: number;
+  duplicates: number;
+  losses: number;
+  early: number;
+  lateness: Float64Array;
+  firedPerSec: number;
+}
+
+/** Tracks handler starts: lateness per task, duplicates, and when the last one ran. */
+class DeliveryLog {
+  readonly seen: Uint8Array;
+  readonly lateness: Float64Array;
+  fired = 0;
+  duplicates = 0;
+  early = 0;
+  firstAt = Number.POSITIVE_INFINITY;
+  lastAt = 0;
+  private done: (() => void) | null = null;
+  readonly finished: Promise<void>;
+
+  constructor(readonly n: number) {
+    this.seen = new Uint8Array(n);
+    this.lateness = new Float64Array(n);
+    this.finished = new Promise<void>((resolve) => (this.done = resolve));
+  }
+
+  record(index: number, runAt: number): void {
+    const now = preciseNow();
+    if (this.seen[index]) {
+      this.duplicates++;
+      return;
+    }
+    this.seen[index] = 1;
+    const late = now - runAt;
+    if (late < 0) this.early++;
+    this.lateness[this.fired++] = late;
+    if (now < this.firstAt) this.firstAt = now;
+    this.lastAt = now;
+    if (this.fired === this.n) this.done?.();
+  }
+
+  result(name: string, windowStart: number): DeliveryResult {
+    const lateness = this.lateness.slice(0, this.fired).sort();
+    return {
+      name,
+      count: this.n,
+      fired: this.fired,
+      duplicates: this.duplicates,
+      losses: this.n - this.fired,
+      early: this.early,
+      lateness,
+      firedPerSec: this.fired / ((this.lastAt - windowStart) / 1000),
+    };
+  }
+}
+
+async function waitOrTimeout(log: DeliveryLog, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([log.finished, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+async function deliverDelayq(n: number, lead: number): Promise<DeliveryResult> {
+  const q = await DelayQueue.open({ store: 'memory' });
+  const log = new DeliveryLog(n);
+  q.work<number>('bench', (d) => log.record(d.payload, d.runAt), { concurrency: 1_000 });
+  const windowStart = Date.now() + lead;
+  const batch = 10_000;
+  for (let i = 0; i < n; i += batch) {
+    const tasks = [];
+    for (let j = i; j < Math.min(n, i + batch); j++) tasks.push({ topic: 'bench', payload: j, runAt: windowStart + Math.floor(Math.random() * 2_000) });
+    await q.scheduleMany(tasks);
+  }
+  const scheduledBy = Date.now();
+  await waitOrTimeout(log, lead + 30_000);
+  await q.close();
+  const result = log.result('delayq (wheel + DelayQueue.work)', windowStart);
+  if (scheduledBy > windowStart) console.warn(`delayq: scheduling ran ${scheduledBy - windowStart} ms into the window`);
+  return result;
+}
+
+async function deliverSetTimeout(n: number, lead: number): Promise<DeliveryResult> {
+  const log = new DeliveryLog(n);
+  const windowStart = Date.now() + lead;
+  for (let i = 0; i < n; i++) {
+    const runAt = windowStart + Math.floor(Math.random() * 2_000);
+    setTimeout(() => log.record(i, runAt), runAt - Date.now());
+  }
+  await waitOrTimeout(log, lead + 30_000);
+  return log.result('setTimeout per task', windowStart);
+}
+
+async function deliverHeap(n: number, lead: number): Promise<DeliveryResult> {
+  const log = new DeliveryLog(n);
+  const heap = new HeapTimer<{ i: number; runAt: number }>();
+  const windowStart = Date.now() + lead;
+  for (let i = 0; i < n; i++) {
+    const runAt = windowStart + Math.floor(Math.random() * 2_000);
+    heap.add(runAt, { i, runAt });
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const due: { i: number; runAt: number }[] = [];
+  const drive = (): void => {
+    due.length = 0;
+    heap.popDue(Date.now(), due);
+    for (const t of due) log.record(t.i, t.runAt);
+    const next = heap.peekAt();
+    if (next !== undefined) timer = setTimeout(drive, Math.max(0, next - Date.now()));
+  };
+  drive();
+  await waitOrTimeout(log, lead + 30_000);
+  clearTimeout(timer);
+  return log.result('binary heap + one timer', windowStart);
+}
+
+function deliveryTable(n: number, results: DeliveryResult[]): Table {
+  return {
+    title: `b. ${n.toLocaleString('en-US')} tasks due within a 2 s window, no-op handler (lateness = handler start - runAt, ms)`,
+    columns: ['scheduler', 'p50', 'p99', 'p99.9', 'max', 'fired/s', 'duplicates', 'losses', 'early'],
+    rows: results.map((r) => [
+      r.name,
+      percentile(r.lateness, 50),
+      percentile(r.lateness, 99),
+      percentile(r.lateness, 99.9),
+      r.lateness[r.lateness.length - 1] ?? Number.NaN,
+      r.firedPerSec,
+      r.duplicates,
+      r.losses,
+      r.early,
+    ]),
+  };
+}
+
+async function rescheduleBench(n: number): Promise<Table> {
+  const rows: [string, number][] = [];
+  {
+    const start = Date.now();
+    const wheel = new TimingWheel<number>({ startMs: start });
+    const handles = Array.from({ length: n }, (_, i) => wheel.add(start + 30_000 + (i % 1_000), i)!);
+    const t = performance.now();
+    for (let i = 0; i < n; i++) {
+      wheel.cancel(handles[i]!);
+      handles[i] = wheel.add(start + 60_000 + (i % 1_000), i)!;
+    }
+    rows.push(['timing wheel (delayq): cancel + add', n / ((performance.now() - t) / 1000)]);
+  }
+  {
+    const timers = Array.from({ length: n }, () => setTimeout(() => undefined, 30_000));
+    const t = performance.now();
+    for (let i = 0; i < n; i++) timers[i]!.refresh();
+    rows.push(['setTimeout: timeout.refresh()', n / ((performance.now() - t) / 1000)]);
+    for (const tm of timers) clearTimeout(tm);
+  }
+  {
+    const start = Date.now();
+    const heap = new HeapTimer<number>();
+    const nodes = Array.from({ length: n }, (_, i) => heap.add(start + 30_000 + Math.random() * 1_000, i));
+    const t = performance.now();
+    for (let i = 0; i < n; i++) {
+      heap.remove(nodes[i]!);
+      nodes[i] = heap.add(start + 60_000 + Math.random() * 1_000, i);
+    }
+    rows.push(['binary heap: remove + add', n / ((performance.now() - t) / 1000)]);
+  }
+  {
+    const q = await DelayQueue.open({ store: 'memory' });
+    const ids: string[] = [];
+    for (let i = 0; i < n; i += 10_000) {
+      const batch = Array.from({ length: Math.min(10_000, n - i) }, (_, j) => ({ topic: 'keepalive', id: `conn-${i + j}`, delayMs: 30_000 }));
+      ids.push(...(await q.scheduleMany(batch)).map((r) => r.id));
+    }
+    const t = performance.now();
+    for (let i = 0; i < n; i += 10_000) {
+      await Promise.all(ids.slice(i, i + 10_000).map((id) => q.reschedule(id, { delayMs: 30_000 })));
+    }
+    rows.push(['DelayQueue.reschedule (memory store, full API path)', n / ((performance.now() - t) / 1000)]);
+    await q.close();
+  }
+  return {
+    title: `c. keepalive: ${n.toLocaleString('en-US')} pending keys, each pushed back by 30 s once`,
+    columns: ['scheduler', 'reschedules/s'],
+    rows,
+  };
+}
+
+function idleCostBench(n: number): Table {
+  const delays = randomDelays(n, 1_000, 24 * 3600 * 1000);
+  const minute = 60_000;
+  const start = 0;
+  const hier = new TimingWheel<number>({ startMs: start });
+  for (let i = 0; i < n; i++) hier.add(start + delays[i]!, i);
+  let t = performance.now();
+  let wakeups = 0;
+  let fired = 0;
+  for (let d = hier.nextDeadline(); d !== undefined && d <= start + minute; d = hier.nextDeadline()) {
+    fired += hier.advance(d).length;
+    wakeups++;
+  }
+  const hierMs = performance.now() - t;
+
+  const rounds = new RoundsWheel<number>(start);
+  for (let i = 0; i < n; i++) rounds.add(start + delays[i]!, i);
+  const out: number[] = [];
+  t = performance.now();
+  for (let tick = 0; tick < minute; tick++) rounds.step(out);
+  const roundsMs = performance.now() - t;
+  return {
+    title: `d. (ADR 0001) one simulated minute with ${n.toLocaleString('en-US')} timers pending (1 ms tick)`,
+    columns: ['wheel', 'driver wake-ups', 'entries touched', 'fired', 'CPU ms'],
+    rows: [
+      ['hierarchical, 64 slots/level (delayq)', wakeups, null, fired, hierMs],
+      ['rounds / cycle_num, 4096 slots (seeds)', minute, rounds.touched, out.length, roundsMs],
+    ],
+    notes: ['The rounds wheel must wake on every tick and touches every entry once per revolution; the hierarchical wheel wakes only for non-empty buckets.'],
+  };
+}
+
+export async function run(args: string[]): Promise<void> {
+  if (!gc) console.warn('run with --expose-gc (npm run bench does) for heap figures');
+  const timers = arg(args, 'timers', 1_000_000);
+  const due = arg(args, 'due', 200_000);
+  const stress = arg(args, 'stress', 1_000_000);
+  const tables: Table[] = [];
+
+  const insert = await insertBench(timers);
+  printTable(insert);
+  tables.push(insert);
+
+  for (const n of [due, stress]) {
+    const lead = n > 300_000 ? 8_000 : 2_500;
+    const results: DeliveryResult[] = [];
+    results.push(await deliverDelayq(n, lead));
+    gc?.();
+    results.push(await deliverSetTimeout(n, lead));
+    gc?.();
+    results.push(await deliverHeap(n, lead));
+    gc?.();
+    const table = deliveryTable(n, results);
+    printTable(table);
+    tables.push(table);
+  }
+
+  const keepalive = await rescheduleBench(timers);
+  printTable(keepalive);
+  tables.push(keepalive);
+
+  const idle = idleCostBench(timers);
+  printTable(idle);
+  tables.push(idle);
+
+  const file = writeResults('wheel', tables, { args: { timers, due, stress } });
+  console.log(`\nwrote ${file}`);
+}
