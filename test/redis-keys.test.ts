@@ -68,7 +68,7 @@ describe('redis keys', () => {
       await promoteScript(client, shard, 'owner:1', 0, [
         { id: 'a', topic: 'orders' },
         { id: 'b', topic: 'mail' },
-      ]);
+      ], (topic) => keys.readyChannel(topic));
       await takeScript(client, shard, 'orders', 0, 10, undefined, 'n');
       await leaseAcquireScript(client, shard, 'owner', 5_000);
       await leaseRenewScript(client, shard, 'owner:1', 5_000);

@@ -159,7 +159,8 @@ export class DelayQueue {
   private start(): void {
     if (isSharedDispatch(this.store)) {
       this.shared = this.store;
-      this.shared.onRemoteTimer((ref) => this.place(ref));
+      // Like loaded timers: the wheel may hold them already (a takeover reloads a whole shard).
+      this.shared.onRemoteTimer((ref) => this.placeLoaded(ref));
     }
     this.driver.start();
     this.loader.start();

@@ -148,8 +148,9 @@ export async function loadDueScript(
   until: number,
   after: { dueAt: number; seq: number } | null,
   limit: number,
+  only: 'all' | 'ttr' = 'all',
 ): Promise<DueEntry[]> {
-  const args: Arg[] = [Number.isFinite(until) ? until : '+inf', after ? after.dueAt : '', after ? after.seq : 0, limit];
+  const args: Arg[] = [Number.isFinite(until) ? until : '+inf', after ? after.dueAt : '', after ? after.seq : 0, limit, only];
   const reply = asArray(await run(client, 'load-due', [shard.pool, shard.delayed, shard.reserved], args));
   const out: DueEntry[] = [];
   for (let i = 0; i < reply.length; i += 6) {
@@ -176,10 +177,11 @@ export async function promoteScript(
   leaseValue: string,
   now: number,
   entries: readonly { id: string; topic: string }[],
+  channelOf: (topic: string) => string,
 ): Promise<{ owned: boolean; pushed: Map<string, number> }> {
   const topics = [...new Set(entries.map((e) => e.topic))];
   const keys = [shard.pool, shard.lease, ...topics.map((t) => shard.ready(t))];
-  const args: Arg[] = [leaseValue, now];
+  const args: Arg[] = [leaseValue, now, shard.index, topics.length, ...topics.map(channelOf)];
   for (const e of entries) args.push(e.id, topics.indexOf(e.topic) + 3);
   const reply = asArray(await run(client, 'promote', keys, args));
   const pushed = new Map<string, number>();
@@ -200,10 +202,10 @@ export async function takeScript(
   max: number,
   ttrMs: number | undefined,
   nonce: string,
-): Promise<{ claimed: [string, string][]; remaining: number }> {
+): Promise<{ claimed: [string, string][]; remaining: number; retryAt: number }> {
   const keys = [...standardKeys(shard), shard.ready(topic)];
   const reply = asArray(await run(client, 'take', keys, [now, ttrMs ?? '', nonce, max]));
-  return { remaining: num(reply[0]), claimed: pairs(reply.slice(1)) };
+  return { remaining: num(reply[0]), retryAt: num(reply[1]), claimed: pairs(reply.slice(2)) };
 }
 
 /** SET NX PX plus a fencing counter: returns the lease value ("owner:fence") or null. */

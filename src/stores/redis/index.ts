@@ -8,12 +8,17 @@ import type { TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
 import { assertNoEviction, connect, parseRedisUrl, type RedisClient } from './connection.js';
 import { buildKeyspace, type Keyspace } from './keys.js';
-import { RedisStore } from './redis-store.js';
+import { LeaseKeeper } from './lease-keeper.js';
+import { SharedRedisStore } from './shared-store.js';
+import { Subscriber } from './subscriber.js';
+import { randomBytes } from 'node:crypto';
 
 export const DEFAULT_PREFIX = 'delayq';
 export const DEFAULT_SHARDS = 16;
 export const MAX_SHARDS = 256;
 const DEFAULT_HORIZON_MS = 60_000;
+/** How long a dead process keeps its shards (and so how late their tasks may fire). */
+const LEASE_MS = 5_000;
 /** Bumped when the stored format changes incompatibly. */
 const FORMAT_VERSION = '1';
 const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -27,7 +32,7 @@ export async function openRedisStore(url: string, options: StoreOptions): Promis
     await assertNoEviction(client);
     const keys = buildKeyspace(prefix, shards);
     await checkMeta(client, keys, shards);
-    return new RedisStore({ client, keys, horizonMs, description: `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}` });
+    return await startShared(client, keys, horizonMs, `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`);
   } catch (error) {
     client.disconnect();
     if (error instanceof DelayQError) throw error;
@@ -61,4 +66,44 @@ async function checkMeta(client: RedisClient, keys: Keyspace, shards: number): P
       `namespace "${keys.prefix}" was created with ${storedShards ?? '?'} shards, not ${shards}; open it with shards: ${storedShards ?? '?'}`,
       { shards: Number(storedShards) },
     );
+}
+
+/**
+ * Wires the shared store: subscriber first (so no timer message for a shard we take is
+ * missed), then the lease keeper, whose first tick takes this process's share of shards.
+ */
+async function startShared(client: RedisClient, keys: Keyspace, horizonMs: number, description: string): Promise<SharedRedisStore> {
+  let keeper: LeaseKeeper | null = null;
+  let subscriber: Subscriber | null = null;
+  const store = new SharedRedisStore({
+    client,
+    keys,
+    horizonMs,
+    description,
+    onClose: async () => {
+      await keeper?.stop();
+      await subscriber?.close();
+    },
+  });
+  const now = (): number => Date.now();
+  subscriber = await Subscriber.open(client, keys, {
+    ready: (topic, shard) => store.waiters.notify(topic, shard),
+    timers: (message) => store.receiveTimers(message),
+    reconnected: () => store.waiters.flagAll(),
+  });
+  const owner = `${randomBytes(6).toString('base64url')}`;
+  keeper = new LeaseKeeper(client, keys, owner, LEASE_MS, now, {
+    acquired: (shard) => void store.loadShard(shard),
+    lost: () => undefined,
+    afterTick: (owned) => store.recoverOverdue(owned),
+    error: () => undefined,
+  });
+  store.attach({ keeper, subscriber, now });
+  try {
+    await keeper.start();
+  } catch (error) {
+    await subscriber.close();
+    throw error;
+  }
+  return store;
 }

@@ -18,6 +18,11 @@
  *   <prefix>:{...}:fence                   STRING fencing counter of the lease
  *   <prefix>:{...}:ready:<topic>           LIST  due ids waiting for any process's consumers
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
+ *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
+ *
+ * Pub/sub channels (not keys, so outside any slot):
+ *   <prefix>:ready:<topic>                 "shard" when tasks of the topic became ready
+ *   <prefix>:timers                        near-window timers for the owners of their shards
  */
 import { keySlot } from './slot.js';
 
@@ -51,17 +56,16 @@ export interface ShardKeys {
   readonly fence: string;
   /** The ready list of one topic (shared dispatch). */
   ready(topic: string): string;
-  /** The prefix of every ready list of this shard (scripts append the topic). */
-  readonly readyPrefix: string;
-  /** Pub/sub: timers scheduled into this shard's near window, for its owner. */
-  readonly timerChannel: string;
 }
 
 export interface Keyspace {
   readonly prefix: string;
   readonly meta: string;
+  readonly members: string;
+  /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
+  readonly timerChannel: string;
   readonly shards: readonly ShardKeys[];
-  /** Pub/sub: "shard:count" when tasks of `topic` became ready (wakes consumers anywhere). */
+  /** Pub/sub: the shard index when tasks of `topic` became ready there (wakes consumers anywhere). */
   readyChannel(topic: string): string;
 }
 
@@ -78,14 +82,14 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
       counts: `${base}:counts`,
       lease: `${base}:lease`,
       fence: `${base}:fence`,
-      readyPrefix: `${base}:ready:`,
       ready: (topic) => `${base}:ready:${topic}`,
-      timerChannel: `${base}:timers`,
     };
   });
   return {
     prefix,
     meta: `${hashTag(prefix, 'meta')}:meta`,
+    members: `${hashTag(prefix, 'meta')}:members`,
+    timerChannel: `${prefix}:timers`,
     shards: shardKeys,
     readyChannel: (topic) => `${prefix}:ready:${topic}`,
   };

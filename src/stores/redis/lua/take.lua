@@ -1,13 +1,15 @@
 -- take: pops up to `max` ids from a topic's ready list and claims each that is still
--- pending and due (as claim.lua); stale ids (cancelled, rescheduled, taken) are dropped.
+-- pending and due (as claim.lua). Stale ids (cancelled, taken, rescheduled later) are
+-- dropped. An id due within 1 s of `now` was promoted by a process whose clock runs a
+-- little ahead: it goes back to the head of the list and the caller retries at its runAt.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list
 -- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000)
--- Returns: { ids left in the list, then id, body per claimed task }
+-- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per claimed task }
 -- @include codec
 local now = tonumber(ARGV[1])
 local ttr = tonumber(ARGV[2])
 local max = tonumber(ARGV[4])
-local out = { 0 }
+local out = { 0, 0 }
 local claimed, popped = 0, 0
 -- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
 while claimed < max and popped < max * 4 do
@@ -15,10 +17,16 @@ while claimed < max and popped < max * 4 do
   if not id then break end
   popped = popped + 1
   local t = load(id)
-  if t and t.s == 'p' and t.runAt <= now then
-    claimed = claimed + 1
-    table.insert(out, id)
-    table.insert(out, reserve(t, id, now, ttr, ARGV[3] .. b36(popped)))
+  if t and t.s == 'p' then
+    if t.runAt <= now then
+      claimed = claimed + 1
+      table.insert(out, id)
+      table.insert(out, reserve(t, id, now, ttr, ARGV[3] .. b36(popped)))
+    elseif t.runAt <= now + 1000 then
+      redis.call('LPUSH', KEYS[7], id)
+      out[2] = t.runAt
+      break
+    end
   end
 end
 out[1] = redis.call('LLEN', KEYS[7])

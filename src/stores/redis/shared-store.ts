@@ -1,0 +1,193 @@
+/**
+ * The Redis store as several delayq processes share it (SharedDispatch): each process
+ * owns some shards (lease-keeper.ts) and keeps only their timers; due tasks are promoted
+ * into per-topic ready lists in Redis that consumers of any process take from.
+ *
+ *   producer (any process) --schedule--> shard s --PUBLISH timers--> owner of s: wheel
+ *   owner's wheel fires ----promote.lua--> ready list (s, topic) --PUBLISH ready--> consumers
+ *   consumer (any process) --take.lua--> reserved (claimed once, whatever the duplicates)
+ *
+ * A timer scheduled into a shard another process owns reaches the owner's wheel through
+ * the timers channel at once, so it fires on time rather than at the owner's next load.
+ * When a process dies, the others take its shards within the lease time and load their
+ * timers; its reservations are expired by the owner's recoverer (afterTick) once overdue.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ScheduleOutcome, SharedDispatch } from '../../core/ports.js';
+import type { TaskRecord, TimerRef } from '../../core/task/model.js';
+import { decodeTask } from './codec.js';
+import { loadDueScript, promoteScript, takeScript } from './commands.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import { ReadyWaiters } from './ready-waiters.js';
+import { MAX_SCRIPT_BATCH, RedisStore, type RedisStoreConfig } from './redis-store.js';
+import { groupByShard, shardOf } from './router.js';
+import type { Subscriber } from './subscriber.js';
+
+/** Reservations overdue by this much are expired by the shard owner (the consumer's own wheel had its chance). */
+const RECOVER_GRACE_MS = 2_000;
+const SWEEP_MS = 2_000;
+const MAX_TAKE = 1_000;
+
+export interface SharedParts {
+  readonly keeper: LeaseKeeper;
+  readonly subscriber: Subscriber;
+  readonly now: () => number;
+}
+
+export class SharedRedisStore extends RedisStore implements SharedDispatch {
+  private readonly listeners: ((ref: TimerRef) => void)[] = [];
+  readonly waiters: ReadyWaiters;
+  private parts: SharedParts | null = null;
+
+  constructor(config: RedisStoreConfig) {
+    super(config);
+    this.waiters = new ReadyWaiters(this.shardCount, SWEEP_MS);
+  }
+
+  /** Wired by openRedisStore once the keeper and subscriber exist (they call back into the store). */
+  attach(parts: SharedParts): void {
+    this.parts = parts;
+  }
+
+  onRemoteTimer(listener: (ref: TimerRef) => void): void {
+    this.listeners.push(listener);
+  }
+
+  async promote(refs: readonly TimerRef[], now: number): Promise<void> {
+    this.assertOpen();
+    const keeper = this.parts?.keeper;
+    if (!keeper) return;
+    await Promise.all(
+      [...groupByShard(refs, (r) => r.id, this.shardCount)].map(async ([shard, group]) => {
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
+          const value = keeper.leaseValue(shard);
+          if (value === undefined) return; // not ours: the owner promotes it
+          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
+          const result = await promoteScript(this.client, this.shard(shard), value, now, slice, (t) => this.keys.readyChannel(t));
+          if (!result.owned) {
+            keeper.markLost(shard);
+            return;
+          }
+          // Local consumers need not wait for the PUBLISH round trip.
+          for (const topic of result.pushed.keys()) this.waiters.notify(topic, shard);
+        }
+      }),
+    );
+  }
+
+  async reserveShared(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+    this.assertOpen();
+    await this.parts?.subscriber.watch(topic);
+    const want = Math.min(max, MAX_TAKE);
+    const nonce = randomBytes(6).toString('base64url');
+    let attempt = 0;
+    for (;;) {
+      if (this.isClosed) return [];
+      let retryAt = 0;
+      for (const shard of this.waiters.candidates(topic)) {
+        const taken = await takeScript(this.client, this.shard(shard), topic, now(), want, ttrMs, `${nonce}${(attempt++).toString(36)}.`);
+        this.waiters.update(topic, shard, taken.remaining > 0);
+        if (taken.retryAt > 0) {
+          this.waiters.update(topic, shard, true);
+          retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
+        }
+        if (taken.claimed.length > 0) return taken.claimed.map(([id, body]) => decodeTask(id, body).record);
+      }
+      if (signal.aborted) return [];
+      await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Hooks of RedisStore
+
+  protected override loadableShards(): number[] {
+    return this.parts?.keeper.owned() ?? [];
+  }
+
+  protected override afterSchedule(outcomes: readonly ScheduleOutcome[], now: number): void {
+    this.publishTimers(
+      outcomes.flatMap((o) => (o.ref ? [o.ref] : [])),
+      now,
+    );
+  }
+
+  protected override afterMove(ref: TimerRef, now: number): void {
+    this.publishTimers([ref], now);
+  }
+
+  override async close(): Promise<void> {
+    this.waiters.wakeAllTopics();
+    await super.close();
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Called by the keeper and the subscriber
+
+  /**
+   * A shard taken over: its timers within the horizon go to this process's wheel. Retried
+   * until it succeeds (or the shard is lost again): a shard owned but not loaded would
+   * hold its tasks until a later owner loads it.
+   */
+  async loadShard(shard: number): Promise<void> {
+    for (;;) {
+      if (this.isClosed || !this.parts?.keeper.owns(shard)) return;
+      try {
+        await this.loadShardOnce(shard);
+        return;
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+
+  private async loadShardOnce(shard: number): Promise<void> {
+    const until = (this.parts?.now() ?? 0) + this.horizonMs;
+    let after: { dueAt: number; seq: number } | null = null;
+    for (;;) {
+      const page = await loadDueScript(this.client, this.shard(shard), until, after, 1_000);
+      for (const entry of page) this.emit({ ...entry });
+      const last = page[page.length - 1];
+      if (!last || page.length < 1_000) return;
+      after = { dueAt: last.dueAt, seq: last.seq };
+    }
+  }
+
+  /** The recoverer: reservations overdue in owned shards (their consumer process died). */
+  async recoverOverdue(owned: readonly number[]): Promise<void> {
+    if (this.isClosed || this.listeners.length === 0) return;
+    const until = (this.parts?.now() ?? 0) - RECOVER_GRACE_MS;
+    for (const shard of owned) {
+      const overdue = await loadDueScript(this.client, this.shard(shard), until, null, 500, 'ttr');
+      for (const entry of overdue) this.emit({ ...entry });
+    }
+  }
+
+  /** A message on the timers channel: "id topic dueAt seq kind receipt" lines. */
+  receiveTimers(message: string): void {
+    const keeper = this.parts?.keeper;
+    if (!keeper) return;
+    for (const line of message.split('\n')) {
+      const [id, topic, dueAt, seq] = line.split(' ');
+      if (id === undefined || topic === undefined || !keeper.owns(shardOf(id, this.shardCount))) continue;
+      this.emit({ id, topic, kind: 'run', dueAt: Number(dueAt), seq: Number(seq), receipt: null });
+    }
+  }
+
+  private emit(ref: TimerRef): void {
+    for (const listener of this.listeners) listener(ref);
+  }
+
+  /** Near-window timers of shards other processes own go to their owners at once. */
+  private publishTimers(refs: readonly TimerRef[], now: number): void {
+    const keeper = this.parts?.keeper;
+    if (!keeper || refs.length === 0) return;
+    const horizon = now + this.horizonMs;
+    const lines = refs
+      .filter((r) => r.dueAt < horizon && !keeper.owns(shardOf(r.id, this.shardCount)))
+      .map((r) => `${r.id} ${r.topic} ${r.dueAt} ${r.seq}`);
+    if (lines.length === 0) return;
+    // Fire and forget: a lost message only makes the owner find the timer at its next load.
+    this.client.publish(this.keys.timerChannel, lines.join('\n')).catch(() => undefined);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The store's pub/sub connection: ready notifications per topic (wake consumers) and
+ * near-window timers for shard owners. Subscribes to a topic's channel when a consumer of
+ * the topic first waits. ioredis resubscribes after a reconnect; messages sent meanwhile
+ * are lost, so `onReconnect` lets the store re-check everything.
+ */
+import type { RedisClient } from './connection.js';
+import type { Keyspace } from './keys.js';
+
+export interface SubscriberEvents {
+  ready(topic: string, shard: number): void;
+  timers(message: string): void;
+  reconnected(): void;
+}
+
+export class Subscriber {
+  private readonly topics = new Map<string, Promise<unknown>>();
+  private readonly channels = new Map<string, string>();
+  private connectedOnce = false;
+
+  private constructor(
+    private readonly connection: RedisClient,
+    private readonly keys: Keyspace,
+  ) {}
+
+  static async open(client: RedisClient, keys: Keyspace, events: SubscriberEvents): Promise<Subscriber> {
+    const connection = client.duplicate();
+    const subscriber = new Subscriber(connection, keys);
+    connection.on('message', (channel: string, message: string) => {
+      if (channel === keys.timerChannel) events.timers(message);
+      else {
+        const topic = subscriber.channels.get(channel);
+        if (topic !== undefined) events.ready(topic, Number(message));
+      }
+    });
+    connection.on('ready', () => {
+      if (subscriber.connectedOnce) events.reconnected();
+      subscriber.connectedOnce = true;
+    });
+    // Errors surface through reconnects; without a listener ioredis would log them unhandled.
+    connection.on('error', () => undefined);
+    await connection.subscribe(keys.timerChannel);
+    return subscriber;
+  }
+
+  /** Subscribes to the ready channel of `topic` (once). */
+  watch(topic: string): Promise<unknown> {
+    let subscribed = this.topics.get(topic);
+    if (!subscribed) {
+      const channel = this.keys.readyChannel(topic);
+      this.channels.set(channel, topic);
+      subscribed = this.connection.subscribe(channel);
+      this.topics.set(topic, subscribed);
+    }
+    return subscribed;
+  }
+
+  async close(): Promise<void> {
+    await this.connection.quit().catch(() => this.connection.disconnect());
+  }
+}
