@@ -65,19 +65,22 @@ export class SqliteStore implements TaskStore {
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     return this.write(tasks.length, (counts) =>
       tasks.map((task): ScheduleOutcome => {
-        const { changes, lastInsertRowid } = this.sql.insert.run({
-          id: task.id,
-          topic: task.topic,
-          runAt: task.runAt,
-          maxAttempts: task.maxAttempts,
-          ttrMs: task.ttrMs,
-          baseMs: task.backoff.baseMs,
-          factor: task.backoff.factor,
-          maxMs: task.backoff.maxMs,
-          jitter: task.backoff.jitter,
+        const { backoff } = task;
+        const { changes, lastInsertRowid } = this.sql.insert.run(
+          task.id,
+          task.topic,
+          task.runAt,
+          task.runAt,
+          task.maxAttempts,
+          task.ttrMs,
+          backoff.baseMs,
+          backoff.factor,
+          backoff.maxMs,
+          backoff.jitter,
           now,
-          payload: task.payload,
-        });
+          now,
+          task.payload,
+        );
         if (changes === 0) {
           const existing = this.sql.runAtOf.get(task.id);
           return { id: task.id, runAt: existing?.run_at ?? task.runAt, created: false, ref: null };

@@ -8,25 +8,14 @@ import type { TaskState } from '../../core/task/model.js';
 import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskRow } from './rows.js';
 
 
-export interface InsertParams {
-  readonly id: string;
-  readonly topic: string;
-  readonly runAt: number;
-  readonly maxAttempts: number;
-  readonly ttrMs: number;
-  readonly baseMs: number;
-  readonly factor: number;
-  readonly maxMs: number;
-  readonly jitter: number;
-  readonly now: number;
-  readonly payload: string;
-}
+/** id, topic, runAt, dueAt (= runAt), maxAttempts, ttrMs, backoff base, factor, max, jitter, createdAt, updatedAt, payload. */
+export type InsertParams = [string, string, number, number, number, number, number, number, number, number, number, number, string];
 
 // Spelled out: declaration emit cannot name the inferred better-sqlite3 statement types.
 type Stmt<P extends unknown[], R = never> = Database.Statement<P, R>;
 
 export interface Statements {
-  readonly insert: Stmt<[InsertParams], never>;
+  readonly insert: Stmt<InsertParams, never>;
   readonly runAtOf: Stmt<[string], { run_at: number }>;
   readonly control: Stmt<[string], ControlRow>;
   readonly full: Stmt<[string], TaskRow>;
@@ -47,10 +36,11 @@ export interface Statements {
 
 export function prepareStatements(db: Database.Database): Statements {
   return {
-    insert: db.prepare<[InsertParams], never>(
+    // Positional parameters: binding an object per row costs ~5% of a batch insert.
+    insert: db.prepare<InsertParams, never>(
       `INSERT INTO tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms,
                           backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
-       VALUES (@id, @topic, 'pending', @runAt, @runAt, 0, @maxAttempts, @ttrMs, @baseMs, @factor, @maxMs, @jitter, @now, @now, @payload)
+       VALUES (?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO NOTHING`,
     ),
     runAtOf: db.prepare<[string], { run_at: number }>('SELECT run_at FROM tasks WHERE id = ?'),
