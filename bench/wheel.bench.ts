@@ -9,6 +9,7 @@
  *   c. keepalive: N pending keys each pushed back by 30 s once: reschedules/s
  *   d. (ADR) cost of letting one simulated minute pass with N timers pending
  */
+import { execFileSync } from 'node:child_process';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { TimingWheel } from '../src/core/wheel/timing-wheel.js';
 import { DelayQueue } from '../src/engine/delay-queue.js';
@@ -224,21 +225,12 @@ async function deliverHeap(n: number, lead: number): Promise<DeliveryResult> {
   return log.result('binary heap + one timer', windowStart);
 }
 
-function deliveryTable(n: number, results: DeliveryResult[]): Table {
+function deliveryTable(n: number, results: DeliverySummary[]): Table {
   return {
     title: `b. ${n.toLocaleString('en-US')} tasks due within a 2 s window, no-op handler (lateness = handler start - runAt, ms)`,
     columns: ['scheduler', 'p50', 'p99', 'p99.9', 'max', 'fired/s', 'duplicates', 'losses', 'early'],
-    rows: results.map((r) => [
-      r.name,
-      percentile(r.lateness, 50),
-      percentile(r.lateness, 99),
-      percentile(r.lateness, 99.9),
-      r.lateness[r.lateness.length - 1] ?? Number.NaN,
-      r.firedPerSec,
-      r.duplicates,
-      r.losses,
-      r.early,
-    ]),
+    rows: results.map((r) => [r.name, r.p50, r.p99, r.p999, r.max, r.firedPerSec, r.duplicates, r.losses, r.early]),
+    notes: ['Each scheduler runs in a fresh process. "early" counts handler starts before runAt by the wall clock.'],
   };
 }
 
@@ -326,6 +318,34 @@ function idleCostBench(n: number): Table {
   };
 }
 
+/** Each delivery scenario runs in a fresh process, so one's heap and JIT state do not tax another. */
+interface DeliverySummary {
+  name: string;
+  p50: number;
+  p99: number;
+  p999: number;
+  max: number;
+  firedPerSec: number;
+  duplicates: number;
+  losses: number;
+  early: number;
+}
+
+function deliverInChild(scenario: string, n: number, lead: number): DeliverySummary {
+  const out = execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', '--import', 'tsx', import.meta.filename, scenario, String(n), String(lead)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+    maxBuffer: 256 * 1024 * 1024,
+  });
+  return JSON.parse(out.trim().split('\n').pop()!) as DeliverySummary;
+}
+
+const SCENARIOS: Record<string, (n: number, lead: number) => Promise<DeliveryResult>> = {
+  delayq: deliverDelayq,
+  setTimeout: deliverSetTimeout,
+  heap: deliverHeap,
+};
+
 export async function run(args: string[]): Promise<void> {
   if (!gc) console.warn('run with --expose-gc (npm run bench does) for heap figures');
   const timers = arg(args, 'timers', 1_000_000);
@@ -339,13 +359,7 @@ export async function run(args: string[]): Promise<void> {
 
   for (const n of [due, stress]) {
     const lead = n > 300_000 ? 8_000 : 2_500;
-    const results: DeliveryResult[] = [];
-    results.push(await deliverDelayq(n, lead));
-    gc?.();
-    results.push(await deliverSetTimeout(n, lead));
-    gc?.();
-    results.push(await deliverHeap(n, lead));
-    gc?.();
+    const results = Object.keys(SCENARIOS).map((scenario) => deliverInChild(scenario, n, lead));
     const table = deliveryTable(n, results);
     printTable(table);
     tables.push(table);
@@ -361,4 +375,23 @@ export async function run(args: string[]): Promise<void> {
 
   const file = writeResults('wheel', tables, { args: { timers, due, stress } });
   console.log(`\nwrote ${file}`);
+}
+
+// Child mode: `tsx bench/wheel.bench.ts <scenario> <n> <lead>` prints one JSON summary line.
+if (process.argv[1] === import.meta.filename && process.argv[2] !== undefined) {
+  const scenario = SCENARIOS[process.argv[2]];
+  if (!scenario) throw new Error(`unknown scenario ${process.argv[2]}`);
+  const r = await scenario(Number(process.argv[3]), Number(process.argv[4]));
+  const summary: DeliverySummary = {
+    name: r.name,
+    p50: percentile(r.lateness, 50),
+    p99: percentile(r.lateness, 99),
+    p999: percentile(r.lateness, 99.9),
+    max: r.lateness[r.lateness.length - 1] ?? Number.NaN,
+    firedPerSec: r.firedPerSec,
+    duplicates: r.duplicates,
+    losses: r.losses,
+    early: r.early,
+  };
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
 }

@@ -291,7 +291,7 @@ export class DelayQueue {
     if (waitMs === 0) deadline.abort();
     const signal = AbortSignal.any([deadline.signal, this.closeSignal.signal, ...(options.signal ? [options.signal] : [])]);
     try {
-      return (await this.reserveFor(topic, max, signal, ttrMs)) as Delivery<P>[];
+      return (await this.reserveFor(topic, max, signal, ttrMs, true)) as Delivery<P>[];
     } finally {
       if (timer !== null) this.clock.clearTimer(timer);
     }
@@ -385,13 +385,21 @@ export class DelayQueue {
   // Internals
 
   private readonly workSource: WorkSource = {
+    // Worker deliveries get no TTR timer up front: most handlers settle within the same
+    // turn of the event loop, and the worker watches only those still running after it.
     reserveFor: (topic, max, signal, ttrMs) =>
-      this.reserveFor(topic, max, AbortSignal.any([signal, this.closeSignal.signal]), ttrMs),
-    settle: async (delivery, outcome) => {
+      this.reserveFor(topic, max, AbortSignal.any([signal, this.closeSignal.signal]), ttrMs, false),
+    watch: (delivery) => this.watchReservation(delivery),
+    defer: (callback) => {
+      this.clock.setTimer(callback, 0);
+    },
+    settle: async (delivery, outcome, watched) => {
       if (outcome.ok) {
         // The hot path: our own delivery needs no validation, and the worker awaits it.
         const acked = await this.store.ack(delivery.id, delivery.receipt, this.clock.now());
-        if (acked === 'acked') this.driver.remove(delivery.id);
+        if (acked === 'acked') {
+          if (watched) this.driver.remove(delivery.id);
+        }
         else this.logger.warn({ id: delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
         return;
       }
@@ -407,15 +415,15 @@ export class DelayQueue {
    * aborts) while there are none. Ids the store refuses (cancelled, moved, taken) are
    * dropped and the loop goes on, so a stale hint never reaches a consumer.
    */
-  private async reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]> {
-    if (this.shared) return this.reserveShared(this.shared, topic, max, signal, ttrMs);
+  private async reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> {
+    if (this.shared) return this.reserveShared(this.shared, topic, max, signal, ttrMs, watch);
     for (;;) {
       if (this.phase !== 'open') return [];
       const items = this.ready.take(topic, max);
       if (items.length > 0) {
         const now = this.clock.now();
         const claimed = await this.track(this.store.claim(items.map((i) => i.id), now, ttrMs));
-        if (claimed.length > 0) return claimed.map((record) => this.deliver(record, now));
+        if (claimed.length > 0) return claimed.map((record) => this.deliver(record, now, watch));
         continue;
       }
       if (signal.aborted) return [];
@@ -423,11 +431,10 @@ export class DelayQueue {
     }
   }
 
-  private deliver(record: TaskRecord, now: number): Delivery {
+  private deliver(record: TaskRecord, now: number, watch: boolean): Delivery {
     const reservedUntil = record.reservedUntil!;
     this.lateness.record(now - record.runAt);
-    this.place({ id: record.id, topic: record.topic, kind: 'ttr', dueAt: reservedUntil, seq: 0, receipt: record.receipt });
-    return {
+    const delivery: Delivery = {
       id: record.id,
       topic: record.topic,
       payload: JSON.parse(record.payload) as unknown,
@@ -437,6 +444,13 @@ export class DelayQueue {
       receipt: record.receipt!,
       reservedUntil,
     };
+    if (watch) this.watchReservation(delivery);
+    return delivery;
+  }
+
+  /** Arms the reservation's TTR timer: if it is neither acked nor failed by then, it expires. */
+  private watchReservation(delivery: Delivery): void {
+    this.place({ id: delivery.id, topic: delivery.topic, kind: 'ttr', dueAt: delivery.reservedUntil, seq: 0, receipt: delivery.receipt });
   }
 
   /** Puts a timer where it belongs: the wheel if within the loaded window, the ready queue if due. */
@@ -473,11 +487,18 @@ export class DelayQueue {
   }
 
   /** Shared store: waits on the store's ready lists instead of the in-process ready queue. */
-  private async reserveShared(shared: SharedDispatch, topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]> {
+  private async reserveShared(
+    shared: SharedDispatch,
+    topic: string,
+    max: number,
+    signal: AbortSignal,
+    ttrMs: number | undefined,
+    watch: boolean,
+  ): Promise<Delivery[]> {
     if (this.phase !== 'open') return [];
     const claimed = await this.track(shared.reserveShared(topic, max, () => this.clock.now(), ttrMs, signal));
     const now = this.clock.now();
-    return claimed.map((record) => this.deliver(record, now));
+    return claimed.map((record) => this.deliver(record, now, watch));
   }
 
   private expire(ref: TimerRef): void {

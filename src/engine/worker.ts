@@ -3,10 +3,21 @@ import type { Delivery } from '../core/task/model.js';
 /** What a worker needs from its queue: reserve with a cancel signal, settle a delivery. */
 export interface WorkSource {
   reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]>;
-  settle(delivery: Delivery, outcome: { ok: true } | { ok: false; error: unknown }): Promise<void>;
+  /** `watched`: the delivery's TTR timer was armed (see `watch`). */
+  settle(delivery: Delivery, outcome: { ok: true } | { ok: false; error: unknown }, watched: boolean): Promise<void>;
+  /** Arms the TTR timer of a delivery whose handler is still running. */
+  watch(delivery: Delivery): void;
+  /** Runs `callback` on a later turn of the event loop (after the handlers' own microtasks). */
+  defer(callback: () => void): void;
   reportError(error: unknown, context: string): void;
   /** Waits on the queue's clock (a manual clock in tests). */
   pause(ms: number): Promise<void>;
+}
+
+interface Job {
+  readonly delivery: Delivery;
+  watched: boolean;
+  done: boolean;
 }
 
 export type Handler<P = unknown> = (delivery: Delivery<P>) => unknown;
@@ -26,7 +37,8 @@ export interface WorkOptions {
  */
 export class Worker {
   private readonly abort = new AbortController();
-  private readonly inFlight = new Set<Promise<void>>();
+  /** Running handlers; the flag says whether the delivery's TTR timer has been armed. */
+  private readonly inFlight = new Map<Promise<void>, Job>();
   private slotFreed: (() => void) | null = null;
   private readonly loop: Promise<void>;
 
@@ -50,7 +62,7 @@ export class Worker {
     this.abort.abort();
     this.slotFreed?.();
     await this.loop;
-    await Promise.all(this.inFlight);
+    await Promise.all(this.inFlight.keys());
   }
 
   private async run(): Promise<void> {
@@ -71,19 +83,32 @@ export class Worker {
         await this.source.pause(1_000);
         continue;
       }
-      for (const delivery of deliveries) this.start(delivery);
+      if (deliveries.length === 0) continue;
+      const jobs = deliveries.map((delivery) => this.start(delivery));
+      // Handlers still running on the next turn get their TTR timers; quick ones never need one.
+      this.source.defer(() => {
+        for (const job of jobs) {
+          if (job.done || job.watched) continue;
+          job.watched = true;
+          this.source.watch(job.delivery);
+        }
+      });
     }
   }
 
-  private start(delivery: Delivery): void {
-    const job = this.execute(delivery).finally(() => {
-      this.inFlight.delete(job);
+  private start(delivery: Delivery): Job {
+    const job: Job = { delivery, watched: false, done: false };
+    const promise = this.execute(job).finally(() => {
+      job.done = true;
+      this.inFlight.delete(promise);
       this.slotFreed?.();
     });
-    this.inFlight.add(job);
+    this.inFlight.set(promise, job);
+    return job;
   }
 
-  private async execute(delivery: Delivery): Promise<void> {
+  private async execute(job: Job): Promise<void> {
+    const delivery = job.delivery;
     let outcome: { ok: true } | { ok: false; error: unknown };
     try {
       await this.handler(delivery);
@@ -92,7 +117,7 @@ export class Worker {
       outcome = { ok: false, error };
     }
     try {
-      await this.source.settle(delivery, outcome);
+      await this.source.settle(delivery, outcome, job.watched);
     } catch (error) {
       // The reservation stays; its TTR runs out and the task is delivered again.
       this.source.reportError(error, `worker ${this.topic}: settling ${delivery.id} failed`);

@@ -38,6 +38,37 @@ describe('task lifecycle', () => {
     await assert.rejects(q.ack('nope', second.receipt), (e) => isDelayQError(e, 'TASK_NOT_FOUND'));
   });
 
+  it('a worker handler that outlives its TTR is delivered again, and its late ack is refused', async () => {
+    const opened = await openManual();
+    q = opened.q;
+    const first = deferred();
+    const seen: { attempt: number; at: number }[] = [];
+    q.work(
+      't',
+      async (d) => {
+        seen.push({ attempt: d.attempt, at: opened.clock.now() });
+        if (d.attempt === 1) await first.promise;
+      },
+      { concurrency: 2 },
+    );
+    await q.schedule({ topic: 't', id: 'slow', ttrMs: 1_000 });
+    await flush();
+    opened.clock.advance(999);
+    await flush();
+    assert.deepEqual(seen, [{ attempt: 1, at: T0 }]);
+    opened.clock.advance(1);
+    await flush();
+    assert.deepEqual(seen, [
+      { attempt: 1, at: T0 },
+      { attempt: 2, at: T0 + 1_000 },
+    ]);
+    first.resolve();
+    await flush();
+    const task = await q.get('slow');
+    assert.equal(task?.state, 'completed');
+    assert.equal(task?.attempts, 2);
+  });
+
   it('an acked task is not redelivered when its old TTR passes', async () => {
     const opened = await openManual();
     q = opened.q;

@@ -25,6 +25,8 @@ import type {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 interface StoredTask extends Mutable<TaskRecord> {
   seq: number;
+  /** The counters of the task's topic, held here so a state change needs no map lookup. */
+  counts: Record<TaskState, number>;
 }
 
 export class MemoryStore implements TaskStore {
@@ -59,9 +61,10 @@ export class MemoryStore implements TaskStore {
         reservedUntil: null,
         lastError: null,
         seq: this.nextSeq++,
+        counts: this.topicCounts(task.topic),
       };
       this.tasks.set(task.id, stored);
-      this.count(stored.topic, 'pending', +1);
+      stored.counts.pending++;
       return { id: task.id, runAt: task.runAt, created: true, ref: runRef(stored) };
     });
     return outcomes;
@@ -192,7 +195,7 @@ export class MemoryStore implements TaskStore {
       if (deleted >= limit) break;
       if ((task.state === 'completed' || task.state === 'cancelled') && task.updatedAt < before) {
         this.tasks.delete(task.id);
-        this.count(task.topic, task.state, -1);
+        task.counts[task.state]--;
         deleted++;
       }
     }
@@ -217,16 +220,16 @@ export class MemoryStore implements TaskStore {
   }
 
   private move(task: StoredTask, state: TaskState, now: number): void {
-    this.count(task.topic, task.state, -1);
-    this.count(task.topic, state, +1);
+    task.counts[task.state]--;
+    task.counts[state]++;
     task.state = state;
     task.updatedAt = now;
   }
 
-  private count(topic: string, state: TaskState, delta: number): void {
+  private topicCounts(topic: string): Record<TaskState, number> {
     let counts = this.counts.get(topic);
     if (!counts) this.counts.set(topic, (counts = zeroCounts()));
-    counts[state] += delta;
+    return counts;
   }
 
   private assertOpen(): void {
