@@ -195,7 +195,7 @@ export class DelayQueue {
     });
     if (records.length === 0) return [];
     const outcomes = await this.track(this.store.schedule(records, now));
-    for (const outcome of outcomes) if (outcome.ref) this.place(outcome.ref);
+    for (const outcome of outcomes) if (outcome.ref) this.place(outcome.ref, true);
     return outcomes.map(({ id, runAt, created }) => ({ id, runAt, created }));
   }
 
@@ -454,9 +454,10 @@ export class DelayQueue {
   }
 
   /** Puts a timer where it belongs: the wheel if within the loaded window, the ready queue if due. */
-  private place(ref: TimerRef): void {
+  private place(ref: TimerRef, created = false): void {
     if (this.phase === 'closed' || ref.dueAt >= this.loader.loadTarget) return;
-    if (!this.driver.add(ref)) this.onDue([ref]);
+    const held = created ? this.driver.addNew(ref) : this.driver.add(ref);
+    if (!held) this.onDue([ref]);
   }
 
   /** A timer read by the loader: its producer may have placed it already (see Loader). */

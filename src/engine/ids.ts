@@ -8,5 +8,15 @@ import { randomBytes } from 'node:crypto';
 export function createIdGenerator(now: () => number): () => string {
   const processPart = randomBytes(8).toString('hex');
   let counter = 0;
-  return () => `${now().toString(36)}-${processPart}-${(counter++).toString(36)}`;
+  let lastMs = -1;
+  let prefix = '';
+  return () => {
+    const ms = now();
+    // One prefix per millisecond: ids of a batch share it instead of re-encoding the time.
+    if (ms !== lastMs) {
+      lastMs = ms;
+      prefix = `${ms.toString(36)}-${processPart}-`;
+    }
+    return prefix + (counter++).toString(36);
+  };
 }

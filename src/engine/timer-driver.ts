@@ -47,6 +47,11 @@ export class TimerDriver {
    */
   add(ref: TimerRef): boolean {
     this.remove(ref.id);
+    return this.addNew(ref);
+  }
+
+  /** `add` for a task that has no timer here yet (just created): skips the lookup. */
+  addNew(ref: TimerRef): boolean {
     // Bring the wheel up to now first: an idle wheel's time is stale, and a task due now
     // must be handed back at once (after anything overdue), not via a zero-delay timer.
     if (ref.dueAt <= this.clock.now()) this.fireDue();
