@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DelayQClient, DEFAULT_SERVER_URL } from '../client/index.js';
+import { DelayQClient, DEFAULT_SERVER_URL, type AnyErrorCode } from '../client/index.js';
 import { createOutput, type Output } from './output.js';
 
 export interface GlobalOptions {
@@ -31,11 +31,17 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-/** A request that did not do what was asked (exit code 1), with the server's code. */
+/** Codes only the CLI reports (docs/errors.md); the rest are the server's and the client's. */
+export const CLI_ERROR_CODES = {
+  IMPORT_INCOMPLETE: 'import: some lines were not scheduled (each is listed with its line number and code)',
+  DEMO_FAILED: 'demo: the tasks that fired were not exactly the expected ones',
+} as const;
+
+/** A request that did not do what was asked (exit code 1), with the server's code or a CLI code. */
 export class RequestFailed extends Error {
   override name = 'RequestFailed';
   constructor(
-    readonly code: string,
+    readonly code: AnyErrorCode | keyof typeof CLI_ERROR_CODES,
     message: string,
   ) {
     super(message);
