@@ -54,12 +54,12 @@ describe('redis keys', () => {
     const expected = SCRIPT_NAMES.length;
     for (const shard of keys.shards) {
       calls.length = 0;
-      const task = { id: 'a', topic: 'orders', payload: '{}', runAt: 1, maxAttempts: 1, ttrMs: 1, backoff: '1:2:3:0', seq: 1 };
+      const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1 };
       await scheduleScript(client, shard, 0, [task]);
-      await cancelScript(client, shard, 0, 'a');
+      await cancelScript(client, shard, 0, ['a']);
       await rescheduleScript(client, shard, 0, 'a', 5);
       await claimScript(client, shard, 0, ['a', 'b'], undefined, 'n');
-      await ackScript(client, shard, 0, 'a', 'r');
+      await ackScript(client, shard, 0, [{ id: 'a', receipt: 'r' }]);
       await failScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null });
       await expireScript(client, shard, 0, 'a', 'r');
       await reviveScript(client, shard, 0, 'a', 1);
@@ -68,7 +68,7 @@ describe('redis keys', () => {
       await promoteScript(client, shard, 'owner:1', 0, [
         { id: 'a', topic: 'orders' },
         { id: 'b', topic: 'mail' },
-      ], (topic) => keys.readyChannel(topic));
+      ], (topic) => keys.readyChannel(topic), '0 owner');
       await takeScript(client, shard, 'orders', 0, 10, undefined, 'n');
       await leaseAcquireScript(client, shard, 'owner', 5_000);
       await leaseRenewScript(client, shard, 'owner:1', 5_000);

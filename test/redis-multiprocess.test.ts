@@ -40,7 +40,7 @@ describe('redis store shared by several processes', { skip }, () => {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
-      const lines = createInterface({ input: child.stdout! });
+      const lines = createInterface({ input: child.stdout });
       ready.push(
         new Promise<void>((resolve) => {
           lines.on('line', (line) => {

@@ -1,37 +1,37 @@
 /**
  * The packed task body, TS side (the Lua side is lua/includes/codec.lua; keep them in step):
  *
- *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topicLen,errLen|topic err payload
+ *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
  *
- * Integers in base 36, the backoff policy as "baseMs:factor:maxMs:jitter", empty fields for
- * null. A pending task with a 64-byte payload costs ~60 bytes of header instead of a
- * hash per task with field names (BullMQ), which is most of the memory saving.
+ * Integers in base 36, the backoff policy as "baseMs:factor:maxMs:jitter" (the ms in base
+ * 36), empty fields for null and for an updatedAt equal to createdAt. A pending task with
+ * a 64-byte payload takes ~120 bytes, in one hash field of its shard's pool, instead of a
+ * hash per task with field names and options as JSON (BullMQ).
  */
-import type { BackoffPolicy, TaskRecord, TaskState } from '../../core/task/model.js';
+import type { BackoffPolicy, NewTaskRecord, TaskRecord, TaskState } from '../../core/task/model.js';
 
 const STATES: Readonly<Record<string, TaskState>> = { p: 'pending', r: 'reserved', c: 'completed', x: 'cancelled', d: 'dead' };
-export const STATE_CHARS: Readonly<Record<TaskState, string>> = {
-  pending: 'p',
-  reserved: 'r',
-  completed: 'c',
-  cancelled: 'x',
-  dead: 'd',
-};
 
 export function stateOfChar(char: string): TaskState | undefined {
   return STATES[char];
 }
 
-export function encodeBackoff(policy: BackoffPolicy): string {
-  return `${policy.baseMs}:${policy.factor}:${policy.maxMs}:${policy.jitter}`;
+const b36 = (n: number): string => n.toString(36);
+const int = (text: string | undefined): number => parseInt(text ?? '0', 36);
+
+function encodeBackoff(policy: BackoffPolicy): string {
+  return `${b36(policy.baseMs)}:${policy.factor}:${b36(policy.maxMs)}:${policy.jitter}`;
 }
 
 function decodeBackoff(text: string): BackoffPolicy {
-  const [baseMs, factor, maxMs, jitter] = text.split(':').map(Number);
-  return { baseMs: baseMs ?? 0, factor: factor ?? 1, maxMs: maxMs ?? 0, jitter: jitter ?? 0 };
+  const [baseMs, factor, maxMs, jitter] = text.split(':');
+  return { baseMs: int(baseMs), factor: Number(factor ?? 1), maxMs: int(maxMs), jitter: Number(jitter ?? 0) };
 }
 
-const int = (text: string | undefined): number => parseInt(text ?? '0', 36);
+/** The body of a new pending task (attempts 0, created now). */
+export function encodeNewTask(task: NewTaskRecord, seq: number, now: number): string {
+  return `p,0,${b36(task.runAt)},${b36(task.maxAttempts)},${b36(task.ttrMs)},${encodeBackoff(task.backoff)},${b36(now)},,,${b36(seq)},,${task.topic},|${task.payload}`;
+}
 
 export interface DecodedTask {
   readonly record: TaskRecord;
@@ -41,21 +41,19 @@ export interface DecodedTask {
 export function decodeTask(id: string, body: string): DecodedTask {
   const bar = body.indexOf('|');
   const f = body.slice(0, bar).split(',');
-  const topicLen = int(f[11]);
-  const topic = body.slice(bar + 1, bar + 1 + topicLen);
-  const rest = body.slice(bar + 1 + topicLen);
-  let payload = rest;
+  let payload = body.slice(bar + 1);
   let lastError: string | null = null;
   if (f[12] !== undefined && f[12] !== '') {
     // errLen counts bytes (Lua's #), and an error text may hold any unicode.
-    const bytes = Buffer.from(rest, 'utf8');
+    const bytes = Buffer.from(payload, 'utf8');
     const errLen = int(f[12]);
     lastError = bytes.subarray(0, errLen).toString('utf8');
     payload = bytes.subarray(errLen).toString('utf8');
   }
+  const createdAt = int(f[6]);
   const record: TaskRecord = {
     id,
-    topic,
+    topic: f[11] ?? '',
     payload,
     state: STATES[f[0] ?? ''] ?? 'pending',
     attempts: int(f[1]),
@@ -63,8 +61,8 @@ export function decodeTask(id: string, body: string): DecodedTask {
     maxAttempts: int(f[3]),
     ttrMs: int(f[4]),
     backoff: decodeBackoff(f[5] ?? ''),
-    createdAt: int(f[6]),
-    updatedAt: int(f[7]),
+    createdAt,
+    updatedAt: f[7] === undefined || f[7] === '' ? createdAt : int(f[7]),
     reservedUntil: f[8] === undefined || f[8] === '' ? null : int(f[8]),
     receipt: f[10] === undefined || f[10] === '' ? null : f[10],
     lastError,

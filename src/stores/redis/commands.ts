@@ -43,11 +43,9 @@ const str = (value: unknown): string => (typeof value === 'string' ? value : Str
 export interface ScheduleArgs {
   readonly id: string;
   readonly topic: string;
-  readonly payload: string;
+  /** The packed body (codec.ts encodeNewTask). */
+  readonly body: string;
   readonly runAt: number;
-  readonly maxAttempts: number;
-  readonly ttrMs: number;
-  readonly backoff: string;
   readonly seq: number;
 }
 
@@ -59,19 +57,23 @@ export interface ScheduleReply {
 
 export async function scheduleScript(client: RedisClient, shard: ShardKeys, now: number, tasks: readonly ScheduleArgs[]): Promise<ScheduleReply[]> {
   const args: Arg[] = [now];
-  for (const t of tasks) args.push(t.id, t.topic, t.payload, t.runAt, t.maxAttempts, t.ttrMs, t.backoff, t.seq);
+  for (const t of tasks) args.push(t.id, t.body, t.runAt, t.seq, t.topic);
   const reply = asArray(await run(client, 'schedule', standardKeys(shard), args));
   const out: ScheduleReply[] = [];
   for (let i = 0; i < reply.length; i += 3) out.push({ created: num(reply[i]) === 1, runAt: num(reply[i + 1]), seq: num(reply[i + 2]) });
   return out;
 }
 
-export async function cancelScript(client: RedisClient, shard: ShardKeys, now: number, id: string): Promise<string> {
-  return str(await run(client, 'cancel', standardKeys(shard), [now, id]));
+/** Outcomes per id, in order. */
+export async function cancelScript(client: RedisClient, shard: ShardKeys, now: number, ids: readonly string[]): Promise<string[]> {
+  return asArray(await run(client, 'cancel', standardKeys(shard), [now, ...ids])).map(str);
 }
 
-export async function ackScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string): Promise<string> {
-  return str(await run(client, 'ack', standardKeys(shard), [now, id, receipt]));
+/** Outcomes per (id, receipt), in order. */
+export async function ackScript(client: RedisClient, shard: ShardKeys, now: number, acks: readonly { id: string; receipt: string }[]): Promise<string[]> {
+  const args: Arg[] = [now];
+  for (const a of acks) args.push(a.id, a.receipt);
+  return asArray(await run(client, 'ack', standardKeys(shard), args)).map(str);
 }
 
 /** Replies of the form { status, runAt?, seq?, topic? }. */
@@ -178,10 +180,11 @@ export async function promoteScript(
   now: number,
   entries: readonly { id: string; topic: string }[],
   channelOf: (topic: string) => string,
+  message: string,
 ): Promise<{ owned: boolean; pushed: Map<string, number> }> {
   const topics = [...new Set(entries.map((e) => e.topic))];
   const keys = [shard.pool, shard.lease, ...topics.map((t) => shard.ready(t))];
-  const args: Arg[] = [leaseValue, now, shard.index, topics.length, ...topics.map(channelOf)];
+  const args: Arg[] = [leaseValue, now, message, topics.length, ...topics.map(channelOf)];
   for (const e of entries) args.push(e.id, topics.indexOf(e.topic) + 3);
   const reply = asArray(await run(client, 'promote', keys, args));
   const pushed = new Map<string, number>();

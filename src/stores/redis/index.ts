@@ -86,12 +86,13 @@ async function startShared(client: RedisClient, keys: Keyspace, horizonMs: numbe
     },
   });
   const now = (): number => Date.now();
+  const owner = randomBytes(6).toString('base64url');
   subscriber = await Subscriber.open(client, keys, {
-    ready: (topic, shard) => store.waiters.notify(topic, shard),
+    // Our own promotions wake our consumers directly (shared-store.ts promote).
+    ready: (topic, shard, from) => from !== owner && store.waiters.notify(topic, shard),
     timers: (message) => store.receiveTimers(message),
     reconnected: () => store.waiters.flagAll(),
   });
-  const owner = `${randomBytes(6).toString('base64url')}`;
   keeper = new LeaseKeeper(client, keys, owner, LEASE_MS, now, {
     acquired: (shard) => void store.loadShard(shard),
     lost: () => undefined,

@@ -9,6 +9,9 @@ interface TopicState {
   /** Shards that may hold ready ids of the topic. */
   readonly flagged: Set<number>;
   readonly waiters: Set<() => void>;
+  /** Per shard, the epoch of its last notification (see `update`). */
+  readonly notified: Map<number, number>;
+  epoch: number;
 }
 
 export class ReadyWaiters {
@@ -23,7 +26,7 @@ export class ReadyWaiters {
     let state = this.topics.get(topic);
     if (!state) {
       // Nothing known yet: every shard may hold ready ids.
-      state = { flagged: new Set(Array.from({ length: this.shardCount }, (_, i) => i)), waiters: new Set() };
+      state = { flagged: new Set(Array.from({ length: this.shardCount }, (_, i) => i)), waiters: new Set(), notified: new Map(), epoch: 0 };
       this.topics.set(topic, state);
     }
     return state;
@@ -34,16 +37,26 @@ export class ReadyWaiters {
     return [...this.state(topic).flagged];
   }
 
-  /** After a take: whether the shard's list still holds ids. */
-  update(topic: string, shard: number, nonEmpty: boolean): void {
-    const flagged = this.state(topic).flagged;
-    if (nonEmpty) flagged.add(shard);
-    else flagged.delete(shard);
+  /** Read before sending takes, and passed back to `update` with their results. */
+  epoch(topic: string): number {
+    return this.state(topic).epoch;
+  }
+
+  /**
+   * After a take sent at `epoch`: whether the shard's list still holds ids. A notification
+   * that arrived while the take was in flight keeps the shard flagged, even if the take saw
+   * an empty list: the ids it announced may have been pushed after the take ran.
+   */
+  update(topic: string, shard: number, nonEmpty: boolean, epoch: number): void {
+    const state = this.state(topic);
+    if (nonEmpty || (state.notified.get(shard) ?? -1) >= epoch) state.flagged.add(shard);
+    else state.flagged.delete(shard);
   }
 
   /** Tasks of `topic` became ready on `shard`. */
   notify(topic: string, shard: number): void {
     const state = this.state(topic);
+    state.notified.set(shard, state.epoch++);
     state.flagged.add(shard);
     this.wakeAll(state);
   }

@@ -23,7 +23,8 @@ import type {
   TaskStore,
 } from '../../core/ports.js';
 import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import { decodeTask, encodeBackoff, stateOfChar } from './codec.js';
+import { ShardBatcher } from './batcher.js';
+import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
   ackScript,
   cancelScript,
@@ -65,6 +66,8 @@ export class RedisStore implements TaskStore {
   protected readonly shardCount: number;
   private closed = false;
   private readonly onClose: (() => Promise<void>) | undefined;
+  private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
+  private readonly cancels: ShardBatcher<{ id: string; now: number }, string>;
 
   constructor(config: RedisStoreConfig) {
     this.client = config.client;
@@ -73,6 +76,16 @@ export class RedisStore implements TaskStore {
     this.horizonMs = config.horizonMs;
     this.shardCount = config.keys.shards.length;
     this.onClose = config.onClose;
+    // A batch runs at the latest `now` of its items: each caller's now is a lower bound
+    // of the time of the change, and updatedAt only orders purges.
+    this.acks = new ShardBatcher(
+      (shard, items) => ackScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items),
+      MAX_SCRIPT_BATCH,
+    );
+    this.cancels = new ShardBatcher(
+      (shard, items) => cancelScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items.map((i) => i.id)),
+      MAX_SCRIPT_BATCH,
+    );
   }
 
   // ---------------------------------------------------------------------------------
@@ -85,16 +98,7 @@ export class RedisStore implements TaskStore {
     const last = Number(await this.client.hincrby(this.keys.meta, 'seq', tasks.length));
     const first = last - tasks.length + 1;
     const args = tasks.map(
-      (t, i): ScheduleArgs => ({
-        id: t.id,
-        topic: t.topic,
-        payload: t.payload,
-        runAt: t.runAt,
-        maxAttempts: t.maxAttempts,
-        ttrMs: t.ttrMs,
-        backoff: encodeBackoff(t.backoff),
-        seq: first + i,
-      }),
+      (t, i): ScheduleArgs => ({ id: t.id, topic: t.topic, body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i }),
     );
     const indexed = args.map((arg, index) => ({ arg, index }));
     const outcomes: ScheduleOutcome[] = new Array<ScheduleOutcome>(tasks.length);
@@ -119,7 +123,8 @@ export class RedisStore implements TaskStore {
 
   async cancel(id: string, now: number): Promise<CancelOutcome> {
     this.assertOpen();
-    return (await cancelScript(this.client, this.shardOfId(id), now, id)) as CancelOutcome;
+    const [outcome] = await this.cancels.submit(shardOf(id, this.shardCount), [{ id, now }]);
+    return outcome as CancelOutcome;
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
@@ -173,7 +178,8 @@ export class RedisStore implements TaskStore {
 
   async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
     this.assertOpen();
-    return (await ackScript(this.client, this.shardOfId(id), now, id, receipt)) as AckOutcome;
+    const [outcome] = await this.acks.submit(shardOf(id, this.shardCount), [{ id, receipt, now }]);
+    return outcome as AckOutcome;
   }
 
   async fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {

@@ -17,6 +17,7 @@ import type { ScheduleOutcome, SharedDispatch } from '../../core/ports.js';
 import type { TaskRecord, TimerRef } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
 import { loadDueScript, promoteScript, takeScript } from './commands.js';
+import { ShardBatcher } from './batcher.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import { ReadyWaiters } from './ready-waiters.js';
 import { MAX_SCRIPT_BATCH, RedisStore, type RedisStoreConfig } from './redis-store.js';
@@ -38,10 +39,12 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   private readonly listeners: ((ref: TimerRef) => void)[] = [];
   readonly waiters: ReadyWaiters;
   private parts: SharedParts | null = null;
+  private readonly promotions: ShardBatcher<{ ref: TimerRef; now: number }, void>;
 
   constructor(config: RedisStoreConfig) {
     super(config);
     this.waiters = new ReadyWaiters(this.shardCount, SWEEP_MS);
+    this.promotions = new ShardBatcher((shard, items) => this.promoteShard(shard, items), MAX_SCRIPT_BATCH);
   }
 
   /** Wired by openRedisStore once the keeper and subscriber exist (they call back into the store). */
@@ -59,20 +62,34 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     if (!keeper) return;
     await Promise.all(
       [...groupByShard(refs, (r) => r.id, this.shardCount)].map(async ([shard, group]) => {
-        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
-          const value = keeper.leaseValue(shard);
-          if (value === undefined) return; // not ours: the owner promotes it
-          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
-          const result = await promoteScript(this.client, this.shard(shard), value, now, slice, (t) => this.keys.readyChannel(t));
-          if (!result.owned) {
-            keeper.markLost(shard);
-            return;
-          }
-          // Local consumers need not wait for the PUBLISH round trip.
-          for (const topic of result.pushed.keys()) this.waiters.notify(topic, shard);
-        }
+        // Not ours: the owner has these timers and promotes them.
+        if (!keeper.owns(shard)) return;
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH)
+          await this.promotions.submit(
+            shard,
+            group.slice(from, from + MAX_SCRIPT_BATCH).map((ref) => ({ ref, now })),
+          );
       }),
     );
+  }
+
+  private async promoteShard(shard: number, items: readonly { ref: TimerRef; now: number }[]): Promise<void[]> {
+    const keeper = this.parts?.keeper;
+    const value = keeper?.leaseValue(shard);
+    const done = items.map(() => undefined);
+    if (!keeper || value === undefined) return done;
+    // Each ref was due at its own now, so the latest now of the batch loses none.
+    const now = Math.max(...items.map((i) => i.now));
+    const refs = items.map((i) => i.ref);
+    const message = `${shard} ${keeper.owner}`;
+    const result = await promoteScript(this.client, this.shard(shard), value, now, refs, (t) => this.keys.readyChannel(t), message);
+    if (!result.owned) {
+      keeper.markLost(shard);
+      return done;
+    }
+    // Local consumers need not wait for the PUBLISH round trip.
+    for (const topic of result.pushed.keys()) this.waiters.notify(topic, shard);
+    return done;
   }
 
   async reserveShared(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
@@ -83,17 +100,28 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     let attempt = 0;
     for (;;) {
       if (this.isClosed) return [];
+      // Every shard that may hold ready ids is asked at once, for a share of `want`, so
+      // one consumer drains a backlog spread over the shards in one round trip.
+      const shards = this.waiters.candidates(topic).slice(0, want);
+      const at = now();
+      const epoch = this.waiters.epoch(topic);
+      const takes = await Promise.all(
+        shards.map((shard, i) => {
+          const share = Math.floor(want / shards.length) + (i < want % shards.length ? 1 : 0);
+          return takeScript(this.client, this.shard(shard), topic, at, share, ttrMs, `${nonce}${(attempt++).toString(36)}.`);
+        }),
+      );
       let retryAt = 0;
-      for (const shard of this.waiters.candidates(topic)) {
-        const taken = await takeScript(this.client, this.shard(shard), topic, now(), want, ttrMs, `${nonce}${(attempt++).toString(36)}.`);
-        this.waiters.update(topic, shard, taken.remaining > 0);
-        if (taken.retryAt > 0) {
-          this.waiters.update(topic, shard, true);
-          retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
-        }
-        if (taken.claimed.length > 0) return taken.claimed.map(([id, body]) => decodeTask(id, body).record);
-      }
+      const claimed: TaskRecord[] = [];
+      takes.forEach((taken, i) => {
+        const shard = shards[i]!;
+        this.waiters.update(topic, shard, taken.remaining > 0 || taken.retryAt > 0, epoch);
+        if (taken.retryAt > 0) retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
+        for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
+      });
+      if (claimed.length > 0) return claimed;
       if (signal.aborted) return [];
+      if (this.waiters.candidates(topic).length > 0 && retryAt === 0) continue;
       await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
     }
   }

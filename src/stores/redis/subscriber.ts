@@ -8,7 +8,8 @@ import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 
 export interface SubscriberEvents {
-  ready(topic: string, shard: number): void;
+  /** Tasks of `topic` became ready on `shard`, promoted by the process `owner`. */
+  ready(topic: string, shard: number, owner: string): void;
   timers(message: string): void;
   reconnected(): void;
 }
@@ -30,7 +31,8 @@ export class Subscriber {
       if (channel === keys.timerChannel) events.timers(message);
       else {
         const topic = subscriber.channels.get(channel);
-        if (topic !== undefined) events.ready(topic, Number(message));
+        const [shard, owner] = message.split(' ');
+        if (topic !== undefined) events.ready(topic, Number(shard), owner ?? '');
       }
     });
     connection.on('ready', () => {

@@ -1,10 +1,11 @@
 -- claim: for each id pending with runAt <= now: -> reserved, attempts + 1, new receipt,
--- reservedUntil = now + ttr. Others are skipped. Bounded by the caller (<= 1,000 ids).
+-- reservedUntil = now + ttr. Others are skipped.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts)
--- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4..] ids
+-- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4..] ids (<= 500)
 -- Returns: flat { id, body } per claimed task, in input order.
 -- @include codec
 local now = tonumber(ARGV[1])
+local now36 = b36(now)
 local ttr = tonumber(ARGV[2])
 local out = {}
 for i = 4, #ARGV do
@@ -12,7 +13,8 @@ for i = 4, #ARGV do
   local t = load(id)
   if t and t.s == 'p' and t.runAt <= now then
     table.insert(out, id)
-    table.insert(out, reserve(t, id, now, ttr, ARGV[3] .. b36(i)))
+    table.insert(out, reserve(t, id, now, now36, ttr, ARGV[3] .. b36(i)))
   end
 end
+flushCounts()
 return out

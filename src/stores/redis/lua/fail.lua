@@ -11,12 +11,14 @@ if not t then return { 'not_found' } end
 if t.s ~= 'r' or t.receipt ~= receipt then return { 'stale' } end
 local delay = tonumber(ARGV[4])
 if delay == nil then
-  local parts = {}
-  for part in string.gmatch(t.backoff, '[^:]+') do table.insert(parts, tonumber(part)) end
-  local base, factor, maxMs, jitter = parts[1], parts[2], parts[3], parts[4]
+  local b = {}
+  for part in string.gmatch(t.f[6], '[^:]+') do table.insert(b, part) end
+  local base, factor, maxMs, jitter = tonumber(b[1], 36), tonumber(b[2]), tonumber(b[3], 36), tonumber(b[4])
   local raw = math.min(maxMs, base * math.pow(factor, math.max(0, t.attempts - 1)))
   delay = math.floor(raw * (1 - jitter) + raw * jitter * tonumber(ARGV[5]) + 0.5)
 end
 local err = nil
 if ARGV[6] == '1' then err = ARGV[7] end
-return settleFailure(t, id, now, now + delay, err)
+local result = settleFailure(t, id, now, b36(now), now + delay, err)
+flushCounts()
+return result

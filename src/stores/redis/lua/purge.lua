@@ -7,9 +7,10 @@ local ids = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', '(' .. ARGV[1], 'LIMIT'
 for _, id in ipairs(ids) do
   local t = load(id)
   if t then
-    count(KEYS[6], t.s, t.topic, -1)
+    count(t.s, t.topic, -1)
     redis.call('HDEL', KEYS[1], id)
   end
   redis.call('ZREM', KEYS[5], id)
 end
+flushCounts()
 return #ids

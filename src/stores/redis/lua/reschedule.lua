@@ -7,7 +7,8 @@ local now, id, runAt = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local t = load(id)
 if not t then return { 'not_found' } end
 if t.s ~= 'p' then return { 'not_pending' } end
-leave(t, id, now)
-t.runAt = runAt
-save(t, id, 'p')
+leave(t, id)
+setRunAt(t, runAt)
+save(t, id, 'p', now, b36(now))
+flushCounts()
 return { 'rescheduled', t.runAt, t.seq, t.topic }

@@ -7,8 +7,9 @@ local now, id, runAt = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
 local t = load(id)
 if not t then return { 'not_found' } end
 if t.s ~= 'd' then return { 'not_dead' } end
-leave(t, id, now)
-t.attempts = 0
-t.runAt = runAt
-save(t, id, 'p')
+leave(t, id)
+setAttempts(t, 0)
+setRunAt(t, runAt)
+save(t, id, 'p', now, b36(now))
+flushCounts()
 return { 'revived', t.runAt, t.seq, t.topic }

@@ -1,30 +1,31 @@
--- schedule: creates each task that does not exist yet (create-if-absent, so a retried
--- call never makes two), pending, attempts 0.
+-- schedule: creates each task that does not exist yet (HSETNX: create-if-absent, so a
+-- retried call never makes two), pending, attempts 0. The caller packs the bodies.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts)
--- ARGV[1] now; then per task 7 values: id, topic, payload, runAt, maxAttempts, ttrMs, backoff, seq
---   (8 values: the last is the task's global seq, assigned by the caller in input order)
--- Returns: flat { created (1|0), runAt, seq } per task, in input order.
+-- ARGV[1] now; then per task 5 values: id, packed body, runAt, seq (global, in input order), topic
+-- Returns: flat { created (1|0), runAt, seq } per task, in input order (the existing
+--   task's runAt and seq when not created).
 -- @include codec
-local now = tonumber(ARGV[1])
 local out = {}
-for i = 2, #ARGV, 8 do
-  local id = ARGV[i]
-  local body = redis.call('HGET', KEYS[1], id)
-  if body then
-    local t = decode(body)
-    table.insert(out, 0)
-    table.insert(out, t.runAt)
-    table.insert(out, t.seq)
-  else
-    local t = {
-      s = 'p', attempts = 0, topic = ARGV[i + 1], payload = ARGV[i + 2], runAt = tonumber(ARGV[i + 3]),
-      max = tonumber(ARGV[i + 4]), ttr = tonumber(ARGV[i + 5]), backoff = ARGV[i + 6], seq = tonumber(ARGV[i + 7]),
-      createdAt = now, updatedAt = now,
-    }
-    save(t, id, 'p')
+local zadd = {}
+for i = 2, #ARGV, 5 do
+  local id, runAt, seq = ARGV[i], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
+  if redis.call('HSETNX', KEYS[1], id, ARGV[i + 1]) == 1 then
+    table.insert(zadd, runAt)
+    table.insert(zadd, seqBytes(seq) .. id)
+    count('p', ARGV[i + 4], 1)
     table.insert(out, 1)
+    table.insert(out, runAt)
+    table.insert(out, seq)
+  else
+    local t = load(id)
+    table.insert(out, 0)
     table.insert(out, t.runAt)
     table.insert(out, t.seq)
   end
 end
+-- One ZADD per 200 tasks instead of one each (unpack has a C stack limit, hence chunks).
+for from = 1, #zadd, 400 do
+  redis.call('ZADD', KEYS[2], unpack(zadd, from, math.min(from + 399, #zadd)))
+end
+flushCounts()
 return out

@@ -7,6 +7,7 @@
 -- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per claimed task }
 -- @include codec
 local now = tonumber(ARGV[1])
+local now36 = b36(now)
 local ttr = tonumber(ARGV[2])
 local max = tonumber(ARGV[4])
 local out = { 0, 0 }
@@ -21,7 +22,7 @@ while claimed < max and popped < max * 4 do
     if t.runAt <= now then
       claimed = claimed + 1
       table.insert(out, id)
-      table.insert(out, reserve(t, id, now, ttr, ARGV[3] .. b36(popped)))
+      table.insert(out, reserve(t, id, now, now36, ttr, ARGV[3] .. b36(popped)))
     elseif t.runAt <= now + 1000 then
       redis.call('LPUSH', KEYS[7], id)
       out[2] = t.runAt
@@ -30,4 +31,5 @@ while claimed < max and popped < max * 4 do
   end
 end
 out[1] = redis.call('LLEN', KEYS[7])
+flushCounts()
 return out

@@ -1,10 +1,15 @@
 -- Shared helpers, inlined into each script by `-- @include codec` (scripts.ts).
 --
--- Task body (one HASH field per task, value packed to keep Redis memory small):
---   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topicLen,errLen|topic err payload
--- Integers are base 36; backoff is opaque "baseMs:factor:maxMs:jitter"; empty
--- reservedUntil / receipt / errLen mean null. State chars: p pending, r reserved,
--- c completed, x cancelled, d dead. Ids and topics never contain ',' or '|'.
+-- Task body: one HASH field per task in the shard's pool, packed to keep Redis small:
+--   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
+--    1    2      3       4        5      6        7         8           9         10    11     12    13
+-- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36);
+-- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
+-- State chars: p pending, r reserved, c completed, x cancelled, d dead. Ids and topics
+-- never contain ',' or '|' (the engine validates them). codec.ts is the TS side.
+--
+-- A script changes a body by replacing raw fields (t.f) and re-joining them: only the
+-- fields that change are re-encoded, and the payload is never parsed.
 --
 -- Standard KEYS of every state-changing script:
 --   KEYS[1] pool  KEYS[2] delayed  KEYS[3] reserved  KEYS[4] dead  KEYS[5] done  KEYS[6] counts
@@ -12,18 +17,15 @@
 local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
 
 local function b36(n)
-  if n == 0 then return '0' end
-  local out = {}
+  if n < 36 then return string.sub(B36, n + 1, n + 1) end
+  local out, i = {}, 0
   while n > 0 do
     local d = n % 36
-    table.insert(out, 1, string.sub(B36, d + 1, d + 1))
+    i = i + 1
+    out[i] = string.sub(B36, d + 1, d + 1)
     n = (n - d) / 36
   end
-  return table.concat(out)
-end
-
-local function unb36(s)
-  return tonumber(s, 36)
+  return string.reverse(table.concat(out))
 end
 
 -- 7 bytes big-endian: members with equal scores sort by seq (ZSET ties sort by member bytes).
@@ -45,53 +47,74 @@ local function seqOf(m)
   return n
 end
 
+local HEADER = '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,|]*)|()'
+
+local function decode(body)
+  local f = { string.match(body, HEADER) }
+  local t = { f = f, s = f[1], topic = f[12], body = body, tail = f[14] }
+  f[14] = nil
+  t.attempts = tonumber(f[2], 36)
+  t.runAt = tonumber(f[3], 36)
+  t.max = tonumber(f[4], 36)
+  t.ttr = tonumber(f[5], 36)
+  t.seq = tonumber(f[10], 36)
+  if f[9] ~= '' then t.reservedUntil = tonumber(f[9], 36) end
+  if f[11] ~= '' then t.receipt = f[11] end
+  return t
+end
+
+local function payloadOf(t)
+  local errLen = 0
+  if t.f[13] ~= '' then errLen = tonumber(t.f[13], 36) end
+  return string.sub(t.body, t.tail + errLen)
+end
+
+-- Setters keep the raw field and the number in step.
+local function setRunAt(t, runAt) t.runAt = runAt; t.f[3] = b36(runAt) end
+local function setAttempts(t, n) t.attempts = n; t.f[2] = b36(n) end
+local function setReservation(t, receipt, reservedUntil)
+  t.receipt = receipt
+  t.reservedUntil = reservedUntil
+  t.f[11] = receipt or ''
+  if reservedUntil then t.f[9] = b36(reservedUntil) else t.f[9] = '' end
+end
+local function setError(t, err)
+  local payload = payloadOf(t)
+  if err then
+    t.f[13] = b36(#err)
+    t.newTail = err .. payload
+  else
+    t.f[13] = ''
+    t.newTail = payload
+  end
+end
+
+local function encode(t)
+  local tail = t.newTail
+  if not tail then tail = string.sub(t.body, t.tail) end
+  return table.concat(t.f, ',') .. '|' .. tail
+end
+
 local function member(t, id)
   return seqBytes(t.seq) .. id
 end
 
-local function decode(body)
-  local bar = string.find(body, '|', 1, true)
-  local f = {}
-  local start = 1
-  for i = 1, 13 do
-    local comma = string.find(body, ',', start, true)
-    if comma == nil or comma > bar then
-      f[i] = string.sub(body, start, bar - 1)
-      break
+-- Counter deltas are summed per call and written once (flushCounts), so a batch of a
+-- thousand tasks of one topic costs one HINCRBY, not a thousand.
+local deltas = {}
+local function count(state, topic, delta)
+  local field = state .. topic
+  deltas[field] = (deltas[field] or 0) + delta
+end
+
+local function flushCounts()
+  for field, delta in pairs(deltas) do
+    if delta ~= 0 then
+      -- Drop zero counters so stats() stays O(live topics).
+      if redis.call('HINCRBY', KEYS[6], field, delta) == 0 then redis.call('HDEL', KEYS[6], field) end
     end
-    f[i] = string.sub(body, start, comma - 1)
-    start = comma + 1
   end
-  local t = {
-    s = f[1], attempts = unb36(f[2]), runAt = unb36(f[3]), max = unb36(f[4]), ttr = unb36(f[5]),
-    backoff = f[6], createdAt = unb36(f[7]), updatedAt = unb36(f[8]), seq = unb36(f[10]),
-  }
-  if f[9] ~= '' then t.reservedUntil = unb36(f[9]) end
-  if f[11] ~= '' then t.receipt = f[11] end
-  local topicLen = unb36(f[12])
-  t.topic = string.sub(body, bar + 1, bar + topicLen)
-  local pos = bar + topicLen + 1
-  if f[13] ~= nil and f[13] ~= '' then
-    local errLen = unb36(f[13])
-    t.err = string.sub(body, pos, pos + errLen - 1)
-    pos = pos + errLen
-  end
-  t.payload = string.sub(body, pos)
-  return t
-end
-
-local function encode(t)
-  local head = table.concat({
-    t.s, b36(t.attempts), b36(t.runAt), b36(t.max), b36(t.ttr), t.backoff, b36(t.createdAt), b36(t.updatedAt),
-    t.reservedUntil and b36(t.reservedUntil) or '', b36(t.seq), t.receipt or '', b36(#t.topic), t.err and b36(#t.err) or '',
-  }, ',')
-  return head .. '|' .. t.topic .. (t.err or '') .. t.payload
-end
-
-local function count(key, state, topic, delta)
-  local n = redis.call('HINCRBY', key, state .. topic, delta)
-  -- Drop zero counters so stats() stays O(live topics).
-  if n == 0 then redis.call('HDEL', key, state .. topic) end
+  deltas = {}
 end
 
 -- The index (ZSET) that holds a task in its state.
@@ -102,25 +125,26 @@ local function unindex(t, id)
   else redis.call('ZREM', KEYS[5], id) end
 end
 
-local function index(t, id)
+local function index(t, id, now)
   if t.s == 'p' then redis.call('ZADD', KEYS[2], t.runAt, member(t, id))
   elseif t.s == 'r' then redis.call('ZADD', KEYS[3], t.reservedUntil, member(t, id))
-  elseif t.s == 'd' then redis.call('ZADD', KEYS[4], t.updatedAt, id)
-  else redis.call('ZADD', KEYS[5], t.updatedAt, id) end
+  elseif t.s == 'd' then redis.call('ZADD', KEYS[4], now, id)
+  else redis.call('ZADD', KEYS[5], now, id) end
 end
 
 -- Leaves the old state's index and counter; the caller sets fields, then calls save().
-local function leave(t, id, now)
+local function leave(t, id)
   unindex(t, id)
-  count(KEYS[6], t.s, t.topic, -1)
-  t.updatedAt = now
+  count(t.s, t.topic, -1)
 end
 
-local function save(t, id, state)
+local function save(t, id, state, now, now36)
   t.s = state
-  count(KEYS[6], state, t.topic, 1)
+  t.f[1] = state
+  t.f[8] = now36
+  count(state, t.topic, 1)
   redis.call('HSET', KEYS[1], id, encode(t))
-  index(t, id)
+  index(t, id, now)
 end
 
 local function load(id)
@@ -131,26 +155,24 @@ end
 
 -- A failed or expired attempt: dead when out of attempts, else pending at retryAt.
 -- Returns { 'dead' } or { 'retrying', runAt, seq, topic }.
-local function settleFailure(t, id, now, retryAt, err)
-  leave(t, id, now)
-  t.receipt = nil
-  t.reservedUntil = nil
-  t.err = err
+local function settleFailure(t, id, now, now36, retryAt, err)
+  leave(t, id)
+  setReservation(t, nil, nil)
+  setError(t, err)
   if t.attempts >= t.max then
-    save(t, id, 'd')
+    save(t, id, 'd', now, now36)
     return { 'dead' }
   end
-  t.runAt = retryAt
-  save(t, id, 'p')
+  setRunAt(t, retryAt)
+  save(t, id, 'p', now, now36)
   return { 'retrying', t.runAt, t.seq, t.topic }
 end
 
 -- Reserves a loaded pending task (the caller checked state and runAt). Returns its new body.
-local function reserve(t, id, now, ttrOverride, receipt)
-  leave(t, id, now)
-  t.attempts = t.attempts + 1
-  t.receipt = t.attempts .. '.' .. receipt
-  t.reservedUntil = now + (ttrOverride or t.ttr)
-  save(t, id, 'r')
+local function reserve(t, id, now, now36, ttrOverride, nonce)
+  leave(t, id)
+  setAttempts(t, t.attempts + 1)
+  setReservation(t, t.attempts .. '.' .. nonce, now + (ttrOverride or t.ttr))
+  save(t, id, 'r', now, now36)
   return encode(t)
 end
