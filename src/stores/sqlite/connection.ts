@@ -1,23 +1,24 @@
 /**
  * Opens the database file the way the store needs it, or refuses with a DelayQError that
- * says why, having written nothing:
+ * says why, having written nothing to the database:
  *
- * - The directory must exist and the file be creatable (STORE_UNAVAILABLE).
- * - The file must be empty or a delayq database (STORE_INCOMPATIBLE; see schema.ts).
- * - One process at a time (STORE_LOCKED). The connection runs in EXCLUSIVE locking mode
- *   and takes the write lock before it reads anything, then keeps it until close. The
- *   lock is a POSIX lock on the file, so the kernel drops it when the owner dies, even by
- *   SIGKILL: no stale lock file, no pid that may have been reused. The price: while a
- *   queue runs, no other process can read the file (stop it, or use the HTTP API).
+ * 1. The directory must exist and the file be creatable (STORE_UNAVAILABLE).
+ * 2. The file must be empty or a delayq database (STORE_INCOMPATIBLE; see schema.ts),
+ *    judged from its header bytes and then by a read-only look inside.
+ * 3. One process at a time (STORE_LOCKED; see lock.ts), decided before the first write.
+ * 4. WAL mode, `synchronous`, then the missing migrations in one transaction.
  *
- * WAL mode, then `synchronous`: NORMAL syncs the WAL at checkpoints only, so a commit is
- * in the OS once COMMIT returns (a process crash loses nothing) but a power cut can lose
- * the last commits; FULL syncs the WAL at every commit.
+ * `synchronous`: in WAL mode NORMAL syncs the WAL only at checkpoints, so a commit is in
+ * the OS once COMMIT returns (a crash of our process loses nothing) but a power cut or
+ * kernel crash can lose the last commits before the next checkpoint; FULL syncs the WAL at
+ * every commit, so nothing acknowledged is lost even then (each group commit pays one fsync).
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
+import { Checkpointer } from './checkpointer.js';
+import { FileLock } from './lock.js';
 import { identify, judgeHeader, migrate } from './schema.js';
 
 export interface ConnectionOptions {
@@ -26,41 +27,53 @@ export interface ConnectionOptions {
   readonly cacheKiB: number;
 }
 
-export function openConnection(path: string, options: ConnectionOptions): Database.Database {
+export interface Connection {
+  readonly db: Database.Database;
+  /** False while writes should wait for the checkpoint worker (see checkpointer.ts). */
+  mayWrite(): boolean;
+  /** Closes the database, then the checkpoint worker, then drops the lock. */
+  close(): Promise<void>;
+}
+
+export function openConnection(path: string, options: ConnectionOptions): Connection {
   const file = resolve(path);
   checkDirectory(file);
   judgeHeader(file, readHeader(file));
   let db: Database.Database;
   try {
-    // timeout 0: a held lock is an answer (STORE_LOCKED), not something to wait for.
-    db = new Database(file, { timeout: 0 });
+    db = new Database(file, { timeout: 5_000 });
   } catch (error) {
     throw translate(error, file, 'open');
   }
+  let lock: FileLock | null = null;
   try {
-    db.pragma('locking_mode = EXCLUSIVE');
-    // Takes (and, in exclusive mode, keeps) the write lock before the first read.
-    db.exec('BEGIN EXCLUSIVE');
-    let identity;
-    try {
-      identity = identify(db, file);
-    } finally {
-      db.exec('ROLLBACK');
-    }
+    // A read transaction: refuses a foreign file before we create anything next to it.
+    db.transaction(() => identify(db, file)).deferred();
+    lock = FileLock.acquire(file);
     if (db.pragma('journal_mode = WAL', { simple: true }) !== 'wal')
       throw new DelayQError('STORE_INCOMPATIBLE', `sqlite store ${file}: the file system does not support WAL mode`, { path: file });
     db.pragma(`synchronous = ${options.synchronous}`);
     db.pragma(`cache_size = -${options.cacheKiB}`);
-    db.pragma('foreign_keys = OFF');
-    // Checkpoint every ~40 MB of WAL instead of ~4 MB: an index page rewritten by many
-    // commits is copied into the database once per checkpoint (+25% batched inserts).
-    db.pragma('wal_autocheckpoint = 10000');
+    // Read again under the lock: another process may have created the schema meanwhile.
+    const identity = db.transaction(() => identify(db, file)).immediate();
     migrate(db, identity.kind === 'fresh' ? 0 : identity.version);
-    return db;
   } catch (error) {
     db.close();
+    lock?.release();
     throw translate(error, file, 'open');
   }
+  const checkpointer = new Checkpointer(db, file, options.synchronous);
+  checkpointer.start();
+  const held = lock;
+  return {
+    db,
+    mayWrite: () => checkpointer.mayWrite(),
+    close: async () => {
+      if (db.open) db.close();
+      await checkpointer.stop();
+      held.release();
+    },
+  };
 }
 
 /** Maps SQLite's failures to the codes callers branch on; DelayQErrors pass through. */

@@ -35,6 +35,7 @@ export class GroupCommit {
   committed = 0;
   private queue: Entry[] = [];
   private flushTimer: NodeJS.Immediate | null = null;
+  private holdTimer: NodeJS.Timeout | null = null;
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
@@ -47,6 +48,8 @@ export class GroupCommit {
     private readonly writeCounts: (counts: CountDeltas) => void,
     private readonly translate: (error: unknown) => Error,
     private readonly maxWeight = 20_000,
+    /** Backpressure from the checkpointer: false holds the next transaction for a moment. */
+    private readonly mayWrite: () => boolean = () => true,
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
@@ -60,19 +63,28 @@ export class GroupCommit {
   submit<T>(weight: number, apply: Apply<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ weight, apply, resolve: resolve as (value: unknown) => void, reject });
-      this.flushTimer ??= setImmediate(() => this.flushOne());
+      if (this.holdTimer === null) this.flushTimer ??= setImmediate(() => this.flushOne());
     });
   }
 
   /** Commits everything queued, synchronously (close() uses it so nothing queued is dropped). */
   drain(): void {
     if (this.flushTimer !== null) clearImmediate(this.flushTimer);
+    if (this.holdTimer !== null) clearTimeout(this.holdTimer);
     this.flushTimer = null;
+    this.holdTimer = null;
     while (this.queue.length > 0) this.commitBatch(this.takeBatch());
   }
 
   private flushOne(): void {
     this.flushTimer = null;
+    if (!this.mayWrite()) {
+      this.holdTimer = setTimeout(() => {
+        this.holdTimer = null;
+        this.flushOne();
+      }, 2);
+      return;
+    }
     this.commitBatch(this.takeBatch());
     if (this.queue.length > 0) this.flushTimer = setImmediate(() => this.flushOne());
   }

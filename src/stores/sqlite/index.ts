@@ -18,6 +18,6 @@ export async function openSqliteStore(path: string, options: StoreOptions): Prom
   const synchronous = options.synchronous ?? 'NORMAL';
   if (synchronous !== 'NORMAL' && synchronous !== 'FULL')
     throw new DelayQError('INVALID_OPTION', `synchronous: must be 'NORMAL' or 'FULL' (got ${String(synchronous)})`, { field: 'synchronous' });
-  const db = openConnection(path, { synchronous, cacheKiB: CACHE_KIB });
-  return new SqliteStore(db, path, horizonMs);
+  const connection = openConnection(path, { synchronous, cacheKiB: CACHE_KIB });
+  return new SqliteStore(connection, path, horizonMs);
 }

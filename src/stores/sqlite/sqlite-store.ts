@@ -27,8 +27,9 @@ import type {
   TaskStore,
 } from '../../core/ports.js';
 import type { CountDeltas } from './count-deltas.js';
-import { translate } from './connection.js';
+import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
+import { Parking } from './parking.js';
 import { backoffOf, dueRef, runRef, toRecord, type ControlRow } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 
@@ -37,26 +38,32 @@ const PURGE_BATCH = 1_000;
 
 export class SqliteStore implements TaskStore {
   readonly description: string;
+  private readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly writer: GroupCommit;
+  private readonly parking: Parking;
   private readonly nonce = randomBytes(6).toString('base64url');
   private receipts = 0;
   private closed = false;
 
   constructor(
-    private readonly db: Database.Database,
+    private readonly connection: Connection,
     readonly path: string,
     readonly horizonMs: number,
   ) {
     this.description = `sqlite:${path}`;
-    this.sql = prepareStatements(db);
+    this.db = connection.db;
+    this.sql = prepareStatements(this.db);
     this.writer = new GroupCommit(
-      db,
+      this.db,
       (counts) => {
         for (const { topic, state, n } of counts.entries()) this.sql.addCount.run(topic, state, n);
       },
       (error) => translate(error, path, 'write'),
+      20_000,
+      () => connection.mayWrite(),
     );
+    this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply));
   }
 
   // ---------------------------------------------------------------------------------
@@ -66,11 +73,13 @@ export class SqliteStore implements TaskStore {
     return this.write(tasks.length, (counts) =>
       tasks.map((task): ScheduleOutcome => {
         const { backoff } = task;
+        const parkBucket = this.parking.bucketFor(task.runAt);
         const { changes, lastInsertRowid } = this.sql.insert.run(
           task.id,
           task.topic,
           task.runAt,
-          task.runAt,
+          parkBucket === null ? task.runAt : null,
+          parkBucket,
           task.maxAttempts,
           task.ttrMs,
           backoff.baseMs,
@@ -117,6 +126,7 @@ export class SqliteStore implements TaskStore {
 
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
     this.assertOpen();
+    await this.parking.prepare(until);
     // SQLite compares an INTEGER column with a REAL bound correctly, Infinity included.
     const rows = after === null ? this.sql.dueFirst.all(until, limit) : this.sql.dueAfter.all(until, after.dueAt, after.seq, limit);
     return rows.map(dueRef);
@@ -230,7 +240,7 @@ export class SqliteStore implements TaskStore {
     this.closed = true;
     // Writes already accepted are committed, not dropped.
     this.writer.drain();
-    this.db.close();
+    await this.connection.close();
   }
 
   // ---------------------------------------------------------------------------------

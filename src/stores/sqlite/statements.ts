@@ -8,8 +8,8 @@ import type { TaskState } from '../../core/task/model.js';
 import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskRow } from './rows.js';
 
 
-/** id, topic, runAt, dueAt (= runAt), maxAttempts, ttrMs, backoff base, factor, max, jitter, createdAt, updatedAt, payload. */
-export type InsertParams = [string, string, number, number, number, number, number, number, number, number, number, number, string];
+/** id, topic, runAt, dueAt (runAt or null), parkBucket (null or a bucket), maxAttempts, ttrMs, backoff base, factor, max, jitter, createdAt, updatedAt, payload. */
+export type InsertParams = [string, string, number, number | null, number | null, number, number, number, number, number, number, number, number, string];
 
 // Spelled out: declaration emit cannot name the inferred better-sqlite3 statement types.
 type Stmt<P extends unknown[], R = never> = Database.Statement<P, R>;
@@ -31,6 +31,8 @@ export interface Statements {
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
   readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
   readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
+  readonly lowestParked: Stmt<[], { park_bucket: number }>;
+  readonly unpark: Stmt<[number, number], never>;
   readonly addCount: Stmt<[string, string, number], never>;
 }
 
@@ -38,9 +40,9 @@ export function prepareStatements(db: Database.Database): Statements {
   return {
     // Positional parameters: binding an object per row costs ~5% of a batch insert.
     insert: db.prepare<InsertParams, never>(
-      `INSERT INTO tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms,
+      `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms,
                           backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
-       VALUES (?, ?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       VALUES (?, ?, 'pending', ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO NOTHING`,
     ),
     runAtOf: db.prepare<[string], { run_at: number }>('SELECT run_at FROM tasks WHERE id = ?'),
@@ -48,10 +50,10 @@ export function prepareStatements(db: Database.Database): Statements {
     full: db.prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`),
 
     // Each transition of the state machine (src/core/task/lifecycle.ts), by seq.
-    reschedule: db.prepare<[number, number, number, number], never>('UPDATE tasks SET run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?'),
-    cancel: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', due_at = NULL, updated_at = ? WHERE seq = ?"),
+    reschedule: db.prepare<[number, number, number, number], never>('UPDATE tasks SET run_at = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?'),
+    cancel: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', due_at = NULL, park_bucket = NULL, updated_at = ? WHERE seq = ?"),
     claim: db.prepare<[number, string, number, number, number, number], never>(
-      "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, updated_at = ? WHERE seq = ?",
+      "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?",
     ),
     ack: db.prepare<[number, number], never>(
       "UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
@@ -87,6 +89,15 @@ export function prepareStatements(db: Database.Database): Statements {
       `DELETE FROM tasks WHERE seq IN (
          SELECT seq FROM tasks WHERE state IN ('completed', 'cancelled') AND updated_at < ? LIMIT ?
        ) RETURNING topic, state`,
+    ),
+
+    // Parking (parking.ts): the lowest bucket still parked, and moving some of its rows to tasks_due.
+    lowestParked: db.prepare<[], { park_bucket: number }>(
+      'SELECT park_bucket FROM tasks WHERE park_bucket IS NOT NULL ORDER BY park_bucket LIMIT 1',
+    ),
+    unpark: db.prepare<[number, number], never>(
+      `UPDATE tasks SET due_at = run_at, park_bucket = NULL
+       WHERE seq IN (SELECT seq FROM tasks WHERE park_bucket = ? ORDER BY seq LIMIT ?)`,
     ),
 
     counts: db.prepare<[], { topic: string; state: TaskState; n: number }>('SELECT topic, state, n FROM task_counts WHERE n <> 0'),
