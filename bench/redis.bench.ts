@@ -40,6 +40,8 @@ interface Results {
   s2: FireStats;
   s3: FireStats;
   bytesPerTask: number;
+  /** With ids as short as BullMQ's default ones (delayq's generated ids are 30 characters). */
+  bytesPerTaskShortIds: number;
   cancelRate: number;
 }
 
@@ -95,8 +97,10 @@ class Tally {
 
 interface System {
   readonly name: string;
+  /** False for BullMQ, whose default ids are already a short counter. */
+  readonly generatesLongIds: boolean;
   /** Schedules `count` tasks on `topic` due at runAt(i), in batches of 1,000; returns ids. */
-  schedule(topic: string, count: number, runAt: (i: number) => number): Promise<string[]>;
+  schedule(topic: string, count: number, runAt: (i: number) => number, idOf?: (i: number) => string): Promise<string[]>;
   consume(topic: string, tally: Tally): Promise<() => Promise<void>>;
   cancel(id: string): Promise<void>;
   close(): Promise<void>;
@@ -106,11 +110,14 @@ async function openDelayq(url: string, prefix: string): Promise<System> {
   const queue = await DelayQueue.open({ store: url, storeOptions: { prefix } });
   return {
     name: 'delayq',
-    async schedule(topic, count, runAt) {
+    generatesLongIds: true,
+    async schedule(topic, count, runAt, idOf) {
       const ids: string[] = [];
       for (let from = 0; from < count; from += 1_000) {
         const n = Math.min(1_000, count - from);
-        const results = await queue.scheduleMany(Array.from({ length: n }, (_, j) => ({ topic, payload: PAYLOAD, runAt: runAt(from + j) })));
+        const results = await queue.scheduleMany(
+          Array.from({ length: n }, (_, j) => ({ topic, payload: PAYLOAD, runAt: runAt(from + j), ...(idOf ? { id: idOf(from + j) } : {}) })),
+        );
         for (const r of results) ids.push(r.id);
       }
       return ids;
@@ -137,6 +144,7 @@ async function openBullmq(port: number): Promise<System> {
   const workers: Worker[] = [];
   return {
     name: 'BullMQ 6.7.0',
+    generatesLongIds: false,
     async schedule(topic, count, runAt) {
       const queue = queueOf(topic);
       const ids: string[] = [];
@@ -213,7 +221,15 @@ async function s3(system: System, scale: Scale): Promise<FireStats> {
   return tally.stats(ticks * perTick, start + 2_000);
 }
 
-async function s4(system: System, scale: Scale, admin: Redis): Promise<{ bytesPerTask: number; cancelRate: number }> {
+async function s4(system: System, scale: Scale, admin: Redis): Promise<{ bytesPerTask: number; bytesPerTaskShortIds: number; cancelRate: number }> {
+  // Ids like BullMQ's own (a counter): the same key lengths on both sides.
+  let bytesPerTaskShortIds = NaN;
+  if (system.generatesLongIds) {
+    await admin.flushall();
+    const shortBefore = await usedMemory(admin);
+    await system.schedule('s4', scale.s4, () => Date.now() + 3_600_000, (i) => `${i + 1}`);
+    bytesPerTaskShortIds = ((await usedMemory(admin)) - shortBefore) / scale.s4;
+  }
   await admin.flushall();
   const before = await usedMemory(admin);
   const ids = await system.schedule('s4', scale.s4, () => Date.now() + 3_600_000);
@@ -226,7 +242,9 @@ async function s4(system: System, scale: Scale, admin: Redis): Promise<{ bytesPe
       while (next < victims.length) await system.cancel(victims[next++]!);
     }),
   );
-  return { bytesPerTask: (after - before) / scale.s4, cancelRate: (victims.length / (preciseNow() - start)) * 1_000 };
+  const bytesPerTask = (after - before) / scale.s4;
+  if (!system.generatesLongIds) bytesPerTaskShortIds = bytesPerTask;
+  return { bytesPerTask, bytesPerTaskShortIds, cancelRate: (victims.length / (preciseNow() - start)) * 1_000 };
 }
 
 async function usedMemory(admin: Redis | Cluster): Promise<number> {
@@ -244,7 +262,7 @@ async function runAll(system: System, scale: Scale, admin: Redis | null): Promis
   log(`${system.name}: S2 ${JSON.stringify(s2Stats)}; S3`);
   const s3Stats = await s3(system, scale);
   log(`${system.name}: S3 ${JSON.stringify(s3Stats)}; S4`);
-  const s4Stats = admin ? await s4(system, scale, admin) : { bytesPerTask: NaN, cancelRate: NaN };
+  const s4Stats = admin ? await s4(system, scale, admin) : { bytesPerTask: NaN, bytesPerTaskShortIds: NaN, cancelRate: NaN };
   log(`${system.name}: S4 ${JSON.stringify(s4Stats)}`);
   return { s1Rate, s2: s2Stats, s3: s3Stats, ...s4Stats };
 }
@@ -314,7 +332,7 @@ async function clusterRun(url: string, processes: 1 | 3, scale: Scale, admin: Cl
   const before = await usedMemory(admin);
   void before;
   await system.close();
-  return { s1Rate, s2: s2Stats, s3: s3Stats, bytesPerTask: NaN, cancelRate: NaN };
+  return { s1Rate, s2: s2Stats, s3: s3Stats, bytesPerTask: NaN, bytesPerTaskShortIds: NaN, cancelRate: NaN };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -331,6 +349,7 @@ function rows(results: readonly Results[]): (string | number)[][] {
     ['S3 lateness p50 / p99, ms', ...pick((r) => `${fmt(r.s3.p50)} / ${fmt(r.s3.p99)}`)],
     ['S3 duplicates / losses', ...pick((r) => `${r.s3.duplicates} / ${r.s3.losses}`)],
     ['S4 Redis bytes per pending task', ...pick((r) => fmt(r.bytesPerTask, 0))],
+    ['S4 same, ids as short as BullMQ\'s (1..1M)', ...pick((r) => fmt(r.bytesPerTaskShortIds, 0))],
     ['S4 cancels/s (10k of 1M)', ...pick((r) => fmt(r.cancelRate))],
   ];
 }
@@ -374,6 +393,7 @@ export async function run(args: string[]): Promise<void> {
             NaN,
             NaN,
             d.bytesPerTask / b.bytesPerTask,
+            d.bytesPerTaskShortIds / b.bytesPerTask,
             d.cancelRate / b.cancelRate,
           ][index];
           return [...row, ratio === undefined || Number.isNaN(ratio) ? '' : `${ratio.toFixed(2)}x`];

@@ -12,7 +12,7 @@
  *   <prefix>:{...}:delayed                 ZSET  pending tasks, score runAt, member seq7|id
  *   <prefix>:{...}:reserved                ZSET  reservations, score reservedUntil, member seq7|id
  *   <prefix>:{...}:dead                    ZSET  dead tasks, score updatedAt, member id
- *   <prefix>:{...}:done                    ZSET  completed + cancelled, score updatedAt, member id (purge)
+ *   <prefix>:{...}:done                    LIST  completed + cancelled ids in finishing order (purge)
  *   <prefix>:{...}:counts                  HASH  <state char><topic> -> count (stats in O(topics))
  *   <prefix>:{...}:lease                   STRING owner token of the shard (multi-process)
  *   <prefix>:{...}:fence                   STRING fencing counter of the lease

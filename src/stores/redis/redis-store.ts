@@ -267,7 +267,7 @@ export class RedisStore implements TaskStore {
         const step = Math.min(1_000, limit - deleted);
         const n = await purgeScript(this.client, shard, before, step);
         deleted += n;
-        if (n < step) break;
+        if (n === 0) break;
       }
     }
     return deleted;

@@ -12,7 +12,8 @@
 -- fields that change are re-encoded, and the payload is never parsed.
 --
 -- Standard KEYS of every state-changing script:
---   KEYS[1] pool  KEYS[2] delayed  KEYS[3] reserved  KEYS[4] dead  KEYS[5] done  KEYS[6] counts
+--   KEYS[1] pool  KEYS[2] delayed  KEYS[3] reserved  KEYS[4] dead  KEYS[5] done (LIST, in order of
+--   finishing: purge takes from its head)  KEYS[6] counts
 
 local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
 
@@ -121,15 +122,15 @@ end
 local function unindex(t, id)
   if t.s == 'p' then redis.call('ZREM', KEYS[2], member(t, id))
   elseif t.s == 'r' then redis.call('ZREM', KEYS[3], member(t, id))
-  elseif t.s == 'd' then redis.call('ZREM', KEYS[4], id)
-  else redis.call('ZREM', KEYS[5], id) end
+  elseif t.s == 'd' then redis.call('ZREM', KEYS[4], id) end
+  -- Completed and cancelled tasks never change again: they leave `done` only by purge.
 end
 
 local function index(t, id, now)
   if t.s == 'p' then redis.call('ZADD', KEYS[2], t.runAt, member(t, id))
   elseif t.s == 'r' then redis.call('ZADD', KEYS[3], t.reservedUntil, member(t, id))
   elseif t.s == 'd' then redis.call('ZADD', KEYS[4], now, id)
-  else redis.call('ZADD', KEYS[5], now, id) end
+  else redis.call('RPUSH', KEYS[5], id) end
 end
 
 -- Leaves the old state's index and counter; the caller sets fields, then calls save().
