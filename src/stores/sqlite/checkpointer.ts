@@ -9,11 +9,13 @@
  * checkpoint has caught up completely, so under a steady stream of commits a checkpoint
  * on a timer alone would let it grow without bound.
  *
- * The WAL starts over only when a write begins right after a checkpoint that copied
- * every frame. Under a steady stream of commits that moment may never come, so once the
- * WAL is past MAX_WAL_FRAMES and the checkpoint is behind, `mayWrite()` turns false and
- * the group-commit writer holds its next transaction (a few ms) until the worker has
- * caught up: backpressure on producers instead of an unbounded file or a stalled loop.
+ * The WAL starts over only when a write begins after a checkpoint that copied every
+ * frame. Under a steady stream of commits that moment never comes (each pass copies what
+ * was there when it started, and commits land meanwhile), so once the WAL is past
+ * MAX_WAL_FRAMES `mayWrite()` turns false: the group-commit writer holds its next
+ * transaction while the worker runs passes back to back, until two passes in a row see
+ * the same, fully copied WAL. The next write then starts the WAL over. That is
+ * backpressure on producers (a pause every ~256 MiB of WAL), not a stall of the loop.
  *
  * If the worker cannot start or dies, the main connection falls back to SQLite's own
  * automatic checkpoints: slower tails, never an ever-growing WAL.
@@ -24,12 +26,10 @@ import type Database from 'better-sqlite3';
 
 const INTERVAL_MS = 200;
 /**
- * ~1 GiB of 4 KiB pages: a safety valve for sustained floods, far above what a checkpoint
- * pass leaves behind in normal operation. It can overshoot by one pass's worth of writes
- * (the worker reports after each pass). The WAL file keeps its high-water size until close
- * (no journal_size_limit: truncating a large WAL inside a COMMIT stalled the loop ~100 ms).
+ * ~256 MiB of 4 KiB pages. The WAL file keeps its high-water size until close (no
+ * journal_size_limit: truncating a large WAL inside a COMMIT stalled the loop ~100 ms).
  */
-const MAX_WAL_FRAMES = 262_144;
+const MAX_WAL_FRAMES = 65_536;
 /** Pages of WAL after which the main connection checkpoints itself if the worker is gone. */
 export const FALLBACK_AUTOCHECKPOINT = 10_000;
 
@@ -53,8 +53,9 @@ function pass() {
   timer = setTimeout(pass, behind ? 0 : workerData.intervalMs);
 }
 pass();
-parentPort.on('message', () => {
+parentPort.on('message', (message) => {
   clearTimeout(timer);
+  if (message === 'pass') return pass();
   db.close();
   parentPort.close();
 });
@@ -69,8 +70,8 @@ interface Progress {
 export class Checkpointer {
   private worker: Worker | null = null;
   private exited: Promise<void> = Promise.resolve();
-  private walFrames = 0;
-  private behind = 0;
+  private holding = false;
+  private lastLog = -1;
 
   constructor(
     private readonly db: Database.Database,
@@ -88,11 +89,7 @@ export class Checkpointer {
       });
       worker.unref();
       this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
-      worker.on('message', (progress: Progress) => {
-        if (progress.log === undefined || progress.checkpointed === undefined) return;
-        this.walFrames = progress.log;
-        this.behind = progress.log - progress.checkpointed;
-      });
+      worker.on('message', (progress: Progress) => this.onProgress(progress));
       worker.once('error', () => this.fallBack());
       worker.once('exit', () => (this.worker = null));
       this.worker = worker;
@@ -103,7 +100,7 @@ export class Checkpointer {
 
   /** False while the WAL is too long and the worker has not caught up: hold writes. */
   mayWrite(): boolean {
-    return this.worker === null || this.walFrames < MAX_WAL_FRAMES || this.behind === 0;
+    return !this.holding;
   }
 
   /** Stops the worker; its connection is the last to close, so it leaves a checkpointed file. */
@@ -114,9 +111,23 @@ export class Checkpointer {
     await this.exited;
   }
 
+  private onProgress({ log, checkpointed }: Progress): void {
+    if (log === undefined || checkpointed === undefined) return;
+    // Two passes in a row over the same, fully copied WAL: no commit since, restart is safe.
+    const settled = log === checkpointed && log === this.lastLog;
+    this.lastLog = log;
+    if (this.holding) {
+      if (settled) this.holding = false;
+      else this.worker?.postMessage('pass');
+    } else if (log >= MAX_WAL_FRAMES) {
+      this.holding = true;
+      this.worker?.postMessage('pass');
+    }
+  }
+
   private fallBack(): void {
     this.worker = null;
-    this.behind = 0;
+    this.holding = false;
     if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);
   }
 }
