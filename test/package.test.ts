@@ -27,6 +27,7 @@ describe('the packed package', { timeout: 300_000 }, () => {
     const tarball = join(work, packed[0]!.filename);
     const files = packed[0]!.files.map((f) => f.path);
     assert.ok(files.includes('dist/index.js') && files.includes('dist/index.d.ts'), 'dist with declarations is packed');
+    assert.ok(files.includes('dist/stores/redis/lua/schedule.lua'), 'the Lua scripts of the Redis store are packed');
     assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('test/')), 'sources and tests stay out of the package');
 
     const consumer = join(work, 'consumer');
