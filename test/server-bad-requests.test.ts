@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
 // A table of bad requests: each must be answered with its status and code, and leave the
 // store exactly as it was (GET /v1/stats counts unchanged).
 import assert from 'node:assert/strict';

@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
 // A reserve long-poll answers as soon as a task falls due. Time is a ManualClock, so "due"
 // happens exactly when the test advances it; the answer must then arrive within 5 ms of
 // real time, with no further advance.

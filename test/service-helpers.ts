@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-explicit-any --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
 // Shared by the server, client and CLI tests: an app on a memory queue, and request helpers.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../src/core/ports.js';

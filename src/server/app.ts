@@ -53,6 +53,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Long-polls end first, so closing waits for nothing longer than a store write.
   app.addHook('preClose', async () => drain.abort());
+  // Node closes only the connections idle when close() starts; one busy then would stay
+  // open on keep-alive after its answer and hold the close until the client drops it.
+  app.addHook('onSend', async (_request, reply) => {
+    if (drain.signal.aborted) reply.header('connection', 'close');
+  });
 
   app.setNotFoundHandler(async (request) => {
     throw new HttpError('ROUTE_NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0] ?? ''}`);

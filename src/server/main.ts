@@ -50,8 +50,10 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       const timeout = new Promise<'timeout'>((resolve) => setTimeout(resolve, config.shutdownTimeoutMs, 'timeout').unref());
-      if ((await Promise.race([app.close().then(() => 'closed' as const), timeout])) === 'timeout')
+      if ((await Promise.race([app.close().then(() => 'closed' as const), timeout])) === 'timeout') {
         logger.warn({ timeoutMs: config.shutdownTimeoutMs }, 'requests still running at the shutdown timeout; closing the queue anyway');
+        app.server.closeAllConnections();
+      }
       await queue.close();
     })();
     return stopping;
