@@ -65,10 +65,18 @@ describe('redis keys', () => {
       await reviveScript(client, shard, 0, 'a', 1);
       await purgeScript(client, shard, 0, 10);
       await loadDueScript(client, shard, 10, null, 10);
-      await promoteScript(client, shard, 'owner:1', 0, [
-        { id: 'a', topic: 'orders' },
-        { id: 'b', topic: 'mail' },
-      ], (topic) => keys.readyChannel(topic), '0 owner');
+      await promoteScript(client, shard, {
+        leaseValue: 'owner:1',
+        now: 0,
+        entries: [
+          { id: 'a', topic: 'orders' },
+          { id: 'b', topic: 'mail' },
+        ],
+        channelOf: (topic) => keys.readyChannel(topic),
+        message: '0 owner',
+        claimFor: () => 1,
+        nonce: 'n',
+      });
       await takeScript(client, shard, 'orders', 0, 10, undefined, 'n');
       await leaseAcquireScript(client, shard, 'owner', 5_000);
       await leaseRenewScript(client, shard, 'owner:1', 5_000);

@@ -172,28 +172,39 @@ export async function loadDueScript(
 // ---------------------------------------------------------------------------------------
 // Shared dispatch (several processes) and shard leases
 
-/** Moves due pending ids into their topic's ready list, if this process still holds the lease. */
+export interface PromoteArgs {
+  readonly leaseValue: string;
+  readonly now: number;
+  readonly entries: readonly { id: string; topic: string }[];
+  readonly channelOf: (topic: string) => string;
+  /** The wakeup message ("<shard> <owner>"). */
+  readonly message: string;
+  /** How many due tasks of each topic to reserve at once for this process's waiting consumers. */
+  readonly claimFor: (topic: string) => number;
+  readonly nonce: string;
+}
+
+/**
+ * Makes due pending ids available: reserved at once for local waiting consumers (up to
+ * claimFor), the rest into their topic's ready list; only while this process holds the lease.
+ */
 export async function promoteScript(
   client: RedisClient,
   shard: ShardKeys,
-  leaseValue: string,
-  now: number,
-  entries: readonly { id: string; topic: string }[],
-  channelOf: (topic: string) => string,
-  message: string,
-): Promise<{ owned: boolean; pushed: Map<string, number> }> {
-  const topics = [...new Set(entries.map((e) => e.topic))];
-  const keys = [shard.pool, shard.lease, ...topics.map((t) => shard.ready(t))];
-  const args: Arg[] = [leaseValue, now, message, topics.length, ...topics.map(channelOf)];
-  for (const e of entries) args.push(e.id, topics.indexOf(e.topic) + 3);
+  p: PromoteArgs,
+): Promise<{ owned: boolean; pushed: Map<string, number>; claimed: [string, string][] }> {
+  const topics = [...new Set(p.entries.map((e) => e.topic))];
+  const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t))];
+  const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.claimFor), p.nonce];
+  for (const e of p.entries) args.push(e.id, topics.indexOf(e.topic) + 1);
   const reply = asArray(await run(client, 'promote', keys, args));
   const pushed = new Map<string, number>();
-  if (num(reply[0]) !== 1) return { owned: false, pushed };
+  if (num(reply[0]) !== 1) return { owned: false, pushed, claimed: [] };
   topics.forEach((topic, i) => {
     const n = num(reply[i + 1] ?? 0);
     if (n > 0) pushed.set(topic, n);
   });
-  return { owned: true, pushed };
+  return { owned: true, pushed, claimed: pairs(reply.slice(topics.length + 1)) };
 }
 
 /** Pops up to `max` ids from a topic's ready list and claims those still pending and due. */

@@ -89,6 +89,11 @@ export class ReadyWaiters {
     });
   }
 
+  /** Wakes the waiters of `topic` without flagging a shard (tasks were handed over locally). */
+  wake(topic: string): void {
+    this.wakeAll(this.state(topic));
+  }
+
   wakeAllTopics(): void {
     for (const state of this.topics.values()) this.wakeAll(state);
   }

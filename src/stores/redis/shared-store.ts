@@ -40,6 +40,12 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   readonly waiters: ReadyWaiters;
   private parts: SharedParts | null = null;
   private readonly promotions: ShardBatcher<{ ref: TimerRef; now: number }, void>;
+  /** Per topic: tasks local consumers (default ttr) are waiting for right now. */
+  private readonly waitingWant = new Map<string, number>();
+  /** Per topic: how many of those promotions in flight have already promised to reserve. */
+  private readonly promised = new Map<string, number>();
+  /** Per topic: tasks reserved by promote for this process's consumers, not yet taken. */
+  private readonly handed = new Map<string, TaskRecord[]>();
 
   constructor(config: RedisStoreConfig) {
     super(config);
@@ -81,11 +87,40 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     // Each ref was due at its own now, so the latest now of the batch loses none.
     const now = Math.max(...items.map((i) => i.now));
     const refs = items.map((i) => i.ref);
-    const message = `${shard} ${keeper.owner}`;
-    const result = await promoteScript(this.client, this.shard(shard), value, now, refs, (t) => this.keys.readyChannel(t), message);
+    // Local consumers waiting now get due tasks reserved in this same call (timer to
+    // consumer in one round trip); the rest go to the shared lists.
+    const allotted = new Map<string, number>();
+    const claimFor = (topic: string): number => {
+      const free = (this.waitingWant.get(topic) ?? 0) - (this.handed.get(topic)?.length ?? 0) - (this.promised.get(topic) ?? 0);
+      const n = Math.max(0, Math.min(free, refs.length));
+      allotted.set(topic, n);
+      this.promised.set(topic, (this.promised.get(topic) ?? 0) + n);
+      return n;
+    };
+    let result: Awaited<ReturnType<typeof promoteScript>>;
+    try {
+      result = await promoteScript(this.client, this.shard(shard), {
+        leaseValue: value,
+        now,
+        entries: refs,
+        channelOf: (t) => this.keys.readyChannel(t),
+        message: `${shard} ${keeper.owner}`,
+        claimFor,
+        nonce: `${randomBytes(6).toString('base64url')}.`,
+      });
+    } finally {
+      for (const [topic, n] of allotted) this.promised.set(topic, (this.promised.get(topic) ?? 0) - n);
+    }
     if (!result.owned) {
       keeper.markLost(shard);
       return done;
+    }
+    for (const [id, body] of result.claimed) {
+      const record = decodeTask(id, body).record;
+      let list = this.handed.get(record.topic);
+      if (!list) this.handed.set(record.topic, (list = []));
+      list.push(record);
+      this.waiters.wake(record.topic);
     }
     // Local consumers need not wait for the PUBLISH round trip.
     for (const topic of result.pushed.keys()) this.waiters.notify(topic, shard);
@@ -100,6 +135,12 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     let attempt = 0;
     for (;;) {
       if (this.isClosed) return [];
+      const handed = this.handed.get(topic);
+      if (handed && handed.length > 0 && ttrMs === undefined) {
+        const records = handed.splice(0, want);
+        if (handed.length === 0) this.handed.delete(topic);
+        return records;
+      }
       // Every shard that may hold ready ids is asked at once, for a share of `want`, so
       // one consumer drains a backlog spread over the shards in one round trip.
       const shards = this.waiters.candidates(topic).slice(0, want);
@@ -122,7 +163,13 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
       if (claimed.length > 0) return claimed;
       if (signal.aborted) return [];
       if (this.waiters.candidates(topic).length > 0 && retryAt === 0) continue;
-      await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
+      // Waiting with the default ttr: promotions may reserve for us directly (promoteShard).
+      if (ttrMs === undefined) this.waitingWant.set(topic, (this.waitingWant.get(topic) ?? 0) + want);
+      try {
+        await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
+      } finally {
+        if (ttrMs === undefined) this.waitingWant.set(topic, (this.waitingWant.get(topic) ?? 0) - want);
+      }
     }
   }
 

@@ -1,32 +1,52 @@
--- promote: moves due pending tasks into the shared ready list of their topic, so that
--- consumers in any process can take them, and wakes them by PUBLISH. Only the shard's
--- lease holder may promote (the lease value is the fencing token). A promoted task stays
--- pending and stays in `delayed` (loadDue still reports it; a new owner re-promotes it):
--- take.lua claims it at most once, whatever the number of list entries.
--- KEYS[1] pool, KEYS[2] lease, KEYS[3..] ready lists (one per topic in this call)
--- ARGV[1] lease value, ARGV[2] now, ARGV[3] the message ("<shard> <owner>"), ARGV[4] T = #KEYS - 2,
--- ARGV[5..4+T] the ready channel of each ready list, in KEYS order; then pairs: id, index of its list in KEYS
--- Returns: { 1, pushed per ready list... } or { 0 } when the lease is not ours.
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return { 0 } end
+-- promote: makes due pending tasks available to consumers. For each topic, the first
+-- `claim` due tasks are reserved at once for consumers of the promoting process that are
+-- waiting now (one round trip from timer to consumer); the others are appended to the
+-- shared ready list of their topic, for consumers of any process, and a PUBLISH wakes them.
+-- Only the shard's lease holder may promote (the lease value is the fencing token). A task
+-- in a ready list stays pending and stays in `delayed` (loadDue still reports it; a new
+-- owner re-promotes it): take.lua claims it at most once, whatever the list entries.
+-- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] lease,
+--   KEYS[8..7+T] the ready list of each topic in this call
+-- ARGV[1] lease value, ARGV[2] now, ARGV[3] the wakeup message ("<shard> <owner>"), ARGV[4] T,
+-- ARGV[5..4+T] the ready channel of each topic, ARGV[5+T..4+2T] how many to claim per topic,
+-- ARGV[5+2T] receipt nonce; then pairs: id, topic number (1..T)
+-- Returns: { 1, pushed per topic (T values), then id, body per claimed task } or { 0 }
+--   when the lease is not ours.
+-- @include codec
+if redis.call('GET', KEYS[7]) ~= ARGV[1] then return { 0 } end
 local now = tonumber(ARGV[2])
+local now36 = b36(now)
 local topics = tonumber(ARGV[4])
-local pushed = {}
-for k = 3, #KEYS do pushed[k] = 0 end
-for i = 5 + topics, #ARGV, 2 do
+local pushed, toClaim = {}, {}
+for k = 1, topics do
+  pushed[k] = 0
+  toClaim[k] = tonumber(ARGV[4 + topics + k])
+end
+local nonce = ARGV[5 + 2 * topics]
+local claimed = {}
+for i = 6 + 2 * topics, #ARGV, 2 do
   local id, k = ARGV[i], tonumber(ARGV[i + 1])
   local body = redis.call('HGET', KEYS[1], id)
   if body then
-    -- Only the state and runAt matter here: match them, not the whole body.
+    -- Only the state and runAt decide: match them, and decode only what is claimed.
     local s, runAt = string.match(body, '^(%a),[^,]*,([^,]*)')
     if s == 'p' and tonumber(runAt, 36) <= now then
-      redis.call('RPUSH', KEYS[k], id)
-      pushed[k] = pushed[k] + 1
+      if toClaim[k] > 0 then
+        toClaim[k] = toClaim[k] - 1
+        table.insert(claimed, id)
+        table.insert(claimed, reserve(decode(body), id, now, now36, nil, nonce .. b36(i)))
+      else
+        redis.call('RPUSH', KEYS[7 + k], id)
+        pushed[k] = pushed[k] + 1
+      end
     end
   end
 end
 local out = { 1 }
-for k = 3, #KEYS do
-  if pushed[k] > 0 then redis.call('PUBLISH', ARGV[2 + k], ARGV[3]) end
+for k = 1, topics do
+  if pushed[k] > 0 then redis.call('PUBLISH', ARGV[4 + k], ARGV[3]) end
   table.insert(out, pushed[k])
 end
+for _, v in ipairs(claimed) do table.insert(out, v) end
+flushCounts()
 return out
