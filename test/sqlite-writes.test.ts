@@ -49,6 +49,20 @@ describe('sqlite store: group commit through the store', () => {
     assert.deepEqual(await store.loadDue(Infinity, null, 10).then((refs) => refs.map((r) => r.id)), ['other']);
   });
 
+  it('a single-statement write that fails (no savepoint) leaves nothing; its neighbours commit', async () => {
+    const [before, bad, after] = await Promise.allSettled([
+      store.schedule([task('before')], T0),
+      store.schedule([task('lone', { ttrMs: 0 })], T0),
+      store.schedule([task('after')], T0),
+    ]);
+    assert.equal(before.status, 'fulfilled');
+    assert.ok(bad.status === 'rejected' && isDelayQError(bad.reason, 'STORE_UNAVAILABLE'));
+    assert.equal(after.status, 'fulfilled');
+    assert.equal(await store.get('lone'), null);
+    assert.deepEqual((await store.list({ limit: 10 })).map((r) => r.id), ['after', 'before']);
+    assert.equal((await store.stats()).byState.pending, 2);
+  });
+
   it('settles writes queued before close instead of dropping them, and rejects later ones', async () => {
     const pending = store.schedule([task('late')], T0);
     await store.close();

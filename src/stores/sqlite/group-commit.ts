@@ -23,6 +23,8 @@ export type Apply<T> = (counts: CountDeltas) => T;
 
 interface Entry {
   readonly weight: number;
+  /** Writes with one statement at most (after any reads): SQLite undoes a failed statement itself. */
+  readonly oneStatement: boolean;
   readonly apply: Apply<unknown>;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
@@ -59,10 +61,14 @@ export class GroupCommit {
     this.rollbackTo = db.prepare('ROLLBACK TO item');
   }
 
-  /** Queues a change; resolves with its result once committed. `weight`: rows it writes, about. */
-  submit<T>(weight: number, apply: Apply<T>): Promise<T> {
+  /**
+   * Queues a change; resolves with its result once committed. `weight`: rows it writes,
+   * about. `oneStatement`: the change issues at most one write statement, as its last step,
+   * so it needs no savepoint (a failed statement is undone by SQLite, the rest stays).
+   */
+  submit<T>(weight: number, apply: Apply<T>, oneStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ weight, apply, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ weight, oneStatement, apply, resolve: resolve as (value: unknown) => void, reject });
       if (this.holdTimer === null) this.flushTimer ??= setImmediate(() => this.flushOne());
     });
   }
@@ -121,18 +127,21 @@ export class GroupCommit {
       this.begin.run();
       for (const entry of batch) {
         const counts = new CountDeltas();
-        if (isolate) this.savepoint.run();
+        const guard = isolate && !entry.oneStatement;
+        if (guard) this.savepoint.run();
         try {
           const value = entry.apply(counts);
-          if (isolate) this.release.run();
+          if (guard) this.release.run();
           counts.mergeInto(total);
           outcomes.push({ ok: true, value });
         } catch (error) {
           // After some errors (SQLITE_FULL, IOERR, NOMEM) SQLite has already rolled back
           // the whole transaction: going on would autocommit the rest one by one.
           if (!isolate || !this.db.inTransaction) throw error;
-          this.rollbackTo.run();
-          this.release.run();
+          if (guard) {
+            this.rollbackTo.run();
+            this.release.run();
+          }
           outcomes.push({ ok: false, error: this.translate(error) });
         }
       }

@@ -63,14 +63,16 @@ export class SqliteStore implements TaskStore {
       20_000,
       () => connection.mayWrite(),
     );
-    this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply));
+    this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply, true));
   }
 
   // ---------------------------------------------------------------------------------
   // Producers
 
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
-    return this.write(tasks.length, (counts) =>
+    return this.write(
+      tasks.length,
+      (counts) =>
       tasks.map((task): ScheduleOutcome => {
         const { backoff } = task;
         const parkBucket = this.parking.bucketFor(task.runAt);
@@ -97,6 +99,7 @@ export class SqliteStore implements TaskStore {
         counts.add(task.topic, 'pending', +1);
         return { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, Number(lastInsertRowid)) };
       }),
+      tasks.length === 1,
     );
   }
 
@@ -108,7 +111,7 @@ export class SqliteStore implements TaskStore {
       this.sql.cancel.run(now, row.seq);
       counts.move(row.topic, 'pending', 'cancelled');
       return 'cancelled';
-    });
+    }, true);
   }
 
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
@@ -118,7 +121,7 @@ export class SqliteStore implements TaskStore {
       if (row.state !== 'pending') return { status: 'not_pending' };
       this.sql.reschedule.run(runAt, runAt, now, row.seq);
       return { status: 'rescheduled', ref: runRef(id, row.topic, runAt, row.seq) };
-    });
+    }, true);
   }
 
   // ---------------------------------------------------------------------------------
@@ -144,12 +147,13 @@ export class SqliteStore implements TaskStore {
         const attempts = row.attempts + 1;
         const receipt = makeReceipt(attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
         const reservedUntil = now + (ttrMs ?? row.ttr_ms);
+        const record = toRecord({ ...row, state: 'reserved', attempts, receipt, reserved_until: reservedUntil, updated_at: now });
         this.sql.claim.run(attempts, receipt, reservedUntil, reservedUntil, now, row.seq);
         counts.move(row.topic, 'pending', 'reserved');
-        claimed.push(toRecord({ ...row, state: 'reserved', attempts, receipt, reserved_until: reservedUntil, updated_at: now }));
+        claimed.push(record);
       }
       return claimed;
-    });
+    }, ids.length === 1);
   }
 
   ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
@@ -160,7 +164,7 @@ export class SqliteStore implements TaskStore {
       this.sql.ack.run(now, row.seq);
       counts.move(row.topic, 'reserved', 'completed');
       return 'acked';
-    });
+    }, true);
   }
 
   fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
@@ -170,7 +174,7 @@ export class SqliteStore implements TaskStore {
       if (row.state !== 'reserved' || row.receipt !== receipt) return { status: 'stale' };
       const delay = options.delayMs ?? backoffDelay(backoffOf(row), row.attempts, () => options.random);
       return this.settleFailure(id, row, now, now + delay, options.error ?? null, counts);
-    });
+    }, true);
   }
 
   expire(id: string, receipt: string, now: number): Promise<FailOutcome> {
@@ -179,7 +183,7 @@ export class SqliteStore implements TaskStore {
       if (!row) return { status: 'not_found' };
       if (row.state !== 'reserved' || row.receipt !== receipt || (row.reserved_until ?? Infinity) > now) return { status: 'stale' };
       return this.settleFailure(id, row, now, now, 'reservation expired (ttr)', counts);
-    });
+    }, true);
   }
 
   // ---------------------------------------------------------------------------------
@@ -217,7 +221,7 @@ export class SqliteStore implements TaskStore {
       this.sql.revive.run(runAt, runAt, now, row.seq);
       counts.move(row.topic, 'dead', 'pending');
       return { status: 'revived', ref: runRef(id, row.topic, runAt, row.seq) };
-    });
+    }, true);
   }
 
   async purge(before: number, limit: number): Promise<number> {
@@ -228,7 +232,7 @@ export class SqliteStore implements TaskStore {
         const rows = this.sql.purge.all(before, batch);
         for (const { topic, state } of rows) counts.add(topic, state, -1);
         return rows.length;
-      });
+      }, true);
       deleted += n;
       if (n < batch) break;
     }
@@ -256,9 +260,10 @@ export class SqliteStore implements TaskStore {
     return { status: 'retrying', ref: runRef(id, row.topic, retryAt, row.seq) };
   }
 
-  private write<T>(weight: number, apply: (counts: CountDeltas) => T): Promise<T> {
+  /** `oneStatement`: see GroupCommit.submit; true only where the single write comes last. */
+  private write<T>(weight: number, apply: (counts: CountDeltas) => T, oneStatement = false): Promise<T> {
     if (this.closed) return Promise.reject(closedError(this.path));
-    return this.writer.submit(Math.max(1, weight), apply);
+    return this.writer.submit(Math.max(1, weight), apply, oneStatement);
   }
 
   private assertOpen(): void {
