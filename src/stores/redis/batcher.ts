@@ -1,7 +1,7 @@
 /**
  * Coalesces concurrent calls of one kind per shard (acks, cancels, promotions): at most
- * one script call per shard is in flight; what callers submit meanwhile goes out together
- * in the next call. An idle shard sends at once (after the current microtask, so calls
+ * `maxInFlight` script calls per shard are in flight; what callers submit meanwhile goes
+ * out together in the next call. An idle shard sends at once (after the current microtask, so calls
  * made in one synchronous burst share a call); under load batches grow by themselves, so
  * Redis runs one script for many tasks instead of one each, without a timer adding delay.
  */
@@ -13,12 +13,14 @@ interface Entry<I, O> {
 
 export class ShardBatcher<I, O> {
   private readonly queues = new Map<number, Entry<I, O>[]>();
-  private readonly busy = new Set<number>();
+  private readonly inFlight = new Map<number, number>();
+  private readonly scheduled = new Set<number>();
 
   constructor(
     /** Runs one call for `items` of one shard; returns one output per item, in order. */
     private readonly send: (shard: number, items: I[]) => Promise<O[]>,
     private readonly maxBatch: number,
+    private readonly maxInFlight = 1,
   ) {}
 
   /** Outputs for `items`, in order. A call that fails rejects every submission it carried. */
@@ -27,19 +29,21 @@ export class ShardBatcher<I, O> {
       let queue = this.queues.get(shard);
       if (!queue) this.queues.set(shard, (queue = []));
       queue.push({ items, resolve, reject });
-      if (!this.busy.has(shard)) {
-        this.busy.add(shard);
-        queueMicrotask(() => this.flush(shard));
+      if (!this.scheduled.has(shard) && (this.inFlight.get(shard) ?? 0) < this.maxInFlight) {
+        this.scheduled.add(shard);
+        queueMicrotask(() => {
+          this.scheduled.delete(shard);
+          this.flush(shard);
+        });
       }
     });
   }
 
   private flush(shard: number): void {
     const queue = this.queues.get(shard);
-    if (!queue || queue.length === 0) {
-      this.busy.delete(shard);
-      return;
-    }
+    const running = this.inFlight.get(shard) ?? 0;
+    if (!queue || queue.length === 0 || running >= this.maxInFlight) return;
+    this.inFlight.set(shard, running + 1);
     const entries: Entry<I, O>[] = [];
     let size = 0;
     while (queue.length > 0 && (entries.length === 0 || size + queue[0]!.items.length <= this.maxBatch)) {
@@ -59,6 +63,9 @@ export class ShardBatcher<I, O> {
       (error: unknown) => {
         for (const entry of entries) entry.reject(error);
       },
-    ).finally(() => this.flush(shard));
+    ).finally(() => {
+      this.inFlight.set(shard, (this.inFlight.get(shard) ?? 1) - 1);
+      this.flush(shard);
+    });
   }
 }
