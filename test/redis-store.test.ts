@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../src/core/errors.js';
+import { backoffDelay, DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import { openRedisStore } from '../src/stores/redis/index.js';
 import { runStoreConformance, task } from './conformance/store-conformance.js';
 import { redisSkip, startRedis, type RedisServer } from './support/redis-servers.js';
@@ -51,6 +52,29 @@ describe('redis store (one Redis)', { skip }, () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('retries with the same backoff as core, default policy included', async () => {
+    const store = await openRedisStore(server!.url, { prefix: `b${++namespaces}` });
+    try {
+      const policies = [DEFAULT_BACKOFF, { baseMs: 250, factor: 1.5, maxMs: 10_000, jitter: 0.3 }];
+      for (const [i, backoff] of policies.entries()) {
+        const id = `retry-${i}`;
+        await store.schedule([task(id, { runAt: 1, backoff, maxAttempts: 5 })], 1);
+        let now = 1;
+        for (let attempt = 1; attempt <= 3; attempt++) {
+          const [claimed] = await store.claim([id], now);
+          assert.ok(claimed?.receipt);
+          const outcome = await store.fail(id, claimed.receipt, now, { random: 0.37 });
+          const expected = now + backoffDelay(backoff, attempt, () => 0.37);
+          assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, expected);
+          now = expected;
+        }
+        assert.deepEqual((await store.get(id))?.backoff, backoff);
+      }
+    } finally {
+      await store.close();
     }
   });
 

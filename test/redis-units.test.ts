@@ -70,6 +70,13 @@ describe('redis store units', () => {
     });
   });
 
+  it('stores the default backoff policy as nothing, and reads it back', () => {
+    const task = { id: 'y', topic: 't', payload: 'null', runAt: 5, maxAttempts: 1, ttrMs: 1, backoff: DEFAULT_BACKOFF };
+    const body = encodeNewTask(task, 1, 1);
+    assert.ok(body.includes(',,'), body);
+    assert.deepEqual(decodeTask('y', body).record.backoff, DEFAULT_BACKOFF);
+  });
+
   it('routes an id to a stable shard', () => {
     assert.equal(shardOf('order-1', 16), shardOf('order-1', 16));
     const seen = new Set(Array.from({ length: 1_000 }, (_, i) => shardOf(`id-${i}`, 16)));

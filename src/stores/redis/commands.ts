@@ -5,6 +5,7 @@
  * but typed instead of dynamically added methods.
  */
 import { DelayQError } from '../../core/errors.js';
+import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
 import { scripts, type ScriptName } from './scripts.js';
@@ -104,7 +105,9 @@ export interface FailArgs {
 }
 
 export async function failScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string, options: FailArgs): Promise<MoveReply> {
-  const args: Arg[] = [now, id, receipt, options.delayMs ?? '', options.random, options.error === null ? '0' : '1', options.error ?? ''];
+  const d = DEFAULT_BACKOFF;
+  const fallback = `${d.baseMs.toString(36)}:${d.factor}:${d.maxMs.toString(36)}:${d.jitter}`;
+  const args: Arg[] = [now, id, receipt, options.delayMs ?? '', options.random, options.error === null ? '0' : '1', options.error ?? '', fallback];
   return moveReply(await run(client, 'fail', standardKeys(shard), args));
 }
 

@@ -2,7 +2,8 @@
 -- else -> pending at now + (delayMs or the task's backoff, as src/core/task/backoff.ts).
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts)
 -- ARGV[1] now, ARGV[2] id, ARGV[3] receipt, ARGV[4] delayMs ('' = backoff), ARGV[5] random in [0,1),
--- ARGV[6] '1' when an error text follows, ARGV[7] error text
+-- ARGV[6] '1' when an error text follows, ARGV[7] error text, ARGV[8] the default backoff
+-- policy (for tasks stored with an empty one)
 -- Returns: { 'retrying', runAt, seq, topic } | { 'dead' } | { 'not_found' } | { 'stale' }
 -- @include codec
 local now, id, receipt = tonumber(ARGV[1]), ARGV[2], ARGV[3]
@@ -12,7 +13,9 @@ if t.s ~= 'r' or t.receipt ~= receipt then return { 'stale' } end
 local delay = tonumber(ARGV[4])
 if delay == nil then
   local b = {}
-  for part in string.gmatch(t.f[6], '[^:]+') do table.insert(b, part) end
+  local policy = t.f[6]
+  if policy == '' then policy = ARGV[8] end
+  for part in string.gmatch(policy, '[^:]+') do table.insert(b, part) end
   local base, factor, maxMs, jitter = tonumber(b[1], 36), tonumber(b[2]), tonumber(b[3], 36), tonumber(b[4])
   local raw = math.min(maxMs, base * math.pow(factor, math.max(0, t.attempts - 1)))
   delay = math.floor(raw * (1 - jitter) + raw * jitter * tonumber(ARGV[5]) + 0.5)

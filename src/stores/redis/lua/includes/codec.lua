@@ -3,7 +3,8 @@
 -- Task body: one HASH field per task in the shard's pool, packed to keep Redis small:
 --   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
 --    1    2      3       4        5      6        7         8           9         10    11     12    13
--- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36);
+-- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36;
+-- empty for the default policy, which fail.lua gets in ARGV);
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
 -- State chars: p pending, r reserved, c completed, x cancelled, d dead. Ids and topics
 -- never contain ',' or '|' (the engine validates them). codec.ts is the TS side.
