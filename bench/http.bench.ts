@@ -1,0 +1,224 @@
+/**
+ * npm run bench -- http [--store memory|sqlite|both] [--seconds N] [--late N]
+ *
+ * The server as users see it: `delayq serve` in a child process (memory store and/or a
+ * SQLite file in a temp dir), driven over keep-alive HTTP from this process:
+ *   a. POST /v1/tasks, 64 concurrent connections, for N seconds (default 5): tasks/s
+ *   b. POST /v1/tasks/batch, 1,000 tasks a batch, 8 concurrent connections, N seconds: tasks/s
+ *   c. 10,000 tasks (--late) due within 1 s, consumed by 8 reservers long-polling
+ *      /v1/topics/late/reserve (max 100) that ack each delivery: lateness, taken when the
+ *      reserve answer arrives here (arrival - runAt), p50 / p99 / max
+ * Targets (issue 4): a >= 20,000/s, b >= 150,000/s, c p99 <= 20 ms.
+ * Client and server share the machine: the client's own CPU is in every figure.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
+
+const ROOT = join(import.meta.dirname, '..');
+
+function option(args: string[], name: string, fallback: string): string {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? (args[i + 1] ?? fallback) : fallback;
+}
+
+interface Server {
+  readonly port: number;
+  readonly child: ChildProcess;
+}
+
+async function startServer(store: string): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--store', store], {
+    cwd: ROOT,
+    env: { ...process.env, DELAYQ_TOKEN: '', DELAYQ_LOG_LEVEL: 'info' },
+    // stdout carries the log; only the line with the address is read, the rest is drained.
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const match = /"address":"http:\/\/[^:]+:(\d+)"/.exec(line);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { port, child };
+}
+
+async function stopServer(server: Server): Promise<void> {
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGTERM');
+  await exited;
+}
+
+/** One keep-alive HTTP client with a fixed number of sockets. */
+function httpClient(port: number, sockets: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets: sockets });
+  const call = (method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const req = request(
+        { host: '127.0.0.1', port, method, path, agent, headers: payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  return { call, close: () => agent.destroy() };
+}
+
+async function singles(port: number, seconds: number): Promise<number> {
+  const http = httpClient(port, 64);
+  const end = Date.now() + seconds * 1000;
+  let done = 0;
+  let n = 0;
+  const started = preciseNow();
+  await Promise.all(
+    Array.from({ length: 64 }, async () => {
+      while (Date.now() < end) {
+        const res = await http.call('POST', '/v1/tasks', { topic: 'single', delayMs: 3_600_000, payload: { n: n++ } });
+        if (res.status !== 201) throw new Error(`POST /v1/tasks: ${res.status} ${res.text}`);
+        done++;
+      }
+    }),
+  );
+  const rate = done / ((preciseNow() - started) / 1000);
+  http.close();
+  return rate;
+}
+
+async function batches(port: number, seconds: number): Promise<number> {
+  const http = httpClient(port, 8);
+  const end = Date.now() + seconds * 1000;
+  let done = 0;
+  let n = 0;
+  const started = preciseNow();
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (Date.now() < end) {
+        const tasks = Array.from({ length: 1_000 }, () => ({ topic: 'batch', delayMs: 3_600_000, payload: { n: n++ } }));
+        const res = await http.call('POST', '/v1/tasks/batch', { tasks });
+        if (res.status !== 200) throw new Error(`POST /v1/tasks/batch: ${res.status} ${res.text.slice(0, 200)}`);
+        done += tasks.length;
+      }
+    }),
+  );
+  const rate = done / ((preciseNow() - started) / 1000);
+  http.close();
+  return rate;
+}
+
+interface Lateness {
+  p50: number;
+  p99: number;
+  max: number;
+  received: number;
+}
+
+/**
+ * `inline`: each delivery is acked as it arrives (a real consumer: one ack request per task,
+ * 10,000 acks/s on top of the reserves). `after`: the acks are sent once every task has
+ * arrived, so the figure is delivery lateness alone, without the acks competing for the CPU.
+ */
+async function lateness(port: number, count: number, acking: 'inline' | 'after'): Promise<Lateness> {
+  // Reserves and acks on separate connections, so a reserve never queues behind acks in the client.
+  const http = httpClient(port, 8);
+  const ackHttp = httpClient(port, 32);
+  const lates: number[] = [];
+  const acks: Promise<unknown>[] = [];
+  const deferred: { id: string; receipt: string }[] = [];
+  let stop = false;
+  const reservers = Array.from({ length: 8 }, async () => {
+    while (!stop) {
+      const res = await http.call('POST', '/v1/topics/late/reserve', { max: 100, waitMs: 1_000 });
+      const arrived = preciseNow();
+      const { tasks } = JSON.parse(res.text) as { tasks: { id: string; runAt: number; receipt: string }[] };
+      for (const task of tasks) {
+        lates.push(arrived - task.runAt);
+        if (acking === 'inline') acks.push(ackHttp.call('POST', `/v1/tasks/${task.id}/ack`, { receipt: task.receipt }));
+        else deferred.push(task);
+      }
+      if (lates.length >= count) stop = true;
+    }
+  });
+  // Due from 1 s after scheduling (so every batch is stored first), spread over 1 s.
+  const base = Date.now() + 1_000;
+  for (let i = 0; i < count; i += 1_000) {
+    const tasks = Array.from({ length: Math.min(1_000, count - i) }, (_, k) => ({ topic: 'late', runAt: base + Math.floor(((i + k) / count) * 1_000) }));
+    const res = await http.call('POST', '/v1/tasks/batch', { tasks });
+    if (res.status !== 200) throw new Error(`batch: ${res.status}`);
+  }
+  const timeout = setTimeout(() => (stop = true), 30_000);
+  await Promise.all(reservers);
+  clearTimeout(timeout);
+  await Promise.all(acks);
+  for (let i = 0; i < deferred.length; i += 64)
+    await Promise.all(deferred.slice(i, i + 64).map((t) => ackHttp.call('POST', `/v1/tasks/${t.id}/ack`, { receipt: t.receipt })));
+  http.close();
+  ackHttp.close();
+  lates.sort((a, b) => a - b);
+  return { p50: percentile(lates, 50), p99: percentile(lates, 99), max: lates.at(-1) ?? Number.NaN, received: lates.length };
+}
+
+export async function run(args: string[]): Promise<void> {
+  const which = option(args, 'store', 'both');
+  const seconds = Number(option(args, 'seconds', '5'));
+  const late = Number(option(args, 'late', '10000'));
+  const dir = mkdtempSync(join(tmpdir(), 'delayq-http-bench-'));
+  const stores = [...(which === 'sqlite' ? [] : ['memory']), ...(which === 'memory' ? [] : [`sqlite:${join(dir, 'bench.db')}`])];
+  const rows: (string | number)[][] = [];
+  try {
+    for (const store of stores) {
+      const label = store.startsWith('sqlite') ? 'sqlite' : 'memory';
+      console.log(`\n${label}: single schedules...`);
+      let server = await startServer(store);
+      const single = await singles(server.port, seconds);
+      console.log(`${label}: batches...`);
+      const batched = await batches(server.port, seconds);
+      await stopServer(server);
+      // A fresh server, so the lateness run does not share its store with a million far tasks.
+      if (label === 'sqlite') rmSync(join(dir, 'bench.db'), { force: true });
+      const lates: Lateness[] = [];
+      for (const acking of ['inline', 'after'] as const) {
+        server = await startServer(label === 'sqlite' ? `sqlite:${join(dir, `late-${acking}.db`)}` : store);
+        console.log(`${label}: lateness, acks ${acking}...`);
+        lates.push(await lateness(server.port, late, acking));
+        await stopServer(server);
+      }
+      const [inline, after] = lates as [Lateness, Lateness];
+      rows.push([label, single, batched, inline.p50, inline.p99, inline.max, after.p50, after.p99, after.max]);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const table: Table = {
+    title: `HTTP API (server in a child process; ${seconds} s per throughput run; ${late} tasks due within 1 s for lateness)`,
+    columns: [
+      'store',
+      'POST /v1/tasks, 64 conns (tasks/s)',
+      'batch of 1,000, 8 conns (tasks/s)',
+      'lateness p50 / acked inline (ms)',
+      'p99',
+      'max',
+      'lateness p50 / acks after (ms)',
+      'p99',
+      'max',
+    ],
+    rows,
+    notes: [
+      'Targets: >= 20,000 single schedules/s, >= 150,000 tasks/s batched, lateness p99 <= 20 ms.',
+      'Lateness: arrival of the reserve answer at the client - runAt; 8 long-polling reservers, max 100 a reserve; every task is acked, one request each, either as it arrives (inline) or once all have arrived (after).',
+      `Machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), shared with other work while this ran; the load generator runs on the same CPUs as the server.`,
+    ],
+  };
+  printTable(table);
+  console.log(`\nresults: ${writeResults('http', [table])}`);
+}
