@@ -42,21 +42,29 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.removeContentTypeParser('text/plain');
 
   const checkToken = options.token === undefined || options.token === '' ? null : createTokenCheck(options.token);
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback-style hooks: they run on every request, and an async hook costs a promise each.
+  app.addHook('onRequest', (request, reply, done) => {
     const path = request.url;
-    if (drain.signal.aborted && !path.startsWith('/healthz')) {
-      reply.header('connection', 'close');
-      throw new HttpError('SHUTTING_DOWN', 'the server is shutting down; retry against another instance or later');
+    try {
+      if (drain.signal.aborted && !path.startsWith('/healthz')) {
+        reply.header('connection', 'close');
+        throw new HttpError('SHUTTING_DOWN', 'the server is shutting down; retry against another instance or later');
+      }
+      if (checkToken !== null && path.startsWith('/v1')) checkToken(request.headers.authorization);
+    } catch (error) {
+      done(error as Error);
+      return;
     }
-    if (checkToken !== null && path.startsWith('/v1')) checkToken(request.headers.authorization);
+    done();
   });
 
   // Long-polls end first, so closing waits for nothing longer than a store write.
   app.addHook('preClose', async () => drain.abort());
   // Node closes only the connections idle when close() starts; one busy then would stay
   // open on keep-alive after its answer and hold the close until the client drops it.
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (drain.signal.aborted) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   app.setNotFoundHandler(async (request) => {
