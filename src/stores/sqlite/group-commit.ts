@@ -3,18 +3,20 @@
  * so a thousand producers calling schedule() one task at a time pay for one COMMIT (and,
  * with synchronous=FULL, one fsync) instead of a thousand.
  *
- *   turn n:     schedule(a), ack(b), schedule(c)   -> queued, a flush is set for turn n+1
+ *   turn n:     scheduleMany(a), ack(b), scheduleMany(c)   -> queued, flush set for turn n+1
  *   turn n+1:   BEGIN
  *                 SAVEPOINT; a; RELEASE
- *                 SAVEPOINT; b; RELEASE
+ *                 b                     (one statement: SQLite undoes it alone if it fails)
  *                 SAVEPOINT; c fails -> ROLLBACK TO (c alone is undone)
- *               counters; COMMIT               -> a and b resolve, c rejects
+ *               counters; COMMIT                        -> a and b resolve, c rejects
  *
  * Every promise settles only after COMMIT has returned, so a resolved write is durable
  * as far as the `synchronous` setting promises. If the transaction itself fails (COMMIT,
  * an I/O error, SQLite rolling back on its own), everything in it rejects and nothing of
- * it is on disk. A flush takes at most `maxWeight` tasks' worth of writes, then yields the
- * event loop, so a flood of writes cannot stall the timers of the process.
+ * it is on disk. A flush takes at most `maxWeight` tasks' worth of writes (~25 ms of work
+ * at 4,000), then yields the event loop, so a flood of writes cannot stall the timers of
+ * the process for long. While the checkpointer asks for it (`mayWrite`), the next flush
+ * waits a few ms instead.
  */
 import type Database from 'better-sqlite3';
 import { CountDeltas } from './count-deltas.js';
@@ -49,7 +51,7 @@ export class GroupCommit {
     private readonly db: Database.Database,
     private readonly writeCounts: (counts: CountDeltas) => void,
     private readonly translate: (error: unknown) => Error,
-    private readonly maxWeight = 20_000,
+    private readonly maxWeight = 4_000,
     /** Backpressure from the checkpointer: false holds the next transaction for a moment. */
     private readonly mayWrite: () => boolean = () => true,
   ) {

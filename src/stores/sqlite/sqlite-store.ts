@@ -60,7 +60,7 @@ export class SqliteStore implements TaskStore {
         for (const { topic, state, n } of counts.entries()) this.sql.addCount.run(topic, state, n);
       },
       (error) => translate(error, path, 'write'),
-      20_000,
+      4_000,
       () => connection.mayWrite(),
     );
     this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply, true));
