@@ -16,6 +16,7 @@ import {
   loadDueScript,
   promoteScript,
   purgeScript,
+  releaseScript,
   rescheduleScript,
   reviveScript,
   scheduleScript,
@@ -78,6 +79,7 @@ describe('redis keys', () => {
         nonce: 'n',
       });
       await takeScript(client, shard, 'orders', 0, 10, undefined, 'n');
+      await releaseScript(client, shard, 'orders', 0, keys.readyChannel('orders'), '0 owner', [{ id: 'a', receipt: 'r' }]);
       await leaseAcquireScript(client, shard, 'owner', 5_000);
       await leaseRenewScript(client, shard, 'owner:1', 5_000);
       await leaseReleaseScript(client, shard, 'owner:1');

@@ -78,6 +78,24 @@ describe('redis store (one Redis)', { skip }, () => {
     }
   });
 
+  it('gives back prefetched tasks a pull consumer did not take, without counting the attempt', async () => {
+    const { DelayQueue } = await import('../src/engine/delay-queue.js');
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `pull${++namespaces}` } });
+    try {
+      await queue.scheduleMany(Array.from({ length: 20 }, (_, i) => ({ id: `pull-${i}`, topic: 'pull', payload: i })));
+      const [first] = await queue.reserve('pull', { max: 1, waitMs: 2_000 });
+      assert.equal(first?.attempt, 1);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the kept surplus goes back
+      const stats = await queue.stats();
+      assert.equal(stats.counts.reserved, 1, 'only the delivered task stays reserved');
+      const rest = await queue.reserve('pull', { max: 100, waitMs: 2_000 });
+      assert.ok(rest.length > 0);
+      assert.ok(rest.every((d) => d.attempt === 1), 'released tasks are delivered as first attempts');
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('recovers from a flushed script cache (NOSCRIPT -> EVAL)', async () => {
     const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
     try {

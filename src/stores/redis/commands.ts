@@ -225,6 +225,22 @@ export async function takeScript(
   return { remaining: num(reply[0]), retryAt: num(reply[1]), claimed: pairs(reply.slice(2)) };
 }
 
+/** Reserved -> pending (attempt not counted) and back into the topic's ready list. */
+export async function releaseScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  topic: string,
+  now: number,
+  channel: string,
+  message: string,
+  records: readonly { id: string; receipt: string }[],
+): Promise<number> {
+  const keys = [...standardKeys(shard), shard.lease, shard.ready(topic)];
+  const args: Arg[] = [now, channel, message];
+  for (const r of records) args.push(r.id, r.receipt);
+  return num(await run(client, 'release', keys, args));
+}
+
 /** SET NX PX plus a fencing counter: returns the lease value ("owner:fence") or null. */
 export async function leaseAcquireScript(client: RedisClient, shard: ShardKeys, owner: string, ttlMs: number): Promise<string | null> {
   const reply = await run(client, 'lease-acquire', [shard.lease, shard.fence], [owner, ttlMs]);

@@ -46,6 +46,7 @@ export const SCRIPT_NAMES = [
   'load-due',
   'promote',
   'take',
+  'release',
   'lease-acquire',
   'lease-renew',
   'lease-release',

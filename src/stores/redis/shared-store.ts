@@ -16,7 +16,7 @@ import { randomBytes } from 'node:crypto';
 import type { ScheduleOutcome, SharedDispatch } from '../../core/ports.js';
 import type { TaskRecord, TimerRef } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
-import { loadDueScript, promoteScript, takeScript } from './commands.js';
+import { loadDueScript, promoteScript, releaseScript, takeScript } from './commands.js';
 import { ShardBatcher } from './batcher.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import { ReadyWaiters } from './ready-waiters.js';
@@ -28,6 +28,13 @@ import type { Subscriber } from './subscriber.js';
 const RECOVER_GRACE_MS = 2_000;
 const SWEEP_MS = 2_000;
 const MAX_TAKE = 1_000;
+/**
+ * A consumer with the default ttr takes up to this many at once and keeps the surplus for
+ * its next call: a worker whose slots free up one by one then needs no round trip per task.
+ */
+const PREFETCH = 64;
+/** Kept tasks nobody took within this long go back to the shared lists (a pull consumer may not come back soon). */
+const KEEP_MS = 100;
 
 export interface SharedParts {
   readonly keeper: LeaseKeeper;
@@ -46,6 +53,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   private readonly promised = new Map<string, number>();
   /** Per topic: tasks reserved by promote for this process's consumers, not yet taken. */
   private readonly handed = new Map<string, TaskRecord[]>();
+  private readonly releaseTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(config: RedisStoreConfig) {
     super(config);
@@ -117,9 +125,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     }
     for (const [id, body] of result.claimed) {
       const record = decodeTask(id, body).record;
-      let list = this.handed.get(record.topic);
-      if (!list) this.handed.set(record.topic, (list = []));
-      list.push(record);
+      this.keep(record.topic, [record]);
       this.waiters.wake(record.topic);
     }
     // Local consumers need not wait for the PUBLISH round trip.
@@ -131,6 +137,8 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     this.assertOpen();
     await this.parts?.subscriber.watch(topic);
     const want = Math.min(max, MAX_TAKE);
+    // Prefetch only for the default ttr: the surplus is kept for the next caller of the topic.
+    const fetch = ttrMs === undefined ? Math.max(want, Math.min(PREFETCH, MAX_TAKE)) : want;
     const nonce = randomBytes(6).toString('base64url');
     let attempt = 0;
     for (;;) {
@@ -143,12 +151,12 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
       }
       // Every shard that may hold ready ids is asked at once, for a share of `want`, so
       // one consumer drains a backlog spread over the shards in one round trip.
-      const shards = this.waiters.candidates(topic).slice(0, want);
+      const shards = this.waiters.candidates(topic).slice(0, fetch);
       const at = now();
       const epoch = this.waiters.epoch(topic);
       const takes = await Promise.all(
         shards.map((shard, i) => {
-          const share = Math.floor(want / shards.length) + (i < want % shards.length ? 1 : 0);
+          const share = Math.floor(fetch / shards.length) + (i < fetch % shards.length ? 1 : 0);
           return takeScript(this.client, this.shard(shard), topic, at, share, ttrMs, `${nonce}${(attempt++).toString(36)}.`);
         }),
       );
@@ -160,6 +168,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
         if (taken.retryAt > 0) retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
         for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
       });
+      if (claimed.length > want) this.keep(topic, claimed.splice(want));
       if (claimed.length > 0) return claimed;
       if (signal.aborted) return [];
       if (this.waiters.candidates(topic).length > 0 && retryAt === 0) continue;
@@ -193,7 +202,48 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
 
   override async close(): Promise<void> {
     this.waiters.wakeAllTopics();
+    if (!this.isClosed) await Promise.all([...this.handed.keys()].map((topic) => this.release(topic))).catch(() => undefined);
     await super.close();
+  }
+
+  /** Keeps reserved tasks for the next consumer of `topic` in this process, for KEEP_MS at most. */
+  private keep(topic: string, records: readonly TaskRecord[]): void {
+    let list = this.handed.get(topic);
+    if (!list) this.handed.set(topic, (list = []));
+    list.push(...records);
+    if (this.releaseTimers.has(topic)) return;
+    const timer = setTimeout(() => {
+      this.releaseTimers.delete(topic);
+      // On failure they stay reserved: their ttr runs out and the recoverer redelivers them.
+      this.release(topic).catch(() => undefined);
+    }, KEEP_MS);
+    timer.unref();
+    this.releaseTimers.set(topic, timer);
+  }
+
+  /** Kept tasks no consumer took: back to the head of the lists, the attempt not counted. */
+  private async release(topic: string): Promise<void> {
+    const records = this.handed.get(topic) ?? [];
+    this.handed.delete(topic);
+    const timer = this.releaseTimers.get(topic);
+    if (timer !== undefined) clearTimeout(timer);
+    this.releaseTimers.delete(topic);
+    if (records.length === 0) return;
+    const now = this.parts?.now() ?? 0;
+    const owner = this.parts?.keeper.owner ?? '';
+    await Promise.all(
+      [...groupByShard(records, (r) => r.id, this.shardCount)].map(([shard, group]) =>
+        releaseScript(
+          this.client,
+          this.shard(shard),
+          topic,
+          now,
+          this.keys.readyChannel(topic),
+          `${shard} ${owner}`,
+          group.flatMap((r) => (r.receipt === null ? [] : [{ id: r.id, receipt: r.receipt }])),
+        ).then(() => this.waiters.notify(topic, shard)),
+      ),
+    );
   }
 
   // ---------------------------------------------------------------------------------

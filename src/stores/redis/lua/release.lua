@@ -1,0 +1,26 @@
+-- release: gives back reservations that were never handed to a consumer (tasks a closing
+-- process had prefetched): reserved -> pending with the attempt not counted, back at the
+-- head of the topic's ready list, and a PUBLISH wakes consumers of other processes.
+-- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[8] the topic's ready list
+-- (KEYS[7] is unused, so the ready list sits where promote.lua has its first one)
+-- ARGV[1] now, ARGV[2] the topic's ready channel, ARGV[3] the wakeup message; then pairs: id, receipt
+-- Returns: the number released (a receipt no longer current is skipped)
+-- @include codec
+local now = tonumber(ARGV[1])
+local now36 = b36(now)
+local released = 0
+for i = 4, #ARGV, 2 do
+  local id, receipt = ARGV[i], ARGV[i + 1]
+  local t = load(id)
+  if t and t.s == 'r' and t.receipt == receipt then
+    leave(t, id)
+    setAttempts(t, t.attempts - 1)
+    setReservation(t, nil, nil)
+    save(t, id, 'p', now, now36)
+    redis.call('LPUSH', KEYS[8], id)
+    released = released + 1
+  end
+end
+if released > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+flushCounts()
+return released
