@@ -1,9 +1,9 @@
 /**
- * npm run bench -- http [--store memory|sqlite|both] [--seconds N] [--late N]
+ * npm run bench -- http [--store memory|sqlite|both] [--seconds N] [--late N] [--client-threads N]
  *
  * The server as users see it: `delayq serve` in a child process (memory store and/or a
  * SQLite file in a temp dir), driven over keep-alive HTTP from this process:
- *   a. POST /v1/tasks, 64 concurrent connections, for N seconds (default 5): tasks/s
+ *   a. POST /v1/tasks, 64 concurrent connections (from 2 client threads), for N seconds (default 5): tasks/s
  *   b. POST /v1/tasks/batch, 1,000 tasks a batch, 8 concurrent connections, N seconds: tasks/s
  *   c. 10,000 tasks (--late) due within 1 s, consumed by 8 reservers long-polling
  *      /v1/topics/late/reserve (max 100) that ack each delivery: lateness, taken when the
@@ -75,24 +75,47 @@ function httpClient(port: number, sockets: number) {
   return { call, close: () => agent.destroy() };
 }
 
-async function singles(port: number, seconds: number): Promise<number> {
-  const http = httpClient(port, 64);
-  const end = Date.now() + seconds * 1000;
-  let done = 0;
-  let n = 0;
+/**
+ * The load generator for single schedules runs in worker threads: one Node thread cannot
+ * keep 64 connections busy (profiled: the server sat half idle while the client thread was
+ * saturated). The workers are plain JavaScript so they need no TypeScript loader.
+ */
+const SINGLES_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { Agent, request } = require('node:http');
+const { port, connections, until, offset } = workerData;
+const agent = new Agent({ keepAlive: true, maxSockets: connections });
+let done = 0, n = offset, failed = null;
+function call() {
+  return new Promise((resolve, reject) => {
+    const body = JSON.stringify({ topic: 'single', delayMs: 3600000, payload: { n: n++ } });
+    const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/tasks', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error('status ' + res.statusCode))));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+Promise.all(Array.from({ length: connections }, async () => { while (Date.now() < until) { await call(); done++; } }))
+  .catch((e) => (failed = String(e)))
+  .finally(() => { agent.destroy(); parentPort.postMessage({ done, failed }); });
+`;
+
+async function singles(port: number, seconds: number, threads = 2): Promise<number> {
+  const { Worker } = await import('node:worker_threads');
+  const until = Date.now() + seconds * 1000;
   const started = preciseNow();
-  await Promise.all(
-    Array.from({ length: 64 }, async () => {
-      while (Date.now() < end) {
-        const res = await http.call('POST', '/v1/tasks', { topic: 'single', delayMs: 3_600_000, payload: { n: n++ } });
-        if (res.status !== 201) throw new Error(`POST /v1/tasks: ${res.status} ${res.text}`);
-        done++;
-      }
+  const counts = await Promise.all(
+    Array.from({ length: threads }, (_, t) => {
+      const worker = new Worker(SINGLES_WORKER, { eval: true, workerData: { port, connections: 64 / threads, until, offset: t * 1e9 } });
+      return new Promise<number>((resolve, reject) =>
+        worker.once('message', (m: { done: number; failed: string | null }) => (m.failed ? reject(new Error(m.failed)) : resolve(m.done))),
+      );
     }),
   );
-  const rate = done / ((preciseNow() - started) / 1000);
-  http.close();
-  return rate;
+  return counts.reduce((a, b) => a + b, 0) / ((preciseNow() - started) / 1000);
 }
 
 async function batches(port: number, seconds: number): Promise<number> {
@@ -172,6 +195,7 @@ export async function run(args: string[]): Promise<void> {
   const which = option(args, 'store', 'both');
   const seconds = Number(option(args, 'seconds', '5'));
   const late = Number(option(args, 'late', '10000'));
+  const clientThreads = Number(option(args, 'client-threads', '2'));
   const dir = mkdtempSync(join(tmpdir(), 'delayq-http-bench-'));
   const stores = [...(which === 'sqlite' ? [] : ['memory']), ...(which === 'memory' ? [] : [`sqlite:${join(dir, 'bench.db')}`])];
   const rows: (string | number)[][] = [];
@@ -180,7 +204,7 @@ export async function run(args: string[]): Promise<void> {
       const label = store.startsWith('sqlite') ? 'sqlite' : 'memory';
       console.log(`\n${label}: single schedules...`);
       let server = await startServer(store);
-      const single = await singles(server.port, seconds);
+      const single = await singles(server.port, seconds, clientThreads);
       console.log(`${label}: batches...`);
       const batched = await batches(server.port, seconds);
       await stopServer(server);
@@ -200,7 +224,7 @@ export async function run(args: string[]): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   const table: Table = {
-    title: `HTTP API (server in a child process; ${seconds} s per throughput run; ${late} tasks due within 1 s for lateness)`,
+    title: `HTTP API (server in a child process; ${seconds} s per throughput run, singles from ${clientThreads} client threads; ${late} tasks due within 1 s for lateness)`,
     columns: [
       'store',
       'POST /v1/tasks, 64 conns (tasks/s)',
