@@ -30,6 +30,8 @@ const INTERVAL_MS = 200;
  * journal_size_limit: truncating a large WAL inside a COMMIT stalled the loop ~100 ms).
  */
 const MAX_WAL_FRAMES = 65_536;
+/** A hold ends after this many passes without settling (with writes held, one or two do). */
+const MAX_UNSETTLED_PASSES = 10;
 /** Pages of WAL after which the main connection checkpoints itself if the worker is gone. */
 export const FALLBACK_AUTOCHECKPOINT = 10_000;
 
@@ -72,6 +74,8 @@ export class Checkpointer {
   private exited: Promise<void> = Promise.resolve();
   private holding = false;
   private lastLog = -1;
+  private threshold = MAX_WAL_FRAMES;
+  private unsettled = 0;
 
   constructor(
     private readonly db: Database.Database,
@@ -117,11 +121,23 @@ export class Checkpointer {
     const settled = log === checkpointed && log === this.lastLog;
     this.lastLog = log;
     if (this.holding) {
-      if (settled) this.holding = false;
-      else this.worker?.postMessage('pass');
-    } else if (log >= MAX_WAL_FRAMES) {
+      if (settled) {
+        this.holding = false;
+        this.threshold = MAX_WAL_FRAMES;
+      } else if (++this.unsettled >= MAX_UNSETTLED_PASSES) {
+        // Something else (a reader left open in another process) pins the WAL: holding
+        // writes would stall the queue for nothing. Let the WAL grow another step instead.
+        this.holding = false;
+        this.threshold = log + MAX_WAL_FRAMES;
+      } else {
+        this.worker?.postMessage('pass');
+      }
+    } else if (log >= this.threshold) {
       this.holding = true;
+      this.unsettled = 0;
       this.worker?.postMessage('pass');
+    } else if (log < MAX_WAL_FRAMES) {
+      this.threshold = MAX_WAL_FRAMES;
     }
   }
 
