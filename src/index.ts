@@ -1,11 +1,12 @@
 // The public API of the delayq package: curated named exports, no `export *`.
-export { DelayQueue } from './engine/delay-queue.js';
+export { DelayQueue, MAX_RESERVE, MAX_WAIT_MS } from './engine/delay-queue.js';
 export type {
   DelayQueueOptions,
   ListOptions,
   NackOptions,
   NackResult,
   QueueStats,
+  RescheduleResult,
   ReserveOptions,
   ScheduleResult,
 } from './engine/delay-queue.js';

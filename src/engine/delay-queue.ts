@@ -9,7 +9,7 @@
  * due) and why losing every hint in a crash loses no task.
  */
 import { DelayQError } from '../core/errors.js';
-import { isSharedDispatch, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
+import { isSharedDispatch, type CancelOutcome, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
 import { TASK_STATES, toTaskInfo, type Delivery, type TaskInfo, type TaskRecord, type TaskState, type TimerRef } from '../core/task/model.js';
 import {
   DEFAULT_LIMITS,
@@ -83,6 +83,10 @@ export interface NackOptions {
   error?: string;
 }
 
+export type RescheduleResult =
+  | { readonly status: 'rescheduled'; readonly runAt: number }
+  | { readonly status: 'not_found' | 'not_pending' };
+
 export type NackResult = { readonly state: 'pending'; readonly runAt: number } | { readonly state: 'dead' };
 
 export interface ListOptions {
@@ -104,8 +108,10 @@ export interface QueueStats {
   readonly lateness: LatenessSummary;
 }
 
-const MAX_RESERVE = 1_000;
-const MAX_WAIT_MS = 60_000;
+/** The most tasks one reserve call may take. */
+export const MAX_RESERVE = 1_000;
+/** The longest a reserve call may wait. */
+export const MAX_WAIT_MS = 60_000;
 const PURGE_INTERVAL_MS = 60_000;
 
 type Phase = 'open' | 'closing' | 'closed';
@@ -119,7 +125,8 @@ export class DelayQueue {
   private readonly workers = new Set<Worker>();
   private readonly lateness = new LatenessRecorder();
   private readonly makeId: () => string;
-  private readonly limits: Limits;
+  /** The limits in force (defaults merged with the options). */
+  readonly limits: Limits;
   private readonly defaults: TaskDefaults;
   private readonly random: () => number;
   private readonly retentionMs: number;
@@ -201,12 +208,16 @@ export class DelayQueue {
 
   /** Cancels a pending task. True if it was pending and is now cancelled. */
   async cancel(id: string): Promise<boolean> {
+    return (await this.cancelTask(id)) === 'cancelled';
+  }
+
+  /** `cancel`, saying why not: no such task, or no longer pending (already delivered...). */
+  async cancelTask(id: string): Promise<CancelOutcome> {
     this.assertOpen();
     validateId(id, this.limits);
     const outcome = await this.track(this.store.cancel(id, this.clock.now()));
-    if (outcome !== 'cancelled') return false;
-    this.driver.remove(id);
-    return true;
+    if (outcome === 'cancelled') this.driver.remove(id);
+    return outcome;
   }
 
   /**
@@ -214,15 +225,20 @@ export class DelayQueue {
    * deadline back). True if it was pending and now runs at the new time.
    */
   async reschedule(id: string, when: WhenInput): Promise<boolean> {
+    return (await this.rescheduleTask(id, when)).status === 'rescheduled';
+  }
+
+  /** `reschedule`, returning the new runAt, or why the task could not be moved. */
+  async rescheduleTask(id: string, when: WhenInput): Promise<RescheduleResult> {
     this.assertOpen();
     validateId(id, this.limits);
     const now = this.clock.now();
     const runAt = validateWhen(when, now, this.limits);
     const outcome = await this.track(this.store.reschedule(id, runAt, now));
-    if (outcome.status !== 'rescheduled') return false;
+    if (outcome.status !== 'rescheduled') return { status: outcome.status };
     this.driver.remove(id);
     this.place(outcome.ref);
-    return true;
+    return { status: 'rescheduled', runAt: outcome.ref.dueAt };
   }
 
   // ---------------------------------------------------------------------------------

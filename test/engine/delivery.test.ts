@@ -80,6 +80,18 @@ describe('delivery', () => {
     assert.equal((await q.get('paid'))?.state, 'cancelled');
   });
 
+  it('cancelTask and rescheduleTask say why a task could not be changed', async () => {
+    const opened = await openManual();
+    q = opened.q;
+    await q.schedule({ topic: 't', id: 'a', delayMs: 100 });
+    assert.deepEqual(await q.rescheduleTask('a', { delayMs: 500 }), { status: 'rescheduled', runAt: T0 + 500 });
+    assert.deepEqual(await q.rescheduleTask('nope', { delayMs: 5 }), { status: 'not_found' });
+    assert.equal(await q.cancelTask('nope'), 'not_found');
+    assert.equal(await q.cancelTask('a'), 'cancelled');
+    assert.equal(await q.cancelTask('a'), 'not_pending');
+    assert.deepEqual(await q.rescheduleTask('a', { delayMs: 5 }), { status: 'not_pending' });
+  });
+
   it('pushes a deadline back on every keepalive and fires only once they stop', async () => {
     const opened = await openManual();
     q = opened.q;

@@ -1,6 +1,6 @@
 /** Producer and operator routes on /v1/tasks: schedule (one or a batch), list, get, cancel, reschedule. */
 import type { FastifyPluginAsync } from 'fastify';
-import { DEFAULT_LIMITS, resolveRunAt, type Limits } from '../../core/task/validate.js';
+import { DEFAULT_LIMITS, type Limits } from '../../core/task/validate.js';
 import type { TaskState } from '../../core/task/model.js';
 import { DelayQError } from '../../core/errors.js';
 import type {
@@ -89,8 +89,9 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
 
   app.delete<{ Params: IdParams; Reply: CancelResponse }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {
     const { id } = request.params;
-    if (await queue.cancel(id)) return { cancelled: true };
-    throw await whyNotPending(id);
+    const outcome = await queue.cancelTask(id);
+    if (outcome === 'cancelled') return { cancelled: true };
+    throw await whyNot(id, outcome);
   });
 
   app.patch<{ Params: IdParams; Body: RescheduleRequest; Reply: RescheduleResponse }>(
@@ -101,18 +102,17 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
       const when = request.body;
       if (when.delayMs === undefined && when.runAt === undefined)
         throw new DelayQError('INVALID_DELAY', 'delayMs: give delayMs or runAt', { field: 'delayMs' });
-      // Resolved here, on the queue's clock, because reschedule() does not return the time it set.
-      const runAt = resolveRunAt(when, queue.clock.now(), coreLimits);
-      if (await queue.reschedule(id, { runAt })) return { id, runAt };
-      throw await whyNotPending(id);
+      const outcome = await queue.rescheduleTask(id, when);
+      if (outcome.status === 'rescheduled') return { id, runAt: outcome.runAt };
+      throw await whyNot(id, outcome.status);
     },
   );
 
-  /** cancel/reschedule say only "not done"; a read tells "no such task" (404) from "not pending" (409). */
-  async function whyNotPending(id: string): Promise<DelayQError> {
-    const task = await queue.get(id);
-    if (task === null) return notFound(id);
-    return new DelayQError('TASK_NOT_PENDING', `task ${id} is ${task.state}, not pending`, { id, state: task.state });
+  /** 404 for no such task, 409 for one that is no longer pending (its state read for the message). */
+  async function whyNot(id: string, outcome: 'not_found' | 'not_pending'): Promise<DelayQError> {
+    if (outcome === 'not_found') return notFound(id);
+    const state = (await queue.get(id))?.state ?? 'gone';
+    return new DelayQError('TASK_NOT_PENDING', `task ${id} is ${state}, not pending`, { id, state });
   }
 };
 
