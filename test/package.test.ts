@@ -71,5 +71,12 @@ await q.close();
     run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], consumer);
     const pkg = JSON.parse(readFileSync(join(consumer, 'node_modules/delayq/package.json'), 'utf8')) as { name: string };
     assert.equal(pkg.name, 'delayq');
+
+    // The client entry point and the CLI binary.
+    writeFileSync(join(consumer, 'client.mjs'), `import { DelayQClient } from 'delayq/client';\nconsole.log(typeof DelayQClient);\n`);
+    assert.equal(run(process.execPath, ['client.mjs'], consumer).trim(), 'function');
+    const help = run(join(consumer, 'node_modules/.bin/delayq'), ['--help'], consumer);
+    assert.match(help, /serve/);
+    assert.match(help, /demo/);
   });
 });
