@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DelayQueue } from '../src/engine/delay-queue.js';
 import { openRedisStore } from '../src/stores/redis/index.js';
 import type { TaskStore } from '../src/core/ports.js';
 import { task } from './conformance/store-conformance.js';
@@ -56,6 +58,27 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
       assert.equal(due.length, 1_650 + 1 + 199);
     } finally {
       await store.close();
+    }
+  });
+
+  it('keeps delivering across a Redis crash: consumers and timers resume by themselves', { timeout: 60_000 }, async () => {
+    const first = await startRedis({ appendonly: true });
+    servers.push(first);
+    const queue = await DelayQueue.open({ store: first.url, storeOptions: { prefix: 'resume' } });
+    try {
+      const seen = new Set<string>();
+      queue.work('r', (delivery) => void seen.add(delivery.id), { concurrency: 20 });
+      const runAt = Date.now() + 1_500;
+      await queue.scheduleMany(Array.from({ length: 200 }, (_, i) => ({ id: `r-${i}`, topic: 'r', payload: i, runAt })));
+      await first.kill();
+      await sleep(300);
+      const second = await startRedis({ appendonly: true, dir: first.dir, port: first.port });
+      servers.push(second);
+      const deadline = Date.now() + 30_000;
+      while (seen.size < 200 && Date.now() < deadline) await sleep(50);
+      assert.equal(seen.size, 200, 'every task delivered after the restart');
+    } finally {
+      await queue.close();
     }
   });
 });

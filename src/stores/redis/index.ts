@@ -91,7 +91,11 @@ async function startShared(client: RedisClient, keys: Keyspace, horizonMs: numbe
     // Our own promotions wake our consumers directly (shared-store.ts promote).
     ready: (topic, shard, from) => from !== owner && store.waiters.notify(topic, shard),
     timers: (message) => store.receiveTimers(message),
-    reconnected: () => store.waiters.flagAll(),
+    // Messages sent while we were away are lost: re-check the lists and reload our timers.
+    reconnected: () => {
+      store.waiters.flagAll();
+      for (const shard of keeper?.owned() ?? []) void store.loadShard(shard);
+    },
   });
   keeper = new LeaseKeeper(client, keys, owner, LEASE_MS, now, {
     acquired: (shard) => void store.loadShard(shard),

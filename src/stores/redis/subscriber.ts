@@ -51,7 +51,11 @@ export class Subscriber {
     if (!subscribed) {
       const channel = this.keys.readyChannel(topic);
       this.channels.set(channel, topic);
-      subscribed = this.connection.subscribe(channel);
+      // A failed subscribe is forgotten, so the next consumer call tries again.
+      subscribed = this.connection.subscribe(channel).catch((error: unknown) => {
+        this.topics.delete(topic);
+        throw error;
+      });
       this.topics.set(topic, subscribed);
     }
     return subscribed;
