@@ -149,7 +149,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
         if (handed.length === 0) this.handed.delete(topic);
         return records;
       }
-      // Every shard that may hold ready ids is asked at once, for a share of `want`, so
+      // Every shard that may hold ready ids is asked at once, for a share of `fetch`, so
       // one consumer drains a backlog spread over the shards in one round trip.
       const shards = this.waiters.candidates(topic).slice(0, fetch);
       const at = now();
