@@ -388,10 +388,12 @@ export class DelayQueue {
     this.phase = 'closing';
     if (this.janitor !== null) this.clock.clearTimer(this.janitor);
     this.closeSignal.abort();
+    // Workers stop reserving now; their running handlers are awaited below.
+    const workersClosed = Promise.all([...this.workers].map((w) => w.close()));
     this.ready.releaseAll();
     this.driver.stop();
     await this.loader.stop();
-    await Promise.all([...this.workers].map((w) => w.close()));
+    await workersClosed;
     await Promise.allSettled([...this.pendingOps]);
     this.phase = 'closed';
     await this.store.close();
@@ -403,8 +405,8 @@ export class DelayQueue {
   private readonly workSource: WorkSource = {
     // Worker deliveries get no TTR timer up front: most handlers settle within the same
     // turn of the event loop, and the worker watches only those still running after it.
-    reserveFor: (topic, max, signal, ttrMs) =>
-      this.reserveFor(topic, max, AbortSignal.any([signal, this.closeSignal.signal]), ttrMs, false),
+    // The worker's own signal suffices: close() closes every worker first.
+    reserveFor: (topic, max, signal, ttrMs) => this.reserveFor(topic, max, signal, ttrMs, false),
     watch: (delivery) => this.watchReservation(delivery),
     defer: (callback) => {
       this.clock.setTimer(callback, 0);

@@ -4,7 +4,7 @@ import type { Delivery } from '../core/task/model.js';
 export interface WorkSource {
   reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]>;
   /** `watched`: the delivery's TTR timer was armed (see `watch`). */
-  settle(delivery: Delivery, outcome: { ok: true } | { ok: false; error: unknown }, watched: boolean): Promise<void>;
+  settle(delivery: Delivery, outcome: { readonly ok: true } | { readonly ok: false; readonly error: unknown }, watched: boolean): Promise<void>;
   /** Arms the TTR timer of a delivery whose handler is still running. */
   watch(delivery: Delivery): void;
   /** Runs `callback` on a later turn of the event loop (after the handlers' own microtasks). */
@@ -37,9 +37,11 @@ export interface WorkOptions {
  */
 export class Worker {
   private readonly abort = new AbortController();
-  /** Running handlers; the flag says whether the delivery's TTR timer has been armed. */
-  private readonly inFlight = new Map<Promise<void>, Job>();
-  private slotFreed: (() => void) | null = null;
+  /** Handlers running now. */
+  private active = 0;
+  /** Acks and nacks on their way to the store (their handlers have returned). */
+  private readonly settling = new Set<Promise<void>>();
+  private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
 
   constructor(
@@ -54,24 +56,31 @@ export class Worker {
 
   /** Handlers running now. */
   get running(): number {
-    return this.inFlight.size;
+    return this.active;
   }
 
   /** Stops taking tasks and resolves once the handlers already running have settled. */
   async close(): Promise<void> {
     this.abort.abort();
-    this.slotFreed?.();
+    this.notify();
     await this.loop;
-    await Promise.all(this.inFlight.keys());
+    while (this.active > 0 || this.settling.size > 0) await new Promise<void>((resolve) => (this.wake = resolve));
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = null;
+    wake?.();
   }
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     while (!signal.aborted) {
-      const free = this.concurrency - this.inFlight.size;
-      if (free === 0) {
-        await new Promise<void>((resolve) => (this.slotFreed = resolve));
-        this.slotFreed = null;
+      // A slot is free once its handler returns; acks in flight are bounded separately, so a
+      // slow store holds the worker back instead of piling up settlements.
+      const free = this.concurrency - this.active;
+      if (free === 0 || this.settling.size >= this.concurrency) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
       let deliveries: Delivery[];
@@ -83,7 +92,8 @@ export class Worker {
         await this.source.pause(1_000);
         continue;
       }
-      if (deliveries.length === 0) continue;
+      // Nothing comes back only when the worker or its queue is closing.
+      if (deliveries.length === 0) break;
       const jobs = deliveries.map((delivery) => this.start(delivery));
       // Handlers still running on the next turn get their TTR timers; quick ones never need one.
       this.source.defer(() => {
@@ -96,31 +106,53 @@ export class Worker {
     }
   }
 
+  /** Runs the handler at once; a synchronous handler costs no promise of its own. */
   private start(delivery: Delivery): Job {
     const job: Job = { delivery, watched: false, done: false };
-    const promise = this.execute(job).finally(() => {
-      job.done = true;
-      this.inFlight.delete(promise);
-      this.slotFreed?.();
-    });
-    this.inFlight.set(promise, job);
+    this.active++;
+    let result: unknown;
+    try {
+      result = this.handler(delivery);
+    } catch (error) {
+      this.finish(job, { ok: false, error });
+      return job;
+    }
+    if (isThenable(result)) {
+      result.then(
+        () => this.finish(job, OK),
+        (error: unknown) => this.finish(job, { ok: false, error }),
+      );
+    } else {
+      this.finish(job, OK);
+    }
     return job;
   }
 
-  private async execute(job: Job): Promise<void> {
-    const delivery = job.delivery;
-    let outcome: { ok: true } | { ok: false; error: unknown };
-    try {
-      await this.handler(delivery);
-      outcome = { ok: true };
-    } catch (error) {
-      outcome = { ok: false, error };
-    }
-    try {
-      await this.source.settle(delivery, outcome, job.watched);
-    } catch (error) {
-      // The reservation stays; its TTR runs out and the task is delivered again.
-      this.source.reportError(error, `worker ${this.topic}: settling ${delivery.id} failed`);
-    }
+  private finish(job: Job, outcome: Outcome): void {
+    job.done = true;
+    this.active--;
+    const settle: Promise<void> = this.source.settle(job.delivery, outcome, job.watched).then(
+      (): void => this.settled(settle),
+      (error: unknown) => {
+        // The reservation stays: arm its TTR timer so the task is delivered again.
+        this.source.reportError(error, `worker ${this.topic}: settling ${job.delivery.id} failed`);
+        if (!job.watched) this.source.watch(job.delivery);
+        this.settled(settle);
+      },
+    );
+    this.settling.add(settle);
+    this.notify();
   }
+
+  private settled(settle: Promise<void>): void {
+    this.settling.delete(settle);
+    this.notify();
+  }
+}
+
+type Outcome = { ok: true } | { ok: false; error: unknown };
+const OK: Outcome = { ok: true };
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
