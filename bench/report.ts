@@ -16,7 +16,7 @@ export interface Table {
 
 export function formatNumber(value: number): string {
   if (!Number.isFinite(value)) return String(value);
-  if (Math.abs(value) >= 1_000) return Math.round(value).toLocaleString('en-US');
+  if (Number.isInteger(value) || Math.abs(value) >= 1_000) return Math.round(value).toLocaleString('en-US');
   if (Math.abs(value) >= 10) return value.toFixed(1);
   return value.toFixed(2);
 }
