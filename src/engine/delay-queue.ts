@@ -8,8 +8,8 @@
  * can be rebuilt from it. That is why a hint may be stale (a task cancelled after it was
  * due) and why losing every hint in a crash loses no task.
  */
-import { DelayQError } from '../core/errors.js';
-import { isSharedDispatch, type CancelOutcome, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
+import { DelayQError, isDelayQError } from '../core/errors.js';
+import { isSharedDispatch, type AckOutcome, type CancelOutcome, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
 import { TASK_STATES, toTaskInfo, type Delivery, type TaskInfo, type TaskRecord, type TaskState, type TimerRef } from '../core/task/model.js';
 import {
   DEFAULT_LIMITS,
@@ -33,7 +33,7 @@ import { silentLogger } from './logger.js';
 import { ReadyQueue } from './ready-queue.js';
 import { systemClock } from './system-clock.js';
 import { TimerDriver } from './timer-driver.js';
-import { Worker, type Handler, type WorkOptions, type WorkSource } from './worker.js';
+import { Worker, type Handler, type Job, type WorkOptions, type WorkSource } from './worker.js';
 import { openStore, type StoreOptions } from '../stores/open-store.js';
 
 export interface DelayQueueOptions {
@@ -411,18 +411,21 @@ export class DelayQueue {
     defer: (callback) => {
       this.clock.setTimer(callback, 0);
     },
-    settle: async (delivery, outcome, watched) => {
+    settle: (job, outcome) => {
       if (outcome.ok) {
-        // The hot path: our own delivery needs no validation, and the worker awaits it.
-        const acked = await this.store.ack(delivery.id, delivery.receipt, this.clock.now());
-        if (acked === 'acked') {
-          if (watched) this.driver.remove(delivery.id);
-        }
-        else this.logger.warn({ id: delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
-        return;
+        // The hot path: our own delivery needs no validation, and no async frame of its own.
+        return this.store.ack(job.delivery.id, job.delivery.receipt, this.clock.now()).then(
+          (acked) => this.afterWorkerAck(job, acked),
+          (error: unknown) => this.settleFailed(job, error),
+        );
       }
       const error = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
-      await this.nack(delivery.id, delivery.receipt, { error });
+      return this.nack(job.delivery.id, job.delivery.receipt, { error }).catch((failure: unknown) => {
+        // A stale receipt means the reservation already ran out and the task moved on.
+        if (isDelayQError(failure, 'STALE_RECEIPT') || isDelayQError(failure, 'TASK_NOT_FOUND'))
+          this.logger.warn({ id: job.delivery.id, code: failure.code }, 'nack after the reservation ran out');
+        else this.settleFailed(job, failure);
+      });
     },
     reportError: (error, context) => this.logger.error({ err: error }, context),
     pause: (ms) => new Promise<void>((resolve) => this.clock.setTimer(resolve, ms)),
@@ -464,6 +467,23 @@ export class DelayQueue {
     };
     if (watch) this.watchReservation(delivery);
     return delivery;
+  }
+
+  private afterWorkerAck(job: Job, acked: AckOutcome): void {
+    if (acked !== 'acked') {
+      this.logger.warn({ id: job.delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
+    } else if (job.watched) {
+      this.driver.remove(job.delivery.id);
+    }
+  }
+
+  /** The store did not take the ack or nack: the reservation stays, so its TTR must be armed. */
+  private settleFailed(job: Job, error: unknown): void {
+    this.logger.error({ err: error, id: job.delivery.id }, 'settling a delivery failed; it will be delivered again after its TTR');
+    if (!job.watched && this.phase !== 'closed') {
+      job.watched = true;
+      this.watchReservation(job.delivery);
+    }
   }
 
   /** Arms the reservation's TTR timer: if it is neither acked nor failed by then, it expires. */

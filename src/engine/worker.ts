@@ -3,18 +3,23 @@ import type { Delivery } from '../core/task/model.js';
 /** What a worker needs from its queue: reserve with a cancel signal, settle a delivery. */
 export interface WorkSource {
   reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]>;
-  /** `watched`: the delivery's TTR timer was armed (see `watch`). */
-  settle(delivery: Delivery, outcome: { readonly ok: true } | { readonly ok: false; readonly error: unknown }, watched: boolean): Promise<void>;
+  /**
+   * Acks (outcome ok) or fails the delivery of `job`. Never rejects: a settlement that
+   * cannot reach the store is reported and leaves the reservation to its TTR.
+   */
+  settle(job: Job, outcome: Outcome): Promise<unknown>;
+  reportError(error: unknown, context: string): void;
   /** Arms the TTR timer of a delivery whose handler is still running. */
   watch(delivery: Delivery): void;
   /** Runs `callback` on a later turn of the event loop (after the handlers' own microtasks). */
   defer(callback: () => void): void;
-  reportError(error: unknown, context: string): void;
   /** Waits on the queue's clock (a manual clock in tests). */
   pause(ms: number): Promise<void>;
 }
 
-interface Job {
+export type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
+
+export interface Job {
   readonly delivery: Delivery;
   watched: boolean;
   done: boolean;
@@ -40,7 +45,12 @@ export class Worker {
   /** Handlers running now. */
   private active = 0;
   /** Acks and nacks on their way to the store (their handlers have returned). */
-  private readonly settling = new Set<Promise<void>>();
+  private settling = 0;
+  // Bound once: a settlement costs one promise, not a closure of its own.
+  private readonly onSettled = (): void => {
+    this.settling--;
+    this.notify();
+  };
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
 
@@ -64,7 +74,7 @@ export class Worker {
     this.abort.abort();
     this.notify();
     await this.loop;
-    while (this.active > 0 || this.settling.size > 0) await new Promise<void>((resolve) => (this.wake = resolve));
+    while (this.active > 0 || this.settling > 0) await new Promise<void>((resolve) => (this.wake = resolve));
   }
 
   private notify(): void {
@@ -79,7 +89,7 @@ export class Worker {
       // A slot is free once its handler returns; acks in flight are bounded separately, so a
       // slow store holds the worker back instead of piling up settlements.
       const free = this.concurrency - this.active;
-      if (free === 0 || this.settling.size >= this.concurrency) {
+      if (free === 0 || this.settling >= this.concurrency) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
@@ -131,26 +141,12 @@ export class Worker {
   private finish(job: Job, outcome: Outcome): void {
     job.done = true;
     this.active--;
-    const settle: Promise<void> = this.source.settle(job.delivery, outcome, job.watched).then(
-      (): void => this.settled(settle),
-      (error: unknown) => {
-        // The reservation stays: arm its TTR timer so the task is delivered again.
-        this.source.reportError(error, `worker ${this.topic}: settling ${job.delivery.id} failed`);
-        if (!job.watched) this.source.watch(job.delivery);
-        this.settled(settle);
-      },
-    );
-    this.settling.add(settle);
-    this.notify();
-  }
-
-  private settled(settle: Promise<void>): void {
-    this.settling.delete(settle);
+    this.settling++;
+    void this.source.settle(job, outcome).then(this.onSettled);
     this.notify();
   }
 }
 
-type Outcome = { ok: true } | { ok: false; error: unknown };
 const OK: Outcome = { ok: true };
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -237,6 +237,31 @@ describe('task lifecycle', () => {
     q = undefined;
   });
 
+  it('an ack the store fails to take leaves the task to its TTR, and it is delivered again', async () => {
+    let failNextAck = true;
+    class FlakyStore extends MemoryStore {
+      override async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+        if (failNextAck) {
+          failNextAck = false;
+          throw new Error('connection reset');
+        }
+        return super.ack(id, receipt, now);
+      }
+    }
+    const opened = await openManual({ store: new FlakyStore() });
+    q = opened.q;
+    const attempts: number[] = [];
+    q.work('t', (d) => void attempts.push(d.attempt));
+    await q.schedule({ topic: 't', id: 'x', ttrMs: 1_000 });
+    await flush();
+    assert.deepEqual(attempts, [1]);
+    assert.equal((await q.get('x'))?.state, 'reserved');
+    opened.clock.advance(1_000);
+    await flush();
+    assert.deepEqual(attempts, [1, 2]);
+    assert.equal((await q.get('x'))?.state, 'completed');
+  });
+
   it('close() settles the in-flight task before it closes the store', async () => {
     const calls: string[] = [];
     class RecordingStore extends MemoryStore {
