@@ -35,6 +35,12 @@ const MAX_TAKE = 1_000;
 const PREFETCH = 64;
 /** Kept tasks nobody took within this long go back to the shared lists (a pull consumer may not come back soon). */
 const KEEP_MS = 100;
+/**
+ * A take asks a shard for at least this many ids: one consumer asks a few shards (in
+ * rotation) for larger batches rather than every shard for a handful, so each delivered
+ * task costs fewer script calls for its take and, later, for its ack.
+ */
+const TAKE_SHARE = 16;
 
 export interface SharedParts {
   readonly keeper: LeaseKeeper;
@@ -54,6 +60,8 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   /** Per topic: tasks reserved by promote for this process's consumers, not yet taken. */
   private readonly handed = new Map<string, TaskRecord[]>();
   private readonly releaseTimers = new Map<string, NodeJS.Timeout>();
+  /** Where the next take starts among the flagged shards (rotates so every shard is drained). */
+  private takeRotor = 0;
 
   constructor(config: RedisStoreConfig) {
     super(config);
@@ -149,9 +157,12 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
         if (handed.length === 0) this.handed.delete(topic);
         return records;
       }
-      // Every shard that may hold ready ids is asked at once, for a share of `fetch`, so
-      // one consumer drains a backlog spread over the shards in one round trip.
-      const shards = this.waiters.candidates(topic).slice(0, fetch);
+      // Several shards that may hold ready ids are asked at once, for a share of `fetch`
+      // each (at least TAKE_SHARE), starting at a rotating shard so none is left behind.
+      const flagged = this.waiters.candidates(topic);
+      const count = Math.min(flagged.length, Math.max(1, Math.ceil(fetch / TAKE_SHARE)));
+      const start = flagged.length === 0 ? 0 : this.takeRotor++ % flagged.length;
+      const shards = Array.from({ length: count }, (_, i) => flagged[(start + i) % flagged.length]!);
       const at = now();
       const epoch = this.waiters.epoch(topic);
       const takes = await Promise.all(

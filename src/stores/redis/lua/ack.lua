@@ -6,9 +6,14 @@
 local now = tonumber(ARGV[1])
 local now36 = b36(now)
 local out = {}
+deferWrites()
+local ids = {}
+for i = 2, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local bodies = {}
+if #ids > 0 then bodies = redis.call('HMGET', KEYS[1], unpack(ids)) end
 for i = 2, #ARGV, 2 do
   local id, receipt = ARGV[i], ARGV[i + 1]
-  local t = load(id)
+  local t = loadBody(id, bodies[i / 2])
   if not t then
     table.insert(out, 'not_found')
   elseif t.s ~= 'r' or t.receipt ~= receipt then
@@ -20,5 +25,6 @@ for i = 2, #ARGV, 2 do
     table.insert(out, 'acked')
   end
 end
+flushWrites()
 flushCounts()
 return out

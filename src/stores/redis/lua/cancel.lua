@@ -6,9 +6,12 @@
 local now = tonumber(ARGV[1])
 local now36 = b36(now)
 local out = {}
+deferWrites()
+local bodies = {}
+if #ARGV > 1 then bodies = redis.call('HMGET', KEYS[1], unpack(ARGV, 2)) end
 for i = 2, #ARGV do
   local id = ARGV[i]
-  local t = load(id)
+  local t = loadBody(id, bodies[i - 1])
   if not t then
     out[i - 1] = 'not_found'
   elseif t.s ~= 'p' then
@@ -19,5 +22,6 @@ for i = 2, #ARGV do
     out[i - 1] = 'cancelled'
   end
 end
+flushWrites()
 flushCounts()
 return out

@@ -8,13 +8,17 @@ local now = tonumber(ARGV[1])
 local now36 = b36(now)
 local ttr = tonumber(ARGV[2])
 local out = {}
+deferWrites()
+local bodies = {}
+if #ARGV > 3 then bodies = redis.call('HMGET', KEYS[1], unpack(ARGV, 4)) end
 for i = 4, #ARGV do
   local id = ARGV[i]
-  local t = load(id)
+  local t = loadBody(id, bodies[i - 3])
   if t and t.s == 'p' and t.runAt <= now then
     table.insert(out, id)
     table.insert(out, reserve(t, id, now, now36, ttr, ARGV[3] .. b36(i)))
   end
 end
+flushWrites()
 flushCounts()
 return out

@@ -24,9 +24,17 @@ for k = 1, topics do
 end
 local nonce = ARGV[5 + 2 * topics]
 local claimed = {}
-for i = 6 + 2 * topics, #ARGV, 2 do
+deferWrites()
+local first = 6 + 2 * topics
+local ids = {}
+for i = first, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local bodies = {}
+if #ids > 0 then bodies = redis.call('HMGET', KEYS[1], unpack(ids)) end
+local ready = {}
+for k = 1, topics do ready[k] = {} end
+for i = first, #ARGV, 2 do
   local id, k = ARGV[i], tonumber(ARGV[i + 1])
-  local body = redis.call('HGET', KEYS[1], id)
+  local body = written[id] or bodies[(i - first) / 2 + 1]
   if body then
     -- Only the state and runAt decide: match them, and decode only what is claimed.
     local s, runAt = string.match(body, '^(%a),[^,]*,([^,]*)')
@@ -36,10 +44,16 @@ for i = 6 + 2 * topics, #ARGV, 2 do
         table.insert(claimed, id)
         table.insert(claimed, reserve(decode(body), id, now, now36, nil, nonce .. b36(i)))
       else
-        redis.call('RPUSH', KEYS[7 + k], id)
+        table.insert(ready[k], id)
         pushed[k] = pushed[k] + 1
       end
     end
+  end
+end
+flushWrites()
+for k = 1, topics do
+  for from = 1, #ready[k], 400 do
+    redis.call('RPUSH', KEYS[7 + k], unpack(ready[k], from, math.min(from + 399, #ready[k])))
   end
 end
 local out = { 1 }

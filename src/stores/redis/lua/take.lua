@@ -12,24 +12,36 @@ local ttr = tonumber(ARGV[2])
 local max = tonumber(ARGV[4])
 local out = { 0, 0 }
 local claimed, popped = 0, 0
+deferWrites()
 -- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
 while claimed < max and popped < max * 4 do
-  local id = redis.call('LPOP', KEYS[7])
-  if not id then break end
-  popped = popped + 1
-  local t = load(id)
-  if t and t.s == 'p' then
-    if t.runAt <= now then
-      claimed = claimed + 1
-      table.insert(out, id)
-      table.insert(out, reserve(t, id, now, now36, ttr, ARGV[3] .. b36(popped)))
-    elseif t.runAt <= now + 1000 then
-      redis.call('LPUSH', KEYS[7], id)
-      out[2] = t.runAt
-      break
+  local ids = redis.call('LPOP', KEYS[7], math.min(max - claimed, max * 4 - popped))
+  if not ids then break end
+  local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
+  local early = false
+  for j = 1, #ids do
+    local id = ids[j]
+    popped = popped + 1
+    local t = loadBody(id, bodies[j])
+    if t and t.s == 'p' then
+      if t.runAt <= now then
+        claimed = claimed + 1
+        table.insert(out, id)
+        table.insert(out, reserve(t, id, now, now36, ttr, ARGV[3] .. b36(popped)))
+      elseif t.runAt <= now + 1000 then
+        -- Back to the head of the list in their order: this id and the ones popped after it.
+        local back = {}
+        for k = #ids, j, -1 do back[#back + 1] = ids[k] end
+        redis.call('LPUSH', KEYS[7], unpack(back))
+        out[2] = t.runAt
+        early = true
+        break
+      end
     end
   end
+  if early then break end
 end
+flushWrites()
 out[1] = redis.call('LLEN', KEYS[7])
 flushCounts()
 return out

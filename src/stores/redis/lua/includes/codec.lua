@@ -18,27 +18,35 @@
 
 local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
 
+-- Memoised per call: a batch encodes the same now / reservedUntil for every task.
+local b36memo = {}
 local function b36(n)
   if n < 36 then return string.sub(B36, n + 1, n + 1) end
+  local hit = b36memo[n]
+  if hit then return hit end
   local out, i = {}, 0
-  while n > 0 do
-    local d = n % 36
+  local m = n
+  while m > 0 do
+    local d = m % 36
     i = i + 1
     out[i] = string.sub(B36, d + 1, d + 1)
-    n = (n - d) / 36
+    m = (m - d) / 36
   end
-  return string.reverse(table.concat(out))
+  hit = string.reverse(table.concat(out))
+  b36memo[n] = hit
+  return hit
 end
 
 -- 7 bytes big-endian: members with equal scores sort by seq (ZSET ties sort by member bytes).
+local schar = string.char
 local function seqBytes(n)
-  local bytes = {}
-  for i = 7, 1, -1 do
-    local b = n % 256
-    bytes[i] = string.char(b)
-    n = (n - b) / 256
-  end
-  return table.concat(bytes)
+  local b7 = n % 256; n = (n - b7) / 256
+  local b6 = n % 256; n = (n - b6) / 256
+  local b5 = n % 256; n = (n - b5) / 256
+  local b4 = n % 256; n = (n - b4) / 256
+  local b3 = n % 256; n = (n - b3) / 256
+  local b2 = n % 256; n = (n - b2) / 256
+  return schar(n % 256, b2, b3, b4, b5, b6, b7)
 end
 
 -- The seq of a member. Compared as numbers: Lua compares strings with strcoll, and
@@ -97,8 +105,14 @@ local function encode(t)
   return table.concat(t.f, ',') .. '|' .. tail
 end
 
+-- Computed once per loaded task (a state change removes and adds the same member).
 local function member(t, id)
-  return seqBytes(t.seq) .. id
+  local m = t.m
+  if not m then
+    m = seqBytes(t.seq) .. id
+    t.m = m
+  end
+  return m
 end
 
 -- Counter deltas are summed per call and written once (flushCounts), so a batch of a
@@ -119,18 +133,60 @@ local function flushCounts()
   deltas = {}
 end
 
+-- Batched writes: a script that changes many tasks calls deferWrites() first; then the
+-- HSETs, ZREMs, ZADDs and RPUSHes of save / leave are queued and sent by flushWrites() as one
+-- command per key (in chunks), instead of one command per task. A task changed twice in one
+-- call reads its queued body (load / loadBody see `written`), so it moves exactly once.
+local deferring = false
+local written = {}
+local wHset, wZrem, wZadd, wDone = {}, { {}, {}, {}, {} }, { {}, {}, {}, {} }, {}
+
+local function deferWrites() deferring = true end
+
+local function push(list, a, b)
+  local n = #list
+  list[n + 1] = a
+  if b ~= nil then list[n + 2] = b end
+end
+
+local function sendChunked(cmd, key, args)
+  -- unpack has a C stack limit, hence chunks of 400 arguments.
+  for from = 1, #args, 400 do
+    redis.call(cmd, key, unpack(args, from, math.min(from + 399, #args)))
+  end
+end
+
+local function flushWrites()
+  if not deferring then return end
+  sendChunked('HSET', KEYS[1], wHset)
+  for k = 2, 4 do sendChunked('ZREM', KEYS[k], wZrem[k]) end
+  for k = 2, 4 do sendChunked('ZADD', KEYS[k], wZadd[k]) end
+  sendChunked('RPUSH', KEYS[5], wDone)
+  wHset, wZrem, wZadd, wDone = {}, { {}, {}, {}, {} }, { {}, {}, {}, {} }, {}
+  written = {}
+end
+
+local function zrem(k, m)
+  if deferring then push(wZrem[k], m) else redis.call('ZREM', KEYS[k], m) end
+end
+
+local function zadd(k, score, m)
+  if deferring then push(wZadd[k], score, m) else redis.call('ZADD', KEYS[k], score, m) end
+end
+
 -- The index (ZSET) that holds a task in its state.
 local function unindex(t, id)
-  if t.s == 'p' then redis.call('ZREM', KEYS[2], member(t, id))
-  elseif t.s == 'r' then redis.call('ZREM', KEYS[3], member(t, id))
-  elseif t.s == 'd' then redis.call('ZREM', KEYS[4], id) end
+  if t.s == 'p' then zrem(2, member(t, id))
+  elseif t.s == 'r' then zrem(3, member(t, id))
+  elseif t.s == 'd' then zrem(4, id) end
   -- Completed and cancelled tasks never change again: they leave `done` only by purge.
 end
 
 local function index(t, id, now)
-  if t.s == 'p' then redis.call('ZADD', KEYS[2], t.runAt, member(t, id))
-  elseif t.s == 'r' then redis.call('ZADD', KEYS[3], t.reservedUntil, member(t, id))
-  elseif t.s == 'd' then redis.call('ZADD', KEYS[4], now, id)
+  if t.s == 'p' then zadd(2, t.runAt, member(t, id))
+  elseif t.s == 'r' then zadd(3, t.reservedUntil, member(t, id))
+  elseif t.s == 'd' then zadd(4, now, id)
+  elseif deferring then push(wDone, id)
   else redis.call('RPUSH', KEYS[5], id) end
 end
 
@@ -145,11 +201,28 @@ local function save(t, id, state, now, now36)
   t.f[1] = state
   t.f[8] = now36
   count(state, t.topic, 1)
-  redis.call('HSET', KEYS[1], id, encode(t))
+  local body = encode(t)
+  if deferring then
+    push(wHset, id, body)
+    written[id] = body
+  else
+    redis.call('HSET', KEYS[1], id, body)
+  end
   index(t, id, now)
+  return body
+end
+
+-- A body read beforehand (HMGET) for `id`, or the one this call already wrote.
+local function loadBody(id, body)
+  local w = written[id]
+  if w then return decode(w) end
+  if not body then return nil end
+  return decode(body)
 end
 
 local function load(id)
+  local w = written[id]
+  if w then return decode(w) end
   local body = redis.call('HGET', KEYS[1], id)
   if not body then return nil end
   return decode(body)
@@ -175,6 +248,5 @@ local function reserve(t, id, now, now36, ttrOverride, nonce)
   leave(t, id)
   setAttempts(t, t.attempts + 1)
   setReservation(t, t.attempts .. '.' .. nonce, now + (ttrOverride or t.ttr))
-  save(t, id, 'r', now, now36)
-  return encode(t)
+  return save(t, id, 'r', now, now36)
 end
