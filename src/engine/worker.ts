@@ -86,10 +86,11 @@ export class Worker {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     while (!signal.aborted) {
-      // A slot is free once its handler returns; acks in flight are bounded separately, so a
-      // slow store holds the worker back instead of piling up settlements.
+      // A slot is free once its handler returns. Acks in flight are bounded apart, at a few
+      // times the concurrency: enough to keep a remote store's round trips overlapped, few
+      // enough that a slow store holds the worker back instead of piling up settlements.
       const free = this.concurrency - this.active;
-      if (free === 0 || this.settling >= this.concurrency) {
+      if (free === 0 || this.settling >= this.concurrency * SETTLEMENTS_PER_SLOT) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
@@ -148,6 +149,7 @@ export class Worker {
 }
 
 const OK: Outcome = { ok: true };
+const SETTLEMENTS_PER_SLOT = 4;
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
