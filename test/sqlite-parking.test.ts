@@ -93,7 +93,8 @@ describe('sqlite store: parking far-future tasks', () => {
     );
     // A parked task can still be claimed once due (the engine may learn of it from loadDue).
     const [claimed] = await store.claim(['f0'], START + 3 * BUCKET_MS);
-    assert.equal(claimed?.state, 'reserved');
+    assert.equal(claimed?.id, 'f0');
+    assert.equal((await store.get('f0'))?.state, 'reserved');
     await store.close();
     assert.equal(parkedRows(path), 99);
   });

@@ -15,7 +15,7 @@
  *   values; a rejected promise means the store itself failed (DelayQError with
  *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
  */
-import type { NewTaskRecord, TaskRecord, TaskState, TimerRef } from './task/model.js';
+import type { ClaimedTask, NewTaskRecord, TaskRecord, TaskState, TimerRef } from './task/model.js';
 
 /** A clock and one-shot timers. Real: Date.now + setTimeout; tests: a manual clock. */
 export interface Clock {
@@ -53,6 +53,12 @@ export type RescheduleOutcome =
   | { readonly status: 'not_found' | 'not_pending' };
 
 export type AckOutcome = 'acked' | 'not_found' | 'stale';
+
+/** One delivery to ack: a Delivery itself fits. */
+export interface AckRequest {
+  readonly id: string;
+  readonly receipt: string;
+}
 
 export type FailOutcome =
   | { readonly status: 'retrying'; readonly ref: TimerRef }
@@ -126,9 +132,16 @@ export interface ConsumerStore {
    * (cancelled, rescheduled later, already claimed...). Returns the claimed records in
    * input order. A task is never claimed before its runAt.
    */
-  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]>;
+  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]>;
   /** reserved -> completed, only with the current receipt. */
   ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
+  /**
+   * Optional: `ack` of several deliveries in one call, outcomes in input order, each exactly
+   * what `ack` would have answered alone (an id twice: the second is `stale`). The engine
+   * uses it for the acks of its own workers' handlers that finish in the same turn; a store
+   * without it gets one `ack` per delivery. Resolves only once every ack in it is durable.
+   */
+  ackMany?(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]>;
   /**
    * A failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
    * else -> pending at now + (delayMs ?? backoff(attempts)).
@@ -186,7 +199,7 @@ export interface SharedDispatch {
    * reservedUntil = now() + (ttrMs ?? the task's ttrMs)); waits until one is ready or
    * `signal` aborts (then resolves with []). `now` is read at each claim, not at the call.
    */
-  reserveShared(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]>;
+  reserveShared(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ClaimedTask[]>;
   /**
    * Registers the receiver of timers this process must now keep although it did not
    * create them: near-window tasks scheduled by other processes into its partitions, the

@@ -10,7 +10,7 @@
  */
 import { DelayQError, isDelayQError } from '../core/errors.js';
 import { isSharedDispatch, type AckOutcome, type CancelOutcome, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
-import { TASK_STATES, toTaskInfo, type Delivery, type TaskInfo, type TaskRecord, type TaskState, type TimerRef } from '../core/task/model.js';
+import { TASK_STATES, toTaskInfo, type ClaimedTask, type Delivery, type TaskInfo, type TaskState, type TimerRef } from '../core/task/model.js';
 import {
   DEFAULT_LIMITS,
   DEFAULT_TASK_DEFAULTS,
@@ -411,20 +411,25 @@ export class DelayQueue {
     defer: (callback) => {
       this.clock.setTimer(callback, 0);
     },
+    ackAll: (jobs) => {
+      const store = this.store;
+      if (store.ackMany === undefined) return Promise.all(jobs.map((job) => this.ackJob(job)));
+      // The hot path: our own deliveries need no validation, and no async frame of their own.
+      return store.ackMany(jobs.map((job) => job.delivery), this.clock.now()).then(
+        (outcomes) => {
+          for (let i = 0; i < jobs.length; i++) this.afterWorkerAck(jobs[i]!, outcomes[i] ?? 'not_found');
+        },
+        (error: unknown) => this.settleFailed(jobs, error),
+      );
+    },
     settle: (job, outcome) => {
-      if (outcome.ok) {
-        // The hot path: our own delivery needs no validation, and no async frame of its own.
-        return this.store.ack(job.delivery.id, job.delivery.receipt, this.clock.now()).then(
-          (acked) => this.afterWorkerAck(job, acked),
-          (error: unknown) => this.settleFailed(job, error),
-        );
-      }
+      if (outcome.ok) return this.ackJob(job);
       const error = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
       return this.nack(job.delivery.id, job.delivery.receipt, { error }).catch((failure: unknown) => {
         // A stale receipt means the reservation already ran out and the task moved on.
         if (isDelayQError(failure, 'STALE_RECEIPT') || isDelayQError(failure, 'TASK_NOT_FOUND'))
           this.logger.warn({ id: job.delivery.id, code: failure.code }, 'nack after the reservation ran out');
-        else this.settleFailed(job, failure);
+        else this.settleFailed([job], failure);
       });
     },
     reportError: (error, context) => this.logger.error({ err: error }, context),
@@ -452,7 +457,7 @@ export class DelayQueue {
     }
   }
 
-  private deliver(record: TaskRecord, now: number, watch: boolean): Delivery {
+  private deliver(record: ClaimedTask, now: number, watch: boolean): Delivery {
     const reservedUntil = record.reservedUntil!;
     this.lateness.record(now - record.runAt);
     const delivery: Delivery = {
@@ -469,6 +474,13 @@ export class DelayQueue {
     return delivery;
   }
 
+  private ackJob(job: Job): Promise<void> {
+    return this.store.ack(job.delivery.id, job.delivery.receipt, this.clock.now()).then(
+      (acked) => this.afterWorkerAck(job, acked),
+      (error: unknown) => this.settleFailed([job], error),
+    );
+  }
+
   private afterWorkerAck(job: Job, acked: AckOutcome): void {
     if (acked !== 'acked') {
       this.logger.warn({ id: job.delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
@@ -477,10 +489,13 @@ export class DelayQueue {
     }
   }
 
-  /** The store did not take the ack or nack: the reservation stays, so its TTR must be armed. */
-  private settleFailed(job: Job, error: unknown): void {
-    this.logger.error({ err: error, id: job.delivery.id }, 'settling a delivery failed; it will be delivered again after its TTR');
-    if (!job.watched && this.phase !== 'closed') {
+  /** The store did not take the acks or nack: the reservations stay, so their TTRs must be armed. */
+  private settleFailed(jobs: readonly Job[], error: unknown): void {
+    const ids = jobs.length === 1 ? jobs[0]!.delivery.id : `${jobs.length} deliveries`;
+    this.logger.error({ err: error, id: ids }, 'settling deliveries failed; they will be delivered again after their TTR');
+    if (this.phase === 'closed') return;
+    for (const job of jobs) {
+      if (job.watched) continue;
       job.watched = true;
       this.watchReservation(job.delivery);
     }

@@ -8,6 +8,11 @@ export interface WorkSource {
    * cannot reach the store is reported and leaves the reservation to its TTR.
    */
   settle(job: Job, outcome: Outcome): Promise<unknown>;
+  /**
+   * Acks the deliveries of handlers that succeeded, in one store call where the store
+   * takes several. Never rejects, like `settle`.
+   */
+  ackAll(jobs: readonly Job[]): Promise<unknown>;
   reportError(error: unknown, context: string): void;
   /** Arms the TTR timer of a delivery whose handler is still running. */
   watch(delivery: Delivery): void;
@@ -50,6 +55,20 @@ export class Worker {
   private readonly onSettled = (): void => {
     this.settling--;
     this.notify();
+  };
+  /** Handlers that succeeded since the last flush: their acks go to the store together. */
+  private succeeded: Job[] = [];
+  private flushQueued = false;
+  // Runs as a microtask, so the handlers started from one reserve (and quick async ones)
+  // share one ack call instead of one store call and three promises each.
+  private readonly flushAcks = (): void => {
+    this.flushQueued = false;
+    const jobs = this.succeeded;
+    this.succeeded = [];
+    void this.source.ackAll(jobs).then(() => {
+      this.settling -= jobs.length;
+      this.notify();
+    });
   };
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
@@ -143,7 +162,15 @@ export class Worker {
     job.done = true;
     this.active--;
     this.settling++;
-    void this.source.settle(job, outcome).then(this.onSettled);
+    if (outcome.ok) {
+      this.succeeded.push(job);
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        queueMicrotask(this.flushAcks);
+      }
+    } else {
+      void this.source.settle(job, outcome).then(this.onSettled);
+    }
     this.notify();
   }
 }

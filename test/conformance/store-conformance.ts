@@ -233,7 +233,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(claimed.length, 1);
         const due = claimed[0]!;
         assert.equal(due.id, 'due');
-        assert.equal(due.state, 'reserved');
+        assert.equal((await store.get('due'))?.state, 'reserved');
         assert.equal(due.attempts, 1);
         assert.equal(due.reservedUntil, T0 + 100 + 5_000);
         assert.equal(typeof due.receipt, 'string');
@@ -277,6 +277,35 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(a?.updatedAt, T0 + 2);
         assert.equal(await store.ack('a', receipt, T0 + 3), 'stale');
         assert.equal(await store.ack('missing', receipt, T0), 'not_found');
+      });
+
+      it('acks several deliveries in one call, each as ack would alone (when the store offers ackMany)', async (t) => {
+        if (store.ackMany === undefined) {
+          t.skip('this store acks one delivery at a time');
+          return;
+        }
+        const a = await reserved('a');
+        const b = await reserved('b');
+        const c = await reserved('c');
+        const outcomes = await store.ackMany(
+          [
+            { id: 'a', receipt: a },
+            { id: 'b', receipt: `${b}x` },
+            { id: 'missing', receipt: a },
+            { id: 'c', receipt: c },
+            { id: 'a', receipt: a },
+          ],
+          T0 + 5,
+        );
+        assert.deepEqual(outcomes, ['acked', 'stale', 'not_found', 'acked', 'stale']);
+        assert.equal((await store.get('a'))?.state, 'completed');
+        assert.equal((await store.get('a'))?.updatedAt, T0 + 5);
+        assert.equal((await store.get('b'))?.state, 'reserved');
+        assert.equal((await store.get('c'))?.state, 'completed');
+        assert.deepEqual(await store.ackMany([], T0 + 6), []);
+        const stats = await store.stats();
+        assert.equal(stats.byState.completed, 2);
+        assert.equal(stats.byState.reserved, 1);
       });
 
       it('retries a failed attempt after its backoff, with the error recorded', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
-import type { AckOutcome } from '../../src/core/ports.js';
+import type { AckOutcome, AckRequest } from '../../src/core/ports.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { T0, deferred, flush, openManual } from '../helpers.js';
@@ -237,30 +237,42 @@ describe('task lifecycle', () => {
     q = undefined;
   });
 
-  it('an ack the store fails to take leaves the task to its TTR, and it is delivered again', async () => {
-    let failNextAck = true;
-    class FlakyStore extends MemoryStore {
-      override async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
-        if (failNextAck) {
-          failNextAck = false;
-          throw new Error('connection reset');
+  for (const batched of [true, false]) {
+    it(`an ack the store fails to take leaves the task to its TTR, and it is delivered again (${batched ? 'ackMany' : 'one ack a delivery'})`, async () => {
+      let failNextAck = true;
+      class FlakyStore extends MemoryStore {
+        override async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+          if (failNextAck) {
+            failNextAck = false;
+            throw new Error('connection reset');
+          }
+          return super.ack(id, receipt, now);
         }
-        return super.ack(id, receipt, now);
+        override async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+          if (failNextAck) {
+            failNextAck = false;
+            throw new Error('connection reset');
+          }
+          return super.ackMany(acks, now);
+        }
       }
-    }
-    const opened = await openManual({ store: new FlakyStore() });
-    q = opened.q;
-    const attempts: number[] = [];
-    q.work('t', (d) => void attempts.push(d.attempt));
-    await q.schedule({ topic: 't', id: 'x', ttrMs: 1_000 });
-    await flush();
-    assert.deepEqual(attempts, [1]);
-    assert.equal((await q.get('x'))?.state, 'reserved');
-    opened.clock.advance(1_000);
-    await flush();
-    assert.deepEqual(attempts, [1, 2]);
-    assert.equal((await q.get('x'))?.state, 'completed');
-  });
+      const store = new FlakyStore();
+      // A store without the batch method: the engine acks one delivery at a time.
+      if (!batched) Object.defineProperty(store, 'ackMany', { value: undefined });
+      const opened = await openManual({ store });
+      q = opened.q;
+      const attempts: number[] = [];
+      q.work('t', (d) => void attempts.push(d.attempt));
+      await q.schedule({ topic: 't', id: 'x', ttrMs: 1_000 });
+      await flush();
+      assert.deepEqual(attempts, [1]);
+      assert.equal((await q.get('x'))?.state, 'reserved');
+      opened.clock.advance(1_000);
+      await flush();
+      assert.deepEqual(attempts, [1, 2]);
+      assert.equal((await q.get('x'))?.state, 'completed');
+    });
+  }
 
   it('close() settles the in-flight task before it closes the store', async () => {
     const calls: string[] = [];
@@ -268,6 +280,10 @@ describe('task lifecycle', () => {
       override async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
         calls.push(`ack ${id}`);
         return super.ack(id, receipt, now);
+      }
+      override async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+        for (const a of acks) calls.push(`ack ${a.id}`);
+        return super.ackMany(acks, now);
       }
       override async close(): Promise<void> {
         calls.push('close');

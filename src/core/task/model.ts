@@ -38,6 +38,12 @@ export interface TaskRecord {
   readonly lastError: string | null;
 }
 
+/**
+ * What a claim hands back: the fields a delivery is made of. A full TaskRecord fits; a
+ * store may return just these (the memory store does, to allocate less per delivery).
+ */
+export type ClaimedTask = Pick<TaskRecord, 'id' | 'topic' | 'payload' | 'runAt' | 'attempts' | 'maxAttempts' | 'receipt' | 'reservedUntil'>;
+
 /** What the engine asks a store to create: a fully validated, defaulted task. */
 export interface NewTaskRecord {
   readonly id: string;

@@ -7,9 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, type ClaimedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type {
   AckOutcome,
+  AckRequest,
   CancelOutcome,
   DueCursor,
   FailOptions,
@@ -102,23 +103,43 @@ export class MemoryStore implements TaskStore {
     return refs.slice(0, limit);
   }
 
-  async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
+  async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
     this.assertOpen();
-    const claimed: TaskRecord[] = [];
+    const claimed: ClaimedTask[] = [];
     for (const id of ids) {
       const task = this.tasks.get(id);
       if (!task || task.state !== 'pending' || task.runAt > now) continue;
       this.move(task, 'reserved', now);
       task.attempts++;
-      task.receipt = makeReceipt(task.attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
+      task.receipt = makeReceipt(task.attempts, this.nonce + (this.receipts++).toString(36));
       task.reservedUntil = now + (ttrMs ?? task.ttrMs);
-      claimed.push(publicRecord(task));
+      claimed.push({
+        id: task.id,
+        topic: task.topic,
+        payload: task.payload,
+        runAt: task.runAt,
+        attempts: task.attempts,
+        maxAttempts: task.maxAttempts,
+        receipt: task.receipt,
+        reservedUntil: task.reservedUntil,
+      });
     }
     return claimed;
   }
 
   async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
     this.assertOpen();
+    return this.ackOne(id, receipt, now);
+  }
+
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+    this.assertOpen();
+    const outcomes: AckOutcome[] = new Array<AckOutcome>(acks.length);
+    for (let i = 0; i < acks.length; i++) outcomes[i] = this.ackOne(acks[i]!.id, acks[i]!.receipt, now);
+    return outcomes;
+  }
+
+  private ackOne(id: string, receipt: string, now: number): AckOutcome {
     const task = this.tasks.get(id);
     if (!task) return 'not_found';
     if (task.state !== 'reserved' || task.receipt !== receipt) return 'stale';
