@@ -1,5 +1,5 @@
 /**
- * npm run bench -- sqlite [--pending N] [--batched N] [--singles N] [--due N] [--sync FULL]
+ * npm run bench -- sqlite [--pending N] [--batched N] [--singles N] [--due N] [--sync FULL] [--only ab]
  *
  * The SQLite store through the library API (DelayQueue), on files in a temp dir that is
  * deleted afterwards:
@@ -9,6 +9,9 @@
  *   d. with those N pending, 50,000 tasks due within a 5 s window delivered through work():
  *      lateness (handler start - runAt) p50 / p99 / max, RSS
  * Targets (issue 3): a >= 200,000/s, b >= 30,000/s, RSS <= 300 MB in c/d, p99 <= 5 ms in d.
+ *
+ * `--only a`, `--only b` or `--only ab`: run just those parts (seconds instead of minutes,
+ * for iterating on the insert path); prints their figures and writes no results file.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -179,9 +182,22 @@ export async function run(args: string[]): Promise<void> {
   const singlesN = arg(args, 'singles', 100_000);
   const due = arg(args, 'due', 50_000);
   const synchronous = args.includes('FULL') ? 'FULL' : 'NORMAL';
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? (args[onlyAt + 1] ?? '') : null;
   const dir = mkdtempSync(join(tmpdir(), 'delayq-bench-sqlite-'));
   console.log(`sqlite bench: synchronous=${synchronous}, pending ${pending.toLocaleString('en-US')}, files in ${dir}`);
   try {
+    if (only !== null) {
+      if (only.includes('a')) {
+        const rate = await batched(dir, batchedN, synchronous);
+        console.log(`  a. scheduleMany x1,000: ${Math.round(rate).toLocaleString('en-US')} tasks/s`);
+      }
+      if (only.includes('b')) {
+        const rate = await singles(dir, singlesN, synchronous);
+        console.log(`  b. 1,000 concurrent schedule(): ${Math.round(rate).toLocaleString('en-US')} tasks/s`);
+      }
+      return;
+    }
     const batchedRate = await batched(dir, batchedN, synchronous);
     console.log(`  a. scheduleMany x1,000: ${Math.round(batchedRate).toLocaleString('en-US')} tasks/s`);
     const singlesRate = await singles(dir, singlesN, synchronous);

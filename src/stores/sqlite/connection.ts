@@ -54,6 +54,9 @@ export function openConnection(path: string, options: ConnectionOptions): Connec
       throw new DelayQError('STORE_INCOMPATIBLE', `sqlite store ${file}: the file system does not support WAL mode`, { path: file });
     db.pragma(`synchronous = ${options.synchronous}`);
     db.pragma(`cache_size = -${options.cacheKiB}`);
+    // Statement journals in memory: a multi-row INSERT keeps one to undo itself alone if a
+    // row fails, and on disk that is a temp file written page by page (see inserts.ts).
+    db.pragma('temp_store = MEMORY');
     // Read again under the lock: another process may have created the schema meanwhile.
     const identity = db.transaction(() => identify(db, file)).immediate();
     migrate(db, identity.kind === 'fresh' ? 0 : identity.version);

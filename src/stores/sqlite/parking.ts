@@ -20,8 +20,12 @@
  *   time reaches bucket 8: loadDue           -> background: unpark bucket 9, frontier = 10
  *
  * The frontier lives in memory and starts at 0 on open: until the first loadDue every new
- * task parks, and that first loadDue unparks what it needs. It may only be wrong upwards
- * (after a rolled-back step), which merely sends more tasks straight to tasks_due.
+ * task parks, and that first loadDue unparks what it needs. A step that drains the last
+ * bucket below its target moves the frontier in the same transaction: new tasks of that
+ * bucket keep arriving between two steps under a steady stream of inserts, so a step that
+ * only moved rows would be followed by another forever (one extra transaction per insert
+ * transaction). If that transaction fails, the frontier goes back (a lower frontier is
+ * always safe: more tasks park, and prepare() unparks them before it reads).
  */
 import type { Statements } from './statements.js';
 
@@ -65,16 +69,24 @@ export class Parking {
   }
 
   private async unparkBelow(target: number): Promise<void> {
-    while (this.frontier < target) await this.submit(UNPARK_BATCH, () => this.step(target));
+    while (this.frontier < target) {
+      const before = this.frontier;
+      try {
+        await this.submit(UNPARK_BATCH, () => this.step(target));
+      } catch (error) {
+        this.frontier = Math.min(this.frontier, before);
+        throw error;
+      }
+    }
   }
 
-  /** One transaction: unpark a batch of the lowest parked bucket, or advance the frontier. */
+  /** One transaction: unpark a batch of the lowest parked bucket; advance the frontier once none is left below target. */
   private step(target: number): void {
-    const lowest = this.sql.lowestParked.get();
-    if (lowest === undefined || lowest.park_bucket >= target) {
-      this.frontier = Math.max(this.frontier, target);
-      return;
+    let lowest = this.sql.lowestParked.get();
+    if (lowest !== undefined && lowest.park_bucket < target) {
+      if (this.sql.unpark.run(lowest.park_bucket, UNPARK_BATCH).changes === UNPARK_BATCH) return;
+      lowest = this.sql.lowestParked.get();
     }
-    this.sql.unpark.run(lowest.park_bucket, UNPARK_BATCH);
+    if (lowest === undefined || lowest.park_bucket >= target) this.frontier = Math.max(this.frontier, target);
   }
 }

@@ -29,6 +29,7 @@ import type {
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
+import { TaskInserter } from './inserts.js';
 import { Parking } from './parking.js';
 import { backoffOf, dueRef, runRef, toRecord, type ControlRow } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
@@ -42,6 +43,8 @@ export class SqliteStore implements TaskStore {
   private readonly sql: Statements;
   private readonly writer: GroupCommit;
   private readonly parking: Parking;
+  private readonly inserter: TaskInserter;
+  private readonly bucketFor = (runAt: number): number | null => this.parking.bucketFor(runAt);
   private readonly nonce = randomBytes(6).toString('base64url');
   private receipts = 0;
   private closed = false;
@@ -63,17 +66,19 @@ export class SqliteStore implements TaskStore {
       4_000,
       () => connection.mayWrite(),
     );
-    this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply, true));
+    this.inserter = new TaskInserter(this.db);
+    this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply));
   }
 
   // ---------------------------------------------------------------------------------
   // Producers
 
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    if (tasks.length !== 1) return this.write(tasks.length, (counts) => this.inserter.insert(tasks, now, this.bucketFor, counts));
+    const task = tasks[0]!;
     return this.write(
-      tasks.length,
-      (counts) =>
-      tasks.map((task): ScheduleOutcome => {
+      1,
+      (counts): ScheduleOutcome[] => {
         const { backoff } = task;
         const parkBucket = this.parking.bucketFor(task.runAt);
         const { changes, lastInsertRowid } = this.sql.insert.run(
@@ -94,12 +99,12 @@ export class SqliteStore implements TaskStore {
         );
         if (changes === 0) {
           const existing = this.sql.runAtOf.get(task.id);
-          return { id: task.id, runAt: existing?.run_at ?? task.runAt, created: false, ref: null };
+          return [{ id: task.id, runAt: existing?.run_at ?? task.runAt, created: false, ref: null }];
         }
         counts.add(task.topic, 'pending', +1);
-        return { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, Number(lastInsertRowid)) };
-      }),
-      tasks.length === 1,
+        return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, Number(lastInsertRowid)) }];
+      },
+      true,
     );
   }
 
