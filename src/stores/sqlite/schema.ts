@@ -57,7 +57,8 @@ export function migrate(db: Database.Database, fromVersion: number): void {
   db.transaction(() => {
     if (fromVersion === 0) db.pragma(`application_id = ${APPLICATION_ID}`);
     for (const migration of missing) {
-      db.exec(migration.sql);
+      if (migration.sql !== undefined) db.exec(migration.sql);
+      migration.apply?.(db);
       db.pragma(`user_version = ${migration.version}`);
     }
   }).immediate();

@@ -1,16 +1,24 @@
 /**
  * The schema history, oldest first. A migration is never edited once released: a change
  * is a new numbered file appended here. `version` is what PRAGMA user_version holds after
- * the migration ran, so a database says by itself how far it has been migrated.
+ * the migration ran, so a database says by itself how far it has been migrated. A
+ * migration is SQL, or a function for what SQL alone cannot say; either runs inside the
+ * one transaction that applies the missing migrations.
  */
+import type Database from 'better-sqlite3';
 import { sql as initial } from './0001_initial.js';
+import { apply as dropStateCheck } from './0002_state_check.js';
 
 export interface Migration {
   readonly version: number;
   readonly name: string;
-  readonly sql: string;
+  readonly sql?: string;
+  readonly apply?: (db: Database.Database) => void;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ version: 1, name: '0001_initial', sql: initial }];
+export const MIGRATIONS: readonly Migration[] = [
+  { version: 1, name: '0001_initial', sql: initial },
+  { version: 2, name: '0002_state_check', apply: dropStateCheck },
+];
 
 export const LATEST_VERSION = MIGRATIONS.length;
