@@ -61,7 +61,16 @@ export async function scheduleScript(client: RedisClient, shard: ShardKeys, now:
   for (const t of tasks) args.push(t.id, t.body, t.runAt, t.seq, t.topic);
   const reply = asArray(await run(client, 'schedule', standardKeys(shard), args));
   const out: ScheduleReply[] = [];
-  for (let i = 0; i < reply.length; i += 3) out.push({ created: num(reply[i]) === 1, runAt: num(reply[i + 1]), seq: num(reply[i + 2]) });
+  let at = 0;
+  for (const t of tasks) {
+    if (num(reply[at]) === 1) {
+      out.push({ created: true, runAt: t.runAt, seq: t.seq });
+      at += 1;
+    } else {
+      out.push({ created: false, runAt: num(reply[at + 1]), seq: num(reply[at + 2]) });
+      at += 3;
+    }
+  }
   return out;
 }
 

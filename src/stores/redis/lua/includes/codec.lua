@@ -8,6 +8,8 @@
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
 -- State chars: p pending, r reserved, c completed, x cancelled, d dead. Ids and topics
 -- never contain ',' or '|' (the engine validates them). codec.ts is the TS side.
+-- cancel.lua does not include this file (a cancel is on the hot path of producers): it
+-- patches the state and updatedAt fields with one pattern of its own; keep it in step too.
 --
 -- A script changes a body by replacing raw fields (t.f) and re-joining them: only the
 -- fields that change are re-encoded, and the payload is never parsed.
