@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import type {
   AckOutcome,
+  AckRequest,
   CancelOutcome,
   DueCursor,
   FailOptions,
@@ -180,6 +181,32 @@ export class RedisStore implements TaskStore {
     this.assertOpen();
     const [outcome] = await this.acks.submit(shardOf(id, this.shardCount), [{ id, receipt, now }]);
     return outcome as AckOutcome;
+  }
+
+  /**
+   * Several acks at once (the engine's workers settle the handlers that finish in one turn
+   * together): grouped by shard into the same batcher as `ack`, so each shard gets one
+   * script call for them (and for any other acks of that shard waiting meanwhile).
+   */
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+    this.assertOpen();
+    const out = new Array<AckOutcome>(acks.length);
+    const groups = new Map<number, number[]>();
+    for (let i = 0; i < acks.length; i++) {
+      const shard = shardOf(acks[i]!.id, this.shardCount);
+      let group = groups.get(shard);
+      if (!group) groups.set(shard, (group = []));
+      group.push(i);
+    }
+    const calls: Promise<void>[] = [];
+    for (const [shard, indexes] of groups)
+      for (let from = 0; from < indexes.length; from += MAX_SCRIPT_BATCH) {
+        const slice = indexes.slice(from, from + MAX_SCRIPT_BATCH);
+        const items = slice.map((i) => ({ id: acks[i]!.id, receipt: acks[i]!.receipt, now }));
+        calls.push(this.acks.submit(shard, items).then((outcomes) => slice.forEach((i, k) => (out[i] = outcomes[k] as AckOutcome))));
+      }
+    await Promise.all(calls);
+    return out;
   }
 
   async fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
