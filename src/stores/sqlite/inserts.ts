@@ -2,10 +2,10 @@
  * Inserting new tasks, the hot path of scheduleMany: a batch is written with multi-row
  * INSERT statements of up to MAX_ROWS rows each, not one statement per row.
  *
- * Why: each execution of a statement has a fixed cost in SQLite and in the binding
- * (resetting the statement, opening its cursors, and building the ephemeral table of the
- * `state IN (...)` CHECK, which SQLite does once per execution), which a row-at-a-time
- * insert pays a thousand times per batch of 1,000 tasks.
+ * Why: each execution of a statement has a fixed cost in SQLite and in better-sqlite3
+ * (the call into C++, resetting the statement, opening its cursors, the once-per-execution
+ * setup of its constraint checks), which a row-at-a-time insert pays a thousand times per
+ * batch of 1,000 tasks.
  *
  * seq is assigned here, not by SQLite: the rows of a call get seq = max(seq) + 1 + i in
  * batch order (what SQLite itself would assign, so insertion order is unchanged), which
