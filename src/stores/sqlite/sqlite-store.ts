@@ -139,7 +139,10 @@ export class SqliteStore implements TaskStore {
   // Consumers
 
   claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
-    return this.write(ids.length, (counts) => {
+    if (this.closed) return Promise.reject(closedError(this.path));
+    // Applied at once and handed out before it commits: see GroupCommit.applyNow and
+    // docs/sqlite.md ("Durability"). A claim lost in a crash leaves the task pending.
+    return this.writer.applyNow(Math.max(1, ids.length), (counts) => {
       const claimed: TaskRecord[] = [];
       for (const id of ids) {
         const row = this.sql.full.get(id);
@@ -153,7 +156,7 @@ export class SqliteStore implements TaskStore {
         claimed.push(record);
       }
       return claimed;
-    }, ids.length === 1);
+    });
   }
 
   ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
