@@ -1,5 +1,6 @@
 /**
  * npm run bench -- http [--store memory|sqlite|both] [--seconds N] [--late N] [--client-threads N]
+ *                        [--only lateness] [--acks inline|after|both] [--runs N]
  *
  * The server as users see it: `delayq serve` in a child process (memory store and/or a
  * SQLite file in a temp dir), driven over keep-alive HTTP from this process:
@@ -8,6 +9,9 @@
  *   c. 10,000 tasks (--late) due within 1 s, consumed by 8 reservers long-polling
  *      /v1/topics/late/reserve (max 100) that ack each delivery: lateness, taken when the
  *      reserve answer arrives here (arrival - runAt), p50 / p99 / max
+ * `--only lateness` skips a and b (a lateness run takes ~20 s instead of the full bench);
+ * `--acks` picks the acking modes; `--runs N` repeats the lateness runs N times, alternating
+ * the stores run by run, so variants are compared side by side on a noisy machine.
  * Targets (issue 4): a >= 20,000/s, b >= 150,000/s, c p99 <= 20 ms.
  * Client and server share the machine: the client's own CPU is in every figure.
  */
@@ -144,6 +148,8 @@ interface Lateness {
   p99: number;
   max: number;
   received: number;
+  /** How long before the first runAt the last batch was stored (negative: the run is not valid). */
+  storedAheadMs: number;
 }
 
 /**
@@ -152,9 +158,13 @@ interface Lateness {
  * arrived, so the figure is delivery lateness alone, without the acks competing for the CPU.
  */
 async function lateness(port: number, count: number, acking: 'inline' | 'after'): Promise<Lateness> {
-  // Reserves and acks on separate connections, so a reserve never queues behind acks in the client.
+  // Reserves, acks and the batches that schedule the tasks each on their own connections,
+  // so a reserve never queues behind acks in the client, and the batches never wait for a
+  // socket held by a long-poll (they used to, for up to waitMs: the tasks were then stored
+  // after they fell due, and the run measured the scheduling, not the delivery).
   const http = httpClient(port, 8);
   const ackHttp = httpClient(port, 32);
+  const scheduleHttp = httpClient(port, 1);
   const lates: number[] = [];
   const acks: Promise<unknown>[] = [];
   const deferred: { id: string; receipt: string }[] = [];
@@ -176,9 +186,11 @@ async function lateness(port: number, count: number, acking: 'inline' | 'after')
   const base = Date.now() + 1_000;
   for (let i = 0; i < count; i += 1_000) {
     const tasks = Array.from({ length: Math.min(1_000, count - i) }, (_, k) => ({ topic: 'late', runAt: base + Math.floor(((i + k) / count) * 1_000) }));
-    const res = await http.call('POST', '/v1/tasks/batch', { tasks });
+    const res = await scheduleHttp.call('POST', '/v1/tasks/batch', { tasks });
     if (res.status !== 200) throw new Error(`batch: ${res.status}`);
   }
+  const storedAheadMs = base - Date.now();
+  if (storedAheadMs < 0) console.warn(`  the tasks were stored ${-storedAheadMs} ms after the first fell due: this run measures scheduling too`);
   const timeout = setTimeout(() => (stop = true), 30_000);
   await Promise.all(reservers);
   clearTimeout(timeout);
@@ -187,8 +199,9 @@ async function lateness(port: number, count: number, acking: 'inline' | 'after')
     await Promise.all(deferred.slice(i, i + 64).map((t) => ackHttp.call('POST', `/v1/tasks/${t.id}/ack`, { receipt: t.receipt })));
   http.close();
   ackHttp.close();
+  scheduleHttp.close();
   lates.sort((a, b) => a - b);
-  return { p50: percentile(lates, 50), p99: percentile(lates, 99), max: lates.at(-1) ?? Number.NaN, received: lates.length };
+  return { p50: percentile(lates, 50), p99: percentile(lates, 99), max: lates.at(-1) ?? Number.NaN, received: lates.length, storedAheadMs };
 }
 
 export async function run(args: string[]): Promise<void> {
@@ -196,29 +209,55 @@ export async function run(args: string[]): Promise<void> {
   const seconds = Number(option(args, 'seconds', '5'));
   const late = Number(option(args, 'late', '10000'));
   const clientThreads = Number(option(args, 'client-threads', '2'));
+  const only = option(args, 'only', 'all');
+  if (only !== 'all' && only !== 'lateness') throw new Error(`--only: expected lateness (got ${only})`);
+  const ackOption = option(args, 'acks', 'both');
+  if (!['inline', 'after', 'both'].includes(ackOption)) throw new Error(`--acks: expected inline, after or both (got ${ackOption})`);
+  const ackModes = (['inline', 'after'] as const).filter((mode) => ackOption === 'both' || ackOption === mode);
+  const runs = Number(option(args, 'runs', '1'));
   const dir = mkdtempSync(join(tmpdir(), 'delayq-http-bench-'));
   const stores = [...(which === 'sqlite' ? [] : ['memory']), ...(which === 'memory' ? [] : [`sqlite:${join(dir, 'bench.db')}`])];
-  const rows: (string | number)[][] = [];
+  const rows: (string | number | null)[][] = [];
+  let files = 0;
   try {
-    for (const store of stores) {
-      const label = store.startsWith('sqlite') ? 'sqlite' : 'memory';
-      console.log(`\n${label}: single schedules...`);
-      let server = await startServer(store);
-      const single = await singles(server.port, seconds, clientThreads);
-      console.log(`${label}: batches...`);
-      const batched = await batches(server.port, seconds);
-      await stopServer(server);
-      // A fresh server, so the lateness run does not share its store with a million far tasks.
-      if (label === 'sqlite') rmSync(join(dir, 'bench.db'), { force: true });
-      const lates: Lateness[] = [];
-      for (const acking of ['inline', 'after'] as const) {
-        server = await startServer(label === 'sqlite' ? `sqlite:${join(dir, `late-${acking}.db`)}` : store);
-        console.log(`${label}: lateness, acks ${acking}...`);
-        lates.push(await lateness(server.port, late, acking));
-        await stopServer(server);
+    for (let round = 0; round < runs; round++) {
+      for (const store of stores) {
+        const label = store.startsWith('sqlite') ? 'sqlite' : 'memory';
+        let single: number | null = null;
+        let batched: number | null = null;
+        if (only === 'all') {
+          console.log(`\n${label}: single schedules...`);
+          const server = await startServer(store);
+          single = await singles(server.port, seconds, clientThreads);
+          console.log(`${label}: batches...`);
+          batched = await batches(server.port, seconds);
+          await stopServer(server);
+          // A fresh server, so the lateness run does not share its store with a million far tasks.
+          if (label === 'sqlite') rmSync(join(dir, 'bench.db'), { force: true });
+        }
+        const lates = new Map<string, Lateness>();
+        for (const acking of ackModes) {
+          const server = await startServer(label === 'sqlite' ? `sqlite:${join(dir, `late-${files++}.db`)}` : store);
+          console.log(`${label}: lateness, acks ${acking}...`);
+          const result = await lateness(server.port, late, acking);
+          console.log(`  p50 ${result.p50.toFixed(1)} / p99 ${result.p99.toFixed(1)} / max ${result.max.toFixed(1)} ms (${result.received} received; stored ${result.storedAheadMs} ms before the first was due)`);
+          lates.set(acking, result);
+          await stopServer(server);
+        }
+        const inline = lates.get('inline');
+        const after = lates.get('after');
+        rows.push([
+          runs > 1 ? `${label} (run ${round + 1})` : label,
+          single,
+          batched,
+          inline?.p50 ?? null,
+          inline?.p99 ?? null,
+          inline?.max ?? null,
+          after?.p50 ?? null,
+          after?.p99 ?? null,
+          after?.max ?? null,
+        ]);
       }
-      const [inline, after] = lates as [Lateness, Lateness];
-      rows.push([label, single, batched, inline.p50, inline.p99, inline.max, after.p50, after.p99, after.max]);
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -244,5 +283,5 @@ export async function run(args: string[]): Promise<void> {
     ],
   };
   printTable(table);
-  console.log(`\nresults: ${writeResults('http', [table])}`);
+  console.log(`\nresults: ${writeResults(only === 'all' ? 'http' : 'http-lateness', [table])}`);
 }

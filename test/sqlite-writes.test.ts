@@ -129,6 +129,87 @@ describe('sqlite store: the group-commit writer', () => {
     assert.equal(db.inTransaction, false);
   });
 
+  it('applyNow: applies at once and resolves before the commit, which the next flush makes with the queued writes', async () => {
+    const writer = new GroupCommit(db, () => undefined, asError);
+    const other = new Database(join(dir, 'gc.db'), { readonly: true });
+    try {
+      const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+      const early = await writer.applyNow(1, () => insert.run('claim', 1).changes);
+      assert.equal(early, 1);
+      assert.equal(count(db), 1, 'visible on the connection at once');
+      assert.equal(count(other), 0, 'not committed yet');
+      // Submitted after the early change resolved: must never commit without it.
+      const later = writer.submit(1, () => insert.run('ack', 2).changes);
+      assert.equal(writer.committed, 0);
+      await later;
+      assert.equal(writer.committed, 1, 'one transaction for both');
+      assert.equal(count(other), 2);
+    } finally {
+      other.close();
+    }
+  });
+
+  it('applyNow: a change that fails rejects and leaves nothing; the early changes before it stay', async () => {
+    const writer = new GroupCommit(db, () => undefined, asError);
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    await writer.applyNow(1, () => insert.run('a', 1));
+    await assert.rejects(
+      writer.applyNow(1, () => {
+        insert.run('b', 2);
+        return insert.run('c', -1); // breaks the CHECK after b was written
+      }),
+    );
+    await writer.submit(1, () => insert.run('d', 4));
+    assert.deepEqual(
+      db.prepare('SELECT k FROM t ORDER BY k').pluck().all(),
+      ['a', 'd'],
+    );
+    assert.equal(db.inTransaction, false);
+  });
+
+  it('applyNow: when the transaction fails, the early change is lost with it and the writes queued after it reject', async () => {
+    let failCommit = false;
+    const writer = new GroupCommit(
+      db,
+      () => {
+        if (failCommit) throw new Error('disk full (simulated at commit time)');
+      },
+      asError,
+    );
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    await writer.applyNow(1, () => insert.run('claim', 1));
+    failCommit = true;
+    await assert.rejects(writer.submit(1, () => insert.run('ack', 2)), /disk full/);
+    assert.equal(count(db), 0, 'neither is on disk: the dependent write never commits without the early one');
+    assert.equal(db.inTransaction, false);
+    failCommit = false;
+    await writer.applyNow(1, () => insert.run('again', 3));
+    await writer.submit(1, () => insert.run('next', 4));
+    assert.equal(count(db), 2, 'the writer goes on after a failed transaction');
+  });
+
+  it('applyNow: waits for the commit like submit() while the checkpointer holds writes', async () => {
+    let may = false;
+    const writer = new GroupCommit(db, () => undefined, asError, 4_000, () => may);
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    let resolved = false;
+    const claim = writer.applyNow(1, () => insert.run('held', 1)).then(() => (resolved = true));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(resolved, false, 'held, like any write');
+    may = true;
+    await claim;
+    assert.equal(writer.committed, 1);
+  });
+
+  it('drain() commits an early change even with nothing queued', async () => {
+    const writer = new GroupCommit(db, () => undefined, asError);
+    const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+    await writer.applyNow(1, () => insert.run('a', 1));
+    writer.drain();
+    assert.equal(db.inTransaction, false);
+    assert.equal(writer.committed, 1);
+  });
+
   it('rejects writes on a closed connection', async () => {
     const writer = new GroupCommit(db, () => undefined, asError);
     db.close();

@@ -144,7 +144,10 @@ export class SqliteStore implements TaskStore {
   // Consumers
 
   claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
-    return this.write(ids.length, (counts) => {
+    if (this.closed) return Promise.reject(closedError(this.path));
+    // Applied at once and handed out before it commits: see GroupCommit.applyNow and
+    // docs/sqlite.md ("Durability"). A claim lost in a crash leaves the task pending.
+    return this.writer.applyNow(Math.max(1, ids.length), (counts) => {
       const claimed: TaskRecord[] = [];
       for (const id of ids) {
         const row = this.sql.full.get(id);
@@ -158,16 +161,15 @@ export class SqliteStore implements TaskStore {
         claimed.push(record);
       }
       return claimed;
-    }, ids.length === 1);
+    });
   }
 
   ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
-    return this.write(1, (counts) => {
-      const row = this.sql.control.get(id);
-      if (!row) return 'not_found';
-      if (row.state !== 'reserved' || row.receipt !== receipt) return 'stale';
-      this.sql.ack.run(now, row.seq);
-      counts.move(row.topic, 'reserved', 'completed');
+    return this.write(1, (counts): AckOutcome => {
+      // One statement on the hot path; a miss reads once more to say why.
+      const acked = this.sql.ack.get(now, id, receipt);
+      if (acked === undefined) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
+      counts.move(acked.topic, 'reserved', 'completed');
       return 'acked';
     }, true);
   }

