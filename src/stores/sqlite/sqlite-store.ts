@@ -15,6 +15,7 @@ import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
 import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type {
   AckOutcome,
+  AckRequest,
   CancelOutcome,
   DueCursor,
   FailOptions,
@@ -165,13 +166,25 @@ export class SqliteStore implements TaskStore {
   }
 
   ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
-    return this.write(1, (counts): AckOutcome => {
-      // One statement on the hot path; a miss reads once more to say why.
-      const acked = this.sql.ack.get(now, id, receipt);
-      if (acked === undefined) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
-      counts.move(acked.topic, 'reserved', 'completed');
-      return 'acked';
-    }, true);
+    return this.write(1, (counts) => this.ackRow(id, receipt, now, counts), true);
+  }
+
+  /** The acks of one call share its savepoint: if one statement fails, none of them stays. */
+  ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+    if (acks.length === 0) return this.closed ? Promise.reject(closedError(this.path)) : Promise.resolve([]);
+    return this.write(acks.length, (counts): AckOutcome[] => {
+      const outcomes = new Array<AckOutcome>(acks.length);
+      for (let i = 0; i < acks.length; i++) outcomes[i] = this.ackRow(acks[i]!.id, acks[i]!.receipt, now, counts);
+      return outcomes;
+    });
+  }
+
+  private ackRow(id: string, receipt: string, now: number, counts: CountDeltas): AckOutcome {
+    // One statement on the hot path; a miss reads once more to say why.
+    const acked = this.sql.ack.get(now, id, receipt);
+    if (acked === undefined) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
+    counts.move(acked.topic, 'reserved', 'completed');
+    return 'acked';
   }
 
   fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
