@@ -238,9 +238,19 @@ export class MemoryStore implements TaskStore {
     this.closed = true;
   }
 
-  /** True when `receipt` names the task's current reservation. */
+  /**
+   * True when `receipt` names the task's current reservation. A receipt is
+   * `<attempts>.<nonce><reservation in base 36>` (see receiptOf); it is read in place, so an
+   * ack allocates nothing. Only the canonical spelling matches (no leading zeros).
+   */
   private holds(task: StoredTask, receipt: string): boolean {
-    return task.state === 'reserved' && receipt === this.receiptOf(task);
+    if (task.state !== 'reserved') return false;
+    const dot = receipt.indexOf('.');
+    if (dot <= 0 || !receipt.startsWith(this.nonce, dot + 1)) return false;
+    return (
+      parseCanonical(receipt, 0, dot, 10) === task.attempts &&
+      parseCanonical(receipt, dot + 1 + this.nonce.length, receipt.length, 36) === task.reservation
+    );
   }
 
   private receiptOf(task: StoredTask): string | null {
@@ -303,6 +313,19 @@ export class MemoryStore implements TaskStore {
 
 function zeroCounts(): Record<TaskState, number> {
   return { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 };
+}
+
+/** The number spelled by text[from, to) in `radix` (digits, then a-z), or NaN. */
+function parseCanonical(text: string, from: number, to: number, radix: 10 | 36): number {
+  if (from >= to || (text.charCodeAt(from) === 48 && to - from > 1)) return Number.NaN;
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 122 ? c - 87 : 99;
+    if (digit >= radix) return Number.NaN;
+    value = value * radix + digit;
+  }
+  return value;
 }
 
 function runRef(task: StoredTask): TimerRef {
