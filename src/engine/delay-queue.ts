@@ -211,6 +211,35 @@ export class DelayQueue {
     return (await this.cancelTask(id)) === 'cancelled';
   }
 
+  /**
+   * Cancels several tasks in one call (up to `limits.maxBatch` ids): `result[i]` is what
+   * `cancel(ids[i])` would answer. Every id is checked first, so a bad one rejects the call
+   * and cancels nothing. The store takes the cancels together where it can (the Redis
+   * store: one script call per shard, up to 500 ids each). If the store fails, the call
+   * rejects and some of the tasks may be cancelled already; calling again answers false
+   * for those.
+   */
+  async cancelMany(ids: readonly string[]): Promise<boolean[]> {
+    this.assertOpen();
+    validateBatch(ids, this.limits, 'ids');
+    for (let i = 0; i < ids.length; i++) {
+      try {
+        validateId(ids[i], this.limits);
+      } catch (error) {
+        if (error instanceof DelayQError) throw new DelayQError(error.code, `ids[${i}]: ${error.message}`, { ...error.details, index: i }, { cause: error });
+        throw error;
+      }
+    }
+    const now = this.clock.now();
+    const outcomes = await Promise.all(ids.map((id) => this.track(this.store.cancel(id, now))));
+    const cancelled = new Array<boolean>(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      cancelled[i] = outcomes[i] === 'cancelled';
+      if (cancelled[i]) this.driver.remove(ids[i]!);
+    }
+    return cancelled;
+  }
+
   /** `cancel`, saying why not: no such task, or no longer pending (already delivered...). */
   async cancelTask(id: string): Promise<CancelOutcome> {
     this.assertOpen();

@@ -69,6 +69,30 @@ describe('task lifecycle', () => {
     assert.equal(task?.attempts, 2);
   });
 
+  it('cancelMany cancels what is pending, answers per id, and none of them fires', async () => {
+    const opened = await openManual();
+    q = opened.q;
+    await q.scheduleMany([
+      { topic: 't', id: 'a', delayMs: 100 },
+      { topic: 't', id: 'b', delayMs: 100 },
+      { topic: 't', id: 'due', delayMs: 0 },
+      { topic: 't', id: 'keep', delayMs: 100 },
+    ]);
+    const [due] = await q.reserve('t');
+    assert.equal(due?.id, 'due');
+    assert.deepEqual(await q.cancelMany(['a', 'due', 'missing', 'b', 'a']), [true, false, false, true, false]);
+    assert.deepEqual(await q.cancelMany([]), []);
+    assert.equal((await q.get('a'))?.state, 'cancelled');
+    assert.equal((await q.get('due'))?.state, 'reserved');
+    opened.clock.advance(100);
+    await flush();
+    const fired = await q.reserve('t', { max: 10 });
+    assert.deepEqual(
+      fired.map((d) => d.id),
+      ['keep'],
+    );
+  });
+
   it('an acked task is not redelivered when its old TTR passes', async () => {
     const opened = await openManual();
     q = opened.q;

@@ -97,6 +97,9 @@ describe('bad input', () => {
       ['list bad state', () => q.list({ state: 'sleeping' as never }), 'INVALID_ARGUMENT'],
       ['list limit 0', () => q.list({ limit: 0 }), 'INVALID_OPTION'],
       ['batch over the limit', () => q.scheduleMany(Array.from({ length: 10_001 }, () => ({ topic: 't' }))), 'BATCH_TOO_LARGE'],
+      ['cancelMany over the limit', () => q.cancelMany(Array.from({ length: 10_001 }, (_, i) => `id${i}`)), 'BATCH_TOO_LARGE'],
+      ['cancelMany not an array', () => q.cancelMany('a' as never), 'INVALID_ARGUMENT'],
+      ['cancelMany bad id', () => q.cancelMany(['a', 'b c']), 'INVALID_ID'],
     ];
     for (const [name, call, code] of cases) {
       await assert.rejects(call(), (e: unknown) => e instanceof DelayQError && e.code === code, name);

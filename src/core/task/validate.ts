@@ -224,11 +224,11 @@ export function validateScheduleInput(
   return { id, topic, payload, runAt, maxAttempts, ttrMs, backoff };
 }
 
-export function validateBatch(tasks: unknown, limits: Limits = DEFAULT_LIMITS): readonly unknown[] {
-  if (!Array.isArray(tasks)) fail('INVALID_ARGUMENT', 'tasks', 'must be an array', tasks);
+export function validateBatch(tasks: unknown, limits: Limits = DEFAULT_LIMITS, field = 'tasks'): readonly unknown[] {
+  if (!Array.isArray(tasks)) fail('INVALID_ARGUMENT', field, 'must be an array', tasks);
   if (tasks.length > limits.maxBatch)
-    throw new DelayQError('BATCH_TOO_LARGE', `tasks: at most ${limits.maxBatch} tasks in one batch (got ${tasks.length})`, {
-      field: 'tasks',
+    throw new DelayQError('BATCH_TOO_LARGE', `${field}: at most ${limits.maxBatch} in one batch (got ${tasks.length})`, {
+      field,
       limit: limits.maxBatch,
     });
   return tasks;
