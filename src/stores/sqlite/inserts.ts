@@ -95,13 +95,7 @@ export class TaskInserter {
     for (let i = start; i < start + size; i++) {
       const task = tasks[i]!;
       const { backoff } = task;
-      const parkBucket = bucketFor(task.runAt);
-      params[p++] = firstSeq + i;
-      params[p++] = task.id;
-      params[p++] = task.topic;
-      params[p++] = task.runAt;
-      params[p++] = parkBucket === null ? task.runAt : null;
-      params[p++] = parkBucket;
+      p = putRowHead(params, p, task, firstSeq + i, bucketFor);
       params[p++] = task.maxAttempts;
       params[p++] = task.ttrMs;
       params[p++] = backoff.baseMs;
@@ -120,13 +114,7 @@ export class TaskInserter {
     let p = 0;
     for (let i = start; i < start + size; i++) {
       const task = tasks[i]!;
-      const parkBucket = bucketFor(task.runAt);
-      params[p++] = firstSeq + i;
-      params[p++] = task.id;
-      params[p++] = task.topic;
-      params[p++] = task.runAt;
-      params[p++] = parkBucket === null ? task.runAt : null;
-      params[p++] = parkBucket;
+      p = putRowHead(params, p, task, firstSeq + i, bucketFor);
       params[p++] = task.payload;
     }
     const { maxAttempts, ttrMs, backoff } = tasks[start]!;
@@ -166,4 +154,16 @@ function sameSettings(tasks: readonly NewTaskRecord[], start: number, size: numb
 function chunkSize(left: number): number {
   if (left >= MAX_ROWS) return MAX_ROWS;
   return 2 ** Math.floor(Math.log2(left));
+}
+
+/** The columns every insert form starts with (seq, id, topic, run_at, due_at, park_bucket); returns the next index. */
+function putRowHead(params: unknown[], at: number, task: NewTaskRecord, seq: number, bucketFor: BucketFor): number {
+  const parkBucket = bucketFor(task.runAt);
+  params[at] = seq;
+  params[at + 1] = task.id;
+  params[at + 2] = task.topic;
+  params[at + 3] = task.runAt;
+  params[at + 4] = parkBucket === null ? task.runAt : null;
+  params[at + 5] = parkBucket;
+  return at + 6;
 }
