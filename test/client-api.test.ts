@@ -40,6 +40,9 @@ describe('client', () => {
     assert.equal(await client.cancel('c1'), true);
     assert.equal(await client.cancel('c1'), false);
     assert.equal(await client.cancel('missing'), false);
+    await client.scheduleMany([{ id: 'm1', topic: 'orders', delayMs: 60_000 }, { id: 'm2', topic: 'orders', delayMs: 60_000 }]);
+    assert.deepEqual(await client.cancelMany(['m1', 'c1', 'm2']), [true, false, true]);
+    await assert.rejects(client.cancelMany(['m1', 'bad id']), (e: unknown) => isDelayQClientError(e) && e.code === 'INVALID_ID');
   });
 
   it('scheduleMany returns one result per task', async () => {

@@ -61,6 +61,27 @@ describe('server routes (inject)', () => {
     assert.deepEqual(empty.body, { results: [] });
   });
 
+  it('POST /v1/tasks/cancel answers per id, and a bad id cancels nothing', async () => {
+    await send(t.app, { method: 'POST', url: '/v1/tasks/batch', body: { tasks: [{ id: 'k1', topic: 'k', delayMs: 50 }, { id: 'k2', topic: 'k', delayMs: 50 }] } });
+    const bad = await send(t.app, { method: 'POST', url: '/v1/tasks/cancel', body: { ids: ['k1', 'k 2'] } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'INVALID_ID');
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/tasks/k1' })).body.state, 'pending');
+    const res = await send(t.app, { method: 'POST', url: '/v1/tasks/cancel', body: { ids: ['k1', 'nope', 'k1'] } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, {
+      results: [
+        { id: 'k1', cancelled: true },
+        { id: 'nope', cancelled: false },
+        { id: 'k1', cancelled: false },
+      ],
+    });
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/tasks/k1' })).body.state, 'cancelled');
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/tasks/k2' })).body.state, 'pending');
+    const unknownField = await send(t.app, { method: 'POST', url: '/v1/tasks/cancel', body: { ids: ['k2'], all: true } });
+    assert.equal(unknownField.status, 400);
+  });
+
   it('GET /v1/tasks/:id returns the task, 404 when unknown, 400 for a bad id', async () => {
     const res = await send(t.app, { method: 'GET', url: '/v1/tasks/a1' });
     assert.equal(res.status, 200);

@@ -8,6 +8,7 @@ import type {
   AckResponse,
   BatchItemResult,
   BatchResponse,
+  CancelManyResponse,
   CancelResponse,
   DeliveryView,
   ErrorBody,
@@ -96,6 +97,12 @@ export class DelayQClient {
   /** Cancels a pending task. True if it was pending; false if unknown or no longer pending. */
   async cancel(id: string): Promise<boolean> {
     return this.falseWhenNotPending(this.call<CancelResponse>('DELETE', `/v1/tasks/${encodeURIComponent(id)}`));
+  }
+
+  /** Cancels several tasks in one request: one answer per id, as `cancel` would give. */
+  async cancelMany(ids: readonly string[]): Promise<boolean[]> {
+    const { results } = await this.call<CancelManyResponse>('POST', '/v1/tasks/cancel', { ids });
+    return results.map((r) => r.cancelled);
   }
 
   /** Moves a pending task to a new time. True if it was pending; false if unknown or no longer pending. */

@@ -4,6 +4,7 @@ import { SERVER_ERROR_CODES } from './errors.js';
 import {
   ackBodySchema,
   batchBodySchema,
+  cancelManyBodySchema,
   nackBodySchema,
   rescheduleBodySchema,
   reserveBodySchema,
@@ -48,6 +49,9 @@ export function buildOpenApi(version: string): object {
         },
       },
       '/v1/tasks/batch': { post: { summary: 'Schedule many tasks; one result per task', requestBody: json(batchBodySchema), responses: { 200: ok('{results}'), default: error } } },
+      '/v1/tasks/cancel': {
+        post: { summary: 'Cancel many tasks; one answer per id', requestBody: json(cancelManyBodySchema), responses: { 200: ok('{results: [{id, cancelled}]}'), default: error } },
+      },
       '/v1/tasks/{id}': {
         parameters: [idParam],
         get: { summary: 'Read a task', responses: { 200: ok('the task'), default: error } },

@@ -36,6 +36,13 @@ export const batchBodySchema = {
   properties: { tasks: { type: 'array', items: {} } },
 } as const;
 
+export const cancelManyBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['ids'],
+  properties: { ids: { type: 'array', items: { type: 'string' } } },
+} as const;
+
 export const rescheduleBodySchema = {
   type: 'object',
   additionalProperties: false,

@@ -67,6 +67,16 @@ export interface CancelResponse {
   cancelled: true;
 }
 
+/** POST /v1/tasks/cancel: cancel several tasks in one request. */
+export interface CancelManyRequest {
+  ids: string[];
+}
+
+export interface CancelManyResponse {
+  /** One entry per id, in request order: true if it was pending and is now cancelled. */
+  results: { id: string; cancelled: boolean }[];
+}
+
 export interface TaskView<P = unknown> {
   id: string;
   topic: string;

@@ -1,4 +1,4 @@
-/** Producer and operator routes on /v1/tasks: schedule (one or a batch), list, get, cancel, reschedule. */
+/** Producer and operator routes on /v1/tasks: schedule (one or a batch), list, get, cancel (one or a batch), reschedule. */
 import type { FastifyPluginAsync } from 'fastify';
 import { DEFAULT_LIMITS, type Limits } from '../../core/task/validate.js';
 import type { TaskState } from '../../core/task/model.js';
@@ -6,6 +6,8 @@ import { DelayQError } from '../../core/errors.js';
 import type {
   BatchRequest,
   BatchResponse,
+  CancelManyRequest,
+  CancelManyResponse,
   CancelResponse,
   ListResponse,
   RescheduleRequest,
@@ -18,6 +20,7 @@ import { scheduleBatch } from '../batch.js';
 import type { RouteContext } from '../context.js';
 import {
   batchBodySchema,
+  cancelManyBodySchema,
   idParamsSchema,
   listQuerySchema,
   rescheduleBodySchema,
@@ -65,6 +68,17 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
           limit: limits.maxBatch,
         });
       return { results: await scheduleBatch(queue, tasks, coreLimits) };
+    },
+  );
+
+  // Up to maxBatch ids (BATCH_TOO_LARGE beyond); one bad id rejects the request and cancels nothing.
+  app.post<{ Body: CancelManyRequest; Reply: CancelManyResponse }>(
+    '/v1/tasks/cancel',
+    { bodyLimit: limits.maxBatchBodyBytes, schema: { body: cancelManyBodySchema } },
+    async (request) => {
+      const { ids } = request.body;
+      const cancelled = await queue.cancelMany(ids);
+      return { results: ids.map((id, i) => ({ id, cancelled: cancelled[i] === true })) };
     },
   );
 
