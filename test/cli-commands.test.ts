@@ -37,9 +37,14 @@ describe('delayq CLI', () => {
     assert.deepEqual(json<{ payload: unknown }>(got).payload, { order: 1 });
     assert.ok(json<{ runAt: number }>(touched).runAt < Date.now() + 10_000);
     assert.deepEqual(json(await cli('cancel', 'o1', '--json')), { id: 'o1', cancelled: true });
+    await cli('add', 'orders', '--id', 'o3', '--delay', '1h');
+    const several = await cli('cancel', 'o3', 'o1');
+    assert.equal(several.code, 1);
+    assert.equal(several.stdout, 'cancelled o3\nnot cancelled o1\n');
+    assert.match(several.stderr, /^delayq: TASK_NOT_PENDING: not cancelled \(unknown or no longer pending\): o1/);
     const [listed, stats] = await Promise.all([cli('ls', '--topic', 'orders', '--state', 'pending', '--json'), cli('stats', '--json')]);
     assert.deepEqual(json<{ id: string }[]>(listed).map((x) => x.id), ['o2']);
-    assert.equal(json<{ counts: { cancelled: number } }>(stats).counts.cancelled, 1);
+    assert.equal(json<{ counts: { cancelled: number } }>(stats).counts.cancelled, 2);
   });
 
   it('prints human tables without --json', async () => {

@@ -102,12 +102,22 @@ export function registerTaskCommands(program: Command): void {
     });
 
   program
-    .command('cancel <id>')
-    .description('cancel a pending task')
-    .action(async (id: string, _options: object, command: Command) => {
+    .command('cancel <ids...>')
+    .description('cancel pending tasks (several ids: one request, one answer each)')
+    .action(async (ids: string[], _options: object, command: Command) => {
       const { client, out } = contextOf(command);
-      if (!(await client.cancel(id))) throw await notPending(client, id, 'cancel');
-      out.result({ id, cancelled: true }, () => `cancelled ${id}`);
+      if (ids.length === 1) {
+        const id = ids[0]!;
+        if (!(await client.cancel(id))) throw await notPending(client, id, 'cancel');
+        out.result({ id, cancelled: true }, () => `cancelled ${id}`);
+        return;
+      }
+      const cancelled = await client.cancelMany(ids);
+      const results = ids.map((id, i) => ({ id, cancelled: cancelled[i] === true }));
+      out.result({ results }, () => results.map((r) => `${r.cancelled ? 'cancelled' : 'not cancelled'} ${r.id}`).join('\n'));
+      const missed = results.filter((r) => !r.cancelled).map((r) => r.id);
+      if (missed.length > 0)
+        throw new RequestFailed('TASK_NOT_PENDING', `not cancelled (unknown or no longer pending): ${missed.join(', ')}`);
     });
 
   program
