@@ -23,6 +23,7 @@ export type { ErrorCode } from './core/errors.js';
 export { ManualClock } from './core/manual-clock.js';
 export type {
   AckOutcome,
+  AckRequest,
   CancelOutcome,
   Clock,
   ConsumerStore,
@@ -42,7 +43,7 @@ export type {
   TimerToken,
 } from './core/ports.js';
 export { TASK_STATES } from './core/task/model.js';
-export type { BackoffPolicy, Delivery, NewTaskRecord, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';
+export type { BackoffPolicy, ClaimedTask, Delivery, NewTaskRecord, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';
 export { DEFAULT_BACKOFF, backoffDelay } from './core/task/backoff.js';
 export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, parseTime, validateScheduleInput } from './core/task/validate.js';
 export type { Limits, ScheduleInput, TaskDefaults, TimeInput, WhenInput } from './core/task/validate.js';

@@ -43,6 +43,9 @@ describe('client', () => {
     await client.scheduleMany([{ id: 'm1', topic: 'orders', delayMs: 60_000 }, { id: 'm2', topic: 'orders', delayMs: 60_000 }]);
     assert.deepEqual(await client.cancelMany(['m1', 'c1', 'm2']), [true, false, true]);
     await assert.rejects(client.cancelMany(['m1', 'bad id']), (e: unknown) => isDelayQClientError(e) && e.code === 'INVALID_ID');
+    await client.scheduleMany([{ id: 'a1', topic: 'acks' }, { id: 'a2', topic: 'acks' }]);
+    const [a1, a2] = await client.reserve('acks', { max: 2 });
+    assert.deepEqual(await client.ackMany([a1!, { id: a2!.id, receipt: `${a2!.receipt}x` }, { id: 'gone', receipt: 'r' }]), ['acked', 'stale', 'not_found']);
   });
 
   it('scheduleMany returns one result per task', async () => {

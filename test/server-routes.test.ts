@@ -61,6 +61,28 @@ describe('server routes (inject)', () => {
     assert.deepEqual(empty.body, { results: [] });
   });
 
+  it('POST /v1/tasks/ack acks several deliveries, answering per ack', async () => {
+    await send(t.app, { method: 'POST', url: '/v1/tasks/batch', body: { tasks: [{ id: 'q1', topic: 'q' }, { id: 'q2', topic: 'q' }] } });
+    const reserved = await send(t.app, { method: 'POST', url: '/v1/topics/q/reserve', body: { max: 10 } });
+    const [q1, q2] = reserved.body.tasks as { id: string; receipt: string }[];
+    assert.equal(q2?.id, 'q2');
+    const bad = await send(t.app, { method: 'POST', url: '/v1/tasks/ack', body: { acks: [{ id: 'q1', receipt: q1!.receipt }, { id: 'q2' }] } });
+    assert.equal(bad.status, 400);
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/tasks/q1' })).body.state, 'reserved');
+    const res = await send(t.app, {
+      method: 'POST',
+      url: '/v1/tasks/ack',
+      body: { acks: [{ id: 'q1', receipt: q1!.receipt }, { id: 'q2', receipt: `${q2.receipt}x` }, { id: 'nope', receipt: 'r' }] },
+    });
+    assert.equal(res.status, 200);
+    const results = res.body.results as any[];
+    assert.deepEqual(results[0], { id: 'q1', acked: true });
+    assert.equal(results[1].error.code, 'STALE_RECEIPT');
+    assert.equal(results[2].error.code, 'TASK_NOT_FOUND');
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/tasks/q1' })).body.state, 'completed');
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/tasks/q2' })).body.state, 'reserved');
+  });
+
   it('POST /v1/tasks/cancel answers per id, and a bad id cancels nothing', async () => {
     await send(t.app, { method: 'POST', url: '/v1/tasks/batch', body: { tasks: [{ id: 'k1', topic: 'k', delayMs: 50 }, { id: 'k2', topic: 'k', delayMs: 50 }] } });
     const bad = await send(t.app, { method: 'POST', url: '/v1/tasks/cancel', body: { ids: ['k1', 'k 2'] } });

@@ -8,6 +8,7 @@ import type {
   AckResponse,
   BatchItemResult,
   BatchResponse,
+  AckManyResponse,
   CancelManyResponse,
   CancelResponse,
   DeliveryView,
@@ -162,6 +163,15 @@ export class DelayQClient {
   /** The task is done. Throws STALE_RECEIPT (409) if the reservation is no longer current. */
   async ack(id: string, receipt: string): Promise<void> {
     await this.call<AckResponse>('POST', `/v1/tasks/${encodeURIComponent(id)}/ack`, { receipt });
+  }
+
+  /**
+   * Acks several deliveries in one request (those of one reserve, say): one answer per ack,
+   * `'acked'`, `'stale'` (STALE_RECEIPT for `ack`) or `'not_found'`.
+   */
+  async ackMany(acks: readonly { id: string; receipt: string }[]): Promise<('acked' | 'stale' | 'not_found')[]> {
+    const { results } = await this.call<AckManyResponse>('POST', '/v1/tasks/ack', { acks: acks.map(({ id, receipt }) => ({ id, receipt })) });
+    return results.map((r) => ('acked' in r ? 'acked' : r.error.code === 'TASK_NOT_FOUND' ? 'not_found' : 'stale'));
   }
 
   /** The attempt failed: retried after `delayMs` or the task's backoff, or dead when out of attempts. */

@@ -9,7 +9,7 @@
  * due) and why losing every hint in a crash loses no task.
  */
 import { DelayQError, isDelayQError } from '../core/errors.js';
-import { isSharedDispatch, type AckOutcome, type CancelOutcome, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
+import { isSharedDispatch, type AckOutcome, type AckRequest, type CancelOutcome, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
 import { TASK_STATES, toTaskInfo, type ClaimedTask, type Delivery, type TaskInfo, type TaskState, type TimerRef } from '../core/task/model.js';
 import {
   DEFAULT_LIMITS,
@@ -222,14 +222,7 @@ export class DelayQueue {
   async cancelMany(ids: readonly string[]): Promise<boolean[]> {
     this.assertOpen();
     validateBatch(ids, this.limits, 'ids');
-    for (let i = 0; i < ids.length; i++) {
-      try {
-        validateId(ids[i], this.limits);
-      } catch (error) {
-        if (error instanceof DelayQError) throw new DelayQError(error.code, `ids[${i}]: ${error.message}`, { ...error.details, index: i }, { cause: error });
-        throw error;
-      }
-    }
+    for (let i = 0; i < ids.length; i++) atIndex('ids', i, () => validateId(ids[i], this.limits));
     const now = this.clock.now();
     const outcomes = await Promise.all(ids.map((id) => this.track(this.store.cancel(id, now))));
     const cancelled = new Array<boolean>(ids.length);
@@ -350,6 +343,33 @@ export class DelayQueue {
     if (outcome === 'not_found') throw new DelayQError('TASK_NOT_FOUND', `task ${id} not found`, { id });
     if (outcome === 'stale') throw staleReceipt(id);
     this.driver.remove(id);
+  }
+
+  /**
+   * Acks several deliveries in one call (up to `limits.maxBatch`), for consumers that
+   * reserve a batch and settle it together: `result[i]` is `'acked'`, `'stale'` (the receipt
+   * is not the current reservation's: STALE_RECEIPT for `ack`) or `'not_found'`. Every id
+   * and receipt is checked first; the store takes them in one call where it can.
+   */
+  async ackMany(acks: readonly AckRequest[]): Promise<AckOutcome[]> {
+    this.assertUsable();
+    validateBatch(acks, this.limits, 'acks');
+    for (let i = 0; i < acks.length; i++) {
+      atIndex('acks', i, () => {
+        const ack = acks[i] as Partial<AckRequest> | null;
+        if (typeof ack !== 'object' || ack === null) throw new DelayQError('INVALID_ARGUMENT', 'must be an object {id, receipt}', {});
+        validateId(ack.id, this.limits);
+        requireReceipt(ack.receipt);
+      });
+    }
+    const now = this.clock.now();
+    const store = this.store;
+    const outcomes =
+      store.ackMany !== undefined
+        ? await this.track(store.ackMany(acks, now))
+        : await Promise.all(acks.map((ack) => this.track(store.ack(ack.id, ack.receipt, now))));
+    for (let i = 0; i < acks.length; i++) if (outcomes[i] === 'acked') this.driver.remove(acks[i]!.id);
+    return outcomes;
   }
 
   /**
@@ -625,6 +645,17 @@ export class DelayQueue {
   /** Settling and reading stay allowed while closing, so running handlers can ack. */
   private assertUsable(): void {
     if (this.phase === 'closed') throw new DelayQError('QUEUE_CLOSED', 'the queue is closed');
+  }
+}
+
+/** Runs `check` on item `index` of a batch argument, naming the item in any error it throws. */
+function atIndex(field: string, index: number, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof DelayQError)
+      throw new DelayQError(error.code, `${field}[${index}]: ${error.message}`, { ...error.details, index }, { cause: error });
+    throw error;
   }
 }
 

@@ -3,6 +3,7 @@ import { ERROR_CODES } from '../core/errors.js';
 import { SERVER_ERROR_CODES } from './errors.js';
 import {
   ackBodySchema,
+  ackManyBodySchema,
   batchBodySchema,
   cancelManyBodySchema,
   nackBodySchema,
@@ -49,6 +50,9 @@ export function buildOpenApi(version: string): object {
         },
       },
       '/v1/tasks/batch': { post: { summary: 'Schedule many tasks; one result per task', requestBody: json(batchBodySchema), responses: { 200: ok('{results}'), default: error } } },
+      '/v1/tasks/ack': {
+        post: { summary: 'Ack many deliveries; one answer per ack', requestBody: json(ackManyBodySchema), responses: { 200: ok('{results: [{id, acked: true} | {id, error}]}'), default: error } },
+      },
       '/v1/tasks/cancel': {
         post: { summary: 'Cancel many tasks; one answer per id', requestBody: json(cancelManyBodySchema), responses: { 200: ok('{results: [{id, cancelled}]}'), default: error } },
       },

@@ -62,6 +62,23 @@ export const ackBodySchema = {
   properties: { receipt: { type: 'string', minLength: 1, maxLength: 200 } },
 } as const;
 
+export const ackManyBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['acks'],
+  properties: {
+    acks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id', 'receipt'],
+        properties: { id: { type: 'string' }, receipt: { type: 'string', minLength: 1, maxLength: 200 } },
+      },
+    },
+  },
+} as const;
+
 export const nackBodySchema = {
   type: 'object',
   additionalProperties: false,

@@ -140,6 +140,16 @@ export interface AckResponse {
   acked: true;
 }
 
+/** POST /v1/tasks/ack: ack the deliveries of a reserve (or any several) in one request. */
+export interface AckManyRequest {
+  acks: { id: string; receipt: string }[];
+}
+
+export interface AckManyResponse {
+  /** One entry per ack, in request order. */
+  results: ({ id: string; acked: true } | { id: string; error: { code: 'STALE_RECEIPT' | 'TASK_NOT_FOUND'; message: string } })[];
+}
+
 export interface NackRequest {
   receipt: string;
   /** Retry after this delay instead of the task's backoff. */

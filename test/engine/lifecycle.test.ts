@@ -93,6 +93,25 @@ describe('task lifecycle', () => {
     );
   });
 
+  it('ackMany acks current receipts, answers stale and not_found, and the acked never come back', async () => {
+    const opened = await openManual();
+    q = opened.q;
+    await q.scheduleMany([
+      { topic: 't', id: 'a', ttrMs: 1_000 },
+      { topic: 't', id: 'b', ttrMs: 1_000 },
+    ]);
+    const [a, b] = await q.reserve('t', { max: 2 });
+    assert.deepEqual(await q.ackMany([a!, { id: 'b', receipt: `${b!.receipt}x` }, { id: 'zz', receipt: 'r' }]), ['acked', 'stale', 'not_found']);
+    opened.clock.advance(1_000);
+    await flush();
+    const again = await q.reserve('t', { max: 2 });
+    assert.deepEqual(
+      again.map((d) => d.id),
+      ['b'],
+    );
+    assert.equal((await q.get('a'))?.state, 'completed');
+  });
+
   it('an acked task is not redelivered when its old TTR passes', async () => {
     const opened = await openManual();
     q = opened.q;

@@ -100,6 +100,9 @@ describe('bad input', () => {
       ['cancelMany over the limit', () => q.cancelMany(Array.from({ length: 10_001 }, (_, i) => `id${i}`)), 'BATCH_TOO_LARGE'],
       ['cancelMany not an array', () => q.cancelMany('a' as never), 'INVALID_ARGUMENT'],
       ['cancelMany bad id', () => q.cancelMany(['a', 'b c']), 'INVALID_ID'],
+      ['ackMany without a receipt', () => q.ackMany([{ id: 'a' } as never]), 'INVALID_ARGUMENT'],
+      ['ackMany not an object', () => q.ackMany([null as never]), 'INVALID_ARGUMENT'],
+      ['ackMany bad id', () => q.ackMany([{ id: 'a b', receipt: 'r' }]), 'INVALID_ID'],
     ];
     for (const [name, call, code] of cases) {
       await assert.rejects(call(), (e: unknown) => e instanceof DelayQError && e.code === code, name);

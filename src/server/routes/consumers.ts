@@ -1,10 +1,10 @@
-/** Consumer routes: reserve (long-poll) on /v1/topics/:topic, ack and nack on /v1/tasks/:id. */
+/** Consumer routes: reserve (long-poll) on /v1/topics/:topic, ack and nack on /v1/tasks/:id, acks in bulk on /v1/tasks/ack. */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, AckResponse, NackRequest, NackResponse, ReserveRequest, ReserveResponse } from '../../wire/types.js';
+import type { AckManyRequest, AckManyResponse, AckRequest, AckResponse, NackRequest, NackResponse, ReserveRequest, ReserveResponse } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import { ackBodySchema, idParamsSchema, nackBodySchema, reserveBodySchema, topicParamsSchema } from '../schemas.js';
+import { ackBodySchema, ackManyBodySchema, idParamsSchema, nackBodySchema, reserveBodySchema, topicParamsSchema } from '../schemas.js';
 
 export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits, draining }) => {
   let waiting = 0;
@@ -49,6 +49,25 @@ export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     async (request) => {
       await queue.ack(request.params.id, request.body.receipt);
       return { acked: true };
+    },
+  );
+
+  // A consumer that reserved a batch settles it with one request: one store call, one commit.
+  app.post<{ Body: AckManyRequest; Reply: AckManyResponse }>(
+    '/v1/tasks/ack',
+    { bodyLimit: limits.maxBatchBodyBytes, schema: { body: ackManyBodySchema } },
+    async (request) => {
+      const { acks } = request.body;
+      const outcomes = await queue.ackMany(acks);
+      return {
+        results: acks.map(({ id }, i) => {
+          const outcome = outcomes[i];
+          if (outcome === 'acked') return { id, acked: true as const };
+          return outcome === 'not_found'
+            ? { id, error: { code: 'TASK_NOT_FOUND' as const, message: `task ${id} not found` } }
+            : { id, error: { code: 'STALE_RECEIPT' as const, message: `task ${id}: the receipt is not the current reservation's` } };
+        }),
+      };
     },
   );
 
