@@ -497,7 +497,15 @@ export class DelayQueue {
       const items = this.ready.take(topic, max);
       if (items.length > 0) {
         const now = this.clock.now();
-        const claimed = await this.track(this.store.claim(items.map((i) => i.id), now, ttrMs));
+        let claimed: ClaimedTask[];
+        try {
+          claimed = await this.track(this.store.claim(items.map((i) => i.id), now, ttrMs));
+        } catch (error) {
+          // Nothing was claimed, and these tasks are still pending and due in the store: put
+          // them back, or no one would deliver them before a restart reloads them.
+          if (this.phase === 'open') for (const item of items) this.ready.push(topic, item);
+          throw error;
+        }
         if (claimed.length > 0) return claimed.map((record) => this.deliver(record, now, watch));
         continue;
       }

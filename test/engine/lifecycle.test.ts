@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import type { AckOutcome, AckRequest } from '../../src/core/ports.js';
+import type { ClaimedTask } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { T0, deferred, flush, openManual } from '../helpers.js';
@@ -316,6 +317,26 @@ describe('task lifecycle', () => {
       assert.equal((await q.get('x'))?.state, 'completed');
     });
   }
+
+  it('a claim the store fails to make puts the tasks back, and they are delivered once it recovers', async () => {
+    let failNextClaim = true;
+    class FlakyClaims extends MemoryStore {
+      override async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
+        if (failNextClaim) {
+          failNextClaim = false;
+          throw new Error('database is locked');
+        }
+        return super.claim(ids, now, ttrMs);
+      }
+    }
+    const opened = await openManual({ store: new FlakyClaims() });
+    q = opened.q;
+    await q.schedule({ topic: 't', id: 'x' });
+    await assert.rejects(q.reserve('t'), /database is locked/);
+    const [delivery] = await q.reserve('t');
+    assert.equal(delivery?.id, 'x');
+    assert.equal(delivery?.attempt, 1);
+  });
 
   it('close() settles the in-flight task before it closes the store', async () => {
     const calls: string[] = [];
