@@ -1,6 +1,6 @@
 /** Producer and operator routes on /v1/tasks: schedule (one or a batch), list, get, cancel (one or a batch), reschedule. */
 import type { FastifyPluginAsync } from 'fastify';
-import { DEFAULT_LIMITS, type Limits } from '../../core/task/validate.js';
+import { DEFAULT_LIMITS, validateBatch, type Limits } from '../../core/task/validate.js';
 import type { TaskState } from '../../core/task/model.js';
 import { DelayQError } from '../../core/errors.js';
 import type {
@@ -62,11 +62,7 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
     { bodyLimit: limits.maxBatchBodyBytes, schema: { body: batchBodySchema } },
     async (request) => {
       const { tasks } = request.body;
-      if (tasks.length > limits.maxBatch)
-        throw new DelayQError('BATCH_TOO_LARGE', `tasks: at most ${limits.maxBatch} tasks in one batch (got ${tasks.length})`, {
-          field: 'tasks',
-          limit: limits.maxBatch,
-        });
+      validateBatch(tasks, coreLimits);
       return { results: await scheduleBatch(queue, tasks, coreLimits) };
     },
   );

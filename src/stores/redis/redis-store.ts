@@ -191,13 +191,11 @@ export class RedisStore implements TaskStore {
   async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
     this.assertOpen();
     const out = new Array<AckOutcome>(acks.length);
-    const groups = new Map<number, number[]>();
-    for (let i = 0; i < acks.length; i++) {
-      const shard = shardOf(acks[i]!.id, this.shardCount);
-      let group = groups.get(shard);
-      if (!group) groups.set(shard, (group = []));
-      group.push(i);
-    }
+    const groups = groupByShard(
+      acks.map((_, i) => i),
+      (i) => acks[i]!.id,
+      this.shardCount,
+    );
     const calls: Promise<void>[] = [];
     for (const [shard, indexes] of groups)
       for (let from = 0; from < indexes.length; from += MAX_SCRIPT_BATCH) {
