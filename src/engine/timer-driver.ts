@@ -5,12 +5,20 @@ import { TimingWheel } from '../core/wheel/timing-wheel.js';
 
 /** Node's setTimeout fires at once for delays above 2^31-1 ms (~24.8 days); we re-arm instead. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+/**
+ * Timers moved per split-ahead slice (see TimingWheel.splitAhead): some 0.1-0.5 ms of work,
+ * so a slice never delays a due delivery by more than that.
+ */
+export const SPLIT_SLICE = 2_048;
 
 /**
  * Drives the timing wheel with one re-armed timer: it sleeps until the wheel's next
  * deadline, advances the wheel to the current time and hands the due timers, in order,
  * to `onDue`. It keeps at most one timer per task id (a task is either waiting to run
  * or reserved, never both), so replacing a task's timer is a cancel and an insert.
+ *
+ * Between deadlines it splits the wheel's next coarse buckets ahead of time, a slice per
+ * turn of the event loop, so that no deadline has to split a large bucket all at once.
  */
 export class TimerDriver {
   private readonly wheel: TimingWheel<TimerRef>;
@@ -18,6 +26,14 @@ export class TimerDriver {
   private timer: TimerToken | null = null;
   private armedFor = Number.POSITIVE_INFINITY;
   private running = false;
+  private splitQueued = false;
+  private readonly splitSlice = (): void => {
+    this.splitQueued = false;
+    if (!this.running) return;
+    if (this.wheel.splitAhead(SPLIT_SLICE) === SPLIT_SLICE) this.splitLater();
+    // A split can only make the first deadline later: re-arming saves a wake-up for nothing.
+    this.arm();
+  };
 
   constructor(
     private readonly clock: Clock,
@@ -59,6 +75,7 @@ export class TimerDriver {
     if (handle === undefined) return false;
     this.handles.set(ref.id, handle);
     if (ref.dueAt < this.armedFor) this.arm();
+    this.splitLater();
     return true;
   }
 
@@ -79,6 +96,14 @@ export class TimerDriver {
   tick(): void {
     this.fireDue();
     this.arm();
+    this.splitLater();
+  }
+
+  /** Queues a split-ahead slice for a later turn (one at a time). */
+  private splitLater(): void {
+    if (this.splitQueued || !this.running) return;
+    this.splitQueued = true;
+    this.clock.setTimer(this.splitSlice, 0);
   }
 
   private fireDue(): void {

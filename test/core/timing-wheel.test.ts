@@ -23,6 +23,23 @@ describe('TimingWheel', () => {
     assert.equal(wheel.nextDeadline(), undefined);
   });
 
+  it('splits the next coarse bucket ahead of time, in slices, without changing what fires when', () => {
+    // W 4: level 1 has 4-tick slots, level 2 has 16-tick slots. Ticks 20..30 share the
+    // level-2 bucket [16, 32), the next one of level 2 while the clock is at 0.
+    const wheel = new TimingWheel<number>({ startMs: 0, wheelSize: 4 });
+    for (let at = 20; at <= 30; at++) wheel.add(at, at);
+    assert.equal(wheel.nextDeadline(), 16, 'unsplit, the driver must wake at the coarse bucket');
+    assert.equal(wheel.splitAhead(4), 4, 'a slice moves at most its limit');
+    assert.equal(wheel.splitAhead(100), 7, 'the rest of the bucket');
+    assert.equal(wheel.splitAhead(100), 0, 'nothing left to split until time moves');
+    assert.equal(wheel.nextDeadline(), 20, 'split, the first deadline is the first value\'s 4-tick slot');
+    assert.equal(wheel.size, 11);
+    assert.deepEqual(wheel.advance(19), []);
+    assert.deepEqual(wheel.advance(21), [20, 21]);
+    assert.deepEqual(wheel.advance(30), [22, 23, 24, 25, 26, 27, 28, 29, 30]);
+    assert.equal(wheel.size, 0);
+  });
+
   it('returns everything overdue after a stall in (runAt, insertion) order', () => {
     const wheel = new TimingWheel<string>({ startMs: 0, wheelSize: 4 });
     for (const [at, v] of [[40, 'D'], [9, 'B'], [3, 'A'], [9, 'C'], [1000, 'E'], [1, 'Z']] as const) wheel.add(at, v);

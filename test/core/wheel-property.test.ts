@@ -1,7 +1,7 @@
 /**
- * Property test: on random sequences of add / cancel / reschedule / advance / stall, the
- * timing wheel returns exactly what the naive reference timer returns, in the same order;
- * nothing is early, nothing live is lost, nothing cancelled comes back.
+ * Property test: on random sequences of add / cancel / reschedule / advance / stall /
+ * split-ahead, the timing wheel returns exactly what the naive reference timer returns, in
+ * the same order; nothing is early, nothing live is lost, nothing cancelled comes back.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -15,7 +15,8 @@ type Op =
   | { kind: 'cancel'; pick: number }
   | { kind: 'reschedule'; pick: number; delay: number }
   | { kind: 'advance'; ms: number }
-  | { kind: 'stall'; ms: number };
+  | { kind: 'stall'; ms: number }
+  | { kind: 'splitAhead'; limit: number };
 
 // Delays mix the near (single ticks), the middle and the far (months), so every level is hit.
 const delay = fc.oneof(
@@ -30,7 +31,18 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.tuple(fc.nat(), delay).map(([pick, d]) => ({ kind: 'reschedule' as const, pick, delay: d })) },
   { weight: 3, arbitrary: fc.integer({ min: 0, max: 200 }).map((ms) => ({ kind: 'advance' as const, ms })) },
   { weight: 1, arbitrary: fc.integer({ min: 0, max: 40 * 24 * 3600 * 1000 }).map((ms) => ({ kind: 'stall' as const, ms })) },
+  { weight: 2, arbitrary: fc.integer({ min: 1, max: 50 }).map((limit) => ({ kind: 'splitAhead' as const, limit })) },
 );
+
+// Dense and near: many values within a few spans of a small wheel, time moving in small
+// steps, and frequent splits ahead, so split-ahead buckets sit next to live ones.
+const nearOp = (span: number): fc.Arbitrary<Op> =>
+  fc.oneof(
+    { weight: 5, arbitrary: fc.integer({ min: 0, max: span }).map((d) => ({ kind: 'add' as const, delay: d })) },
+    { weight: 1, arbitrary: fc.nat().map((pick) => ({ kind: 'cancel' as const, pick })) },
+    { weight: 3, arbitrary: fc.integer({ min: 0, max: 5 }).map((ms) => ({ kind: 'advance' as const, ms })) },
+    { weight: 3, arbitrary: fc.integer({ min: 1, max: 8 }).map((limit) => ({ kind: 'splitAhead' as const, limit })) },
+  );
 
 interface Task {
   readonly name: number;
@@ -79,6 +91,12 @@ function check(ops: Op[], tickMs: number, wheelSize: number, start: number): voi
         add(now + o.delay);
         break;
       }
+      case 'splitAhead': {
+        // Splitting ahead moves values between buckets, never in or out of the wheel.
+        const moved = wheel.splitAhead(o.limit);
+        assert.ok(moved >= 0 && moved <= o.limit);
+        break;
+      }
       case 'advance':
       case 'stall': {
         now += o.ms;
@@ -125,6 +143,17 @@ describe('TimingWheel against the reference timer', () => {
     fc.assert(fc.property(fc.array(op, { maxLength: 120 }), fc.integer({ min: 2, max: 5 }), (ops, size) => check(ops, 1, size, 1_000)), {
       numRuns: 300,
     });
+  });
+
+  it('agrees when values split ahead share levels with values placed directly', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 4 }).chain((size) => fc.tuple(fc.constant(size), fc.array(nearOp(size ** 3 * 2), { maxLength: 200 }))),
+        fc.integer({ min: 0, max: 1_000 }),
+        ([size, ops], start) => check(ops, 1, size, start),
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('agrees with coarse ticks, where rounding up keeps it from firing early', () => {

@@ -13,13 +13,26 @@
  * the level's slot width) reaches its tick; its bucket is slot floor(tick / W^L) mod W,
  * and the bucket's expiration is the first tick of that slot. A level never holds two
  * spans in one slot at once, because it only ever holds the W-1 spans after the current
- * one; that is what lets buckets be reused without being tagged.
+ * one (plus, split ahead, the W after those); that is what lets buckets be reused
+ * without being tagged.
  *
  * `advance(now)` pops buckets in expiration order. A level-0 bucket is due as a whole.
  * A bucket of a higher level is split: each of its values goes back in, now landing in a
  * finer level (or is due, if its own tick has come). Each value moves down at most once
  * per level. The values due in one advance are returned sorted by (runAt, insertion),
  * which only costs a sort when a stall mixed buckets of several levels.
+ *
+ * Splitting ahead. Split only at its expiration, a coarse bucket is a stall: 200,000
+ * tasks due within the same 4.096 s slot of level 2 are all re-placed in one call, some
+ * 20 ms during which nothing fires. So each level has 2W slots, not W: besides the W
+ * spans it covers, it can hold the W spans of the next bucket of the level above, and
+ * `splitAhead(limit)` moves up to `limit` values from those next buckets down one level
+ * early, in slices the driver runs between deliveries. A value still moves down at most
+ * once per level; only the time of the move changes. Why 2W is enough: with the clock in
+ * slot c of level L-1 (slot width u), the next bucket of level L starts at slot
+ * (floor(c / W) + 1) * W <= c + W and spans W slots, so it ends before c + 2W, while
+ * every slot below c has already been popped: the live slots of a level always fit a
+ * ring of 2W.
  *
  * Worked example, tickMs 1, W 4 (levels cover 4 ms, 16 ms, 64 ms...), the clock at 0:
  *   add A at 3   -> level 0 (3 < 0 + 4), slot 3, bucket expires at 3
@@ -51,6 +64,8 @@ export interface TimingWheelOptions {
 export class TimingWheel<T> implements Timer<T> {
   readonly tickMs: number;
   readonly wheelSize: number;
+  /** Buckets per level: 2 * wheelSize, so the next span of the level above fits (see header). */
+  private readonly ringSize: number;
   private readonly levels: Bucket<T>[][] = [];
   /** Slot width of each level in ticks: wheelSize^level. */
   private readonly units: number[] = [];
@@ -69,6 +84,7 @@ export class TimingWheel<T> implements Timer<T> {
   constructor(options: TimingWheelOptions) {
     this.tickMs = options.tickMs ?? 1;
     this.wheelSize = options.wheelSize ?? 64;
+    this.ringSize = 2 * this.wheelSize;
     if (!Number.isInteger(this.tickMs) || this.tickMs < 1) throw new RangeError('tickMs must be a positive integer');
     if (!Number.isInteger(this.wheelSize) || this.wheelSize < 2) throw new RangeError('wheelSize must be an integer >= 2');
     if (!Number.isFinite(options.startMs)) throw new RangeError('startMs must be finite');
@@ -161,7 +177,11 @@ export class TimingWheel<T> implements Timer<T> {
     }
     const unit = this.units[level]!;
     const virtualSlot = level === 0 ? tick : Math.floor(tick / unit);
-    const bucket = this.levels[level]![virtualSlot % this.wheelSize]!;
+    this.putInSlot(entry, level, virtualSlot, unit);
+  }
+
+  private putInSlot(entry: TimerEntry<T>, level: number, virtualSlot: number, unit: number): void {
+    const bucket = this.levels[level]![virtualSlot % this.ringSize]!;
     bucket.append(entry);
     if (bucket.expiration < 0) {
       bucket.expiration = virtualSlot * unit;
@@ -169,11 +189,39 @@ export class TimingWheel<T> implements Timer<T> {
     }
   }
 
+  /**
+   * Moves up to `limit` values from the next bucket of each level above 0 down one level,
+   * before that bucket is due (see the header). Returns how many moved: fewer than `limit`
+   * means nothing is left to split ahead until time moves on or values are added.
+   */
+  splitAhead(limit: number): number {
+    let moved = 0;
+    for (let level = 1; level < this.units.length && moved < limit; level++) {
+      const unit = this.units[level]!;
+      const nextSlot = Math.floor(this.currentTick / unit) + 1;
+      const bucket = this.levels[level]![nextSlot % this.ringSize]!;
+      // An empty bucket has expiration -1; a live one at this index can only be nextSlot's.
+      if (bucket.expiration !== nextSlot * unit) continue;
+      const finer = this.units[level - 1]!;
+      while (moved < limit && bucket.head !== null) {
+        const entry = bucket.head;
+        bucket.remove(entry);
+        this.putInSlot(entry, level - 1, level === 1 ? entry.tick : Math.floor(entry.tick / finer), finer);
+        moved++;
+      }
+      if (bucket.count === 0) {
+        this.queue.remove(bucket);
+        bucket.expiration = -1;
+      }
+    }
+    return moved;
+  }
+
   private addLevel(): void {
     const level = this.levels.length;
     const unit = level === 0 ? 1 : this.units[level - 1]! * this.wheelSize;
     this.units.push(unit);
-    this.levels.push(Array.from({ length: this.wheelSize }, () => new Bucket<T>(level)));
+    this.levels.push(Array.from({ length: this.ringSize }, () => new Bucket<T>(level)));
     this.levelEnds.push(this.currentTick - (this.currentTick % unit) + unit * this.wheelSize);
   }
 }
