@@ -31,3 +31,20 @@ describe('memory store receipts', () => {
     assert.equal(await store.ack('b', other, at + 2), 'acked');
   });
 });
+
+describe('memory store claimRefs', () => {
+  it('claims through the task its ref points at, so a ref that outlived its task claims nothing', async () => {
+    const store = new MemoryStore();
+    const at = Date.UTC(2030, 0, 1);
+    const [old] = await store.schedule([task('d', { runAt: at })], at - 10);
+    const [first] = await store.claimRefs([old!.ref!], at);
+    assert.equal(await store.ack('d', first!.receipt!, at + 1), 'acked');
+    assert.equal(await store.purge(at + 2, 10), 1);
+    const [fresh] = await store.schedule([task('d', { runAt: at + 100 })], at + 3);
+    assert.equal(fresh!.created, true);
+    assert.deepEqual(await store.claimRefs([old!.ref!], at + 200), [], 'the purged task is not the new one');
+    const [claimed] = await store.claimRefs([fresh!.ref!], at + 200);
+    assert.equal(claimed?.id, 'd');
+    assert.equal(claimed?.runAt, at + 100);
+  });
+});

@@ -133,6 +133,14 @@ export interface ConsumerStore {
    * input order. A task is never claimed before its runAt.
    */
   claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]>;
+  /**
+   * Optional: `claim` given the timer refs this store handed out (from schedule, reschedule,
+   * fail, revive or loadDue) instead of bare ids, answering as `claim` of their ids would;
+   * except that a ref to a task since purged may be refused even when a new task took its
+   * id (that task has a ref of its own). A store may keep in its refs whatever spares it a
+   * lookup; the engine claims due tasks through it when it is there.
+   */
+  claimRefs?(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ClaimedTask[]>;
   /** reserved -> completed, only with the current receipt. */
   ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
   /**

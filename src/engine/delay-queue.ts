@@ -499,7 +499,8 @@ export class DelayQueue {
         const now = this.clock.now();
         let claimed: ClaimedTask[];
         try {
-          claimed = await this.track(this.store.claim(items.map((i) => i.id), now, ttrMs));
+          const store = this.store;
+          claimed = await this.track(store.claimRefs ? store.claimRefs(items, now, ttrMs) : store.claim(items.map((i) => i.id), now, ttrMs));
         } catch (error) {
           // Nothing was claimed, and these tasks are still pending and due in the store: put
           // them back, or no one would deliver them before a restart reloads them.

@@ -8,10 +8,10 @@
  * the store's claim decides. Losing the whole queue (a crash) loses nothing, because every
  * listed task is still `pending` and due in the store and is loaded again on start.
  */
-export interface ReadyItem {
-  readonly id: string;
-  readonly dueAt: number;
-}
+import type { TimerRef } from '../core/task/model.js';
+
+/** A due run timer, as the store handed it out (so the store's claimRefs can use it). */
+export type ReadyItem = TimerRef;
 
 interface Waiter {
   readonly wake: () => void;

@@ -279,6 +279,30 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.ack('missing', receipt, T0), 'not_found');
       });
 
+      it('claims through its own refs as through their ids (when the store offers claimRefs)', async (t) => {
+        if (store.claimRefs === undefined) {
+          t.skip('this store claims by id only');
+          return;
+        }
+        const [a, b, c, d] = await store.schedule(
+          [task('a', { runAt: T0 }), task('b', { runAt: T0 + 50 }), task('c', { runAt: T0 }), task('d', { runAt: T0 })],
+          T0 - 10,
+        );
+        await store.cancel('c', T0 - 5);
+        const refs = [a!.ref!, b!.ref!, c!.ref!, d!.ref!, a!.ref!];
+        const claimed = await store.claimRefs(refs, T0, 5_000);
+        assert.deepEqual(
+          claimed.map((r) => r.id),
+          ['a', 'd'],
+          'due and pending only: not b (later), not c (cancelled), not a twice',
+        );
+        assert.equal(claimed[0]!.reservedUntil, T0 + 5_000);
+        assert.equal((await store.get('a'))?.state, 'reserved');
+        assert.equal((await store.get('a'))?.receipt, claimed[0]!.receipt);
+        assert.deepEqual(await store.claimRefs([b!.ref!], T0 + 49), [], 'never before runAt');
+        assert.equal((await store.claimRefs([b!.ref!], T0 + 50))[0]?.id, 'b');
+      });
+
       it('acks several deliveries in one call, each as ack would alone (when the store offers ackMany)', async (t) => {
         if (store.ackMany === undefined) {
           t.skip('this store acks one delivery at a time');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import type { AckOutcome, AckRequest } from '../../src/core/ports.js';
-import type { ClaimedTask } from '../../src/core/task/model.js';
+import type { ClaimedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { T0, deferred, flush, openManual } from '../helpers.js';
@@ -327,6 +327,14 @@ describe('task lifecycle', () => {
           throw new Error('database is locked');
         }
         return super.claim(ids, now, ttrMs);
+      }
+      // The engine claims through refs: route them to the flaky claim above.
+      override claimRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
+        return this.claim(
+          refs.map((r) => r.id),
+          now,
+          ttrMs,
+        );
       }
     }
     const opened = await openManual({ store: new FlakyClaims() });
