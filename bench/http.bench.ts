@@ -1,10 +1,11 @@
 /**
  * npm run bench -- http [--store memory|sqlite|both] [--seconds N] [--late N] [--client-threads N]
- *                        [--only lateness] [--acks inline|batched|after|all] [--runs N]
+ *                        [--only lateness] [--acks inline|batched|after|all] [--runs N] [--baselines no]
  *
  * The server as users see it: `delayq serve` in a child process (memory store and/or a
  * SQLite file in a temp dir), driven over keep-alive HTTP from this process:
  *   a. POST /v1/tasks, 64 concurrent connections (from 2 client threads), for N seconds (default 5): tasks/s
+ *   a'. the same load against a bare node:http and a bare fastify server (no delayq): the HTTP ceiling
  *   b. POST /v1/tasks/batch, 1,000 tasks a batch, 8 concurrent connections, N seconds: tasks/s
  *   c. 10,000 tasks (--late) due within 1 s, consumed by 8 reservers long-polling
  *      /v1/topics/late/reserve (max 100) that ack each delivery: lateness, taken when the
@@ -50,6 +51,50 @@ async function startServer(store: string): Promise<Server> {
       if (match) resolve(Number(match[1]));
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { port, child };
+}
+
+/**
+ * Baselines for the single-schedule load: servers that do no delayq work at all, so the
+ * table shows what HTTP alone costs on this machine. Each reads the JSON body, parses it
+ * and answers 201 with a small JSON object, in a child process like delayq's server.
+ */
+const BASELINE_SERVERS = {
+  'node:http': `
+const http = require('node:http');
+let n = 0;
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.setEncoding('utf8');
+  req.on('data', (chunk) => (body += chunk));
+  req.on('end', () => {
+    JSON.parse(body);
+    const out = JSON.stringify({ id: 'b' + n++, runAt: Date.now() });
+    res.writeHead(201, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(out) });
+    res.end(out);
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ address: 'http://127.0.0.1:' + server.address().port })));
+process.on('SIGTERM', () => server.close(() => process.exit(0)));
+`,
+  fastify: `
+const fastify = require('fastify')({ logger: false });
+let n = 0;
+fastify.post('/v1/tasks', async (req, reply) => reply.code(201).send({ id: 'b' + n++, runAt: Date.now() }));
+fastify.listen({ port: 0, host: '127.0.0.1' }).then(() => console.log(JSON.stringify({ address: 'http://127.0.0.1:' + fastify.server.address().port })));
+process.on('SIGTERM', () => fastify.close().then(() => process.exit(0)));
+`,
+} as const;
+
+async function startBaseline(kind: keyof typeof BASELINE_SERVERS): Promise<Server> {
+  const child = spawn(process.execPath, ['-e', BASELINE_SERVERS[kind]], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const match = /"address":"http:\/\/[^:]+:(\d+)"/.exec(line);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`baseline server exited with ${code}`)));
   });
   return { port, child };
 }
@@ -222,6 +267,7 @@ export async function run(args: string[]): Promise<void> {
   if (!['inline', 'batched', 'after', 'all'].includes(ackOption)) throw new Error(`--acks: expected inline, batched, after or all (got ${ackOption})`);
   const ackModes = (['inline', 'batched', 'after'] as const).filter((mode) => ackOption === 'all' || ackOption === mode);
   const runs = Number(option(args, 'runs', '1'));
+  const baselines = option(args, 'baselines', 'yes') !== 'no';
   const dir = mkdtempSync(join(tmpdir(), 'delayq-http-bench-'));
   const stores = [...(which === 'sqlite' ? [] : ['memory']), ...(which === 'memory' ? [] : [`sqlite:${join(dir, 'bench.db')}`])];
   const rows: (string | number | null)[][] = [];
@@ -269,6 +315,15 @@ export async function run(args: string[]): Promise<void> {
           after?.max ?? null,
         ]);
       }
+      if (only === 'all' && baselines) {
+        for (const kind of Object.keys(BASELINE_SERVERS) as (keyof typeof BASELINE_SERVERS)[]) {
+          console.log(`\nbaseline ${kind}: single requests...`);
+          const server = await startBaseline(kind);
+          const rate = await singles(server.port, seconds, clientThreads);
+          await stopServer(server);
+          rows.push([`baseline: bare ${kind}, no delayq${runs > 1 ? ` (run ${round + 1})` : ''}`, rate, null, null, null, null, null, null, null, null, null, null]);
+        }
+      }
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -292,6 +347,7 @@ export async function run(args: string[]): Promise<void> {
     rows,
     notes: [
       'Targets: >= 20,000 single schedules/s, >= 150,000 tasks/s batched, lateness p99 <= 20 ms.',
+      'Baselines: the same single-request load against a server that only parses the body and answers 201 (bare node:http, and bare fastify with no schema): the ceiling HTTP alone puts on the first column on this machine.',
       'Lateness: arrival of the reserve answer at the client - runAt; 8 long-polling reservers, max 100 a reserve; every task is acked: one request each as it arrives (inline), one POST /v1/tasks/ack for each reserve answer as it arrives (per reserve), or one request each once all have arrived (after).',
       `Machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), shared with other work while this ran; the load generator runs on the same CPUs as the server.`,
     ],
