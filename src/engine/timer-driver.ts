@@ -2,6 +2,7 @@ import type { Clock, TimerToken } from '../core/ports.js';
 import type { TimerRef } from '../core/task/model.js';
 import type { TimerHandle } from '../core/wheel/timer.js';
 import { TimingWheel } from '../core/wheel/timing-wheel.js';
+import { IdMap } from './id-map.js';
 
 /** Node's setTimeout fires at once for delays above 2^31-1 ms (~24.8 days); we re-arm instead. */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
@@ -22,7 +23,7 @@ export const SPLIT_SLICE = 2_048;
  */
 export class TimerDriver {
   private readonly wheel: TimingWheel<TimerRef>;
-  private readonly handles = new Map<string, TimerHandle<TimerRef>>();
+  private readonly handles = new IdMap<TimerHandle<TimerRef>>();
   private timer: TimerToken | null = null;
   private armedFor = Number.POSITIVE_INFINITY;
   private running = false;

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { IdMap } from '../../src/engine/id-map.js';
+
+type Op = { kind: 'set'; id: string; value: number } | { kind: 'get'; id: string } | { kind: 'delete'; id: string };
+
+// Ids that collide in their last and middle characters as well as ones that do not.
+const id = fc.oneof(fc.string({ maxLength: 3 }), fc.stringMatching(/^[A-Za-z0-9._:-]{1,40}$/), fc.constantFrom('', 'a', 'order-1', 'order-2', 'x'.repeat(256)));
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constant('set' as const), id, value: fc.integer() }),
+  fc.record({ kind: fc.constant('get' as const), id }),
+  fc.record({ kind: fc.constant('delete' as const), id }),
+);
+
+describe('IdMap', () => {
+  it('behaves as one Map on random set / get / delete sequences', () => {
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
+        const map = new IdMap<number>();
+        const model = new Map<string, number>();
+        for (const o of ops) {
+          if (o.kind === 'set') {
+            map.set(o.id, o.value);
+            model.set(o.id, o.value);
+          } else if (o.kind === 'get') {
+            assert.equal(map.get(o.id), model.get(o.id));
+          } else {
+            assert.equal(map.delete(o.id), model.delete(o.id));
+          }
+          assert.equal(map.size, model.size);
+        }
+        for (const [key, value] of model) assert.equal(map.get(key), value);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('spreads generated-style ids over its shards', () => {
+    const map = new IdMap<number>();
+    for (let i = 0; i < 64_000; i++) map.set(`0Kx3${i.toString(36).padStart(8, '0')}`, i);
+    const sizes = (map as unknown as { shards: Map<string, number>[] }).shards.map((s) => s.size);
+    assert.equal(map.size, 64_000);
+    assert.ok(Math.max(...sizes) < 4 * (64_000 / 64), `no shard holds four times its share: ${Math.max(...sizes)}`);
+  });
+});
