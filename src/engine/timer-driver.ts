@@ -23,8 +23,7 @@ export const SPLIT_SLICE = 2_048;
  */
 export class TimerDriver {
   private readonly wheel: TimingWheel<TimerRef>;
-  /** The pending timer of each task; a timer that fires dies in place (see IdMap). */
-  private readonly handles: IdMap<TimerHandle<TimerRef>>;
+  private readonly handles = new IdMap<TimerHandle<TimerRef>>();
   private timer: TimerToken | null = null;
   private armedFor = Number.POSITIVE_INFINITY;
   private running = false;
@@ -43,8 +42,6 @@ export class TimerDriver {
     tickMs = 1,
   ) {
     this.wheel = new TimingWheel<TimerRef>({ startMs: clock.now(), tickMs });
-    const wheel = this.wheel;
-    this.handles = new IdMap((handle) => wheel.isPending(handle));
   }
 
   get size(): number {
@@ -112,7 +109,7 @@ export class TimerDriver {
 
   private fireDue(): void {
     const due = this.wheel.advance(this.clock.now());
-    for (const ref of due) this.handles.released(ref.id);
+    for (const ref of due) this.handles.delete(ref.id);
     if (due.length > 0) this.onDue(due);
   }
 

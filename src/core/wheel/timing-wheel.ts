@@ -111,11 +111,6 @@ export class TimingWheel<T> implements Timer<T> {
     return entry;
   }
 
-  /** True while the handle's value is in the wheel: neither returned by advance nor cancelled. */
-  isPending(handle: TimerHandle<T>): boolean {
-    return (handle as TimerEntry<T>).bucket !== null;
-  }
-
   cancel(handle: TimerHandle<T>): boolean {
     const entry = handle as TimerEntry<T>;
     const bucket = entry.bucket;
