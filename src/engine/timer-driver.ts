@@ -27,9 +27,9 @@ export class TimerDriver {
   private timer: TimerToken | null = null;
   private armedFor = Number.POSITIVE_INFINITY;
   private running = false;
-  private splitQueued = false;
+  private splitTimer: TimerToken | null = null;
   private readonly splitSlice = (): void => {
-    this.splitQueued = false;
+    this.splitTimer = null;
     if (!this.running) return;
     if (this.wheel.splitAhead(SPLIT_SLICE) === SPLIT_SLICE) this.splitLater();
     // A split can only make the first deadline later: re-arming saves a wake-up for nothing.
@@ -56,6 +56,8 @@ export class TimerDriver {
   stop(): void {
     this.running = false;
     this.disarm();
+    if (this.splitTimer !== null) this.clock.clearTimer(this.splitTimer);
+    this.splitTimer = null;
   }
 
   /**
@@ -102,9 +104,8 @@ export class TimerDriver {
 
   /** Queues a split-ahead slice for a later turn (one at a time). */
   private splitLater(): void {
-    if (this.splitQueued || !this.running) return;
-    this.splitQueued = true;
-    this.clock.setTimer(this.splitSlice, 0);
+    if (this.splitTimer !== null || !this.running) return;
+    this.splitTimer = this.clock.setTimer(this.splitSlice, 0);
   }
 
   private fireDue(): void {

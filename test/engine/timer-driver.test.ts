@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ManualClock } from '../../src/core/manual-clock.js';
+import type { TimerRef } from '../../src/core/task/model.js';
+import { SPLIT_SLICE, TimerDriver } from '../../src/engine/timer-driver.js';
+
+const T0 = Date.UTC(2030, 0, 1);
+
+function ref(i: number, dueAt: number): TimerRef {
+  return { id: `t${i}`, topic: 't', kind: 'run', dueAt, seq: i, receipt: null };
+}
+
+describe('TimerDriver', () => {
+  it('splits a coarse bucket ahead in slices between turns, and every timer still fires on time, in order', () => {
+    const clock = new ManualClock(T0);
+    const fired: { id: string; at: number; dueAt: number }[] = [];
+    const driver = new TimerDriver(clock, (refs) => {
+      for (const r of refs) fired.push({ id: r.id, at: clock.now(), dueAt: r.dueAt });
+    });
+    driver.start();
+    // 3 slices' worth of timers, all in the level-2 bucket that starts 4,096 ms out.
+    const count = 3 * SPLIT_SLICE;
+    for (let i = 0; i < count; i++) assert.equal(driver.addNew(ref(i, T0 + 5_000 + (i % 500))), true);
+    assert.equal(clock.pendingTimers, 2, 'the deadline timer and one split slice');
+    // Count the slices: each is a zero-delay timer of its own, a turn of the event loop.
+    let slices = 0;
+    const setTimer = clock.setTimer.bind(clock);
+    clock.setTimer = (callback, delayMs) => {
+      if (delayMs === 0) slices++;
+      return setTimer(callback, delayMs);
+    };
+    clock.advance(1);
+    assert.equal(slices, 3, 'the first slice queues the rest, one at a time, while slices come back full');
+    assert.equal(clock.pendingTimers, 1, 'nothing left to split: only the deadline timer');
+    assert.equal(fired.length, 0);
+    clock.advance(5_000 + 500);
+    assert.equal(fired.length, count);
+    for (const f of fired) assert.equal(f.at, f.dueAt, `${f.id} fired at its time`);
+    for (let i = 1; i < fired.length; i++) assert.ok(fired[i - 1]!.dueAt <= fired[i]!.dueAt, 'in time order');
+    driver.stop();
+  });
+
+  it('leaves no timer behind when stopped', () => {
+    const clock = new ManualClock(T0);
+    const driver = new TimerDriver(clock, () => undefined);
+    driver.start();
+    driver.addNew(ref(1, T0 + 10_000));
+    assert.equal(clock.pendingTimers, 2);
+    driver.stop();
+    assert.equal(clock.pendingTimers, 0);
+  });
+});
