@@ -1,10 +1,12 @@
 /**
  * npm run bench -- http [--store memory|sqlite|both] [--seconds N] [--late N] [--client-threads N]
  *                        [--only lateness] [--acks inline|batched|after|all] [--runs N] [--baselines no]
+ *                        [--client auto|wrk|node]
  *
  * The server as users see it: `delayq serve` in a child process (memory store and/or a
  * SQLite file in a temp dir), driven over keep-alive HTTP from this process:
- *   a. POST /v1/tasks, 64 concurrent connections (from 2 client threads), for N seconds (default 5): tasks/s
+ *   a. POST /v1/tasks, 64 concurrent connections, for N seconds (default 5): tasks/s; the load
+ *      comes from wrk (2 threads) when it is installed, else from 2 Node client threads
  *   a'. the same load against a bare node:http and a bare fastify server (no delayq): the HTTP ceiling
  *   b. POST /v1/tasks/batch, 1,000 tasks a batch, 8 concurrent connections, N seconds: tasks/s
  *   c. 10,000 tasks (--late) due within 1 s, consumed by 8 reservers long-polling
@@ -18,8 +20,8 @@
  * Targets (issue 4): a >= 20,000/s, b >= 150,000/s, c p99 <= 20 ms.
  * Client and server share the machine: the client's own CPU is in every figure.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -154,6 +156,39 @@ Promise.all(Array.from({ length: connections }, async () => { while (Date.now() 
   .finally(() => { agent.destroy(); parentPort.postMessage({ done, failed }); });
 `;
 
+/** The load generator of the single-request runs: wrk when installed (it needs far less CPU
+ * than a Node client, which shares the machine's 2 cores with the server), else Node. */
+type SinglesClient = 'wrk' | 'node';
+
+function wrkInstalled(): boolean {
+  return spawnSync('wrk', ['--version'], { encoding: 'utf8' }).error === undefined;
+}
+
+/** wrk, 2 threads and 64 connections, POSTing one task per request; fails on any non-201. */
+async function singlesWithWrk(port: number, seconds: number, dir: string): Promise<number> {
+  const script = join(dir, 'post-task.lua');
+  writeFileSync(
+    script,
+    [
+      'wrk.method = "POST"',
+      'wrk.headers["content-type"] = "application/json"',
+      `wrk.body = '${JSON.stringify({ topic: 'single', delayMs: 3_600_000, payload: { n: 1 } })}'`,
+    ].join('\n'),
+  );
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile('wrk', ['-t2', '-c64', `-d${seconds}s`, '-s', script, `http://127.0.0.1:${port}/v1/tasks`], { encoding: 'utf8' }, (error, stdout) =>
+      error ? reject(new Error(`wrk failed: ${error.message}`)) : resolve(stdout),
+    ),
+  );
+  const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(out);
+  if (non2xx) throw new Error(`wrk: ${non2xx[1]} answers were errors (4xx/5xx)`);
+  const errors = /Socket errors:(.*)/.exec(out);
+  if (errors && /[1-9]/.test(errors[1]!)) throw new Error(`wrk: socket errors:${errors[1]}`);
+  const rate = /Requests\/sec:\s+([\d.]+)/.exec(out);
+  if (!rate) throw new Error(`wrk: no rate in its output:\n${out}`);
+  return Number(rate[1]);
+}
+
 async function singles(port: number, seconds: number, threads = 2): Promise<number> {
   const { Worker } = await import('node:worker_threads');
   const until = Date.now() + seconds * 1000;
@@ -261,6 +296,9 @@ export async function run(args: string[]): Promise<void> {
   const seconds = Number(option(args, 'seconds', '5'));
   const late = Number(option(args, 'late', '10000'));
   const clientThreads = Number(option(args, 'client-threads', '2'));
+  const clientOption = option(args, 'client', 'auto');
+  if (!['auto', 'wrk', 'node'].includes(clientOption)) throw new Error(`--client: expected auto, wrk or node (got ${clientOption})`);
+  const client: SinglesClient = clientOption === 'node' || (clientOption === 'auto' && !wrkInstalled()) ? 'node' : 'wrk';
   const only = option(args, 'only', 'all');
   if (only !== 'all' && only !== 'lateness') throw new Error(`--only: expected lateness (got ${only})`);
   const ackOption = option(args, 'acks', 'all');
@@ -281,7 +319,7 @@ export async function run(args: string[]): Promise<void> {
         if (only === 'all') {
           console.log(`\n${label}: single schedules...`);
           const server = await startServer(store);
-          single = await singles(server.port, seconds, clientThreads);
+          single = client === 'wrk' ? await singlesWithWrk(server.port, seconds, dir) : await singles(server.port, seconds, clientThreads);
           console.log(`${label}: batches...`);
           batched = await batches(server.port, seconds);
           await stopServer(server);
@@ -319,7 +357,7 @@ export async function run(args: string[]): Promise<void> {
         for (const kind of Object.keys(BASELINE_SERVERS) as (keyof typeof BASELINE_SERVERS)[]) {
           console.log(`\nbaseline ${kind}: single requests...`);
           const server = await startBaseline(kind);
-          const rate = await singles(server.port, seconds, clientThreads);
+          const rate = client === 'wrk' ? await singlesWithWrk(server.port, seconds, dir) : await singles(server.port, seconds, clientThreads);
           await stopServer(server);
           rows.push([`baseline: bare ${kind}, no delayq${runs > 1 ? ` (run ${round + 1})` : ''}`, rate, null, null, null, null, null, null, null, null, null, null]);
         }
@@ -329,7 +367,7 @@ export async function run(args: string[]): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
   const table: Table = {
-    title: `HTTP API (server in a child process; ${seconds} s per throughput run, singles from ${clientThreads} client threads; ${late} tasks due within 1 s for lateness)`,
+    title: `HTTP API (server in a child process; ${seconds} s per throughput run, singles from ${client === 'wrk' ? 'wrk, 2 threads' : `${clientThreads} Node client threads`}; ${late} tasks due within 1 s for lateness)`,
     columns: [
       'store',
       'POST /v1/tasks, 64 conns (tasks/s)',
@@ -348,6 +386,7 @@ export async function run(args: string[]): Promise<void> {
     notes: [
       'Targets: >= 20,000 single schedules/s, >= 150,000 tasks/s batched, lateness p99 <= 20 ms.',
       'Baselines: the same single-request load against a server that only parses the body and answers 201 (bare node:http, and bare fastify with no schema): the ceiling HTTP alone puts on the first column on this machine.',
+      `Single-request load: ${client === 'wrk' ? 'wrk (2 threads, 64 connections, one POST /v1/tasks at a time on each)' : `Node's http client in ${clientThreads} worker threads (wrk not installed: apt-get install wrk), which takes CPU from the server`}.`,
       'Lateness: arrival of the reserve answer at the client - runAt; 8 long-polling reservers, max 100 a reserve; every task is acked: one request each as it arrives (inline), one POST /v1/tasks/ack for each reserve answer as it arrives (per reserve), or one request each once all have arrived (after).',
       `Machine: ${cpus().length} CPUs (${cpus()[0]?.model ?? 'unknown'}), shared with other work while this ran; the load generator runs on the same CPUs as the server.`,
     ],
