@@ -31,7 +31,8 @@ export class TimerDriver {
   private readonly splitSlice = (): void => {
     this.splitTimer = null;
     if (!this.running) return;
-    if (this.wheel.splitAhead(SPLIT_SLICE) === SPLIT_SLICE) this.splitLater();
+    this.wheel.splitAhead(SPLIT_SLICE);
+    this.splitLater();
     // A split can only make the first deadline later: re-arming saves a wake-up for nothing.
     this.arm();
   };
@@ -102,9 +103,9 @@ export class TimerDriver {
     this.splitLater();
   }
 
-  /** Queues a split-ahead slice for a later turn (one at a time). */
+  /** Queues a split-ahead slice for a later turn (one at a time), when there is work for one. */
   private splitLater(): void {
-    if (this.splitTimer !== null || !this.running) return;
+    if (this.splitTimer !== null || !this.running || !this.wheel.hasSplitWork()) return;
     this.splitTimer = this.clock.setTimer(this.splitSlice, 0);
   }
 

@@ -93,8 +93,10 @@ function check(ops: Op[], tickMs: number, wheelSize: number, start: number): voi
       }
       case 'splitAhead': {
         // Splitting ahead moves values between buckets, never in or out of the wheel.
+        const hadWork = wheel.hasSplitWork();
         const moved = wheel.splitAhead(o.limit);
         assert.ok(moved >= 0 && moved <= o.limit);
+        assert.equal(moved > 0, hadWork, 'hasSplitWork says whether splitAhead has anything to move');
         break;
       }
       case 'advance':

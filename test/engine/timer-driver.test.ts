@@ -30,7 +30,7 @@ describe('TimerDriver', () => {
       return setTimer(callback, delayMs);
     };
     clock.advance(1);
-    assert.equal(slices, 3, 'the first slice queues the rest, one at a time, while slices come back full');
+    assert.equal(slices, 2, 'the first slice queues the rest, one at a time, while work is left');
     assert.equal(clock.pendingTimers, 1, 'nothing left to split: only the deadline timer');
     assert.equal(fired.length, 0);
     clock.advance(5_000 + 500);
@@ -44,9 +44,19 @@ describe('TimerDriver', () => {
     const clock = new ManualClock(T0);
     const driver = new TimerDriver(clock, () => undefined);
     driver.start();
-    driver.addNew(ref(1, T0 + 10_000));
-    assert.equal(clock.pendingTimers, 2);
+    driver.addNew(ref(1, T0 + 5_000));
+    assert.equal(clock.pendingTimers, 2, 'the deadline timer and a split slice');
     driver.stop();
     assert.equal(clock.pendingTimers, 0);
+  });
+
+  it('queues no split slice while nothing is due to be split', () => {
+    const clock = new ManualClock(T0);
+    const driver = new TimerDriver(clock, () => undefined);
+    driver.start();
+    // An hour out: in a level-3 bucket that is not the next one.
+    for (let i = 0; i < 100; i++) driver.addNew(ref(i, T0 + 3_600_000 + i));
+    assert.equal(clock.pendingTimers, 1, 'the deadline timer only');
+    driver.stop();
   });
 });

@@ -189,6 +189,16 @@ export class TimingWheel<T> implements Timer<T> {
     }
   }
 
+  /** True when `splitAhead` has something to move: the next bucket of some level above 0 holds values. */
+  hasSplitWork(): boolean {
+    for (let level = 1; level < this.units.length; level++) {
+      const unit = this.units[level]!;
+      const nextSlot = Math.floor(this.currentTick / unit) + 1;
+      if (this.levels[level]![nextSlot % this.ringSize]!.expiration === nextSlot * unit) return true;
+    }
+    return false;
+  }
+
   /**
    * Moves up to `limit` values from the next bucket of each level above 0 down one level,
    * before that bucket is due (see the header). Returns how many moved: fewer than `limit`
