@@ -47,14 +47,18 @@ async function startServer(store: string): Promise<Server> {
     // stdout carries the log; only the line with the address is read, the rest is drained.
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
+  return { port: await listeningPort(child, 'server'), child };
+}
+
+/** The port a child server prints as `"address":"http://host:port"` on a line of stdout. */
+function listeningPort(child: ChildProcess, what: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
       const match = /"address":"http:\/\/[^:]+:(\d+)"/.exec(line);
       if (match) resolve(Number(match[1]));
     });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${what} exited with ${code}`)));
   });
-  return { port, child };
 }
 
 /**
@@ -91,14 +95,7 @@ process.on('SIGTERM', () => fastify.close().then(() => process.exit(0)));
 
 async function startBaseline(kind: keyof typeof BASELINE_SERVERS): Promise<Server> {
   const child = spawn(process.execPath, ['-e', BASELINE_SERVERS[kind]], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const match = /"address":"http:\/\/[^:]+:(\d+)"/.exec(line);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`baseline server exited with ${code}`)));
-  });
-  return { port, child };
+  return { port: await listeningPort(child, 'baseline server'), child };
 }
 
 async function stopServer(server: Server): Promise<void> {

@@ -191,12 +191,17 @@ export class TimingWheel<T> implements Timer<T> {
 
   /** True when `splitAhead` has something to move: the next bucket of some level above 0 holds values. */
   hasSplitWork(): boolean {
-    for (let level = 1; level < this.units.length; level++) {
-      const unit = this.units[level]!;
-      const nextSlot = Math.floor(this.currentTick / unit) + 1;
-      if (this.levels[level]![nextSlot % this.ringSize]!.expiration === nextSlot * unit) return true;
-    }
+    for (let level = 1; level < this.units.length; level++) if (this.nextBucket(level) !== null) return true;
     return false;
+  }
+
+  /** The bucket after the current one at `level`, or null when it holds nothing. */
+  private nextBucket(level: number): Bucket<T> | null {
+    const unit = this.units[level]!;
+    const nextSlot = Math.floor(this.currentTick / unit) + 1;
+    const bucket = this.levels[level]![nextSlot % this.ringSize]!;
+    // An empty bucket has expiration -1; a live one at this index can only be nextSlot's.
+    return bucket.expiration === nextSlot * unit ? bucket : null;
   }
 
   /**
@@ -207,11 +212,8 @@ export class TimingWheel<T> implements Timer<T> {
   splitAhead(limit: number): number {
     let moved = 0;
     for (let level = 1; level < this.units.length && moved < limit; level++) {
-      const unit = this.units[level]!;
-      const nextSlot = Math.floor(this.currentTick / unit) + 1;
-      const bucket = this.levels[level]![nextSlot % this.ringSize]!;
-      // An empty bucket has expiration -1; a live one at this index can only be nextSlot's.
-      if (bucket.expiration !== nextSlot * unit) continue;
+      const bucket = this.nextBucket(level);
+      if (bucket === null) continue;
       const finer = this.units[level - 1]!;
       while (moved < limit && bucket.head !== null) {
         const entry = bucket.head;
