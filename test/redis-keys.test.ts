@@ -21,6 +21,7 @@ import {
   reviveScript,
   scheduleScript,
   takeScript,
+  unparkScript,
 } from '../src/stores/redis/commands.js';
 import type { RedisClient } from '../src/stores/redis/connection.js';
 import { buildKeyspace, SLOTS } from '../src/stores/redis/keys.js';
@@ -55,8 +56,10 @@ describe('redis keys', () => {
     const expected = SCRIPT_NAMES.length;
     for (const shard of keys.shards) {
       calls.length = 0;
-      const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1 };
-      await scheduleScript(client, shard, 0, [task]);
+      const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
+      const far = { ...task, id: 'b', runAt: 2 ** 40, parkBucket: 2 ** 20 };
+      await scheduleScript(client, shard, 0, [task, far, { ...far, id: 'c', parkBucket: 2 ** 20 + 1 }], 2);
+      await unparkScript(client, shard, 7, [3, 5, 6], 100);
       await cancelScript(client, shard, 0, ['a']);
       await rescheduleScript(client, shard, 0, 'a', 5);
       await claimScript(client, shard, 0, ['a', 'b'], undefined, 'n');

@@ -48,6 +48,8 @@ export interface ScheduleArgs {
   readonly body: string;
   readonly runAt: number;
   readonly seq: number;
+  /** The park bucket of runAt when the task is far enough ahead to be parked, else null. */
+  readonly parkBucket: number | null;
 }
 
 export interface ScheduleReply {
@@ -56,10 +58,24 @@ export interface ScheduleReply {
   readonly seq: number;
 }
 
-export async function scheduleScript(client: RedisClient, shard: ShardKeys, now: number, tasks: readonly ScheduleArgs[]): Promise<ScheduleReply[]> {
-  const args: Arg[] = [now];
-  for (const t of tasks) args.push(t.id, t.body, t.runAt, t.seq, t.topic);
-  const reply = asArray(await run(client, 'schedule', standardKeys(shard), args));
+export async function scheduleScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  now: number,
+  tasks: readonly ScheduleArgs[],
+  initialParkFrom: number,
+): Promise<ScheduleReply[]> {
+  // The park lists this call may write: one KEY per distinct bucket, referred to by index.
+  const parkIndex = new Map<number, number>();
+  for (const t of tasks) if (t.parkBucket !== null && !parkIndex.has(t.parkBucket)) parkIndex.set(t.parkBucket, parkIndex.size + 1);
+  const keys = [...standardKeys(shard), shard.parkFrom, shard.parked];
+  const args: Arg[] = [now, initialParkFrom, parkIndex.size];
+  for (const bucket of parkIndex.keys()) {
+    keys.push(shard.park(bucket));
+    args.push(bucket);
+  }
+  for (const t of tasks) args.push(t.id, t.body, t.runAt, t.seq, t.topic, t.parkBucket === null ? 0 : parkIndex.get(t.parkBucket)!);
+  const reply = asArray(await run(client, 'schedule', keys, args));
   const out: ScheduleReply[] = [];
   let at = 0;
   for (const t of tasks) {
@@ -72,6 +88,22 @@ export async function scheduleScript(client: RedisClient, shard: ShardKeys, now:
     }
   }
   return out;
+}
+
+export interface UnparkReply {
+  /** Ids taken from the park lists (moved into `delayed`, or dropped as stale). */
+  readonly taken: number;
+  /** Park buckets still listed before the target: call again while this is above 0. */
+  readonly remaining: number;
+  /** The shard's parkfrom after the call (>= the target). */
+  readonly parkFrom: number;
+}
+
+/** Moves the tasks parked in `buckets` (all before `target`) into `delayed`; see unpark.lua. */
+export async function unparkScript(client: RedisClient, shard: ShardKeys, target: number, buckets: readonly number[], limit: number): Promise<UnparkReply> {
+  const keys = [shard.pool, shard.delayed, shard.parkFrom, shard.parked, ...buckets.map((b) => shard.park(b))];
+  const reply = asArray(await run(client, 'unpark', keys, [target, limit, ...buckets]));
+  return { taken: num(reply[0]), remaining: num(reply[1]), parkFrom: num(reply[2]) };
 }
 
 /** Outcomes per id, in order. */

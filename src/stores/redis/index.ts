@@ -19,8 +19,13 @@ export const MAX_SHARDS = 256;
 const DEFAULT_HORIZON_MS = 60_000;
 /** How long a dead process keeps its shards (and so how late their tasks may fire). */
 const LEASE_MS = 5_000;
-/** Bumped when the stored format changes incompatibly. */
-const FORMAT_VERSION = '1';
+/**
+ * Bumped when the stored format changes incompatibly. 2: far-future tasks may be parked
+ * (parking.ts), which a version-1 process would never unpark. A version-1 namespace holds
+ * nothing parked, so it is upgraded in place when opened.
+ */
+export const FORMAT_VERSION = '2';
+const UPGRADABLE_VERSIONS = new Set(['1']);
 const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export async function openRedisStore(url: string, options: StoreOptions): Promise<TaskStore> {
@@ -57,7 +62,12 @@ export function resolveOptions(options: StoreOptions): { prefix: string; shards:
 async function checkMeta(client: RedisClient, keys: Keyspace, shards: number): Promise<void> {
   await client.hsetnx(keys.meta, 'shards', String(shards));
   await client.hsetnx(keys.meta, 'version', FORMAT_VERSION);
-  const [storedShards, version] = await client.hmget(keys.meta, 'shards', 'version');
+  const [storedShards, stored] = await client.hmget(keys.meta, 'shards', 'version');
+  let version = stored;
+  if (typeof version === 'string' && UPGRADABLE_VERSIONS.has(version)) {
+    await client.hset(keys.meta, 'version', FORMAT_VERSION);
+    version = FORMAT_VERSION;
+  }
   if (version !== FORMAT_VERSION)
     throw new DelayQError('STORE_INCOMPATIBLE', `namespace "${keys.prefix}" has format version ${version ?? '?'}; this delayq reads ${FORMAT_VERSION}`);
   if (Number(storedShards) !== shards)

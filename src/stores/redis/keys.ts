@@ -17,6 +17,9 @@
  *   <prefix>:{...}:lease                   STRING owner token of the shard (multi-process)
  *   <prefix>:{...}:fence                   STRING fencing counter of the lease
  *   <prefix>:{...}:ready:<topic>           LIST  due ids waiting for any process's consumers
+ *   <prefix>:{...}:parkfrom                STRING the first park bucket that may hold parked tasks
+ *   <prefix>:{...}:parked                  ZSET  park buckets that have a list, score = member = bucket
+ *   <prefix>:{...}:park:<bucket>           LIST  ids of far-future tasks parked there (parking.ts)
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
  *
@@ -54,8 +57,14 @@ export interface ShardKeys {
   readonly counts: string;
   readonly lease: string;
   readonly fence: string;
+  /** The first park bucket that may hold parked tasks (parking.ts). */
+  readonly parkFrom: string;
+  /** The park buckets that have a list. */
+  readonly parked: string;
   /** The ready list of one topic (shared dispatch). */
   ready(topic: string): string;
+  /** The list of ids parked in one bucket of far-future time. */
+  park(bucket: number): string;
 }
 
 export interface Keyspace {
@@ -82,7 +91,10 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
       counts: `${base}:counts`,
       lease: `${base}:lease`,
       fence: `${base}:fence`,
+      parkFrom: `${base}:parkfrom`,
+      parked: `${base}:parked`,
       ready: (topic) => `${base}:ready:${topic}`,
+      park: (bucket) => `${base}:park:${bucket}`,
     };
   });
   return {

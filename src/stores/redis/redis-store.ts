@@ -44,6 +44,7 @@ import {
 import type { RedisClient } from './connection.js';
 import { mergeDue } from './due-merge.js';
 import type { Keyspace, ShardKeys } from './keys.js';
+import { firstParkBucket, parkBucketOf, Unparker } from './parking.js';
 import { groupByShard, shardOf } from './router.js';
 
 /** Most tasks or ids per script call: keeps each call short (Redis runs one script at a time). */
@@ -69,6 +70,7 @@ export class RedisStore implements TaskStore {
   private readonly onClose: (() => Promise<void>) | undefined;
   private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
   private readonly cancels: ShardBatcher<{ id: string; now: number }, string>;
+  private readonly unparker: Unparker;
 
   constructor(config: RedisStoreConfig) {
     this.client = config.client;
@@ -77,6 +79,7 @@ export class RedisStore implements TaskStore {
     this.horizonMs = config.horizonMs;
     this.shardCount = config.keys.shards.length;
     this.onClose = config.onClose;
+    this.unparker = new Unparker(config.client, config.keys.shards);
     // A batch runs at the latest `now` of its items: each caller's now is a lower bound
     // of the time of the change, and updatedAt only orders purges.
     this.acks = new ShardBatcher(
@@ -98,16 +101,18 @@ export class RedisStore implements TaskStore {
     // One global counter: seqs follow input order across shards, so ties sort by insertion.
     const last = Number(await this.client.hincrby(this.keys.meta, 'seq', tasks.length));
     const first = last - tasks.length + 1;
-    const args = tasks.map(
-      (t, i): ScheduleArgs => ({ id: t.id, topic: t.topic, body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i }),
-    );
+    const parkFrom = firstParkBucket(now, this.horizonMs);
+    const args = tasks.map((t, i): ScheduleArgs => {
+      const bucket = parkBucketOf(t.runAt);
+      return { id: t.id, topic: t.topic, body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
+    });
     const indexed = args.map((arg, index) => ({ arg, index }));
     const outcomes: ScheduleOutcome[] = new Array<ScheduleOutcome>(tasks.length);
     await Promise.all(
       [...groupByShard(indexed, (x) => x.arg.id, this.shardCount)].map(async ([shard, group]) => {
         for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
           const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
-          const replies = await scheduleScript(this.client, this.shard(shard), now, slice.map((x) => x.arg));
+          const replies = await scheduleScript(this.client, this.shard(shard), now, slice.map((x) => x.arg), parkFrom);
           slice.forEach(({ arg, index }, i) => {
             const reply = replies[i]!;
             const ref: TimerRef | null = reply.created
@@ -142,7 +147,9 @@ export class RedisStore implements TaskStore {
 
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
     this.assertOpen();
-    const entries = await mergeDue(this.loadableShards(), after, limit, (shard, from, size) =>
+    const shards = this.loadableShards();
+    await Promise.all(shards.map((shard) => this.unparker.prepare(shard, until)));
+    const entries = await mergeDue(shards, after, limit, (shard, from, size) =>
       loadDueScript(this.client, this.shard(shard), until, from, Math.min(size, MAX_LOAD_PAGE)),
     );
     return entries.map(toRef);
@@ -302,6 +309,7 @@ export class RedisStore implements TaskStore {
     if (this.closed) return;
     this.closed = true;
     await this.onClose?.();
+    await this.unparker.settle();
     await this.client.quit().catch(() => this.client.disconnect());
   }
 
@@ -311,6 +319,11 @@ export class RedisStore implements TaskStore {
   /** The shards whose timers this process keeps. */
   protected loadableShards(): number[] {
     return this.keys.shards.map((s) => s.index);
+  }
+
+  /** Before `delayed` of `shard` is read up to `until`: its parked tasks due by then are in it. */
+  protected unparkFor(shard: number, until: number): Promise<void> {
+    return this.unparker.prepare(shard, until);
   }
 
   protected afterSchedule(_outcomes: readonly ScheduleOutcome[], _now: number): void {}

@@ -44,6 +44,7 @@ export const SCRIPT_NAMES = [
   'revive',
   'purge',
   'load-due',
+  'unpark',
   'promote',
   'take',
   'release',

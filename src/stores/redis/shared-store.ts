@@ -279,6 +279,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
 
   private async loadShardOnce(shard: number): Promise<void> {
     const until = (this.parts?.now() ?? 0) + this.horizonMs;
+    await this.unparkFor(shard, until);
     let after: { dueAt: number; seq: number } | null = null;
     for (;;) {
       const page = await loadDueScript(this.client, this.shard(shard), until, after, 1_000);
