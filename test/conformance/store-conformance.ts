@@ -215,6 +215,65 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         }
       });
 
+      it('loads far-future tasks once their time comes near: in order, cancelled ones never, moved ones at their new time', async () => {
+        const HOUR = 3_600_000;
+        const DAY = 24 * HOUR;
+        await store.schedule(
+          [
+            task('f1', { runAt: T0 + 2 * DAY }),
+            task('near', { runAt: T0 + 500 }),
+            task('f2', { runAt: T0 + 2 * DAY }),
+            task('f3', { runAt: T0 + 3 * HOUR }),
+            task('cancelled', { runAt: T0 + DAY }),
+            task('nearer', { runAt: T0 + 5 * DAY }),
+            task('later', { runAt: T0 + 4 * DAY }),
+          ],
+          T0,
+        );
+        await store.schedule([task('f4', { runAt: T0 + 3 * HOUR })], T0 + 1);
+        assert.deepEqual(
+          (await loadAll(store, T0 + 60_000)).map((r) => r.id),
+          ['near'],
+        );
+        assert.equal(await store.cancel('cancelled', T0 + 2), 'cancelled');
+        assert.equal((await store.reschedule('nearer', T0 + HOUR, T0 + 2)).status, 'rescheduled');
+        assert.equal((await store.reschedule('later', T0 + 4 * DAY + 1, T0 + 2)).status, 'rescheduled');
+        assert.deepEqual(
+          (await loadAll(store, T0 + 2 * HOUR)).map((r) => [r.id, r.dueAt]),
+          [
+            ['near', T0 + 500],
+            ['nearer', T0 + HOUR],
+          ],
+        );
+        const refs = await loadAll(store, T0 + 5 * DAY, 3);
+        assert.deepEqual(
+          refs.map((r) => [r.id, r.dueAt]),
+          [
+            ['near', T0 + 500],
+            ['nearer', T0 + HOUR],
+            ['f3', T0 + 3 * HOUR],
+            ['f4', T0 + 3 * HOUR],
+            ['f1', T0 + 2 * DAY],
+            ['f2', T0 + 2 * DAY],
+            ['later', T0 + 4 * DAY + 1],
+          ],
+        );
+      });
+
+      it('loads many far-future tasks spread over days exactly once each, in order', async () => {
+        const DAY = 24 * 3_600_000;
+        const many = Array.from({ length: 1_500 }, (_, i) => task(`far${i}`, { runAt: T0 + DAY + ((i * 7_919) % 1_500) * 173_000 }));
+        await store.schedule(many, T0);
+        const refs = await loadAll(store, T0 + 5 * DAY, 400);
+        assert.equal(refs.length, 1_500);
+        assert.equal(new Set(refs.map((r) => r.id)).size, 1_500);
+        for (let i = 1; i < refs.length; i++) {
+          const a = refs[i - 1]!;
+          const b = refs[i]!;
+          assert.ok(a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq), 'ordered by (dueAt, seq)');
+        }
+      });
+
       it('accepts an unbounded window', async () => {
         await store.schedule([task('far', { runAt: T0 + 10 * 365 * 24 * 3600 * 1000 })], T0);
         const refs = await store.loadDue(Number.POSITIVE_INFINITY, null, 10);
