@@ -39,7 +39,9 @@ describe('redis store (3-master Redis Cluster)', { skip }, () => {
       }
       console.log(`# shards per master: ${JSON.stringify(Object.fromEntries(perMaster))}`);
       assert.equal(perMaster.size, 3, 'every master holds shards');
-      for (const n of perMaster.values()) assert.ok(n >= 5, 'an even spread (16 shards over 3 masters)');
+      // Each master's 5,461 slots hold four of the 1,024-slot shard slices whole; the two
+      // slices that straddle a boundary go to either side, by the prefix's hash.
+      for (const n of perMaster.values()) assert.ok(n >= 4, 'an even spread (16 shards over 3 masters: 4 to 6 each)');
       // Every master now holds task bodies of this namespace.
       for (const node of admin.nodes('master')) {
         const found = await node.scan('0', 'MATCH', `${prefix}:*:pool`, 'COUNT', 10_000);
