@@ -48,6 +48,17 @@ async function loadAll(store: TaskStore, until: number, pageSize = 1_000): Promi
   }
 }
 
+/** `refs` hold `count` distinct tasks, ordered by (dueAt, seq). */
+function assertEachOnceInOrder(refs: readonly TimerRef[], count: number): void {
+  assert.equal(refs.length, count);
+  assert.equal(new Set(refs.map((r) => r.id)).size, count);
+  for (let i = 1; i < refs.length; i++) {
+    const a = refs[i - 1]!;
+    const b = refs[i]!;
+    assert.ok(a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq), 'ordered by (dueAt, seq)');
+  }
+}
+
 export function runStoreConformance(name: string, factory: StoreFactory): void {
   describe(`store conformance: ${name}`, () => {
     let sut: StoreUnderTest;
@@ -206,13 +217,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         const many = Array.from({ length: 2_500 }, (_, i) => task(`m${i}`, { runAt: T0 + (i % 50) }));
         await store.schedule(many, T0);
         const refs = await loadAll(store, T0 + 1_000, 333);
-        assert.equal(refs.length, 2_500);
-        assert.equal(new Set(refs.map((r) => r.id)).size, 2_500);
-        for (let i = 1; i < refs.length; i++) {
-          const a = refs[i - 1]!;
-          const b = refs[i]!;
-          assert.ok(a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq), 'ordered by (dueAt, seq)');
-        }
+        assertEachOnceInOrder(refs, 2_500);
       });
 
       it('loads far-future tasks once their time comes near: in order, cancelled ones never, moved ones at their new time', async () => {
@@ -265,13 +270,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         const many = Array.from({ length: 1_500 }, (_, i) => task(`far${i}`, { runAt: T0 + DAY + ((i * 7_919) % 1_500) * 173_000 }));
         await store.schedule(many, T0);
         const refs = await loadAll(store, T0 + 5 * DAY, 400);
-        assert.equal(refs.length, 1_500);
-        assert.equal(new Set(refs.map((r) => r.id)).size, 1_500);
-        for (let i = 1; i < refs.length; i++) {
-          const a = refs[i - 1]!;
-          const b = refs[i]!;
-          assert.ok(a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq), 'ordered by (dueAt, seq)');
-        }
+        assertEachOnceInOrder(refs, 1_500);
       });
 
       it('accepts an unbounded window', async () => {
