@@ -109,6 +109,13 @@ export interface ProducerStore {
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]>;
   /** pending -> cancelled. Any other state is `not_pending`. */
   cancel(id: string, now: number): Promise<CancelOutcome>;
+  /**
+   * Optional: `cancel` for many ids at once, one outcome per id in input order (an id given
+   * twice is cancelled by its first occurrence; the second is `not_pending`). The engine
+   * uses it for `DelayQueue.cancelMany`; a store without it gets one `cancel` per id. Not
+   * atomic as a whole (the Redis store is atomic per shard), but every outcome is final.
+   */
+  cancelMany?(ids: readonly string[], now: number): Promise<CancelOutcome[]>;
   /** Moves a pending task's runAt (earlier or later); any other state is `not_pending`. */
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome>;
 }

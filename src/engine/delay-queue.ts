@@ -224,7 +224,11 @@ export class DelayQueue {
     validateBatch(ids, this.limits, 'ids');
     for (let i = 0; i < ids.length; i++) atIndex('ids', i, () => validateId(ids[i], this.limits));
     const now = this.clock.now();
-    const outcomes = await Promise.all(ids.map((id) => this.track(this.store.cancel(id, now))));
+    const store = this.store;
+    const outcomes =
+      store.cancelMany !== undefined
+        ? await this.track(store.cancelMany(ids, now))
+        : await Promise.all(ids.map((id) => this.track(store.cancel(id, now))));
     const cancelled = new Array<boolean>(ids.length);
     for (let i = 0; i < ids.length; i++) {
       cancelled[i] = outcomes[i] === 'cancelled';

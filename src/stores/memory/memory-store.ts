@@ -97,6 +97,17 @@ export class MemoryStore implements TaskStore {
     return 'cancelled';
   }
 
+  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+    this.assertOpen();
+    return ids.map((id) => {
+      const task = this.tasks.get(id);
+      if (!task) return 'not_found';
+      if (task.state !== 'pending') return 'not_pending';
+      this.move(task, 'cancelled', now);
+      return 'cancelled';
+    });
+  }
+
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);

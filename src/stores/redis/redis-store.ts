@@ -133,6 +133,23 @@ export class RedisStore implements TaskStore {
     return outcome as CancelOutcome;
   }
 
+  /** One script call per shard (per MAX_SCRIPT_BATCH ids), straight, without the per-id batcher. */
+  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+    this.assertOpen();
+    const outcomes = new Array<CancelOutcome>(ids.length);
+    const indexed = ids.map((id, index) => ({ id, index }));
+    await Promise.all(
+      [...groupByShard(indexed, (x) => x.id, this.shardCount)].map(async ([shard, group]) => {
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
+          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
+          const replies = await cancelScript(this.client, this.shard(shard), now, slice.map((x) => x.id));
+          slice.forEach(({ index }, i) => (outcomes[index] = replies[i] as CancelOutcome));
+        }
+      }),
+    );
+    return outcomes;
+  }
+
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     this.assertOpen();
     const reply = await rescheduleScript(this.client, this.shardOfId(id), now, id, runAt);

@@ -110,14 +110,22 @@ export class SqliteStore implements TaskStore {
   }
 
   cancel(id: string, now: number): Promise<CancelOutcome> {
-    return this.write(1, (counts) => {
-      const row = this.sql.control.get(id);
-      if (!row) return 'not_found';
-      if (row.state !== 'pending') return 'not_pending';
-      this.sql.cancel.run(now, row.seq);
-      counts.move(row.topic, 'pending', 'cancelled');
-      return 'cancelled';
-    }, true);
+    return this.write(1, (counts) => this.cancelRow(id, now, counts), true);
+  }
+
+  /** The cancels of one call share its savepoint: if one statement fails, none of them stays. */
+  cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+    if (ids.length === 0) return this.closed ? Promise.reject(closedError(this.path)) : Promise.resolve([]);
+    return this.write(ids.length, (counts) => ids.map((id) => this.cancelRow(id, now, counts)));
+  }
+
+  private cancelRow(id: string, now: number, counts: CountDeltas): CancelOutcome {
+    const row = this.sql.control.get(id);
+    if (!row) return 'not_found';
+    if (row.state !== 'pending') return 'not_pending';
+    this.sql.cancel.run(now, row.seq);
+    counts.move(row.topic, 'pending', 'cancelled');
+    return 'cancelled';
   }
 
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
