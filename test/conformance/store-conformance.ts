@@ -146,6 +146,33 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.deepEqual(await loadAll(store, T0 + 10_000), []);
       });
 
+      it('cancels many ids in one call, each as cancel would alone (when the store offers cancelMany)', async (t) => {
+        if (store.cancelMany === undefined) {
+          t.skip('this store cancels one id at a time');
+          return;
+        }
+        const many = Array.from({ length: 1_200 }, (_, i) => task(`c${i}`, { runAt: T0 + 1_000 + i }));
+        await store.schedule([...many, task('taken', { runAt: T0 }), task('far', { runAt: T0 + 3 * 24 * 3_600_000 })], T0);
+        await store.claim(['taken'], T0, undefined);
+        const victims = [...many.filter((_, i) => i % 2 === 0).map((x) => x.id), 'taken', 'missing', 'c0', 'far'];
+        const outcomes = await store.cancelMany(victims, T0 + 1);
+        assert.equal(outcomes.length, victims.length);
+        assert.ok(outcomes.slice(0, 600).every((o) => o === 'cancelled'));
+        assert.deepEqual(outcomes.slice(600), ['not_pending', 'not_found', 'not_pending', 'cancelled'], 'reserved, unknown, repeated, far');
+        assert.equal((await store.get('c0'))?.state, 'cancelled');
+        assert.equal((await store.get('c1'))?.state, 'pending');
+        assert.equal((await store.get('taken'))?.state, 'reserved');
+        const left = await loadAll(store, T0 + 4 * 24 * 3_600_000);
+        assert.deepEqual(
+          left.filter((r) => r.kind === 'run').map((r) => r.id),
+          many.filter((_, i) => i % 2 === 1).map((x) => x.id),
+        );
+        const stats = await store.stats();
+        assert.equal(stats.byState.cancelled, 601);
+        assert.equal(stats.byState.pending, 600);
+        assert.deepEqual(await store.cancelMany([], T0 + 2), []);
+      });
+
       it('refuses to cancel a reserved task', async () => {
         await store.schedule([task('a', { runAt: T0 })], T0);
         await store.claim(['a'], T0, undefined);
