@@ -360,6 +360,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         const a = await store.get('a');
         assert.equal(a?.state, 'completed');
         assert.equal(a?.updatedAt, T0 + 2);
+        assert.deepEqual([a?.receipt, a?.reservedUntil, a?.attempts, a?.runAt, a?.payload], [null, null, 1, T0, task('a').payload], 'the reservation is gone, the rest kept');
         assert.equal(await store.ack('a', receipt, T0 + 3), 'stale');
         assert.equal(await store.ack('missing', receipt, T0), 'not_found');
       });
