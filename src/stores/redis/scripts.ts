@@ -18,12 +18,12 @@ export interface LuaScript {
 const LUA_DIR = new URL('./lua/', import.meta.url);
 const INCLUDE = /^--\s*@include\s+([a-z0-9-]+)\s*$/gm;
 
-export function resolveIncludes(source: string, readInclude: (name: string) => string): string {
-  const seen = new Set<string>();
+export function resolveIncludes(source: string, readInclude: (name: string) => string, seen = new Set<string>()): string {
+  // An include may include others (codec includes patch); each is inlined once, where first met.
   return source.replace(INCLUDE, (_line, name: string) => {
     if (seen.has(name)) return '';
     seen.add(name);
-    return `-- begin include ${name}\n${readInclude(name)}\n-- end include ${name}`;
+    return `-- begin include ${name}\n${resolveIncludes(readInclude(name), readInclude, seen)}\n-- end include ${name}`;
   });
 }
 

@@ -8,8 +8,9 @@
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
 -- State chars: p pending, r reserved, c completed, x cancelled, d dead. Ids and topics
 -- never contain ',' or '|' (the engine validates them). codec.ts is the TS side.
--- cancel.lua does not include this file (a cancel is on the hot path of producers): it
--- patches the state and updatedAt fields with one pattern of its own; keep it in step too.
+-- cancel.lua and ack.lua do not include this file (each runs on a hot path, a few tasks a
+-- call, where this file's fixed cost showed): they patch bodies with one pattern each and
+-- include only patch.lua; keep their patterns in step with this layout.
 --
 -- A script changes a body by replacing raw fields (t.f) and re-joining them: only the
 -- fields that change are re-encoded, and the payload is never parsed.
@@ -18,38 +19,19 @@
 --   KEYS[1] pool  KEYS[2] delayed  KEYS[3] reserved  KEYS[4] dead  KEYS[5] done (LIST, in order of
 --   finishing: purge takes from its head)  KEYS[6] counts
 
-local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
+-- @include patch
 
 -- Memoised per call: a batch encodes the same now / reservedUntil for every task.
 local b36memo = {}
 local function b36(n)
-  if n < 36 then return string.sub(B36, n + 1, n + 1) end
   local hit = b36memo[n]
-  if hit then return hit end
-  local out, i = {}, 0
-  local m = n
-  while m > 0 do
-    local d = m % 36
-    i = i + 1
-    out[i] = string.sub(B36, d + 1, d + 1)
-    m = (m - d) / 36
+  if not hit then
+    hit = base36(n)
+    b36memo[n] = hit
   end
-  hit = string.reverse(table.concat(out))
-  b36memo[n] = hit
   return hit
 end
 
--- 7 bytes big-endian: members with equal scores sort by seq (ZSET ties sort by member bytes).
-local schar = string.char
-local function seqBytes(n)
-  local b7 = n % 256; n = (n - b7) / 256
-  local b6 = n % 256; n = (n - b6) / 256
-  local b5 = n % 256; n = (n - b5) / 256
-  local b4 = n % 256; n = (n - b4) / 256
-  local b3 = n % 256; n = (n - b3) / 256
-  local b2 = n % 256; n = (n - b2) / 256
-  return schar(n % 256, b2, b3, b4, b5, b6, b7)
-end
 
 -- The seq of a member. Compared as numbers: Lua compares strings with strcoll, and
 -- Redis sets the collation locale from the environment.

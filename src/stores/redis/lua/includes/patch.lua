@@ -1,0 +1,46 @@
+-- Small helpers shared by every script that writes packed bodies or index members: the
+-- lean scripts (cancel.lua, ack.lua, which patch bodies with one pattern each) include
+-- this file alone; codec.lua includes it too. Keep it small: what a script includes is
+-- built again on every call.
+
+local B36 = '0123456789abcdefghijklmnopqrstuvwxyz'
+
+-- n >= 0 in base 36, as codec.ts writes integers.
+local function base36(n)
+  if n < 36 then return string.sub(B36, n + 1, n + 1) end
+  local out, i = {}, 0
+  while n > 0 do
+    local d = n % 36
+    i = i + 1
+    out[i] = string.sub(B36, d + 1, d + 1)
+    n = (n - d) / 36
+  end
+  return string.reverse(table.concat(out))
+end
+
+-- 7 bytes big-endian: members with equal scores sort by seq (ZSET ties sort by member bytes).
+local schar = string.char
+local function seqBytes(n)
+  local b7 = n % 256; n = (n - b7) / 256
+  local b6 = n % 256; n = (n - b6) / 256
+  local b5 = n % 256; n = (n - b5) / 256
+  local b4 = n % 256; n = (n - b4) / 256
+  local b3 = n % 256; n = (n - b3) / 256
+  local b2 = n % 256; n = (n - b2) / 256
+  return schar(n % 256, b2, b3, b4, b5, b6, b7)
+end
+
+-- The writes of a lean script, in chunks (unpack's C stack limit): the patched bodies, the
+-- members leaving index KEYS[indexKey], the ids appended to `done`, and per topic the count
+-- moved from state `from` to state `to`.
+local function flushPatched(hset, indexKey, zrem, done, moved, from, to)
+  if #hset == 0 then return end
+  for at = 1, #hset, 400 do redis.call('HSET', KEYS[1], unpack(hset, at, math.min(at + 399, #hset))) end
+  for at = 1, #zrem, 400 do redis.call('ZREM', KEYS[indexKey], unpack(zrem, at, math.min(at + 399, #zrem))) end
+  for at = 1, #done, 400 do redis.call('RPUSH', KEYS[5], unpack(done, at, math.min(at + 399, #done))) end
+  for topic, c in pairs(moved) do
+    -- Drop zero counters so stats() stays O(live topics).
+    if redis.call('HINCRBY', KEYS[6], from .. topic, -c) == 0 then redis.call('HDEL', KEYS[6], from .. topic) end
+    redis.call('HINCRBY', KEYS[6], to .. topic, c)
+  end
+end
