@@ -90,22 +90,20 @@ export class MemoryStore implements TaskStore {
 
   async cancel(id: string, now: number): Promise<CancelOutcome> {
     this.assertOpen();
+    return this.cancelOne(id, now);
+  }
+
+  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+    this.assertOpen();
+    return ids.map((id) => this.cancelOne(id, now));
+  }
+
+  private cancelOne(id: string, now: number): CancelOutcome {
     const task = this.tasks.get(id);
     if (!task) return 'not_found';
     if (task.state !== 'pending') return 'not_pending';
     this.move(task, 'cancelled', now);
     return 'cancelled';
-  }
-
-  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
-    this.assertOpen();
-    return ids.map((id) => {
-      const task = this.tasks.get(id);
-      if (!task) return 'not_found';
-      if (task.state !== 'pending') return 'not_pending';
-      this.move(task, 'cancelled', now);
-      return 'cancelled';
-    });
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {

@@ -106,23 +106,14 @@ export class RedisStore implements TaskStore {
       const bucket = parkBucketOf(t.runAt);
       return { id: t.id, topic: t.topic, body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
     });
-    const indexed = args.map((arg, index) => ({ arg, index }));
-    const outcomes: ScheduleOutcome[] = new Array<ScheduleOutcome>(tasks.length);
-    await Promise.all(
-      [...groupByShard(indexed, (x) => x.arg.id, this.shardCount)].map(async ([shard, group]) => {
-        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
-          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
-          const replies = await scheduleScript(this.client, this.shard(shard), now, slice.map((x) => x.arg), parkFrom);
-          slice.forEach(({ arg, index }, i) => {
-            const reply = replies[i]!;
-            const ref: TimerRef | null = reply.created
-              ? { id: arg.id, topic: arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null }
-              : null;
-            outcomes[index] = { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
-          });
-        }
-      }),
-    );
+    const outcomes = await this.byShard(args, async (shard, chunk) => {
+      const replies = await scheduleScript(this.client, this.shard(shard), now, chunk, parkFrom);
+      return chunk.map((arg, i): ScheduleOutcome => {
+        const reply = replies[i]!;
+        const ref: TimerRef | null = reply.created ? { id: arg.id, topic: arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
+        return { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
+      });
+    });
     this.afterSchedule(outcomes, now);
     return outcomes;
   }
@@ -136,18 +127,7 @@ export class RedisStore implements TaskStore {
   /** One script call per shard (per MAX_SCRIPT_BATCH ids), straight, without the per-id batcher. */
   async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
     this.assertOpen();
-    const outcomes = new Array<CancelOutcome>(ids.length);
-    const indexed = ids.map((id, index) => ({ id, index }));
-    await Promise.all(
-      [...groupByShard(indexed, (x) => x.id, this.shardCount)].map(async ([shard, group]) => {
-        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
-          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
-          const replies = await cancelScript(this.client, this.shard(shard), now, slice.map((x) => x.id));
-          slice.forEach(({ index }, i) => (outcomes[index] = replies[i] as CancelOutcome));
-        }
-      }),
-    );
-    return outcomes;
+    return this.byShard(ids, async (shard, chunk) => (await cancelScript(this.client, this.shard(shard), now, chunk)) as CancelOutcome[]);
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
@@ -214,21 +194,10 @@ export class RedisStore implements TaskStore {
    */
   async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
     this.assertOpen();
-    const out = new Array<AckOutcome>(acks.length);
-    const groups = groupByShard(
-      acks.map((_, i) => i),
-      (i) => acks[i]!.id,
-      this.shardCount,
+    return this.byShard(
+      acks,
+      async (shard, chunk) => (await this.acks.submit(shard, chunk.map(({ id, receipt }) => ({ id, receipt, now })))) as AckOutcome[],
     );
-    const calls: Promise<void>[] = [];
-    for (const [shard, indexes] of groups)
-      for (let from = 0; from < indexes.length; from += MAX_SCRIPT_BATCH) {
-        const slice = indexes.slice(from, from + MAX_SCRIPT_BATCH);
-        const items = slice.map((i) => ({ id: acks[i]!.id, receipt: acks[i]!.receipt, now }));
-        calls.push(this.acks.submit(shard, items).then((outcomes) => slice.forEach((i, k) => (out[i] = outcomes[k] as AckOutcome))));
-      }
-    await Promise.all(calls);
-    return out;
   }
 
   async fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
@@ -336,6 +305,33 @@ export class RedisStore implements TaskStore {
   /** The shards whose timers this process keeps. */
   protected loadableShards(): number[] {
     return this.keys.shards.map((s) => s.index);
+  }
+
+  /**
+   * Batch operations: `items` grouped by the shard of their id, `call` once per shard and
+   * chunk of MAX_SCRIPT_BATCH (a shard's chunks in turn, shards in parallel); each chunk's
+   * outputs land at its items' places, so the result is in input order.
+   */
+  private async byShard<T extends string | { readonly id: string }, O>(
+    items: readonly T[],
+    call: (shard: number, chunk: T[]) => Promise<readonly O[]>,
+  ): Promise<O[]> {
+    const out = new Array<O>(items.length);
+    const indexes = items.map((_, i) => i);
+    const idOf = (i: number): string => {
+      const item = items[i]!;
+      return typeof item === 'string' ? item : item.id;
+    };
+    await Promise.all(
+      [...groupByShard(indexes, idOf, this.shardCount)].map(async ([shard, group]) => {
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
+          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
+          const outputs = await call(shard, slice.map((i) => items[i]!));
+          slice.forEach((i, k) => (out[i] = outputs[k]!));
+        }
+      }),
+    );
+    return out;
   }
 
   /** Before `delayed` of `shard` is read up to `until`: its parked tasks due by then are in it. */
