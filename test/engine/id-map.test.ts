@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { IdMap } from '../../src/engine/id-map.js';
+import { createIdGenerator } from '../../src/engine/ids.js';
 
 type Op = { kind: 'set'; id: string; value: number } | { kind: 'get'; id: string } | { kind: 'delete'; id: string };
 
@@ -36,11 +37,23 @@ describe('IdMap', () => {
     );
   });
 
-  it('spreads generated-style ids over its shards', () => {
-    const map = new IdMap<number>();
-    for (let i = 0; i < 64_000; i++) map.set(`0Kx3${i.toString(36).padStart(8, '0')}`, i);
-    const sizes = (map as unknown as { shards: Map<string, number>[] }).shards.map((s) => s.size);
-    assert.equal(map.size, 64_000);
-    assert.ok(Math.max(...sizes) < 4 * (64_000 / 64), `no shard holds four times its share: ${Math.max(...sizes)}`);
+  it('spreads ids over shards whose sizes cover an octave, so they rehash at different moments', () => {
+    const next = createIdGenerator(() => 1_764_000_000_000);
+    for (const make of [next, (i: number) => `0Kx3${i.toString(36).padStart(8, '0')}`, (i: number) => `order-${i}`]) {
+      const map = new IdMap<number>();
+      const n = 256_000;
+      for (let i = 0; i < n; i++) map.set(make(i), i);
+      const sizes = (map as unknown as { shards: Map<string, number>[] }).shards.map((s) => s.size);
+      assert.equal(map.size, n);
+      // Shard k's share of the ids is 2^(k/256) * (2^(1/256) - 1): the shares sum to 1.
+      const unit = n * (2 ** (1 / 256) - 1);
+      sizes.forEach((size, k) => {
+        const expected = unit * 2 ** (k / 256);
+        assert.ok(size > expected / 2 && size < expected * 2, `shard ${k}: ${size} vs ${expected.toFixed(0)} expected`);
+      });
+      const low = sizes.slice(0, 32).reduce((a, b) => a + b, 0);
+      const high = sizes.slice(-32).reduce((a, b) => a + b, 0);
+      assert.ok(high > 1.6 * low, `the largest shards hold well over the smallest: ${high} vs ${low}`);
+    }
   });
 });
