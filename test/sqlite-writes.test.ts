@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { isDelayQError } from '../src/core/errors.js';
+import type { AckRequest } from '../src/core/ports.js';
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../src/core/task/model.js';
+import { DelayQueue } from '../src/engine/delay-queue.js';
 import { GroupCommit } from '../src/stores/sqlite/group-commit.js';
 import { openSqliteStore } from '../src/stores/sqlite/index.js';
 import type { SqliteStore } from '../src/stores/sqlite/sqlite-store.js';
@@ -47,6 +49,30 @@ describe('sqlite store: group commit through the store', () => {
     assert.equal((await store.get('other'))?.state, 'pending');
     assert.equal((await store.stats()).byState.pending, 1, 'the counters only saw the committed write');
     assert.deepEqual(await store.loadDue(Infinity, null, 10).then((refs) => refs.map((r) => r.id)), ['other']);
+  });
+
+  it('ackMany with the topic known (the worker path) acks, counts and judges receipts like ack', async () => {
+    await store.schedule([task('a'), task('b'), task('c')], T0);
+    const claimed = await store.claim(['a', 'b', 'c'], T0 + 1_000);
+    assert.deepEqual(
+      claimed.map((c) => [c.id, c.topic, c.payload, c.runAt, c.attempts, c.maxAttempts, c.reservedUntil]),
+      ['a', 'b', 'c'].map((id) => [id, 't', '{}', T0 + 1_000, 1, 3, T0 + 6_000]),
+    );
+    const [a, b] = claimed;
+    const outcomes = await store.ackMany!(
+      [
+        { id: 'a', receipt: a!.receipt!, topic: 't' },
+        { id: 'b', receipt: 'not-the-receipt', topic: 't' },
+        { id: 'missing', receipt: b!.receipt!, topic: 't' },
+        { id: 'b', receipt: b!.receipt! },
+      ],
+      T0 + 1_500,
+    );
+    assert.deepEqual(outcomes, ['acked', 'stale', 'not_found', 'acked']);
+    assert.equal((await store.get('a'))?.state, 'completed');
+    assert.equal((await store.get('c'))?.state, 'reserved');
+    const stats = await store.stats();
+    assert.deepEqual([stats.byState.completed, stats.byState.reserved, stats.byState.pending], [2, 1, 0]);
   });
 
   it('a single-statement write that fails (no savepoint) leaves nothing; its neighbours commit', async () => {
@@ -214,5 +240,24 @@ describe('sqlite store: the group-commit writer', () => {
     const writer = new GroupCommit(db, () => undefined, asError);
     db.close();
     await assert.rejects(writer.submit(1, () => 1), /not open/);
+  });
+});
+
+describe('sqlite store: acks through the public API', () => {
+  it('a topic in the acks a caller passes never reaches the store: the counters stay the task’s', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-acks-'));
+    const q = await DelayQueue.open({ store: `sqlite:${join(dir, 'a.db')}` });
+    try {
+      await q.schedule({ topic: 'orders', id: 'o1' });
+      const [delivery] = await q.reserve('orders', { max: 1, waitMs: 5_000 });
+      assert.ok(delivery);
+      assert.deepEqual(await q.ackMany([{ ...delivery, topic: 'someone-else' } as AckRequest]), ['acked']);
+      const { topics } = await q.stats();
+      assert.deepEqual(topics.orders, { completed: 1 });
+      assert.equal(topics['someone-else'], undefined);
+    } finally {
+      await q.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -58,6 +58,12 @@ export type AckOutcome = 'acked' | 'not_found' | 'stale';
 export interface AckRequest {
   readonly id: string;
   readonly receipt: string;
+  /**
+   * The task's topic, when the caller holds the delivery (the engine's workers pass their
+   * deliveries): a store may use it instead of reading it back. It must be the task's own
+   * topic, so the engine never passes one its caller supplied.
+   */
+  readonly topic?: string;
 }
 
 export type FailOutcome =

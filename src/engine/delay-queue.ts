@@ -368,9 +368,10 @@ export class DelayQueue {
     }
     const now = this.clock.now();
     const store = this.store;
+    // Only {id, receipt} reach the store: a topic here would be the caller's word, not the task's.
     const outcomes =
       store.ackMany !== undefined
-        ? await this.track(store.ackMany(acks, now))
+        ? await this.track(store.ackMany(acks.map(({ id, receipt }) => ({ id, receipt })), now))
         : await Promise.all(acks.map((ack) => this.track(store.ack(ack.id, ack.receipt, now))));
     for (let i = 0; i < acks.length; i++) if (outcomes[i] === 'acked') this.driver.remove(acks[i]!.id);
     return outcomes;

@@ -12,7 +12,7 @@ import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, type ClaimedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type {
   AckOutcome,
   AckRequest,
@@ -152,22 +152,22 @@ export class SqliteStore implements TaskStore {
   // ---------------------------------------------------------------------------------
   // Consumers
 
-  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
+  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
     if (this.closed) return Promise.reject(closedError(this.path));
     // Applied at once and handed out before it commits: see GroupCommit.applyNow and
     // docs/sqlite.md ("Durability"). A claim lost in a crash leaves the task pending.
     return this.writer.applyNow(Math.max(1, ids.length), (counts) => {
-      const claimed: TaskRecord[] = [];
+      const claimed: ClaimedTask[] = [];
       for (const id of ids) {
-        const row = this.sql.full.get(id);
-        if (!row || row.state !== 'pending' || row.run_at > now) continue;
-        const attempts = row.attempts + 1;
+        const row = this.sql.claimRead.get(id);
+        if (!row || row[2] !== 'pending' || row[3] > now) continue;
+        const [seq, topic, , runAt, previousAttempts, maxAttempts, taskTtrMs, payload] = row;
+        const attempts = previousAttempts + 1;
         const receipt = makeReceipt(attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
-        const reservedUntil = now + (ttrMs ?? row.ttr_ms);
-        const record = toRecord({ ...row, state: 'reserved', attempts, receipt, reserved_until: reservedUntil, updated_at: now });
-        this.sql.claim.run(attempts, receipt, reservedUntil, reservedUntil, now, row.seq);
-        counts.move(row.topic, 'pending', 'reserved');
-        claimed.push(record);
+        const reservedUntil = now + (ttrMs ?? taskTtrMs);
+        this.sql.claim.run(attempts, receipt, reservedUntil, reservedUntil, now, seq);
+        counts.move(topic, 'pending', 'reserved');
+        claimed.push({ id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil });
       }
       return claimed;
     });
@@ -182,9 +182,19 @@ export class SqliteStore implements TaskStore {
     if (acks.length === 0) return this.closed ? Promise.reject(closedError(this.path)) : Promise.resolve([]);
     return this.write(acks.length, (counts): AckOutcome[] => {
       const outcomes = new Array<AckOutcome>(acks.length);
-      for (let i = 0; i < acks.length; i++) outcomes[i] = this.ackRow(acks[i]!.id, acks[i]!.receipt, now, counts);
+      for (let i = 0; i < acks.length; i++) {
+        const ack = acks[i]!;
+        outcomes[i] = ack.topic === undefined ? this.ackRow(ack.id, ack.receipt, now, counts) : this.ackWithTopic(ack.id, ack.receipt, ack.topic, now, counts);
+      }
       return outcomes;
     });
+  }
+
+  /** ackRow for a caller that knows the task's topic: no RETURNING, so a cheaper statement. */
+  private ackWithTopic(id: string, receipt: string, topic: string, now: number, counts: CountDeltas): AckOutcome {
+    if (this.sql.ackKnownTopic.run(now, id, receipt).changes === 0) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
+    counts.move(topic, 'reserved', 'completed');
+    return 'acked';
   }
 
   private ackRow(id: string, receipt: string, now: number, counts: CountDeltas): AckOutcome {

@@ -11,6 +11,14 @@ import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskR
 /** id, topic, runAt, dueAt (runAt or null), parkBucket (null or a bucket), maxAttempts, ttrMs, backoff base, factor, max, jitter, createdAt, updatedAt, payload. */
 export type InsertParams = [string, string, number, number | null, number | null, number, number, number, number, number, number, number, number, string];
 
+/**
+ * What a claim reads, as an array (raw mode): seq, topic, state, run_at, attempts,
+ * max_attempts, ttr_ms, payload. Only the columns a delivery is made of: better-sqlite3
+ * converts every column it returns and builds an object per row, and reading all twenty
+ * into an object cost twice as much as the claim's own UPDATE (17.5 vs 6 us a row here).
+ */
+export type ClaimRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string];
+
 // Spelled out: declaration emit cannot name the inferred better-sqlite3 statement types.
 type Stmt<P extends unknown[], R = never> = Database.Statement<P, R>;
 
@@ -21,8 +29,10 @@ export interface Statements {
   readonly full: Stmt<[string], TaskRow>;
   readonly reschedule: Stmt<[number, number, number, number], never>;
   readonly cancel: Stmt<[number, number], never>;
+  readonly claimRead: Stmt<[string], ClaimRow>;
   readonly claim: Stmt<[number, string, number, number, number, number], never>;
   readonly ack: Stmt<[number, string, string], { topic: string }>;
+  readonly ackKnownTopic: Stmt<[number, string, string], never>;
   readonly retry: Stmt<[number, number, string | null, number, number], never>;
   readonly bury: Stmt<[string | null, number, number], never>;
   readonly revive: Stmt<[number, number, number, number], never>;
@@ -52,6 +62,7 @@ export function prepareStatements(db: Database.Database): Statements {
     // Each transition of the state machine (src/core/task/lifecycle.ts), by seq.
     reschedule: db.prepare<[number, number, number, number], never>('UPDATE tasks SET run_at = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?'),
     cancel: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', due_at = NULL, park_bucket = NULL, updated_at = ? WHERE seq = ?"),
+    claimRead: db.prepare<[string], ClaimRow>('SELECT seq, topic, state, run_at, attempts, max_attempts, ttr_ms, payload FROM tasks WHERE id = ?').raw(),
     claim: db.prepare<[number, string, number, number, number, number], never>(
       "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?",
     ),
@@ -61,6 +72,12 @@ export function prepareStatements(db: Database.Database): Statements {
     ack: db.prepare<[number, string, string], { topic: string }>(
       `UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ?
        WHERE id = ? AND state = 'reserved' AND receipt = ? RETURNING topic`,
+    ),
+    // The same when the caller knows the topic (the engine's own deliveries): RETURNING
+    // costs a third of the statement (15.4 vs 10.8 us a row here).
+    ackKnownTopic: db.prepare<[number, string, string], never>(
+      `UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ?
+       WHERE id = ? AND state = 'reserved' AND receipt = ?`,
     ),
     retry: db.prepare<[number, number, string | null, number, number], never>(
       "UPDATE tasks SET state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
