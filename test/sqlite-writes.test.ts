@@ -253,7 +253,7 @@ describe('sqlite store: acks through the public API', () => {
       assert.ok(delivery);
       assert.deepEqual(await q.ackMany([{ ...delivery, topic: 'someone-else' } as AckRequest]), ['acked']);
       const { topics } = await q.stats();
-      assert.deepEqual(topics.orders, { completed: 1 });
+      assert.deepEqual(topics['orders'], { completed: 1 });
       assert.equal(topics['someone-else'], undefined);
     } finally {
       await q.close();
