@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { isDelayQError } from '../src/core/errors.js';
-import type { AckRequest } from '../src/core/ports.js';
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../src/core/task/model.js';
 import { DelayQueue } from '../src/engine/delay-queue.js';
@@ -59,7 +58,7 @@ describe('sqlite store: group commit through the store', () => {
       ['a', 'b', 'c'].map((id) => [id, 't', '{}', T0 + 1_000, 1, 3, T0 + 6_000]),
     );
     const [a, b] = claimed;
-    const outcomes = await store.ackMany!(
+    const outcomes = await store.ackMany(
       [
         { id: 'a', receipt: a!.receipt!, topic: 't' },
         { id: 'b', receipt: 'not-the-receipt', topic: 't' },
@@ -251,7 +250,7 @@ describe('sqlite store: acks through the public API', () => {
       await q.schedule({ topic: 'orders', id: 'o1' });
       const [delivery] = await q.reserve('orders', { max: 1, waitMs: 5_000 });
       assert.ok(delivery);
-      assert.deepEqual(await q.ackMany([{ ...delivery, topic: 'someone-else' } as AckRequest]), ['acked']);
+      assert.deepEqual(await q.ackMany([{ ...delivery, topic: 'someone-else' }]), ['acked']);
       const { topics } = await q.stats();
       assert.deepEqual(topics['orders'], { completed: 1 });
       assert.equal(topics['someone-else'], undefined);
