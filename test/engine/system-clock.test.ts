@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { systemClock } from '../../src/engine/system-clock.js';
 
 describe('systemClock', () => {
@@ -28,13 +28,16 @@ describe('systemClock', () => {
     systemClock.clearTimer(timeout);
     systemClock.clearTimer(immediate);
     const fired = systemClock.setTimer(() => ran++, 0);
-    await sleep(10);
+    // Immediates run in order: once this one has, `fired` has too. (A sleep would not do:
+    // on a stalled loop the timers phase, and so the sleep's end, comes first.)
+    await nextImmediate();
     systemClock.clearTimer(fired);
     // Another immediate and timeout still run: the queues were not disturbed.
     let after = 0;
     systemClock.setTimer(() => after++, 0);
     systemClock.setTimer(() => after++, 1);
-    await sleep(10);
+    await nextImmediate();
+    await sleep(10); // fires after the 1 ms timer, which expires first
     assert.equal(ran, 1);
     assert.equal(after, 2);
   });
