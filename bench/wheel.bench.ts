@@ -196,8 +196,19 @@ function collectSchedulingGarbage(): void {
  */
 const WARM_UP = 20_000;
 
-function warmUpTimes(windowStart: number): (i: number) => number {
-  return () => windowStart - 400 + Math.floor(Math.random() * 300);
+/** A warm-up task's runAt: within the 300 ms that end 100 ms before the window. */
+function warmUpAt(windowStart: number): number {
+  return windowStart - 400 + Math.floor(Math.random() * 300);
+}
+
+/** Schedules `count` tasks made by `make(j)`, in scheduleMany batches of 10,000. */
+async function scheduleInBatches(q: DelayQueue, count: number, make: (j: number) => { topic: string; payload: number; runAt: number }): Promise<void> {
+  const batch = 10_000;
+  for (let i = 0; i < count; i += batch) {
+    const tasks = [];
+    for (let j = i; j < Math.min(count, i + batch); j++) tasks.push(make(j));
+    await q.scheduleMany(tasks);
+  }
 }
 
 async function deliverDelayq(n: number, lead: number, windowMs = 2_000, cold = false): Promise<DeliveryResult> {
@@ -205,18 +216,8 @@ async function deliverDelayq(n: number, lead: number, windowMs = 2_000, cold = f
   const log = new DeliveryLog(n);
   q.work<number>('bench', (d) => log.record(d.payload, d.runAt), { concurrency: 1_000 });
   const windowStart = Date.now() + lead;
-  const warmAt = warmUpTimes(windowStart);
-  const batch = 10_000;
-  for (let i = 0; i < n; i += batch) {
-    const tasks = [];
-    for (let j = i; j < Math.min(n, i + batch); j++) tasks.push({ topic: 'bench', payload: j, runAt: windowStart + Math.floor(Math.random() * windowMs) });
-    await q.scheduleMany(tasks);
-  }
-  for (let i = 0; i < (cold ? 0 : WARM_UP); i += batch) {
-    const tasks = [];
-    for (let j = i; j < Math.min(WARM_UP, i + batch); j++) tasks.push({ topic: 'bench', payload: -1 - j, runAt: warmAt(j) });
-    await q.scheduleMany(tasks);
-  }
+  await scheduleInBatches(q, n, (j) => ({ topic: 'bench', payload: j, runAt: windowStart + Math.floor(Math.random() * windowMs) }));
+  await scheduleInBatches(q, cold ? 0 : WARM_UP, (j) => ({ topic: 'bench', payload: -1 - j, runAt: warmUpAt(windowStart) }));
   const scheduledBy = Date.now();
   collectSchedulingGarbage();
   await waitOrTimeout(log, lead + 30_000);
@@ -229,12 +230,11 @@ async function deliverDelayq(n: number, lead: number, windowMs = 2_000, cold = f
 async function deliverSetTimeout(n: number, lead: number, windowMs = 2_000): Promise<DeliveryResult> {
   const log = new DeliveryLog(n);
   const windowStart = Date.now() + lead;
-  const warmAt = warmUpTimes(windowStart);
   const arm = (i: number, runAt: number): void => {
     setTimeout(() => log.record(i, runAt), runAt - Date.now());
   };
   for (let i = 0; i < n; i++) arm(i, windowStart + Math.floor(Math.random() * windowMs));
-  for (let i = 0; i < WARM_UP; i++) arm(-1 - i, warmAt(i));
+  for (let i = 0; i < WARM_UP; i++) arm(-1 - i, warmUpAt(windowStart));
   collectSchedulingGarbage();
   await waitOrTimeout(log, lead + 30_000);
   return log.result('setTimeout per task', windowStart);
@@ -244,13 +244,12 @@ async function deliverHeap(n: number, lead: number, windowMs = 2_000): Promise<D
   const log = new DeliveryLog(n);
   const heap = new HeapTimer<{ i: number; runAt: number }>();
   const windowStart = Date.now() + lead;
-  const warmAt = warmUpTimes(windowStart);
   for (let i = 0; i < n; i++) {
     const runAt = windowStart + Math.floor(Math.random() * windowMs);
     heap.add(runAt, { i, runAt });
   }
   for (let i = 0; i < WARM_UP; i++) {
-    const runAt = warmAt(i);
+    const runAt = warmUpAt(windowStart);
     heap.add(runAt, { i: -1 - i, runAt });
   }
   collectSchedulingGarbage();

@@ -145,7 +145,7 @@ export class RedisStore implements TaskStore {
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
     this.assertOpen();
     const shards = this.loadableShards();
-    await Promise.all(shards.map((shard) => this.unparker.prepare(shard, until)));
+    await Promise.all(shards.map((shard) => this.unparkFor(shard, until)));
     const entries = await mergeDue(shards, after, limit, (shard, from, size) =>
       loadDueScript(this.client, this.shard(shard), until, from, Math.min(size, MAX_LOAD_PAGE)),
     );

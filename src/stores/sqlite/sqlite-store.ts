@@ -182,26 +182,24 @@ export class SqliteStore implements TaskStore {
     if (acks.length === 0) return this.closed ? Promise.reject(closedError(this.path)) : Promise.resolve([]);
     return this.write(acks.length, (counts): AckOutcome[] => {
       const outcomes = new Array<AckOutcome>(acks.length);
-      for (let i = 0; i < acks.length; i++) {
-        const ack = acks[i]!;
-        outcomes[i] = ack.topic === undefined ? this.ackRow(ack.id, ack.receipt, now, counts) : this.ackWithTopic(ack.id, ack.receipt, ack.topic, now, counts);
-      }
+      for (let i = 0; i < acks.length; i++) outcomes[i] = this.ackRow(acks[i]!.id, acks[i]!.receipt, now, counts, acks[i]!.topic);
       return outcomes;
     });
   }
 
-  /** ackRow for a caller that knows the task's topic: no RETURNING, so a cheaper statement. */
-  private ackWithTopic(id: string, receipt: string, topic: string, now: number, counts: CountDeltas): AckOutcome {
-    if (this.sql.ackKnownTopic.run(now, id, receipt).changes === 0) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
+  /**
+   * One statement on the hot path; a miss reads once more to say why. A caller that knows
+   * the task's topic (a worker, from its delivery) spares the UPDATE its RETURNING.
+   */
+  private ackRow(id: string, receipt: string, now: number, counts: CountDeltas, knownTopic?: string): AckOutcome {
+    const topic =
+      knownTopic === undefined
+        ? this.sql.ack.get(now, id, receipt)?.topic
+        : this.sql.ackKnownTopic.run(now, id, receipt).changes > 0
+          ? knownTopic
+          : undefined;
+    if (topic === undefined) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
     counts.move(topic, 'reserved', 'completed');
-    return 'acked';
-  }
-
-  private ackRow(id: string, receipt: string, now: number, counts: CountDeltas): AckOutcome {
-    // One statement on the hot path; a miss reads once more to say why.
-    const acked = this.sql.ack.get(now, id, receipt);
-    if (acked === undefined) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
-    counts.move(acked.topic, 'reserved', 'completed');
     return 'acked';
   }
 
