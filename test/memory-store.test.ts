@@ -48,3 +48,40 @@ describe('memory store claimRefs', () => {
     assert.equal(claimed?.runAt, at + 100);
   });
 });
+
+describe('memory store reserved-task table', () => {
+  it('acks a reservation whose slot a later one took over, and refuses a receipt held for another task', async () => {
+    const store = new MemoryStore();
+    const at = Date.UTC(2030, 0, 1);
+    // More reservations than the table's 4,096 slots are held at once: the first ones'
+    // slots are taken over by later ones, and their acks must find them another way.
+    const ids = Array.from({ length: 5_000 }, (_, i) => `t${i}`);
+    await store.schedule(
+      ids.map((id) => task(id, { runAt: at })),
+      at,
+    );
+    const claimed = await store.claim(ids, at);
+    assert.equal(claimed.length, ids.length);
+    // A receipt is only good for its own task, even when the slot it names holds another.
+    assert.equal(await store.ack('t1', claimed[4_097]!.receipt!, at + 1), 'stale');
+    const outcomes = await store.ackMany(
+      claimed.map((c) => ({ id: c.id, receipt: c.receipt! })),
+      at + 1,
+    );
+    assert.deepEqual(new Set(outcomes), new Set(['acked']));
+    assert.equal((await store.stats()).byState.completed, ids.length);
+    assert.equal(await store.ack('t0', claimed[0]!.receipt!, at + 2), 'stale', 'acked already');
+  });
+
+  it('frees the slot when a reservation fails or expires, so a retry is acked through its new one', async () => {
+    const store = new MemoryStore();
+    const at = Date.UTC(2030, 0, 1);
+    await store.schedule([task('r', { runAt: at })], at);
+    const [first] = await store.claim(['r'], at);
+    assert.equal((await store.fail('r', first!.receipt!, at + 1, { delayMs: 5, random: 0 })).status, 'retrying');
+    const [second] = await store.claim(['r'], at + 10);
+    assert.notEqual(second!.receipt, first!.receipt);
+    assert.equal(await store.ack('r', first!.receipt!, at + 11), 'stale');
+    assert.equal(await store.ack('r', second!.receipt!, at + 11), 'acked');
+  });
+});
