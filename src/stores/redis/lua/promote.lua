@@ -12,10 +12,10 @@
 -- ARGV[5+2T] receipt nonce; then pairs: id, topic number (1..T)
 -- Returns: { 1, pushed per topic (T values), then id, body per claimed task } or { 0 }
 --   when the lease is not ours.
--- @include codec
+-- @include reserve
 if redis.call('GET', KEYS[7]) ~= ARGV[1] then return { 0 } end
 local now = tonumber(ARGV[2])
-local now36 = b36(now)
+local now36 = base36(now)
 local topics = tonumber(ARGV[4])
 local pushed, toClaim = {}, {}
 for k = 1, topics do
@@ -24,7 +24,6 @@ for k = 1, topics do
 end
 local nonce = ARGV[5 + 2 * topics]
 local claimed = {}
-deferWrites()
 local first = 6 + 2 * topics
 local ids = {}
 for i = first, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
@@ -34,15 +33,16 @@ local ready = {}
 for k = 1, topics do ready[k] = {} end
 for i = first, #ARGV, 2 do
   local id, k = ARGV[i], tonumber(ARGV[i + 1])
-  local body = written[id] or bodies[(i - first) / 2 + 1]
+  local body = bodies[(i - first) / 2 + 1]
   if body then
-    -- Only the state and runAt decide: match them, and decode only what is claimed.
+    -- Only the state and runAt decide: match them, and patch only what is claimed.
     local s, runAt = string.match(body, '^(%a),[^,]*,([^,]*)')
-    if s == 'p' and tonumber(runAt, 36) <= now then
+    if s == 'p' and tonumber(runAt, 36) <= now and not rReserved[id] then
       if toClaim[k] > 0 then
         toClaim[k] = toClaim[k] - 1
-        table.insert(claimed, id)
-        table.insert(claimed, reserve(decode(body), id, now, now36, nil, nonce .. b36(i)))
+        local _, newBody = reserveBody(id, body, now, now36, nil, nonce .. base36(i))
+        claimed[#claimed + 1] = id
+        claimed[#claimed + 1] = newBody
       else
         table.insert(ready[k], id)
         pushed[k] = pushed[k] + 1
@@ -50,7 +50,7 @@ for i = first, #ARGV, 2 do
     end
   end
 end
-flushWrites()
+flushReserved()
 for k = 1, topics do
   for from = 1, #ready[k], 400 do
     redis.call('RPUSH', KEYS[7 + k], unpack(ready[k], from, math.min(from + 399, #ready[k])))
@@ -62,5 +62,4 @@ for k = 1, topics do
   table.insert(out, pushed[k])
 end
 for _, v in ipairs(claimed) do table.insert(out, v) end
-flushCounts()
 return out

@@ -5,14 +5,13 @@
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list
 -- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000)
 -- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per claimed task }
--- @include codec
+-- @include reserve
 local now = tonumber(ARGV[1])
-local now36 = b36(now)
+local now36 = base36(now)
 local ttr = tonumber(ARGV[2])
 local max = tonumber(ARGV[4])
 local out = { 0, 0 }
 local claimed, popped = 0, 0
-deferWrites()
 -- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
 while claimed < max and popped < max * 4 do
   local ids = redis.call('LPOP', KEYS[7], math.min(max - claimed, max * 4 - popped))
@@ -22,18 +21,19 @@ while claimed < max and popped < max * 4 do
   for j = 1, #ids do
     local id = ids[j]
     popped = popped + 1
-    local t = loadBody(id, bodies[j])
-    if t and t.s == 'p' then
-      if t.runAt <= now then
+    local body = bodies[j]
+    if body then
+      local status, value = reserveBody(id, body, now, now36, ttr, ARGV[3] .. base36(popped))
+      if status == 'reserved' then
         claimed = claimed + 1
-        table.insert(out, id)
-        table.insert(out, reserve(t, id, now, now36, ttr, ARGV[3] .. b36(popped)))
-      elseif t.runAt <= now + 1000 then
+        out[#out + 1] = id
+        out[#out + 1] = value
+      elseif status == 'early' and value <= now + 1000 then
         -- Back to the head of the list in their order: this id and the ones popped after it.
         local back = {}
         for k = #ids, j, -1 do back[#back + 1] = ids[k] end
         redis.call('LPUSH', KEYS[7], unpack(back))
-        out[2] = t.runAt
+        out[2] = value
         early = true
         break
       end
@@ -41,7 +41,6 @@ while claimed < max and popped < max * 4 do
   end
   if early then break end
 end
-flushWrites()
+flushReserved()
 out[1] = redis.call('LLEN', KEYS[7])
-flushCounts()
 return out
