@@ -52,7 +52,7 @@ export class MemoryStore implements TaskStore {
    * its cost). A slot is overwritten by the reservation RESERVED_SLOTS later; an ack whose
    * slot moved on falls back to the map. Not a Map of the reserved ids: its size swung
    * between empty and full on every burst, and V8 rehashed it each time it grew or shrank
-   * (some 160 bytes of new tables per delivery).
+   * (~110 bytes of new tables per delivery).
    */
   private readonly reservedSlots = new Array<StoredTask | undefined>(RESERVED_SLOTS).fill(undefined);
   private readonly counts = new Map<string, Record<TaskState, number>>();
