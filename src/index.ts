@@ -43,7 +43,7 @@ export type {
   TimerToken,
 } from './core/ports.js';
 export { TASK_STATES } from './core/task/model.js';
-export type { BackoffPolicy, ClaimedTask, Delivery, NewTaskRecord, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';
+export type { BackoffPolicy, ClaimedTask, Delivery, NewTaskRecord, TaskInfo, TaskRecord, TaskState, TimerHome, TimerRef } from './core/task/model.js';
 export { DEFAULT_BACKOFF, backoffDelay } from './core/task/backoff.js';
 export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, parseTime, validateScheduleInput } from './core/task/validate.js';
 export type { Limits, ScheduleInput, TaskDefaults, TimeInput, WhenInput } from './core/task/validate.js';

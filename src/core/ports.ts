@@ -15,7 +15,7 @@
  *   values; a rejected promise means the store itself failed (DelayQError with
  *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
  */
-import type { ClaimedTask, NewTaskRecord, TaskRecord, TaskState, TimerRef } from './task/model.js';
+import type { ClaimedTask, NewTaskRecord, TaskRecord, TaskState, TimerHome, TimerRef } from './task/model.js';
 
 /** A clock and one-shot timers. Real: Date.now + setTimeout; tests: a manual clock. */
 export interface Clock {
@@ -135,6 +135,13 @@ export interface TimerSource {
    * cancelled and dead tasks never appear.
    */
   loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]>;
+  /**
+   * Optional, with refs that carry a `home`: the home of task `id`'s run timer (the one its
+   * run refs carry), or undefined for an unknown id. The engine then keeps a task's run
+   * timer in that slot rather than in a map of its own, and finds it there by id when the
+   * task is cancelled or rescheduled. Synchronous: it is asked on the engine's own path.
+   */
+  timerHome?(id: string): TimerHome | undefined;
 }
 
 /** Consumers: take due tasks and settle them. */

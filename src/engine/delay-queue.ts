@@ -156,7 +156,7 @@ export class DelayQueue {
     this.random = options.random ?? Math.random;
     this.retentionMs = options.retentionMs ?? 7 * 24 * 3600 * 1000;
     this.makeId = createIdGenerator(() => this.clock.now());
-    this.driver = new TimerDriver(this.clock, (refs) => this.onDue(refs), options.tickMs ?? 1);
+    this.driver = new TimerDriver(this.clock, (refs) => this.onDue(refs), options.tickMs ?? 1, store.timerHome?.bind(store));
     this.loader = new Loader(store, this.clock, store.horizonMs, (ref) => this.placeLoaded(ref), this.ready, this.logger, {
       ...DEFAULT_LOADER_OPTIONS,
       ...options.loader,

@@ -60,3 +60,56 @@ describe('TimerDriver', () => {
     driver.stop();
   });
 });
+
+describe('TimerDriver with timer homes', () => {
+  type Home = { timer: unknown };
+  function homed(i: number, dueAt: number, home: Home): TimerRef {
+    return { ...ref(i, dueAt), home };
+  }
+
+  it('keeps a homed run timer in its home, clears it when it fires, and finds it by id to cancel', () => {
+    const clock = new ManualClock(T0);
+    const homes = new Map<string, Home>();
+    const fired: string[] = [];
+    const driver = new TimerDriver(clock, (refs) => fired.push(...refs.map((r) => r.id)), 1, (id) => homes.get(id));
+    driver.start();
+    for (let i = 0; i < 3; i++) {
+      const home: Home = { timer: undefined };
+      homes.set(`t${i}`, home);
+      assert.equal(driver.addNew(homed(i, T0 + 10 + i, home)), true);
+      assert.notEqual(home.timer, undefined, 'the handle is kept in the home');
+    }
+    assert.equal(driver.holds(homed(1, T0 + 11, homes.get('t1')!)), true);
+    driver.remove('t1');
+    assert.equal(homes.get('t1')!.timer, undefined);
+    assert.equal(driver.holds(homed(1, T0 + 11, homes.get('t1')!)), false);
+    assert.equal(driver.size, 2);
+    clock.advance(20);
+    assert.deepEqual(fired, ['t0', 't2'], 'the cancelled timer never fires');
+    assert.equal(homes.get('t0')!.timer, undefined, 'a fired timer leaves its home');
+    assert.equal(driver.size, 0);
+    driver.stop();
+  });
+
+  it('keeps one timer per task across kinds: a ttr timer replaces a homed run timer and the other way round', () => {
+    const clock = new ManualClock(T0);
+    const home: Home = { timer: undefined };
+    const fired: TimerRef[] = [];
+    const driver = new TimerDriver(clock, (refs) => fired.push(...refs), 1, (id) => (id === 't1' ? home : undefined));
+    driver.start();
+    driver.addNew(homed(1, T0 + 100, home));
+    // A ttr ref carries no home: it lives in the map, and the run timer in the home goes.
+    driver.add({ id: 't1', topic: 't', kind: 'ttr', dueAt: T0 + 50, seq: 0, receipt: 'r1' });
+    assert.equal(home.timer, undefined);
+    assert.equal(driver.size, 1);
+    // A homed run ref replaces the ttr timer held in the map.
+    driver.add(homed(1, T0 + 200, home));
+    assert.equal(driver.size, 1);
+    clock.advance(300);
+    assert.deepEqual(
+      fired.map((r) => [r.kind, r.dueAt - T0]),
+      [['run', 200]],
+    );
+    driver.stop();
+  });
+});

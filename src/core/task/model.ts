@@ -68,6 +68,20 @@ export interface TimerRef {
   /** Store-assigned insertion order: breaks ties between equal dueAt. */
   readonly seq: number;
   readonly receipt: string | null;
+  /**
+   * Optional, for 'run' refs of a store that keeps its tasks as objects in memory: where
+   * the engine may keep this task's timer, instead of in its own map by id (see
+   * TimerSource.timerHome).
+   */
+  readonly home?: TimerHome;
+}
+
+/**
+ * A slot a store lends the engine for a task's run timer. The engine writes and clears it;
+ * the store only creates it (empty) and hands it out.
+ */
+export interface TimerHome {
+  timer: unknown;
 }
 
 /** A task handed to a consumer. Ack or nack it with its receipt. */
