@@ -106,8 +106,8 @@ export class TimerDriver {
       this.wheel.cancel(handle);
     }
     const held = homeTimer(home);
-    if (held !== undefined) {
-      home!.timer = undefined;
+    if (home !== undefined && held !== undefined) {
+      home.timer = undefined;
       this.wheel.cancel(held);
     }
   }
