@@ -58,11 +58,10 @@ const SLOTS = 4096;
 
 /** Slot -> shard: shard k owns a share of the slots proportional to 2^(k/256). */
 const SHARD_OF_SLOT: Uint16Array = (() => {
-  const slots = SLOTS;
-  const table = new Uint16Array(slots);
+  const table = new Uint16Array(SLOTS);
   for (let shard = 0; shard < SHARDS; shard++) {
-    const from = Math.round(slots * (2 ** (shard / SHARDS) - 1));
-    const to = Math.round(slots * (2 ** ((shard + 1) / SHARDS) - 1));
+    const from = Math.round(SLOTS * (2 ** (shard / SHARDS) - 1));
+    const to = Math.round(SLOTS * (2 ** ((shard + 1) / SHARDS) - 1));
     table.fill(shard, from, to);
   }
   return table;

@@ -35,15 +35,18 @@ for i = first, #ARGV, 2 do
   local id, k = ARGV[i], tonumber(ARGV[i + 1])
   local body = bodies[(i - first) / 2 + 1]
   if body then
-    -- Only the state and runAt decide: match them, and patch only what is claimed.
-    local s, runAt = string.match(body, '^(%a),[^,]*,([^,]*)')
-    if s == 'p' and tonumber(runAt, 36) <= now and not rReserved[id] then
-      if toClaim[k] > 0 then
+    if toClaim[k] > 0 then
+      -- reserveBody checks state and runAt itself: a task not pending and due is skipped.
+      local status, newBody = reserveBody(id, body, now, now36, nil, nonce .. base36(i))
+      if status == 'reserved' then
         toClaim[k] = toClaim[k] - 1
-        local _, newBody = reserveBody(id, body, now, now36, nil, nonce .. base36(i))
         claimed[#claimed + 1] = id
         claimed[#claimed + 1] = newBody
-      else
+      end
+    else
+      -- Only the state and runAt decide whether an id goes to the ready list.
+      local s, runAt = string.match(body, '^(%a),[^,]*,([^,]*)')
+      if s == 'p' and tonumber(runAt, 36) <= now and not rReserved[id] then
         table.insert(ready[k], id)
         pushed[k] = pushed[k] + 1
       end

@@ -8,9 +8,10 @@
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
 -- State chars: p pending, r reserved, c completed, x cancelled, d dead. Ids and topics
 -- never contain ',' or '|' (the engine validates them). codec.ts is the TS side.
--- cancel.lua and ack.lua do not include this file (each runs on a hot path, a few tasks a
--- call, where this file's fixed cost showed): they patch bodies with one pattern each and
--- include only patch.lua; keep their patterns in step with this layout.
+-- The scripts on every delivery's path do not include this file (its fixed cost and its
+-- full decode showed there): cancel.lua and ack.lua patch bodies with one pattern each and
+-- include only patch.lua; take.lua, promote.lua and claim.lua include reserve.lua. Keep
+-- their patterns in step with this layout.
 --
 -- A script changes a body by replacing raw fields (t.f) and re-joining them: only the
 -- fields that change are re-encoded, and the payload is never parsed.
@@ -117,16 +118,8 @@ local function flushCounts()
   deltas = {}
 end
 
--- Batched writes: a script that changes many tasks calls deferWrites() first; then the
--- HSETs, ZREMs, ZADDs and RPUSHes of save / leave are queued and sent by flushWrites() as one
--- command per key (in chunks), instead of one command per task. A task changed twice in one
--- call reads its queued body (load / loadBody see `written`), so it moves exactly once.
-local deferring = false
-local written = {}
-local wHset, wZrem, wZadd, wDone = {}, { {}, {}, {}, {} }, { {}, {}, {}, {} }, {}
-
-local function deferWrites() deferring = true end
-
+-- Batched writes: schedule.lua and unpark.lua queue their arguments with push() and send
+-- them with sendChunked(), one command per key instead of one per task.
 local function push(list, a, b)
   local n = #list
   list[n + 1] = a
@@ -140,23 +133,9 @@ local function sendChunked(cmd, key, args)
   end
 end
 
-local function flushWrites()
-  if not deferring then return end
-  sendChunked('HSET', KEYS[1], wHset)
-  for k = 2, 4 do sendChunked('ZREM', KEYS[k], wZrem[k]) end
-  for k = 2, 4 do sendChunked('ZADD', KEYS[k], wZadd[k]) end
-  sendChunked('RPUSH', KEYS[5], wDone)
-  wHset, wZrem, wZadd, wDone = {}, { {}, {}, {}, {} }, { {}, {}, {}, {} }, {}
-  written = {}
-end
+local function zrem(k, m) redis.call('ZREM', KEYS[k], m) end
 
-local function zrem(k, m)
-  if deferring then push(wZrem[k], m) else redis.call('ZREM', KEYS[k], m) end
-end
-
-local function zadd(k, score, m)
-  if deferring then push(wZadd[k], score, m) else redis.call('ZADD', KEYS[k], score, m) end
-end
+local function zadd(k, score, m) redis.call('ZADD', KEYS[k], score, m) end
 
 -- The index (ZSET) that holds a task in its state.
 local function unindex(t, id)
@@ -170,7 +149,6 @@ local function index(t, id, now)
   if t.s == 'p' then zadd(2, t.runAt, member(t, id))
   elseif t.s == 'r' then zadd(3, t.reservedUntil, member(t, id))
   elseif t.s == 'd' then zadd(4, now, id)
-  elseif deferring then push(wDone, id)
   else redis.call('RPUSH', KEYS[5], id) end
 end
 
@@ -186,27 +164,12 @@ local function save(t, id, state, now, now36)
   t.f[8] = now36
   count(state, t.topic, 1)
   local body = encode(t)
-  if deferring then
-    push(wHset, id, body)
-    written[id] = body
-  else
-    redis.call('HSET', KEYS[1], id, body)
-  end
+  redis.call('HSET', KEYS[1], id, body)
   index(t, id, now)
   return body
 end
 
--- A body read beforehand (HMGET) for `id`, or the one this call already wrote.
-local function loadBody(id, body)
-  local w = written[id]
-  if w then return decode(w) end
-  if not body then return nil end
-  return decode(body)
-end
-
 local function load(id)
-  local w = written[id]
-  if w then return decode(w) end
   local body = redis.call('HGET', KEYS[1], id)
   if not body then return nil end
   return decode(body)
@@ -225,12 +188,4 @@ local function settleFailure(t, id, now, now36, retryAt, err)
   setRunAt(t, retryAt)
   save(t, id, 'p', now, now36)
   return { 'retrying', t.runAt, t.seq, t.topic }
-end
-
--- Reserves a loaded pending task (the caller checked state and runAt). Returns its new body.
-local function reserve(t, id, now, now36, ttrOverride, nonce)
-  leave(t, id)
-  setAttempts(t, t.attempts + 1)
-  setReservation(t, t.attempts .. '.' .. nonce, now + (ttrOverride or t.ttr))
-  return save(t, id, 'r', now, now36)
 end
