@@ -1,6 +1,7 @@
 // Migrations: a database written at schema version 1 is brought up to date on open, its
 // rows untouched; 0002 drops the redundant column CHECK on state and the table CHECK still
-// refuses any state outside the five.
+// refuses any state outside the five; 0003 files parked rows in runs and drops the index
+// tasks_parked, and every parked task is still loaded when its time comes.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +10,12 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import { sql as v1 } from '../src/stores/sqlite/migrations/0001_initial.js';
-import { STATE_CHECK } from '../src/stores/sqlite/migrations/0002_state_check.js';
+import { STATE_CHECK, apply as dropStateCheck } from '../src/stores/sqlite/migrations/0002_state_check.js';
 import { LATEST_VERSION } from '../src/stores/sqlite/migrations/index.js';
 import { openSqliteStore } from '../src/stores/sqlite/index.js';
+import { BUCKET_MS, bucketOf } from '../src/stores/sqlite/parking.js';
 import { APPLICATION_ID } from '../src/stores/sqlite/schema.js';
+import { decodeSeqs } from '../src/stores/sqlite/seq-runs.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -81,5 +84,72 @@ describe('sqlite store: migrations', () => {
     const again = await openSqliteStore(path, {});
     assert.equal((await again.get('new-1'))?.state, 'pending');
     await again.close();
+  });
+
+  it('upgrades a version 2 database with parked rows: every one filed in a run, tasks_parked gone', async () => {
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.exec(v1);
+    dropStateCheck(db);
+    db.pragma('user_version = 2');
+    const bucket = bucketOf(T0) + 3;
+    const park = db.prepare(
+      `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms, backoff_base_ms,
+                          backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
+       VALUES (?, 't', 'pending', ?, NULL, ?, 0, 3, 5000, 1000, 2, 60000, 0.2, ?, ?, '{}')`,
+    );
+    // More than one run's worth in one bucket, a few in another, interleaved by seq.
+    for (let i = 0; i < 600; i++) {
+      const b = i % 10 === 0 ? bucket + 1 : bucket;
+      park.run(`p${i}`, b * BUCKET_MS + i, b, T0, T0);
+    }
+    db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', 600)").run();
+    db.close();
+
+    const store = await openSqliteStore(path, {});
+    const seen: string[] = [];
+    for (let after: { dueAt: number; seq: number } | null = null; ; ) {
+      const page = await store.loadDue(Number.POSITIVE_INFINITY, after, 250);
+      seen.push(...page.map((r) => r.id));
+      if (page.length < 250) break;
+      after = { dueAt: page.at(-1)!.dueAt, seq: page.at(-1)!.seq };
+    }
+    assert.equal(new Set(seen).size, 600);
+    await store.close();
+
+    const after = new Database(path, { readonly: true });
+    assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
+    assert.equal(after.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'tasks_parked'").pluck().get(), 0);
+    after.close();
+  });
+
+  it('builds runs that name each parked row of version 2 once, under its own bucket', async () => {
+    const db = new Database(path);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.exec(v1);
+    dropStateCheck(db);
+    db.pragma('user_version = 2');
+    const bucket = bucketOf(T0) + 3;
+    const park = db.prepare(
+      `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms, backoff_base_ms,
+                          backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
+       VALUES (?, 't', 'pending', ?, NULL, ?, 0, 3, 5000, 1000, 2, 60000, 0.2, ?, ?, '{}')`,
+    );
+    for (let i = 0; i < 600; i++) park.run(`p${i}`, (bucket + (i % 3)) * BUCKET_MS, bucket + (i % 3), T0, T0);
+    db.close();
+    const store = await openSqliteStore(path, {});
+    await store.close();
+
+    const after = new Database(path, { readonly: true });
+    const filed = (after.prepare('SELECT bucket, seqs FROM parked_runs').raw().all() as [number, Buffer][]).flatMap(([b, seqs]) =>
+      decodeSeqs(seqs).map((seq) => `${b}:${seq}`),
+    );
+    const parked = (after.prepare('SELECT park_bucket, seq FROM tasks WHERE park_bucket IS NOT NULL').raw().all() as [number, number][]).map(
+      ([b, seq]) => `${b}:${seq}`,
+    );
+    after.close();
+    assert.equal(parked.length, 600);
+    assert.deepEqual([...filed].sort(), [...parked].sort());
   });
 });

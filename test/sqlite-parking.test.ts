@@ -10,7 +10,8 @@ import type { TaskStore } from '../src/core/ports.js';
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import type { NewTaskRecord, TimerRef } from '../src/core/task/model.js';
 import { openSqliteStore } from '../src/stores/sqlite/index.js';
-import { BUCKET_MS, UNPARK_BATCH, bucketOf } from '../src/stores/sqlite/parking.js';
+import { BUCKET_MS, SCAN_RUNS, UNPARK_BATCH, bucketOf } from '../src/stores/sqlite/parking.js';
+import { decodeSeqs } from '../src/stores/sqlite/seq-runs.js';
 
 const B = bucketOf(Date.UTC(2030, 0, 1)) + 1;
 const START = B * BUCKET_MS;
@@ -36,6 +37,17 @@ function parkedRows(path: string): number {
   const n = (db.prepare('SELECT count(*) AS n FROM tasks WHERE park_bucket IS NOT NULL').get() as { n: number }).n;
   db.close();
   return n;
+}
+
+/** Parked rows that no run of their bucket names: each of them would never be unparked. */
+function unfiled(path: string): number {
+  const db = new Database(path, { readonly: true });
+  const filed = new Set<string>();
+  for (const [bucket, seqs] of db.prepare('SELECT bucket, seqs FROM parked_runs').raw().all() as [number, Buffer][])
+    for (const seq of decodeSeqs(seqs)) filed.add(`${bucket}:${seq}`);
+  const parked = db.prepare('SELECT park_bucket, seq FROM tasks WHERE park_bucket IS NOT NULL').raw().all() as [number, number][];
+  db.close();
+  return parked.filter(([bucket, seq]) => !filed.has(`${bucket}:${seq}`)).length;
 }
 
 describe('sqlite store: parking far-future tasks', () => {
@@ -97,5 +109,68 @@ describe('sqlite store: parking far-future tasks', () => {
     assert.equal((await store.get('f0'))?.state, 'reserved');
     await store.close();
     assert.equal(parkedRows(path), 99);
+  });
+
+  it('files every parked row in a run of its bucket, from batches and single schedules alike, duplicates included', async () => {
+    const store = await openSqliteStore(path, {});
+    const batch = Array.from({ length: 300 }, (_, i) => task(`m${i}`, START + (i % 7) * BUCKET_MS + i));
+    await store.schedule(batch, START - 1_000);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => store.schedule([task(`s${i}`, START + (i % 3) * BUCKET_MS + 7)], START - 1_000)));
+    // An id that exists: the single path filed a run for a seq no row took.
+    const [again] = await store.schedule([task('s0', START + 5 * BUCKET_MS)], START - 1_000);
+    assert.equal(again?.created, false);
+    // The next row takes that seq, parked in another bucket: the stale run must not move it.
+    await store.schedule([task('next', START + 9 * BUCKET_MS)], START - 1_000);
+    await store.close();
+    assert.equal(parkedRows(path), 341);
+    assert.equal(unfiled(path), 0);
+
+    const reopened = await openSqliteStore(path, {});
+    const loaded = await loadAll(reopened, START + 7 * BUCKET_MS);
+    assert.equal(loaded.length, 340, 'all but "next", which is due later');
+    assert.ok(!loaded.some((r) => r.id === 'next'));
+    assert.deepEqual((await loadAll(reopened, Number.POSITIVE_INFINITY)).at(-1)?.id, 'next');
+    await reopened.close();
+  });
+
+  it('meets every run, however many it keeps, and a run written while a pass is under way', async () => {
+    let store = await openSqliteStore(path, {});
+    // More runs to keep than one step reads (single schedules, one run each, far away),
+    // then the runs the pass must move.
+    for (let i = 0; i < SCAN_RUNS + 300; i += 100)
+      await Promise.all(Array.from({ length: 100 }, (_, j) => store.schedule([task(`far${i + j}`, START + 5 * BUCKET_MS + i + j)], START - 1_000)));
+    await Promise.all(Array.from({ length: 50 }, (_, j) => store.schedule([task(`near${j}`, START + 1_000 + j)], START - 1_000)));
+    await store.close();
+
+    store = await openSqliteStore(path, {});
+    // The frontier is still 0, so these park too; the first lands in the transaction of the
+    // pass's first step, the second after it.
+    const loading = loadAll(store, START + 60_000);
+    const late1 = store.schedule([task('late-1', START + 2_000)], START);
+    await new Promise((resolve) => setImmediate(resolve));
+    const late2 = store.schedule([task('late-2', START + 3_000)], START);
+    await Promise.all([late1, late2]);
+    await loading;
+    const due = (await loadAll(store, START + 60_000)).map((r) => r.id);
+    assert.equal(due.length, 52);
+    assert.ok(due.includes('late-1') && due.includes('late-2') && due.includes('near49'));
+    await store.close();
+    assert.equal(parkedRows(path), SCAN_RUNS + 300);
+    assert.equal(unfiled(path), 0);
+  });
+
+  it('a task parked after a pass lowers the floor, so the next frontier move unparks it', async () => {
+    const store = await openSqliteStore(path, {});
+    await store.schedule([task('far', START + 6 * BUCKET_MS)], START);
+    // This pass leaves "far" (bucket B+6) parked and learns that nothing lower is.
+    assert.equal((await loadAll(store, START + 60_000)).length, 0);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the background pass to B+2
+    // Parks in B+3, below what the floor said: the move to B+4 must still find it.
+    await store.schedule([task('nearer', START + 3 * BUCKET_MS + 1)], START);
+    assert.deepEqual(
+      (await loadAll(store, START + 3 * BUCKET_MS + 60_000)).map((r) => r.id),
+      ['nearer'],
+    );
+    await store.close();
   });
 });

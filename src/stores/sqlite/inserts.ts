@@ -20,6 +20,9 @@
  * chunk has the same maxAttempts, ttrMs and backoff (the defaults, usually), a variant
  * binds those and the time once, by name, instead of on every row: 7 values a row, not 15.
  * At most sixteen statements (eight sizes, two variants).
+ *
+ * The created rows that park (parking.ts) are filed afterwards, one run per bucket they
+ * went to: ~40 short rows for a batch with delays spread over 30 days.
  */
 import type Database from 'better-sqlite3';
 import type { ScheduleOutcome } from '../../core/ports.js';
@@ -39,6 +42,8 @@ const SHARED_ROW = "(?, ?, ?, 'pending', ?, ?, ?, 0, @maxAttempts, @ttrMs, @base
 
 type Insert = Database.Statement<unknown[], never>;
 type BucketFor = (runAt: number) => number | null;
+/** Files the seqs of rows just parked in a bucket (Parking.record). */
+type RecordParked = (bucket: number, seqs: readonly number[]) => void;
 
 export class TaskInserter {
   private readonly inserts = new Map<number, Insert>();
@@ -47,7 +52,10 @@ export class TaskInserter {
   private readonly seqsIn: Database.Statement<[number, number], number>;
   private readonly runAtOf: Database.Statement<[string], number>;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly recordParked: RecordParked,
+  ) {
     this.maxSeq = db.prepare<[], number | null>('SELECT max(seq) FROM tasks').pluck();
     this.seqsIn = db.prepare<[number, number], number>('SELECT seq FROM tasks WHERE seq >= ? AND seq < ?').pluck();
     this.runAtOf = db.prepare<[string], number>('SELECT run_at FROM tasks WHERE id = ?').pluck();
@@ -60,11 +68,16 @@ export class TaskInserter {
   insert(tasks: readonly NewTaskRecord[], now: number, bucketFor: BucketFor, counts: CountDeltas): ScheduleOutcome[] {
     const outcomes = new Array<ScheduleOutcome>(tasks.length);
     const firstSeq = (this.maxSeq.get() ?? 0) + 1;
+    // The park bucket of each task (NaN: filed in tasks_due), as the insert decided it.
+    const parkedIn = new Float64Array(tasks.length);
+    const parked = new Map<number, number[]>();
     let topic = '';
     let created = 0;
     for (let start = 0; start < tasks.length; ) {
       const size = chunkSize(tasks.length - start);
-      const { changes } = sameSettings(tasks, start, size) ? this.insertShared(tasks, start, size, firstSeq, now, bucketFor) : this.insertEach(tasks, start, size, firstSeq, now, bucketFor);
+      const { changes } = sameSettings(tasks, start, size)
+        ? this.insertShared(tasks, start, size, firstSeq, now, bucketFor, parkedIn)
+        : this.insertEach(tasks, start, size, firstSeq, now, bucketFor, parkedIn);
       // Which rows of this chunk were created: all of them, or those whose seq is now taken.
       let taken: Set<number> | null = null;
       if (changes < size) taken = new Set(changes === 0 ? [] : this.seqsIn.all(firstSeq + start, firstSeq + start + size));
@@ -78,6 +91,12 @@ export class TaskInserter {
             created = 0;
           }
           created++;
+          const bucket = parkedIn[i]!;
+          if (!Number.isNaN(bucket)) {
+            const seqs = parked.get(bucket);
+            if (seqs === undefined) parked.set(bucket, [seq]);
+            else seqs.push(seq);
+          }
           outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, seq) };
         } else {
           outcomes[i] = { id: task.id, runAt: this.runAtOf.get(task.id) ?? task.runAt, created: false, ref: null };
@@ -86,16 +105,25 @@ export class TaskInserter {
       start += size;
     }
     if (created > 0) counts.add(topic, 'pending', created);
+    for (const [bucket, seqs] of parked) this.recordParked(bucket, seqs);
     return outcomes;
   }
 
-  private insertEach(tasks: readonly NewTaskRecord[], start: number, size: number, firstSeq: number, now: number, bucketFor: BucketFor): Database.RunResult {
+  private insertEach(
+    tasks: readonly NewTaskRecord[],
+    start: number,
+    size: number,
+    firstSeq: number,
+    now: number,
+    bucketFor: BucketFor,
+    parkedIn: Float64Array,
+  ): Database.RunResult {
     const params = new Array<unknown>(size * ROW_PARAMS);
     let p = 0;
     for (let i = start; i < start + size; i++) {
       const task = tasks[i]!;
       const { backoff } = task;
-      p = putRowHead(params, p, task, firstSeq + i, bucketFor);
+      p = putRowHead(params, p, task, firstSeq + i, bucketFor, parkedIn, i);
       params[p++] = task.maxAttempts;
       params[p++] = task.ttrMs;
       params[p++] = backoff.baseMs;
@@ -109,12 +137,20 @@ export class TaskInserter {
     return this.statement(this.inserts, ROW, size).run(...params);
   }
 
-  private insertShared(tasks: readonly NewTaskRecord[], start: number, size: number, firstSeq: number, now: number, bucketFor: BucketFor): Database.RunResult {
+  private insertShared(
+    tasks: readonly NewTaskRecord[],
+    start: number,
+    size: number,
+    firstSeq: number,
+    now: number,
+    bucketFor: BucketFor,
+    parkedIn: Float64Array,
+  ): Database.RunResult {
     const params = new Array<unknown>(size * SHARED_ROW_PARAMS + 1);
     let p = 0;
     for (let i = start; i < start + size; i++) {
       const task = tasks[i]!;
-      p = putRowHead(params, p, task, firstSeq + i, bucketFor);
+      p = putRowHead(params, p, task, firstSeq + i, bucketFor, parkedIn, i);
       params[p++] = task.payload;
     }
     const { maxAttempts, ttrMs, backoff } = tasks[start]!;
@@ -156,9 +192,13 @@ function chunkSize(left: number): number {
   return 2 ** Math.floor(Math.log2(left));
 }
 
-/** The columns every insert form starts with (seq, id, topic, run_at, due_at, park_bucket); returns the next index. */
-function putRowHead(params: unknown[], at: number, task: NewTaskRecord, seq: number, bucketFor: BucketFor): number {
+/**
+ * The columns every insert form starts with (seq, id, topic, run_at, due_at, park_bucket);
+ * notes the park bucket (or NaN) in parkedIn[index]; returns the next parameter index.
+ */
+function putRowHead(params: unknown[], at: number, task: NewTaskRecord, seq: number, bucketFor: BucketFor, parkedIn: Float64Array, index: number): number {
   const parkBucket = bucketFor(task.runAt);
+  parkedIn[index] = parkBucket ?? Number.NaN;
   params[at] = seq;
   params[at + 1] = task.id;
   params[at + 2] = task.topic;

@@ -4,34 +4,55 @@
  * Why: tasks_due is ordered by due time, so a batch of tasks with random delays (1 h ..
  * 30 d) lands on as many different index pages as it has tasks, and every one of those
  * pages is rewritten into the WAL at COMMIT. With 10M pending that is most of the cost of
- * an insert. So a new task due in a later bucket of BUCKET_MS (2^26 ms, ~18.6 h) is filed
- * by (park_bucket, seq) instead: seq only grows, so new rows land at the end of their
- * bucket and a batch touches one page per bucket (~40 for 30 days), not one per task.
+ * an insert. So a new task due in a later bucket of BUCKET_MS (2^26 ms, ~18.6 h) is not
+ * put in tasks_due: its row says which bucket it is parked in (park_bucket), and the
+ * transaction that parks it appends a *run* to parked_runs: the bucket and the seqs it
+ * parked there, packed into one BLOB (seq-runs.ts).
+ *
+ * Why runs and not an index on (park_bucket, seq), which the schema had until 0003: such
+ * an index takes a batch's rows at ~40 places (one per bucket of a 30-day spread), and
+ * those ~40 pages written at every COMMIT were a third of a scheduleMany's cost (batches
+ * of 1,000: 1.35-1.5x the throughput without that index, measured in alternating runs).
+ * parked_runs is a plain table appended at its end: a batch adds one short row per bucket
+ * it touches, on two or three pages.
  *
  * `frontier` is the first bucket that may hold parked tasks: every pending task due in an
  * earlier bucket is in tasks_due. Before loadDue(until) reads tasks_due it makes sure the
- * frontier is past `until` (unparking, in transactions of UNPARK_BATCH rows, whatever is
- * parked below), and it moves the frontier one more bucket ahead in the background, so in
- * steady state a bucket is unparked ~18 h before it is due and loadDue never waits.
+ * frontier is past `until`, and it moves the frontier one more bucket ahead in the
+ * background, so in steady state a bucket is unparked ~18 h before it is due and loadDue
+ * never waits. Moving the frontier to `target` is a *pass* over parked_runs in run order:
+ * every run of a bucket below target has its rows moved to tasks_due and is deleted; the
+ * others stay. A pass goes in steps, one transaction each, of at most SCAN_RUNS runs read
+ * and about UNPARK_BATCH rows moved, so it never stalls the event loop; the step that
+ * reaches the end of the table moves the frontier in the same transaction (run numbers
+ * only grow, AUTOINCREMENT, so a run appended during the pass is met further on).
  *
  *   now = 10:00 in bucket 7, horizon 60 s    frontier = 9 (buckets 7 and 8 unparked)
  *   schedule(runAt in bucket 8)              -> tasks_due (8 < frontier)
- *   schedule(runAt in bucket 30)             -> parked at the end of bucket 30
- *   time reaches bucket 8: loadDue           -> background: unpark bucket 9, frontier = 10
+ *   schedule(runAt in bucket 30)             -> parked, a run (30, [seq]) appended
+ *   time reaches bucket 8: loadDue           -> background: a pass to 10, frontier = 10
  *
- * The frontier lives in memory and starts at 0 on open: until the first loadDue every new
- * task parks, and that first loadDue unparks what it needs. A step that drains the last
- * bucket below its target moves the frontier in the same transaction: new tasks of that
- * bucket keep arriving between two steps under a steady stream of inserts, so a step that
- * only moved rows would be followed by another forever (one extra transaction per insert
- * transaction). If that transaction fails, the frontier goes back (a lower frontier is
- * always safe: more tasks park, and prepare() unparks them before it reads).
+ * A pass reads the whole table, so it is skipped when `floor` shows it has nothing to do:
+ * every run is known to have a bucket >= floor (a pass that ends learns the lowest bucket
+ * it left behind; every run written since lowers it). A row that a run names but that is
+ * no longer parked in that bucket (cancelled, rescheduled, claimed, purged) is left alone:
+ * the move is `WHERE seq = ? AND park_bucket = ?`.
+ *
+ * The frontier and floor live in memory and start at 0 on open: until the first loadDue
+ * every new task parks, and that first loadDue makes a pass. If a step's transaction
+ * fails, the frontier goes back and the floor is forgotten (a lower frontier and a lower
+ * floor are always safe: more tasks park, and more passes run).
  */
+import { decodeSeqs, encodeSeqs } from './seq-runs.js';
 import type { Statements } from './statements.js';
 
 export const BUCKET_MS = 2 ** 26;
-/** Rows unparked per transaction: small enough that one step never stalls the event loop. */
+/** Rows unparked per transaction, about (whole runs are moved): one step never stalls the loop. */
 export const UNPARK_BATCH = 500;
+/** Runs one step reads at most. */
+export const SCAN_RUNS = 1_000;
+/** Seqs one run holds at most, so that moving a run is always a short piece of work. */
+export const MAX_RUN = 256;
 
 export type Submit = <T>(weight: number, apply: () => T) => Promise<T>;
 
@@ -39,8 +60,17 @@ export function bucketOf(time: number): number {
   return Math.floor(time / BUCKET_MS);
 }
 
+/** Where a pass has got to. */
+interface Pass {
+  readonly target: number;
+  cursor: number;
+  /** The lowest bucket of the runs it read and kept. */
+  lowestKept: number;
+}
+
 export class Parking {
   private frontier = 0;
+  private floor = 0;
   private background: Promise<void> | null = null;
 
   constructor(
@@ -54,12 +84,18 @@ export class Parking {
     return bucket >= this.frontier ? bucket : null;
   }
 
+  /** Files rows just parked in `bucket`, by seq; inside the transaction that parked them. */
+  record(bucket: number, seqs: readonly number[]): void {
+    for (let i = 0; i < seqs.length; i += MAX_RUN) this.sql.addRun.run(bucket, encodeSeqs(seqs.slice(i, i + MAX_RUN)));
+    if (bucket < this.floor) this.floor = bucket;
+  }
+
   /** Resolves once no task due before `until` is parked. */
   async prepare(until: number): Promise<void> {
     const required = Number.isFinite(until) ? bucketOf(until - 1) + 1 : Number.POSITIVE_INFINITY;
     if (this.frontier < required) await this.unparkBelow(required);
     if (this.frontier < required + 1 && this.background === null) {
-      // A failed background step is retried by the next loadDue; nothing depends on it.
+      // A failed background pass is retried by the next loadDue; nothing depends on it.
       this.background = this.unparkBelow(required + 1).then(
         () => undefined,
         () => undefined,
@@ -69,24 +105,41 @@ export class Parking {
   }
 
   private async unparkBelow(target: number): Promise<void> {
+    const pass: Pass = { target, cursor: 0, lowestKept: Number.POSITIVE_INFINITY };
     while (this.frontier < target) {
       const before = this.frontier;
       try {
-        await this.submit(UNPARK_BATCH, () => this.step(target));
+        await this.submit(UNPARK_BATCH, () => this.step(pass));
       } catch (error) {
         this.frontier = Math.min(this.frontier, before);
+        this.floor = 0;
         throw error;
       }
     }
   }
 
-  /** One transaction: unpark a batch of the lowest parked bucket; advance the frontier once none is left below target. */
-  private step(target: number): void {
-    let lowest = this.sql.lowestParked.get();
-    if (lowest !== undefined && lowest.park_bucket < target) {
-      if (this.sql.unpark.run(lowest.park_bucket, UNPARK_BATCH).changes === UNPARK_BATCH) return;
-      lowest = this.sql.lowestParked.get();
+  /** One transaction of a pass; moves the frontier to the pass's target once it is done. */
+  private step(pass: Pass): void {
+    if (this.floor < pass.target) {
+      const runs = this.sql.runsAfter.all(pass.cursor, SCAN_RUNS);
+      let moved = 0;
+      for (const [run, bucket, packed] of runs) {
+        pass.cursor = run;
+        if (bucket >= pass.target) {
+          if (bucket < pass.lowestKept) pass.lowestKept = bucket;
+          continue;
+        }
+        const seqs = decodeSeqs(packed);
+        for (const seq of seqs) this.sql.unparkSeq.run(seq, bucket);
+        this.sql.dropRun.run(run);
+        moved += seqs.length;
+        if (moved >= UNPARK_BATCH) return;
+      }
+      if (runs.length === SCAN_RUNS) return;
+      // The end of parked_runs: every run below the target is gone, and the ones left (and
+      // any written later, which lower the floor themselves) are at lowestKept or above.
+      this.floor = pass.lowestKept;
     }
-    if (lowest === undefined || lowest.park_bucket >= target) this.frontier = Math.max(this.frontier, target);
+    this.frontier = Math.max(this.frontier, pass.target);
   }
 }
