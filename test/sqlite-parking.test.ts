@@ -116,10 +116,9 @@ describe('sqlite store: parking far-future tasks', () => {
     const batch = Array.from({ length: 300 }, (_, i) => task(`m${i}`, START + (i % 7) * BUCKET_MS + i));
     await store.schedule(batch, START - 1_000);
     await Promise.all(Array.from({ length: 40 }, (_, i) => store.schedule([task(`s${i}`, START + (i % 3) * BUCKET_MS + 7)], START - 1_000)));
-    // An id that exists: the single path filed a run for a seq no row took.
+    // An id that exists parks nothing; the next row parks in a bucket of its own.
     const [again] = await store.schedule([task('s0', START + 5 * BUCKET_MS)], START - 1_000);
     assert.equal(again?.created, false);
-    // The next row takes that seq, parked in another bucket: the stale run must not move it.
     await store.schedule([task('next', START + 9 * BUCKET_MS)], START - 1_000);
     await store.close();
     assert.equal(parkedRows(path), 341);
@@ -172,5 +171,62 @@ describe('sqlite store: parking far-future tasks', () => {
       ['nearer'],
     );
     await store.close();
+  });
+
+  it('keeps the frontier across a restart: the first loadDue after an open needs no pass', async () => {
+    let store = await openSqliteStore(path, {});
+    await store.schedule([task('far', START + 5 * BUCKET_MS)], START);
+    await loadAll(store, START + 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the background pass to B+2
+    await store.close();
+
+    store = await openSqliteStore(path, {});
+    // Below the stored frontier: straight to the due index, before any loadDue of this open.
+    await store.schedule([task('near', START + BUCKET_MS + 1), task('farther', START + 6 * BUCKET_MS)], START);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    const parked = db.prepare('SELECT id FROM tasks WHERE park_bucket IS NOT NULL ORDER BY id').pluck().all();
+    assert.equal(db.prepare('SELECT frontier FROM parking_state').pluck().get(), B + 2);
+    db.close();
+    assert.deepEqual(parked, ['far', 'farther']);
+
+    store = await openSqliteStore(path, {});
+    assert.deepEqual(
+      (await loadAll(store, Number.POSITIVE_INFINITY)).map((r) => r.id),
+      ['near', 'far', 'farther'],
+    );
+    await store.close();
+    // An unbounded load unparks everything but is not stored: parking resumes after a restart.
+    const after = new Database(path, { readonly: true });
+    assert.equal(after.prepare('SELECT frontier FROM parking_state').pluck().get(), B + 2);
+    after.close();
+  });
+
+  it('files the single schedules of one transaction in one run per bucket', async () => {
+    const store = await openSqliteStore(path, {});
+    await Promise.all(Array.from({ length: 200 }, (_, i) => store.schedule([task(`c${i}`, START + (i % 2) * BUCKET_MS + i)], START - 1_000)));
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    assert.deepEqual(db.prepare('SELECT bucket FROM parked_runs ORDER BY bucket').pluck().all(), [B, B + 1]);
+    db.close();
+    assert.equal(unfiled(path), 0);
+  });
+
+  it('moves a task parked earlier in the transaction whose pass step ends below it straight to the due index', async () => {
+    let store = await openSqliteStore(path, {});
+    await store.schedule([task('old', START + 1_000)], START - 1_000);
+    await store.close();
+    store = await openSqliteStore(path, {});
+    // Same turn, same transaction: the schedule parks (frontier 0), then the pass's only step
+    // reads parked_runs (without the new run, not yet filed) and moves the frontier past it.
+    const scheduled = store.schedule([task('same-turn', START + 2_000)], START);
+    const loaded = store.loadDue(START + 60_000, null, 100);
+    await scheduled;
+    assert.deepEqual(
+      (await loaded).map((r) => r.id),
+      ['old', 'same-turn'],
+    );
+    await store.close();
+    assert.equal(parkedRows(path), 0);
   });
 });

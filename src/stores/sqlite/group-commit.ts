@@ -65,6 +65,11 @@ export class GroupCommit {
     private readonly maxWeight = 4_000,
     /** Backpressure from the checkpointer: false holds the next transaction for a moment. */
     private readonly mayWrite: () => boolean = () => true,
+    /**
+     * Last writes of every transaction, after all its entries and outside their savepoints
+     * (parking's runs, see parking.ts): if it throws, the whole transaction rolls back.
+     */
+    private readonly beforeCommit: () => void = () => undefined,
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
@@ -209,6 +214,7 @@ export class GroupCommit {
         }
       }
       this.writeCounts(total);
+      this.beforeCommit();
       this.commit.run();
       this.committed++;
       return outcomes;

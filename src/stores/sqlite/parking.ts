@@ -7,7 +7,8 @@
  * an insert. So a new task due in a later bucket of BUCKET_MS (2^26 ms, ~18.6 h) is not
  * put in tasks_due: its row says which bucket it is parked in (park_bucket), and the
  * transaction that parks it appends a *run* to parked_runs: the bucket and the seqs it
- * parked there, packed into one BLOB (seq-runs.ts).
+ * parked there, packed into one BLOB (seq-runs.ts), written just before COMMIT, so the
+ * single schedule() calls of one group commit share a run per bucket.
  *
  * Why runs and not an index on (park_bucket, seq), which the schema had until 0003: such
  * an index takes a batch's rows at ~40 places (one per bucket of a 30-day spread), and
@@ -38,10 +39,14 @@
  * no longer parked in that bucket (cancelled, rescheduled, claimed, purged) is left alone:
  * the move is `WHERE seq = ? AND park_bucket = ?`.
  *
- * The frontier and floor live in memory and start at 0 on open: until the first loadDue
- * every new task parks, and that first loadDue makes a pass. If a step's transaction
- * fails, the frontier goes back and the floor is forgotten (a lower frontier and a lower
- * floor are always safe: more tasks park, and more passes run).
+ * The frontier is kept in parking_state, written by the step that moves it, so an open
+ * starts where the last pass ended (0 on a new file: until the first loadDue every new task
+ * parks) and a restart within the same bucket needs no pass before its first loadDue. The
+ * floor starts at the frontier: a pass to the frontier left no run below it, and no run has
+ * been written below it since. If a step's transaction fails, the frontier goes back and
+ * the floor is forgotten (a lower frontier and a lower floor are always safe: more tasks
+ * park, and more passes run). An unbounded loadDue moves the frontier to infinity in
+ * memory only: stored, it would stop all parking for good.
  */
 import { decodeSeqs, encodeSeqs } from './seq-runs.js';
 import type { Statements } from './statements.js';
@@ -69,14 +74,19 @@ interface Pass {
 }
 
 export class Parking {
-  private frontier = 0;
-  private floor = 0;
+  private frontier: number;
+  private floor: number;
   private background: Promise<void> | null = null;
+  /** Seqs parked by the transaction under way, by bucket (record, flush). */
+  private readonly noted = new Map<number, number[]>();
 
   constructor(
     private readonly sql: Statements,
     private readonly submit: Submit,
-  ) {}
+  ) {
+    this.frontier = sql.frontier.get() ?? 0;
+    this.floor = this.frontier;
+  }
 
   /** The bucket to park a new pending task in, or null to file it in tasks_due. */
   bucketFor(runAt: number): number | null {
@@ -84,10 +94,32 @@ export class Parking {
     return bucket >= this.frontier ? bucket : null;
   }
 
-  /** Files rows just parked in `bucket`, by seq; inside the transaction that parked them. */
+  /** Notes rows just parked in `bucket`, by seq; flush() files them when their transaction commits. */
   record(bucket: number, seqs: readonly number[]): void {
-    for (let i = 0; i < seqs.length; i += MAX_RUN) this.sql.addRun.run(bucket, encodeSeqs(seqs.slice(i, i + MAX_RUN)));
-    if (bucket < this.floor) this.floor = bucket;
+    const noted = this.noted.get(bucket);
+    if (noted === undefined) this.noted.set(bucket, [...seqs]);
+    else for (const seq of seqs) noted.push(seq);
+  }
+
+  /**
+   * Files what record() noted, as the last writes of the transaction (GroupCommit's
+   * beforeCommit): one run per bucket for every write of the transaction, not one per call.
+   * A bucket the frontier has passed since (a pass ended in this same transaction) is not
+   * filed but moved to tasks_due at once. Seqs of writes that were rolled back (a failed
+   * entry, or a transaction that never got here) name rows that do not exist or are not
+   * parked in that bucket, which every move passes over.
+   */
+  flush(): void {
+    if (this.noted.size === 0) return;
+    for (const [bucket, seqs] of this.noted) {
+      if (bucket < this.frontier) {
+        for (const seq of seqs) this.sql.unparkSeq.run(seq, bucket);
+        continue;
+      }
+      for (let i = 0; i < seqs.length; i += MAX_RUN) this.sql.addRun.run(bucket, encodeSeqs(seqs.slice(i, i + MAX_RUN)));
+      if (bucket < this.floor) this.floor = bucket;
+    }
+    this.noted.clear();
   }
 
   /** Resolves once no task due before `until` is parked. */
@@ -140,6 +172,9 @@ export class Parking {
       // any written later, which lower the floor themselves) are at lowestKept or above.
       this.floor = pass.lowestKept;
     }
-    this.frontier = Math.max(this.frontier, pass.target);
+    if (pass.target > this.frontier) {
+      this.frontier = pass.target;
+      if (Number.isFinite(pass.target)) this.sql.setFrontier.run(pass.target);
+    }
   }
 }

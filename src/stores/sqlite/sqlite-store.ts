@@ -66,6 +66,7 @@ export class SqliteStore implements TaskStore {
       (error) => translate(error, path, 'write'),
       4_000,
       () => connection.mayWrite(),
+      () => this.parking.flush(),
     );
     this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply));
     this.inserter = new TaskInserter(this.db, (bucket, seqs) => this.parking.record(bucket, seqs));
@@ -82,16 +83,7 @@ export class SqliteStore implements TaskStore {
       (counts): ScheduleOutcome[] => {
         const { backoff } = task;
         const parkBucket = this.parking.bucketFor(task.runAt);
-        // A task that parks gets its seq here and its run first: if the insert then fails or
-        // finds the id taken, the run names a seq no row has, which an unpark passes over.
-        // So the insert stays the one statement that matters, and needs no savepoint.
-        let seq: number | null = null;
-        if (parkBucket !== null) {
-          seq = (this.sql.maxSeq.get() ?? 0) + 1;
-          this.parking.record(parkBucket, [seq]);
-        }
         const { changes, lastInsertRowid } = this.sql.insert.run(
-          seq,
           task.id,
           task.topic,
           task.runAt,
@@ -111,7 +103,9 @@ export class SqliteStore implements TaskStore {
           const existing = this.sql.runAtOf.get(task.id);
           return [{ id: task.id, runAt: existing?.run_at ?? task.runAt, created: false, ref: null }];
         }
-        seq = Number(lastInsertRowid);
+        const seq = Number(lastInsertRowid);
+        // Not a write: the run is filed when the transaction commits (Parking.flush).
+        if (parkBucket !== null) this.parking.record(parkBucket, [seq]);
         counts.add(task.topic, 'pending', +1);
         return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, seq) }];
       },

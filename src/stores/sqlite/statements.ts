@@ -8,8 +8,8 @@ import type { TaskState } from '../../core/task/model.js';
 import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskRow } from './rows.js';
 
 
-/** seq (null: the next), id, topic, runAt, dueAt (runAt or null), parkBucket (null or a bucket), maxAttempts, ttrMs, backoff base, factor, max, jitter, createdAt, updatedAt, payload. */
-export type InsertParams = [number | null, string, string, number, number | null, number | null, number, number, number, number, number, number, number, number, string];
+/** id, topic, runAt, dueAt (runAt or null), parkBucket (null or a bucket), maxAttempts, ttrMs, backoff base, factor, max, jitter, createdAt, updatedAt, payload. */
+export type InsertParams = [string, string, number, number | null, number | null, number, number, number, number, number, number, number, number, string];
 
 /**
  * What a claim reads, as an array (raw mode): seq, topic, state, run_at, attempts,
@@ -31,7 +31,6 @@ type Stmt<P extends unknown[], R = never> = Database.Statement<P, R>;
 
 export interface Statements {
   readonly insert: Stmt<InsertParams, never>;
-  readonly maxSeq: Stmt<[], number | null>;
   readonly runAtOf: Stmt<[string], { run_at: number }>;
   readonly control: Stmt<[string], ControlRow>;
   readonly full: Stmt<[string], TaskRow>;
@@ -49,6 +48,8 @@ export interface Statements {
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
   readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
   readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
+  readonly frontier: Stmt<[], number>;
+  readonly setFrontier: Stmt<[number], never>;
   readonly addRun: Stmt<[number, Buffer], never>;
   readonly runsAfter: Stmt<[number, number], ParkedRun>;
   readonly unparkSeq: Stmt<[number, number], never>;
@@ -60,13 +61,11 @@ export function prepareStatements(db: Database.Database): Statements {
   return {
     // Positional parameters: binding an object per row costs ~5% of a batch insert.
     insert: db.prepare<InsertParams, never>(
-      `INSERT INTO tasks (seq, id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms,
+      `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms,
                           backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
-       VALUES (?, ?, ?, 'pending', ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       VALUES (?, ?, 'pending', ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO NOTHING`,
     ),
-    // The last rowid, read from the right edge of the table's b-tree.
-    maxSeq: db.prepare<[], number | null>('SELECT max(seq) FROM tasks').pluck(),
     runAtOf: db.prepare<[string], { run_at: number }>('SELECT run_at FROM tasks WHERE id = ?'),
     control: db.prepare<[string], ControlRow>(`SELECT ${CONTROL_COLUMNS} FROM tasks WHERE id = ?`),
     full: db.prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`),
@@ -119,6 +118,8 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
 
     // Parking (parking.ts): filing runs of parked seqs, reading them in order, moving their rows to tasks_due.
+    frontier: db.prepare<[], number>('SELECT frontier FROM parking_state WHERE id = 1').pluck(),
+    setFrontier: db.prepare<[number], never>('UPDATE parking_state SET frontier = ? WHERE id = 1'),
     addRun: db.prepare<[number, Buffer], never>('INSERT INTO parked_runs (bucket, seqs) VALUES (?, ?)'),
     runsAfter: db.prepare<[number, number], ParkedRun>('SELECT run, bucket, seqs FROM parked_runs WHERE run > ? ORDER BY run LIMIT ?').raw(),
     // Only a row still parked in the run's bucket: a cancel, a reschedule or a claim may have moved it since.

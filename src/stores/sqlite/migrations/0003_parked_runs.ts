@@ -7,6 +7,10 @@
  * AUTOINCREMENT: a pass over parked_runs walks it in run order and must meet every run
  * written after its cursor, so a run number is never reused, not even after the run
  * holding the highest one was deleted.
+ *
+ * parking_state keeps the frontier (the first bucket that may hold parked tasks) across
+ * restarts: without it, the first loadDue after an open would have to read every run
+ * before it could answer (seconds with millions of single-task runs).
  */
 import type Database from 'better-sqlite3';
 import { encodeSeqs } from '../seq-runs.js';
@@ -20,6 +24,13 @@ CREATE TABLE parked_runs (
   bucket INTEGER NOT NULL,
   seqs   BLOB    NOT NULL
 );
+
+CREATE TABLE parking_state (
+  id       INTEGER PRIMARY KEY CHECK (id = 1),
+  frontier INTEGER NOT NULL
+);
+
+INSERT INTO parking_state (id, frontier) VALUES (1, 0);
 `;
 
 export function apply(db: Database.Database): void {
