@@ -3,7 +3,10 @@
  *
  * The SQLite store through the library API (DelayQueue), on files in a temp dir that is
  * deleted afterwards:
- *   a. scheduleMany in batches of 1,000, one batch at a time: tasks/s
+ *   a. scheduleMany in batches of 1,000, one batch at a time: tasks/s. Run twice on fresh
+ *      files: first as the process's first work (V8 still compiling the insert path: the
+ *      first 50,000 tasks go ~20-25% slower than the rest), then again, which is the
+ *      figure the target applies to; both are reported
  *   b. 1,000 concurrent single schedule() calls, wave after wave (group commit): tasks/s
  *   c. N pending tasks (default 10,000,000; delays 1 h .. 30 d): insert time, file size, RSS
  *   d. with those N pending, 50,000 tasks due within a 5 s window delivered through work():
@@ -66,8 +69,8 @@ async function open(dir: string, name: string, synchronous: 'NORMAL' | 'FULL'): 
   return { q: await DelayQueue.open({ store: `sqlite:${path}`, storeOptions: { synchronous } }), path };
 }
 
-async function batched(dir: string, n: number, synchronous: 'NORMAL' | 'FULL'): Promise<number> {
-  const { q } = await open(dir, 'batched.db', synchronous);
+async function batched(dir: string, n: number, synchronous: 'NORMAL' | 'FULL', name = 'batched.db'): Promise<number> {
+  const { q } = await open(dir, name, synchronous);
   const start = performance.now();
   for (let i = 0; i < n; i += 1_000) await q.scheduleMany(farInputs(Math.min(1_000, n - i), 'b', i));
   const rate = n / ((performance.now() - start) / 1000);
@@ -189,8 +192,9 @@ export async function run(args: string[]): Promise<void> {
   try {
     if (only !== null) {
       if (only.includes('a')) {
+        const cold = await batched(dir, batchedN, synchronous, 'batched-cold.db');
         const rate = await batched(dir, batchedN, synchronous);
-        console.log(`  a. scheduleMany x1,000: ${Math.round(rate).toLocaleString('en-US')} tasks/s`);
+        console.log(`  a. scheduleMany x1,000: ${Math.round(rate).toLocaleString('en-US')} tasks/s (first run of the process: ${Math.round(cold).toLocaleString('en-US')})`);
       }
       if (only.includes('b')) {
         const rate = await singles(dir, singlesN, synchronous);
@@ -198,8 +202,9 @@ export async function run(args: string[]): Promise<void> {
       }
       return;
     }
+    const coldBatchedRate = await batched(dir, batchedN, synchronous, 'batched-cold.db');
     const batchedRate = await batched(dir, batchedN, synchronous);
-    console.log(`  a. scheduleMany x1,000: ${Math.round(batchedRate).toLocaleString('en-US')} tasks/s`);
+    console.log(`  a. scheduleMany x1,000: ${Math.round(batchedRate).toLocaleString('en-US')} tasks/s (first run of the process: ${Math.round(coldBatchedRate).toLocaleString('en-US')})`);
     const singlesRate = await singles(dir, singlesN, synchronous);
     console.log(`  b. 1,000 concurrent schedule(): ${Math.round(singlesRate).toLocaleString('en-US')} tasks/s`);
     const p = await pendingAndDue(dir, pending, due, synchronous);
@@ -214,6 +219,7 @@ export async function run(args: string[]): Promise<void> {
       columns: ['measure', 'value', 'target', 'met'],
       rows: [
         ['a. scheduleMany, batches of 1,000 (tasks/s)', batchedRate, '>= 200,000', pass(batchedRate >= 200_000)],
+        ['a. same, first run of the process (JIT cold) (tasks/s)', coldBatchedRate, null, null],
         ['b. 1,000 concurrent schedule() calls (tasks/s)', singlesRate, '>= 30,000', pass(singlesRate >= 30_000)],
         [`c. insert ${pending.toLocaleString('en-US')} pending (s)`, p.seconds, null, null],
         ['c. insert rate (tasks/s)', pending / p.seconds, null, null],
