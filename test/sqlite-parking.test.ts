@@ -229,4 +229,22 @@ describe('sqlite store: parking far-future tasks', () => {
     await store.close();
     assert.equal(parkedRows(path), 0);
   });
+
+  it('takes another bucket width only while nothing is parked, and keeps it in the file', async () => {
+    let store = await openSqliteStore(path, { parkBucketMs: 1_000 });
+    await store.schedule([task('soon', START + 5_500)], START);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    assert.deepEqual(db.prepare('SELECT park_bucket FROM tasks').pluck().all(), [bucketOf(START + 5_500, 1_000)]);
+    db.close();
+    // A task is parked under 1,000 ms buckets: another width is refused, and the file let go.
+    await assert.rejects(openSqliteStore(path, { parkBucketMs: 2_000 }), (error: unknown) => {
+      assert.equal((error as { code?: string }).code, 'INVALID_OPTION');
+      return true;
+    });
+    // Without the option the file keeps its own width: loading 6 s ahead unparks the task.
+    store = await openSqliteStore(path, {});
+    assert.deepEqual((await loadAll(store, START + 6_000)).map((r) => r.id), ['soon']);
+    await store.close();
+  });
 });

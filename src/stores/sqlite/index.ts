@@ -5,13 +5,19 @@ import { DelayQError } from '../../core/errors.js';
 import type { TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
 import { openConnection } from './connection.js';
+import { chooseBucketWidth } from './parking.js';
 import { SqliteStore } from './sqlite-store.js';
 
 export const DEFAULT_HORIZON_MS = 60_000;
 /** Page cache: enough for the hot end of the due index; RSS stays flat with millions of rows. */
 const CACHE_KIB = 32 * 1024;
 
-export async function openSqliteStore(path: string, options: StoreOptions): Promise<TaskStore> {
+export interface SqliteStoreOptions extends StoreOptions {
+  /** Tests only: the park bucket width of a file with nothing parked (default 2^26 ms; see parking.ts). */
+  parkBucketMs?: number;
+}
+
+export async function openSqliteStore(path: string, options: SqliteStoreOptions): Promise<TaskStore> {
   const horizonMs = options.horizonMs ?? DEFAULT_HORIZON_MS;
   if (!Number.isInteger(horizonMs) || horizonMs < 1_000)
     throw new DelayQError('INVALID_OPTION', `horizonMs: must be an integer >= 1000 (got ${String(horizonMs)})`, { field: 'horizonMs' });
@@ -19,5 +25,13 @@ export async function openSqliteStore(path: string, options: StoreOptions): Prom
   if (synchronous !== 'NORMAL' && synchronous !== 'FULL')
     throw new DelayQError('INVALID_OPTION', `synchronous: must be 'NORMAL' or 'FULL' (got ${String(synchronous)})`, { field: 'synchronous' });
   const connection = openConnection(path, { synchronous, cacheKiB: CACHE_KIB });
+  if (options.parkBucketMs !== undefined) {
+    try {
+      chooseBucketWidth(connection.db, options.parkBucketMs);
+    } catch (error) {
+      await connection.close();
+      throw error;
+    }
+  }
   return new SqliteStore(connection, path, horizonMs);
 }

@@ -48,9 +48,12 @@
  * park, and more passes run). An unbounded loadDue moves the frontier to infinity in
  * memory only: stored, it would stop all parking for good.
  */
+import type Database from 'better-sqlite3';
+import { DelayQError } from '../../core/errors.js';
 import { decodeSeqs, encodeSeqs } from './seq-runs.js';
 import type { Statements } from './statements.js';
 
+/** The width of a bucket in a file created with the defaults (parking_state.bucket_ms). */
 export const BUCKET_MS = 2 ** 26;
 /** Rows unparked per transaction, about (whole runs are moved): one step never stalls the loop. */
 export const UNPARK_BATCH = 500;
@@ -61,8 +64,31 @@ export const MAX_RUN = 256;
 
 export type Submit = <T>(weight: number, apply: () => T) => Promise<T>;
 
-export function bucketOf(time: number): number {
-  return Math.floor(time / BUCKET_MS);
+export function bucketOf(time: number, bucketMs = BUCKET_MS): number {
+  return Math.floor(time / bucketMs);
+}
+
+/**
+ * Gives a file another bucket width, for tests that want parking to happen within seconds
+ * (the crash test). Only while nothing is parked: bucket numbers already written mean
+ * something only with the width they were computed with. The frontier starts over at 0.
+ */
+export function chooseBucketWidth(db: Database.Database, bucketMs: number): void {
+  if (!Number.isInteger(bucketMs) || bucketMs < 1)
+    throw new DelayQError('INVALID_OPTION', `parkBucketMs: must be a positive integer (got ${String(bucketMs)})`, { field: 'parkBucketMs' });
+  db.transaction(() => {
+    const current = db.prepare<[], number>('SELECT bucket_ms FROM parking_state WHERE id = 1').pluck().get();
+    if (current === bucketMs) return;
+    const parked = db
+      .prepare<[], number>('SELECT EXISTS (SELECT 1 FROM parked_runs) OR EXISTS (SELECT 1 FROM tasks WHERE park_bucket IS NOT NULL)')
+      .pluck()
+      .get();
+    if (parked)
+      throw new DelayQError('INVALID_OPTION', `parkBucketMs: this file parks tasks in buckets of ${String(current)} ms and holds parked tasks`, {
+        field: 'parkBucketMs',
+      });
+    db.prepare('UPDATE parking_state SET bucket_ms = ?, frontier = 0 WHERE id = 1').run(bucketMs);
+  }).immediate();
 }
 
 /** Where a pass has got to. */
@@ -76,6 +102,8 @@ interface Pass {
 export class Parking {
   private frontier: number;
   private floor: number;
+  /** The file's bucket width: 2^26 ms unless it was created for a test with another. */
+  private readonly bucketMs: number;
   private background: Promise<void> | null = null;
   /** Seqs parked by the transaction under way, by bucket (record, flush). */
   private readonly noted = new Map<number, number[]>();
@@ -84,13 +112,15 @@ export class Parking {
     private readonly sql: Statements,
     private readonly submit: Submit,
   ) {
-    this.frontier = sql.frontier.get() ?? 0;
+    const state = sql.parkingState.get();
+    this.frontier = state?.frontier ?? 0;
     this.floor = this.frontier;
+    this.bucketMs = state?.bucket_ms ?? BUCKET_MS;
   }
 
   /** The bucket to park a new pending task in, or null to file it in tasks_due. */
   bucketFor(runAt: number): number | null {
-    const bucket = bucketOf(runAt);
+    const bucket = bucketOf(runAt, this.bucketMs);
     return bucket >= this.frontier ? bucket : null;
   }
 
@@ -124,7 +154,7 @@ export class Parking {
 
   /** Resolves once no task due before `until` is parked. */
   async prepare(until: number): Promise<void> {
-    const required = Number.isFinite(until) ? bucketOf(until - 1) + 1 : Number.POSITIVE_INFINITY;
+    const required = Number.isFinite(until) ? bucketOf(until - 1, this.bucketMs) + 1 : Number.POSITIVE_INFINITY;
     if (this.frontier < required) await this.unparkBelow(required);
     if (this.frontier < required + 1 && this.background === null) {
       // A failed background pass is retried by the next loadDue; nothing depends on it.

@@ -48,7 +48,7 @@ export interface Statements {
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
   readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
   readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
-  readonly frontier: Stmt<[], number>;
+  readonly parkingState: Stmt<[], { frontier: number; bucket_ms: number }>;
   readonly setFrontier: Stmt<[number], never>;
   readonly addRun: Stmt<[number, Buffer], never>;
   readonly runsAfter: Stmt<[number, number], ParkedRun>;
@@ -118,7 +118,7 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
 
     // Parking (parking.ts): filing runs of parked seqs, reading them in order, moving their rows to tasks_due.
-    frontier: db.prepare<[], number>('SELECT frontier FROM parking_state WHERE id = 1').pluck(),
+    parkingState: db.prepare<[], { frontier: number; bucket_ms: number }>('SELECT frontier, bucket_ms FROM parking_state WHERE id = 1'),
     setFrontier: db.prepare<[number], never>('UPDATE parking_state SET frontier = ? WHERE id = 1'),
     addRun: db.prepare<[number, Buffer], never>('INSERT INTO parked_runs (bucket, seqs) VALUES (?, ?)'),
     runsAfter: db.prepare<[number, number], ParkedRun>('SELECT run, bucket, seqs FROM parked_runs WHERE run > ? ORDER BY run LIMIT ?').raw(),

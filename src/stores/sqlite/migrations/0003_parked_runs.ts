@@ -10,7 +10,9 @@
  *
  * parking_state keeps the frontier (the first bucket that may hold parked tasks) across
  * restarts: without it, the first loadDue after an open would have to read every run
- * before it could answer (seconds with millions of single-task runs).
+ * before it could answer. It also keeps the width of a bucket (2^26 ms; the bucket
+ * numbers in tasks, runs and frontier only mean something with the width they were
+ * computed with), which the index-based parking before 0003 used as well.
  */
 import type Database from 'better-sqlite3';
 import { encodeSeqs } from '../seq-runs.js';
@@ -26,11 +28,12 @@ CREATE TABLE parked_runs (
 );
 
 CREATE TABLE parking_state (
-  id       INTEGER PRIMARY KEY CHECK (id = 1),
-  frontier INTEGER NOT NULL
+  id        INTEGER PRIMARY KEY CHECK (id = 1),
+  frontier  INTEGER NOT NULL,
+  bucket_ms INTEGER NOT NULL CHECK (bucket_ms >= 1)
 );
 
-INSERT INTO parking_state (id, frontier) VALUES (1, 0);
+INSERT INTO parking_state (id, frontier, bucket_ms) VALUES (1, 0, 67108864);
 `;
 
 export function apply(db: Database.Database): void {
