@@ -31,6 +31,24 @@ function insertRaw(db: Database.Database, id: string, state: string): void {
   ).run(id, state, T0 + 1_000, T0 + 1_000, T0, T0);
 }
 
+/** A version 2 file (the index tasks_parked, no runs) holding n pending tasks, task i parked in bucketOfTask(i). */
+function writeVersion2(path: string, n: number, bucketOfTask: (i: number) => number): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`application_id = ${APPLICATION_ID}`);
+  db.exec(v1);
+  dropStateCheck(db);
+  db.pragma('user_version = 2');
+  const park = db.prepare(
+    `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms, backoff_base_ms,
+                        backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
+     VALUES (?, 't', 'pending', ?, NULL, ?, 0, 3, 5000, 1000, 2, 60000, 0.2, ?, ?, '{}')`,
+  );
+  for (let i = 0; i < n; i++) park.run(`p${i}`, bucketOfTask(i) * BUCKET_MS + i, bucketOfTask(i), T0, T0);
+  db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', ?)").run(n);
+  db.close();
+}
+
 describe('sqlite store: migrations', () => {
   let dir: string;
   let path: string;
@@ -87,25 +105,9 @@ describe('sqlite store: migrations', () => {
   });
 
   it('upgrades a version 2 database with parked rows: every one filed in a run, tasks_parked gone', async () => {
-    const db = new Database(path);
-    db.pragma('journal_mode = WAL');
-    db.pragma(`application_id = ${APPLICATION_ID}`);
-    db.exec(v1);
-    dropStateCheck(db);
-    db.pragma('user_version = 2');
-    const bucket = bucketOf(T0) + 3;
-    const park = db.prepare(
-      `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms, backoff_base_ms,
-                          backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
-       VALUES (?, 't', 'pending', ?, NULL, ?, 0, 3, 5000, 1000, 2, 60000, 0.2, ?, ?, '{}')`,
-    );
     // More than one run's worth in one bucket, a few in another, interleaved by seq.
-    for (let i = 0; i < 600; i++) {
-      const b = i % 10 === 0 ? bucket + 1 : bucket;
-      park.run(`p${i}`, b * BUCKET_MS + i, b, T0, T0);
-    }
-    db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', 600)").run();
-    db.close();
+    const bucket = bucketOf(T0) + 3;
+    writeVersion2(path, 600, (i) => (i % 10 === 0 ? bucket + 1 : bucket));
 
     const store = await openSqliteStore(path, {});
     const seen: string[] = [];
@@ -125,19 +127,8 @@ describe('sqlite store: migrations', () => {
   });
 
   it('builds runs that name each parked row of version 2 once, under its own bucket', async () => {
-    const db = new Database(path);
-    db.pragma(`application_id = ${APPLICATION_ID}`);
-    db.exec(v1);
-    dropStateCheck(db);
-    db.pragma('user_version = 2');
     const bucket = bucketOf(T0) + 3;
-    const park = db.prepare(
-      `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms, backoff_base_ms,
-                          backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
-       VALUES (?, 't', 'pending', ?, NULL, ?, 0, 3, 5000, 1000, 2, 60000, 0.2, ?, ?, '{}')`,
-    );
-    for (let i = 0; i < 600; i++) park.run(`p${i}`, (bucket + (i % 3)) * BUCKET_MS, bucket + (i % 3), T0, T0);
-    db.close();
+    writeVersion2(path, 600, (i) => bucket + (i % 3));
     const store = await openSqliteStore(path, {});
     await store.close();
 

@@ -21,8 +21,8 @@
  * binds those and the time once, by name, instead of on every row: 7 values a row, not 15.
  * At most sixteen statements (eight sizes, two variants).
  *
- * The created rows that park (parking.ts) are filed afterwards, one run per bucket they
- * went to: ~40 short rows for a batch with delays spread over 30 days.
+ * The seq of each created row that parks is noted with Parking.record, which files the
+ * transaction's runs at COMMIT: ~40 short rows for batches with delays over 30 days.
  */
 import type Database from 'better-sqlite3';
 import type { ScheduleOutcome } from '../../core/ports.js';
@@ -42,8 +42,19 @@ const SHARED_ROW = "(?, ?, ?, 'pending', ?, ?, ?, 0, @maxAttempts, @ttrMs, @base
 
 type Insert = Database.Statement<unknown[], never>;
 type BucketFor = (runAt: number) => number | null;
-/** Files the seqs of rows just parked in a bucket (Parking.record). */
-type RecordParked = (bucket: number, seqs: readonly number[]) => void;
+/** Notes the seq of a row just parked in a bucket (Parking.record). */
+type RecordParked = (bucket: number, seq: number) => void;
+
+/** What the chunks of one insert call share. */
+interface Batch {
+  readonly tasks: readonly NewTaskRecord[];
+  /** The seq of tasks[0]; tasks[i] gets firstSeq + i. */
+  readonly firstSeq: number;
+  readonly now: number;
+  readonly bucketFor: BucketFor;
+  /** The park bucket each task got (NaN: filed in tasks_due), noted as its row is bound. */
+  readonly parkedIn: Float64Array;
+}
 
 export class TaskInserter {
   private readonly inserts = new Map<number, Insert>();
@@ -67,17 +78,13 @@ export class TaskInserter {
    */
   insert(tasks: readonly NewTaskRecord[], now: number, bucketFor: BucketFor, counts: CountDeltas): ScheduleOutcome[] {
     const outcomes = new Array<ScheduleOutcome>(tasks.length);
-    const firstSeq = (this.maxSeq.get() ?? 0) + 1;
-    // The park bucket of each task (NaN: filed in tasks_due), as the insert decided it.
-    const parkedIn = new Float64Array(tasks.length);
-    const parked = new Map<number, number[]>();
+    const batch: Batch = { tasks, firstSeq: (this.maxSeq.get() ?? 0) + 1, now, bucketFor, parkedIn: new Float64Array(tasks.length) };
+    const { firstSeq, parkedIn } = batch;
     let topic = '';
     let created = 0;
     for (let start = 0; start < tasks.length; ) {
       const size = chunkSize(tasks.length - start);
-      const { changes } = sameSettings(tasks, start, size)
-        ? this.insertShared(tasks, start, size, firstSeq, now, bucketFor, parkedIn)
-        : this.insertEach(tasks, start, size, firstSeq, now, bucketFor, parkedIn);
+      const { changes } = sameSettings(tasks, start, size) ? this.insertShared(batch, start, size) : this.insertEach(batch, start, size);
       // Which rows of this chunk were created: all of them, or those whose seq is now taken.
       let taken: Set<number> | null = null;
       if (changes < size) taken = new Set(changes === 0 ? [] : this.seqsIn.all(firstSeq + start, firstSeq + start + size));
@@ -91,12 +98,7 @@ export class TaskInserter {
             created = 0;
           }
           created++;
-          const bucket = parkedIn[i]!;
-          if (!Number.isNaN(bucket)) {
-            const seqs = parked.get(bucket);
-            if (seqs === undefined) parked.set(bucket, [seq]);
-            else seqs.push(seq);
-          }
+          if (!Number.isNaN(parkedIn[i]!)) this.recordParked(parkedIn[i]!, seq);
           outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, seq) };
         } else {
           outcomes[i] = { id: task.id, runAt: this.runAtOf.get(task.id) ?? task.runAt, created: false, ref: null };
@@ -105,25 +107,17 @@ export class TaskInserter {
       start += size;
     }
     if (created > 0) counts.add(topic, 'pending', created);
-    for (const [bucket, seqs] of parked) this.recordParked(bucket, seqs);
     return outcomes;
   }
 
-  private insertEach(
-    tasks: readonly NewTaskRecord[],
-    start: number,
-    size: number,
-    firstSeq: number,
-    now: number,
-    bucketFor: BucketFor,
-    parkedIn: Float64Array,
-  ): Database.RunResult {
+  private insertEach(batch: Batch, start: number, size: number): Database.RunResult {
     const params = new Array<unknown>(size * ROW_PARAMS);
+    const { tasks, now } = batch;
     let p = 0;
     for (let i = start; i < start + size; i++) {
       const task = tasks[i]!;
       const { backoff } = task;
-      p = putRowHead(params, p, task, firstSeq + i, bucketFor, parkedIn, i);
+      p = putRowHead(params, p, batch, i);
       params[p++] = task.maxAttempts;
       params[p++] = task.ttrMs;
       params[p++] = backoff.baseMs;
@@ -137,21 +131,13 @@ export class TaskInserter {
     return this.statement(this.inserts, ROW, size).run(...params);
   }
 
-  private insertShared(
-    tasks: readonly NewTaskRecord[],
-    start: number,
-    size: number,
-    firstSeq: number,
-    now: number,
-    bucketFor: BucketFor,
-    parkedIn: Float64Array,
-  ): Database.RunResult {
+  private insertShared(batch: Batch, start: number, size: number): Database.RunResult {
     const params = new Array<unknown>(size * SHARED_ROW_PARAMS + 1);
+    const { tasks, now } = batch;
     let p = 0;
     for (let i = start; i < start + size; i++) {
-      const task = tasks[i]!;
-      p = putRowHead(params, p, task, firstSeq + i, bucketFor, parkedIn, i);
-      params[p++] = task.payload;
+      p = putRowHead(params, p, batch, i);
+      params[p++] = tasks[i]!.payload;
     }
     const { maxAttempts, ttrMs, backoff } = tasks[start]!;
     params[p] = { maxAttempts, ttrMs, baseMs: backoff.baseMs, factor: backoff.factor, maxMs: backoff.maxMs, jitter: backoff.jitter, now };
@@ -193,13 +179,15 @@ function chunkSize(left: number): number {
 }
 
 /**
- * The columns every insert form starts with (seq, id, topic, run_at, due_at, park_bucket);
- * notes the park bucket (or NaN) in parkedIn[index]; returns the next parameter index.
+ * The columns every insert form starts with (seq, id, topic, run_at, due_at, park_bucket)
+ * for batch.tasks[index]; notes its park bucket (or NaN) in batch.parkedIn; returns the
+ * next parameter index.
  */
-function putRowHead(params: unknown[], at: number, task: NewTaskRecord, seq: number, bucketFor: BucketFor, parkedIn: Float64Array, index: number): number {
-  const parkBucket = bucketFor(task.runAt);
-  parkedIn[index] = parkBucket ?? Number.NaN;
-  params[at] = seq;
+function putRowHead(params: unknown[], at: number, batch: Batch, index: number): number {
+  const task = batch.tasks[index]!;
+  const parkBucket = batch.bucketFor(task.runAt);
+  batch.parkedIn[index] = parkBucket ?? Number.NaN;
+  params[at] = batch.firstSeq + index;
   params[at + 1] = task.id;
   params[at + 2] = task.topic;
   params[at + 3] = task.runAt;

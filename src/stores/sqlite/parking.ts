@@ -124,11 +124,11 @@ export class Parking {
     return bucket >= this.frontier ? bucket : null;
   }
 
-  /** Notes rows just parked in `bucket`, by seq; flush() files them when their transaction commits. */
-  record(bucket: number, seqs: readonly number[]): void {
+  /** Notes a row just parked in `bucket`, by seq; flush() files it when its transaction commits. */
+  record(bucket: number, seq: number): void {
     const noted = this.noted.get(bucket);
-    if (noted === undefined) this.noted.set(bucket, [...seqs]);
-    else for (const seq of seqs) noted.push(seq);
+    if (noted === undefined) this.noted.set(bucket, [seq]);
+    else noted.push(seq);
   }
 
   /**

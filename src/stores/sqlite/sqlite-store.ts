@@ -69,7 +69,7 @@ export class SqliteStore implements TaskStore {
       () => this.parking.flush(),
     );
     this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply));
-    this.inserter = new TaskInserter(this.db, (bucket, seqs) => this.parking.record(bucket, seqs));
+    this.inserter = new TaskInserter(this.db, (bucket, seq) => this.parking.record(bucket, seq));
   }
 
   // ---------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ export class SqliteStore implements TaskStore {
         }
         const seq = Number(lastInsertRowid);
         // Not a write: the run is filed when the transaction commits (Parking.flush).
-        if (parkBucket !== null) this.parking.record(parkBucket, [seq]);
+        if (parkBucket !== null) this.parking.record(parkBucket, seq);
         counts.add(task.topic, 'pending', +1);
         return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, seq) }];
       },
