@@ -163,7 +163,7 @@ describe('sqlite store: parking far-future tasks', () => {
     await store.schedule([task('far', START + 6 * BUCKET_MS)], START);
     // This pass leaves "far" (bucket B+6) parked and learns that nothing lower is.
     assert.equal((await loadAll(store, START + 60_000)).length, 0);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the background pass to B+2
+    await new Promise((resolve) => setImmediate(resolve)); // the background pass to B+2: one step, run by the next flush
     // Parks in B+3, below what the floor said: the move to B+4 must still find it.
     await store.schedule([task('nearer', START + 3 * BUCKET_MS + 1)], START);
     assert.deepEqual(
@@ -177,7 +177,7 @@ describe('sqlite store: parking far-future tasks', () => {
     let store = await openSqliteStore(path, {});
     await store.schedule([task('far', START + 5 * BUCKET_MS)], START);
     await loadAll(store, START + 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the background pass to B+2
+    await new Promise((resolve) => setImmediate(resolve)); // the background pass to B+2: one step, run by the next flush
     await store.close();
 
     store = await openSqliteStore(path, {});
