@@ -41,8 +41,6 @@ const KEEP_MS = 100;
  * task costs fewer script calls for its take and, later, for its ack.
  */
 const TAKE_SHARE = 16;
-/** A consumer taking at least this many tasks at once gets its next batch prefetched (refill). */
-const REFILL_MIN = 8;
 
 export interface SharedParts {
   readonly keeper: LeaseKeeper;
@@ -62,8 +60,6 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   /** Per topic: tasks reserved by promote for this process's consumers, not yet taken. */
   private readonly handed = new Map<string, TaskRecord[]>();
   private readonly releaseTimers = new Map<string, NodeJS.Timeout>();
-  /** Per topic: the background take in flight for a consumer draining a backlog (refill). */
-  private readonly refills = new Map<string, Promise<void>>();
   /** Where the next take starts among the flagged shards (rotates so every shard is drained). */
   private takeRotor = 0;
 
@@ -159,15 +155,32 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
       if (handed && handed.length > 0 && ttrMs === undefined) {
         const records = handed.splice(0, want);
         if (handed.length === 0) this.handed.delete(topic);
-        this.refill(topic, want, now);
         return records;
       }
-      const { claimed, retryAt } = await this.takeBatch(topic, fetch, now(), ttrMs, `${nonce}${(attempt++).toString(36)}.`);
+      // Several shards that may hold ready ids are asked at once, for a share of `fetch`
+      // each (at least TAKE_SHARE), starting at a rotating shard so none is left behind.
+      const flagged = this.waiters.candidates(topic);
+      const count = Math.min(flagged.length, Math.max(1, Math.ceil(fetch / TAKE_SHARE)));
+      const start = flagged.length === 0 ? 0 : this.takeRotor++ % flagged.length;
+      const shards = Array.from({ length: count }, (_, i) => flagged[(start + i) % flagged.length]!);
+      const at = now();
+      const epoch = this.waiters.epoch(topic);
+      const takes = await Promise.all(
+        shards.map((shard, i) => {
+          const share = Math.floor(fetch / shards.length) + (i < fetch % shards.length ? 1 : 0);
+          return takeScript(this.client, this.shard(shard), topic, at, share, ttrMs, `${nonce}${(attempt++).toString(36)}.`);
+        }),
+      );
+      let retryAt = 0;
+      const claimed: TaskRecord[] = [];
+      takes.forEach((taken, i) => {
+        const shard = shards[i]!;
+        this.waiters.update(topic, shard, taken.remaining > 0 || taken.retryAt > 0, epoch);
+        if (taken.retryAt > 0) retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
+        for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
+      });
       if (claimed.length > want) this.keep(topic, claimed.splice(want));
-      if (claimed.length > 0) {
-        if (ttrMs === undefined) this.refill(topic, want, now);
-        return claimed;
-      }
+      if (claimed.length > 0) return claimed;
       if (signal.aborted) return [];
       if (this.waiters.candidates(topic).length > 0 && retryAt === 0) continue;
       // Waiting with the default ttr: promotions may reserve for us directly (promoteShard).
@@ -178,62 +191,6 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
         if (ttrMs === undefined) this.waitingWant.set(topic, (this.waitingWant.get(topic) ?? 0) - want);
       }
     }
-  }
-
-  /**
-   * One take from a few of the shards that may hold ready ids, for a share of `fetch` each
-   * (at least TAKE_SHARE), starting at a rotating shard so none is left behind.
-   */
-  private async takeBatch(
-    topic: string,
-    fetch: number,
-    at: number,
-    ttrMs: number | undefined,
-    nonce: string,
-  ): Promise<{ claimed: TaskRecord[]; retryAt: number }> {
-    const flagged = this.waiters.candidates(topic);
-    const count = Math.min(flagged.length, Math.max(1, Math.ceil(fetch / TAKE_SHARE)));
-    const start = flagged.length === 0 ? 0 : this.takeRotor++ % flagged.length;
-    const shards = Array.from({ length: count }, (_, i) => flagged[(start + i) % flagged.length]!);
-    const epoch = this.waiters.epoch(topic);
-    const takes = await Promise.all(
-      shards.map((shard, i) => {
-        const share = Math.floor(fetch / shards.length) + (i < fetch % shards.length ? 1 : 0);
-        return takeScript(this.client, this.shard(shard), topic, at, share, ttrMs, `${nonce}${i.toString(36)}.`);
-      }),
-    );
-    let retryAt = 0;
-    const claimed: TaskRecord[] = [];
-    takes.forEach((taken, i) => {
-      const shard = shards[i]!;
-      this.waiters.update(topic, shard, taken.remaining > 0 || taken.retryAt > 0, epoch);
-      if (taken.retryAt > 0) retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
-      for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
-    });
-    return { claimed, retryAt };
-  }
-
-  /**
-   * A consumer that just took `want` tasks at once is draining a backlog: take its next
-   * batch now, in the background, so that Redis works on it while this process runs the
-   * handlers of this one (the two overlap instead of taking turns). Slow consumers, which
-   * free a slot or two at a time, do not prefetch: the batch would wait in `handed` and go
-   * back to the lists after KEEP_MS.
-   */
-  private refill(topic: string, want: number, now: () => number): void {
-    if (want < REFILL_MIN || this.refills.has(topic) || this.isClosed) return;
-    if ((this.handed.get(topic)?.length ?? 0) >= want) return;
-    if (this.waiters.candidates(topic).length === 0) return;
-    const nonce = `${randomBytes(6).toString('base64url')}r.`;
-    const refill = this.takeBatch(topic, Math.min(PREFETCH, MAX_TAKE), now(), undefined, nonce)
-      .then(({ claimed }) => {
-        if (claimed.length === 0) return;
-        this.keep(topic, claimed);
-        this.waiters.wake(topic);
-      })
-      .catch(() => undefined)
-      .finally(() => this.refills.delete(topic));
-    this.refills.set(topic, refill);
   }
 
   // ---------------------------------------------------------------------------------
@@ -256,8 +213,6 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
 
   override async close(): Promise<void> {
     this.waiters.wakeAllTopics();
-    // A refill landing after the release below would leave its tasks reserved until their ttr.
-    await Promise.all(this.refills.values());
     if (!this.isClosed) await Promise.all([...this.handed.keys()].map((topic) => this.release(topic))).catch(() => undefined);
     await super.close();
   }
