@@ -119,8 +119,11 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       it('keeps the first of ids repeated within one call', async () => {
         const outcomes = await store.schedule([task('dup', { runAt: T0 + 1 }), task('dup', { runAt: T0 + 2 })], T0);
         assert.deepEqual(
-          outcomes.map((o) => o.created),
-          [true, false],
+          outcomes.map((o) => [o.created, o.runAt]),
+          [
+            [true, T0 + 1],
+            [false, T0 + 1],
+          ],
         );
         assert.equal((await store.get('dup'))?.runAt, T0 + 1);
       });

@@ -13,7 +13,11 @@
 -- entries as one ZADD (in chunks), not one command per task. A new task whose bucket is at
 -- or after parkfrom is parked instead: its id goes to the bucket's list (~20 bytes, not a
 -- ~120-byte ZSET entry), and unpark.lua moves it into `delayed` before its bucket comes near.
--- @include codec
+-- Lean, like ack.lua and cancel.lua: it includes patch.lua only (seqBytes), not the codec,
+-- whose fixed cost per call counted when a few tasks arrive at a time (S3's pattern). Per
+-- task it builds no table and no string but the ZSET member of a task not parked: a
+-- duplicate id remembers its ARGV position, and counts are summed per topic.
+-- @include patch
 local out = {}
 local K = tonumber(ARGV[3])
 local first = 4 + K
@@ -21,9 +25,11 @@ local ids = {}
 for i = first, #ARGV, 6 do ids[#ids + 1] = ARGV[i] end
 if #ids == 0 then return out end
 local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
-local hset, zadd, created = {}, {}, {}
-local parkFrom = nil
+local hset, zadd, created, perTopic = {}, {}, {}, {}
+local nh, nz, no = 0, 0, 0
+-- Per park bucket index: its list of ids, or false when the bucket is below parkfrom.
 local parkLists = {}
+local parkFrom = nil
 local k = 0
 for i = first, #ARGV, 6 do
   k = k + 1
@@ -32,45 +38,62 @@ for i = first, #ARGV, 6 do
   if body then
     -- Only runAt (field 3) and seq (field 10) are needed.
     local runAt, seq = string.match(body, '^[^,]*,[^,]*,([^,]*),[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),')
-    push(out, 0)
-    push(out, tonumber(runAt, 36))
-    push(out, tonumber(seq, 36))
+    out[no + 1] = 0
+    out[no + 2] = tonumber(runAt, 36)
+    out[no + 3] = tonumber(seq, 36)
+    no = no + 3
   elseif created[id] then
-    push(out, 0)
-    push(out, created[id][1])
-    push(out, created[id][2])
+    local at = created[id]
+    out[no + 1] = 0
+    out[no + 2] = tonumber(ARGV[at + 2])
+    out[no + 3] = tonumber(ARGV[at + 3])
+    no = no + 3
   else
-    local runAt, seq = tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
-    created[id] = { runAt, seq }
-    push(hset, id, ARGV[i + 1])
+    created[id] = i
+    hset[nh + 1] = id
+    hset[nh + 2] = ARGV[i + 1]
+    nh = nh + 2
     local park = tonumber(ARGV[i + 5])
-    if park > 0 and parkFrom == nil then
-      parkFrom = tonumber(redis.call('GET', KEYS[7]))
-      if parkFrom == nil then
-        -- Nothing was ever parked in this shard: every bucket before ARGV[2] is drained.
-        parkFrom = tonumber(ARGV[2])
-        redis.call('SET', KEYS[7], ARGV[2])
-      end
-    end
-    if park > 0 and tonumber(ARGV[3 + park]) >= parkFrom then
-      local list = parkLists[park]
-      if not list then
-        list = {}
+    local list = nil
+    if park > 0 then
+      list = parkLists[park]
+      if list == nil then
+        if parkFrom == nil then
+          parkFrom = tonumber(redis.call('GET', KEYS[7]))
+          if parkFrom == nil then
+            -- Nothing was ever parked in this shard: every bucket before ARGV[2] is drained.
+            parkFrom = tonumber(ARGV[2])
+            redis.call('SET', KEYS[7], ARGV[2])
+          end
+        end
+        list = tonumber(ARGV[3 + park]) >= parkFrom and {} or false
         parkLists[park] = list
       end
-      push(list, id)
-    else
-      push(zadd, runAt, seqBytes(seq) .. id)
     end
-    count('p', ARGV[i + 4], 1)
-    push(out, 1)
+    if list then
+      list[#list + 1] = id
+    else
+      zadd[nz + 1] = ARGV[i + 2]
+      zadd[nz + 2] = seqBytes(tonumber(ARGV[i + 3])) .. id
+      nz = nz + 2
+    end
+    local topic = ARGV[i + 4]
+    perTopic[topic] = (perTopic[topic] or 0) + 1
+    no = no + 1
+    out[no] = 1
   end
 end
-sendChunked('HSET', KEYS[1], hset)
-sendChunked('ZADD', KEYS[2], zadd)
-for park, list in pairs(parkLists) do
-  sendChunked('RPUSH', KEYS[8 + park], list)
-  redis.call('ZADD', KEYS[8], ARGV[3 + park], ARGV[3 + park])
+-- unpack has a C stack limit, hence chunks of 400 arguments.
+local function send(cmd, key, args)
+  for from = 1, #args, 400 do redis.call(cmd, key, unpack(args, from, math.min(from + 399, #args))) end
 end
-flushCounts()
+send('HSET', KEYS[1], hset)
+send('ZADD', KEYS[2], zadd)
+for park, list in pairs(parkLists) do
+  if list then
+    send('RPUSH', KEYS[8 + park], list)
+    redis.call('ZADD', KEYS[8], ARGV[3 + park], ARGV[3 + park])
+  end
+end
+for topic, n in pairs(perTopic) do redis.call('HINCRBY', KEYS[6], 'p' .. topic, n) end
 return out
