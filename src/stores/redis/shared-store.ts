@@ -38,9 +38,11 @@ const KEEP_MS = 100;
 /**
  * A take asks a shard for at least this many ids: one consumer asks a few shards (in
  * rotation) for larger batches rather than every shard for a handful, so each delivered
- * task costs fewer script calls for its take and, later, for its ack.
+ * task costs fewer script calls for its take and, later, for its ack. 32 rather than 16:
+ * in five alternating pairs of S2's pattern, 19.1-22.3 k fired/s against 15.9-19.4 k, and
+ * ~3-4 us less Redis CPU per delivered task (auto-pipelining off).
  */
-const TAKE_SHARE = 16;
+const TAKE_SHARE = 32;
 
 export interface SharedParts {
   readonly keeper: LeaseKeeper;
