@@ -6,7 +6,7 @@ import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import { ShardBatcher } from '../src/stores/redis/batcher.js';
 import { decodeTask, encodeNewTask } from '../src/stores/redis/codec.js';
 import type { DueEntry } from '../src/stores/redis/commands.js';
-import { parseRedisUrl } from '../src/stores/redis/connection.js';
+import { connect, parseRedisUrl } from '../src/stores/redis/connection.js';
 import { mergeDue } from '../src/stores/redis/due-merge.js';
 import { shardOf } from '../src/stores/redis/router.js';
 
@@ -94,5 +94,19 @@ describe('redis store units', () => {
     ]);
     assert.throws(() => parseRedisUrl('redis+cluster://'), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'));
     assert.throws(() => parseRedisUrl('redis://h:1/x'), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'));
+  });
+
+  it('connects without ioredis auto-pipelining, on one Redis and on a cluster', () => {
+    // Auto-pipelining keeps one pipeline per node in flight, so Node and Redis took turns
+    // (docs/redis.md): S1 went from ~5x to ~8x BullMQ with it off. Nothing is contacted here.
+    const single = connect(parseRedisUrl('redis://127.0.0.1:1'));
+    const cluster = connect(parseRedisUrl('redis+cluster://127.0.0.1:1'));
+    try {
+      assert.equal(single.options.enableAutoPipelining, false);
+      assert.equal(cluster.options.enableAutoPipelining, false);
+    } finally {
+      single.disconnect();
+      cluster.disconnect();
+    }
   });
 });
