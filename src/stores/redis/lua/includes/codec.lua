@@ -118,7 +118,7 @@ local function flushCounts()
   deltas = {}
 end
 
--- Batched writes: schedule.lua and unpark.lua queue their arguments with push() and send
+-- Batched writes: unpark.lua queues its arguments with push() and sends
 -- them with sendChunked(), one command per key instead of one per task.
 local function push(list, a, b)
   local n = #list
