@@ -11,6 +11,12 @@ interface TopicState {
   readonly waiters: Set<() => void>;
   /** Per shard, the epoch of its last notification (see `update`). */
   readonly notified: Map<number, number>;
+  /**
+   * Per flagged shard, how many ids its list holds as far as this process knows: what the
+   * last take left there plus what local promotes pushed since. Absent when unknown (a
+   * PUBLISH from another process, the sweep, a take that raced a notification).
+   */
+  readonly backlog: Map<number, number>;
   epoch: number;
 }
 
@@ -26,7 +32,7 @@ export class ReadyWaiters {
     let state = this.topics.get(topic);
     if (!state) {
       // Nothing known yet: every shard may hold ready ids.
-      state = { flagged: new Set(Array.from({ length: this.shardCount }, (_, i) => i)), waiters: new Set(), notified: new Map(), epoch: 0 };
+      state = { flagged: new Set(Array.from({ length: this.shardCount }, (_, i) => i)), waiters: new Set(), notified: new Map(), backlog: new Map(), epoch: 0 };
       this.topics.set(topic, state);
     }
     return state;
@@ -35,6 +41,11 @@ export class ReadyWaiters {
   /** Shards worth trying for `topic`, flagged first-come. */
   candidates(topic: string): number[] {
     return [...this.state(topic).flagged];
+  }
+
+  /** How many ready ids `shard` holds for `topic`, if known (see TopicState.backlog). */
+  backlog(topic: string, shard: number): number | undefined {
+    return this.state(topic).backlog.get(shard);
   }
 
   /** Read before sending takes, and passed back to `update` with their results. */
@@ -47,16 +58,22 @@ export class ReadyWaiters {
    * that arrived while the take was in flight keeps the shard flagged, even if the take saw
    * an empty list: the ids it announced may have been pushed after the take ran.
    */
-  update(topic: string, shard: number, nonEmpty: boolean, epoch: number): void {
+  update(topic: string, shard: number, remaining: number, epoch: number): void {
     const state = this.state(topic);
-    if (nonEmpty || (state.notified.get(shard) ?? -1) >= epoch) state.flagged.add(shard);
+    const raced = (state.notified.get(shard) ?? -1) >= epoch;
+    if (remaining > 0 || raced) state.flagged.add(shard);
     else state.flagged.delete(shard);
+    if (raced || remaining === 0) state.backlog.delete(shard);
+    else state.backlog.set(shard, remaining);
   }
 
-  /** Tasks of `topic` became ready on `shard`. */
-  notify(topic: string, shard: number): void {
+  /** Tasks of `topic` became ready on `shard`: `count` of them, if the caller knows. */
+  notify(topic: string, shard: number, count?: number): void {
     const state = this.state(topic);
     state.notified.set(shard, state.epoch++);
+    const known = state.flagged.has(shard) ? state.backlog.get(shard) : 0;
+    if (count === undefined || known === undefined) state.backlog.delete(shard);
+    else state.backlog.set(shard, known + count);
     state.flagged.add(shard);
     this.wakeAll(state);
   }
@@ -65,6 +82,7 @@ export class ReadyWaiters {
   flagAll(): void {
     for (const state of this.topics.values()) {
       for (let i = 0; i < this.shardCount; i++) state.flagged.add(i);
+      state.backlog.clear();
       this.wakeAll(state);
     }
   }
@@ -81,7 +99,10 @@ export class ReadyWaiters {
         resolve();
       };
       const timer = setTimeout(() => {
-        if (retryInMs === undefined) for (let i = 0; i < this.shardCount; i++) state.flagged.add(i);
+        if (retryInMs === undefined) {
+          for (let i = 0; i < this.shardCount; i++) state.flagged.add(i);
+          state.backlog.clear();
+        }
         done();
       }, retryInMs ?? this.sweepMs);
       state.waiters.add(done);
