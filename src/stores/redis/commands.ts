@@ -223,13 +223,13 @@ export interface PromoteArgs {
   readonly channelOf: (topic: string) => string;
   /** The wakeup message ("<shard> <owner>"). */
   readonly message: string;
-  /** How many due tasks of each topic to reserve at once for this process's waiting consumers. */
+  /** How many due tasks of each topic to reserve at once for this process's consumers that are asking. */
   readonly claimFor: (topic: string) => number;
   readonly nonce: string;
 }
 
 /**
- * Makes due pending ids available: reserved at once for local waiting consumers (up to
+ * Makes due pending ids available: reserved at once for local consumers that are asking (up to
  * claimFor), the rest into their topic's ready list; only while this process holds the lease.
  */
 export async function promoteScript(

@@ -1,6 +1,6 @@
 -- promote: makes due pending tasks available to consumers. For each topic, the first
 -- `claim` due tasks are reserved at once for consumers of the promoting process that are
--- waiting now (one round trip from timer to consumer); the others are appended to the
+-- asking now (one round trip from timer to consumer); the others are appended to the
 -- shared ready list of their topic, for consumers of any process, and a PUBLISH wakes them.
 -- Only the shard's lease holder may promote (the lease value is the fencing token). A task
 -- in a ready list stays pending and stays in `delayed` (loadDue still reports it; a new
