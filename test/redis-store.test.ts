@@ -96,6 +96,42 @@ describe('redis store (one Redis)', { skip }, () => {
     }
   });
 
+  it('hands tasks reserved ahead for a busy consumer to it once each, and gives back what it cannot start in time', async () => {
+    const { DelayQueue } = await import('../src/engine/delay-queue.js');
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `ahead${++namespaces}`, shards: 4 } });
+    try {
+      // A slow consumer of one slot: promote reserves up to 4 for it while it asks, more
+      // than it can start within the 100 ms a kept task waits, so some go back to the lists.
+      const runAt = Date.now() + 300;
+      await queue.scheduleMany(Array.from({ length: 12 }, (_, i) => ({ id: `ahead-${i}`, topic: 'ahead', payload: i, runAt })));
+      const seen = new Map<string, number>();
+      const attempts: number[] = [];
+      let early = 0;
+      const worker = queue.work(
+        'ahead',
+        async (d) => {
+          if (Date.now() < d.runAt) early++;
+          seen.set(d.id, (seen.get(d.id) ?? 0) + 1);
+          attempts.push(d.attempt);
+          await new Promise((resolve) => setTimeout(resolve, 60));
+        },
+        { concurrency: 1 },
+      );
+      const deadline = Date.now() + 10_000;
+      while (seen.size < 12 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await worker.close();
+      assert.equal(seen.size, 12, 'every task delivered');
+      assert.ok([...seen.values()].every((n) => n === 1), 'none twice');
+      assert.ok(attempts.every((a) => a === 1), 'a kept task given back is not counted as an attempt');
+      assert.equal(early, 0);
+      const stats = await queue.stats();
+      assert.equal(stats.counts.reserved, 0, 'nothing left reserved');
+      assert.equal(stats.counts.completed, 12);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('recovers from a flushed script cache (NOSCRIPT -> EVAL)', async () => {
     const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
     try {
