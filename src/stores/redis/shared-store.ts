@@ -38,7 +38,7 @@ const PREFETCH = 64;
 /** Kept tasks nobody took within this long go back to the shared lists (a pull consumer may not come back soon). */
 const KEEP_MS = 100;
 /**
- * A take asks a shard for at least this many ids: one consumer asks a few shards (in
+ * A take asks a shard for this many ids unless it is known to hold fewer (take-plan.ts): one consumer asks a few shards (in
  * rotation) for larger batches rather than every shard for a handful, so each delivered
  * task costs fewer script calls for its take and, later, for its ack. 32 rather than 16:
  * in five alternating pairs of S2's pattern, 19.1-22.3 k fired/s against 15.9-19.4 k, and
@@ -190,7 +190,6 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
       const flagged = this.waiters.candidates(topic);
       const start = flagged.length === 0 ? 0 : this.takeRotor++ % flagged.length;
       const steps = planTakes(flagged, start, fetch, TAKE_SHARE, (shard) => this.waiters.backlog(topic, shard));
-      const shards = steps.map((step) => step.shard);
       const at = now();
       const epoch = this.waiters.epoch(topic);
       const takes = await Promise.all(
@@ -199,7 +198,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
       let retryAt = 0;
       const claimed: TaskRecord[] = [];
       takes.forEach((taken, i) => {
-        const shard = shards[i]!;
+        const shard = steps[i]!.shard;
         this.waiters.update(topic, shard, taken.retryAt > 0 ? Math.max(1, taken.remaining) : taken.remaining, epoch);
         if (taken.retryAt > 0) retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
         for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
