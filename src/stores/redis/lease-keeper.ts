@@ -7,8 +7,9 @@
  * Every tick (leaseMs / 5) the keeper records a heartbeat in the members ZSET, derives its
  * fair share ceil(shards / live processes), renews what it holds, gives up shards above
  * its share (so a newcomer gets some) and takes free ones below it. A process that dies
- * stops renewing: its leases and heartbeat run out within leaseMs and the others take its
- * shards on their next tick.
+ * stops renewing. Its leases and heartbeat are set to run out one tick short of leaseMs
+ * after its last tick, so the others, on their next tick, have taken its shards within
+ * leaseMs of its death (before: up to leaseMs plus a tick, ~6 s by default).
  */
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
@@ -40,6 +41,16 @@ export class LeaseKeeper {
     private readonly now: () => number,
     private readonly events: LeaseEvents,
   ) {}
+
+  /** Between two ticks. */
+  private get tickMs(): number {
+    return Math.max(50, Math.floor(this.leaseMs / 5));
+  }
+
+  /** How long a lease or heartbeat outlives the tick that set it (see the header). */
+  get ttlMs(): number {
+    return this.leaseMs - this.tickMs;
+  }
 
   owns(shard: number): boolean {
     return this.held.has(shard);
@@ -84,20 +95,20 @@ export class LeaseKeeper {
       this.ticking = this.tick()
         .catch((error: unknown) => this.events.error(error))
         .finally(() => this.schedule());
-    }, Math.max(50, Math.floor(this.leaseMs / 5)));
+    }, this.tickMs);
     this.timer.unref();
   }
 
   private async tick(): Promise<void> {
     const now = this.now();
     const shardCount = this.keys.shards.length;
-    await this.client.zadd(this.keys.members, now + this.leaseMs, this.owner);
+    await this.client.zadd(this.keys.members, now + this.ttlMs, this.owner);
     await this.client.zremrangebyscore(this.keys.members, '-inf', `(${now}`);
     const live = Math.max(1, await this.client.zcard(this.keys.members));
     const share = Math.ceil(shardCount / live);
 
     const renewals = await Promise.all(
-      [...this.held].map(async ([shard, value]) => [shard, await leaseRenewScript(this.client, this.keys.shards[shard]!, value, this.leaseMs)] as const),
+      [...this.held].map(async ([shard, value]) => [shard, await leaseRenewScript(this.client, this.keys.shards[shard]!, value, this.ttlMs)] as const),
     );
     for (const [shard, renewed] of renewals) if (!renewed) this.markLost(shard);
 
@@ -115,7 +126,7 @@ export class LeaseKeeper {
       for (let i = 0; i < shardCount && this.held.size < share && this.running; i++) {
         const shard = (offset + i) % shardCount;
         if (this.held.has(shard)) continue;
-        const value = await leaseAcquireScript(this.client, this.keys.shards[shard]!, this.owner, this.leaseMs);
+        const value = await leaseAcquireScript(this.client, this.keys.shards[shard]!, this.owner, this.ttlMs);
         if (value === null) continue;
         this.held.set(shard, value);
         if (this.started) this.events.acquired(shard);
