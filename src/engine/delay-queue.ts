@@ -29,7 +29,7 @@ import {
 import { createIdGenerator } from './ids.js';
 import { LatenessRecorder, type LatenessSummary } from './lateness.js';
 import { DEFAULT_LOADER_OPTIONS, Loader, type LoaderOptions } from './loader.js';
-import { silentLogger } from './logger.js';
+import { silentLogger } from '../core/logger.js';
 import { ReadyQueue } from './ready-queue.js';
 import { systemClock } from './system-clock.js';
 import { TimerDriver } from './timer-driver.js';
@@ -139,7 +139,9 @@ export class DelayQueue {
   /** Opens (or creates) the store and starts the engine. */
   static async open(options: DelayQueueOptions = {}): Promise<DelayQueue> {
     const spec = options.store ?? 'memory';
-    const store = typeof spec === 'string' ? await openStore(spec, options.storeOptions ?? {}) : spec;
+    const storeOptions = options.storeOptions ?? {};
+    const logger = storeOptions.logger ?? options.logger;
+    const store = typeof spec === 'string' ? await openStore(spec, logger ? { ...storeOptions, logger } : storeOptions) : spec;
     const queue = new DelayQueue(store, options);
     queue.start();
     return queue;

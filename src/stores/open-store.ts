@@ -8,7 +8,7 @@
  *   redis+cluster://host:port,host:port  a Redis Cluster
  */
 import { DelayQError } from '../core/errors.js';
-import type { TaskStore } from '../core/ports.js';
+import type { Logger, TaskStore } from '../core/ports.js';
 
 /** Options for stores opened by spec. Each store reads the ones it knows. */
 export interface StoreOptions {
@@ -20,6 +20,12 @@ export interface StoreOptions {
   prefix?: string;
   /** Redis: shards per namespace. Default 16. */
   shards?: number;
+  /**
+   * Where a store reports failures of its background work (SQLite: checkpoints, unparking;
+   * Redis: lease ticks, returning kept tasks), which no caller awaits. `DelayQueue.open`
+   * passes its own logger when none is given here. Default: silent.
+   */
+  logger?: Logger;
 }
 
 export async function openStore(spec: string, options: StoreOptions = {}): Promise<TaskStore> {

@@ -4,7 +4,8 @@
  * store. See docs/redis.md for URLs, options, the data model and the guarantees.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { TaskStore } from '../../core/ports.js';
+import { silentLogger } from '../../core/logger.js';
+import type { Logger, TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
 import { assertNoEviction, connect, parseRedisUrl, type RedisClient } from './connection.js';
 import { buildKeyspace, type Keyspace } from './keys.js';
@@ -37,7 +38,7 @@ export async function openRedisStore(url: string, options: StoreOptions): Promis
     await assertNoEviction(client);
     const keys = buildKeyspace(prefix, shards);
     await checkMeta(client, keys, shards);
-    return await startShared(client, keys, horizonMs, `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`);
+    return await startShared(client, keys, horizonMs, `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`, options.logger ?? silentLogger);
   } catch (error) {
     client.disconnect();
     if (error instanceof DelayQError) throw error;
@@ -82,7 +83,7 @@ async function checkMeta(client: RedisClient, keys: Keyspace, shards: number): P
  * Wires the shared store: subscriber first (so no timer message for a shard we take is
  * missed), then the lease keeper, whose first tick takes this process's share of shards.
  */
-async function startShared(client: RedisClient, keys: Keyspace, horizonMs: number, description: string): Promise<SharedRedisStore> {
+async function startShared(client: RedisClient, keys: Keyspace, horizonMs: number, description: string, logger: Logger): Promise<SharedRedisStore> {
   let keeper: LeaseKeeper | null = null;
   let subscriber: Subscriber | null = null;
   const store = new SharedRedisStore({
@@ -107,13 +108,25 @@ async function startShared(client: RedisClient, keys: Keyspace, horizonMs: numbe
       for (const shard of keeper?.owned() ?? []) void store.loadShard(shard);
     },
   });
+  // A tick fails every second while Redis is away: report the first failure and the recovery.
+  let tickFailing = false;
   keeper = new LeaseKeeper(client, keys, owner, LEASE_MS, now, {
-    acquired: (shard) => void store.loadShard(shard),
-    lost: () => undefined,
-    afterTick: (owned) => store.recoverOverdue(owned),
-    error: () => undefined,
+    acquired: (shard) => {
+      logger.debug({ shard, owner }, 'redis: took a shard lease');
+      void store.loadShard(shard);
+    },
+    lost: (shard) => logger.debug({ shard, owner }, 'redis: gave up or lost a shard lease'),
+    afterTick: (owned) => {
+      if (tickFailing) logger.info({ owner, shards: owned.length }, 'redis: lease ticks work again');
+      tickFailing = false;
+      return store.recoverOverdue(owned);
+    },
+    error: (error) => {
+      if (!tickFailing) logger.error({ err: error, owner }, 'redis: a lease tick failed; leases run out in 4 s without one (retrying every second)');
+      tickFailing = true;
+    },
   });
-  store.attach({ keeper, subscriber, now });
+  store.attach({ keeper, subscriber, now, logger });
   try {
     await keeper.start();
   } catch (error) {

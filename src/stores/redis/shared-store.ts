@@ -13,7 +13,7 @@
  * timers; its reservations are expired by the owner's recoverer (afterTick) once overdue.
  */
 import { randomBytes } from 'node:crypto';
-import type { ScheduleOutcome, SharedDispatch } from '../../core/ports.js';
+import type { Logger, ScheduleOutcome, SharedDispatch } from '../../core/ports.js';
 import type { TaskRecord, TimerRef } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
 import { loadDueScript, promoteScript, releaseScript, takeScript } from './commands.js';
@@ -58,6 +58,7 @@ export interface SharedParts {
   readonly keeper: LeaseKeeper;
   readonly subscriber: Subscriber;
   readonly now: () => number;
+  readonly logger: Logger;
 }
 
 export class SharedRedisStore extends RedisStore implements SharedDispatch {
@@ -249,7 +250,9 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
       () => {
         this.releaseTimers.delete(topic);
         // On failure they stay reserved: their ttr runs out and the recoverer redelivers them.
-        this.release(topic, performance.now() - KEEP_MS).catch(() => undefined);
+        this.release(topic, performance.now() - KEEP_MS).catch((error: unknown) =>
+          this.parts?.logger.warn({ err: error, topic }, 'redis: returning kept tasks failed; they are delivered again after their ttr'),
+        );
         this.armRelease(topic);
       },
       Math.max(0, oldest + KEEP_MS - performance.now()),

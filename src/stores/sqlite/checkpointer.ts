@@ -23,6 +23,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
+import type { Logger } from '../../core/ports.js';
 
 const INTERVAL_MS = 200;
 /**
@@ -81,7 +82,10 @@ export class Checkpointer {
     private readonly db: Database.Database,
     private readonly file: string,
     private readonly synchronous: 'NORMAL' | 'FULL',
+    private readonly logger: Logger,
   ) {}
+  /** The last checkpoint error reported: a failure that repeats every pass is logged once. */
+  private lastError: string | null = null;
 
   start(): void {
     this.db.pragma('wal_autocheckpoint = 0');
@@ -94,10 +98,14 @@ export class Checkpointer {
       worker.unref();
       this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
       worker.on('message', (progress: Progress) => this.onProgress(progress));
-      worker.once('error', () => this.fallBack());
+      worker.once('error', (error) => {
+        this.logger.warn({ err: error, path: this.file }, 'sqlite checkpoint worker failed; SQLite checkpoints on its own from now on');
+        this.fallBack();
+      });
       worker.once('exit', () => (this.worker = null));
       this.worker = worker;
-    } catch {
+    } catch (error) {
+      this.logger.warn({ err: error, path: this.file }, 'sqlite checkpoint worker did not start; SQLite checkpoints on its own');
       this.fallBack();
     }
   }
@@ -115,7 +123,14 @@ export class Checkpointer {
     await this.exited;
   }
 
-  private onProgress({ log, checkpointed }: Progress): void {
+  private onProgress({ log, checkpointed, error }: Progress): void {
+    if (error !== undefined) {
+      if (error !== this.lastError) this.logger.warn({ err: error, path: this.file }, 'sqlite checkpoint failed; retrying');
+      this.lastError = error;
+      return;
+    }
+    if (this.lastError !== null) this.logger.info({ path: this.file }, 'sqlite checkpoints work again');
+    this.lastError = null;
     if (log === undefined || checkpointed === undefined) return;
     // Two passes in a row over the same, fully copied WAL: no commit since, restart is safe.
     const settled = log === checkpointed && log === this.lastLog;

@@ -17,6 +17,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
+import type { Logger } from '../../core/ports.js';
 import { Checkpointer } from './checkpointer.js';
 import { FileLock } from './lock.js';
 import { identify, judgeHeader, migrate } from './schema.js';
@@ -25,6 +26,8 @@ export interface ConnectionOptions {
   readonly synchronous: 'NORMAL' | 'FULL';
   /** SQLite page cache, in KiB. */
   readonly cacheKiB: number;
+  /** Checkpoint failures go here (see StoreOptions.logger). */
+  readonly logger: Logger;
 }
 
 export interface Connection {
@@ -65,7 +68,7 @@ export function openConnection(path: string, options: ConnectionOptions): Connec
     lock?.release();
     throw translate(error, file, 'open');
   }
-  const checkpointer = new Checkpointer(db, file, options.synchronous);
+  const checkpointer = new Checkpointer(db, file, options.synchronous, options.logger);
   checkpointer.start();
   const held = lock;
   return {

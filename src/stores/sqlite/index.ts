@@ -2,6 +2,7 @@
  * `sqlite:<path>`: the durable embedded store. See docs/sqlite.md for what it guarantees.
  */
 import { DelayQError } from '../../core/errors.js';
+import { silentLogger } from '../../core/logger.js';
 import type { TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
 import { openConnection } from './connection.js';
@@ -24,7 +25,8 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions)
   const synchronous = options.synchronous ?? 'NORMAL';
   if (synchronous !== 'NORMAL' && synchronous !== 'FULL')
     throw new DelayQError('INVALID_OPTION', `synchronous: must be 'NORMAL' or 'FULL' (got ${String(synchronous)})`, { field: 'synchronous' });
-  const connection = openConnection(path, { synchronous, cacheKiB: CACHE_KIB });
+  const logger = options.logger ?? silentLogger;
+  const connection = openConnection(path, { synchronous, cacheKiB: CACHE_KIB, logger });
   if (options.parkBucketMs !== undefined) {
     try {
       chooseBucketWidth(connection.db, options.parkBucketMs);
@@ -33,5 +35,5 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions)
       throw error;
     }
   }
-  return new SqliteStore(connection, path, horizonMs);
+  return new SqliteStore(connection, path, horizonMs, logger);
 }

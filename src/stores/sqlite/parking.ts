@@ -111,6 +111,8 @@ export class Parking {
   constructor(
     private readonly sql: Statements,
     private readonly submit: Submit,
+    /** A background pass failed (the next prepare retries it). */
+    private readonly onBackgroundError: (error: unknown) => void = () => undefined,
   ) {
     const state = sql.parkingState.get();
     this.frontier = state?.frontier ?? 0;
@@ -160,7 +162,7 @@ export class Parking {
       // A failed background pass is retried by the next loadDue; nothing depends on it.
       this.background = this.unparkBelow(required + 1).then(
         () => undefined,
-        () => undefined,
+        (error: unknown) => this.onBackgroundError(error),
       );
       void this.background.finally(() => (this.background = null));
     }

@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
+import { silentLogger } from '../../core/logger.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
 import { TASK_STATES, type ClaimedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
@@ -20,6 +21,7 @@ import type {
   DueCursor,
   FailOptions,
   FailOutcome,
+  Logger,
   ListFilter,
   RescheduleOutcome,
   ReviveOutcome,
@@ -54,6 +56,7 @@ export class SqliteStore implements TaskStore {
     private readonly connection: Connection,
     readonly path: string,
     readonly horizonMs: number,
+    logger: Logger = silentLogger,
   ) {
     this.description = `sqlite:${path}`;
     this.db = connection.db;
@@ -68,7 +71,9 @@ export class SqliteStore implements TaskStore {
       () => connection.mayWrite(),
       () => this.parking.flush(),
     );
-    this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply));
+    this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply), (error) =>
+      logger.warn({ err: error, path }, 'sqlite: moving parked tasks ahead of time failed; the next load retries'),
+    );
     this.inserter = new TaskInserter(this.db, (bucket, seq) => this.parking.record(bucket, seq));
   }
 
