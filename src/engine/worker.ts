@@ -105,7 +105,7 @@ export class Worker {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     while (!signal.aborted) {
-      // A slot is free once its handler returns. Acks in flight are bounded apart, at 16
+      // A slot is free once its handler returns. Acks in flight are bounded apart, at 32
       // times the concurrency: enough to keep a remote store's round trips overlapped through
       // a burst, few enough that a slow store holds the worker back instead of piling up
       // settlements. At 4x, 50,000 tasks a second through the Redis store kept the worker
@@ -179,7 +179,7 @@ export class Worker {
 }
 
 const OK: Outcome = { ok: true };
-const SETTLEMENTS_PER_SLOT = 16;
+const SETTLEMENTS_PER_SLOT = 32;
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';

@@ -51,12 +51,13 @@ const TAKE_SHARE = 32;
  * tens of ms (a GC pause, a busy host) makes several ticks' tasks due at once. At 1x (64)
  * they overflowed into the shared lists and waited there for takes: in S3's pattern 2-4%
  * of the tasks, at p50 lateness ~30 ms and up to 200-800 ms. At 4x none did in two runs.
- * 16x since 2026-11-24, together with the worker's SETTLEMENTS_PER_SLOT 16: at 50,000 due
+ * 32x since 2026-11-24, together with the worker's SETTLEMENTS_PER_SLOT 32: at 50,000 due
  * a second (S2) the window's first ~300 ms sent about half the due tasks to the shared
  * lists, and each take, promote and ack then carried fewer tasks; p99 55-140 ms on warm
- * code. Raising only one of the two changed nothing; both: p99 9.5-24.5 ms (docs/redis.md).
+ * code. Raising only one of the two changed nothing; both at 16x: p99 9.5-24.5 ms warm,
+ * 113-152 ms cold; at 32x: 28-33 ms cold; 64x no better (docs/redis.md).
  */
-const PROMOTE_AHEAD = 16;
+const PROMOTE_AHEAD = 32;
 
 export interface SharedParts {
   readonly keeper: LeaseKeeper;
