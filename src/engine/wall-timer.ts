@@ -84,7 +84,10 @@ export class WallTimer {
     private readonly at: number,
   ) {
     this.armedAt = host.now();
-    this.wake();
+    // Never the callback from here, even when the time has come already (Date.now() may
+    // have reached it since the caller read it): a caller storing the token we return must
+    // not have its callback run before it has the token.
+    this.next(at - this.armedAt);
   }
 
   cancel(): void {
@@ -100,15 +103,21 @@ export class WallTimer {
     if (this.done) return;
     if (this.fineFrom >= 0) this.host.waitUntil(this.at, FINE_WAIT_SLICE_MS);
     const now = this.host.now();
-    const left = this.at - now;
     // A wall clock set back is not waited out here: the caller sees the time and re-arms.
-    if (left <= 0 || now < this.armedAt) {
+    if (this.at <= now || now < this.armedAt) {
       this.stopFineWait();
       this.done = true;
       this.callback();
       return;
     }
-    if (left > 1) {
+    this.next(this.at - now);
+  };
+
+  /** The next step with `left` ms to go: asleep until the last ms, then finely. */
+  private next(left: number): void {
+    if (left <= 0) {
+      this.immediate = this.host.setImmediate(this.wake);
+    } else if (left > 1) {
       this.stopFineWait();
       this.timeout = this.host.setTimeout(this.wake, left - 1);
     } else if (this.fineFrom >= 0 || this.budget.available()) {
@@ -117,7 +126,7 @@ export class WallTimer {
     } else {
       this.timeout = this.host.setTimeout(this.wake, left);
     }
-  };
+  }
 
   private stopFineWait(): void {
     if (this.fineFrom < 0) return;

@@ -155,6 +155,18 @@ describe('WallTimer', () => {
     }
   });
 
+  it('never calls back from inside the constructor, even for a time already reached', () => {
+    for (const behind of [0, 1, 5]) {
+      const host = new SimHost(100, 0.3, () => 0);
+      let fired = false;
+      // As when Date.now() moves on between the caller computing the time and the timer.
+      new WallTimer(host, new FineWaitBudget(() => host.elapsed()), () => (fired = true), host.now() - behind);
+      assert.equal(fired, false, `${behind} ms behind`);
+      host.run();
+      assert.equal(fired, true);
+    }
+  });
+
   it('fires at once when the wall clock is set back, instead of waiting the jump out', () => {
     const host = new SimHost(0, 10_000, () => 0);
     let firedAt = Number.NaN;
