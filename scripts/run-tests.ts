@@ -23,10 +23,11 @@ if (files.length === 0) {
 }
 // --test-force-exit: a test file ends when its tests have, even if a client it opened
 // still holds the event loop (a Redis Cluster client reconnecting to a cluster the file has
-// already stopped did, under heavy load), instead of hanging the whole run.
+// already stopped did, under heavy load), instead of hanging the whole run. Its reports
+// must reach the runner before that exit: scripts/blocking-stdout.ts.
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--import', './scripts/blocking-stdout.ts', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);
