@@ -122,7 +122,7 @@ async function startShared(client: RedisClient, keys: Keyspace, horizonMs: numbe
       return store.recoverOverdue(owned);
     },
     error: (error) => {
-      if (!tickFailing) logger.error({ err: error, owner }, 'redis: a lease tick failed; leases run out in 4 s without one (retrying every second)');
+      if (!tickFailing) logger.error({ err: error, owner }, 'redis: a lease tick failed; held leases run out unless a later tick renews them (retrying every tick)');
       tickFailing = true;
     },
   });

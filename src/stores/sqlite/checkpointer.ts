@@ -77,6 +77,8 @@ export class Checkpointer {
   private lastLog = -1;
   private threshold = MAX_WAL_FRAMES;
   private unsettled = 0;
+  /** The last checkpoint error reported: a failure that repeats every pass is logged once. */
+  private lastError: string | null = null;
 
   constructor(
     private readonly db: Database.Database,
@@ -84,8 +86,6 @@ export class Checkpointer {
     private readonly synchronous: 'NORMAL' | 'FULL',
     private readonly logger: Logger,
   ) {}
-  /** The last checkpoint error reported: a failure that repeats every pass is logged once. */
-  private lastError: string | null = null;
 
   start(): void {
     this.db.pragma('wal_autocheckpoint = 0');
