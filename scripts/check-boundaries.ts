@@ -27,7 +27,8 @@ function area(file: string): string {
 const violations: string[] = [];
 for (const file of walk(root)) {
   const from = area(file);
-  const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+  const source = readFileSync(file, 'utf8');
+  const { importedFiles } = ts.preProcessFile(source, true, true);
   for (const { fileName: spec } of importedFiles) {
     const relative_ = spec.startsWith('.');
     const target = relative_ ? area(resolve(dirname(file), spec)) : `package:${spec}`;
@@ -40,7 +41,7 @@ for (const file of walk(root)) {
     if (from === 'cli' && (target === 'engine' || target.startsWith('stores') || (target === 'server' && !/server\/(main|config)\.js$/.test(spec))))
       violations.push(`${where}: the CLI talks to a server through the client`);
   }
-  if (area(file) === 'cli' && /^import\s[^;]*from\s+['"][^'"]*server\/main\.js['"]/m.test(readFileSync(file, 'utf8')))
+  if (from === 'cli' && /^import\s[^;]*from\s+['"][^'"]*server\/main\.js['"]/m.test(source))
     violations.push(`${relative(process.cwd(), file)} imports the server statically: load it with import() in the serve command`);
 }
 
