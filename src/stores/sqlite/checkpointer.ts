@@ -96,7 +96,13 @@ export class Checkpointer {
         workerData: { driver, path: this.file, synchronous: this.synchronous, intervalMs: INTERVAL_MS },
       });
       worker.unref();
-      this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+      // Its 'error' counts as the end too: an unref'd worker that failed keeps nothing alive
+      // while its 'exit' is still to come, and stop() awaiting that exit let the event loop
+      // drain with close() unresolved.
+      this.exited = new Promise((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.once('error', () => resolve());
+      });
       worker.on('message', (progress: Progress) => this.onProgress(progress));
       worker.once('error', (error) => {
         this.logger.warn({ err: error, path: this.file }, 'sqlite checkpoint worker failed; SQLite checkpoints on its own from now on');
