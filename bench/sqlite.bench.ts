@@ -11,16 +11,23 @@
  *   c. N pending tasks (default 10,000,000; delays 1 h .. 30 d): insert time, file size, RSS
  *   d. with those N pending, 50,000 tasks due within a 5 s window delivered through work():
  *      lateness (handler start - runAt) p50 / p99 / max, RSS
+ *   e. on that file, 20 dead tasks among the N: listing them (`list` with state 'dead',
+ *      what a dead-letter view asks) through the partial index tasks_dead, against the
+ *      general listing query, which walks the id index and filters (as before 0004)
  * Targets (issue 3): a >= 200,000/s, b >= 30,000/s, RSS <= 300 MB in c/d, p99 <= 5 ms in d.
  *
- * `--only a`, `--only b` or `--only ab`: run just those parts (seconds instead of minutes,
- * for iterating on the insert path); prints their figures and writes no results file.
+ * `--only a`, `--only b`, `--only e` or a mix: run just those parts (seconds instead of
+ * minutes; e on a file of --pending tasks); prints their figures and writes no results file.
  */
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import Database from 'better-sqlite3';
+import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import { DelayQueue } from '../src/engine/delay-queue.js';
+import { openSqliteStore } from '../src/stores/sqlite/index.js';
+import { prepareStatements } from '../src/stores/sqlite/statements.js';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
 
 const HOUR = 3_600_000;
@@ -91,6 +98,7 @@ interface PendingResult {
   readonly seconds: number;
   readonly fileBytes: number;
   readonly walBytes: number;
+  readonly path: string;
   readonly rssAfter: number;
   readonly rssPeak: number;
   readonly heapAfter: number;
@@ -125,7 +133,53 @@ async function pendingAndDue(dir: string, pending: number, due: number, synchron
 
   const lateness = await deliverDue(q, due);
   await q.close();
-  return { seconds, fileBytes, walBytes, rssAfter, rssPeak, heapAfter, lateness };
+  return { seconds, fileBytes, walBytes, path, rssAfter, rssPeak, heapAfter, lateness };
+}
+
+interface DeadListing {
+  readonly dead: number;
+  readonly rows: number;
+  /** Median of 5, ms. */
+  readonly indexedMs: number;
+  readonly walkMs: number;
+}
+
+/** e. Kills 20 tasks in the file at `path` and lists them both ways (see the header). */
+async function deadLetters(path: string): Promise<DeadListing> {
+  const store = await openSqliteStore(path, {});
+  const now = Date.now();
+  const ids = Array.from({ length: 20 }, (_, i) => `dead-${i}`);
+  await store.schedule(
+    ids.map((id) => ({ id, topic: 'bench', payload: '{}', runAt: now, maxAttempts: 1, ttrMs: 5_000, backoff: DEFAULT_BACKOFF })),
+    now,
+  );
+  for (const claimed of await store.claim(ids, now)) await store.fail(claimed.id, claimed.receipt ?? '', now, { error: 'bench', random: 0 });
+  await store.close();
+  const db = new Database(path);
+  try {
+    const statements = prepareStatements(db);
+    const rows = db.prepare<[], number>('SELECT count(*) FROM tasks').pluck().get() ?? 0;
+    const median = (query: () => unknown[]): { ms: number; found: number } => {
+      const times: number[] = [];
+      let found = 0;
+      for (let k = 0; k < 5; k++) {
+        const start = preciseNow();
+        found = query().length;
+        times.push(preciseNow() - start);
+      }
+      return { ms: times.sort((a, b) => a - b)[2]!, found };
+    };
+    const indexed = median(() => statements.listDead.all({ after: '', topic: null, limit: 100 }));
+    const walk = median(() => statements.list.all({ after: '', topic: null, state: 'dead', limit: 100 }));
+    if (indexed.found !== walk.found) throw new Error(`dead listing: ${indexed.found} through the index, ${walk.found} by the walk`);
+    return { dead: indexed.found, rows, indexedMs: indexed.ms, walkMs: walk.ms };
+  } finally {
+    db.close();
+  }
+}
+
+function describeDead(d: DeadListing): string {
+  return `${d.dead} dead of ${d.rows.toLocaleString('en-US')} rows: ${d.indexedMs.toFixed(3)} ms through tasks_dead, ${d.walkMs.toFixed(1)} ms walking the id index (${(d.walkMs / d.indexedMs).toFixed(0)}x)`;
 }
 
 interface Lateness {
@@ -200,6 +254,12 @@ export async function run(args: string[]): Promise<void> {
         const rate = await singles(dir, singlesN, synchronous);
         console.log(`  b. 1,000 concurrent schedule(): ${Math.round(rate).toLocaleString('en-US')} tasks/s`);
       }
+      if (only.includes('e')) {
+        const { q, path } = await open(dir, 'dead.db', synchronous);
+        for (let i = 0; i < pending; i += 1_000) await q.scheduleMany(farInputs(Math.min(1_000, pending - i), 'p', i));
+        await q.close();
+        console.log(`  e. ${describeDead(await deadLetters(path))}`);
+      }
       return;
     }
     const coldBatchedRate = await batched(dir, batchedN, synchronous, 'batched-cold.db');
@@ -208,6 +268,8 @@ export async function run(args: string[]): Promise<void> {
     const singlesRate = await singles(dir, singlesN, synchronous);
     console.log(`  b. 1,000 concurrent schedule(): ${Math.round(singlesRate).toLocaleString('en-US')} tasks/s`);
     const p = await pendingAndDue(dir, pending, due, synchronous);
+    const dead = await deadLetters(p.path);
+    console.log(`  e. ${describeDead(dead)}`);
     // The same delivery on the memory store, in the same process and under the same load:
     // what the machine allows at all.
     const memory = await DelayQueue.open({ store: 'memory' });
@@ -234,6 +296,8 @@ export async function run(args: string[]): Promise<void> {
         ['d. event-loop delay p99 / max (ms)', `${p.lateness.loopP99.toFixed(1)} / ${p.lateness.loopMax.toFixed(1)}`, null, null],
         ['d. RSS peak while delivering (MB)', mb(p.lateness.rssPeak), '<= 300', pass(mb(p.lateness.rssPeak) <= 300)],
         ['d. baseline, memory store: lateness p50 / p99 / max (ms)', `${baseline.p50.toFixed(2)} / ${baseline.p99.toFixed(2)} / ${baseline.max.toFixed(1)}`, null, null],
+        [`e. list the ${dead.dead} dead tasks: through tasks_dead (ms)`, dead.indexedMs, null, null],
+        ['e. same, general query walking the id index (ms)', dead.walkMs, null, null],
       ],
       notes: [
         `Node ${process.version}; lateness = handler start (preciseNow) - runAt; delivered through DelayQueue.work (concurrency 100).`,

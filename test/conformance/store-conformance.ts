@@ -21,7 +21,7 @@ export interface StoreUnderTest {
 
 export type StoreFactory = () => Promise<StoreUnderTest>;
 
-const T0 = Date.UTC(2030, 0, 1);
+export const T0 = Date.UTC(2030, 0, 1);
 
 export function task(id: string, overrides: Partial<NewTaskRecord> = {}): NewTaskRecord {
   return {

@@ -242,7 +242,12 @@ export class SqliteStore implements TaskStore {
 
   async list(filter: ListFilter): Promise<TaskRecord[]> {
     this.assertOpen();
-    const rows = this.sql.list.all({ after: filter.afterId ?? '', topic: filter.topic ?? null, state: filter.state ?? null, limit: filter.limit });
+    const after = filter.afterId ?? '';
+    const topic = filter.topic ?? null;
+    const rows =
+      filter.state === 'dead'
+        ? this.sql.listDead.all({ after, topic, limit: filter.limit })
+        : this.sql.list.all({ after, topic, state: filter.state ?? null, limit: filter.limit });
     return rows.map(toRecord);
   }
 

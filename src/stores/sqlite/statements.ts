@@ -46,6 +46,7 @@ export interface Statements {
   readonly dueFirst: Stmt<[number, number], DueRow>;
   readonly dueAfter: Stmt<[number, number, number, number], DueRow>;
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
+  readonly listDead: Stmt<[{ after: string; topic: string | null; limit: number }], TaskRow>;
   readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
   readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
   readonly parkingState: Stmt<[], { frontier: number; bucket_ms: number }>;
@@ -107,6 +108,13 @@ export function prepareStatements(db: Database.Database): Statements {
     list: db.prepare<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>(
       `SELECT ${TASK_COLUMNS} FROM tasks
        WHERE id > @after AND (@topic IS NULL OR topic = @topic) AND (@state IS NULL OR state = @state)
+       ORDER BY id LIMIT @limit`,
+    ),
+    // The literal 'dead' matches the partial index tasks_dead (a bound state would not), so
+    // dead letters are found without walking every row.
+    listDead: db.prepare<[{ after: string; topic: string | null; limit: number }], TaskRow>(
+      `SELECT ${TASK_COLUMNS} FROM tasks
+       WHERE state = 'dead' AND id > @after AND (@topic IS NULL OR topic = @topic)
        ORDER BY id LIMIT @limit`,
     ),
 

@@ -9,6 +9,7 @@ import type Database from 'better-sqlite3';
 import { sql as initial } from './0001_initial.js';
 import { apply as dropStateCheck } from './0002_state_check.js';
 import { apply as buildParkedRuns, sql as parkedRuns } from './0003_parked_runs.js';
+import { sql as deadIndex } from './0004_dead_index.js';
 
 export interface Migration {
   readonly version: number;
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: '0001_initial', sql: initial },
   { version: 2, name: '0002_state_check', apply: dropStateCheck },
   { version: 3, name: '0003_parked_runs', sql: parkedRuns, apply: buildParkedRuns },
+  { version: 4, name: '0004_dead_index', sql: deadIndex },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;
