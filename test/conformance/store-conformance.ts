@@ -527,6 +527,50 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         );
       });
 
+      it('lists dead and reserved tasks by id order, paged, by topic, and only while in that state', async () => {
+        const ids = ['k', 'c', 'h', 'a', 'f', 'b', 'j', 'e', 'i', 'g', 'd'];
+        await store.schedule(
+          ids.map((id) => task(id, { runAt: T0, topic: id < 'f' ? 'one' : 'two', maxAttempts: 1 })),
+          T0,
+        );
+        const claimed = await store.claim(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], T0);
+        const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
+        for (const id of ['b', 'd', 'f', 'h']) assert.deepEqual(await store.fail(id, receipt(id), T0 + 1, { random: 0 }), { status: 'dead' });
+        await store.ack('a', receipt('a'), T0 + 1);
+        // dead: b d f h; reserved: c e g; pending: i j k; completed: a
+        const pages: string[][] = [];
+        for (let after: string | undefined; ; ) {
+          const page = await store.list({ state: 'dead', limit: 3, ...(after === undefined ? {} : { afterId: after }) });
+          if (page.length === 0) break;
+          assert.ok(page.every((r) => r.state === 'dead'));
+          pages.push(page.map((r) => r.id));
+          after = page.at(-1)!.id;
+        }
+        assert.deepEqual(pages, [['b', 'd', 'f'], ['h']]);
+        assert.deepEqual(
+          (await store.list({ state: 'dead', topic: 'two', limit: 10 })).map((r) => r.id),
+          ['f', 'h'],
+        );
+        assert.deepEqual(
+          (await store.list({ state: 'reserved', limit: 10 })).map((r) => r.id),
+          ['c', 'e', 'g'],
+        );
+        assert.deepEqual(
+          (await store.list({ state: 'reserved', topic: 'one', limit: 10, afterId: 'c' })).map((r) => r.id),
+          ['e'],
+        );
+        await store.ack('e', receipt('e'), T0 + 2);
+        assert.equal((await store.revive('d', T0 + 10, T0 + 2)).status, 'revived');
+        assert.deepEqual(
+          (await store.list({ state: 'reserved', limit: 10 })).map((r) => r.id),
+          ['c', 'g'],
+        );
+        assert.deepEqual(
+          (await store.list({ state: 'dead', limit: 10 })).map((r) => r.id),
+          ['b', 'f', 'h'],
+        );
+      });
+
       it('purges finished tasks older than the cutoff and frees their ids', async () => {
         await store.schedule([task('old', { runAt: T0 }), task('new', { runAt: T0 }), task('live'), task('dead', { runAt: T0, maxAttempts: 1 })], T0);
         const claimed = await store.claim(['old', 'new', 'dead'], T0);
