@@ -132,6 +132,51 @@ describe('redis store (one Redis)', { skip }, () => {
     }
   });
 
+  it('keeps reserving for a worker between its calls: a task due while it runs a handler does not go to the shared lists', async () => {
+    const { DelayQueue } = await import('../src/engine/delay-queue.js');
+    const { Redis } = await import('ioredis');
+    const prefix = `linger${++namespaces}`;
+    // Keyspace notifications for list commands: every RPUSH to the topic's ready list (a
+    // promotion that found no local consumer asking) is seen.
+    const admin = new Redis(server!.port, '127.0.0.1');
+    const listener = new Redis(server!.port, '127.0.0.1');
+    await admin.config('SET', 'notify-keyspace-events', 'Kl');
+    const pushes: string[] = [];
+    listener.on('pmessage', (_pattern: string, channel: string, event: string) => {
+      if (event === 'rpush' || event === 'lpush') pushes.push(channel);
+    });
+    await listener.psubscribe(`__keyspace@0__:${prefix}:*:ready:*`);
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix, shards: 1 } });
+    try {
+      // One slot: while the first task's 60 ms handler runs, the worker is not calling; the
+      // second falls due 15 ms into it, is reserved for the worker (within LINGER_MS of its
+      // last call) and kept until the handler ends (within KEEP_MS, 100 ms).
+      const runAt = Date.now() + 300;
+      await queue.scheduleMany([
+        { id: 'first', topic: 'linger', payload: 1, runAt },
+        { id: 'second', topic: 'linger', payload: 2, runAt: runAt + 15 },
+      ]);
+      const delivered: string[] = [];
+      const worker = queue.work(
+        'linger',
+        async (d) => {
+          delivered.push(d.id);
+          if (d.id === 'first') await new Promise((resolve) => setTimeout(resolve, 60));
+        },
+        { concurrency: 1 },
+      );
+      const deadline = Date.now() + 5_000;
+      while (delivered.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      await worker.close();
+      assert.deepEqual(delivered, ['first', 'second']);
+      assert.deepEqual(pushes, [], 'no task went through the shared ready list');
+    } finally {
+      await queue.close();
+      await admin.config('SET', 'notify-keyspace-events', '');
+      await Promise.all([admin.quit(), listener.quit()]);
+    }
+  });
+
   it('recovers from a flushed script cache (NOSCRIPT -> EVAL)', async () => {
     const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
     try {

@@ -58,6 +58,18 @@ const TAKE_SHARE = 32;
  * 113-152 ms cold; at 32x: 28-33 ms cold; 64x no better (docs/redis.md).
  */
 const PROMOTE_AHEAD = 32;
+/**
+ * A local consumer counts as asking for this long after its last call returned. Until
+ * 2026-11-24 it was until the next turn of the event loop: a worker busy starting its
+ * handlers, or waiting for its acks (worker.ts SETTLEMENTS_PER_SLOT), was not asking when
+ * the next tick's tasks fell due, so promote pushed them to the shared lists, and there
+ * they waited behind the tasks promote kept for the worker, which it served first. In
+ * S2's pattern, 20% of the tasks went that way at a steady 50,000 a second, 3,454 of 6,784
+ * in one 100 ms of the window's start, and those waited for takes for up to ~1 s. At 50
+ * ms none did (docs/redis.md). What a lingering ask reserves and no consumer takes goes
+ * back to the lists after KEEP_MS, which is longer.
+ */
+const LINGER_MS = 50;
 
 export interface SharedParts {
   readonly keeper: LeaseKeeper;
@@ -80,6 +92,8 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   private readonly askingWant = new Map<string, number>();
   /** Per topic: how many of those promotions in flight have already promised to reserve. */
   private readonly promised = new Map<string, number>();
+  /** Per topic: what the last finished call of a local consumer asked for, and until when it still counts (LINGER_MS). */
+  private readonly lingering = new Map<string, { want: number; until: number }>();
   /** Tasks reserved for this process's consumers (by promote, or a take's surplus), not yet handed out. */
   private readonly kept = new KeptTasks();
   private readonly releaseTimers = new Map<string, NodeJS.Timeout>();
@@ -130,7 +144,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     // consumer in one round trip); the rest go to the shared lists.
     const allotted = new Map<string, number>();
     const claimFor = (topic: string): number => {
-      const free = (this.askingWant.get(topic) ?? 0) - this.kept.size(topic) - (this.promised.get(topic) ?? 0);
+      const free = this.demand(topic) - this.kept.size(topic) - (this.promised.get(topic) ?? 0);
       const n = Math.max(0, Math.min(free, refs.length));
       allotted.set(topic, n);
       this.promised.set(topic, (this.promised.get(topic) ?? 0) + n);
@@ -176,11 +190,19 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     try {
       return await this.reserveLoop(topic, want, now, ttrMs, signal);
     } finally {
-      // Still asking until the next turn of the event loop: a consumer that starts its
-      // handlers and asks again does so within this turn, and a promotion that runs
-      // between its two calls should not find nobody asking.
-      setImmediate(() => this.askingWant.set(topic, (this.askingWant.get(topic) ?? 0) - asking));
+      // Still asking for LINGER_MS: a consumer that has handlers to run, or acks to wait
+      // for, asks again a little later, and a promotion that runs between its two calls
+      // should not find nobody asking.
+      this.askingWant.set(topic, (this.askingWant.get(topic) ?? 0) - asking);
+      this.lingering.set(topic, { want: asking, until: performance.now() + LINGER_MS });
     }
+  }
+
+  /** How many tasks of `topic` local consumers are asking for: calls waiting or in flight, or the last one's within LINGER_MS. */
+  private demand(topic: string): number {
+    const asking = this.askingWant.get(topic) ?? 0;
+    const lingering = this.lingering.get(topic);
+    return lingering !== undefined && lingering.until > performance.now() ? Math.max(asking, lingering.want) : asking;
   }
 
   private async reserveLoop(topic: string, want: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
