@@ -1,6 +1,6 @@
 /**
  * 0004: dead tasks get an index of their own, by id. Listing dead letters (`list` with
- * state 'dead', the dashboard's and the CLI's way to find what needs a look) walked the id
+ * state 'dead': `GET /v1/tasks?state=dead`, `delayq ls --state dead`) walked the id
  * index over every row and kept the few dead ones: a full scan of an old database for ten
  * rows. A partial index holds the dead tasks alone, so it costs a write only when a task
  * dies or is revived, never on the schedule / claim / ack path.
