@@ -64,6 +64,26 @@ describe('kept tasks', () => {
     assert.deepEqual(kept.topics(), []);
     assert.equal(kept.oldestAt('t'), undefined);
   });
+
+  it('puts a backlog taken later ahead of the kept tasks, released with the oldest of them', () => {
+    const kept = new KeptTasks();
+    kept.add('t', [record('new-1'), record('new-2')], 100);
+    kept.add('t', [record('new-3')], 180);
+    kept.addFirst('t', [record('old-1'), record('old-2')], 200);
+    assert.equal(kept.size('t'), 5);
+    assert.equal(kept.oldestAt('t'), 100, 'counted as kept since the oldest already there');
+    assert.deepEqual(
+      kept.takeKeptBy('t', 150).map((r) => r.id),
+      ['old-1', 'old-2', 'new-1', 'new-2'],
+    );
+    assert.deepEqual(
+      kept.take('t', 5).map((r) => r.id),
+      ['new-3'],
+    );
+    // Into an empty topic: kept from `at`.
+    kept.addFirst('u', [record('x')], 300);
+    assert.equal(kept.oldestAt('u'), 300);
+  });
 });
 
 describe('ready waiters backlog', () => {

@@ -23,6 +23,19 @@ export class KeptTasks {
     for (const record of records) list.push({ record, at });
   }
 
+  /**
+   * Puts `records` ahead of the kept ones (they were due earlier: a background take's
+   * backlog). They count as kept since the oldest of those already kept, so the release
+   * of the oldest first still finds them in order.
+   */
+  addFirst(topic: string, records: readonly TaskRecord[], at: number): void {
+    if (records.length === 0) return;
+    let list = this.byTopic.get(topic);
+    if (!list) this.byTopic.set(topic, (list = []));
+    const since = Math.min(at, list[0]?.at ?? at);
+    list.unshift(...records.map((record) => ({ record, at: since })));
+  }
+
   size(topic: string): number {
     return this.byTopic.get(topic)?.length ?? 0;
   }

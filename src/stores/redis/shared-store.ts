@@ -70,6 +70,12 @@ const PROMOTE_AHEAD = 32;
  * back to the lists after KEEP_MS, which is longer.
  */
 const LINGER_MS = 50;
+/**
+ * A background take (drainBacklog) asks for up to this many of a topic's list backlog,
+ * up to DRAIN_SHARE from each flagged shard: a few calls of many ids each.
+ */
+const DRAIN_FETCH = 512;
+const DRAIN_SHARE = 128;
 
 export interface SharedParts {
   readonly keeper: LeaseKeeper;
@@ -99,6 +105,8 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   private readonly releaseTimers = new Map<string, NodeJS.Timeout>();
   /** Where the next take starts among the flagged shards (rotates so every shard is drained). */
   private takeRotor = 0;
+  /** Per topic: the background take in flight (drainBacklog), awaited by close(). */
+  private readonly drains = new Map<string, Promise<void>>();
 
   constructor(config: RedisStoreConfig) {
     super(config);
@@ -212,7 +220,10 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     let attempt = 0;
     for (;;) {
       if (this.isClosed) return [];
-      if (ttrMs === undefined && this.kept.size(topic) > 0) return this.kept.take(topic, want);
+      if (ttrMs === undefined && this.kept.size(topic) > 0) {
+        this.drainBacklog(topic, now);
+        return this.kept.take(topic, want);
+      }
       // Several shards that may hold ready ids are asked at once (take-plan.ts), starting
       // at a rotating shard so none is left behind.
       const flagged = this.waiters.candidates(topic);
@@ -239,6 +250,51 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     }
   }
 
+  /**
+   * Tasks promote pushed to the shared lists (the local consumers had asked for fewer than
+   * fell due, or for none) were taken only once `kept` was empty, and while a burst lasts
+   * promote keeps refilling it: in S2's pattern the pushed ones, up to 4,699 in 100 ms of
+   * the window's start, waited for the burst to pass, 500-700 ms. So a consumer served from
+   * `kept` while its topic's lists hold a backlog starts one take in the background that
+   * brings some of it into `kept`, ahead of what is there. One per topic at a time; a
+   * failure leaves the tasks in the lists for the next take.
+   */
+  private drainBacklog(topic: string, now: () => number): void {
+    if (this.drains.has(topic) || this.isClosed) return;
+    // Only to top up `kept` to what the consumers ask for, once it is half empty: more
+    // would go back after KEEP_MS and be taken again (with a slow consumer of one slot,
+    // an unbounded version took each task ~4 times).
+    const demand = this.demand(topic);
+    const room = demand - this.kept.size(topic) - (this.promised.get(topic) ?? 0);
+    if (room < demand / 2) return;
+    const flagged = this.waiters.candidates(topic);
+    if (flagged.length === 0) return;
+    const steps = planTakes(flagged, this.takeRotor++ % flagged.length, Math.min(DRAIN_FETCH, room), DRAIN_SHARE, (shard) =>
+      this.waiters.backlog(topic, shard),
+    );
+    const at = now();
+    const epoch = this.waiters.epoch(topic);
+    const nonce = randomBytes(6).toString('base64url');
+    const drain = Promise.all(
+      steps.map((step, i) => takeScript(this.client, this.shard(step.shard), topic, at, step.count, undefined, `${nonce}${i.toString(36)}.`)),
+    )
+      .then((takes) => {
+        const claimed: TaskRecord[] = [];
+        takes.forEach((taken, i) => {
+          this.waiters.update(topic, steps[i]!.shard, taken.retryAt > 0 ? Math.max(1, taken.remaining) : taken.remaining, epoch);
+          for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
+        });
+        if (claimed.length === 0) return;
+        // Ahead of the kept ones: they fell due before promote began to push.
+        this.kept.addFirst(topic, claimed, performance.now());
+        this.armRelease(topic);
+        this.waiters.wake(topic);
+      })
+      .catch((error: unknown) => this.parts?.logger.warn({ err: error, topic }, 'redis: a background take failed; its tasks stay in the ready lists'))
+      .finally(() => this.drains.delete(topic));
+    this.drains.set(topic, drain);
+  }
+
   // ---------------------------------------------------------------------------------
   // Hooks of RedisStore
 
@@ -259,6 +315,8 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
 
   override async close(): Promise<void> {
     this.waiters.wakeAllTopics();
+    // What a background take brings goes to `kept`, which is given back below.
+    await Promise.all(this.drains.values());
     if (!this.isClosed) await Promise.all(this.kept.topics().map((topic) => this.release(topic, Infinity))).catch(() => undefined);
     await super.close();
   }
