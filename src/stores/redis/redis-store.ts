@@ -273,7 +273,7 @@ export class RedisStore implements TaskStore {
     const ids = perShard
       .flat()
       .filter((id) => after === undefined || id > after)
-      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(compareIds);
     const out: TaskRecord[] = [];
     const chunkSize = Math.max(filter.limit, 100);
     for (let from = 0; from < ids.length && out.length < filter.limit; from += chunkSize) {
@@ -431,8 +431,12 @@ function toRef(entry: DueEntry): TimerRef {
   return { id: entry.id, topic: entry.topic, kind: entry.kind, dueAt: entry.dueAt, seq: entry.seq, receipt: entry.receipt };
 }
 
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 function sortById(records: TaskRecord[]): TaskRecord[] {
-  return records.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return records.sort((a, b) => compareIds(a.id, b.id));
 }
 
 function makeNonce(): string {

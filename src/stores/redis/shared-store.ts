@@ -20,7 +20,7 @@ import { loadDueScript, promoteScript, releaseScript, takeScript } from './comma
 import { ShardBatcher } from './batcher.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import { KeptTasks } from './kept-tasks.js';
-import { planTakes } from './take-plan.js';
+import { planTakes, type TakeStep } from './take-plan.js';
 import { ReadyWaiters } from './ready-waiters.js';
 import { MAX_SCRIPT_BATCH, RedisStore, type RedisStoreConfig } from './redis-store.js';
 import { groupByShard, shardOf } from './router.js';
@@ -229,25 +229,36 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
       const flagged = this.waiters.candidates(topic);
       const start = flagged.length === 0 ? 0 : this.takeRotor++ % flagged.length;
       const steps = planTakes(flagged, start, fetch, TAKE_SHARE, (shard) => this.waiters.backlog(topic, shard));
-      const at = now();
-      const epoch = this.waiters.epoch(topic);
-      const takes = await Promise.all(
-        steps.map((step) => takeScript(this.client, this.shard(step.shard), topic, at, step.count, ttrMs, `${nonce}${(attempt++).toString(36)}.`)),
-      );
-      let retryAt = 0;
-      const claimed: TaskRecord[] = [];
-      takes.forEach((taken, i) => {
-        const shard = steps[i]!.shard;
-        this.waiters.update(topic, shard, taken.retryAt > 0 ? Math.max(1, taken.remaining) : taken.remaining, epoch);
-        if (taken.retryAt > 0) retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
-        for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
-      });
+      const { claimed, retryAt } = await this.takeSteps(topic, steps, now(), ttrMs, () => `${nonce}${(attempt++).toString(36)}.`);
       if (claimed.length > want) this.keep(topic, claimed.splice(want));
       if (claimed.length > 0) return claimed;
       if (signal.aborted) return [];
       if (this.waiters.candidates(topic).length > 0 && retryAt === 0) continue;
       await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
     }
+  }
+
+  /**
+   * Runs the planned takes of `topic` at once and records what each shard has left; the
+   * claimed records, and the earliest time a shard said to come back (0: none did).
+   */
+  private async takeSteps(
+    topic: string,
+    steps: readonly TakeStep[],
+    at: number,
+    ttrMs: number | undefined,
+    nextNonce: () => string,
+  ): Promise<{ claimed: TaskRecord[]; retryAt: number }> {
+    const epoch = this.waiters.epoch(topic);
+    const takes = await Promise.all(steps.map((step) => takeScript(this.client, this.shard(step.shard), topic, at, step.count, ttrMs, nextNonce())));
+    let retryAt = 0;
+    const claimed: TaskRecord[] = [];
+    takes.forEach((taken, i) => {
+      this.waiters.update(topic, steps[i]!.shard, taken.retryAt > 0 ? Math.max(1, taken.remaining) : taken.remaining, epoch);
+      if (taken.retryAt > 0) retryAt = retryAt === 0 ? taken.retryAt : Math.min(retryAt, taken.retryAt);
+      for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
+    });
+    return { claimed, retryAt };
   }
 
   /**
@@ -272,18 +283,10 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     const steps = planTakes(flagged, this.takeRotor++ % flagged.length, Math.min(DRAIN_FETCH, room), DRAIN_SHARE, (shard) =>
       this.waiters.backlog(topic, shard),
     );
-    const at = now();
-    const epoch = this.waiters.epoch(topic);
     const nonce = randomBytes(6).toString('base64url');
-    const drain = Promise.all(
-      steps.map((step, i) => takeScript(this.client, this.shard(step.shard), topic, at, step.count, undefined, `${nonce}${i.toString(36)}.`)),
-    )
-      .then((takes) => {
-        const claimed: TaskRecord[] = [];
-        takes.forEach((taken, i) => {
-          this.waiters.update(topic, steps[i]!.shard, taken.retryAt > 0 ? Math.max(1, taken.remaining) : taken.remaining, epoch);
-          for (const [id, body] of taken.claimed) claimed.push(decodeTask(id, body).record);
-        });
+    let step = 0;
+    const drain = this.takeSteps(topic, steps, now(), undefined, () => `${nonce}${(step++).toString(36)}.`)
+      .then(({ claimed }) => {
         if (claimed.length === 0) return;
         // Ahead of the kept ones: they fell due before promote began to push.
         this.kept.addFirst(topic, claimed, performance.now());
