@@ -7,7 +7,6 @@
  * failed call may have created the tasks of some shards; retrying it is safe because
  * schedule is create-if-absent by id). loadDue merges the shards (due-merge.ts).
  */
-import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import type {
   AckOutcome,
@@ -44,6 +43,7 @@ import {
 import type { RedisClient } from './connection.js';
 import { mergeDue } from './due-merge.js';
 import type { Keyspace, ShardKeys } from './keys.js';
+import { nextNonce } from './nonce.js';
 import { firstParkBucket, parkBucketOf, Unparker } from './parking.js';
 import { groupByShard, shardOf } from './router.js';
 
@@ -160,7 +160,7 @@ export class RedisStore implements TaskStore {
   async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
     this.assertOpen();
     if (ids.length === 0) return [];
-    const nonce = makeNonce();
+    const nonce = nextNonce();
     const claimed = new Map<string, TaskRecord>();
     await Promise.all(
       [...groupByShard(ids, (id) => id, this.shardCount)].map(async ([shard, group]) => {
@@ -437,8 +437,4 @@ function compareIds(a: string, b: string): number {
 
 function sortById(records: TaskRecord[]): TaskRecord[] {
   return records.sort((a, b) => compareIds(a.id, b.id));
-}
-
-function makeNonce(): string {
-  return randomBytes(6).toString('base64url');
 }

@@ -12,10 +12,10 @@
  * When a process dies, the others take its shards within the lease time and load their
  * timers; its reservations are expired by the owner's recoverer (afterTick) once overdue.
  */
-import { randomBytes } from 'node:crypto';
 import type { Logger, ScheduleOutcome, SharedDispatch } from '../../core/ports.js';
 import type { TaskRecord, TimerRef } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
+import { nextNonce } from './nonce.js';
 import { loadDueScript, promoteScript, releaseScript, takeScript } from './commands.js';
 import { ShardBatcher } from './batcher.js';
 import type { LeaseKeeper } from './lease-keeper.js';
@@ -167,7 +167,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
         channelOf: (t) => this.keys.readyChannel(t),
         message: `${shard} ${keeper.owner}`,
         claimFor,
-        nonce: `${randomBytes(6).toString('base64url')}.`,
+        nonce: `${nextNonce()}.`,
       });
     } finally {
       for (const [topic, n] of allotted) this.promised.set(topic, (this.promised.get(topic) ?? 0) - n);
@@ -216,7 +216,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
   private async reserveLoop(topic: string, want: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
     // Prefetch only for the default ttr: the surplus is kept for the next caller of the topic.
     const fetch = ttrMs === undefined ? Math.max(want, Math.min(PREFETCH, MAX_TAKE)) : want;
-    const nonce = randomBytes(6).toString('base64url');
+    const nonce = nextNonce();
     let attempt = 0;
     for (;;) {
       if (this.isClosed) return [];
@@ -283,7 +283,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     const steps = planTakes(flagged, this.takeRotor++ % flagged.length, Math.min(DRAIN_FETCH, room), DRAIN_SHARE, (shard) =>
       this.waiters.backlog(topic, shard),
     );
-    const nonce = randomBytes(6).toString('base64url');
+    const nonce = nextNonce();
     let step = 0;
     const drain = this.takeSteps(topic, steps, now(), undefined, () => `${nonce}${(step++).toString(36)}.`)
       .then(({ claimed }) => {
