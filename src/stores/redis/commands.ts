@@ -6,7 +6,7 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
-import type { RedisClient } from './connection.js';
+import { sendCoalesced, type RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
 import { scripts, type ScriptName } from './scripts.js';
 
@@ -15,11 +15,11 @@ type Arg = string | number;
 async function run(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
   const script = scripts().get(name)!;
   try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+    return await sendCoalesced(client, () => client.evalsha(script.sha, keys.length, ...keys, ...args));
   } catch (error) {
     if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
       try {
-        return await client.eval(script.source, keys.length, ...keys, ...args);
+        return await sendCoalesced(client, () => client.eval(script.source, keys.length, ...keys, ...args));
       } catch (inner) {
         throw unavailable(name, inner);
       }
