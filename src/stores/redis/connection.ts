@@ -79,13 +79,15 @@ export function connect(url: ParsedUrl): RedisClient {
 }
 
 /**
- * Sends one command, holding the connection's writes until the end of the tick or until
- * FLUSH_BYTES are waiting: the small calls issued together (a batcher's flush over 16
- * shards, a consumer's acks) then leave in one writev instead of a write syscall each, the
- * largest single cost in a profile of S3's pattern. A large call (a scheduleMany's share
- * of a shard) still leaves at once, so that Redis works on it while the next is encoded:
- * holding those too cost S1 20-30%. Unlike ioredis' auto-pipelining (see COMMON) it never
- * waits for replies. `issue` must write synchronously, as ioredis does on a ready connection.
+ * Sends one command, holding the connection's writes until the microtasks already queued
+ * have run, or until FLUSH_BYTES are waiting: the small calls issued together (a batcher's
+ * flushes over 16 shards, a consumer's acks) then leave in one writev instead of a write
+ * syscall each, the largest single cost in a profile of S3's pattern. A large call (a
+ * scheduleMany's share of a shard) still leaves at once, so that Redis works on it while
+ * the next is encoded: holding those too cost S1 20-30%. Unlike ioredis' auto-pipelining
+ * (see COMMON) it never waits for replies, and a microtask (not nextTick) ends the hold,
+ * so a long chain of promise callbacks does not keep a write back. `issue` must write
+ * synchronously, as ioredis does on a ready connection.
  */
 export function sendCoalesced<T>(client: RedisClient, issue: () => Promise<T>): Promise<T> {
   const streams = holdWrites(client);
@@ -109,7 +111,7 @@ function holdWrites(client: RedisClient): Socket[] {
     .filter((stream): stream is Socket => stream instanceof Socket && !stream.destroyed);
   for (const stream of streams) stream.cork();
   held.set(client, streams);
-  process.nextTick(() => {
+  queueMicrotask(() => {
     held.delete(client);
     for (const stream of streams) stream.uncork();
   });
