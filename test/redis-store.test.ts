@@ -96,6 +96,31 @@ describe('redis store (one Redis)', { skip }, () => {
     }
   });
 
+  it('gives prefetched tasks back in due order, ahead of those that fell due after them', async () => {
+    const { DelayQueue } = await import('../src/engine/delay-queue.js');
+    // One shard: one ready list, so the order of delivery is the order of that list.
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `order${++namespaces}`, shards: 1 } });
+    try {
+      const now = Date.now();
+      await queue.scheduleMany(Array.from({ length: 40 }, (_, i) => ({ id: `o-${String(i).padStart(2, '0')}`, topic: 'o', payload: i, runAt: now - 40 + i })));
+      const [first] = await queue.reserve('o', { max: 1, waitMs: 2_000 });
+      assert.equal(first?.id, 'o-00');
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the kept surplus goes back
+      const rest: string[] = [];
+      while (rest.length < 39) {
+        const batch = await queue.reserve('o', { max: 100, waitMs: 2_000 });
+        assert.ok(batch.length > 0, `got ${rest.length} of 39`);
+        rest.push(...batch.map((d) => d.id));
+      }
+      // A task a background take kept at that moment is handed out first (kept tasks need
+      // no round trip); the ones given back come next, in due order, then the rest.
+      const inOrder = (ids: string[]) => ids.every((id, i) => i === 0 || ids[i - 1]! < id);
+      assert.ok(inOrder(rest) || rest.some((_, i) => inOrder(rest.filter((__, j) => j !== i))), `delivered in due order: ${rest.join(' ')}`);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('hands tasks reserved ahead for a busy consumer to it once each, and gives back what it cannot start in time', async () => {
     const { DelayQueue } = await import('../src/engine/delay-queue.js');
     const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `ahead${++namespaces}`, shards: 4 } });

@@ -1,6 +1,7 @@
 -- release: gives back reservations that were never handed to a consumer (tasks a closing
 -- process had prefetched): reserved -> pending with the attempt not counted, back at the
--- head of the topic's ready list, and a PUBLISH wakes consumers of other processes.
+-- head of the topic's ready list in the order given (the caller's oldest first, so they are
+-- taken again before what fell due after them), and a PUBLISH wakes consumers of other processes.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[8] the topic's ready list
 -- (KEYS[7] is unused, so the ready list sits where promote.lua has its first one)
 -- ARGV[1] now, ARGV[2] the topic's ready channel, ARGV[3] the wakeup message; then pairs: id, receipt
@@ -9,6 +10,7 @@
 local now = tonumber(ARGV[1])
 local now36 = b36(now)
 local released = 0
+local back = {}
 for i = 4, #ARGV, 2 do
   local id, receipt = ARGV[i], ARGV[i + 1]
   local t = load(id)
@@ -17,9 +19,16 @@ for i = 4, #ARGV, 2 do
     setAttempts(t, t.attempts - 1)
     setReservation(t, nil, nil)
     save(t, id, 'p', now, now36)
-    redis.call('LPUSH', KEYS[8], id)
     released = released + 1
+    back[released] = id
   end
+end
+-- LPUSH puts its arguments at the head one after another: the newest goes first, so that
+-- the oldest ends up at the head.
+for hi = released, 1, -400 do
+  local chunk = {}
+  for j = hi, math.max(1, hi - 399), -1 do chunk[#chunk + 1] = back[j] end
+  redis.call('LPUSH', KEYS[8], unpack(chunk))
 end
 if released > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
 flushCounts()
