@@ -112,10 +112,11 @@ describe('redis store (one Redis)', { skip }, () => {
         assert.ok(batch.length > 0, `got ${rest.length} of 39`);
         rest.push(...batch.map((d) => d.id));
       }
-      // A task a background take kept at that moment is handed out first (kept tasks need
-      // no round trip); the ones given back come next, in due order, then the rest.
-      const inOrder = (ids: string[]) => ids.every((id, i) => i === 0 || ids[i - 1]! < id);
-      assert.ok(inOrder(rest) || rest.some((_, i) => inOrder(rest.filter((__, j) => j !== i))), `delivered in due order: ${rest.join(' ')}`);
+      // Tasks a background take kept at that moment are handed out first (kept tasks need
+      // no round trip), in due order; the ones given back come in due order too. So at most
+      // one step back: given back newest first, there were 30.
+      const stepsBack = rest.filter((id, i) => i > 0 && id < rest[i - 1]!).length;
+      assert.ok(stepsBack <= 1, `delivered in due order: ${rest.join(' ')}`);
     } finally {
       await queue.close();
     }
