@@ -6,8 +6,7 @@ import { KeptTasks } from '../src/stores/redis/kept-tasks.js';
 import { ReadyWaiters } from '../src/stores/redis/ready-waiters.js';
 import { planTakes } from '../src/stores/redis/take-plan.js';
 
-const record = (id: string, runAt = 0): TaskRecord => ({ id, runAt }) as TaskRecord;
-const ids = (records: readonly TaskRecord[]): string[] => records.map((r) => r.id);
+const record = (id: string): TaskRecord => ({ id }) as TaskRecord;
 
 describe('take plan', () => {
   it('asks two shards for 32 each when their backlogs are unknown or long', () => {
@@ -45,52 +44,45 @@ describe('take plan', () => {
 });
 
 describe('kept tasks', () => {
-  it('hands out the ones due first, whatever order they came in', () => {
+  it('hands out the oldest first and releases only those kept long enough', () => {
     const kept = new KeptTasks();
-    kept.add('t', [record('b', 20), record('d', 40)], 100);
-    kept.add('t', [record('a', 10), record('c', 30), record('e', 40)], 150);
-    kept.add('t', [record('f', 40)], 160);
-    assert.equal(kept.size('t'), 6);
-    assert.deepEqual(ids(kept.take('t', 4)), ['a', 'b', 'c', 'd']);
-    // Ties stay in the order they came.
-    assert.deepEqual(ids(kept.take('t', 5)), ['e', 'f']);
+    kept.add('t', [record('a'), record('b')], 100);
+    kept.add('t', [record('c')], 150);
+    assert.equal(kept.oldestAt('t'), 100);
+    // A release timer armed by the first tasks must not send back one kept a moment ago.
+    assert.deepEqual(
+      kept.takeKeptBy('t', 120).map((r) => r.id),
+      ['a', 'b'],
+    );
+    assert.equal(kept.size('t'), 1);
+    assert.equal(kept.oldestAt('t'), 150);
+    assert.deepEqual(
+      kept.take('t', 5).map((r) => r.id),
+      ['c'],
+    );
     assert.equal(kept.size('t'), 0);
     assert.deepEqual(kept.topics(), []);
     assert.equal(kept.oldestAt('t'), undefined);
   });
 
-  it('gives back as many as were kept too long, the ones due last, and counts those that stay as kept anew', () => {
+  it('puts a backlog taken later ahead of the kept tasks, released with the oldest of them', () => {
     const kept = new KeptTasks();
-    kept.add('t', [record('a', 10), record('b', 20), record('c', 30)], 100);
-    kept.add('t', [record('d', 40)], 180);
-    assert.equal(kept.oldestAt('t'), 100);
-    // Three were kept since 100 or before: three go back, the ones due last, in due order.
-    assert.deepEqual(ids(kept.takeOverdue('t', 120, 200, 0)), ['b', 'c', 'd']);
-    assert.equal(kept.oldestAt('t'), 200, "'a' stays, counted as kept from now");
-    assert.deepEqual(ids(kept.takeOverdue('t', 150, 210, 0)), [], 'nothing kept too long any more');
-    // A consumer that stalls gives everything back within two rounds.
-    assert.deepEqual(ids(kept.takeOverdue('t', 300, 400, 0)), ['a']);
-    assert.deepEqual(kept.topics(), []);
-  });
-
-  it('never keeps a task past the limit, however often it stays', () => {
-    const kept = new KeptTasks();
-    kept.add('t', [record('a', 10)], 100);
-    kept.add('t', [record('b', 20)], 190);
-    // One overdue: 'b' (due last) goes back, 'a' is renewed.
-    assert.deepEqual(ids(kept.takeOverdue('t', 100, 200, 50)), ['b']);
-    kept.add('t', [record('c', 30)], 290);
-    // Again one overdue, but 'a' was first kept at 100, at or before the limit: it goes
-    // back too, with 'c', the one due last.
-    assert.deepEqual(ids(kept.takeOverdue('t', 200, 300, 100)), ['a', 'c']);
-    assert.equal(kept.size('t'), 0);
-  });
-
-  it('keeps a backlog taken from the lists in its due places among the kept ones', () => {
-    const kept = new KeptTasks();
-    kept.add('t', [record('new-1', 50), record('new-2', 60)], 100);
-    kept.add('t', [record('old-1', 10), record('old-2', 20), record('mid', 55)], 150);
-    assert.deepEqual(ids(kept.take('t', 10)), ['old-1', 'old-2', 'new-1', 'mid', 'new-2']);
+    kept.add('t', [record('new-1'), record('new-2')], 100);
+    kept.add('t', [record('new-3')], 180);
+    kept.addFirst('t', [record('old-1'), record('old-2')], 200);
+    assert.equal(kept.size('t'), 5);
+    assert.equal(kept.oldestAt('t'), 100, 'counted as kept since the oldest already there');
+    assert.deepEqual(
+      kept.takeKeptBy('t', 150).map((r) => r.id),
+      ['old-1', 'old-2', 'new-1', 'new-2'],
+    );
+    assert.deepEqual(
+      kept.take('t', 5).map((r) => r.id),
+      ['new-3'],
+    );
+    // Into an empty topic: kept from `at`.
+    kept.addFirst('u', [record('x')], 300);
+    assert.equal(kept.oldestAt('u'), 300);
   });
 });
 

@@ -35,17 +35,8 @@ const MAX_TAKE = 1_000;
  * its next call: a worker whose slots free up one by one then needs no round trip per task.
  */
 const PREFETCH = 64;
-/**
- * When kept tasks wait this long, consumers here are behind: as many as waited go back to
- * the shared lists, the ones due last (KeptTasks.takeOverdue; a pull consumer may also
- * never come back).
- */
+/** Kept tasks nobody took within this long go back to the shared lists (a pull consumer may not come back soon). */
 const KEEP_MS = 100;
-/**
- * No task stays kept longer than this, however it is renewed (KeptTasks.takeOverdue): its
- * reservation runs meanwhile, and must not run out before a consumer here starts it.
- */
-const KEEP_LIMIT_MS = 2 * KEEP_MS;
 /**
  * A take asks a shard for this many ids unless it is known to hold fewer (take-plan.ts): one consumer asks a few shards (in
  * rotation) for larger batches rather than every shard for a handful, so each delivered
@@ -56,7 +47,7 @@ const KEEP_LIMIT_MS = 2 * KEEP_MS;
 const TAKE_SHARE = 32;
 /**
  * Promotions reserve for a local consumer that is asking up to this many times the tasks it
- * asked for; the surplus is kept for its next calls (see KEEP_MS). A stall of a few
+ * asked for; the surplus is kept for its next calls (KEEP_MS at most). A stall of a few
  * tens of ms (a GC pause, a busy host) makes several ticks' tasks due at once. At 1x (64)
  * they overflowed into the shared lists and waited there for takes: in S3's pattern 2-4%
  * of the tasks, at p50 lateness ~30 ms and up to 200-800 ms. At 4x none did in two runs.
@@ -297,9 +288,8 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     const drain = this.takeSteps(topic, steps, now(), undefined, () => `${nonce}${(step++).toString(36)}.`)
       .then(({ claimed }) => {
         if (claimed.length === 0) return;
-        // In their due places, mostly ahead of the kept ones: they fell due before promote
-        // began to push.
-        this.kept.add(topic, claimed, performance.now());
+        // Ahead of the kept ones: they fell due before promote began to push.
+        this.kept.addFirst(topic, claimed, performance.now());
         this.armRelease(topic);
         this.waiters.wake(topic);
       })
@@ -334,17 +324,16 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     await super.close();
   }
 
-  /** Keeps reserved tasks for the next consumer of `topic` in this process (KEEP_MS, KEEP_LIMIT_MS). */
+  /** Keeps reserved tasks for the next consumer of `topic` in this process, for KEEP_MS at most each. */
   private keep(topic: string, records: readonly TaskRecord[]): void {
     this.kept.add(topic, records, performance.now());
     this.armRelease(topic);
   }
 
-  /** A timer for when the longest-kept task of `topic` has been kept KEEP_MS. */
+  /** A timer for when the oldest kept task of `topic` has been kept KEEP_MS. */
   private armRelease(topic: string): void {
-    if (this.releaseTimers.has(topic)) return;
     const oldest = this.kept.oldestAt(topic);
-    if (oldest === undefined) return;
+    if (oldest === undefined || this.releaseTimers.has(topic)) return;
     const timer = setTimeout(
       () => {
         this.releaseTimers.delete(topic);
@@ -360,13 +349,9 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     this.releaseTimers.set(topic, timer);
   }
 
-  /**
-   * As many kept tasks as no consumer took since `cutoff` (KeptTasks.takeOverdue: the ones
-   * due last): back to the head of the lists, the attempt not counted.
-   */
+  /** Kept tasks no consumer took (kept at or before `cutoff`): back to the head of the lists, the attempt not counted. */
   private async release(topic: string, cutoff: number): Promise<void> {
-    const at = performance.now();
-    const records = this.kept.takeOverdue(topic, cutoff, at, at - KEEP_LIMIT_MS);
+    const records = this.kept.takeKeptBy(topic, cutoff);
     if (this.kept.size(topic) === 0) {
       const timer = this.releaseTimers.get(topic);
       if (timer !== undefined) clearTimeout(timer);
@@ -385,7 +370,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
           this.keys.readyChannel(topic),
           `${shard} ${owner}`,
           group.flatMap((r) => (r.receipt === null ? [] : [{ id: r.id, receipt: r.receipt }])),
-        ).then((released) => this.waiters.notify(topic, shard, released)),
+        ).then(() => this.waiters.notify(topic, shard)),
       ),
     );
   }
