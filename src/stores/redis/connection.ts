@@ -61,7 +61,7 @@ const COMMON: RedisOptions = {
   // Off on purpose. ioredis' auto-pipelining holds commands until a setImmediate and keeps
   // one pipeline per node in flight: what callers send meanwhile waits for every reply of
   // the pipeline before it, so Node and Redis take turns instead of overlapping. The
-  // commands issued in one tick still leave in one write (coalesceWrites below), and the
+  // small commands issued together still leave in one write (sendCoalesced below), and the
   // store's batchers already coalesce per shard.
   // Measured in scratch runs of the benchmark's patterns (docs/redis.md): S1 +30-50%,
   // S2 +17-25%, S3's median 4.3-4.8 -> 3.6-3.7 ms.

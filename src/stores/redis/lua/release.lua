@@ -10,8 +10,8 @@
 local now = tonumber(ARGV[1])
 local now36 = b36(now)
 local released = 0
-local back = {}
-for i = 4, #ARGV, 2 do
+-- Last pair first: each LPUSH goes to the head, so the caller's first (oldest) ends there.
+for i = #ARGV - 1, 4, -2 do
   local id, receipt = ARGV[i], ARGV[i + 1]
   local t = load(id)
   if t and t.s == 'r' and t.receipt == receipt then
@@ -19,16 +19,9 @@ for i = 4, #ARGV, 2 do
     setAttempts(t, t.attempts - 1)
     setReservation(t, nil, nil)
     save(t, id, 'p', now, now36)
+    redis.call('LPUSH', KEYS[8], id)
     released = released + 1
-    back[released] = id
   end
-end
--- LPUSH puts its arguments at the head one after another: the newest goes first, so that
--- the oldest ends up at the head.
-for hi = released, 1, -400 do
-  local chunk = {}
-  for j = hi, math.max(1, hi - 399), -1 do chunk[#chunk + 1] = back[j] end
-  redis.call('LPUSH', KEYS[8], unpack(chunk))
 end
 if released > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
 flushCounts()
