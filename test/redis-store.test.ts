@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../src/core/errors.js';
 import { backoffDelay, DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import { openRedisStore } from '../src/stores/redis/index.js';
+import { scripts } from '../src/stores/redis/scripts.js';
 import { runStoreConformance, task } from './conformance/store-conformance.js';
 import { redisSkip, startRedis, type RedisServer } from './support/redis-servers.js';
 
@@ -200,6 +201,21 @@ describe('redis store (one Redis)', { skip }, () => {
       await queue.close();
       await admin.config('SET', 'notify-keyspace-events', '');
       await Promise.all([admin.quit(), listener.quit()]);
+    }
+  });
+
+  it('loads every script at open, so no first call pays a NOSCRIPT round trip', async () => {
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server!.port, '127.0.0.1');
+    try {
+      await admin.script('FLUSH');
+      const shas = [...scripts().values()].map((script) => script.sha);
+      assert.ok((await admin.script('EXISTS', ...shas) as number[]).every((found) => found === 0));
+      const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
+      await store.close();
+      assert.deepEqual(await admin.script('EXISTS', ...shas), shas.map(() => 1));
+    } finally {
+      await admin.quit();
     }
   });
 

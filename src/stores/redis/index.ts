@@ -7,11 +7,12 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Logger, TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
-import { assertNoEviction, connect, parseRedisUrl, type RedisClient } from './connection.js';
+import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient } from './connection.js';
 import { buildKeyspace, type Keyspace } from './keys.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { SharedRedisStore } from './shared-store.js';
 import { Subscriber } from './subscriber.js';
+import { scripts } from './scripts.js';
 import { randomBytes } from 'node:crypto';
 
 export const DEFAULT_PREFIX = 'delayq';
@@ -36,6 +37,7 @@ export async function openRedisStore(url: string, options: StoreOptions): Promis
   try {
     await client.ping();
     await assertNoEviction(client);
+    await preloadScripts(client, [...scripts().values()].map((script) => script.source));
     const keys = buildKeyspace(prefix, shards);
     await checkMeta(client, keys, shards);
     return await startShared(client, keys, horizonMs, `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`, options.logger ?? silentLogger);
