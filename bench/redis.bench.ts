@@ -275,7 +275,36 @@ async function usedMemory(admin: Redis | Cluster): Promise<number> {
   return total;
 }
 
+/**
+ * Runs each path the scenarios measure (schedule, fire and ack, single and bulk cancels),
+ * unmeasured, before they start, the same for every system. A service that has been up
+ * for a while runs code V8 has compiled; without this, S2 measures the JIT: in scratch runs
+ * of S2's pattern on a cold process every task more than 10 ms late fell in the first
+ * ~0.5 s of the window (p99 25-59 ms), and a 10,000-task warm-up took the p99 to 8-10 ms.
+ */
+async function warmUp(system: System, scale: Scale): Promise<void> {
+  const count = scale === QUICK ? 2_000 : 10_000;
+  const tally = new Tally();
+  const stop = await system.consume('warmup', tally);
+  const start = Date.now() + 300;
+  await system.schedule('warmup', count, (i) => start + Math.floor((i / count) * 500));
+  await tally.until(count, 60_000);
+  await stop();
+  // On S4's topic, which S4 empties (FLUSHALL) before it measures: BullMQ cancels there.
+  const ids = await system.schedule('s4', 2 * scale.cancels / 5, () => Date.now() + 3_600_000);
+  const singles = ids.slice(0, ids.length / 2);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < singles.length) await system.cancel(singles[next++]!);
+    }),
+  );
+  if (system.cancelMany) await system.cancelMany(ids.slice(ids.length / 2));
+}
+
 async function runAll(system: System, scale: Scale, admin: Redis | null): Promise<Results> {
+  log(`${system.name}: warm-up`);
+  await warmUp(system, scale);
   log(`${system.name}: S1`);
   const s1Rate = await s1(system, scale);
   log(`${system.name}: S1 ${Math.round(s1Rate)}/s; S2`);
@@ -345,6 +374,7 @@ async function clusterRun(url: string, processes: 1 | 3, scale: Scale, admin: Cl
     },
   };
   log(`cluster, ${processes} process(es)`);
+  await warmUp(system, scale);
   const s1Rate = await s1(withChildren, scale);
   const s2Stats = await s2(withChildren, scale, s1Rate);
   log(`S2 ${JSON.stringify(s2Stats)}`);
