@@ -12,6 +12,10 @@
  *   S4  1,000,000 pending                                                     Redis bytes per task, cancels/s of 10k
  *
  * Lateness = when the handler started - the task's due time.
+ *
+ * Each system first runs S2 on its cold process (reported on its own row: the first burst
+ * while V8 still compiles the delivery path), then warms its cancels, unmeasured; S1-S4
+ * then measure warm code, as a service that has been up a while runs (see warmUp).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -38,6 +42,8 @@ const QUICK: Scale = { s1: 10_000, s2: 10_000, s3Seconds: 3, s4: 50_000, cancels
 interface Results {
   s1Rate: number;
   s2: FireStats;
+  /** S2 as the first burst of a fresh process, before any warm-up (single Redis only). */
+  s2Cold: FireStats | null;
   s3: FireStats;
   bytesPerTask: number;
   /** With ids as short as BullMQ's default ones (delayq's generated ids are 30 characters). */
@@ -199,12 +205,12 @@ async function s1(system: System, scale: Scale): Promise<number> {
   return (scale.s1 / (preciseNow() - start)) * 1_000;
 }
 
-async function s2(system: System, scale: Scale, scheduleRate: number): Promise<FireStats> {
+async function s2(system: System, scale: Scale, scheduleRate: number, topic = 's2'): Promise<FireStats> {
   const tally = new Tally();
-  const stop = await system.consume('s2', tally);
+  const stop = await system.consume(topic, tally);
   // The window opens once everything is scheduled (at the rate S1 measured, with slack).
   const windowStart = Date.now() + Math.ceil((scale.s2 / scheduleRate) * 1_000 * 1.5) + 1_000;
-  await system.schedule('s2', scale.s2, (i) => windowStart + Math.floor((i / scale.s2) * 2_000));
+  await system.schedule(topic, scale.s2, (i) => windowStart + Math.floor((i / scale.s2) * 2_000));
   await tally.until(scale.s2, 120_000);
   await stop();
   return tally.stats(scale.s2, windowStart);
@@ -276,22 +282,25 @@ async function usedMemory(admin: Redis | Cluster): Promise<number> {
 }
 
 /**
- * Runs each path the scenarios measure (schedule, fire and ack, single and bulk cancels),
- * unmeasured, before they start, the same for every system. A service that has been up
- * for a while runs code V8 has compiled; without this, S2 measures the JIT: in scratch runs
- * of S2's pattern on a cold process every task more than 10 ms late fell in the first
- * ~0.5 s of the window (p99 25-59 ms), and a 10,000-task warm-up took the p99 to 8-10 ms.
+ * Runs the paths the scenarios measure, unmeasured, before they start, the same for every
+ * system: a service that has been up a while runs code V8 has compiled. Without it, S2
+ * measures the JIT: in scratch runs of S2's pattern on a cold process every task more
+ * than 10 ms late fell in the first ~0.5 s of the window (p99 25-59 ms), and a
+ * 10,000-task warm-up took the p99 to 8-10 ms. `fire` false: the caller's cold S2 has
+ * already fired and acked 100,000 tasks through this process.
  */
-async function warmUp(system: System, scale: Scale): Promise<void> {
-  const count = scale === QUICK ? 2_000 : 10_000;
-  const tally = new Tally();
-  const stop = await system.consume('warmup', tally);
-  const start = Date.now() + 300;
-  await system.schedule('warmup', count, (i) => start + Math.floor((i / count) * 500));
-  await tally.until(count, 60_000);
-  await stop();
+async function warmUp(system: System, scale: Scale, fire = true): Promise<void> {
+  if (fire) {
+    const count = scale === QUICK ? 2_000 : 10_000;
+    const tally = new Tally();
+    const stop = await system.consume('warmup', tally);
+    const start = Date.now() + 300;
+    await system.schedule('warmup', count, (i) => start + Math.floor((i / count) * 500));
+    await tally.until(count, 60_000);
+    await stop();
+  }
   // On S4's topic, which S4 empties (FLUSHALL) before it measures: BullMQ cancels there.
-  const ids = await system.schedule('s4', 2 * scale.cancels / 5, () => Date.now() + 3_600_000);
+  const ids = await system.schedule('s4', (2 * scale.cancels) / 5, () => Date.now() + 3_600_000);
   const singles = ids.slice(0, ids.length / 2);
   let next = 0;
   await Promise.all(
@@ -302,9 +311,14 @@ async function warmUp(system: System, scale: Scale): Promise<void> {
   if (system.cancelMany) await system.cancelMany(ids.slice(ids.length / 2));
 }
 
+/** The schedule rate assumed for the cold S2's window: below any system's cold S1 here. */
+const COLD_SCHEDULE_RATE = 20_000;
+
 async function runAll(system: System, scale: Scale, admin: Redis | null): Promise<Results> {
-  log(`${system.name}: warm-up`);
-  await warmUp(system, scale);
+  log(`${system.name}: S2 cold (the process's first burst)`);
+  const s2Cold = await s2(system, scale, COLD_SCHEDULE_RATE, 's2cold');
+  log(`${system.name}: S2 cold ${JSON.stringify(s2Cold)}; warm-up`);
+  await warmUp(system, scale, false);
   log(`${system.name}: S1`);
   const s1Rate = await s1(system, scale);
   log(`${system.name}: S1 ${Math.round(s1Rate)}/s; S2`);
@@ -314,7 +328,7 @@ async function runAll(system: System, scale: Scale, admin: Redis | null): Promis
   log(`${system.name}: S3 ${JSON.stringify(s3Stats)}; S4`);
   const s4Stats = admin ? await s4(system, scale, admin) : { bytesPerTask: NaN, bytesPerTaskShortIds: NaN, cancelRate: NaN, bulkCancelRate: NaN };
   log(`${system.name}: S4 ${JSON.stringify(s4Stats)}`);
-  return { s1Rate, s2: s2Stats, s3: s3Stats, ...s4Stats };
+  return { s1Rate, s2: s2Stats, s2Cold, s3: s3Stats, ...s4Stats };
 }
 
 function log(message: string): void {
@@ -383,7 +397,7 @@ async function clusterRun(url: string, processes: 1 | 3, scale: Scale, admin: Cl
   const before = await usedMemory(admin);
   void before;
   await system.close();
-  return { s1Rate, s2: s2Stats, s3: s3Stats, bytesPerTask: NaN, bytesPerTaskShortIds: NaN, cancelRate: NaN, bulkCancelRate: NaN };
+  return { s1Rate, s2: s2Stats, s2Cold: null, s3: s3Stats, bytesPerTask: NaN, bytesPerTaskShortIds: NaN, cancelRate: NaN, bulkCancelRate: NaN };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -403,6 +417,10 @@ function rows(results: readonly Results[]): (string | number)[][] {
     ['S4 same, ids as short as BullMQ\'s (1..1M)', ...pick((r) => fmt(r.bytesPerTaskShortIds, 0))],
     ['S4 cancels/s (10k of 1M), 50 concurrent single cancels', ...pick((r) => fmt(r.cancelRate))],
     ['S4 cancels/s (another 10k), bulk: cancelMany of 1,000 ids', ...pick((r) => fmt(r.bulkCancelRate))],
+    [
+      'S2 on a cold process (its first burst, before the warm-up): p50 / p99 / max, ms',
+      ...pick((r) => (r.s2Cold ? `${fmt(r.s2Cold.p50)} / ${fmt(r.s2Cold.p99)} / ${fmt(r.s2Cold.max)}` : '-')),
+    ],
   ];
 }
 
@@ -449,6 +467,7 @@ export async function run(args: string[]): Promise<void> {
             d.cancelRate / b.cancelRate,
             // Against BullMQ's best, its single cancels: it has no bulk cancel of listed ids.
             d.bulkCancelRate / b.cancelRate,
+            NaN,
           ][index];
           return [...row, ratio === undefined || Number.isNaN(ratio) ? '' : `${ratio.toFixed(2)}x`];
         }),
