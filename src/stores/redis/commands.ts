@@ -5,6 +5,7 @@
  * but typed instead of dynamically added methods.
  */
 import { DelayQError } from '../../core/errors.js';
+import type { CancelOutcome } from '../../core/ports.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import { sendCoalesced, type RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
@@ -106,9 +107,19 @@ export async function unparkScript(client: RedisClient, shard: ShardKeys, target
   return { taken: num(reply[0]), remaining: num(reply[1]), parkFrom: num(reply[2]) };
 }
 
-/** Outcomes per id, in order. */
-export async function cancelScript(client: RedisClient, shard: ShardKeys, now: number, ids: readonly string[]): Promise<string[]> {
-  return asArray(await run(client, 'cancel', standardKeys(shard), [now, ...ids])).map(str);
+const CANCEL_OUTCOMES: Readonly<Record<string, CancelOutcome>> = { c: 'cancelled', n: 'not_found', p: 'not_pending' };
+
+/** Outcomes per id, in order (cancel.lua answers one character each). */
+export async function cancelScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  now: number,
+  ids: readonly string[],
+): Promise<CancelOutcome[]> {
+  const codes = str(await run(client, 'cancel', standardKeys(shard), [now, ...ids]));
+  const out = new Array<CancelOutcome>(codes.length);
+  for (let i = 0; i < codes.length; i++) out[i] = CANCEL_OUTCOMES[codes[i]!]!;
+  return out;
 }
 
 /** Outcomes per (id, receipt), in order. */

@@ -71,7 +71,7 @@ export class RedisStore implements TaskStore {
   private closed = false;
   private readonly onClose: (() => Promise<void>) | undefined;
   private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
-  private readonly cancels: ShardBatcher<{ id: string; now: number }, string>;
+  private readonly cancels: ShardBatcher<{ id: string; now: number }, CancelOutcome>;
   private readonly unparker: Unparker;
 
   constructor(config: RedisStoreConfig) {
@@ -123,13 +123,13 @@ export class RedisStore implements TaskStore {
   async cancel(id: string, now: number): Promise<CancelOutcome> {
     this.assertOpen();
     const [outcome] = await this.cancels.submit(shardOf(id, this.shardCount), [{ id, now }]);
-    return outcome as CancelOutcome;
+    return outcome!;
   }
 
   /** One script call per shard (per MAX_SCRIPT_BATCH ids), straight, without the per-id batcher. */
   async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
     this.assertOpen();
-    return this.byShard(ids, async (shard, chunk) => (await cancelScript(this.client, this.shard(shard), now, chunk)) as CancelOutcome[]);
+    return this.byShard(ids, async (shard, chunk) => cancelScript(this.client, this.shard(shard), now, chunk));
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
