@@ -42,7 +42,12 @@ export interface ScheduleOutcome {
   readonly runAt: number;
   /** false when a task with this id already existed: nothing was changed. */
   readonly created: boolean;
-  /** The timer of the new pending task; null when not created. */
+  /**
+   * The timer of the new pending task; null when not created. A store may also give the
+   * timer of an existing task that is pending on the same topic (the Redis store does: the
+   * call may repeat one whose reply was lost after it created the task, and then nothing
+   * else would put its timer in a wheel); the engine places it unless it holds it already.
+   */
   readonly ref: TimerRef | null;
 }
 

@@ -204,7 +204,13 @@ export class DelayQueue {
     });
     if (records.length === 0) return [];
     const outcomes = await this.track(this.store.schedule(records, now));
-    for (const outcome of outcomes) if (outcome.ref) this.place(outcome.ref, true);
+    // A ref that was not created now is a task already pending (a retried call): its timer
+    // may be in the wheel already, so it goes through the check the loader's timers do.
+    for (const outcome of outcomes) {
+      if (outcome.ref === null) continue;
+      if (outcome.created) this.place(outcome.ref, true);
+      else this.placeLoaded(outcome.ref);
+    }
     return outcomes.map(({ id, runAt, created }) => ({ id, runAt, created }));
   }
 

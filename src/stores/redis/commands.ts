@@ -55,6 +55,8 @@ export interface ScheduleArgs {
 
 export interface ScheduleReply {
   readonly created: boolean;
+  /** Created now, or already there pending on the same topic: its timer belongs in a wheel. */
+  readonly pending: boolean;
   readonly runAt: number;
   readonly seq: number;
 }
@@ -81,10 +83,10 @@ export async function scheduleScript(
   let at = 0;
   for (const t of tasks) {
     if (num(reply[at]) === 1) {
-      out.push({ created: true, runAt: t.runAt, seq: t.seq });
+      out.push({ created: true, pending: true, runAt: t.runAt, seq: t.seq });
       at += 1;
     } else {
-      out.push({ created: false, runAt: num(reply[at + 1]), seq: num(reply[at + 2]) });
+      out.push({ created: false, pending: num(reply[at]) === 2, runAt: num(reply[at + 1]), seq: num(reply[at + 2]) });
       at += 3;
     }
   }

@@ -112,7 +112,9 @@ export class RedisStore implements TaskStore {
       const replies = await scheduleScript(this.client, this.shard(shard), now, chunk, parkFrom);
       return chunk.map((arg, i): ScheduleOutcome => {
         const reply = replies[i]!;
-        const ref: TimerRef | null = reply.created ? { id: arg.id, topic: arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
+        // An existing pending task gets its timer too: this call may repeat one whose reply
+        // was lost after it created the task, and nothing else would put that in a wheel.
+        const ref: TimerRef | null = reply.pending ? { id: arg.id, topic: arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
         return { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
       });
     });

@@ -7,8 +7,10 @@
 --   then per task 6 values: id, packed body, runAt, seq (global, in input order), topic,
 --   k (1..K: the task's park bucket; 0: the task is too near to park)
 -- Returns: flat, per task in input order: 1 when created (at the runAt and seq it was given),
---   or 0, runAt, seq of the existing task (also for an id given twice in one call: the
---   first one is created, the second answers 0 with the first one's runAt and seq).
+--   or, for an id that exists, 2 or 0 followed by its runAt and seq: 2 when it is pending
+--   on the same topic (the caller puts its timer in a wheel again: this call may be a
+--   retry of one whose reply was lost, which created it), 0 otherwise, and for the second
+--   of an id given twice in one call (0 with the first one's runAt and seq).
 -- One HMGET finds the ids that exist; the new bodies go out as one HSET and the index
 -- entries as one ZADD (in chunks), not one command per task. A new task whose bucket is at
 -- or after parkfrom is parked instead: its id goes to the bucket's list (~20 bytes, not a
@@ -36,9 +38,9 @@ for i = first, #ARGV, 6 do
   local id = ARGV[i]
   local body = bodies[k]
   if body then
-    -- Only runAt (field 3) and seq (field 10) are needed.
-    local runAt, seq = string.match(body, '^[^,]*,[^,]*,([^,]*),[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),')
-    out[no + 1] = 0
+    -- The state (field 1), runAt (3), seq (10) and topic (12).
+    local state, runAt, seq, topic = string.match(body, '^(%a),[^,]*,([^,]*),[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),[^,]*,([^,]*),')
+    out[no + 1] = (state == 'p' and topic == ARGV[i + 4]) and 2 or 0
     out[no + 2] = tonumber(runAt, 36)
     out[no + 3] = tonumber(seq, 36)
     no = no + 3
