@@ -8,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayQueue } from '../src/engine/delay-queue.js';
 import { openRedisStore } from '../src/stores/redis/index.js';
+import { silentLogger } from '../src/core/logger.js';
 import type { TaskStore } from '../src/core/ports.js';
 import { task } from './conformance/store-conformance.js';
 import { redisSkip, startRedis, type RedisServer } from './support/redis-servers.js';
@@ -64,7 +65,9 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
   it('keeps delivering across a Redis crash: consumers and timers resume by themselves', { timeout: 60_000 }, async () => {
     const first = await startRedis({ appendonly: true });
     servers.push(first);
-    const queue = await DelayQueue.open({ store: first.url, storeOptions: { prefix: 'resume' } });
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (_obj: object, msg?: string) => void warnings.push(msg ?? '') };
+    const queue = await DelayQueue.open({ store: first.url, storeOptions: { prefix: 'resume' }, logger });
     try {
       const seen = new Set<string>();
       queue.work('r', (delivery) => void seen.add(delivery.id), { concurrency: 20 });
@@ -77,6 +80,8 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
       const deadline = Date.now() + 30_000;
       while (seen.size < 200 && Date.now() < deadline) await sleep(50);
       assert.equal(seen.size, 200, 'every task delivered after the restart');
+      // The failed reconnects went to the queue's logger, not to ioredis' console fallback.
+      assert.ok(warnings.includes('redis connection error; ioredis reconnects'), warnings.join(' | '));
     } finally {
       await queue.close();
     }

@@ -33,14 +33,17 @@ const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
 export async function openRedisStore(url: string, options: StoreOptions): Promise<TaskStore> {
   const { prefix, shards, horizonMs } = resolveOptions(options);
   const parsed = parseRedisUrl(url);
+  const logger = options.logger ?? silentLogger;
   const client = connect(parsed);
+  // ioredis reconnects by itself; with no listener it prints each error to the console.
+  client.on('error', (error: unknown) => logger.warn({ err: error }, 'redis connection error; ioredis reconnects'));
   try {
     await client.ping();
     await assertNoEviction(client);
     await preloadScripts(client, [...scripts().values()].map((script) => script.source));
     const keys = buildKeyspace(prefix, shards);
     await checkMeta(client, keys, shards);
-    return await startShared(client, keys, horizonMs, `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`, options.logger ?? silentLogger);
+    return await startShared(client, keys, horizonMs, `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`, logger);
   } catch (error) {
     client.disconnect();
     if (error instanceof DelayQError) throw error;
