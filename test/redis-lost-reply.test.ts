@@ -67,7 +67,7 @@ class CuttingProxy {
   }
 }
 
-describe('redis store: a schedule call whose reply is lost', { skip }, () => {
+describe('redis store: calls whose reply is lost', { skip }, () => {
   let server: RedisServer | undefined;
   let proxy: CuttingProxy | undefined;
   let port = 0;
@@ -104,6 +104,29 @@ describe('redis store: a schedule call whose reply is lost', { skip }, () => {
       const deadline = Date.now() + 5_000;
       while (delivered.length === 0 && Date.now() < deadline) await sleep(20);
       assert.deepEqual(delivered, ['order-1'], 'the task fired');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('hands a task reserved by a promote whose reply was lost to its consumer at once, not after its ttr', { timeout: 30_000 }, async () => {
+    const queue = await DelayQueue.open({ store: `redis://127.0.0.1:${port}`, storeOptions: { prefix: 'lost-promote', shards: 4 } });
+    try {
+      const delivered: { id: string; attempt: number }[] = [];
+      // An idle worker is asking for tasks, so the promote reserves the due task for it.
+      queue.work('orders', (delivery) => void delivered.push({ id: delivery.id, attempt: delivery.attempt }), { concurrency: 4 });
+      await sleep(300);
+      const cutsBefore = proxy!.cuts;
+      await queue.scheduleMany([{ id: 'order-2', topic: 'orders', payload: { n: 2 }, runAt: Date.now() + 300, ttrMs: 60_000 }]);
+      proxy!.cutAfter(scripts().get('promote')!.sha);
+
+      const deadline = Date.now() + 5_000;
+      while (delivered.length === 0 && Date.now() < deadline) await sleep(20);
+      assert.equal(proxy!.cuts, cutsBefore + 1, 'the promote reply was cut');
+      // The reservation of the first run, handed back by the run ioredis sent again: the
+      // same attempt, well before the 60 s ttr would have made it due again.
+      assert.deepEqual(delivered, [{ id: 'order-2', attempt: 1 }]);
+      assert.equal((await queue.stats()).counts.reserved + (await queue.stats()).counts.completed, 1);
     } finally {
       await queue.close();
     }

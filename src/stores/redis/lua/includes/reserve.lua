@@ -11,7 +11,7 @@
 -- @include patch
 
 --            s    attempts  runAt    maxAtt   ttrMs   (backoff,createdAt,) updated reservedUntil seq   receipt topic   (,errLen|...)
-local RESERVE_PATTERN = '^(%a),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*,[^,]*,)[^,]*,[^,]*,([^,]*),[^,]*,([^,]*)(,.*)$'
+local RESERVE_PATTERN = '^(%a),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*,[^,]*,)[^,]*,[^,]*,([^,]*),([^,]*),([^,]*)(,.*)$'
 
 local rHset, rZrem, rZadd, rMoved, rReserved = {}, {}, {}, {}, {}
 local untilMemo = {}
@@ -20,10 +20,20 @@ local untilMemo = {}
 -- attempts + 1, receipt "<attempts>.<nonce>", reservedUntil = now + ttr (the override or
 -- the task's own). Returns 'reserved', new body | 'early', runAt (pending, not yet due) |
 -- 'stale' (not pending, or reserved earlier in this call).
+-- A task already reserved with the very receipt this call would give it was reserved by
+-- this call's first run: ioredis sends a call again when the connection drops before its
+-- reply, and the nonce is in the call's arguments. It is handed back as it is, so the
+-- reservation reaches its consumer now instead of when its ttr runs out.
 local function reserveBody(id, body, now, now36, ttrOverride, nonce)
   if rReserved[id] then return 'stale' end
-  local s, attempts36, runAt36, maxAttempts36, ttr36, middle, seq36, topic, tail = string.match(body, RESERVE_PATTERN)
-  if s ~= 'p' then return 'stale' end
+  local s, attempts36, runAt36, maxAttempts36, ttr36, middle, seq36, receipt, topic, tail = string.match(body, RESERVE_PATTERN)
+  if s ~= 'p' then
+    if s == 'r' and receipt == tonumber(attempts36, 36) .. '.' .. nonce then
+      rReserved[id] = true
+      return 'reserved', body
+    end
+    return 'stale'
+  end
   local runAt = tonumber(runAt36, 36)
   if runAt > now then return 'early', runAt end
   local attempts = tonumber(attempts36, 36) + 1
