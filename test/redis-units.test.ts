@@ -7,6 +7,7 @@ import { ShardBatcher } from '../src/stores/redis/batcher.js';
 import { decodeTask, encodeNewTask } from '../src/stores/redis/codec.js';
 import type { DueEntry } from '../src/stores/redis/commands.js';
 import { connect, parseRedisUrl } from '../src/stores/redis/connection.js';
+import { openRedisStore } from '../src/stores/redis/index.js';
 import { mergeDue } from '../src/stores/redis/due-merge.js';
 import { shardOf } from '../src/stores/redis/router.js';
 
@@ -94,6 +95,20 @@ describe('redis store units', () => {
     ]);
     assert.throws(() => parseRedisUrl('redis+cluster://'), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'));
     assert.throws(() => parseRedisUrl('redis://h:1/x'), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'));
+  });
+
+  it('reads the namespace, shards and horizon from the URL query, and refuses what it does not know', async () => {
+    assert.deepEqual(parseRedisUrl('redis://127.0.0.1:6380/2?prefix=tenant-a&shards=4').storeOptions, { prefix: 'tenant-a', shards: 4 });
+    assert.equal(parseRedisUrl('redis://127.0.0.1:6380/2?prefix=tenant-a').options.db, 2);
+    const cluster = parseRedisUrl('redis+cluster://a:7000,b:7001?prefix=staging&horizonMs=30000');
+    assert.deepEqual(cluster.nodes.map((n) => n.port), [7000, 7001]);
+    assert.deepEqual(cluster.storeOptions, { prefix: 'staging', horizonMs: 30_000 });
+    assert.deepEqual(parseRedisUrl('redis://h:1').storeOptions, {});
+    for (const bad of ['redis://h:1?namespace=a', 'redis://h:1?shards=-1', 'redis+cluster://a:1?shards=four'])
+      assert.throws(() => parseRedisUrl(bad), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'), bad);
+    // Checked before any connection is made: nothing listens on port 1.
+    await assert.rejects(openRedisStore('redis://127.0.0.1:1?prefix=a', { prefix: 'b' }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+    await assert.rejects(openRedisStore('redis://127.0.0.1:1?shards=0', {}), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
   });
 
   it('connects without ioredis auto-pipelining, on one Redis and on a cluster', () => {

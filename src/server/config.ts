@@ -30,7 +30,7 @@ interface Setting {
 
 /** Every setting: the source of the CLI's `serve` options and of the table in docs/service.md. */
 export const SETTINGS = {
-  store: { flag: 'store', env: 'DELAYQ_STORE', description: 'where tasks live: sqlite:<file>, memory, redis://host:port, redis+cluster://h:p,h:p', default: 'sqlite:./delayq.db' },
+  store: { flag: 'store', env: 'DELAYQ_STORE', description: 'where tasks live: sqlite:<file>, memory, redis://host:port[/db][?prefix=ns&shards=16], redis+cluster://h:p,h:p[?prefix=ns]', default: 'sqlite:./delayq.db' },
   host: { flag: 'host', env: 'DELAYQ_HOST', description: 'address to listen on', default: '127.0.0.1' },
   port: { flag: 'port', env: 'DELAYQ_PORT', description: 'port to listen on (0: any free port)', default: '7420' },
   token: { flag: 'token', env: 'DELAYQ_TOKEN', description: 'bearer token every /v1 request must carry', default: '' },

@@ -6,6 +6,7 @@
  *   sqlite:./path/to/file.db             durable, embedded (the server's default)
  *   redis://host:port[/db]               one Redis
  *   redis+cluster://host:port,host:port  a Redis Cluster
+ *   (either with ?prefix=ns&shards=16&horizonMs=60000: the Redis options below, by URL)
  */
 import { DelayQError } from '../core/errors.js';
 import type { Logger, TaskStore } from '../core/ports.js';

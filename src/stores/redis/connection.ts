@@ -17,12 +17,38 @@ export interface ParsedUrl {
   readonly cluster: boolean;
   readonly nodes: readonly { host: string; port: number }[];
   readonly options: RedisOptions;
+  /** Store options given in the URL's query (`?prefix=a&shards=4&horizonMs=60000`), unchecked. */
+  readonly storeOptions: UrlStoreOptions;
+}
+
+export interface UrlStoreOptions {
+  prefix?: string;
+  shards?: number;
+  horizonMs?: number;
+}
+
+/**
+ * The store options a URL may carry, so that a service configured by one string (the
+ * server's --store / DELAYQ_STORE) can name its namespace: redis://host:6379/0?prefix=tenant-a.
+ */
+function queryOptions(query: URLSearchParams, invalid: (why: string) => DelayQError): UrlStoreOptions {
+  const out: UrlStoreOptions = {};
+  for (const [name, value] of query) {
+    if (name === 'prefix') out.prefix = value;
+    else if (name === 'shards' || name === 'horizonMs') {
+      if (!/^\d+$/.test(value)) throw invalid(`${name} must be a positive integer (got "${value}")`);
+      out[name] = Number(value);
+    } else throw invalid(`unknown parameter "${name}"; known: prefix, shards, horizonMs`);
+  }
+  return out;
 }
 
 export function parseRedisUrl(url: string): ParsedUrl {
   const invalid = (why: string): DelayQError => new DelayQError('INVALID_STORE_URL', `store "${url}": ${why}`);
   if (url.startsWith('redis+cluster://')) {
-    const rest = url.slice('redis+cluster://'.length);
+    const question = url.indexOf('?');
+    const storeOptions = question >= 0 ? queryOptions(new URLSearchParams(url.slice(question + 1)), invalid) : {};
+    const rest = url.slice('redis+cluster://'.length, question >= 0 ? question : undefined);
     const at = rest.lastIndexOf('@');
     const auth = at >= 0 ? rest.slice(0, at) : '';
     const hosts = (at >= 0 ? rest.slice(at + 1) : rest).replace(/\/.*$/, '');
@@ -32,7 +58,7 @@ export function parseRedisUrl(url: string): ParsedUrl {
     const options: RedisOptions = {};
     if (user) options.username = decodeURIComponent(user);
     if (password) options.password = decodeURIComponent(password);
-    return { cluster: true, nodes, options };
+    return { cluster: true, nodes, options, storeOptions };
   }
   let parsed: URL;
   try {
@@ -46,7 +72,8 @@ export function parseRedisUrl(url: string): ParsedUrl {
   if (parsed.username) options.username = decodeURIComponent(parsed.username);
   if (parsed.password) options.password = decodeURIComponent(parsed.password);
   if (parsed.protocol === 'rediss:') options.tls = {};
-  return { cluster: false, nodes: [{ host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) }], options };
+  const storeOptions = queryOptions(parsed.searchParams, invalid);
+  return { cluster: false, nodes: [{ host: parsed.hostname || '127.0.0.1', port: Number(parsed.port || 6379) }], options, storeOptions };
 }
 
 function hostPort(text: string, invalid: (why: string) => DelayQError): { host: string; port: number } {

@@ -7,7 +7,7 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Logger, TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
-import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient } from './connection.js';
+import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient, type UrlStoreOptions } from './connection.js';
 import { buildKeyspace, type Keyspace } from './keys.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { SharedRedisStore } from './shared-store.js';
@@ -31,8 +31,8 @@ const UPGRADABLE_VERSIONS = new Set(['1']);
 const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export async function openRedisStore(url: string, options: StoreOptions): Promise<TaskStore> {
-  const { prefix, shards, horizonMs } = resolveOptions(options);
   const parsed = parseRedisUrl(url);
+  const { prefix, shards, horizonMs } = resolveOptions(withUrlOptions(url, parsed.storeOptions, options));
   const logger = options.logger ?? silentLogger;
   const client = connect(parsed);
   // ioredis reconnects by itself; with no listener it prints each error to the console.
@@ -50,6 +50,19 @@ export async function openRedisStore(url: string, options: StoreOptions): Promis
     const message = error instanceof Error ? error.message : String(error);
     throw new DelayQError('STORE_UNAVAILABLE', `redis store "${url}": ${message}`, {}, { cause: error });
   }
+}
+
+/** The options in the URL's query, and those given in code; the same one given both ways must agree. */
+function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: StoreOptions): StoreOptions {
+  const merged: StoreOptions = { ...given };
+  for (const name of ['prefix', 'shards', 'horizonMs'] as const) {
+    const value = fromUrl[name];
+    if (value === undefined) continue;
+    if (given[name] !== undefined && given[name] !== value)
+      throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${value}, the options say ${given[name]}`, { field: name, url });
+    (merged as Record<string, unknown>)[name] = value;
+  }
+  return merged;
 }
 
 export function resolveOptions(options: StoreOptions): { prefix: string; shards: number; horizonMs: number } {
