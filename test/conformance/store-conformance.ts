@@ -116,6 +116,15 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(a?.runAt, T0 + 1_000);
       });
 
+      it('answers an id already pending on the same topic with no timer or with its own (a retried call)', async () => {
+        await store.schedule([task('r')], T0);
+        const [again] = await store.schedule([task('r', { runAt: T0 + 5_000 })], T0 + 1);
+        assert.deepEqual([again!.created, again!.runAt], [false, T0 + 1_000]);
+        // The Redis store gives it, so that a task whose first call's reply was lost still fires.
+        if (again!.ref !== null) assert.deepEqual([again!.ref.id, again!.ref.topic, again!.ref.kind, again!.ref.dueAt], ['r', 'orders', 'run', T0 + 1_000]);
+        assert.equal((await store.get('r'))?.runAt, T0 + 1_000);
+      });
+
       it('keeps the first of ids repeated within one call', async () => {
         const outcomes = await store.schedule([task('dup', { runAt: T0 + 1 }), task('dup', { runAt: T0 + 2 })], T0);
         assert.deepEqual(
