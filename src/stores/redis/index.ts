@@ -54,15 +54,20 @@ export async function openRedisStore(url: string, options: StoreOptions): Promis
 
 /** The options in the URL's query, and those given in code; the same one given both ways must agree. */
 function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: StoreOptions): StoreOptions {
-  const merged: StoreOptions = { ...given };
-  for (const name of ['prefix', 'shards', 'horizonMs'] as const) {
-    const value = fromUrl[name];
-    if (value === undefined) continue;
-    if (given[name] !== undefined && given[name] !== value)
-      throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${value}, the options say ${given[name]}`, { field: name, url });
-    (merged as Record<string, unknown>)[name] = value;
-  }
-  return merged;
+  const agreed = <T>(name: keyof UrlStoreOptions, inUrl: T | undefined, inCode: T | undefined): T | undefined => {
+    if (inUrl !== undefined && inCode !== undefined && inUrl !== inCode)
+      throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${String(inUrl)}, the options say ${String(inCode)}`, { field: name, url });
+    return inCode ?? inUrl;
+  };
+  const prefix = agreed('prefix', fromUrl.prefix, given.prefix);
+  const shards = agreed('shards', fromUrl.shards, given.shards);
+  const horizonMs = agreed('horizonMs', fromUrl.horizonMs, given.horizonMs);
+  return {
+    ...given,
+    ...(prefix !== undefined ? { prefix } : {}),
+    ...(shards !== undefined ? { shards } : {}),
+    ...(horizonMs !== undefined ? { horizonMs } : {}),
+  };
 }
 
 export function resolveOptions(options: StoreOptions): { prefix: string; shards: number; horizonMs: number } {
