@@ -16,7 +16,7 @@ const flush = (): void => {
 };
 const timer = setInterval(flush, 50);
 
-/** Fires 5,000 tasks of a topic of its own through this process first (see warmUp in redis.bench.ts). */
+/** Fires 5,000 tasks of a topic of its own through this process first (see warmDeliveries in redis.bench.ts). */
 async function warmUp(): Promise<void> {
   const count = 5_000;
   const warmTopic = `warmup-${process.pid}`;

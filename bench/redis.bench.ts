@@ -15,7 +15,7 @@
  *
  * Each system first runs S2 on its cold process (reported on its own row: the first burst
  * while V8 still compiles the delivery path), then warms its cancels, unmeasured; S1-S4
- * then measure warm code, as a service that has been up a while runs (see warmUp).
+ * then measure warm code, as a service that has been up a while runs (see warmDeliveries).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -254,12 +254,7 @@ async function s4(
   const step = Math.floor(scale.s4 / scale.cancels);
   const victims = ids.filter((_, i) => i % step === 0).slice(0, scale.cancels);
   const start = preciseNow();
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 50 }, async () => {
-      while (next < victims.length) await system.cancel(victims[next++]!);
-    }),
-  );
+  await cancelFiftyAtATime(system, victims);
   const cancelRate = (victims.length / (preciseNow() - start)) * 1_000;
   // Other tasks than the first victims, spread the same way.
   let bulkCancelRate = NaN;
@@ -281,33 +276,40 @@ async function usedMemory(admin: Redis | Cluster): Promise<number> {
   return total;
 }
 
-/**
- * Runs the paths the scenarios measure, unmeasured, before they start, the same for every
- * system: a service that has been up a while runs code V8 has compiled. Without it, S2
- * measures the JIT: in scratch runs of S2's pattern on a cold process every task more
- * than 10 ms late fell in the first ~0.5 s of the window (p99 25-59 ms), and a
- * 10,000-task warm-up took the p99 to 8-10 ms. `fire` false: the caller's cold S2 has
- * already fired and acked 100,000 tasks through this process.
- */
-async function warmUp(system: System, scale: Scale, fire = true): Promise<void> {
-  if (fire) {
-    const count = scale === QUICK ? 2_000 : 10_000;
-    const tally = new Tally();
-    const stop = await system.consume('warmup', tally);
-    const start = Date.now() + 300;
-    await system.schedule('warmup', count, (i) => start + Math.floor((i / count) * 500));
-    await tally.until(count, 60_000);
-    await stop();
-  }
-  // On S4's topic, which S4 empties (FLUSHALL) before it measures: BullMQ cancels there.
-  const ids = await system.schedule('s4', (2 * scale.cancels) / 5, () => Date.now() + 3_600_000);
-  const singles = ids.slice(0, ids.length / 2);
+/** Cancels `ids` one call each, from 50 callers that each wait for their last answer. */
+async function cancelFiftyAtATime(system: System, ids: readonly string[]): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: 50 }, async () => {
-      while (next < singles.length) await system.cancel(singles[next++]!);
+      while (next < ids.length) await system.cancel(ids[next++]!);
     }),
   );
+}
+
+/*
+ * Warm-ups run the paths the scenarios measure, unmeasured, before they start, the same for
+ * every system: a service that has been up a while runs code V8 has compiled. Without them
+ * S2 measures the JIT: in scratch runs of S2's pattern on a cold process every task more
+ * than 10 ms late fell in the first ~0.5 s of the window (p99 25-59 ms), and a 10,000-task
+ * warm-up took the p99 to 8-10 ms. On the single Redis the cold S2 itself warms the
+ * delivery path (and is reported); the cluster runs, which measure no cancels, fire tasks.
+ */
+
+/** Fires and acks a burst of tasks on a topic of its own. */
+async function warmDeliveries(system: System, scale: Scale): Promise<void> {
+  const count = scale === QUICK ? 2_000 : 10_000;
+  const tally = new Tally();
+  const stop = await system.consume('warmup', tally);
+  const start = Date.now() + 300;
+  await system.schedule('warmup', count, (i) => start + Math.floor((i / count) * 500));
+  await tally.until(count, 60_000);
+  await stop();
+}
+
+/** Single and bulk cancels, on S4's topic, which S4 empties (FLUSHALL) before it measures: BullMQ cancels there. */
+async function warmCancels(system: System, scale: Scale): Promise<void> {
+  const ids = await system.schedule('s4', (2 * scale.cancels) / 5, () => Date.now() + 3_600_000);
+  await cancelFiftyAtATime(system, ids.slice(0, ids.length / 2));
   if (system.cancelMany) await system.cancelMany(ids.slice(ids.length / 2));
 }
 
@@ -318,7 +320,7 @@ async function runAll(system: System, scale: Scale, admin: Redis | null): Promis
   log(`${system.name}: S2 cold (the process's first burst)`);
   const s2Cold = await s2(system, scale, COLD_SCHEDULE_RATE, 's2cold');
   log(`${system.name}: S2 cold ${JSON.stringify(s2Cold)}; warm-up`);
-  await warmUp(system, scale, false);
+  await warmCancels(system, scale);
   log(`${system.name}: S1`);
   const s1Rate = await s1(system, scale);
   log(`${system.name}: S1 ${Math.round(s1Rate)}/s; S2`);
@@ -371,7 +373,7 @@ async function stopChildren(children: ChildProcess[]): Promise<void> {
   );
 }
 
-async function clusterRun(url: string, processes: 1 | 3, scale: Scale, admin: Cluster): Promise<Results> {
+async function clusterRun(url: string, processes: 1 | 3, scale: Scale): Promise<Results> {
   const prefix = `bench${processes}`;
   const system = await openDelayq(url, prefix);
   const withChildren: System = {
@@ -388,14 +390,12 @@ async function clusterRun(url: string, processes: 1 | 3, scale: Scale, admin: Cl
     },
   };
   log(`cluster, ${processes} process(es)`);
-  await warmUp(system, scale);
+  await warmDeliveries(system, scale);
   const s1Rate = await s1(withChildren, scale);
   const s2Stats = await s2(withChildren, scale, s1Rate);
   log(`S2 ${JSON.stringify(s2Stats)}`);
   const s3Stats = await s3(withChildren, scale);
   log(`S3 ${JSON.stringify(s3Stats)}`);
-  const before = await usedMemory(admin);
-  void before;
   await system.close();
   return { s1Rate, s2: s2Stats, s2Cold: null, s3: s3Stats, bytesPerTask: NaN, bytesPerTaskShortIds: NaN, cancelRate: NaN, bulkCancelRate: NaN };
 }
@@ -484,10 +484,9 @@ export async function run(args: string[]): Promise<void> {
 
   if (!args.includes('--skip-cluster')) {
     const cluster = await startCluster(3);
-    const admin = new Cluster(cluster.servers.map((s) => ({ host: '127.0.0.1', port: s.port })));
     try {
-      const one = await clusterRun(cluster.url, 1, scale, admin);
-      const three = await clusterRun(cluster.url, 3, scale, admin);
+      const one = await clusterRun(cluster.url, 1, scale);
+      const three = await clusterRun(cluster.url, 3, scale);
       const table: Table = {
         title: 'delayq on a 3-master Redis Cluster (16 shards)',
         columns: ['scenario', '1 process', '3 processes'],
@@ -497,7 +496,6 @@ export async function run(args: string[]): Promise<void> {
       printTable(table);
       tables.push(table);
     } finally {
-      await admin.quit();
       await cluster.stop();
     }
   }
