@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../src/core/task/model.js';
@@ -83,6 +84,21 @@ describe('redis store writes', { skip }, () => {
     await scheduleAll(2, 60);
     assert.equal(counts.writes - before.writes, 16, `large calls: ${counts.writes - before.writes} writes`);
     for (const shard of keys.shards) assert.equal(await client.zcard(shard.delayed), 62, `shard ${shard.index}`);
+  });
+
+  it('writes the seq of a ZSET member as 7 bytes big-endian, so that ties sort by seq, up to 2^53', async () => {
+    const patch = readFileSync(new URL('../src/stores/redis/lua/includes/patch.lua', import.meta.url), 'utf8');
+    const values = [0, 1, 255, 256, 65_535, 2 ** 32 - 1, 2 ** 32 + 5, 2 ** 48 + 7, 2 ** 53 - 1];
+    const script = `${patch}\nlocal out = {}\nfor i = 1, #ARGV do out[i] = seqBytes(tonumber(ARGV[i])) end\nreturn out`;
+    const replies = (await (client as unknown as { evalBuffer(...args: unknown[]): Promise<Buffer[]> }).evalBuffer(script, 0, ...values)) as Buffer[];
+    values.forEach((value, i) => {
+      const expected = Buffer.alloc(8);
+      expected.writeBigUInt64BE(BigInt(value));
+      assert.deepEqual(replies[i], expected.subarray(1), `seq ${value}`);
+    });
+    // Sorted as bytes, the members sort as numbers.
+    const sorted = [...replies].sort(Buffer.compare);
+    assert.deepEqual(sorted, replies);
   });
 
   it('gives every reservation call a nonce of its own, which no suffix can turn into another', () => {

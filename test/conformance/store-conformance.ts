@@ -171,7 +171,10 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(outcomes.length, victims.length);
         assert.ok(outcomes.slice(0, 600).every((o) => o === 'cancelled'));
         assert.deepEqual(outcomes.slice(600), ['not_pending', 'not_found', 'not_pending', 'cancelled'], 'reserved, unknown, repeated, far');
-        assert.equal((await store.get('c0'))?.state, 'cancelled');
+        const c0 = await store.get('c0');
+        assert.equal(c0?.state, 'cancelled');
+        assert.equal(c0?.updatedAt, T0 + 1, 'a cancel stamps updatedAt');
+        assert.equal(c0?.payload, many[0]!.payload, 'and keeps the payload');
         assert.equal((await store.get('c1'))?.state, 'pending');
         assert.equal((await store.get('taken'))?.state, 'reserved');
         const left = await loadAll(store, T0 + 4 * 24 * 3_600_000);

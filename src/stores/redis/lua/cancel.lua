@@ -5,33 +5,44 @@
 -- string, not an array: a call of 500 ids answers with 500 bytes)
 --
 -- Without the codec include, on purpose: concurrent cancels of one shard come here a few
--- at a time, so the fixed cost of a call matters. Each body is patched with one pattern
--- (state -> 'x', updatedAt -> now; the layout of includes/codec.lua, payload untouched),
--- and the writes go out as one HSET, ZREM and RPUSH plus two HINCRBY per topic.
+-- at a time, so the fixed cost of a call matters. Each body is patched in place (state ->
+-- 'x', updatedAt -> now; the layout of includes/codec.lua, payload untouched), and the
+-- writes go out as one HSET, ZREM and RPUSH plus two HINCRBY per topic.
+--
+-- Per id this is Redis' cost of a bulk cancel, so it makes few Lua strings (each is
+-- allocated, hashed and later collected): one pattern gives the positions around updatedAt
+-- (numbers, not substrings) and captures only seq and topic, and the new body is cut from
+-- the old one around them. Most of the cost is not here but in moving bodies between Redis
+-- and Lua: a script that only HMGETs the same ids takes ~40% of this one's time
+-- (docs/redis-performance.md, "cancels").
 -- @include patch
 local n = #ARGV - 1
-local out = {}
 if n == 0 then return '' end
 local now36 = base36(tonumber(ARGV[1]))
 local bodies = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
-local hset, zrem, done, deltas, seen = {}, {}, {}, {}, {}
+local find, sub, byte = string.find, string.sub, string.byte
+local out, hset, zrem, done, deltas, seen = {}, {}, {}, {}, {}, {}
+local h, z = 0, 0
 for i = 1, n do
-  local id, body = ARGV[i + 1], bodies[i]
-  if seen[id] then
-    out[i] = 'p'
-  elseif not body then
+  local body = bodies[i]
+  if not body then
     out[i] = 'n'
+  elseif byte(body, 1) ~= 112 then -- not 'p'
+    out[i] = 'p'
   else
-    -- p | ,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt, | updatedAt | ,reservedUntil,seq,receipt,topic,errLen|...
-    local head, tail, seq, topic = string.match(body, '^p(,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,)[^,]*(,[^,]*,([^,]*),[^,]*,([^,]*),.*)$')
-    if not head then
+    local id = ARGV[i + 1]
+    -- p,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt, | updatedAt | ,reservedUntil,seq,receipt,topic,errLen|...
+    local _, _, from, to, seq, topic = find(body, '^p,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,()[^,]*(),[^,]*,([^,]*),[^,]*,([^,]*),')
+    if not from or seen[id] then
       out[i] = 'p'
     else
       seen[id] = true
-      zrem[#zrem + 1] = seqBytes(tonumber(seq, 36)) .. id
-      hset[#hset + 1] = id
-      hset[#hset + 1] = 'x' .. head .. now36 .. tail
-      done[#done + 1] = id
+      z = z + 1
+      zrem[z] = seqBytes(tonumber(seq, 36)) .. id
+      done[z] = id
+      hset[h + 1] = id
+      hset[h + 2] = 'x' .. sub(body, 2, from - 1) .. now36 .. sub(body, to)
+      h = h + 2
       deltas[topic] = (deltas[topic] or 0) + 1
       out[i] = 'c'
     end

