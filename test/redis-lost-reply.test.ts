@@ -131,4 +131,34 @@ describe('redis store: calls whose reply is lost', { skip }, () => {
       await queue.close();
     }
   });
+
+  it('hands the tasks a take reserved before its reply was lost to the consumer at once, not after their ttr', { timeout: 30_000 }, async () => {
+    const queue = await DelayQueue.open({ store: `redis://127.0.0.1:${port}`, storeOptions: { prefix: 'lost-take', shards: 4 } });
+    try {
+      // No consumer yet: the promote puts the due tasks in the topic's ready list, where
+      // only a take reserves them. The last attempt of each: one lost would die undelivered.
+      const ids = ['order-3', 'order-4', 'order-5'];
+      await queue.scheduleMany(ids.map((id) => ({ id, topic: 'orders', payload: { id }, runAt: Date.now() + 100, ttrMs: 60_000, maxAttempts: 1 })));
+      // Tasks in a ready list stay pending: wait past their runAt for the promote.
+      await sleep(800);
+      const cutsBefore = proxy!.cuts;
+      proxy!.cutAfter(scripts().get('take')!.sha);
+      const delivered: { id: string; attempt: number }[] = [];
+      queue.work('orders', (delivery) => void delivered.push({ id: delivery.id, attempt: delivery.attempt }), { concurrency: 4 });
+
+      const deadline = Date.now() + 5_000;
+      while (delivered.length < ids.length && Date.now() < deadline) await sleep(20);
+      assert.equal(proxy!.cuts, cutsBefore + 1, 'the take reply was cut');
+      // The first run's reservations, handed back by the run ioredis sent again.
+      assert.deepEqual(
+        delivered.sort((a, b) => a.id.localeCompare(b.id)),
+        ids.map((id) => ({ id, attempt: 1 })),
+      );
+      const stats = await queue.stats();
+      assert.equal(stats.counts.dead, 0);
+      assert.equal(stats.counts.reserved + stats.counts.completed, ids.length);
+    } finally {
+      await queue.close();
+    }
+  });
 });

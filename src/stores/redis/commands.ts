@@ -265,6 +265,15 @@ export async function promoteScript(
 }
 
 /** Pops up to `max` ids from a topic's ready list and claims those still pending and due. */
+/**
+ * How long take.lua keeps what a call reserved, for ioredis sending the same call again
+ * after a reconnect: far longer than a reconnect to a reachable Redis (ioredis' first retry
+ * is after 50 ms), short enough that a busy queue keeps few of these keys (S2's ~3,000
+ * takes/s keep ~30,000, ~3 MB). A resend later than this finds nothing kept; what the
+ * first run reserved then comes back when its ttr runs out.
+ */
+export const TAKE_MEMO_MS = 10_000;
+
 export async function takeScript(
   client: RedisClient,
   shard: ShardKeys,
@@ -274,8 +283,8 @@ export async function takeScript(
   ttrMs: number | undefined,
   nonce: string,
 ): Promise<{ claimed: [string, string][]; remaining: number; retryAt: number }> {
-  const keys = [...standardKeys(shard), shard.ready(topic)];
-  const reply = asArray(await run(client, 'take', keys, [now, ttrMs ?? '', nonce, max]));
+  const keys = [...standardKeys(shard), shard.ready(topic), shard.took(nonce)];
+  const reply = asArray(await run(client, 'take', keys, [now, ttrMs ?? '', nonce, max, TAKE_MEMO_MS]));
   return { remaining: num(reply[0]), retryAt: num(reply[1]), claimed: pairs(reply.slice(2)) };
 }
 

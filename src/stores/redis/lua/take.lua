@@ -2,16 +2,49 @@
 -- pending and due (as claim.lua). Stale ids (cancelled, taken, rescheduled later) are
 -- dropped. An id due within 1 s of `now` was promoted by a process whose clock runs a
 -- little ahead: it goes back to the head of the list and the caller retries at its runAt.
--- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list
--- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000)
+-- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list,
+--   KEYS[8] this call's memo (took:<nonce>)
+-- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000),
+-- ARGV[5] how long the memo lives (ms)
 -- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per claimed task }
+--
+-- The ids a call reserved are kept in its memo for ARGV[5] ms. ioredis sends a call again
+-- when the connection drops before the reply; the ids of the first run are popped by
+-- then, so without the memo the second run would pop others and the first run's
+-- reservations would reach no consumer until their ttr ran out (and a task on its last
+-- attempt would die undelivered). The second run finds the memo and hands back those of
+-- its tasks still reserved under this call's nonce, as they are, and pops nothing.
 -- @include reserve
+local nonce = ARGV[3]
+local memo = redis.call('GET', KEYS[8])
+if memo then
+  local out = { redis.call('LLEN', KEYS[7]), 0 }
+  local ids = {}
+  for id in string.gmatch(memo, '[^,]+') do ids[#ids + 1] = id end
+  local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
+  for j = 1, #ids do
+    local body = bodies[j]
+    if body then
+      local s, attempts36, _, _, _, _, _, receipt = string.match(body, RESERVE_PATTERN)
+      if s == 'r' then
+        local mine = tonumber(attempts36, 36) .. '.' .. nonce
+        if string.sub(receipt, 1, #mine) == mine then
+          out[#out + 1] = ids[j]
+          out[#out + 1] = body
+        end
+      end
+    end
+  end
+  return out
+end
+
 local now = tonumber(ARGV[1])
 local now36 = base36(now)
 local ttr = tonumber(ARGV[2])
 local max = tonumber(ARGV[4])
 local out = { 0, 0 }
 local claimed, popped = 0, 0
+local took = {}
 -- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
 while claimed < max and popped < max * 4 do
   local ids = redis.call('LPOP', KEYS[7], math.min(max - claimed, max * 4 - popped))
@@ -23,9 +56,10 @@ while claimed < max and popped < max * 4 do
     popped = popped + 1
     local body = bodies[j]
     if body then
-      local status, value = reserveBody(id, body, now, now36, ttr, ARGV[3] .. base36(popped))
+      local status, value = reserveBody(id, body, now, now36, ttr, nonce .. base36(popped))
       if status == 'reserved' then
         claimed = claimed + 1
+        took[claimed] = id
         out[#out + 1] = id
         out[#out + 1] = value
       elseif status == 'early' and value <= now + 1000 then
@@ -42,5 +76,6 @@ while claimed < max and popped < max * 4 do
   if early then break end
 end
 flushReserved()
+if claimed > 0 then redis.call('SET', KEYS[8], table.concat(took, ','), 'PX', ARGV[5]) end
 out[1] = redis.call('LLEN', KEYS[7])
 return out
