@@ -264,16 +264,16 @@ export async function promoteScript(
   return { owned: true, pushed, claimed: pairs(reply.slice(topics.length + 1)) };
 }
 
-/** Pops up to `max` ids from a topic's ready list and claims those still pending and due. */
 /**
  * How long take.lua keeps what a call reserved, for ioredis sending the same call again
  * after a reconnect: far longer than a reconnect to a reachable Redis (ioredis' first retry
- * is after 50 ms), short enough that a busy queue keeps few of these keys (S2's ~3,000
- * takes/s keep ~30,000, ~3 MB). A resend later than this finds nothing kept; what the
+ * is after 50 ms), short enough that a busy queue keeps few of these keys (3,000 takes a
+ * second keep ~30,000, ~3 MB). A resend later than this finds nothing kept; what the
  * first run reserved then comes back when its ttr runs out.
  */
 export const TAKE_MEMO_MS = 10_000;
 
+/** Pops up to `max` ids from a topic's ready list and claims those still pending and due. */
 export async function takeScript(
   client: RedisClient,
   shard: ShardKeys,
