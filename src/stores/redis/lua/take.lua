@@ -27,7 +27,7 @@ if memo then
     if body then
       local s, attempts36, _, _, _, _, _, receipt = string.match(body, RESERVE_PATTERN)
       if s == 'r' then
-        local mine = tonumber(attempts36, 36) .. '.' .. nonce
+        local mine = receiptFor(tonumber(attempts36, 36), nonce)
         if string.sub(receipt, 1, #mine) == mine then
           out[#out + 1] = ids[j]
           out[#out + 1] = body

@@ -13,6 +13,12 @@
 --            s    attempts  runAt    maxAtt   ttrMs   (backoff,createdAt,) updated reservedUntil seq   receipt topic   (,errLen|...)
 local RESERVE_PATTERN = '^(%a),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*,[^,]*,)[^,]*,[^,]*,([^,]*),([^,]*),([^,]*)(,.*)$'
 
+-- A reservation's receipt: the attempt it counts, then the reserving call's nonce (with the
+-- task's place in the call appended by the caller). The one place its format is written.
+local function receiptFor(attempts, nonce)
+  return attempts .. '.' .. nonce
+end
+
 local rHset, rZrem, rZadd, rMoved, rReserved = {}, {}, {}, {}, {}
 local untilMemo = {}
 
@@ -28,7 +34,7 @@ local function reserveBody(id, body, now, now36, ttrOverride, nonce)
   if rReserved[id] then return 'stale' end
   local s, attempts36, runAt36, maxAttempts36, ttr36, middle, seq36, receipt, topic, tail = string.match(body, RESERVE_PATTERN)
   if s ~= 'p' then
-    if s == 'r' and receipt == tonumber(attempts36, 36) .. '.' .. nonce then
+    if s == 'r' and receipt == receiptFor(tonumber(attempts36, 36), nonce) then
       rReserved[id] = true
       return 'reserved', body
     end
@@ -44,7 +50,7 @@ local function reserveBody(id, body, now, now36, ttrOverride, nonce)
     untilMemo[reservedUntil] = until36
   end
   local newBody = 'r,' .. base36(attempts) .. ',' .. runAt36 .. ',' .. maxAttempts36 .. ',' .. ttr36 .. ',' .. middle
-    .. now36 .. ',' .. until36 .. ',' .. seq36 .. ',' .. attempts .. '.' .. nonce .. ',' .. topic .. tail
+    .. now36 .. ',' .. until36 .. ',' .. seq36 .. ',' .. receiptFor(attempts, nonce) .. ',' .. topic .. tail
   local m = seqBytes(tonumber(seq36, 36)) .. id
   local n = #rHset
   rHset[n + 1] = id
