@@ -24,7 +24,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { DelayQueue } from '../src/engine/delay-queue.js';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
-import { startCluster, startRedis } from '../test/support/redis-servers.js';
+import { startCluster, startRedis } from '../test/helpers/redis-servers.js';
 
 const PAYLOAD = { p: 'x'.repeat(64 - '{"p":""}'.length) };
 

@@ -3,7 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import type { Delivery } from '../../src/core/task/model.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/engine/timer-driver.js';
-import { T0, flush, openManual } from '../helpers.js';
+import { T0, flush, openManual } from '../helpers/engine.js';
 
 describe('delivery', () => {
   let q: DelayQueue | undefined;

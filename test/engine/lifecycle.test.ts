@@ -5,7 +5,7 @@ import type { AckOutcome, AckRequest } from '../../src/core/ports.js';
 import type { ClaimedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
-import { T0, deferred, flush, openManual } from '../helpers.js';
+import { T0, deferred, flush, openManual } from '../helpers/engine.js';
 
 describe('task lifecycle', () => {
   let q: DelayQueue | undefined;

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { flush, openManual } from '../helpers.js';
+import { flush, openManual } from '../helpers/engine.js';
 
 type Op =
   | { kind: 'schedule'; delay: number }

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { DelayQError, type ErrorCode } from '../../src/core/errors.js';
 import type { ScheduleInput } from '../../src/core/task/validate.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
-import { T0, flush, openManual } from '../helpers.js';
+import { T0, flush, openManual } from '../helpers/engine.js';
 
 const circular: Record<string, unknown> = {};
 circular['self'] = circular;

@@ -1,0 +1,53 @@
+/* eslint-disable @typescript-eslint/no-explicit-any --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
+// Shared by the server, client and CLI tests: an app on a memory queue, and request helpers.
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../../src/core/ports.js';
+import { DelayQueue } from '../../src/engine/delay-queue.js';
+import { buildApp } from '../../src/server/app.js';
+import type { ServerLimits } from '../../src/server/limits.js';
+
+export interface TestApp {
+  readonly app: FastifyInstance;
+  readonly queue: DelayQueue;
+  close(): Promise<void>;
+}
+
+export async function openTestApp(options: { token?: string; limits?: Partial<ServerLimits>; clock?: Clock } = {}): Promise<TestApp> {
+  const queue = await DelayQueue.open(options.clock ? { clock: options.clock } : {});
+  const app = await buildApp({ queue, logger: false, ...(options.token ? { token: options.token } : {}), ...(options.limits ? { limits: options.limits } : {}) });
+  return {
+    app,
+    queue,
+    close: async () => {
+      await app.close();
+      await queue.close();
+    },
+  };
+}
+
+export interface Answer<T = any> {
+  readonly status: number;
+  readonly body: T;
+  readonly headers: Record<string, unknown>;
+}
+
+export interface RequestSpec {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';
+  url: string;
+  /** An object is sent as JSON; a string is sent as it is. */
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export async function send<T = any>(app: FastifyInstance, spec: RequestSpec): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...(spec.headers ?? {}) };
+  let payload: string | undefined;
+  if (typeof spec.body === 'string') payload = spec.body;
+  else if (spec.body !== undefined) {
+    payload = JSON.stringify(spec.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const response = await app.inject({ method: spec.method, url: spec.url, headers, ...(payload !== undefined ? { payload } : {}) });
+  return { status: response.statusCode, body: response.body.length > 0 ? (JSON.parse(response.body) as T) : (undefined as T), headers: response.headers };
+}

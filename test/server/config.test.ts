@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, parseServerConfig } from '../../src/server/config.js';
+
+const problems = (flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = {}): string[] => {
+  try {
+    parseServerConfig(flags, env);
+    return [];
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return [...error.problems];
+  }
+};
+
+describe('server config', () => {
+  it('defaults: sqlite:./delayq.db on 127.0.0.1:7420, no token', () => {
+    const config = parseServerConfig({}, {});
+    assert.equal(config.store, 'sqlite:./delayq.db');
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 7420);
+    assert.equal(config.token, undefined);
+    assert.equal(config.limits.maxPayloadBytes, 1024 * 1024);
+    assert.equal(config.limits.maxBatch, 10_000);
+    assert.equal(config.limits.maxWaitMs, 60_000);
+  });
+
+  it('reads DELAYQ_* variables; flags win', () => {
+    const env = { DELAYQ_STORE: 'memory', DELAYQ_PORT: '8000', DELAYQ_TOKEN: 't', DELAYQ_MAX_BATCH: '50', DELAYQ_HOST: '0.0.0.0' };
+    const config = parseServerConfig({ port: '9000' }, env);
+    assert.deepEqual([config.store, config.port, config.token, config.limits.maxBatch, config.host], ['memory', 9000, 't', 50, '0.0.0.0']);
+  });
+
+  it('refuses a public host without a token unless told explicitly', () => {
+    assert.match(problems({ host: '0.0.0.0' }).join(), /refusing to listen on 0\.0\.0\.0 without a token/);
+    assert.deepEqual(problems({ host: '0.0.0.0', allowPublic: true }), []);
+    assert.deepEqual(problems({ host: '0.0.0.0' }, { DELAYQ_ALLOW_PUBLIC: '1' }), []);
+    assert.deepEqual(problems({ host: '0.0.0.0', token: 'x' }), []);
+    for (const host of ['localhost', '127.0.0.2', '::1']) assert.deepEqual(problems({ host }), [], host);
+  });
+
+  it('reports every problem at once, naming the flag and the variable', () => {
+    const found = problems({ port: '70000', store: 'postgres://x', logLevel: 'loud' }, { DELAYQ_MAX_WAIT_MS: '120000', DELAYQ_ALLOW_PUBLIC: 'maybe' });
+    assert.equal(found.length, 5, found.join('\n'));
+    assert.ok(found.some((p) => p.startsWith('--port / DELAYQ_PORT')));
+    assert.ok(found.some((p) => p.startsWith('--store / DELAYQ_STORE')));
+    assert.ok(found.some((p) => p.startsWith('--max-wait-ms / DELAYQ_MAX_WAIT_MS')));
+  });
+});

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Cluster } from 'ioredis';
+import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { buildKeyspace } from '../../../src/stores/redis/keys.js';
+import { runStoreConformance, task } from '../../conformance/store-conformance.js';
+import { redisSkip, startCluster, type RedisCluster } from '../../helpers/redis-servers.js';
+
+const skip = redisSkip();
+let cluster: RedisCluster | undefined;
+let namespaces = 0;
+
+describe('redis store (3-master Redis Cluster)', { skip }, () => {
+  before(async () => {
+    cluster = await startCluster(3);
+  });
+  after(async () => {
+    await cluster?.stop();
+  });
+
+  runStoreConformance('redis cluster', async () => ({ store: await openRedisStore(cluster!.url, { prefix: `c${++namespaces}` }) }));
+
+  it('spreads the shards of one namespace over all masters, and uses them all', async () => {
+    const prefix = `spread${++namespaces}`;
+    const store = await openRedisStore(cluster!.url, { prefix });
+    const seeds = cluster!.servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
+    const admin = new Cluster(seeds);
+    try {
+      await store.schedule(
+        Array.from({ length: 200 }, (_, i) => task(`spread-${i}`)),
+        1,
+      );
+      const keys = buildKeyspace(prefix, 16);
+      const perMaster = new Map<string, number>();
+      for (const shard of keys.shards) {
+        const slot = Number(await admin.cluster('KEYSLOT', shard.pool));
+        const owner = admin.slots[slot]?.[0] ?? '?';
+        perMaster.set(owner, (perMaster.get(owner) ?? 0) + 1);
+      }
+      console.log(`# shards per master: ${JSON.stringify(Object.fromEntries(perMaster))}`);
+      assert.equal(perMaster.size, 3, 'every master holds shards');
+      // Each master's 5,461 slots hold four of the 1,024-slot shard slices whole; the two
+      // slices that straddle a boundary go to either side, by the prefix's hash.
+      for (const n of perMaster.values()) assert.ok(n >= 4, 'an even spread (16 shards over 3 masters: 4 to 6 each)');
+      // Every master now holds task bodies of this namespace.
+      for (const node of admin.nodes('master')) {
+        const found = await node.scan('0', 'MATCH', `${prefix}:*:pool`, 'COUNT', 10_000);
+        assert.ok(found[1].length > 0, `master ${node.options.port ?? ''} holds pools`);
+      }
+    } finally {
+      await store.close();
+      await admin.quit();
+    }
+  });
+});

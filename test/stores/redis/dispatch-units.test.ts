@@ -1,0 +1,120 @@
+/** The shared dispatch's pure parts: which shards a take asks, what a process keeps, what it knows of the lists. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TaskRecord } from '../../../src/core/task/model.js';
+import { KeptTasks } from '../../../src/stores/redis/kept-tasks.js';
+import { ReadyWaiters } from '../../../src/stores/redis/ready-waiters.js';
+import { planTakes } from '../../../src/stores/redis/take-plan.js';
+
+const record = (id: string): TaskRecord => ({ id }) as TaskRecord;
+
+describe('take plan', () => {
+  it('asks two shards for 32 each when their backlogs are unknown or long', () => {
+    assert.deepEqual(planTakes([3, 5, 7], 0, 64, 32, () => undefined), [
+      { shard: 3, count: 32 },
+      { shard: 5, count: 32 },
+    ]);
+    assert.deepEqual(planTakes([3, 5, 7], 1, 64, 32, () => 500), [
+      { shard: 5, count: 32 },
+      { shard: 7, count: 32 },
+    ]);
+  });
+
+  it('asks as many shards as short backlogs need to fill the fetch, in one round', () => {
+    const backlog = new Map([
+      [0, 3],
+      [4, 2],
+      [9, 5],
+    ]);
+    assert.deepEqual(planTakes([0, 4, 9], 2, 64, 32, (s) => backlog.get(s)), [
+      { shard: 9, count: 5 },
+      { shard: 0, count: 3 },
+      { shard: 4, count: 2 },
+    ]);
+  });
+
+  it('never plans more than the fetch, and nothing without flagged shards', () => {
+    const steps = planTakes([1, 2, 3], 0, 40, 32, (s) => (s === 1 ? 10 : undefined));
+    assert.deepEqual(steps, [
+      { shard: 1, count: 10 },
+      { shard: 2, count: 30 },
+    ]);
+    assert.deepEqual(planTakes([], 0, 64, 32, () => undefined), []);
+  });
+});
+
+describe('kept tasks', () => {
+  it('hands out the oldest first and releases only those kept long enough', () => {
+    const kept = new KeptTasks();
+    kept.add('t', [record('a'), record('b')], 100);
+    kept.add('t', [record('c')], 150);
+    assert.equal(kept.oldestAt('t'), 100);
+    // A release timer armed by the first tasks must not send back one kept a moment ago.
+    assert.deepEqual(
+      kept.takeKeptBy('t', 120).map((r) => r.id),
+      ['a', 'b'],
+    );
+    assert.equal(kept.size('t'), 1);
+    assert.equal(kept.oldestAt('t'), 150);
+    assert.deepEqual(
+      kept.take('t', 5).map((r) => r.id),
+      ['c'],
+    );
+    assert.equal(kept.size('t'), 0);
+    assert.deepEqual(kept.topics(), []);
+    assert.equal(kept.oldestAt('t'), undefined);
+  });
+
+  it('puts a backlog taken later ahead of the kept tasks, released with the oldest of them', () => {
+    const kept = new KeptTasks();
+    kept.add('t', [record('new-1'), record('new-2')], 100);
+    kept.add('t', [record('new-3')], 180);
+    kept.addFirst('t', [record('old-1'), record('old-2')], 200);
+    assert.equal(kept.size('t'), 5);
+    assert.equal(kept.oldestAt('t'), 100, 'counted as kept since the oldest already there');
+    assert.deepEqual(
+      kept.takeKeptBy('t', 150).map((r) => r.id),
+      ['old-1', 'old-2', 'new-1', 'new-2'],
+    );
+    assert.deepEqual(
+      kept.take('t', 5).map((r) => r.id),
+      ['new-3'],
+    );
+    // Into an empty topic: kept from `at`.
+    kept.addFirst('u', [record('x')], 300);
+    assert.equal(kept.oldestAt('u'), 300);
+  });
+});
+
+describe('ready waiters backlog', () => {
+  it('adds the counts of local notifications to what the last take left', () => {
+    const waiters = new ReadyWaiters(4, 60_000);
+    assert.equal(waiters.backlog('t', 1), undefined);
+    let epoch = waiters.epoch('t');
+    waiters.update('t', 1, 0, epoch);
+    assert.ok(!waiters.candidates('t').includes(1));
+    waiters.notify('t', 1, 3);
+    waiters.notify('t', 1, 2);
+    assert.equal(waiters.backlog('t', 1), 5);
+    epoch = waiters.epoch('t');
+    waiters.update('t', 1, 4, epoch);
+    assert.equal(waiters.backlog('t', 1), 4);
+    waiters.update('t', 1, 0, epoch);
+    assert.ok(!waiters.candidates('t').includes(1));
+    assert.equal(waiters.backlog('t', 1), undefined);
+  });
+
+  it('forgets the count after a notification without one, or one that raced a take', () => {
+    const waiters = new ReadyWaiters(4, 60_000);
+    waiters.update('t', 2, 0, waiters.epoch('t'));
+    waiters.notify('t', 2, 3);
+    waiters.notify('t', 2);
+    assert.equal(waiters.backlog('t', 2), undefined);
+    assert.ok(waiters.candidates('t').includes(2));
+    const epoch = waiters.epoch('t');
+    waiters.notify('t', 2, 1);
+    waiters.update('t', 2, 0, epoch);
+    assert.ok(waiters.candidates('t').includes(2), 'a notification during the take keeps the shard flagged');
+    assert.equal(waiters.backlog('t', 2), undefined);
+  });
+});

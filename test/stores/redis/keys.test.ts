@@ -1,0 +1,125 @@
+/**
+ * Every script runs on the keys of one shard, and so in one hash slot: proved here by
+ * calling each typed wrapper with a recording client and hashing the keys it passes.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  ackScript,
+  cancelScript,
+  claimScript,
+  expireScript,
+  failScript,
+  leaseAcquireScript,
+  leaseReleaseScript,
+  leaseRenewScript,
+  loadDueScript,
+  promoteScript,
+  purgeScript,
+  releaseScript,
+  rescheduleScript,
+  reviveScript,
+  scheduleScript,
+  takeScript,
+  unparkScript,
+} from '../../../src/stores/redis/commands.js';
+import type { RedisClient } from '../../../src/stores/redis/connection.js';
+import { buildKeyspace, SLOTS } from '../../../src/stores/redis/keys.js';
+import { keySlot } from '../../../src/stores/redis/slot.js';
+import { SCRIPT_NAMES, scripts } from '../../../src/stores/redis/scripts.js';
+
+interface Call {
+  readonly keys: string[];
+}
+
+function recordingClient(calls: Call[]): RedisClient {
+  const record = (_script: string, numKeys: number, ...rest: (string | number)[]): Promise<unknown> => {
+    calls.push({ keys: rest.slice(0, numKeys).map(String) });
+    return Promise.resolve([]);
+  };
+  return { evalsha: record, eval: record } as unknown as RedisClient;
+}
+
+describe('redis keys', () => {
+  it('computes the same slots as Redis Cluster (CRC16/XMODEM mod 16384)', () => {
+    // Vectors from the Redis Cluster specification and CLUSTER KEYSLOT.
+    assert.equal(keySlot('123456789'), 0x31c3);
+    assert.equal(keySlot('foo'), 12182);
+    assert.equal(keySlot('bar'), 5061);
+    assert.equal(keySlot('{user1000}.following'), keySlot('{user1000}.followers'));
+  });
+
+  it('puts every key a script touches in one slot', async () => {
+    const keys = buildKeyspace('slot-test', 16);
+    const calls: Call[] = [];
+    const client = recordingClient(calls);
+    const expected = SCRIPT_NAMES.length;
+    for (const shard of keys.shards) {
+      calls.length = 0;
+      const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
+      const far = { ...task, id: 'b', runAt: 2 ** 40, parkBucket: 2 ** 20 };
+      await scheduleScript(client, shard, 0, [task, far, { ...far, id: 'c', parkBucket: 2 ** 20 + 1 }], 2);
+      await unparkScript(client, shard, 7, [3, 5, 6], 100);
+      await cancelScript(client, shard, 0, ['a']);
+      await rescheduleScript(client, shard, 0, 'a', 5);
+      await claimScript(client, shard, 0, ['a', 'b'], undefined, 'n');
+      await ackScript(client, shard, 0, [{ id: 'a', receipt: 'r' }]);
+      await failScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null });
+      await expireScript(client, shard, 0, 'a', 'r');
+      await reviveScript(client, shard, 0, 'a', 1);
+      await purgeScript(client, shard, 0, 10);
+      await loadDueScript(client, shard, 10, null, 10);
+      await promoteScript(client, shard, {
+        leaseValue: 'owner:1',
+        now: 0,
+        entries: [
+          { id: 'a', topic: 'orders' },
+          { id: 'b', topic: 'mail' },
+        ],
+        channelOf: (topic) => keys.readyChannel(topic),
+        message: '0 owner',
+        claimFor: () => 1,
+        nonce: 'n',
+      });
+      await takeScript(client, shard, 'orders', 0, 10, undefined, 'n');
+      await releaseScript(client, shard, 'orders', 0, keys.readyChannel('orders'), '0 owner', [{ id: 'a', receipt: 'r' }]);
+      await leaseAcquireScript(client, shard, 'owner', 5_000);
+      await leaseRenewScript(client, shard, 'owner:1', 5_000);
+      await leaseReleaseScript(client, shard, 'owner:1');
+      assert.equal(calls.length, expected, 'one call per script');
+      const slot = keySlot(shard.pool);
+      for (const call of calls) {
+        assert.ok(call.keys.length > 0);
+        for (const key of call.keys) assert.equal(keySlot(key), slot, `${key} is in the slot of its shard`);
+      }
+    }
+  });
+
+  it('spreads the shards of a namespace evenly over the slot space', () => {
+    for (const shards of [1, 3, 16, 64]) {
+      const keys = buildKeyspace('spread', shards);
+      keys.shards.forEach((shard, i) => {
+        const slot = keySlot(shard.pool);
+        assert.ok(slot >= Math.floor((i * SLOTS) / shards) && slot < Math.floor(((i + 1) * SLOTS) / shards), `shard ${i} of ${shards}`);
+      });
+    }
+  });
+
+  it('gives different namespaces disjoint keys', () => {
+    const a = buildKeyspace('a', 4);
+    const b = buildKeyspace('b', 4);
+    const all = (k: typeof a): string[] => [k.meta, ...k.shards.flatMap((s) => [s.pool, s.delayed, s.reserved, s.dead, s.done, s.counts, s.lease])];
+    const overlap = all(a).filter((key) => all(b).includes(key));
+    assert.deepEqual(overlap, []);
+  });
+
+  it('inlines the Lua includes and documents KEYS, ARGV and returns in each script header', () => {
+    for (const [name, script] of scripts()) {
+      assert.ok(!/^--\s*@include/m.test(script.source), `${name}: includes resolved`);
+      assert.match(script.source, /KEYS/, `${name}: header lists KEYS`);
+      assert.match(script.source, /ARGV/, `${name}: header lists ARGV`);
+      assert.match(script.source, /Returns:/, `${name}: header lists the returns`);
+      assert.ok(!/redis\.call\('TIME'/i.test(script.source), `${name}: never reads the clock`);
+    }
+  });
+});

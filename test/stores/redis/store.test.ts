@@ -1,0 +1,235 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { isDelayQError } from '../../../src/core/errors.js';
+import { backoffDelay, DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
+import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { scripts } from '../../../src/stores/redis/scripts.js';
+import { runStoreConformance, task } from '../../conformance/store-conformance.js';
+import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+
+const skip = redisSkip();
+let server: RedisServer | undefined;
+let namespaces = 0;
+
+describe('redis store (one Redis)', { skip }, () => {
+  before(async () => {
+    server = await startRedis();
+  });
+  after(async () => {
+    await server?.stop();
+    server?.remove();
+  });
+
+  // A fresh namespace per case: the same server, nothing shared.
+  runStoreConformance('redis', async () => ({ store: await openRedisStore(server!.url, { prefix: `t${++namespaces}`, shards: 4 }) }));
+  runStoreConformance('redis, 16 shards', async () => ({ store: await openRedisStore(server!.url, { prefix: `u${++namespaces}` }) }));
+
+  it('refuses a Redis that may evict keys', async () => {
+    const evicting = await startRedis({ maxmemoryPolicy: 'allkeys-lru' });
+    try {
+      await assert.rejects(
+        () => openRedisStore(evicting.url, {}),
+        (error: unknown) => isDelayQError(error, 'STORE_INCOMPATIBLE') && /maxmemory-policy allkeys-lru/.test(error.message),
+      );
+    } finally {
+      await evicting.stop();
+      evicting.remove();
+    }
+  });
+
+  it('refuses to open a namespace with another shard count', async () => {
+    const store = await openRedisStore(server!.url, { prefix: 'fixed', shards: 8 });
+    await store.close();
+    await assert.rejects(() => openRedisStore(server!.url, { prefix: 'fixed', shards: 16 }), (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE'));
+  });
+
+  it('keeps namespaces apart', async () => {
+    const a = await openRedisStore(server!.url, { prefix: 'tenant-a' });
+    const b = await openRedisStore(server!.url, { prefix: 'tenant-b' });
+    try {
+      await a.schedule([task('same')], 1);
+      assert.equal(await b.get('same'), null);
+      assert.equal((await b.schedule([task('same')], 1))[0]?.created, true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('retries with the same backoff as core, default policy included', async () => {
+    const store = await openRedisStore(server!.url, { prefix: `b${++namespaces}` });
+    try {
+      const policies = [DEFAULT_BACKOFF, { baseMs: 250, factor: 1.5, maxMs: 10_000, jitter: 0.3 }];
+      for (const [i, backoff] of policies.entries()) {
+        const id = `retry-${i}`;
+        await store.schedule([task(id, { runAt: 1, backoff, maxAttempts: 5 })], 1);
+        let now = 1;
+        for (let attempt = 1; attempt <= 3; attempt++) {
+          const [claimed] = await store.claim([id], now);
+          assert.ok(claimed?.receipt);
+          const outcome = await store.fail(id, claimed.receipt, now, { random: 0.37 });
+          const expected = now + backoffDelay(backoff, attempt, () => 0.37);
+          assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, expected);
+          now = expected;
+        }
+        assert.deepEqual((await store.get(id))?.backoff, backoff);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('gives back prefetched tasks a pull consumer did not take, without counting the attempt', async () => {
+    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `pull${++namespaces}` } });
+    try {
+      await queue.scheduleMany(Array.from({ length: 20 }, (_, i) => ({ id: `pull-${i}`, topic: 'pull', payload: i })));
+      const [first] = await queue.reserve('pull', { max: 1, waitMs: 2_000 });
+      assert.equal(first?.attempt, 1);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the kept surplus goes back
+      const stats = await queue.stats();
+      assert.equal(stats.counts.reserved, 1, 'only the delivered task stays reserved');
+      const rest = await queue.reserve('pull', { max: 100, waitMs: 2_000 });
+      assert.ok(rest.length > 0);
+      assert.ok(rest.every((d) => d.attempt === 1), 'released tasks are delivered as first attempts');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('gives prefetched tasks back in due order, ahead of those that fell due after them', async () => {
+    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    // One shard: one ready list, so the order of delivery is the order of that list.
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `order${++namespaces}`, shards: 1 } });
+    try {
+      const now = Date.now();
+      await queue.scheduleMany(Array.from({ length: 40 }, (_, i) => ({ id: `o-${String(i).padStart(2, '0')}`, topic: 'o', payload: i, runAt: now - 40 + i })));
+      const [first] = await queue.reserve('o', { max: 1, waitMs: 2_000 });
+      assert.equal(first?.id, 'o-00');
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the kept surplus goes back
+      const rest: string[] = [];
+      while (rest.length < 39) {
+        const batch = await queue.reserve('o', { max: 100, waitMs: 2_000 });
+        assert.ok(batch.length > 0, `got ${rest.length} of 39`);
+        rest.push(...batch.map((d) => d.id));
+      }
+      // Tasks a background take kept at that moment are handed out first (kept tasks need
+      // no round trip), in due order; the ones given back come in due order too. So at most
+      // one step back: given back newest first, there were 30.
+      const stepsBack = rest.filter((id, i) => i > 0 && id < rest[i - 1]!).length;
+      assert.ok(stepsBack <= 1, `delivered in due order: ${rest.join(' ')}`);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('hands tasks reserved ahead for a busy consumer to it once each, and gives back what it cannot start in time', async () => {
+    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `ahead${++namespaces}`, shards: 4 } });
+    try {
+      // A slow consumer of one slot: promote reserves up to 4 for it while it asks, more
+      // than it can start within the 100 ms a kept task waits, so some go back to the lists.
+      const runAt = Date.now() + 300;
+      await queue.scheduleMany(Array.from({ length: 12 }, (_, i) => ({ id: `ahead-${i}`, topic: 'ahead', payload: i, runAt })));
+      const seen = new Map<string, number>();
+      const attempts: number[] = [];
+      let early = 0;
+      const worker = queue.work(
+        'ahead',
+        async (d) => {
+          if (Date.now() < d.runAt) early++;
+          seen.set(d.id, (seen.get(d.id) ?? 0) + 1);
+          attempts.push(d.attempt);
+          await new Promise((resolve) => setTimeout(resolve, 60));
+        },
+        { concurrency: 1 },
+      );
+      const deadline = Date.now() + 10_000;
+      while (seen.size < 12 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      await worker.close();
+      assert.equal(seen.size, 12, 'every task delivered');
+      assert.ok([...seen.values()].every((n) => n === 1), 'none twice');
+      assert.ok(attempts.every((a) => a === 1), 'a kept task given back is not counted as an attempt');
+      assert.equal(early, 0);
+      const stats = await queue.stats();
+      assert.equal(stats.counts.reserved, 0, 'nothing left reserved');
+      assert.equal(stats.counts.completed, 12);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('keeps reserving for a worker between its calls: a task due while it runs a handler does not go to the shared lists', async () => {
+    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    const { Redis } = await import('ioredis');
+    const prefix = `linger${++namespaces}`;
+    // Keyspace notifications for list commands: every RPUSH to the topic's ready list (a
+    // promotion that found no local consumer asking) is seen.
+    const admin = new Redis(server!.port, '127.0.0.1');
+    const listener = new Redis(server!.port, '127.0.0.1');
+    await admin.config('SET', 'notify-keyspace-events', 'Kl');
+    const pushes: string[] = [];
+    listener.on('pmessage', (_pattern: string, channel: string, event: string) => {
+      if (event === 'rpush' || event === 'lpush') pushes.push(channel);
+    });
+    await listener.psubscribe(`__keyspace@0__:${prefix}:*:ready:*`);
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix, shards: 1 } });
+    try {
+      // One slot: while the first task's 60 ms handler runs, the worker is not calling; the
+      // second falls due 15 ms into it, is reserved for the worker (within LINGER_MS of its
+      // last call) and kept until the handler ends (within KEEP_MS, 100 ms).
+      const runAt = Date.now() + 300;
+      await queue.scheduleMany([
+        { id: 'first', topic: 'linger', payload: 1, runAt },
+        { id: 'second', topic: 'linger', payload: 2, runAt: runAt + 15 },
+      ]);
+      const delivered: string[] = [];
+      const worker = queue.work(
+        'linger',
+        async (d) => {
+          delivered.push(d.id);
+          if (d.id === 'first') await new Promise((resolve) => setTimeout(resolve, 60));
+        },
+        { concurrency: 1 },
+      );
+      const deadline = Date.now() + 5_000;
+      while (delivered.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      await worker.close();
+      assert.deepEqual(delivered, ['first', 'second']);
+      assert.deepEqual(pushes, [], 'no task went through the shared ready list');
+    } finally {
+      await queue.close();
+      await admin.config('SET', 'notify-keyspace-events', '');
+      await Promise.all([admin.quit(), listener.quit()]);
+    }
+  });
+
+  it('loads every script at open, so no first call pays a NOSCRIPT round trip', async () => {
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server!.port, '127.0.0.1');
+    try {
+      await admin.script('FLUSH');
+      const shas = [...scripts().values()].map((script) => script.sha);
+      assert.ok((await admin.script('EXISTS', ...shas) as number[]).every((found) => found === 0));
+      const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
+      await store.close();
+      assert.deepEqual(await admin.script('EXISTS', ...shas), shas.map(() => 1));
+    } finally {
+      await admin.quit();
+    }
+  });
+
+  it('recovers from a flushed script cache (NOSCRIPT -> EVAL)', async () => {
+    const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
+    try {
+      await store.schedule([task('x')], 1);
+      const { Redis } = await import('ioredis');
+      const admin = new Redis(server!.port, '127.0.0.1');
+      await admin.script('FLUSH');
+      await admin.quit();
+      assert.equal(await store.cancel('x', 2), 'cancelled');
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -1,0 +1,127 @@
+/** The Redis store's pure parts, without a server: batching, the shard merge, the codec, URLs. */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { isDelayQError } from '../../../src/core/errors.js';
+import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
+import { ShardBatcher } from '../../../src/stores/redis/batcher.js';
+import { decodeTask, encodeNewTask } from '../../../src/stores/redis/codec.js';
+import type { DueEntry } from '../../../src/stores/redis/commands.js';
+import { connect, parseRedisUrl } from '../../../src/stores/redis/connection.js';
+import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { mergeDue } from '../../../src/stores/redis/due-merge.js';
+import { shardOf } from '../../../src/stores/redis/router.js';
+
+describe('redis store units', () => {
+  it('coalesces calls made while a shard is busy, and keeps outputs in order', async () => {
+    const calls: number[][] = [];
+    let release: (() => void) | null = null;
+    const batcher = new ShardBatcher<number, number>(async (_shard, items) => {
+      calls.push(items);
+      if (calls.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      return items.map((n) => n * 10);
+    }, 100);
+    const first = batcher.submit(0, [1]);
+    await new Promise((resolve) => setImmediate(resolve));
+    const rest = [batcher.submit(0, [2, 3]), batcher.submit(0, [4])];
+    release!();
+    assert.deepEqual(await first, [10]);
+    assert.deepEqual(await Promise.all(rest), [[20, 30], [40]]);
+    assert.deepEqual(calls, [[1], [2, 3, 4]]);
+  });
+
+  it('rejects every submission of a failed call', async () => {
+    const batcher = new ShardBatcher<number, number>(() => Promise.reject(new Error('down')), 10);
+    await assert.rejects(() => batcher.submit(3, [1]), /down/);
+  });
+
+  it('merges shards by (dueAt, seq) with an exact cursor', async () => {
+    const entry = (dueAt: number, seq: number): DueEntry => ({ id: `${dueAt}-${seq}`, kind: 'run', dueAt, seq, topic: 't', receipt: null });
+    const shards: DueEntry[][] = [
+      [entry(1, 1), entry(5, 4), entry(5, 9)],
+      [entry(1, 2), entry(2, 3), entry(5, 5), entry(7, 8)],
+      [],
+    ];
+    const read = async (shard: number, after: { dueAt: number; seq: number } | null, limit: number): Promise<DueEntry[]> =>
+      shards[shard]!.filter((e) => !after || e.dueAt > after.dueAt || (e.dueAt === after.dueAt && e.seq > after.seq)).slice(0, limit);
+    const all: string[] = [];
+    let after: { dueAt: number; seq: number } | null = null;
+    for (;;) {
+      const page: DueEntry[] = await mergeDue([0, 1, 2], after, 2, read);
+      all.push(...page.map((e) => e.id));
+      if (page.length < 2) break;
+      const last: DueEntry = page[page.length - 1]!;
+      after = { dueAt: last.dueAt, seq: last.seq };
+    }
+    assert.deepEqual(all, ['1-1', '1-2', '2-3', '5-4', '5-5', '5-9', '7-8']);
+  });
+
+  it('packs and unpacks a task body', () => {
+    const task = { id: 'x', topic: 'orders', payload: '{"a":"ü|,"}', runAt: 1_893_456_000_123, maxAttempts: 7, ttrMs: 30_000, backoff: DEFAULT_BACKOFF };
+    const { record, seq } = decodeTask('x', encodeNewTask(task, 42, 1_893_456_000_000));
+    assert.equal(seq, 42);
+    assert.deepEqual(record, {
+      ...task,
+      state: 'pending',
+      attempts: 0,
+      createdAt: 1_893_456_000_000,
+      updatedAt: 1_893_456_000_000,
+      receipt: null,
+      reservedUntil: null,
+      lastError: null,
+    });
+  });
+
+  it('stores the default backoff policy as nothing, and reads it back', () => {
+    const task = { id: 'y', topic: 't', payload: 'null', runAt: 5, maxAttempts: 1, ttrMs: 1, backoff: DEFAULT_BACKOFF };
+    const body = encodeNewTask(task, 1, 1);
+    assert.ok(body.includes(',,'), body);
+    assert.deepEqual(decodeTask('y', body).record.backoff, DEFAULT_BACKOFF);
+  });
+
+  it('routes an id to a stable shard', () => {
+    assert.equal(shardOf('order-1', 16), shardOf('order-1', 16));
+    const seen = new Set(Array.from({ length: 1_000 }, (_, i) => shardOf(`id-${i}`, 16)));
+    assert.equal(seen.size, 16);
+  });
+
+  it('parses store URLs', () => {
+    assert.deepEqual(parseRedisUrl('redis://127.0.0.1:6380/2').nodes, [{ host: '127.0.0.1', port: 6380 }]);
+    assert.equal(parseRedisUrl('redis://127.0.0.1:6380/2').options.db, 2);
+    const cluster = parseRedisUrl('redis+cluster://a:7000,b:7001');
+    assert.equal(cluster.cluster, true);
+    assert.deepEqual(cluster.nodes, [
+      { host: 'a', port: 7000 },
+      { host: 'b', port: 7001 },
+    ]);
+    assert.throws(() => parseRedisUrl('redis+cluster://'), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'));
+    assert.throws(() => parseRedisUrl('redis://h:1/x'), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'));
+  });
+
+  it('reads the namespace, shards and horizon from the URL query, and refuses what it does not know', async () => {
+    assert.deepEqual(parseRedisUrl('redis://127.0.0.1:6380/2?prefix=tenant-a&shards=4').storeOptions, { prefix: 'tenant-a', shards: 4 });
+    assert.equal(parseRedisUrl('redis://127.0.0.1:6380/2?prefix=tenant-a').options.db, 2);
+    const cluster = parseRedisUrl('redis+cluster://a:7000,b:7001?prefix=staging&horizonMs=30000');
+    assert.deepEqual(cluster.nodes.map((n) => n.port), [7000, 7001]);
+    assert.deepEqual(cluster.storeOptions, { prefix: 'staging', horizonMs: 30_000 });
+    assert.deepEqual(parseRedisUrl('redis://h:1').storeOptions, {});
+    for (const bad of ['redis://h:1?namespace=a', 'redis://h:1?shards=-1', 'redis+cluster://a:1?shards=four'])
+      assert.throws(() => parseRedisUrl(bad), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'), bad);
+    // Checked before any connection is made: nothing listens on port 1.
+    await assert.rejects(openRedisStore('redis://127.0.0.1:1?prefix=a', { prefix: 'b' }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+    await assert.rejects(openRedisStore('redis://127.0.0.1:1?shards=0', {}), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+  });
+
+  it('connects without ioredis auto-pipelining, on one Redis and on a cluster', () => {
+    // Auto-pipelining keeps one pipeline per node in flight, so Node and Redis took turns
+    // (docs/redis.md): S1 went from ~5x to ~8x BullMQ with it off. Nothing is contacted here.
+    const single = connect(parseRedisUrl('redis://127.0.0.1:1'));
+    const cluster = connect(parseRedisUrl('redis+cluster://127.0.0.1:1'));
+    try {
+      assert.equal(single.options.enableAutoPipelining, false);
+      assert.equal(cluster.options.enableAutoPipelining, false);
+    } finally {
+      single.disconnect();
+      cluster.disconnect();
+    }
+  });
+});

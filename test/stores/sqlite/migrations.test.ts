@@ -1,0 +1,146 @@
+// Migrations: a database written at schema version 1 is brought up to date on open, its
+// rows untouched; 0002 drops the redundant column CHECK on state and the table CHECK still
+// refuses any state outside the five; 0003 files parked rows in runs and drops the index
+// tasks_parked, and every parked task is still loaded when its time comes.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
+import { sql as v1 } from '../../../src/stores/sqlite/migrations/0001_initial.js';
+import { STATE_CHECK, apply as dropStateCheck } from '../../../src/stores/sqlite/migrations/0002_state_check.js';
+import { LATEST_VERSION } from '../../../src/stores/sqlite/migrations/index.js';
+import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { BUCKET_MS, bucketOf } from '../../../src/stores/sqlite/parking.js';
+import { APPLICATION_ID } from '../../../src/stores/sqlite/schema.js';
+import { decodeSeqs } from '../../../src/stores/sqlite/seq-runs.js';
+
+const T0 = Date.UTC(2030, 0, 1);
+
+function tableSql(db: Database.Database): string {
+  return db.prepare<[], string>("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'tasks'").pluck().get() ?? '';
+}
+
+function insertRaw(db: Database.Database, id: string, state: string): void {
+  db.prepare(
+    `INSERT INTO tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor,
+                        backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
+     VALUES (?, 't', ?, ?, ?, 0, 3, 5000, 1000, 2, 60000, 0.2, ?, ?, '{"v":1}')`,
+  ).run(id, state, T0 + 1_000, T0 + 1_000, T0, T0);
+}
+
+/** A version 2 file (the index tasks_parked, no runs) holding n pending tasks, task i parked in bucketOfTask(i). */
+function writeVersion2(path: string, n: number, bucketOfTask: (i: number) => number): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`application_id = ${APPLICATION_ID}`);
+  db.exec(v1);
+  dropStateCheck(db);
+  db.pragma('user_version = 2');
+  const park = db.prepare(
+    `INSERT INTO tasks (id, topic, state, run_at, due_at, park_bucket, attempts, max_attempts, ttr_ms, backoff_base_ms,
+                        backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload)
+     VALUES (?, 't', 'pending', ?, NULL, ?, 0, 3, 5000, 1000, 2, 60000, 0.2, ?, ?, '{}')`,
+  );
+  for (let i = 0; i < n; i++) park.run(`p${i}`, bucketOfTask(i) * BUCKET_MS + i, bucketOfTask(i), T0, T0);
+  db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', ?)").run(n);
+  db.close();
+}
+
+describe('sqlite store: migrations', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-migrations-'));
+    path = join(dir, 'm.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a fresh database has the latest schema, without the column CHECK on state', async () => {
+    const store = await openSqliteStore(path, {});
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    assert.equal(db.pragma('user_version', { simple: true }), LATEST_VERSION);
+    assert.ok(!tableSql(db).includes(STATE_CHECK));
+    assert.ok(tableSql(db).includes("state = 'pending' AND receipt IS NULL"), 'the table CHECK stays');
+    db.close();
+  });
+
+  it('upgrades a version 1 database in place: rows kept, states still checked', async () => {
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.exec(v1);
+    db.pragma('user_version = 1');
+    assert.ok(tableSql(db).includes(STATE_CHECK), 'version 1 has it');
+    insertRaw(db, 'old-1', 'pending');
+    insertRaw(db, 'old-2', 'pending');
+    db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', 2)").run();
+    db.close();
+
+    const store = await openSqliteStore(path, {});
+    assert.equal((await store.get('old-1'))?.payload, '{"v":1}');
+    const [created] = await store.schedule(
+      [{ id: 'new-1', topic: 't', payload: '{}', runAt: T0 + 5, maxAttempts: 3, ttrMs: 5_000, backoff: DEFAULT_BACKOFF }],
+      T0,
+    );
+    assert.equal(created?.created, true);
+    assert.equal((await store.stats()).byState.pending, 3);
+    await store.close();
+
+    const after = new Database(path);
+    assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
+    assert.ok(!tableSql(after).includes(STATE_CHECK));
+    assert.deepEqual(after.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
+    assert.equal((after.prepare('SELECT count(*) AS n FROM tasks').get() as { n: number }).n, 3);
+    // The table CHECK alone refuses a state outside the five, as the column CHECK did.
+    assert.throws(() => insertRaw(after, 'bogus', 'bogus'), /CHECK constraint failed/);
+    after.close();
+    // And a second open has nothing left to do.
+    const again = await openSqliteStore(path, {});
+    assert.equal((await again.get('new-1'))?.state, 'pending');
+    await again.close();
+  });
+
+  it('upgrades a version 2 database with parked rows: every one filed in a run, tasks_parked gone', async () => {
+    // More than one run's worth in one bucket, a few in another, interleaved by seq.
+    const bucket = bucketOf(T0) + 3;
+    writeVersion2(path, 600, (i) => (i % 10 === 0 ? bucket + 1 : bucket));
+
+    const store = await openSqliteStore(path, {});
+    const seen: string[] = [];
+    for (let after: { dueAt: number; seq: number } | null = null; ; ) {
+      const page = await store.loadDue(Number.POSITIVE_INFINITY, after, 250);
+      seen.push(...page.map((r) => r.id));
+      if (page.length < 250) break;
+      after = { dueAt: page.at(-1)!.dueAt, seq: page.at(-1)!.seq };
+    }
+    assert.equal(new Set(seen).size, 600);
+    await store.close();
+
+    const after = new Database(path, { readonly: true });
+    assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
+    assert.equal(after.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'tasks_parked'").pluck().get(), 0);
+    after.close();
+  });
+
+  it('builds runs that name each parked row of version 2 once, under its own bucket', async () => {
+    const bucket = bucketOf(T0) + 3;
+    writeVersion2(path, 600, (i) => bucket + (i % 3));
+    const store = await openSqliteStore(path, {});
+    await store.close();
+
+    const after = new Database(path, { readonly: true });
+    const filed = (after.prepare('SELECT bucket, seqs FROM parked_runs').raw().all() as [number, Buffer][]).flatMap(([b, seqs]) =>
+      decodeSeqs(seqs).map((seq) => `${b}:${seq}`),
+    );
+    const parked = (after.prepare('SELECT park_bucket, seq FROM tasks WHERE park_bucket IS NOT NULL').raw().all() as [number, number][]).map(
+      ([b, seq]) => `${b}:${seq}`,
+    );
+    after.close();
+    assert.equal(parked.length, 600);
+    assert.deepEqual([...filed].sort(), [...parked].sort());
+  });
+});
