@@ -28,22 +28,31 @@ export type {
   Clock,
   ConsumerStore,
   DueCursor,
-  FailOptions,
-  FailOutcome,
   InspectorStore,
   ListFilter,
   Logger,
+  NackOutcome,
   ProducerStore,
   RescheduleOutcome,
-  ReviveOutcome,
+  RetryDeadOutcome,
   ScheduleOutcome,
+  StoreNackOptions,
   StoreStats,
   TaskStore,
   TimerSource,
   TimerToken,
 } from './core/ports.js';
 export { TASK_STATES } from './core/task/model.js';
-export type { BackoffPolicy, ClaimedTask, Delivery, NewTaskRecord, TaskInfo, TaskRecord, TaskState, TimerHome, TimerRef } from './core/task/model.js';
+// Names before 0.2 (docs/architecture.md, "Vocabulary"), kept as deprecated aliases.
+/** @deprecated Use `StoreNackOptions`. */
+export type { StoreNackOptions as FailOptions } from './core/ports.js';
+/** @deprecated Use `NackOutcome`. */
+export type { NackOutcome as FailOutcome } from './core/ports.js';
+/** @deprecated Use `RetryDeadOutcome`. */
+export type { RetryDeadOutcome as ReviveOutcome } from './core/ports.js';
+/** @deprecated Use `ReservedTask`. */
+export type { ReservedTask as ClaimedTask } from './core/task/model.js';
+export type { BackoffPolicy, Delivery, NewTaskRecord, ReservedTask, TaskInfo, TaskRecord, TaskState, TimerHome, TimerRef } from './core/task/model.js';
 export { DEFAULT_BACKOFF, backoffDelay } from './core/task/backoff.js';
 export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, parseTime, validateScheduleInput } from './core/task/validate.js';
 export type { Limits, ScheduleInput, TaskDefaults, TimeInput, WhenInput } from './core/task/validate.js';

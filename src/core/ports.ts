@@ -15,7 +15,7 @@
  *   values; a rejected promise means the store itself failed (DelayQError with
  *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
  */
-import type { ClaimedTask, NewTaskRecord, TaskRecord, TaskState, TimerHome, TimerRef } from './task/model.js';
+import type { ReservedTask, NewTaskRecord, TaskRecord, TaskState, TimerHome, TimerRef } from './task/model.js';
 
 /** A clock and one-shot timers. Real: Date.now + setTimeout; tests: a manual clock. */
 export interface Clock {
@@ -71,16 +71,16 @@ export interface AckRequest {
   readonly topic?: string;
 }
 
-export type FailOutcome =
+export type NackOutcome =
   | { readonly status: 'retrying'; readonly ref: TimerRef }
   | { readonly status: 'dead' }
   | { readonly status: 'not_found' | 'stale' };
 
-export type ReviveOutcome =
+export type RetryDeadOutcome =
   | { readonly status: 'revived'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'not_dead' };
 
-export interface FailOptions {
+export interface StoreNackOptions {
   /** Retry after exactly this delay instead of the task's backoff policy. */
   readonly delayMs?: number;
   readonly error?: string;
@@ -157,7 +157,7 @@ export interface ConsumerStore {
    * (cancelled, rescheduled later, already claimed...). Returns the claimed records in
    * input order. A task is never claimed before its runAt.
    */
-  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]>;
+  reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
   /**
    * Optional: `claim` given the timer refs this store handed out (from schedule, reschedule,
    * fail, revive or loadDue) instead of bare ids, answering as `claim` of their ids would;
@@ -165,7 +165,7 @@ export interface ConsumerStore {
    * id (that task has a ref of its own). A store may keep in its refs whatever spares it a
    * lookup; the engine claims due tasks through it when it is there.
    */
-  claimRefs?(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ClaimedTask[]>;
+  reserveRefs?(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
   /** reserved -> completed, only with the current receipt. */
   ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
   /**
@@ -179,13 +179,13 @@ export interface ConsumerStore {
    * A failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
    * else -> pending at now + (delayMs ?? backoff(attempts)).
    */
-  fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome>;
+  nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome>;
   /**
    * The reservation named by `receipt` ran out (`reservedUntil <= now`): -> dead when
    * attempts >= maxAttempts, else -> pending at `now` (delivered again at once).
    * `stale` when the task is no longer reserved with that receipt or has not run out.
    */
-  expire(id: string, receipt: string, now: number): Promise<FailOutcome>;
+  expire(id: string, receipt: string, now: number): Promise<NackOutcome>;
 }
 
 /** Operators: look at tasks, bring dead ones back, clean up finished ones. */
@@ -194,7 +194,7 @@ export interface InspectorStore {
   list(filter: ListFilter): Promise<TaskRecord[]>;
   stats(): Promise<StoreStats>;
   /** dead -> pending at runAt, attempts reset to 0. */
-  revive(id: string, runAt: number, now: number): Promise<ReviveOutcome>;
+  retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome>;
   /**
    * Deletes up to `limit` completed and cancelled tasks last updated before `before`,
    * freeing their ids. Returns how many were deleted. Never touches live or dead tasks.
@@ -232,7 +232,7 @@ export interface SharedDispatch {
    * reservedUntil = now() + (ttrMs ?? the task's ttrMs)); waits until one is ready or
    * `signal` aborts (then resolves with []). `now` is read at each claim, not at the call.
    */
-  reserveShared(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ClaimedTask[]>;
+  reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]>;
   /**
    * Registers the receiver of timers this process must now keep although it did not
    * create them: near-window tasks scheduled by other processes into its partitions, the
@@ -243,5 +243,5 @@ export interface SharedDispatch {
 
 export function isSharedDispatch(store: TaskStore): store is TaskStore & SharedDispatch {
   const candidate = store as Partial<SharedDispatch>;
-  return typeof candidate.promote === 'function' && typeof candidate.reserveShared === 'function' && typeof candidate.onRemoteTimer === 'function';
+  return typeof candidate.promote === 'function' && typeof candidate.reserveReady === 'function' && typeof candidate.onRemoteTimer === 'function';
 }

@@ -10,7 +10,7 @@
  */
 import { DelayQError, isDelayQError } from '../core/errors.js';
 import { isSharedDispatch, type AckOutcome, type AckRequest, type CancelOutcome, type Clock, type Logger, type SharedDispatch, type StoreStats, type TaskStore, type TimerToken } from '../core/ports.js';
-import { TASK_STATES, toTaskInfo, type ClaimedTask, type Delivery, type TaskInfo, type TaskState, type TimerRef } from '../core/task/model.js';
+import { TASK_STATES, toTaskInfo, type ReservedTask, type Delivery, type TaskInfo, type TaskState, type TimerRef } from '../core/task/model.js';
 import {
   DEFAULT_LIMITS,
   DEFAULT_TASK_DEFAULTS,
@@ -316,7 +316,7 @@ export class DelayQueue {
     validateId(id, this.limits);
     const now = this.clock.now();
     const runAt = resolveRunAt(when, now, this.limits);
-    const outcome = await this.track(this.store.revive(id, runAt, now));
+    const outcome = await this.track(this.store.retryDead(id, runAt, now));
     if (outcome.status !== 'revived') return false;
     this.place(outcome.ref);
     return true;
@@ -394,7 +394,7 @@ export class DelayQueue {
     validateId(id, this.limits);
     if (options.delayMs !== undefined) validateIntOption(options.delayMs, 'delayMs', 0, this.limits.maxDelayMs);
     const outcome = await this.track(
-      this.store.fail(id, requireReceipt(receipt), this.clock.now(), {
+      this.store.nack(id, requireReceipt(receipt), this.clock.now(), {
         ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}),
         ...(options.error !== undefined ? { error: String(options.error).slice(0, 2_000) } : {}),
         random: this.random(),
@@ -510,10 +510,10 @@ export class DelayQueue {
       const items = this.ready.take(topic, max);
       if (items.length > 0) {
         const now = this.clock.now();
-        let claimed: ClaimedTask[];
+        let claimed: ReservedTask[];
         try {
           const store = this.store;
-          claimed = await this.track(store.claimRefs ? store.claimRefs(items, now, ttrMs) : store.claim(items.map((i) => i.id), now, ttrMs));
+          claimed = await this.track(store.reserveRefs ? store.reserveRefs(items, now, ttrMs) : store.reserve(items.map((i) => i.id), now, ttrMs));
         } catch (error) {
           // Nothing was claimed, and these tasks are still pending and due in the store: put
           // them back, or no one would deliver them before a restart reloads them.
@@ -528,7 +528,7 @@ export class DelayQueue {
     }
   }
 
-  private deliver(record: ClaimedTask, now: number, watch: boolean): Delivery {
+  private deliver(record: ReservedTask, now: number, watch: boolean): Delivery {
     const reservedUntil = record.reservedUntil!;
     this.lateness.record(now - record.runAt);
     const delivery: Delivery = {
@@ -621,7 +621,7 @@ export class DelayQueue {
     watch: boolean,
   ): Promise<Delivery[]> {
     if (this.phase !== 'open') return [];
-    const claimed = await this.track(shared.reserveShared(topic, max, () => this.clock.now(), ttrMs, signal));
+    const claimed = await this.track(shared.reserveReady(topic, max, () => this.clock.now(), ttrMs, signal));
     const now = this.clock.now();
     return claimed.map((record) => this.deliver(record, now, watch));
   }

@@ -165,7 +165,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         }
         const many = Array.from({ length: 1_200 }, (_, i) => task(`c${i}`, { runAt: T0 + 1_000 + i }));
         await store.schedule([...many, task('taken', { runAt: T0 }), task('far', { runAt: T0 + 3 * 24 * 3_600_000 })], T0);
-        await store.claim(['taken'], T0, undefined);
+        await store.reserve(['taken'], T0, undefined);
         const victims = [...many.filter((_, i) => i % 2 === 0).map((x) => x.id), 'taken', 'missing', 'c0', 'far'];
         const outcomes = await store.cancelMany(victims, T0 + 1);
         assert.equal(outcomes.length, victims.length);
@@ -190,7 +190,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
 
       it('refuses to cancel a reserved task', async () => {
         await store.schedule([task('a', { runAt: T0 })], T0);
-        await store.claim(['a'], T0, undefined);
+        await store.reserve(['a'], T0, undefined);
         assert.equal(await store.cancel('a', T0 + 1), 'not_pending');
         assert.equal((await store.get('a'))?.state, 'reserved');
       });
@@ -239,7 +239,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
 
       it('includes reservations as ttr timers and excludes finished tasks', async () => {
         await store.schedule([task('run', { runAt: T0 + 50 }), task('res', { runAt: T0 }), task('done', { runAt: T0 }), task('gone', { runAt: T0 })], T0);
-        const claimed = await store.claim(['res', 'done'], T0, 1_000);
+        const claimed = await store.reserve(['res', 'done'], T0, 1_000);
         const done = claimed.find((r) => r.id === 'done')!;
         assert.equal(await store.ack('done', done.receipt!, T0 + 1), 'acked');
         await store.cancel('gone', T0);
@@ -328,8 +328,8 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
     describe('claim', () => {
       it('reserves due pending tasks with a receipt, never one before its runAt', async () => {
         await store.schedule([task('due', { runAt: T0 + 100 }), task('later', { runAt: T0 + 101 })], T0);
-        assert.deepEqual(await store.claim(['due'], T0 + 99), []);
-        const claimed = await store.claim(['due', 'later', 'missing'], T0 + 100);
+        assert.deepEqual(await store.reserve(['due'], T0 + 99), []);
+        const claimed = await store.reserve(['due', 'later', 'missing'], T0 + 100);
         assert.equal(claimed.length, 1);
         const due = claimed[0]!;
         assert.equal(due.id, 'due');
@@ -344,14 +344,14 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
 
       it('claims a task only once, and honours a ttr override', async () => {
         await store.schedule([task('a', { runAt: T0 })], T0);
-        const [first] = await store.claim(['a'], T0, 250);
+        const [first] = await store.reserve(['a'], T0, 250);
         assert.equal(first?.reservedUntil, T0 + 250);
-        assert.deepEqual(await store.claim(['a'], T0 + 1), []);
+        assert.deepEqual(await store.reserve(['a'], T0 + 1), []);
       });
 
       it('returns claimed records in input order', async () => {
         await store.schedule([task('x', { runAt: T0 }), task('y', { runAt: T0 }), task('z', { runAt: T0 })], T0);
-        const claimed = await store.claim(['z', 'x', 'y'], T0);
+        const claimed = await store.reserve(['z', 'x', 'y'], T0);
         assert.deepEqual(
           claimed.map((r) => r.id),
           ['z', 'x', 'y'],
@@ -363,7 +363,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
     describe('ack, fail and expire', () => {
       async function reserved(id: string, overrides: Partial<NewTaskRecord> = {}, at = T0): Promise<string> {
         await store.schedule([task(id, { runAt: at, ...overrides })], at);
-        const [record] = await store.claim([id], at);
+        const [record] = await store.reserve([id], at);
         assert.ok(record?.receipt);
         return record.receipt;
       }
@@ -381,7 +381,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       });
 
       it('claims through its own refs as through their ids (when the store offers claimRefs)', async (t) => {
-        if (store.claimRefs === undefined) {
+        if (store.reserveRefs === undefined) {
           t.skip('this store claims by id only');
           return;
         }
@@ -391,7 +391,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         );
         await store.cancel('c', T0 - 5);
         const refs = [a!.ref!, b!.ref!, c!.ref!, d!.ref!, a!.ref!];
-        const claimed = await store.claimRefs(refs, T0, 5_000);
+        const claimed = await store.reserveRefs(refs, T0, 5_000);
         assert.deepEqual(
           claimed.map((r) => r.id),
           ['a', 'd'],
@@ -400,8 +400,8 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(claimed[0]!.reservedUntil, T0 + 5_000);
         assert.equal((await store.get('a'))?.state, 'reserved');
         assert.equal((await store.get('a'))?.receipt, claimed[0]!.receipt);
-        assert.deepEqual(await store.claimRefs([b!.ref!], T0 + 49), [], 'never before runAt');
-        assert.equal((await store.claimRefs([b!.ref!], T0 + 50))[0]?.id, 'b');
+        assert.deepEqual(await store.reserveRefs([b!.ref!], T0 + 49), [], 'never before runAt');
+        assert.equal((await store.reserveRefs([b!.ref!], T0 + 50))[0]?.id, 'b');
       });
 
       it('acks several deliveries in one call, each as ack would alone (when the store offers ackMany)', async (t) => {
@@ -435,7 +435,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
 
       it('retries a failed attempt after its backoff, with the error recorded', async () => {
         const receipt = await reserved('a', { backoff: { baseMs: 1_000, factor: 2, maxMs: 60_000, jitter: 0 } });
-        const outcome = await store.fail('a', receipt, T0 + 10, { error: 'boom', random: 0.5 });
+        const outcome = await store.nack('a', receipt, T0 + 10, { error: 'boom', random: 0.5 });
         assert.equal(outcome.status, 'retrying');
         assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 10 + 1_000);
         const a = await store.get('a');
@@ -444,41 +444,41 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(a?.attempts, 1);
         assert.equal(a?.lastError, 'boom');
         assert.equal(a?.receipt, null);
-        const [second] = await store.claim(['a'], T0 + 1_010);
+        const [second] = await store.reserve(['a'], T0 + 1_010);
         assert.equal(second?.attempts, 2);
-        const again = await store.fail('a', second.receipt!, T0 + 1_020, { random: 0 });
+        const again = await store.nack('a', second.receipt!, T0 + 1_020, { random: 0 });
         assert.equal(again.status === 'retrying' && again.ref.dueAt, T0 + 1_020 + 2_000);
       });
 
       it('honours an explicit retry delay', async () => {
         const receipt = await reserved('a');
-        const outcome = await store.fail('a', receipt, T0 + 5, { delayMs: 42, random: 0 });
+        const outcome = await store.nack('a', receipt, T0 + 5, { delayMs: 42, random: 0 });
         assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 47);
       });
 
       it('buries a task that fails its last attempt, and revives it on request', async () => {
         const receipt = await reserved('a', { maxAttempts: 1 });
-        assert.deepEqual(await store.fail('a', receipt, T0 + 1, { error: 'final', random: 0 }), { status: 'dead' });
+        assert.deepEqual(await store.nack('a', receipt, T0 + 1, { error: 'final', random: 0 }), { status: 'dead' });
         const dead = await store.get('a');
         assert.equal(dead?.state, 'dead');
         assert.equal(dead?.lastError, 'final');
         assert.deepEqual(await loadAll(store, Number.POSITIVE_INFINITY), []);
-        assert.deepEqual(await store.claim(['a'], T0 + 10_000), []);
-        const revived = await store.revive('a', T0 + 20, T0 + 10);
+        assert.deepEqual(await store.reserve(['a'], T0 + 10_000), []);
+        const revived = await store.retryDead('a', T0 + 20, T0 + 10);
         assert.equal(revived.status, 'revived');
         const back = await store.get('a');
         assert.equal(back?.state, 'pending');
         assert.equal(back?.attempts, 0);
         assert.equal(back?.runAt, T0 + 20);
-        assert.equal((await store.revive('a', T0, T0)).status, 'not_dead');
-        assert.equal((await store.revive('missing', T0, T0)).status, 'not_found');
+        assert.equal((await store.retryDead('a', T0, T0)).status, 'not_dead');
+        assert.equal((await store.retryDead('missing', T0, T0)).status, 'not_found');
       });
 
       it('refuses fail with a stale receipt and leaves the task alone', async () => {
         const receipt = await reserved('a');
-        assert.deepEqual(await store.fail('a', 'nope', T0 + 1, { random: 0 }), { status: 'stale' });
+        assert.deepEqual(await store.nack('a', 'nope', T0 + 1, { random: 0 }), { status: 'stale' });
         assert.equal((await store.get('a'))?.state, 'reserved');
-        assert.deepEqual(await store.fail('missing', receipt, T0 + 1, { random: 0 }), { status: 'not_found' });
+        assert.deepEqual(await store.nack('missing', receipt, T0 + 1, { random: 0 }), { status: 'not_found' });
       });
 
       it('expires a reservation only once it has run out, and redelivers at once', async () => {
@@ -487,7 +487,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         const outcome = await store.expire('a', receipt, T0 + 5_000);
         assert.equal(outcome.status, 'retrying');
         assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 5_000);
-        const [second] = await store.claim(['a'], T0 + 5_000);
+        const [second] = await store.reserve(['a'], T0 + 5_000);
         assert.equal(second?.attempts, 2);
         assert.notEqual(second?.receipt, receipt);
         // The first, slow attempt can no longer settle the task.
@@ -506,9 +506,9 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
     describe('inspection', () => {
       it('counts tasks by state and by topic', async () => {
         await store.schedule([task('a', { runAt: T0 }), task('b', { runAt: T0 }), task('c', { topic: 'mail' }), task('d', { topic: 'mail' })], T0);
-        const [a] = await store.claim(['a'], T0);
+        const [a] = await store.reserve(['a'], T0);
         await store.ack('a', a!.receipt!, T0);
-        await store.claim(['b'], T0);
+        await store.reserve(['b'], T0);
         await store.cancel('d', T0);
         const stats = await store.stats();
         assert.deepEqual(stats.byState, { pending: 1, reserved: 1, completed: 1, dead: 0, cancelled: 1 });
@@ -545,9 +545,9 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
           ids.map((id) => task(id, { runAt: T0, topic: id < 'f' ? 'one' : 'two', maxAttempts: 1 })),
           T0,
         );
-        const claimed = await store.claim(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], T0);
+        const claimed = await store.reserve(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], T0);
         const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
-        for (const id of ['b', 'd', 'f', 'h']) assert.deepEqual(await store.fail(id, receipt(id), T0 + 1, { random: 0 }), { status: 'dead' });
+        for (const id of ['b', 'd', 'f', 'h']) assert.deepEqual(await store.nack(id, receipt(id), T0 + 1, { random: 0 }), { status: 'dead' });
         await store.ack('a', receipt('a'), T0 + 1);
         // dead: b d f h; reserved: c e g; pending: i j k; completed: a
         const pages: string[][] = [];
@@ -572,7 +572,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
           ['e'],
         );
         await store.ack('e', receipt('e'), T0 + 2);
-        assert.equal((await store.revive('d', T0 + 10, T0 + 2)).status, 'revived');
+        assert.equal((await store.retryDead('d', T0 + 10, T0 + 2)).status, 'revived');
         assert.deepEqual(
           (await store.list({ state: 'reserved', limit: 10 })).map((r) => r.id),
           ['c', 'g'],
@@ -585,11 +585,11 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
 
       it('purges finished tasks older than the cutoff and frees their ids', async () => {
         await store.schedule([task('old', { runAt: T0 }), task('new', { runAt: T0 }), task('live'), task('dead', { runAt: T0, maxAttempts: 1 })], T0);
-        const claimed = await store.claim(['old', 'new', 'dead'], T0);
+        const claimed = await store.reserve(['old', 'new', 'dead'], T0);
         const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
         await store.ack('old', receipt('old'), T0 + 10);
         await store.ack('new', receipt('new'), T0 + 1_000);
-        await store.fail('dead', receipt('dead'), T0 + 10, { random: 0 });
+        await store.nack('dead', receipt('dead'), T0 + 10, { random: 0 });
         assert.equal(await store.purge(T0 + 500, 100), 1);
         assert.equal(await store.get('old'), null);
         assert.equal((await store.get('new'))?.state, 'completed');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import type { AckOutcome, AckRequest } from '../../src/core/ports.js';
-import type { ClaimedTask, TimerRef } from '../../src/core/task/model.js';
+import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { T0, deferred, flush, openManual } from '../helpers/engine.js';
@@ -321,16 +321,16 @@ describe('task lifecycle', () => {
   it('a claim the store fails to make puts the tasks back, and they are delivered once it recovers', async () => {
     let failNextClaim = true;
     class FlakyClaims extends MemoryStore {
-      override async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
+      override async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
         if (failNextClaim) {
           failNextClaim = false;
           throw new Error('database is locked');
         }
-        return super.claim(ids, now, ttrMs);
+        return super.reserve(ids, now, ttrMs);
       }
       // The engine claims through refs: route them to the flaky claim above.
-      override claimRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
-        return this.claim(
+      override reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
+        return this.reserve(
           refs.map((r) => r.id),
           now,
           ttrMs,

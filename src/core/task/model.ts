@@ -42,7 +42,7 @@ export interface TaskRecord {
  * What a claim hands back: the fields a delivery is made of. A full TaskRecord fits; a
  * store may return just these (the memory store does, to allocate less per delivery).
  */
-export type ClaimedTask = Pick<TaskRecord, 'id' | 'topic' | 'payload' | 'runAt' | 'attempts' | 'maxAttempts' | 'receipt' | 'reservedUntil'>;
+export type ReservedTask = Pick<TaskRecord, 'id' | 'topic' | 'payload' | 'runAt' | 'attempts' | 'maxAttempts' | 'receipt' | 'reservedUntil'>;
 
 /** What the engine asks a store to create: a fully validated, defaulted task. */
 export interface NewTaskRecord {

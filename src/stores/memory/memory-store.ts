@@ -7,17 +7,17 @@ import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type ClaimedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerHome, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerHome, type TimerRef } from '../../core/task/model.js';
 import type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
   DueCursor,
-  FailOptions,
-  FailOutcome,
+  StoreNackOptions,
+  NackOutcome,
   ListFilter,
   RescheduleOutcome,
-  ReviveOutcome,
+  RetryDeadOutcome,
   ScheduleOutcome,
   StoreStats,
   TaskStore,
@@ -144,9 +144,9 @@ export class MemoryStore implements TaskStore {
     return this.tasks.get(id);
   }
 
-  async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
+  async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     this.assertOpen();
-    const claimed: ClaimedTask[] = [];
+    const claimed: ReservedTask[] = [];
     for (const id of ids) {
       const task = this.tasks.get(id);
       if (task) this.claimOne(task, now, ttrMs, claimed);
@@ -154,9 +154,9 @@ export class MemoryStore implements TaskStore {
     return claimed;
   }
 
-  async claimRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
+  async reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     this.assertOpen();
-    const claimed: ClaimedTask[] = [];
+    const claimed: ReservedTask[] = [];
     for (const ref of refs) {
       // Our own run refs point at their task: no lookup in a map of every task, whose
       // cache misses were a fifth of a delivery's cost. A task purged since is completed
@@ -167,7 +167,7 @@ export class MemoryStore implements TaskStore {
     return claimed;
   }
 
-  private claimOne(task: StoredTask, now: number, ttrMs: number | undefined, claimed: ClaimedTask[]): void {
+  private claimOne(task: StoredTask, now: number, ttrMs: number | undefined, claimed: ReservedTask[]): void {
     if (task.state !== 'pending' || task.runAt > now) return;
     this.move(task, 'reserved', now);
     task.attempts++;
@@ -210,7 +210,7 @@ export class MemoryStore implements TaskStore {
     return 'acked';
   }
 
-  async fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
+  async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
     if (!task) return { status: 'not_found' };
@@ -219,7 +219,7 @@ export class MemoryStore implements TaskStore {
     return this.settleFailure(task, now, now + delay, options.error ?? null);
   }
 
-  async expire(id: string, receipt: string, now: number): Promise<FailOutcome> {
+  async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
     if (!task) return { status: 'not_found' };
@@ -259,7 +259,7 @@ export class MemoryStore implements TaskStore {
     return { byState, byTopic };
   }
 
-  async revive(id: string, runAt: number, now: number): Promise<ReviveOutcome> {
+  async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
     if (!task) return { status: 'not_found' };
@@ -332,7 +332,7 @@ export class MemoryStore implements TaskStore {
     };
   }
 
-  private settleFailure(task: StoredTask, now: number, retryAt: number, error: string | null): FailOutcome {
+  private settleFailure(task: StoredTask, now: number, retryAt: number, error: string | null): NackOutcome {
     const bury = afterFailure(task.attempts, task.maxAttempts) === 'bury';
     this.move(task, bury ? 'dead' : 'pending', now);
     task.reservation = 0;

@@ -13,11 +13,11 @@ import type {
   AckRequest,
   CancelOutcome,
   DueCursor,
-  FailOptions,
-  FailOutcome,
+  StoreNackOptions,
+  NackOutcome,
   ListFilter,
   RescheduleOutcome,
-  ReviveOutcome,
+  RetryDeadOutcome,
   ScheduleOutcome,
   StoreStats,
   TaskStore,
@@ -159,7 +159,7 @@ export class RedisStore implements TaskStore {
   // ---------------------------------------------------------------------------------
   // Consumers
 
-  async claim(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
+  async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
     this.assertOpen();
     if (ids.length === 0) return [];
     const nonce = nextNonce();
@@ -204,7 +204,7 @@ export class RedisStore implements TaskStore {
     );
   }
 
-  async fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
+  async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
     this.assertOpen();
     const reply = await failScript(this.client, this.shardOfId(id), now, id, receipt, {
       delayMs: options.delayMs,
@@ -214,7 +214,7 @@ export class RedisStore implements TaskStore {
     return this.failOutcome(id, reply, now);
   }
 
-  async expire(id: string, receipt: string, now: number): Promise<FailOutcome> {
+  async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
     this.assertOpen();
     return this.failOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
   }
@@ -312,7 +312,7 @@ export class RedisStore implements TaskStore {
     return { byState, byTopic };
   }
 
-  async revive(id: string, runAt: number, now: number): Promise<ReviveOutcome> {
+  async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
     const reply = await reviveScript(this.client, this.shardOfId(id), now, id, runAt);
     if (reply.status !== 'revived') return { status: reply.status as 'not_found' | 'not_dead' };
@@ -415,7 +415,7 @@ export class RedisStore implements TaskStore {
     }
   }
 
-  private failOutcome(id: string, reply: MoveReply, now: number): FailOutcome {
+  private failOutcome(id: string, reply: MoveReply, now: number): NackOutcome {
     if (reply.status === 'retrying') {
       const ref = runRef(id, reply);
       this.afterMove(ref, now);

@@ -186,7 +186,7 @@ export class SharedRedisStore extends RedisStore implements SharedDispatch {
     return done;
   }
 
-  async reserveShared(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
     this.assertOpen();
     await this.parts?.subscriber.watch(topic);
     const want = Math.min(max, MAX_TAKE);

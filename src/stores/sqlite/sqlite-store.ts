@@ -13,18 +13,18 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type ClaimedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
   DueCursor,
-  FailOptions,
-  FailOutcome,
+  StoreNackOptions,
+  NackOutcome,
   Logger,
   ListFilter,
   RescheduleOutcome,
-  ReviveOutcome,
+  RetryDeadOutcome,
   ScheduleOutcome,
   StoreStats,
   TaskStore,
@@ -161,12 +161,12 @@ export class SqliteStore implements TaskStore {
   // ---------------------------------------------------------------------------------
   // Consumers
 
-  claim(ids: readonly string[], now: number, ttrMs?: number): Promise<ClaimedTask[]> {
+  reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     if (this.closed) return Promise.reject(closedError(this.path));
     // Applied at once and handed out before it commits: see GroupCommit.applyNow and
     // docs/sqlite.md ("Durability"). A claim lost in a crash leaves the task pending.
     return this.writer.applyNow(Math.max(1, ids.length), (counts) => {
-      const claimed: ClaimedTask[] = [];
+      const claimed: ReservedTask[] = [];
       for (const id of ids) {
         const row = this.sql.claimRead.get(id);
         if (!row || row[2] !== 'pending' || row[3] > now) continue;
@@ -212,8 +212,8 @@ export class SqliteStore implements TaskStore {
     return 'acked';
   }
 
-  fail(id: string, receipt: string, now: number, options: FailOptions): Promise<FailOutcome> {
-    return this.write(1, (counts): FailOutcome => {
+  nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+    return this.write(1, (counts): NackOutcome => {
       const row = this.sql.control.get(id);
       if (!row) return { status: 'not_found' };
       if (row.state !== 'reserved' || row.receipt !== receipt) return { status: 'stale' };
@@ -222,8 +222,8 @@ export class SqliteStore implements TaskStore {
     }, true);
   }
 
-  expire(id: string, receipt: string, now: number): Promise<FailOutcome> {
-    return this.write(1, (counts): FailOutcome => {
+  expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+    return this.write(1, (counts): NackOutcome => {
       const row = this.sql.control.get(id);
       if (!row) return { status: 'not_found' };
       if (row.state !== 'reserved' || row.receipt !== receipt || (row.reserved_until ?? Infinity) > now) return { status: 'stale' };
@@ -263,8 +263,8 @@ export class SqliteStore implements TaskStore {
     return { byState, byTopic };
   }
 
-  revive(id: string, runAt: number, now: number): Promise<ReviveOutcome> {
-    return this.write(1, (counts): ReviveOutcome => {
+  retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
+    return this.write(1, (counts): RetryDeadOutcome => {
       const row = this.sql.control.get(id);
       if (!row) return { status: 'not_found' };
       if (row.state !== 'dead') return { status: 'not_dead' };
@@ -299,7 +299,7 @@ export class SqliteStore implements TaskStore {
 
   // ---------------------------------------------------------------------------------
 
-  private settleFailure(id: string, row: ControlRow, now: number, retryAt: number, error: string | null, counts: CountDeltas): FailOutcome {
+  private settleFailure(id: string, row: ControlRow, now: number, retryAt: number, error: string | null, counts: CountDeltas): NackOutcome {
     if (afterFailure(row.attempts, row.max_attempts) === 'bury') {
       this.sql.bury.run(error, now, row.seq);
       counts.move(row.topic, 'reserved', 'dead');

@@ -10,7 +10,7 @@ describe('memory store receipts', () => {
     const store = new MemoryStore();
     const at = Date.UTC(2030, 0, 1);
     await store.schedule([task('a', { runAt: at }), task('b', { runAt: at })], at);
-    const [a, b] = await store.claim(['a', 'b'], at);
+    const [a, b] = await store.reserve(['a', 'b'], at);
     const receipt = a!.receipt!;
     const other = b!.receipt!;
     const dot = receipt.indexOf('.');
@@ -37,13 +37,13 @@ describe('memory store claimRefs', () => {
     const store = new MemoryStore();
     const at = Date.UTC(2030, 0, 1);
     const [old] = await store.schedule([task('d', { runAt: at })], at - 10);
-    const [first] = await store.claimRefs([old!.ref!], at);
+    const [first] = await store.reserveRefs([old!.ref!], at);
     assert.equal(await store.ack('d', first!.receipt!, at + 1), 'acked');
     assert.equal(await store.purge(at + 2, 10), 1);
     const [fresh] = await store.schedule([task('d', { runAt: at + 100 })], at + 3);
     assert.equal(fresh!.created, true);
-    assert.deepEqual(await store.claimRefs([old!.ref!], at + 200), [], 'the purged task is not the new one');
-    const [claimed] = await store.claimRefs([fresh!.ref!], at + 200);
+    assert.deepEqual(await store.reserveRefs([old!.ref!], at + 200), [], 'the purged task is not the new one');
+    const [claimed] = await store.reserveRefs([fresh!.ref!], at + 200);
     assert.equal(claimed?.id, 'd');
     assert.equal(claimed?.runAt, at + 100);
   });
@@ -60,7 +60,7 @@ describe('memory store reserved-task table', () => {
       ids.map((id) => task(id, { runAt: at })),
       at,
     );
-    const claimed = await store.claim(ids, at);
+    const claimed = await store.reserve(ids, at);
     assert.equal(claimed.length, ids.length);
     // A receipt is only good for its own task, even when the slot it names holds another.
     assert.equal(await store.ack('t1', claimed[4_097]!.receipt!, at + 1), 'stale');
@@ -77,9 +77,9 @@ describe('memory store reserved-task table', () => {
     const store = new MemoryStore();
     const at = Date.UTC(2030, 0, 1);
     await store.schedule([task('r', { runAt: at })], at);
-    const [first] = await store.claim(['r'], at);
-    assert.equal((await store.fail('r', first!.receipt!, at + 1, { delayMs: 5, random: 0 })).status, 'retrying');
-    const [second] = await store.claim(['r'], at + 10);
+    const [first] = await store.reserve(['r'], at);
+    assert.equal((await store.nack('r', first!.receipt!, at + 1, { delayMs: 5, random: 0 })).status, 'retrying');
+    const [second] = await store.reserve(['r'], at + 10);
     assert.notEqual(second!.receipt, first!.receipt);
     assert.equal(await store.ack('r', first!.receipt!, at + 11), 'stale');
     assert.equal(await store.ack('r', second!.receipt!, at + 11), 'acked');

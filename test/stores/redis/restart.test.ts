@@ -30,7 +30,7 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
       const T = 1_000_000;
       const tasks = Array.from({ length: 2_000 }, (_, i) => task(`job-${i}`, { runAt: T + i }));
       for (let i = 0; i < tasks.length; i += 500) await store.schedule(tasks.slice(i, i + 500), T);
-      const claimed = await store.claim(
+      const claimed = await store.reserve(
         tasks.slice(0, 300).map((t) => t.id),
         T + 5_000,
       );

@@ -65,9 +65,9 @@ describe('redis store (one Redis)', { skip }, () => {
         await store.schedule([task(id, { runAt: 1, backoff, maxAttempts: 5 })], 1);
         let now = 1;
         for (let attempt = 1; attempt <= 3; attempt++) {
-          const [claimed] = await store.claim([id], now);
+          const [claimed] = await store.reserve([id], now);
           assert.ok(claimed?.receipt);
-          const outcome = await store.fail(id, claimed.receipt, now, { random: 0.37 });
+          const outcome = await store.nack(id, claimed.receipt, now, { random: 0.37 });
           const expected = now + backoffDelay(backoff, attempt, () => 0.37);
           assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, expected);
           now = expected;

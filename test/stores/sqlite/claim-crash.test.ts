@@ -44,7 +44,7 @@ describe('sqlite store: a crash right after a claim', () => {
       assert.equal(row?.attempts, 0);
       assert.equal((await store.stats()).byState.pending, 1, 'the counters agree');
       assert.equal(await store.ack('x', lost, Date.now()), 'stale', 'an ack of the lost delivery is refused');
-      const [again] = await store.claim(['x'], Date.now());
+      const [again] = await store.reserve(['x'], Date.now());
       assert.equal(again?.attempts, 1);
       assert.notEqual(again?.receipt, lost);
       assert.equal(await store.ack('x', again.receipt!, Date.now()), 'acked');

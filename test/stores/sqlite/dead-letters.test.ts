@@ -35,8 +35,8 @@ describe('sqlite store: dead letters', () => {
       T0,
     );
     const dying = ids.filter((_, i) => i % 7 === 0);
-    for (const claimed of await store.claim(dying, T0)) {
-      assert.deepEqual(await store.fail(claimed.id, claimed.receipt!, T0 + 1, { error: 'boom', random: 0 }), { status: 'dead' });
+    for (const claimed of await store.reserve(dying, T0)) {
+      assert.deepEqual(await store.nack(claimed.id, claimed.receipt!, T0 + 1, { error: 'boom', random: 0 }), { status: 'dead' });
     }
     for (const [i, id] of ids.entries()) if (i % 5 === 0 && i % 7 !== 0) await store.cancel(id, T0 + 2);
     return { dead: ids.flatMap((id, i) => (i % 7 === 0 ? [{ id, topic: topicOf(i) }] : [])) };
@@ -59,7 +59,7 @@ describe('sqlite store: dead letters', () => {
       dead.filter((d) => d.topic === 'odd').map((d) => d.id),
     );
     // Revived, a task leaves the listing.
-    assert.equal((await store.revive(dead[0]!.id, T0 + 10, T0 + 3)).status, 'revived');
+    assert.equal((await store.retryDead(dead[0]!.id, T0 + 10, T0 + 3)).status, 'revived');
     assert.deepEqual(
       (await store.list({ state: 'dead', limit: 100 })).map((r) => r.id),
       dead.slice(1).map((d) => d.id),

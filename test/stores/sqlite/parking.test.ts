@@ -104,7 +104,7 @@ describe('sqlite store: parking far-future tasks', () => {
       near.map((t) => t.id),
     );
     // A parked task can still be claimed once due (the engine may learn of it from loadDue).
-    const [claimed] = await store.claim(['f0'], START + 3 * BUCKET_MS);
+    const [claimed] = await store.reserve(['f0'], START + 3 * BUCKET_MS);
     assert.equal(claimed?.id, 'f0');
     assert.equal((await store.get('f0'))?.state, 'reserved');
     await store.close();

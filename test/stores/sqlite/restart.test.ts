@@ -91,9 +91,9 @@ describe('sqlite store under the engine', () => {
       ],
       T0 - 3_700_000,
     );
-    const claimed = await setup.claim(['expired', 'held', 'dead', 'acked'], T0 - 600_000);
+    const claimed = await setup.reserve(['expired', 'held', 'dead', 'acked'], T0 - 600_000);
     const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
-    assert.equal((await setup.fail('dead', receipt('dead'), T0 - 599_000, { random: 0 })).status, 'dead');
+    assert.equal((await setup.nack('dead', receipt('dead'), T0 - 599_000, { random: 0 })).status, 'dead');
     assert.equal(await setup.ack('acked', receipt('acked'), T0 - 599_000), 'acked');
     await setup.close();
 

@@ -52,7 +52,7 @@ describe('sqlite store: group commit through the store', () => {
 
   it('ackMany with the topic known (the worker path) acks, counts and judges receipts like ack', async () => {
     await store.schedule([task('a'), task('b'), task('c')], T0);
-    const claimed = await store.claim(['a', 'b', 'c'], T0 + 1_000);
+    const claimed = await store.reserve(['a', 'b', 'c'], T0 + 1_000);
     assert.deepEqual(
       claimed.map((c) => [c.id, c.topic, c.payload, c.runAt, c.attempts, c.maxAttempts, c.reservedUntil]),
       ['a', 'b', 'c'].map((id) => [id, 't', '{}', T0 + 1_000, 1, 3, T0 + 6_000]),
