@@ -141,7 +141,11 @@ export class DelayQueue {
     const spec = options.store ?? 'memory';
     const storeOptions = options.storeOptions ?? {};
     const logger = storeOptions.logger ?? options.logger;
-    const store = typeof spec === 'string' ? await openStore(spec, logger ? { ...storeOptions, logger } : storeOptions) : spec;
+    const clock = storeOptions.clock ?? options.clock;
+    const store =
+      typeof spec === 'string'
+        ? await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}), ...(clock ? { clock } : {}) })
+        : spec;
     const queue = new DelayQueue(store, options);
     queue.start();
     return queue;

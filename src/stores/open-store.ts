@@ -9,7 +9,7 @@
  *   (either with ?prefix=ns&shards=16&horizonMs=60000: the Redis options below, by URL)
  */
 import { DelayQError } from '../core/errors.js';
-import type { Logger, TaskStore } from '../core/ports.js';
+import type { Clock, Logger, TaskStore } from '../core/ports.js';
 
 /** Options for stores opened by spec. Each store reads the ones it knows. */
 export interface StoreOptions {
@@ -27,6 +27,12 @@ export interface StoreOptions {
    * passes its own logger when none is given here. Default: silent.
    */
   logger?: Logger;
+  /**
+   * The time and timers of a store's background work (flushes, checkpoints, lease ticks,
+   * kept-task release): a store never reads a clock of its own. `DelayQueue.open` passes
+   * its clock when none is given here. Default: the system clock.
+   */
+  clock?: Clock;
 }
 
 export async function openStore(spec: string, options: StoreOptions = {}): Promise<TaskStore> {
