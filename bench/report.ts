@@ -1,6 +1,6 @@
 /**
- * Shared output of every benchmark: a table on stdout and a JSON file under
- * bench/results/<name>-<timestamp>.json (plus <name>-latest.json), so runs can be compared.
+ * Shared output of every benchmark: a table on stdout and a JSON file,
+ * bench/results/<name>-latest.json, overwritten by each run (earlier runs live in git history).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -35,7 +35,6 @@ export function printTable(table: Table): void {
 export function writeResults(name: string, tables: readonly Table[], extra: Record<string, unknown> = {}): string {
   const dir = join(import.meta.dirname, 'results');
   mkdirSync(dir, { recursive: true });
-  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const body = JSON.stringify(
     {
       name,
@@ -47,9 +46,8 @@ export function writeResults(name: string, tables: readonly Table[], extra: Reco
     null,
     2,
   );
-  const file = join(dir, `${name}-${stamp}.json`);
+  const file = join(dir, `${name}-latest.json`);
   writeFileSync(file, body);
-  writeFileSync(join(dir, `${name}-latest.json`), body);
   return file;
 }
 
