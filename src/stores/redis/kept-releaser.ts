@@ -38,7 +38,7 @@ export class KeptTaskReleaser {
   }
 
   /** Up to `max` of the oldest kept tasks of `topic`, handed to a consumer. */
-  take(topic: string, max: number): TaskRecord[] {
+  handOut(topic: string, max: number): TaskRecord[] {
     return this.kept.take(topic, max);
   }
 

@@ -81,7 +81,7 @@ export class ReadyReserver {
       if (this.stopped) return [];
       if (ttrMs === undefined && this.kept.size(topic) > 0) {
         this.drainBacklog(topic, now);
-        return this.kept.take(topic, want);
+        return this.kept.handOut(topic, want);
       }
       // Several shards that may hold ready ids are asked at once (reserve-plan.ts), starting
       // at a rotating shard so none is left behind.

@@ -1,11 +1,13 @@
 /**
- * Which shards one reserve from the ready lists asks, and for how many ids each. Shards
+ * Which shards one reserve call on the ready lists asks, and for how many ids each. Shards
  * whose backlog is unknown or long are asked for `share` ids; those known to hold fewer are
  * asked for what they hold, so a call reaches as many shards as it needs to fill `fetch`.
  * With long lists (a burst being drained) that is two shards of 32, few calls of many ids
  * each; with short ones (a steady flow that overflowed a busy consumer) it is every flagged
- * shard in one round trip rather than two per round trip, which left such tasks waiting
- * ~25-30 ms at the median.
+ * shard in one round trip rather than one round trip per two (docs/redis-performance.md).
+ *
+ *   flagged [3, 5, 7], fetch 64, share 32, backlogs unknown   -> 3: 32, 5: 32
+ *   flagged [0, 4, 9], start 2, backlogs 3, 2, 5              -> 9: 5, 0: 3, 4: 2
  */
 export interface ReserveStep {
   readonly shard: number;
