@@ -10,6 +10,7 @@
  */
 import { DelayQError } from '../core/errors.js';
 import type { Clock, Logger, TaskStore } from '../core/ports.js';
+import { storeSystemClock } from './system-clock.js';
 
 /** Options for stores opened by spec. Each store reads the ones it knows. */
 export interface StoreOptions {
@@ -48,7 +49,7 @@ export async function openStore(spec: string, options: StoreOptions = {}): Promi
   }
   if (spec.startsWith('redis://') || spec.startsWith('rediss://') || spec.startsWith('redis+cluster://')) {
     const { openRedisStore } = await import('./redis/index.js');
-    return openRedisStore(spec, options);
+    return openRedisStore(spec, { ...options, clock: options.clock ?? storeSystemClock });
   }
   throw new DelayQError(
     'INVALID_STORE_URL',

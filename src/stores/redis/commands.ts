@@ -13,6 +13,9 @@ import { scripts, type ScriptName } from './scripts.js';
 
 type Arg = string | number;
 
+/** Most tasks or ids per script call: keeps each call short (Redis runs one script at a time). */
+export const MAX_SCRIPT_BATCH = 500;
+
 async function run(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
   const script = scripts().get(name)!;
   try {
@@ -148,29 +151,29 @@ export async function rescheduleScript(client: RedisClient, shard: ShardKeys, no
   return moveReply(await run(client, 'reschedule', standardKeys(shard), [now, id, runAt]));
 }
 
-export async function reviveScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {
-  return moveReply(await run(client, 'revive', standardKeys(shard), [now, id, runAt]));
+export async function retryDeadScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {
+  return moveReply(await run(client, 'retry-dead', standardKeys(shard), [now, id, runAt]));
 }
 
-export interface FailArgs {
+export interface NackArgs {
   readonly delayMs: number | undefined;
   readonly random: number;
   readonly error: string | null;
 }
 
-export async function failScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string, options: FailArgs): Promise<MoveReply> {
+export async function nackScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string, options: NackArgs): Promise<MoveReply> {
   const d = DEFAULT_BACKOFF;
   const fallback = `${d.baseMs.toString(36)}:${d.factor}:${d.maxMs.toString(36)}:${d.jitter}`;
   const args: Arg[] = [now, id, receipt, options.delayMs ?? '', options.random, options.error === null ? '0' : '1', options.error ?? '', fallback];
-  return moveReply(await run(client, 'fail', standardKeys(shard), args));
+  return moveReply(await run(client, 'nack', standardKeys(shard), args));
 }
 
 export async function expireScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string): Promise<MoveReply> {
   return moveReply(await run(client, 'expire', standardKeys(shard), [now, id, receipt]));
 }
 
-/** Claimed tasks as [id, packed body] pairs. */
-export async function claimScript(
+/** Reserved tasks as [id, packed body] pairs. */
+export async function reserveScript(
   client: RedisClient,
   shard: ShardKeys,
   now: number,
@@ -178,7 +181,7 @@ export async function claimScript(
   ttrMs: number | undefined,
   nonce: string,
 ): Promise<[string, string][]> {
-  const reply = asArray(await run(client, 'claim', standardKeys(shard), [now, ttrMs ?? '', nonce, ...ids]));
+  const reply = asArray(await run(client, 'reserve', standardKeys(shard), [now, ttrMs ?? '', nonce, ...ids]));
   return pairs(reply);
 }
 
@@ -237,44 +240,44 @@ export interface PromoteArgs {
   /** The wakeup message ("<shard> <owner>"). */
   readonly message: string;
   /** How many due tasks of each topic to reserve at once for this process's consumers that are asking. */
-  readonly claimFor: (topic: string) => number;
+  readonly reserveFor: (topic: string) => number;
   readonly nonce: string;
 }
 
 /**
  * Makes due pending ids available: reserved at once for local consumers that are asking (up to
- * claimFor), the rest into their topic's ready list; only while this process holds the lease.
+ * reserveFor), the rest into their topic's ready list; only while this process holds the lease.
  */
 export async function promoteScript(
   client: RedisClient,
   shard: ShardKeys,
   p: PromoteArgs,
-): Promise<{ owned: boolean; pushed: Map<string, number>; claimed: [string, string][] }> {
+): Promise<{ owned: boolean; pushed: Map<string, number>; reserved: [string, string][] }> {
   const topics = [...new Set(p.entries.map((e) => e.topic))];
   const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t))];
-  const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.claimFor), p.nonce];
+  const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.reserveFor), p.nonce];
   for (const e of p.entries) args.push(e.id, topics.indexOf(e.topic) + 1);
   const reply = asArray(await run(client, 'promote', keys, args));
   const pushed = new Map<string, number>();
-  if (num(reply[0]) !== 1) return { owned: false, pushed, claimed: [] };
+  if (num(reply[0]) !== 1) return { owned: false, pushed, reserved: [] };
   topics.forEach((topic, i) => {
     const n = num(reply[i + 1] ?? 0);
     if (n > 0) pushed.set(topic, n);
   });
-  return { owned: true, pushed, claimed: pairs(reply.slice(topics.length + 1)) };
+  return { owned: true, pushed, reserved: pairs(reply.slice(topics.length + 1)) };
 }
 
 /**
- * How long take.lua keeps what a call reserved, for ioredis sending the same call again
+ * How long reserve-ready.lua keeps what a call reserved, for ioredis sending the same call again
  * after a reconnect: far longer than a reconnect to a reachable Redis (ioredis' first retry
- * is after 50 ms), short enough that a busy queue keeps few of these keys (3,000 takes a
+ * is after 50 ms), short enough that a busy queue keeps few of these keys (3,000 calls a
  * second keep ~30,000, ~3 MB). A resend later than this finds nothing kept; what the
  * first run reserved then comes back when its ttr runs out.
  */
-export const TAKE_MEMO_MS = 10_000;
+export const RESERVE_MEMO_MS = 10_000;
 
-/** Pops up to `max` ids from a topic's ready list and claims those still pending and due. */
-export async function takeScript(
+/** Pops up to `max` ids from a topic's ready list and reserves those still pending and due. */
+export async function reserveReadyScript(
   client: RedisClient,
   shard: ShardKeys,
   topic: string,
@@ -282,10 +285,10 @@ export async function takeScript(
   max: number,
   ttrMs: number | undefined,
   nonce: string,
-): Promise<{ claimed: [string, string][]; remaining: number; retryAt: number }> {
-  const keys = [...standardKeys(shard), shard.ready(topic), shard.took(nonce)];
-  const reply = asArray(await run(client, 'take', keys, [now, ttrMs ?? '', nonce, max, TAKE_MEMO_MS]));
-  return { remaining: num(reply[0]), retryAt: num(reply[1]), claimed: pairs(reply.slice(2)) };
+): Promise<{ reserved: [string, string][]; remaining: number; retryAt: number }> {
+  const keys = [...standardKeys(shard), shard.ready(topic), shard.reserveMemo(nonce)];
+  const reply = asArray(await run(client, 'reserve-ready', keys, [now, ttrMs ?? '', nonce, max, RESERVE_MEMO_MS]));
+  return { remaining: num(reply[0]), retryAt: num(reply[1]), reserved: pairs(reply.slice(2)) };
 }
 
 /** Reserved -> pending (attempt not counted) and back into the topic's ready list. */

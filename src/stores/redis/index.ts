@@ -1,19 +1,32 @@
 /**
  * openRedisStore: the composition root of the Redis store. It connects, refuses a Redis
- * that may evict keys, checks (or records) the namespace's shard count, and returns the
- * store. See docs/redis.md for URLs, options, the data model and the guarantees.
+ * that may evict keys, checks (or records) the namespace's shard count, builds every part
+ * of the store complete, in order, and starts the lease keeper. See docs/redis.md for URLs,
+ * options, the data model and the guarantees.
  */
+import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
-import type { Logger, TaskStore } from '../../core/ports.js';
+import type { Clock, Logger, TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
 import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient, type UrlStoreOptions } from './connection.js';
+import { ConsumerDemand } from './consumer-demand.js';
+import { KeptTaskReleaser } from './kept-releaser.js';
 import { buildKeyspace, type Keyspace } from './keys.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import { SharedRedisStore } from './shared-store.js';
-import { Subscriber } from './subscriber.js';
+import { OverdueRecoverer } from './overdue-recoverer.js';
+import { Unparker } from './parking.js';
+import { Promoter } from './promoter.js';
+import { ReadyReserver } from './ready-reserver.js';
+import { ReadyWaiters } from './ready-waiters.js';
+import { RedisStore } from './redis-store.js';
+import { RemoteTimers } from './remote-timers.js';
 import { scripts } from './scripts.js';
-import { randomBytes } from 'node:crypto';
+import { ShardLeases } from './shard-leases.js';
+import { Subscriber } from './subscriber.js';
+
+/** The Redis store's options: those of StoreOptions, with the clock given (openStore gives the system clock). */
+export type RedisStoreOptions = Omit<StoreOptions, 'clock'> & { readonly clock: Clock };
 
 export const DEFAULT_PREFIX = 'delayq';
 export const DEFAULT_SHARDS = 16;
@@ -21,6 +34,8 @@ export const MAX_SHARDS = 256;
 const DEFAULT_HORIZON_MS = 60_000;
 /** How long a dead process keeps its shards (and so how late their tasks may fire). */
 const LEASE_MS = 5_000;
+/** While consumers wait, every shard is re-checked this often: the safety net for a lost PUBLISH. */
+const SWEEP_MS = 2_000;
 /**
  * Bumped when the stored format changes incompatibly. 2: far-future tasks may be parked
  * (parking.ts), which a version-1 process would never unpark. A version-1 namespace holds
@@ -30,7 +45,7 @@ export const FORMAT_VERSION = '2';
 const UPGRADABLE_VERSIONS = new Set(['1']);
 const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
 
-export async function openRedisStore(url: string, options: StoreOptions): Promise<TaskStore> {
+export async function openRedisStore(url: string, options: RedisStoreOptions): Promise<TaskStore> {
   const parsed = parseRedisUrl(url);
   const { prefix, shards, horizonMs } = resolveOptions(withUrlOptions(url, parsed.storeOptions, options));
   const logger = options.logger ?? silentLogger;
@@ -43,7 +58,7 @@ export async function openRedisStore(url: string, options: StoreOptions): Promis
     await preloadScripts(client, [...scripts().values()].map((script) => script.source));
     const keys = buildKeyspace(prefix, shards);
     await checkMeta(client, keys, shards);
-    return await startShared(client, keys, horizonMs, `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`, logger);
+    return await build({ client, keys, horizonMs, description: `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`, logger, clock: options.clock });
   } catch (error) {
     client.disconnect();
     if (error instanceof DelayQError) throw error;
@@ -53,7 +68,7 @@ export async function openRedisStore(url: string, options: StoreOptions): Promis
 }
 
 /** The options in the URL's query, and those given in code; the same one given both ways must agree. */
-function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: StoreOptions): StoreOptions {
+function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: RedisStoreOptions): RedisStoreOptions {
   const agreed = <T>(name: keyof UrlStoreOptions, inUrl: T | undefined, inCode: T | undefined): T | undefined => {
     if (inUrl !== undefined && inCode !== undefined && inUrl !== inCode)
       throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${String(inUrl)}, the options say ${String(inCode)}`, { field: name, url });
@@ -70,7 +85,7 @@ function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: StoreOptio
   };
 }
 
-export function resolveOptions(options: StoreOptions): { prefix: string; shards: number; horizonMs: number } {
+export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: string; shards: number; horizonMs: number } {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (!PREFIX_PATTERN.test(prefix))
     throw new DelayQError('INVALID_OPTION', 'prefix: 1 to 100 characters of [A-Za-z0-9._:-]', { field: 'prefix' });
@@ -102,59 +117,65 @@ async function checkMeta(client: RedisClient, keys: Keyspace, shards: number): P
     );
 }
 
+interface Setting {
+  readonly client: RedisClient;
+  readonly keys: Keyspace;
+  readonly horizonMs: number;
+  readonly description: string;
+  readonly logger: Logger;
+  readonly clock: Clock;
+}
+
 /**
- * Wires the shared store: subscriber first (so no timer message for a shard we take is
- * missed), then the lease keeper, whose first tick takes this process's share of shards.
+ * Builds the store's parts in order, each complete, so that every part is given those it
+ * calls: first the state they share (which shards this process holds, what its consumers
+ * wait for and ask for, what it keeps for them), then the parts that read it, then the
+ * subscriber (before the keeper, so no timer message for a shard we take is missed), and
+ * last the lease keeper, whose first tick takes this process's share of the shards.
  */
-async function startShared(client: RedisClient, keys: Keyspace, horizonMs: number, description: string, logger: Logger): Promise<SharedRedisStore> {
-  let keeper: LeaseKeeper | null = null;
-  let subscriber: Subscriber | null = null;
-  const store = new SharedRedisStore({
-    client,
-    keys,
-    horizonMs,
-    description,
-    onClose: async () => {
-      await keeper?.stop();
-      await subscriber?.close();
-    },
-  });
-  const now = (): number => Date.now();
+async function build({ client, keys, horizonMs, description, logger, clock }: Setting): Promise<RedisStore> {
   const owner = randomBytes(6).toString('base64url');
-  subscriber = await Subscriber.open(client, keys, {
-    // Our own promotions wake our consumers directly (shared-store.ts promote).
-    ready: (topic, shard, from) => from !== owner && store.waiters.notify(topic, shard),
-    timers: (message) => store.receiveTimers(message),
+  const leases = new ShardLeases(owner, (shard) => logger.debug({ shard, owner }, 'redis: gave up or lost a shard lease'));
+  const unparker = new Unparker(client, keys.shards);
+  const waiters = new ReadyWaiters(keys.shards.length, SWEEP_MS, clock);
+  const demand = new ConsumerDemand(clock);
+  const kept = new KeptTaskReleaser(client, keys, clock, owner, waiters, logger);
+  const promoter = new Promoter(client, keys, leases, demand, kept, waiters);
+  const remoteTimers = new RemoteTimers(client, keys, leases, clock, horizonMs, unparker);
+  const recoverer = new OverdueRecoverer(client, keys, clock, remoteTimers);
+  const subscriber = await Subscriber.open(client, keys, {
+    // Our own promotions wake our consumers directly (promoter.ts).
+    ready: (topic, shard, from) => from !== owner && waiters.notify(topic, shard),
+    timers: (message) => remoteTimers.receive(message),
     // Messages sent while we were away are lost: re-check the lists and reload our timers.
     reconnected: () => {
-      store.waiters.flagAll();
-      for (const shard of keeper?.owned() ?? []) void store.loadShard(shard);
+      waiters.flagAll();
+      for (const shard of leases.owned()) void remoteTimers.loadShard(shard);
     },
   });
+  const reserver = new ReadyReserver(client, keys, subscriber, waiters, demand, kept, logger);
   // A tick fails every second while Redis is away: report the first failure and the recovery.
   let tickFailing = false;
-  keeper = new LeaseKeeper(client, keys, owner, LEASE_MS, now, {
+  const keeper = new LeaseKeeper(client, keys, leases, LEASE_MS, clock, {
     acquired: (shard) => {
       logger.debug({ shard, owner }, 'redis: took a shard lease');
-      void store.loadShard(shard);
+      void remoteTimers.loadShard(shard);
     },
-    lost: (shard) => logger.debug({ shard, owner }, 'redis: gave up or lost a shard lease'),
     afterTick: (owned) => {
       if (tickFailing) logger.info({ owner, shards: owned.length }, 'redis: lease ticks work again');
       tickFailing = false;
-      return store.recoverOverdue(owned);
+      return recoverer.recover(owned);
     },
     error: (error) => {
       if (!tickFailing) logger.error({ err: error, owner }, 'redis: a lease tick failed; held leases run out unless a later tick renews them (retrying every tick)');
       tickFailing = true;
     },
   });
-  store.attach({ keeper, subscriber, now, logger });
   try {
     await keeper.start();
   } catch (error) {
     await subscriber.close();
     throw error;
   }
-  return store;
+  return new RedisStore({ client, keys, description, horizonMs, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper });
 }

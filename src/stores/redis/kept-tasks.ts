@@ -1,10 +1,9 @@
 /**
  * Tasks reserved for this process's consumers but not handed to one yet (promote reserved
- * them for a consumer that was asking, or a take brought more than its caller wanted), per
- * topic, oldest first. Each remembers when it was kept: only the ones kept longer than the
- * keep time go back to the shared lists. Releasing the whole topic on a timer armed by its
- * first task also sent back tasks kept a moment before, which then waited for a take (in
- * S3's pattern, ~2% of the tasks at p99 lateness ~200 ms).
+ * them for a consumer that was asking, or a reserve call brought more than its caller
+ * wanted), per topic, oldest first. Each remembers when it was kept: only the ones kept
+ * longer than the keep time go back to the shared lists (kept-releaser.ts), not the whole
+ * topic, whose newest would then wait for another reserve call (docs/redis-performance.md).
  */
 import type { TaskRecord } from '../../core/task/model.js';
 
@@ -24,7 +23,7 @@ export class KeptTasks {
   }
 
   /**
-   * Puts `records` ahead of the kept ones (they were due earlier: a background take's
+   * Puts `records` ahead of the kept ones (they were due earlier: a background reserve's
    * backlog). They count as kept since the oldest of those already kept, so the release
    * of the oldest first still finds them in order.
    */

@@ -20,7 +20,7 @@
  *   <prefix>:{...}:parkfrom                STRING the first park bucket that may hold parked tasks
  *   <prefix>:{...}:parked                  ZSET  park buckets that have a list, score = member = bucket
  *   <prefix>:{...}:park:<bucket>           LIST  ids of far-future tasks parked there (parking.ts)
- *   <prefix>:{...}:took:<nonce>            STRING ids a take call reserved, for ~10 s (take.lua)
+ *   <prefix>:{...}:took:<nonce>            STRING ids a reserve-ready call reserved, for ~10 s (reserve-ready.lua)
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
  *
@@ -66,8 +66,8 @@ export interface ShardKeys {
   ready(topic: string): string;
   /** The list of ids parked in one bucket of far-future time. */
   park(bucket: number): string;
-  /** What the take call with this receipt nonce reserved, kept a few seconds for a resend of it. */
-  took(nonce: string): string;
+  /** What the reserve-ready call with this receipt nonce reserved, kept a few seconds for a resend of it. */
+  reserveMemo(nonce: string): string;
 }
 
 export interface Keyspace {
@@ -98,7 +98,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
       parked: `${base}:parked`,
       ready: (topic) => `${base}:ready:${topic}`,
       park: (bucket) => `${base}:park:${bucket}`,
-      took: (nonce) => `${base}:took:${nonce}`,
+      reserveMemo: (nonce) => `${base}:took:${nonce}`,
     };
   });
   return {

@@ -11,23 +11,23 @@
  * after its last tick, so the others, on their next tick, have taken its shards within
  * leaseMs of its death (before: up to leaseMs plus a tick, ~6 s by default).
  */
+import type { Clock, TimerToken } from '../../core/ports.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './commands.js';
 import { shardOf } from './router.js';
+import type { ShardLeases } from './shard-leases.js';
 
 export interface LeaseEvents {
   /** This process now owns `shard` (not called for the shards taken by start()). */
   acquired(shard: number): void;
-  lost(shard: number): void;
   /** Runs after each tick, with the shards held (the store's recoverer). */
   afterTick(owned: readonly number[]): Promise<void>;
   error(error: unknown): void;
 }
 
 export class LeaseKeeper {
-  private readonly held = new Map<number, string>();
-  private timer: NodeJS.Timeout | null = null;
+  private timer: TimerToken | null = null;
   private running = false;
   private ticking: Promise<void> | null = null;
   private started = false;
@@ -35,10 +35,11 @@ export class LeaseKeeper {
   constructor(
     private readonly client: RedisClient,
     private readonly keys: Keyspace,
-    readonly owner: string,
+    /** What this process holds; the keeper is the only part that adds to it. */
+    readonly leases: ShardLeases,
     private readonly leaseMs: number,
-    /** Wall-clock time for heartbeats; processes on one namespace need roughly synced clocks. */
-    private readonly now: () => number,
+    /** Ticks, and wall-clock time for heartbeats (processes on one namespace need roughly synced clocks). */
+    private readonly clock: Clock,
     private readonly events: LeaseEvents,
   ) {}
 
@@ -52,24 +53,6 @@ export class LeaseKeeper {
     return this.leaseMs - this.tickMs;
   }
 
-  owns(shard: number): boolean {
-    return this.held.has(shard);
-  }
-
-  /** The fencing token of a held shard. */
-  leaseValue(shard: number): string | undefined {
-    return this.held.get(shard);
-  }
-
-  owned(): number[] {
-    return [...this.held.keys()].sort((a, b) => a - b);
-  }
-
-  /** Called when a script found the lease gone (taken over after a stall). */
-  markLost(shard: number): void {
-    if (this.held.delete(shard)) this.events.lost(shard);
-  }
-
   /** Takes this process's share before returning, so a lone process owns every shard at once. */
   async start(): Promise<void> {
     this.running = true;
@@ -80,58 +63,58 @@ export class LeaseKeeper {
 
   async stop(): Promise<void> {
     this.running = false;
-    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.timer !== null) this.clock.clearTimer(this.timer);
     this.timer = null;
     await this.ticking;
     // A clean stop hands the shards over at once instead of after the lease runs out.
-    await Promise.allSettled([...this.held].map(([shard, value]) => leaseReleaseScript(this.client, this.keys.shards[shard]!, value)));
-    this.held.clear();
-    await this.client.zrem(this.keys.members, this.owner).catch(() => undefined);
+    await Promise.allSettled(this.leases.entries().map(([shard, value]) => leaseReleaseScript(this.client, this.keys.shards[shard]!, value)));
+    this.leases.clear();
+    await this.client.zrem(this.keys.members, this.leases.owner).catch(() => undefined);
   }
 
   private schedule(): void {
     if (!this.running) return;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimer(() => {
+      this.timer = null;
       this.ticking = this.tick()
         .catch((error: unknown) => this.events.error(error))
         .finally(() => this.schedule());
     }, this.tickMs);
-    this.timer.unref();
   }
 
   private async tick(): Promise<void> {
-    const now = this.now();
+    const now = this.clock.now();
     const shardCount = this.keys.shards.length;
-    await this.client.zadd(this.keys.members, now + this.ttlMs, this.owner);
+    const { leases } = this;
+    await this.client.zadd(this.keys.members, now + this.ttlMs, leases.owner);
     await this.client.zremrangebyscore(this.keys.members, '-inf', `(${now}`);
     const live = Math.max(1, await this.client.zcard(this.keys.members));
     const share = Math.ceil(shardCount / live);
 
     const renewals = await Promise.all(
-      [...this.held].map(async ([shard, value]) => [shard, await leaseRenewScript(this.client, this.keys.shards[shard]!, value, this.ttlMs)] as const),
+      leases.entries().map(async ([shard, value]) => [shard, await leaseRenewScript(this.client, this.keys.shards[shard]!, value, this.ttlMs)] as const),
     );
-    for (const [shard, renewed] of renewals) if (!renewed) this.markLost(shard);
+    for (const [shard, renewed] of renewals) if (!renewed) leases.markLost(shard);
 
-    if (this.held.size > share) {
-      for (const shard of this.owned().slice(share)) {
-        const value = this.held.get(shard)!;
-        this.held.delete(shard);
-        this.events.lost(shard);
+    if (leases.size > share) {
+      for (const shard of leases.owned().slice(share)) {
+        const value = leases.leaseValue(shard)!;
+        leases.markLost(shard);
         await leaseReleaseScript(this.client, this.keys.shards[shard]!, value);
       }
     }
-    if (this.held.size < share) {
+    if (leases.size < share) {
       // Start at a different shard per process, so newcomers do not all race for shard 0.
-      const offset = shardOf(this.owner, shardCount);
-      for (let i = 0; i < shardCount && this.held.size < share && this.running; i++) {
+      const offset = shardOf(leases.owner, shardCount);
+      for (let i = 0; i < shardCount && leases.size < share && this.running; i++) {
         const shard = (offset + i) % shardCount;
-        if (this.held.has(shard)) continue;
-        const value = await leaseAcquireScript(this.client, this.keys.shards[shard]!, this.owner, this.ttlMs);
+        if (leases.owns(shard)) continue;
+        const value = await leaseAcquireScript(this.client, this.keys.shards[shard]!, leases.owner, this.ttlMs);
         if (value === null) continue;
-        this.held.set(shard, value);
+        leases.hold(shard, value);
         if (this.started) this.events.acquired(shard);
       }
     }
-    await this.events.afterTick(this.owned());
+    await this.events.afterTick(leases.owned());
   }
 }

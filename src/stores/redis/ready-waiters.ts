@@ -1,10 +1,12 @@
 /**
  * Consumers of one process waiting for ready tasks, per topic, and which shards may have
  * some. A PUBLISH from promote.lua (any process) or a local promote flags the shard and
- * wakes the waiters; they then run take.lua on the flagged shards only. A sweep (every
- * `sweepMs` while someone waits) flags every shard: the safety net for a pub/sub message
- * lost in a reconnect, not the delivery path.
+ * wakes the waiters; they then run reserve-ready.lua on the flagged shards only. A sweep
+ * (every `sweepMs` while someone waits) flags every shard: the safety net for a pub/sub
+ * message lost in a reconnect, not the delivery path.
  */
+import type { Clock } from '../../core/ports.js';
+
 interface TopicState {
   /** Shards that may hold ready ids of the topic. */
   readonly flagged: Set<number>;
@@ -13,8 +15,8 @@ interface TopicState {
   readonly notified: Map<number, number>;
   /**
    * Per flagged shard, how many ids its list holds as far as this process knows: what the
-   * last take left there plus what local promotes pushed since. Absent when unknown (a
-   * PUBLISH from another process, the sweep, a take that raced a notification).
+   * last reserve call left there plus what local promotes pushed since. Absent when unknown
+   * (a PUBLISH from another process, the sweep, a call that raced a notification).
    */
   readonly backlog: Map<number, number>;
   epoch: number;
@@ -22,10 +24,12 @@ interface TopicState {
 
 export class ReadyWaiters {
   private readonly topics = new Map<string, TopicState>();
+  private closed = false;
 
   constructor(
     private readonly shardCount: number,
     private readonly sweepMs: number,
+    private readonly clock: Clock,
   ) {}
 
   private state(topic: string): TopicState {
@@ -48,15 +52,15 @@ export class ReadyWaiters {
     return this.state(topic).backlog.get(shard);
   }
 
-  /** Read before sending takes, and passed back to `update` with their results. */
+  /** Read before sending reserve calls, and passed back to `update` with their results. */
   epoch(topic: string): number {
     return this.state(topic).epoch;
   }
 
   /**
-   * After a take sent at `epoch`: whether the shard's list still holds ids. A notification
-   * that arrived while the take was in flight keeps the shard flagged, even if the take saw
-   * an empty list: the ids it announced may have been pushed after the take ran.
+   * After a reserve call sent at `epoch`: whether the shard's list still holds ids. A
+   * notification that arrived while the call was in flight keeps the shard flagged, even if
+   * the call saw an empty list: the ids it announced may have been pushed after it ran.
    */
   update(topic: string, shard: number, remaining: number, epoch: number): void {
     const state = this.state(topic);
@@ -87,18 +91,18 @@ export class ReadyWaiters {
     }
   }
 
-  /** Resolves on a notify, after `retryInMs` (or the sweep), or when `signal` aborts. */
+  /** Resolves on a notify, after `retryInMs` (or the sweep), or when `signal` aborts; at once once closed. */
   wait(topic: string, signal: AbortSignal, retryInMs?: number): Promise<void> {
     const state = this.state(topic);
-    if (signal.aborted) return Promise.resolve();
+    if (signal.aborted || this.closed) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const done = (): void => {
-        clearTimeout(timer);
+        this.clock.clearTimer(timer);
         signal.removeEventListener('abort', done);
         state.waiters.delete(done);
         resolve();
       };
-      const timer = setTimeout(() => {
+      const timer = this.clock.setTimer(() => {
         if (retryInMs === undefined) {
           for (let i = 0; i < this.shardCount; i++) state.flagged.add(i);
           state.backlog.clear();
@@ -115,7 +119,9 @@ export class ReadyWaiters {
     this.wakeAll(this.state(topic));
   }
 
-  wakeAllTopics(): void {
+  /** Wakes every waiter and lets no call wait again (the store is closing). */
+  close(): void {
+    this.closed = true;
     for (const state of this.topics.values()) this.wakeAll(state);
   }
 

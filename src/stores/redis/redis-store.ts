@@ -1,11 +1,23 @@
 /**
  * The Redis store: the task state machine of src/core/task/lifecycle.ts as one Lua script
- * per operation over N shards of one namespace (keys.ts has the data model).
+ * per operation over N shards of one namespace (keys.ts has the data model), shared by every
+ * delayq process that opens the namespace (SharedDispatch).
  *
  * Operations on one task go to the shard of its id (router.ts). Batch operations group by
  * shard and run one script per shard in parallel, so a batch is atomic per shard (a
  * failed call may have created the tasks of some shards; retrying it is safe because
- * schedule is create-if-absent by id). loadDue merges the shards (due-merge.ts).
+ * schedule is create-if-absent by id). loadDue merges the shards this process owns
+ * (due-merge.ts). How the processes share the work:
+ *
+ *   producer (any process) --schedule--> shard s --PUBLISH timers--> owner of s: wheel
+ *   owner's wheel fires ----promote.lua--> ready list (s, topic) --PUBLISH ready--> consumers
+ *   consumer (any process) --reserve-ready.lua--> reserved (once, whatever the duplicates)
+ *
+ * This class holds the data operations; the background loops are parts of their own, built
+ * complete by openRedisStore (index.ts) and stopped here in reverse: shard leases
+ * (lease-keeper.ts), promotion (promoter.ts), consumers' reserve calls (ready-reserver.ts),
+ * the kept-task release (kept-releaser.ts), the timers channel and shard takeover
+ * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
 import type {
@@ -19,6 +31,7 @@ import type {
   RescheduleOutcome,
   RetryDeadOutcome,
   ScheduleOutcome,
+  SharedDispatch,
   StoreStats,
   TaskStore,
 } from '../../core/ports.js';
@@ -28,13 +41,14 @@ import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
   ackScript,
   cancelScript,
-  claimScript,
   expireScript,
-  failScript,
   loadDueScript,
+  MAX_SCRIPT_BATCH,
+  nackScript,
   purgeScript,
   rescheduleScript,
-  reviveScript,
+  reserveScript,
+  retryDeadScript,
   scheduleScript,
   type DueEntry,
   type MoveReply,
@@ -42,46 +56,57 @@ import {
 } from './commands.js';
 import type { RedisClient } from './connection.js';
 import { mergeDue } from './due-merge.js';
+import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace, ShardKeys } from './keys.js';
+import type { LeaseKeeper } from './lease-keeper.js';
 import { nextNonce } from './nonce.js';
-import { firstParkBucket, parkBucketOf, Unparker } from './parking.js';
+import type { OverdueRecoverer } from './overdue-recoverer.js';
+import { firstParkBucket, parkBucketOf, type Unparker } from './parking.js';
+import type { Promoter } from './promoter.js';
+import type { ReadyReserver } from './ready-reserver.js';
+import type { RemoteTimers } from './remote-timers.js';
 import { groupByShard, shardOf } from './router.js';
+import type { ShardLeases } from './shard-leases.js';
+import type { Subscriber } from './subscriber.js';
 
-/** Most tasks or ids per script call: keeps each call short (Redis runs one script at a time). */
-export const MAX_SCRIPT_BATCH = 500;
 const MAX_LOAD_PAGE = 2_000;
 /** The members of `delayed` and `reserved` are the task's seq in this many bytes, then its id (seqBytes in lua/includes/patch.lua). */
 const SEQ_BYTES = 7;
 
-export interface RedisStoreConfig {
+/** Everything the store is made of, each part complete (index.ts builds them in order). */
+export interface RedisStoreParts {
   readonly client: RedisClient;
   readonly keys: Keyspace;
   readonly description: string;
   readonly horizonMs: number;
-  /** Extra teardown (the subscriber connection, the lease keeper). */
-  readonly onClose?: () => Promise<void>;
+  readonly leases: ShardLeases;
+  readonly unparker: Unparker;
+  readonly subscriber: Subscriber;
+  readonly remoteTimers: RemoteTimers;
+  readonly recoverer: OverdueRecoverer;
+  readonly kept: KeptTaskReleaser;
+  readonly promoter: Promoter;
+  readonly reserver: ReadyReserver;
+  readonly keeper: LeaseKeeper;
 }
 
-export class RedisStore implements TaskStore {
+export class RedisStore implements TaskStore, SharedDispatch {
   readonly description: string;
   readonly horizonMs: number;
-  protected readonly client: RedisClient;
-  protected readonly keys: Keyspace;
-  protected readonly shardCount: number;
+  private readonly client: RedisClient;
+  private readonly keys: Keyspace;
+  private readonly shardCount: number;
   private closed = false;
-  private readonly onClose: (() => Promise<void>) | undefined;
+  private closing: Promise<void> | null = null;
   private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
   private readonly cancels: ShardBatcher<{ id: string; now: number }, CancelOutcome>;
-  private readonly unparker: Unparker;
 
-  constructor(config: RedisStoreConfig) {
-    this.client = config.client;
-    this.keys = config.keys;
-    this.description = config.description;
-    this.horizonMs = config.horizonMs;
-    this.shardCount = config.keys.shards.length;
-    this.onClose = config.onClose;
-    this.unparker = new Unparker(config.client, config.keys.shards);
+  constructor(private readonly parts: RedisStoreParts) {
+    this.client = parts.client;
+    this.keys = parts.keys;
+    this.description = parts.description;
+    this.horizonMs = parts.horizonMs;
+    this.shardCount = parts.keys.shards.length;
     // A batch runs at the latest `now` of its items: each caller's now is a lower bound
     // of the time of the change, and updatedAt only orders purges.
     this.acks = new ShardBatcher(
@@ -118,7 +143,10 @@ export class RedisStore implements TaskStore {
         return { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
       });
     });
-    this.afterSchedule(outcomes, now);
+    this.parts.remoteTimers.publish(
+      outcomes.flatMap((o) => (o.ref ? [o.ref] : [])),
+      now,
+    );
     return outcomes;
   }
 
@@ -139,7 +167,7 @@ export class RedisStore implements TaskStore {
     const reply = await rescheduleScript(this.client, this.shardOfId(id), now, id, runAt);
     if (reply.status !== 'rescheduled') return { status: reply.status as 'not_found' | 'not_pending' };
     const ref = runRef(id, reply);
-    this.afterMove(ref, now);
+    this.parts.remoteTimers.publish([ref], now);
     return { status: 'rescheduled', ref };
   }
 
@@ -148,8 +176,9 @@ export class RedisStore implements TaskStore {
 
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
     this.assertOpen();
-    const shards = this.loadableShards();
-    await Promise.all(shards.map((shard) => this.unparkFor(shard, until)));
+    // Only the shards this process owns: the other processes keep the timers of theirs.
+    const shards = this.parts.leases.owned();
+    await Promise.all(shards.map((shard) => this.parts.unparker.prepare(shard, until)));
     const entries = await mergeDue(shards, after, limit, (shard, from, size) =>
       loadDueScript(this.client, this.shard(shard), until, from, Math.min(size, MAX_LOAD_PAGE)),
     );
@@ -163,23 +192,23 @@ export class RedisStore implements TaskStore {
     this.assertOpen();
     if (ids.length === 0) return [];
     const nonce = nextNonce();
-    const claimed = new Map<string, TaskRecord>();
+    const reserved = new Map<string, TaskRecord>();
     await Promise.all(
       [...groupByShard(ids, (id) => id, this.shardCount)].map(async ([shard, group]) => {
         for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
           const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
           // The nonce differs per shard and slice: receipts stay unique within the call.
-          const pairs = await claimScript(this.client, this.shard(shard), now, slice, ttrMs, `${nonce}${shard.toString(36)}.${from.toString(36)}.`);
-          for (const [id, body] of pairs) claimed.set(id, decodeTask(id, body).record);
+          const pairs = await reserveScript(this.client, this.shard(shard), now, slice, ttrMs, `${nonce}${shard.toString(36)}.${from.toString(36)}.`);
+          for (const [id, body] of pairs) reserved.set(id, decodeTask(id, body).record);
         }
       }),
     );
     const out: TaskRecord[] = [];
     for (const id of ids) {
-      const record = claimed.get(id);
+      const record = reserved.get(id);
       if (record) {
         out.push(record);
-        claimed.delete(id);
+        reserved.delete(id);
       }
     }
     return out;
@@ -206,17 +235,17 @@ export class RedisStore implements TaskStore {
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
     this.assertOpen();
-    const reply = await failScript(this.client, this.shardOfId(id), now, id, receipt, {
+    const reply = await nackScript(this.client, this.shardOfId(id), now, id, receipt, {
       delayMs: options.delayMs,
       random: options.random,
       error: options.error ?? null,
     });
-    return this.failOutcome(id, reply, now);
+    return this.nackOutcome(id, reply, now);
   }
 
   async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
     this.assertOpen();
-    return this.failOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
+    return this.nackOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
   }
 
   // ---------------------------------------------------------------------------------
@@ -314,10 +343,10 @@ export class RedisStore implements TaskStore {
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
-    const reply = await reviveScript(this.client, this.shardOfId(id), now, id, runAt);
+    const reply = await retryDeadScript(this.client, this.shardOfId(id), now, id, runAt);
     if (reply.status !== 'revived') return { status: reply.status as 'not_found' | 'not_dead' };
     const ref = runRef(id, reply);
-    this.afterMove(ref, now);
+    this.parts.remoteTimers.publish([ref], now);
     return { status: 'revived', ref };
   }
 
@@ -335,20 +364,44 @@ export class RedisStore implements TaskStore {
     return deleted;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    await this.onClose?.();
-    await this.unparker.settle();
-    await this.client.quit().catch(() => this.client.disconnect());
+  // ---------------------------------------------------------------------------------
+  // Shared dispatch
+
+  async promote(refs: readonly TimerRef[], now: number): Promise<void> {
+    this.assertOpen();
+    await this.parts.promoter.promote(refs, now);
+  }
+
+  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+    this.assertOpen();
+    return this.parts.reserver.reserveReady(topic, max, now, ttrMs, signal);
+  }
+
+  onRemoteTimer(listener: (ref: TimerRef) => void): void {
+    this.parts.remoteTimers.listen(listener);
   }
 
   // ---------------------------------------------------------------------------------
-  // Hooks for the multi-process store (shared-store.ts); a single process owns every shard.
 
-  /** The shards whose timers this process keeps. */
-  protected loadableShards(): number[] {
-    return this.keys.shards.map((s) => s.index);
+  close(): Promise<void> {
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  /** Stops the parts in the reverse of the order index.ts started them. */
+  private async shutdown(): Promise<void> {
+    const { reserver, kept, recoverer, remoteTimers, keeper, subscriber, unparker } = this.parts;
+    // Waiting consumer calls return; what background reserves bring in is kept, and what is
+    // kept goes back to the ready lists while the connection is up.
+    await reserver.stop();
+    await kept.stop();
+    this.closed = true;
+    recoverer.stop();
+    remoteTimers.stop();
+    await keeper.stop();
+    await subscriber.close();
+    await unparker.settle();
+    await this.client.quit().catch(() => this.client.disconnect());
   }
 
   /**
@@ -378,35 +431,22 @@ export class RedisStore implements TaskStore {
     return out;
   }
 
-  /** Before `delayed` of `shard` is read up to `until`: its parked tasks due by then are in it. */
-  protected unparkFor(shard: number, until: number): Promise<void> {
-    return this.unparker.prepare(shard, until);
-  }
-
-  protected afterSchedule(_outcomes: readonly ScheduleOutcome[], _now: number): void {}
-
-  protected afterMove(_ref: TimerRef, _now: number): void {}
-
   // ---------------------------------------------------------------------------------
 
-  protected shard(index: number): ShardKeys {
+  private shard(index: number): ShardKeys {
     return this.keys.shards[index]!;
   }
 
-  protected shardOfId(id: string): ShardKeys {
+  private shardOfId(id: string): ShardKeys {
     return this.shard(shardOf(id, this.shardCount));
   }
 
-  protected assertOpen(): void {
+  private assertOpen(): void {
     if (this.closed) throw new DelayQError('QUEUE_CLOSED', `the redis store (${this.description}) is closed`);
   }
 
-  protected get isClosed(): boolean {
-    return this.closed;
-  }
-
   /** Plain (non-script) commands: Redis errors become STORE_UNAVAILABLE. */
-  protected async call<T>(command: () => Promise<T>): Promise<T> {
+  private async call<T>(command: () => Promise<T>): Promise<T> {
     try {
       return await command();
     } catch (error) {
@@ -415,10 +455,10 @@ export class RedisStore implements TaskStore {
     }
   }
 
-  private failOutcome(id: string, reply: MoveReply, now: number): NackOutcome {
+  private nackOutcome(id: string, reply: MoveReply, now: number): NackOutcome {
     if (reply.status === 'retrying') {
       const ref = runRef(id, reply);
-      this.afterMove(ref, now);
+      this.parts.remoteTimers.publish([ref], now);
       return { status: 'retrying', ref };
     }
     return { status: reply.status as 'dead' | 'not_found' | 'stale' };

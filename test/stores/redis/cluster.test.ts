@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from 'ioredis';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { runStoreConformance, task } from '../../conformance/store-conformance.js';
 import { redisSkip, startCluster, type RedisCluster } from '../../helpers/redis-servers.js';
@@ -18,11 +19,11 @@ describe('redis store (3-master Redis Cluster)', { skip }, () => {
     await cluster?.stop();
   });
 
-  runStoreConformance('redis cluster', async () => ({ store: await openRedisStore(cluster!.url, { prefix: `c${++namespaces}` }) }));
+  runStoreConformance('redis cluster', async () => ({ store: await openRedisStore(cluster!.url, { clock: storeSystemClock, prefix: `c${++namespaces}` }) }));
 
   it('spreads the shards of one namespace over all masters, and uses them all', async () => {
     const prefix = `spread${++namespaces}`;
-    const store = await openRedisStore(cluster!.url, { prefix });
+    const store = await openRedisStore(cluster!.url, { clock: storeSystemClock, prefix });
     const seeds = cluster!.servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
     const admin = new Cluster(seeds);
     try {

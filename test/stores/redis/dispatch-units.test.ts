@@ -1,20 +1,22 @@
-/** The shared dispatch's pure parts: which shards a take asks, what a process keeps, what it knows of the lists. */
+/** The shared dispatch's pure parts: which shards a reserve call asks, what a process keeps, what it knows of the lists, what its consumers ask for. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ManualClock } from '../../../src/core/manual-clock.js';
 import type { TaskRecord } from '../../../src/core/task/model.js';
+import { ConsumerDemand, LINGER_MS, PROMOTE_AHEAD } from '../../../src/stores/redis/consumer-demand.js';
 import { KeptTasks } from '../../../src/stores/redis/kept-tasks.js';
 import { ReadyWaiters } from '../../../src/stores/redis/ready-waiters.js';
-import { planTakes } from '../../../src/stores/redis/take-plan.js';
+import { planReserveSteps } from '../../../src/stores/redis/reserve-plan.js';
 
 const record = (id: string): TaskRecord => ({ id }) as TaskRecord;
 
-describe('take plan', () => {
+describe('reserve plan', () => {
   it('asks two shards for 32 each when their backlogs are unknown or long', () => {
-    assert.deepEqual(planTakes([3, 5, 7], 0, 64, 32, () => undefined), [
+    assert.deepEqual(planReserveSteps([3, 5, 7], 0, 64, 32, () => undefined), [
       { shard: 3, count: 32 },
       { shard: 5, count: 32 },
     ]);
-    assert.deepEqual(planTakes([3, 5, 7], 1, 64, 32, () => 500), [
+    assert.deepEqual(planReserveSteps([3, 5, 7], 1, 64, 32, () => 500), [
       { shard: 5, count: 32 },
       { shard: 7, count: 32 },
     ]);
@@ -26,7 +28,7 @@ describe('take plan', () => {
       [4, 2],
       [9, 5],
     ]);
-    assert.deepEqual(planTakes([0, 4, 9], 2, 64, 32, (s) => backlog.get(s)), [
+    assert.deepEqual(planReserveSteps([0, 4, 9], 2, 64, 32, (s) => backlog.get(s)), [
       { shard: 9, count: 5 },
       { shard: 0, count: 3 },
       { shard: 4, count: 2 },
@@ -34,12 +36,12 @@ describe('take plan', () => {
   });
 
   it('never plans more than the fetch, and nothing without flagged shards', () => {
-    const steps = planTakes([1, 2, 3], 0, 40, 32, (s) => (s === 1 ? 10 : undefined));
+    const steps = planReserveSteps([1, 2, 3], 0, 40, 32, (s) => (s === 1 ? 10 : undefined));
     assert.deepEqual(steps, [
       { shard: 1, count: 10 },
       { shard: 2, count: 30 },
     ]);
-    assert.deepEqual(planTakes([], 0, 64, 32, () => undefined), []);
+    assert.deepEqual(planReserveSteps([], 0, 64, 32, () => undefined), []);
   });
 });
 
@@ -87,8 +89,8 @@ describe('kept tasks', () => {
 });
 
 describe('ready waiters backlog', () => {
-  it('adds the counts of local notifications to what the last take left', () => {
-    const waiters = new ReadyWaiters(4, 60_000);
+  it('adds the counts of local notifications to what the last reserve call left', () => {
+    const waiters = new ReadyWaiters(4, 60_000, new ManualClock());
     assert.equal(waiters.backlog('t', 1), undefined);
     let epoch = waiters.epoch('t');
     waiters.update('t', 1, 0, epoch);
@@ -104,8 +106,8 @@ describe('ready waiters backlog', () => {
     assert.equal(waiters.backlog('t', 1), undefined);
   });
 
-  it('forgets the count after a notification without one, or one that raced a take', () => {
-    const waiters = new ReadyWaiters(4, 60_000);
+  it('forgets the count after a notification without one, or one that raced a reserve call', () => {
+    const waiters = new ReadyWaiters(4, 60_000, new ManualClock());
     waiters.update('t', 2, 0, waiters.epoch('t'));
     waiters.notify('t', 2, 3);
     waiters.notify('t', 2);
@@ -114,7 +116,53 @@ describe('ready waiters backlog', () => {
     const epoch = waiters.epoch('t');
     waiters.notify('t', 2, 1);
     waiters.update('t', 2, 0, epoch);
-    assert.ok(waiters.candidates('t').includes(2), 'a notification during the take keeps the shard flagged');
+    assert.ok(waiters.candidates('t').includes(2), 'a notification during the reserve call keeps the shard flagged');
     assert.equal(waiters.backlog('t', 2), undefined);
+  });
+});
+
+describe('ready waiters on the store clock', () => {
+  it('sweeps every shard after sweepMs of that clock, and not before', async () => {
+    const clock = new ManualClock();
+    const waiters = new ReadyWaiters(4, 2_000, clock);
+    waiters.update('t', 0, 0, waiters.epoch('t'));
+    waiters.update('t', 3, 0, waiters.epoch('t'));
+    assert.deepEqual(waiters.candidates('t'), [1, 2]);
+    let woken = false;
+    const waiting = waiters.wait('t', new AbortController().signal).then(() => (woken = true));
+    clock.advance(1_999);
+    await Promise.resolve();
+    assert.equal(woken, false);
+    clock.advance(1);
+    await waiting;
+    assert.deepEqual(waiters.candidates('t').sort(), [0, 1, 2, 3], 'the sweep flags every shard');
+    assert.equal(clock.pendingTimers, 0);
+  });
+
+  it('wakes waiters at close and lets none wait again', async () => {
+    const clock = new ManualClock();
+    const waiters = new ReadyWaiters(4, 2_000, clock);
+    const waiting = waiters.wait('t', new AbortController().signal);
+    waiters.close();
+    await waiting;
+    await waiters.wait('t', new AbortController().signal);
+    assert.equal(clock.pendingTimers, 0, 'no timer left behind');
+  });
+});
+
+describe('consumer demand', () => {
+  it('counts a call while it asks and for LINGER_MS of the store clock after', () => {
+    const clock = new ManualClock();
+    const demand = new ConsumerDemand(clock);
+    const asking = demand.start('t', 2);
+    assert.equal(demand.of('t'), 2 * PROMOTE_AHEAD);
+    demand.stop('t', asking);
+    clock.advance(LINGER_MS - 1);
+    assert.equal(demand.of('t'), 2 * PROMOTE_AHEAD, 'still lingering');
+    clock.advance(1);
+    assert.equal(demand.of('t'), 0);
+    demand.promise('t', 5);
+    demand.promise('t', -2);
+    assert.equal(demand.promised('t'), 3);
   });
 });

@@ -7,20 +7,20 @@ import { describe, it } from 'node:test';
 import {
   ackScript,
   cancelScript,
-  claimScript,
   expireScript,
-  failScript,
   leaseAcquireScript,
   leaseReleaseScript,
   leaseRenewScript,
   loadDueScript,
+  nackScript,
   promoteScript,
   purgeScript,
   releaseScript,
   rescheduleScript,
-  reviveScript,
+  reserveReadyScript,
+  reserveScript,
+  retryDeadScript,
   scheduleScript,
-  takeScript,
   unparkScript,
 } from '../../../src/stores/redis/commands.js';
 import type { RedisClient } from '../../../src/stores/redis/connection.js';
@@ -62,11 +62,11 @@ describe('redis keys', () => {
       await unparkScript(client, shard, 7, [3, 5, 6], 100);
       await cancelScript(client, shard, 0, ['a']);
       await rescheduleScript(client, shard, 0, 'a', 5);
-      await claimScript(client, shard, 0, ['a', 'b'], undefined, 'n');
+      await reserveScript(client, shard, 0, ['a', 'b'], undefined, 'n');
       await ackScript(client, shard, 0, [{ id: 'a', receipt: 'r' }]);
-      await failScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null });
+      await nackScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null });
       await expireScript(client, shard, 0, 'a', 'r');
-      await reviveScript(client, shard, 0, 'a', 1);
+      await retryDeadScript(client, shard, 0, 'a', 1);
       await purgeScript(client, shard, 0, 10);
       await loadDueScript(client, shard, 10, null, 10);
       await promoteScript(client, shard, {
@@ -78,10 +78,10 @@ describe('redis keys', () => {
         ],
         channelOf: (topic) => keys.readyChannel(topic),
         message: '0 owner',
-        claimFor: () => 1,
+        reserveFor: () => 1,
         nonce: 'n',
       });
-      await takeScript(client, shard, 'orders', 0, 10, undefined, 'n');
+      await reserveReadyScript(client, shard, 'orders', 0, 10, undefined, 'n');
       await releaseScript(client, shard, 'orders', 0, keys.readyChannel('orders'), '0 owner', [{ id: 'a', receipt: 'r' }]);
       await leaseAcquireScript(client, shard, 'owner', 5_000);
       await leaseRenewScript(client, shard, 'owner:1', 5_000);

@@ -8,12 +8,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { LeaseKeeper, type LeaseEvents } from '../../../src/stores/redis/lease-keeper.js';
+import { ShardLeases } from '../../../src/stores/redis/shard-leases.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 const SHARDS = 16;
 
-const quiet = (): LeaseEvents => ({ acquired: () => undefined, lost: () => undefined, afterTick: async () => undefined, error: () => undefined });
+const quiet = (): LeaseEvents => ({ acquired: () => undefined, afterTick: async () => undefined, error: () => undefined });
+const leasesOf = (owner: string): ShardLeases => new ShardLeases(owner, () => undefined);
 
 describe('redis shard leases', { skip }, () => {
   let server: RedisServer;
@@ -39,10 +42,10 @@ describe('redis shard leases', { skip }, () => {
     const keys = buildKeyspace('ttl', SHARDS);
     const admin = await client();
     const leaseMs = 5_000;
-    const keeper = new LeaseKeeper(await client(), keys, 'a', leaseMs, () => Date.now(), quiet());
+    const keeper = new LeaseKeeper(await client(), keys, leasesOf('a'), leaseMs, storeSystemClock, quiet());
     const before = Date.now();
     await keeper.start();
-    assert.equal(keeper.owned().length, SHARDS);
+    assert.equal(keeper.leases.owned().length, SHARDS);
     assert.equal(keeper.ttlMs, 4_000);
     for (const shard of keys.shards) {
       const ttl = await admin.pttl(shard.lease);
@@ -58,20 +61,20 @@ describe('redis shard leases', { skip }, () => {
     const keys = buildKeyspace('takeover', SHARDS);
     const leaseMs = 500;
     const deadClient = await client();
-    const dead = new LeaseKeeper(deadClient, keys, 'dead', leaseMs, () => Date.now(), quiet());
+    const dead = new LeaseKeeper(deadClient, keys, leasesOf('dead'), leaseMs, storeSystemClock, quiet());
     await dead.start();
-    const tokens = dead.owned().map((shard) => dead.leaseValue(shard));
+    const tokens = dead.leases.owned().map((shard) => dead.leases.leaseValue(shard));
     // A crash: no more renewals, no release.
     deadClient.disconnect();
     const diedAt = Date.now();
 
     const acquired: number[] = [];
-    const survivor = new LeaseKeeper(await client(), keys, 'survivor', leaseMs, () => Date.now(), { ...quiet(), acquired: (shard) => acquired.push(shard) });
+    const survivor = new LeaseKeeper(await client(), keys, leasesOf('survivor'), leaseMs, storeSystemClock, { ...quiet(), acquired: (shard) => acquired.push(shard) });
     await survivor.start();
-    while (survivor.owned().length < SHARDS && Date.now() - diedAt < 10 * leaseMs) await sleep(20);
-    assert.equal(survivor.owned().length, SHARDS, 'the survivor holds every shard');
+    while (survivor.leases.owned().length < SHARDS && Date.now() - diedAt < 10 * leaseMs) await sleep(20);
+    assert.equal(survivor.leases.owned().length, SHARDS, 'the survivor holds every shard');
     assert.deepEqual([...acquired].sort((a, b) => a - b), [...keys.shards.keys()], 'each taken over shard is reported (the store loads it)');
-    for (const shard of survivor.owned()) assert.ok(!tokens.includes(survivor.leaseValue(shard)), `shard ${shard} has a new fencing token`);
+    for (const shard of survivor.leases.owned()) assert.ok(!tokens.includes(survivor.leases.leaseValue(shard)), `shard ${shard} has a new fencing token`);
     await survivor.stop();
     await dead.stop();
   });

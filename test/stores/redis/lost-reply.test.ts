@@ -142,7 +142,7 @@ describe('redis store: calls whose reply is lost', { skip }, () => {
       // Tasks in a ready list stay pending: wait past their runAt for the promote.
       await sleep(800);
       const cutsBefore = proxy!.cuts;
-      proxy!.cutAfter(scripts().get('take')!.sha);
+      proxy!.cutAfter(scripts().get('reserve-ready')!.sha);
       const delivered: { id: string; attempt: number }[] = [];
       queue.work('orders', (delivery) => void delivered.push({ id: delivery.id, attempt: delivery.attempt }), { concurrency: 4 });
 

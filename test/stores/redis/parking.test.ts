@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { isDelayQError } from '../../../src/core/errors.js';
 import type { TaskStore } from '../../../src/core/ports.js';
 import { FORMAT_VERSION, openRedisStore } from '../../../src/stores/redis/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { PARK_BUCKET_MS, parkBucketOf } from '../../../src/stores/redis/parking.js';
 import { task } from '../../conformance/store-conformance.js';
@@ -45,7 +46,7 @@ async function where(prefix: string): Promise<Where> {
 }
 
 async function open(prefix: string, horizonMs = 60_000): Promise<TaskStore> {
-  return openRedisStore(server!.url, { prefix, shards: SHARDS, horizonMs });
+  return openRedisStore(server!.url, { clock: storeSystemClock, prefix, shards: SHARDS, horizonMs });
 }
 
 describe('redis store parking', { skip }, () => {
@@ -163,13 +164,13 @@ describe('redis store parking', { skip }, () => {
   it('upgrades a namespace of format 1 in place and refuses a newer format', async () => {
     const keys = buildKeyspace('old-format', SHARDS);
     await admin!.hset(keys.meta, 'shards', String(SHARDS), 'version', '1');
-    const store = await openRedisStore(server!.url, { prefix: 'old-format', shards: SHARDS });
+    const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'old-format', shards: SHARDS });
     await store.close();
     assert.equal(await admin!.hget(keys.meta, 'version'), FORMAT_VERSION);
     const newer = buildKeyspace('new-format', SHARDS);
     await admin!.hset(newer.meta, 'shards', String(SHARDS), 'version', '99');
     await assert.rejects(
-      () => openRedisStore(server!.url, { prefix: 'new-format', shards: SHARDS }),
+      () => openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'new-format', shards: SHARDS }),
       (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE'),
     );
   });

@@ -8,6 +8,7 @@ import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayQueue } from '../../../src/engine/delay-queue.js';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import type { TaskStore } from '../../../src/core/ports.js';
 import { task } from '../../conformance/store-conformance.js';
@@ -25,7 +26,7 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
   it('loses nothing acknowledged, reconnects and resumes without reopening', async () => {
     const first = await startRedis({ appendonly: true });
     servers.push(first);
-    const store: TaskStore = await openRedisStore(first.url, { prefix: 'aof' });
+    const store: TaskStore = await openRedisStore(first.url, { clock: storeSystemClock, prefix: 'aof' });
     try {
       const T = 1_000_000;
       const tasks = Array.from({ length: 2_000 }, (_, i) => task(`job-${i}`, { runAt: T + i }));

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { backoffDelay, DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { scripts } from '../../../src/stores/redis/scripts.js';
 import { runStoreConformance, task } from '../../conformance/store-conformance.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
@@ -21,14 +22,14 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   // A fresh namespace per case: the same server, nothing shared.
-  runStoreConformance('redis', async () => ({ store: await openRedisStore(server!.url, { prefix: `t${++namespaces}`, shards: 4 }) }));
-  runStoreConformance('redis, 16 shards', async () => ({ store: await openRedisStore(server!.url, { prefix: `u${++namespaces}` }) }));
+  runStoreConformance('redis', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `t${++namespaces}`, shards: 4 }) }));
+  runStoreConformance('redis, 16 shards', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `u${++namespaces}` }) }));
 
   it('refuses a Redis that may evict keys', async () => {
     const evicting = await startRedis({ maxmemoryPolicy: 'allkeys-lru' });
     try {
       await assert.rejects(
-        () => openRedisStore(evicting.url, {}),
+        () => openRedisStore(evicting.url, { clock: storeSystemClock }),
         (error: unknown) => isDelayQError(error, 'STORE_INCOMPATIBLE') && /maxmemory-policy allkeys-lru/.test(error.message),
       );
     } finally {
@@ -38,14 +39,14 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   it('refuses to open a namespace with another shard count', async () => {
-    const store = await openRedisStore(server!.url, { prefix: 'fixed', shards: 8 });
+    const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'fixed', shards: 8 });
     await store.close();
-    await assert.rejects(() => openRedisStore(server!.url, { prefix: 'fixed', shards: 16 }), (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE'));
+    await assert.rejects(() => openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'fixed', shards: 16 }), (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE'));
   });
 
   it('keeps namespaces apart', async () => {
-    const a = await openRedisStore(server!.url, { prefix: 'tenant-a' });
-    const b = await openRedisStore(server!.url, { prefix: 'tenant-b' });
+    const a = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'tenant-a' });
+    const b = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'tenant-b' });
     try {
       await a.schedule([task('same')], 1);
       assert.equal(await b.get('same'), null);
@@ -57,7 +58,7 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   it('retries with the same backoff as core, default policy included', async () => {
-    const store = await openRedisStore(server!.url, { prefix: `b${++namespaces}` });
+    const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `b${++namespaces}` });
     try {
       const policies = [DEFAULT_BACKOFF, { baseMs: 250, factor: 1.5, maxMs: 10_000, jitter: 0.3 }];
       for (const [i, backoff] of policies.entries()) {
@@ -211,7 +212,7 @@ describe('redis store (one Redis)', { skip }, () => {
       await admin.script('FLUSH');
       const shas = [...scripts().values()].map((script) => script.sha);
       assert.ok((await admin.script('EXISTS', ...shas) as number[]).every((found) => found === 0));
-      const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
+      const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `s${++namespaces}` });
       await store.close();
       assert.deepEqual(await admin.script('EXISTS', ...shas), shas.map(() => 1));
     } finally {
@@ -220,7 +221,7 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   it('recovers from a flushed script cache (NOSCRIPT -> EVAL)', async () => {
-    const store = await openRedisStore(server!.url, { prefix: `s${++namespaces}` });
+    const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `s${++namespaces}` });
     try {
       await store.schedule([task('x')], 1);
       const { Redis } = await import('ioredis');

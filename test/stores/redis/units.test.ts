@@ -8,6 +8,7 @@ import { decodeTask, encodeNewTask } from '../../../src/stores/redis/codec.js';
 import type { DueEntry } from '../../../src/stores/redis/commands.js';
 import { connect, parseRedisUrl } from '../../../src/stores/redis/connection.js';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { mergeDue } from '../../../src/stores/redis/due-merge.js';
 import { shardOf } from '../../../src/stores/redis/router.js';
 
@@ -107,8 +108,8 @@ describe('redis store units', () => {
     for (const bad of ['redis://h:1?namespace=a', 'redis://h:1?shards=-1', 'redis+cluster://a:1?shards=four'])
       assert.throws(() => parseRedisUrl(bad), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'), bad);
     // Checked before any connection is made: nothing listens on port 1.
-    await assert.rejects(openRedisStore('redis://127.0.0.1:1?prefix=a', { prefix: 'b' }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
-    await assert.rejects(openRedisStore('redis://127.0.0.1:1?shards=0', {}), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+    await assert.rejects(openRedisStore('redis://127.0.0.1:1?prefix=a', { clock: storeSystemClock, prefix: 'b' }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+    await assert.rejects(openRedisStore('redis://127.0.0.1:1?shards=0', { clock: storeSystemClock }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
   });
 
   it('connects without ioredis auto-pipelining, on one Redis and on a cluster', () => {

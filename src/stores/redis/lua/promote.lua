@@ -1,29 +1,29 @@
 -- promote: makes due pending tasks available to consumers. For each topic, the first
--- `claim` due tasks are reserved at once for consumers of the promoting process that are
+-- `reserveFor` due tasks are reserved at once for consumers of the promoting process that are
 -- asking now (one round trip from timer to consumer); the others are appended to the
 -- shared ready list of their topic, for consumers of any process, and a PUBLISH wakes them.
 -- Only the shard's lease holder may promote (the lease value is the fencing token). A task
 -- in a ready list stays pending and stays in `delayed` (loadDue still reports it; a new
--- owner re-promotes it): take.lua claims it at most once, whatever the list entries.
+-- owner re-promotes it): reserve-ready.lua reserves it at most once, whatever the list entries.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] lease,
 --   KEYS[8..7+T] the ready list of each topic in this call
 -- ARGV[1] lease value, ARGV[2] now, ARGV[3] the wakeup message ("<shard> <owner>"), ARGV[4] T,
--- ARGV[5..4+T] the ready channel of each topic, ARGV[5+T..4+2T] how many to claim per topic,
+-- ARGV[5..4+T] the ready channel of each topic, ARGV[5+T..4+2T] how many to reserve per topic,
 -- ARGV[5+2T] receipt nonce; then pairs: id, topic number (1..T)
--- Returns: { 1, pushed per topic (T values), then id, body per claimed task } or { 0 }
+-- Returns: { 1, pushed per topic (T values), then id, body per reserved task } or { 0 }
 --   when the lease is not ours.
--- @include reserve
+-- @include reservation
 if redis.call('GET', KEYS[7]) ~= ARGV[1] then return { 0 } end
 local now = tonumber(ARGV[2])
 local now36 = base36(now)
 local topics = tonumber(ARGV[4])
-local pushed, toClaim = {}, {}
+local pushed, toReserve = {}, {}
 for k = 1, topics do
   pushed[k] = 0
-  toClaim[k] = tonumber(ARGV[4 + topics + k])
+  toReserve[k] = tonumber(ARGV[4 + topics + k])
 end
 local nonce = ARGV[5 + 2 * topics]
-local claimed = {}
+local reserved = {}
 local first = 6 + 2 * topics
 local ids = {}
 for i = first, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
@@ -35,13 +35,13 @@ for i = first, #ARGV, 2 do
   local id, k = ARGV[i], tonumber(ARGV[i + 1])
   local body = bodies[(i - first) / 2 + 1]
   if body then
-    if toClaim[k] > 0 then
+    if toReserve[k] > 0 then
       -- reserveBody checks state and runAt itself: a task not pending and due is skipped.
       local status, newBody = reserveBody(id, body, now, now36, nil, nonce .. base36(i))
       if status == 'reserved' then
-        toClaim[k] = toClaim[k] - 1
-        claimed[#claimed + 1] = id
-        claimed[#claimed + 1] = newBody
+        toReserve[k] = toReserve[k] - 1
+        reserved[#reserved + 1] = id
+        reserved[#reserved + 1] = newBody
       end
     else
       -- Only the state and runAt decide whether an id goes to the ready list.
@@ -64,5 +64,5 @@ for k = 1, topics do
   if pushed[k] > 0 then redis.call('PUBLISH', ARGV[4 + k], ARGV[3]) end
   table.insert(out, pushed[k])
 end
-for _, v in ipairs(claimed) do table.insert(out, v) end
+for _, v in ipairs(reserved) do table.insert(out, v) end
 return out

@@ -4,13 +4,13 @@
 --   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
 --    1    2      3       4        5      6        7         8           9         10    11     12    13
 -- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36;
--- empty for the default policy, which fail.lua gets in ARGV);
+-- empty for the default policy, which nack.lua gets in ARGV);
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
 -- State chars: p pending, r reserved, c completed, x cancelled, d dead. Ids and topics
 -- never contain ',' or '|' (the engine validates them). codec.ts is the TS side.
 -- The scripts on every delivery's path do not include this file (its fixed cost and its
 -- full decode showed there): cancel.lua and ack.lua patch bodies with one pattern each and
--- include only patch.lua; take.lua, promote.lua and claim.lua include reserve.lua. Keep
+-- include only patch.lua; reserve-ready.lua, promote.lua and reserve.lua include reservation.lua. Keep
 -- their patterns in step with this layout.
 --
 -- A script changes a body by replacing raw fields (t.f) and re-joining them: only the

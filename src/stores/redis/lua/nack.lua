@@ -1,4 +1,4 @@
--- fail: a failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
+-- nack: a failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
 -- else -> pending at now + (delayMs or the task's backoff, as src/core/task/backoff.ts).
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts)
 -- ARGV[1] now, ARGV[2] id, ARGV[3] receipt, ARGV[4] delayMs ('' = backoff), ARGV[5] random in [0,1),

@@ -1,12 +1,12 @@
--- take: pops up to `max` ids from a topic's ready list and claims each that is still
--- pending and due (as claim.lua). Stale ids (cancelled, taken, rescheduled later) are
+-- reserve-ready: pops up to `max` ids from a topic's ready list and reserves each that is
+-- still pending and due (as reserve.lua). Stale ids (cancelled, reserved, rescheduled later) are
 -- dropped. An id due within 1 s of `now` was promoted by a process whose clock runs a
 -- little ahead: it goes back to the head of the list and the caller retries at its runAt.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list,
 --   KEYS[8] this call's memo (took:<nonce>)
 -- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000),
 -- ARGV[5] how long the memo lives (ms)
--- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per claimed task }
+-- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per reserved task }
 --
 -- The ids a call reserved are kept in its memo for ARGV[5] ms. ioredis sends a call again
 -- when the connection drops before the reply; the ids of the first run are popped by
@@ -14,7 +14,7 @@
 -- reservations would reach no consumer until their ttr ran out (and a task on its last
 -- attempt would die undelivered). The second run finds the memo and hands back those of
 -- its tasks still reserved under this call's nonce, as they are, and pops nothing.
--- @include reserve
+-- @include reservation
 local nonce = ARGV[3]
 local memo = redis.call('GET', KEYS[8])
 if memo then
@@ -43,11 +43,11 @@ local now36 = base36(now)
 local ttr = tonumber(ARGV[2])
 local max = tonumber(ARGV[4])
 local out = { 0, 0 }
-local claimed, popped = 0, 0
+local reserved, popped = 0, 0
 local took = {}
 -- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
-while claimed < max and popped < max * 4 do
-  local ids = redis.call('LPOP', KEYS[7], math.min(max - claimed, max * 4 - popped))
+while reserved < max and popped < max * 4 do
+  local ids = redis.call('LPOP', KEYS[7], math.min(max - reserved, max * 4 - popped))
   if not ids then break end
   local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
   local early = false
@@ -58,8 +58,8 @@ while claimed < max and popped < max * 4 do
     if body then
       local status, value = reserveBody(id, body, now, now36, ttr, nonce .. base36(popped))
       if status == 'reserved' then
-        claimed = claimed + 1
-        took[claimed] = id
+        reserved = reserved + 1
+        took[reserved] = id
         out[#out + 1] = id
         out[#out + 1] = value
       elseif status == 'early' and value <= now + 1000 then
@@ -76,6 +76,6 @@ while claimed < max and popped < max * 4 do
   if early then break end
 end
 flushReserved()
-if claimed > 0 then redis.call('SET', KEYS[8], table.concat(took, ','), 'PX', ARGV[5]) end
+if reserved > 0 then redis.call('SET', KEYS[8], table.concat(took, ','), 'PX', ARGV[5]) end
 out[1] = redis.call('LLEN', KEYS[7])
 return out

@@ -1,4 +1,4 @@
--- revive: dead -> pending at runAt, attempts reset to 0.
+-- retry-dead: dead -> pending at runAt, attempts reset to 0.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts)
 -- ARGV[1] now, ARGV[2] id, ARGV[3] runAt
 -- Returns: { 'revived', runAt, seq, topic } | { 'not_found' } | { 'not_dead' }

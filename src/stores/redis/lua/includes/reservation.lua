@@ -1,10 +1,8 @@
--- Reserving pending tasks by patching their bodies: take.lua, promote.lua and claim.lua
--- include this instead of codec.lua. These scripts are on every delivery's path, and the
--- codec's full decode and re-encode of each body (a 14-capture match, a table of fields,
--- a table.concat) was most of their Redis time: in S2's pattern `take` cost ~240 us a call
--- of ~16 tasks, three times what `ack` (already a patch) cost for as many. Here a body is
--- matched once for the fields a reservation reads and rebuilt with one concatenation; the
--- payload is never parsed. Keep the pattern in step with includes/codec.lua's layout:
+-- Reserving pending tasks by patching their bodies: reserve-ready.lua, promote.lua and reserve.lua
+-- include this instead of codec.lua. These scripts are on every delivery's path, where the
+-- codec's full decode and re-encode of each body was most of their Redis time
+-- (docs/redis-performance.md). Here a body is matched once for the fields a reservation
+-- reads and rebuilt with one concatenation; the payload is never parsed. Keep the pattern in step with includes/codec.lua's layout:
 --   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
 -- Writes are queued and sent by flushReserved() as one HSET, ZREM (delayed) and ZADD
 -- (reserved) per call, plus two HINCRBY per topic.

@@ -1,0 +1,99 @@
+/**
+ * Promotion: this process's wheel fired the 'run' timers of shards it owns, and their tasks
+ * become available to every process's consumers. One promote.lua call per shard (batched
+ * per shard, batcher.ts) checks the lease, reserves at once what this process's consumers
+ * are asking for (consumer-demand.ts; kept for them, kept-releaser.ts) and appends the rest
+ * to the topics' shared ready lists, with a PUBLISH that wakes consumers elsewhere. Local
+ * consumers are woken directly (ready-waiters.ts), without waiting for the PUBLISH.
+ */
+import type { TimerRef } from '../../core/task/model.js';
+import { ShardBatcher } from './batcher.js';
+import { decodeTask } from './codec.js';
+import { MAX_SCRIPT_BATCH, promoteScript } from './commands.js';
+import type { ConsumerDemand } from './consumer-demand.js';
+import type { RedisClient } from './connection.js';
+import type { KeptTaskReleaser } from './kept-releaser.js';
+import type { Keyspace } from './keys.js';
+import { nextNonce } from './nonce.js';
+import type { ReadyWaiters } from './ready-waiters.js';
+import { groupByShard } from './router.js';
+import type { ShardLeases } from './shard-leases.js';
+
+interface Promotion {
+  readonly ref: TimerRef;
+  readonly now: number;
+}
+
+export class Promoter {
+  private readonly promotions: ShardBatcher<Promotion, void>;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly keys: Keyspace,
+    private readonly leases: ShardLeases,
+    private readonly demand: ConsumerDemand,
+    private readonly kept: KeptTaskReleaser,
+    private readonly waiters: ReadyWaiters,
+  ) {
+    this.promotions = new ShardBatcher((shard, items) => this.promoteShard(shard, items), MAX_SCRIPT_BATCH);
+  }
+
+  async promote(refs: readonly TimerRef[], now: number): Promise<void> {
+    await Promise.all(
+      [...groupByShard(refs, (r) => r.id, this.keys.shards.length)].map(async ([shard, group]) => {
+        // Not ours: the owner has these timers and promotes them.
+        if (!this.leases.owns(shard)) return;
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH)
+          await this.promotions.submit(
+            shard,
+            group.slice(from, from + MAX_SCRIPT_BATCH).map((ref) => ({ ref, now })),
+          );
+      }),
+    );
+  }
+
+  private async promoteShard(shard: number, items: readonly Promotion[]): Promise<void[]> {
+    const value = this.leases.leaseValue(shard);
+    const done = items.map(() => undefined);
+    if (value === undefined) return done;
+    // Each ref was due at its own now, so the latest now of the batch loses none.
+    const now = Math.max(...items.map((i) => i.now));
+    const refs = items.map((i) => i.ref);
+    // Local consumers asking now get due tasks reserved in this same call (timer to
+    // consumer in one round trip); the rest go to the shared lists.
+    const allotted = new Map<string, number>();
+    const reserveFor = (topic: string): number => {
+      const free = this.demand.of(topic) - this.kept.size(topic) - this.demand.promised(topic);
+      const n = Math.max(0, Math.min(free, refs.length));
+      allotted.set(topic, n);
+      this.demand.promise(topic, n);
+      return n;
+    };
+    let result: Awaited<ReturnType<typeof promoteScript>>;
+    try {
+      result = await promoteScript(this.client, this.keys.shards[shard]!, {
+        leaseValue: value,
+        now,
+        entries: refs,
+        channelOf: (t) => this.keys.readyChannel(t),
+        message: `${shard} ${this.leases.owner}`,
+        reserveFor,
+        nonce: `${nextNonce()}.`,
+      });
+    } finally {
+      for (const [topic, n] of allotted) this.demand.promise(topic, -n);
+    }
+    if (!result.owned) {
+      this.leases.markLost(shard);
+      return done;
+    }
+    for (const [id, body] of result.reserved) {
+      const record = decodeTask(id, body).record;
+      this.kept.keep(record.topic, [record]);
+      this.waiters.wake(record.topic);
+    }
+    // Local consumers need not wait for the PUBLISH round trip.
+    for (const [topic, n] of result.pushed) this.waiters.notify(topic, shard, n);
+    return done;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * Consumers reserving from the shared ready lists (SharedDispatch.reserveReady): a call
+ * first hands out what this process keeps for its topic (kept-releaser.ts), else runs
+ * reserve-ready.lua on the shards that may hold ready ids (ready-waiters.ts; which shards
+ * and how many each: reserve-plan.ts), else waits for a wakeup. A call with the default
+ * ttr reserves up to PREFETCH and keeps the surplus for the next call of its topic.
+ *
+ * While a consumer is served from what is kept and its topic's lists hold a backlog, one
+ * background reserve per topic (drainBacklog) brings some of that backlog into the kept
+ * tasks, ahead of them: promotions keep refilling the kept tasks while a burst lasts, and
+ * the tasks pushed to the lists would otherwise wait for the burst to pass.
+ */
+import type { Logger } from '../../core/ports.js';
+import type { TaskRecord } from '../../core/task/model.js';
+import { decodeTask } from './codec.js';
+import { reserveReadyScript } from './commands.js';
+import type { ConsumerDemand } from './consumer-demand.js';
+import type { RedisClient } from './connection.js';
+import type { KeptTaskReleaser } from './kept-releaser.js';
+import type { Keyspace } from './keys.js';
+import { nextNonce } from './nonce.js';
+import type { ReadyWaiters } from './ready-waiters.js';
+import { planReserveSteps, type ReserveStep } from './reserve-plan.js';
+import type { Subscriber } from './subscriber.js';
+
+/** The most tasks one call reserves (reserve-ready.lua pops at most 4x this per call). */
+const MAX_RESERVE = 1_000;
+/** A call with the default ttr reserves up to this many and keeps the surplus: a worker whose slots free up one by one needs no round trip per task. */
+const PREFETCH = 64;
+/** Ids asked of one shard unless it is known to hold fewer: a few shards for larger batches, fewer script calls per task (docs/redis-performance.md). */
+const RESERVE_SHARE = 32;
+/** A background reserve asks for up to this many of a topic's backlog, up to DRAIN_SHARE from each flagged shard: a few calls of many ids each. */
+const DRAIN_FETCH = 512;
+const DRAIN_SHARE = 128;
+
+export class ReadyReserver {
+  /** Where the next call starts among the flagged shards (rotates so every shard is drained). */
+  private rotor = 0;
+  /** Per topic: the background reserve in flight (drainBacklog), awaited by stop(). */
+  private readonly drains = new Map<string, Promise<void>>();
+  private stopped = false;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly keys: Keyspace,
+    private readonly subscriber: Subscriber,
+    private readonly waiters: ReadyWaiters,
+    private readonly demand: ConsumerDemand,
+    private readonly kept: KeptTaskReleaser,
+    private readonly logger: Logger,
+  ) {}
+
+  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+    await this.subscriber.watch(topic);
+    const want = Math.min(max, MAX_RESERVE);
+    if (ttrMs !== undefined) return this.reserveLoop(topic, want, now, ttrMs, signal);
+    // Promotions may reserve for this call directly (promoter.ts) for as long as it asks:
+    // while it waits, while its reserve calls are in flight, and LINGER_MS after.
+    const asking = this.demand.start(topic, want);
+    try {
+      return await this.reserveLoop(topic, want, now, ttrMs, signal);
+    } finally {
+      this.demand.stop(topic, asking);
+    }
+  }
+
+  /** Waiting calls return [] at once and no new background reserve starts; resolves once those in flight are done. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.waiters.close();
+    // What a background reserve brings goes to the kept tasks, which are given back after this.
+    await Promise.all(this.drains.values());
+  }
+
+  private async reserveLoop(topic: string, want: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+    // Prefetch only for the default ttr: the surplus is kept for the next caller of the topic.
+    const fetch = ttrMs === undefined ? Math.max(want, Math.min(PREFETCH, MAX_RESERVE)) : want;
+    const nonce = nextNonce();
+    let attempt = 0;
+    for (;;) {
+      if (this.stopped) return [];
+      if (ttrMs === undefined && this.kept.size(topic) > 0) {
+        this.drainBacklog(topic, now);
+        return this.kept.handOut(topic, want);
+      }
+      // Several shards that may hold ready ids are asked at once (reserve-plan.ts), starting
+      // at a rotating shard so none is left behind.
+      const flagged = this.waiters.candidates(topic);
+      const start = flagged.length === 0 ? 0 : this.rotor++ % flagged.length;
+      const steps = planReserveSteps(flagged, start, fetch, RESERVE_SHARE, (shard) => this.waiters.backlog(topic, shard));
+      const { reserved, retryAt } = await this.reserveSteps(topic, steps, now(), ttrMs, () => `${nonce}${(attempt++).toString(36)}.`);
+      if (reserved.length > want) this.kept.keep(topic, reserved.splice(want));
+      if (reserved.length > 0) return reserved;
+      if (signal.aborted) return [];
+      if (this.waiters.candidates(topic).length > 0 && retryAt === 0) continue;
+      await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
+    }
+  }
+
+  /**
+   * Runs the planned reserve calls of `topic` at once and records what each shard has left;
+   * the reserved records, and the earliest time a shard said to come back (0: none did).
+   */
+  private async reserveSteps(
+    topic: string,
+    steps: readonly ReserveStep[],
+    at: number,
+    ttrMs: number | undefined,
+    nonceOf: () => string,
+  ): Promise<{ reserved: TaskRecord[]; retryAt: number }> {
+    const epoch = this.waiters.epoch(topic);
+    const replies = await Promise.all(steps.map((step) => reserveReadyScript(this.client, this.keys.shards[step.shard]!, topic, at, step.count, ttrMs, nonceOf())));
+    let retryAt = 0;
+    const reserved: TaskRecord[] = [];
+    replies.forEach((reply, i) => {
+      this.waiters.update(topic, steps[i]!.shard, reply.retryAt > 0 ? Math.max(1, reply.remaining) : reply.remaining, epoch);
+      if (reply.retryAt > 0) retryAt = retryAt === 0 ? reply.retryAt : Math.min(retryAt, reply.retryAt);
+      for (const [id, body] of reply.reserved) reserved.push(decodeTask(id, body).record);
+    });
+    return { reserved, retryAt };
+  }
+
+  /**
+   * Tasks promote pushed to the shared lists (local consumers asked for fewer than fell
+   * due, or for none) were reserved only once the kept tasks ran out, and while a burst
+   * lasts promotions keep refilling those (docs/redis-performance.md). So a consumer served
+   * from the kept tasks while its topic's lists hold a backlog starts one reserve in the
+   * background that brings some of it in, ahead of what is kept. One per topic at a time; a
+   * failure leaves the tasks in the lists for the next call.
+   */
+  private drainBacklog(topic: string, now: () => number): void {
+    if (this.drains.has(topic) || this.stopped) return;
+    // Only to top up the kept tasks to what the consumers ask for, once half empty: more
+    // would go back after KEEP_MS and be reserved again (each task ~4 times with a slow
+    // consumer of one slot).
+    const demand = this.demand.of(topic);
+    const room = demand - this.kept.size(topic) - this.demand.promised(topic);
+    if (room < demand / 2) return;
+    const flagged = this.waiters.candidates(topic);
+    if (flagged.length === 0) return;
+    const steps = planReserveSteps(flagged, this.rotor++ % flagged.length, Math.min(DRAIN_FETCH, room), DRAIN_SHARE, (shard) =>
+      this.waiters.backlog(topic, shard),
+    );
+    const nonce = nextNonce();
+    let step = 0;
+    const drain = this.reserveSteps(topic, steps, now(), undefined, () => `${nonce}${(step++).toString(36)}.`)
+      .then(({ reserved }) => {
+        if (reserved.length === 0) return;
+        // Ahead of the kept ones: they fell due before promote began to push.
+        this.kept.keepFirst(topic, reserved);
+        this.waiters.wake(topic);
+      })
+      .catch((error: unknown) => this.logger.warn({ err: error, topic }, 'redis: a background reserve failed; its tasks stay in the ready lists'))
+      .finally(() => this.drains.delete(topic));
+    this.drains.set(topic, drain);
+  }
+}
