@@ -272,7 +272,7 @@ export async function promoteScript(
  * after a reconnect: far longer than a reconnect to a reachable Redis (ioredis' first retry
  * is after 50 ms), short enough that a busy queue keeps few of these keys (3,000 calls a
  * second keep ~30,000, ~3 MB). A resend later than this finds nothing kept; what the
- * first run reserved then comes back when its ttr runs out.
+ * first run reserved then comes back when its ttr runs out (ADR 0013).
  */
 export const RESERVE_MEMO_MS = 10_000;
 

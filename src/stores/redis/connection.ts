@@ -89,9 +89,7 @@ const COMMON: RedisOptions = {
   // one pipeline per node in flight: what callers send meanwhile waits for every reply of
   // the pipeline before it, so Node and Redis take turns instead of overlapping. The
   // small commands issued together still leave in one write (sendCoalesced below), and the
-  // store's batchers already coalesce per shard.
-  // Measured in scratch runs of the benchmark's patterns (docs/redis.md): S1 +30-50%,
-  // S2 +17-25%, S3's median 4.3-4.8 -> 3.6-3.7 ms.
+  // store's batchers already coalesce per shard (ADR 0003).
   enableAutoPipelining: false,
   // A call fails (and the caller retries) instead of hanging through a long outage.
   maxRetriesPerRequest: 20,
@@ -127,6 +125,7 @@ export function sendCoalesced<T>(client: RedisClient, issue: () => Promise<T>): 
   return reply;
 }
 
+/** A held burst is written out once it reaches this size, so one write never grows unbounded (ADR 0004). */
 const FLUSH_BYTES = 8 * 1024;
 const held = new WeakMap<RedisClient, Socket[]>();
 

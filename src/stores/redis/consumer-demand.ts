@@ -10,16 +10,16 @@
  */
 import type { Clock } from '../../core/ports.js';
 
-/** Promotions reserve ahead for a consumer up to this many times what it asked for: a stall makes several ticks due at once (docs/redis-performance.md). */
+/** Promotions reserve ahead for a consumer up to this many times what it asked for: a stall makes several ticks due at once (ADR 0008). */
 export const PROMOTE_AHEAD = 32;
-/** A consumer counts as asking this long after its call returned: it asks again once its handlers start (docs/redis-performance.md). */
+/** A consumer counts as asking this long after its call returned: it asks again once its handlers start (ADR 0009). */
 export const LINGER_MS = 50;
 
 export class ConsumerDemand {
   /**
    * Per topic: what local consumers (default ttr) are asking for, waiting or with reserve
    * calls in flight. Counting only the waiting ones sent every task that fell due during
-   * a call to the shared lists (docs/redis-performance.md).
+   * a call to the shared lists (ADR 0009).
    */
   private readonly asking = new Map<string, number>();
   /** Per topic: how many of the promotions in flight have already promised to reserve. */

@@ -15,7 +15,7 @@ import type { Keyspace } from './keys.js';
 import type { ReadyWaiters } from './ready-waiters.js';
 import { groupByShard } from './router.js';
 
-/** Kept tasks nobody took within this long go back to the shared lists (a pull consumer may not come back soon). */
+/** Kept tasks nobody took within this long go back to the shared lists (a pull consumer may not come back soon; ADR 0009). */
 export const KEEP_MS = 100;
 
 export class KeptTaskReleaser {

@@ -3,7 +3,7 @@
  * them for a consumer that was asking, or a reserve call brought more than its caller
  * wanted), per topic, oldest first. Each remembers when it was kept: only the ones kept
  * longer than the keep time go back to the shared lists (kept-releaser.ts), not the whole
- * topic, whose newest would then wait for another reserve call (docs/redis-performance.md).
+ * topic, whose newest would then wait for another reserve call (ADR 0009).
  */
 import type { TaskRecord } from '../../core/task/model.js';
 

@@ -25,7 +25,7 @@ import { unparkScript } from './commands.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
 
-/** ~17.5 minutes: tasks due further ahead than one to two of these are parked. */
+/** ~17.5 minutes: tasks due further ahead than one to two of these are parked (ADR 0010). */
 export const PARK_BUCKET_MS = 2 ** 20;
 /** Ids taken from the park lists per unpark call: a few ms of Redis time at most. */
 const UNPARK_LIMIT = 1_000;

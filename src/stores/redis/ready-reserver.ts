@@ -25,9 +25,9 @@ import type { Subscriber } from './subscriber.js';
 
 /** The most tasks one call reserves (reserve-ready.lua pops at most 4x this per call). */
 const MAX_RESERVE = 1_000;
-/** A call with the default ttr reserves up to this many and keeps the surplus: a worker whose slots free up one by one needs no round trip per task. */
+/** A call with the default ttr reserves up to this many and keeps the surplus: a worker whose slots free up one by one needs no round trip per task (ADR 0007). */
 const PREFETCH = 64;
-/** Ids asked of one shard unless it is known to hold fewer: a few shards for larger batches, fewer script calls per task (docs/redis-performance.md). */
+/** Ids asked of one shard unless it is known to hold fewer: a few shards for larger batches, fewer script calls per task (ADR 0007). */
 const RESERVE_SHARE = 32;
 /** A background reserve asks for up to this many of a topic's backlog, up to DRAIN_SHARE from each flagged shard: a few calls of many ids each. */
 const DRAIN_FETCH = 512;
@@ -123,7 +123,7 @@ export class ReadyReserver {
   /**
    * Tasks promote pushed to the shared lists (local consumers asked for fewer than fell
    * due, or for none) were reserved only once the kept tasks ran out, and while a burst
-   * lasts promotions keep refilling those (docs/redis-performance.md). So a consumer served
+   * lasts promotions keep refilling those (ADR 0009). So a consumer served
    * from the kept tasks while its topic's lists hold a backlog starts one reserve in the
    * background that brings some of it in, ahead of what is kept. One per topic at a time; a
    * failure leaves the tasks in the lists for the next call.

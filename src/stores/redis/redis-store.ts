@@ -70,7 +70,7 @@ import type { ShardLeases } from './shard-leases.js';
 import type { Subscriber } from './subscriber.js';
 
 const MAX_LOAD_PAGE = 2_000;
-/** The members of `delayed` and `reserved` are the task's seq in this many bytes, then its id (seqBytes in lua/includes/patch.lua). */
+/** The members of `delayed` and `reserved` are the task's seq in this many bytes, then its id (seqBytes in lua/includes/patch.lua; ADR 0006). */
 const SEQ_BYTES = 7;
 
 /** Everything the store is made of, each part complete (index.ts builds them in order). */

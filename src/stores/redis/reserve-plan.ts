@@ -4,7 +4,7 @@
  * asked for what they hold, so a call reaches as many shards as it needs to fill `fetch`.
  * With long lists (a burst being drained) that is two shards of 32, few calls of many ids
  * each; with short ones (a steady flow that overflowed a busy consumer) it is every flagged
- * shard in one round trip rather than one round trip per two (docs/redis-performance.md).
+ * shard in one round trip rather than one round trip per two (ADR 0007).
  *
  *   flagged [3, 5, 7], fetch 64, share 32, backlogs unknown   -> 3: 32, 5: 32
  *   flagged [0, 4, 9], start 2, backlogs 3, 2, 5              -> 9: 5, 0: 3, 4: 2

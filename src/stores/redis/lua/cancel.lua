@@ -14,7 +14,7 @@
 -- (numbers, not substrings) and captures only seq and topic, and the new body is cut from
 -- the old one around them. Most of the cost is not here but in moving bodies between Redis
 -- and Lua: a script that only HMGETs the same ids takes ~40% of this one's time
--- (docs/redis-performance.md, "cancels").
+-- (ADRs 0005 and 0011).
 -- @include patch
 local n = #ARGV - 1
 if n == 0 then return '' end

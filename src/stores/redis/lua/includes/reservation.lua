@@ -1,7 +1,7 @@
 -- Reserving pending tasks by patching their bodies: reserve-ready.lua, promote.lua and reserve.lua
 -- include this instead of codec.lua. These scripts are on every delivery's path, where the
 -- codec's full decode and re-encode of each body was most of their Redis time
--- (docs/redis-performance.md). Here a body is matched once for the fields a reservation
+-- (ADR 0005). Here a body is matched once for the fields a reservation
 -- reads and rebuilt with one concatenation; the payload is never parsed. Keep the pattern in step with includes/codec.lua's layout:
 --   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
 -- Writes are queued and sent by flushReserved() as one HSET, ZREM (delayed) and ZADD
