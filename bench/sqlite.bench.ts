@@ -27,6 +27,7 @@ import Database from 'better-sqlite3';
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import { DelayQueue } from '../src/engine/delay-queue.js';
 import { openSqliteStore } from '../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../src/stores/system-clock.js';
 import { prepareStatements } from '../src/stores/sqlite/statements.js';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
 
@@ -146,7 +147,7 @@ interface DeadListing {
 
 /** e. Kills 20 tasks in the file at `path` and lists them both ways (see the header). */
 async function deadLetters(path: string): Promise<DeadListing> {
-  const store = await openSqliteStore(path, {});
+  const store = await openSqliteStore(path, { clock: storeSystemClock });
   const now = Date.now();
   const ids = Array.from({ length: 20 }, (_, i) => `dead-${i}`);
   await store.schedule(

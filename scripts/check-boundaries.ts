@@ -5,6 +5,11 @@
 //   src/cli       never imports src/engine or a store (it talks to a server through the client);
 //                 of src/server it imports the settings table, and the server itself only
 //                 dynamically, for `serve` (a static import cost every command ~0.3 s).
+//   src/stores    reads no clock and sets no timer: no Date.now(), new Date(), performance.now(),
+//                 process.hrtime, setTimeout/setInterval/setImmediate or their clears, no
+//                 node:timers or node:perf_hooks; time and timers come from the Clock a store
+//                 is handed (src/core/ports.ts). Exempt: src/stores/system-clock.ts, the
+//                 default Clock openStore hands a store when its caller gives none.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
@@ -43,6 +48,39 @@ for (const file of walk(root)) {
   }
   if (from === 'cli' && /^import\s[^;]*from\s+['"][^'"]*server\/main\.js['"]/m.test(source))
     violations.push(`${relative(process.cwd(), file)} imports the server statically: load it with import() in the serve command`);
+}
+
+// --- stores read no clock -----------------------------------------------------------
+const TIMER_CALLS = new Set(['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'clearImmediate']);
+const CLOCK_READS = new Set(['Date.now', 'performance.now', 'process.hrtime', 'process.hrtime.bigint', 'performance.timeOrigin']);
+const CLOCK_MODULES = new Set(['node:timers', 'node:timers/promises', 'node:perf_hooks', 'timers', 'timers/promises', 'perf_hooks']);
+const storesClockExempt = join(root, 'stores', 'system-clock.ts');
+
+/** Each place `file` reads wall time or touches a timer, as "line: what" (code only: comments and strings never match). */
+function clockUses(file: string, source: string): string[] {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const at = (node: ts.Node, what: string): void => {
+    found.push(`${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: ${what}`);
+  };
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node) && TIMER_CALLS.has(node.text) && !(ts.isPropertyAssignment(node.parent) && node.parent.name === node) && !(ts.isPropertyAccessExpression(node.parent) && node.parent.name === node))
+      at(node, node.text);
+    else if (ts.isPropertyAccessExpression(node) && CLOCK_READS.has(node.getText(sf).replace(/\s+/g, ''))) at(node, node.getText(sf));
+    else if (ts.isPropertyAccessExpression(node) && TIMER_CALLS.has(node.name.text) && /^(globalThis|global)$/.test(node.expression.getText(sf))) at(node, node.getText(sf));
+    else if (ts.isNewExpression(node) && node.expression.getText(sf) === 'Date' && (node.arguments?.length ?? 0) === 0) at(node, 'new Date()');
+    else if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && CLOCK_MODULES.has(node.moduleSpecifier.text))
+      at(node, `import '${node.moduleSpecifier.text}'`);
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+for (const file of walk(join(root, 'stores'))) {
+  if (file === storesClockExempt) continue;
+  for (const use of clockUses(file, readFileSync(file, 'utf8')))
+    violations.push(`${relative(process.cwd(), file)}:${use}: stores read no clock; take the Clock they are handed`);
 }
 
 if (violations.length > 0) {

@@ -21,13 +21,15 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(', ')}`);
   process.exit(1);
 }
-// --test-force-exit: a test file ends when its tests have, even if a client it opened
-// still holds the event loop (a Redis Cluster client reconnecting to a cluster the file has
-// already stopped did, under heavy load), instead of hanging the whole run. Its reports
-// must reach the runner before that exit: scripts/blocking-stdout.ts.
+// No --test-force-exit: a test file must end on its own, having closed every queue, store,
+// server and client it opened. --test-timeout bounds each test and also each file as a
+// whole (node:test runs a file as one test of the runner), so a file that leaks a handle
+// (its tests pass, its process never exits) fails after FILE_TIMEOUT_MS instead of hanging
+// the run. Find the handle with process.getActiveResourcesInfo() in an after() hook.
+const FILE_TIMEOUT_MS = 300_000;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--import', './scripts/blocking-stdout.ts', '--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -45,7 +45,7 @@ export async function openStore(spec: string, options: StoreOptions = {}): Promi
     const path = spec.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (path.length === 0) throw new DelayQError('INVALID_STORE_URL', `store "${spec}": give a file path, e.g. sqlite:./delayq.db`);
     const { openSqliteStore } = await import('./sqlite/index.js');
-    return openSqliteStore(path, options);
+    return openSqliteStore(path, { ...options, clock: options.clock ?? storeSystemClock });
   }
   if (spec.startsWith('redis://') || spec.startsWith('rediss://') || spec.startsWith('redis+cluster://')) {
     const { openRedisStore } = await import('./redis/index.js');

@@ -61,14 +61,15 @@ function assertEachOnceInOrder(refs: readonly TimerRef[], count: number): void {
 
 export function runStoreConformance(name: string, factory: StoreFactory): void {
   describe(`store conformance: ${name}`, () => {
-    let sut: StoreUnderTest;
     let store: TaskStore;
     const cleanups: (() => Promise<void>)[] = [];
 
     beforeEach(async () => {
-      sut = await factory();
-      store = sut.store;
-      cleanups.push(sut.cleanup ?? (() => store.close()));
+      const opened = await factory();
+      store = opened.store;
+      // Closes this store, not whatever `store` names by then: a test that skips itself
+      // gets no afterEach (node 20), so its cleanup runs after the next test's beforeEach.
+      cleanups.push(opened.cleanup ?? (() => opened.store.close()));
     });
 
     afterEach(async () => {

@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from '../../src/core/ports.js';
 import { DelayQueue } from '../../src/engine/delay-queue.js';
 import { Checkpointer, FALLBACK_AUTOCHECKPOINT } from '../../src/stores/sqlite/checkpointer.js';
+import { storeSystemClock } from '../../src/stores/system-clock.js';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis-servers.js';
 
 interface Entry {
@@ -47,7 +48,7 @@ describe('store background failures', () => {
       db.pragma('journal_mode = WAL');
       const { logger, entries } = capturingLogger();
       // The worker opens this path itself: a directory that does not exist fails it at start.
-      const checkpointer = new Checkpointer(db, join(dir, 'missing', 'a.db'), 'NORMAL', logger);
+      const checkpointer = new Checkpointer(db, join(dir, 'missing', 'a.db'), 'NORMAL', logger, storeSystemClock);
       checkpointer.start();
       await until(() => entries.some((e) => e.level === 'warn' && e.msg.includes('checkpoint worker failed')), 'the warning');
       assert.equal(db.pragma('wal_autocheckpoint', { simple: true }), FALLBACK_AUTOCHECKPOINT);

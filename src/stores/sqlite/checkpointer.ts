@@ -4,8 +4,10 @@
  * threshold: with a large WAL that is tens of ms of writing and an fsync, all of it on
  * the thread that also fires timers (we measured 70 ms stalls and p99 lateness of 47 ms).
  * Here the main connection never checkpoints; a second connection on a worker thread
- * runs PASSIVE checkpoints (which never block the writer): every 200 ms, and back to back
- * while the WAL holds frames it has not copied yet. The WAL can only start over once a
+ * runs PASSIVE checkpoints (which never block the writer): one at start, one INTERVAL_MS
+ * after a commit that follows a pass (the store's clock times it: an idle store holds no
+ * timer), and back to back while the WAL holds frames it has not copied yet (the worker's
+ * own loop, on its own thread, which no Clock reaches). The WAL can only start over once a
  * checkpoint has caught up completely, so under a steady stream of commits a checkpoint
  * on a timer alone would let it grow without bound.
  *
@@ -23,9 +25,10 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import type { Logger } from '../../core/ports.js';
+import type { Clock, Logger, TimerToken } from '../../core/ports.js';
 
-const INTERVAL_MS = 200;
+/** From a commit to the pass that copies it, at most (the main thread never waits for it). */
+export const INTERVAL_MS = 200;
 /**
  * ~256 MiB of 4 KiB pages. The WAL file keeps its high-water size until close (no
  * journal_size_limit: truncating a large WAL inside a COMMIT stalled the loop ~100 ms).
@@ -53,11 +56,13 @@ function pass() {
     parentPort.postMessage({ error: String(error) });
   }
   // Behind: go again at once, so we catch up between two commits and the WAL restarts.
-  timer = setTimeout(pass, behind ? 0 : workerData.intervalMs);
+  // Caught up: wait for the main thread to ask (a commit, then its interval).
+  timer = behind ? setTimeout(pass, 0) : null;
 }
 pass();
 parentPort.on('message', (message) => {
-  clearTimeout(timer);
+  if (timer !== null) clearTimeout(timer);
+  timer = null;
   if (message === 'pass') return pass();
   db.close();
   parentPort.close();
@@ -79,12 +84,15 @@ export class Checkpointer {
   private unsettled = 0;
   /** The last checkpoint error reported: a failure that repeats every pass is logged once. */
   private lastError: string | null = null;
+  /** The pass asked for INTERVAL_MS after the first commit since the last one. */
+  private passTimer: TimerToken | null = null;
 
   constructor(
     private readonly db: Database.Database,
     private readonly file: string,
     private readonly synchronous: 'NORMAL' | 'FULL',
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   start(): void {
@@ -93,7 +101,7 @@ export class Checkpointer {
       const driver = createRequire(import.meta.url).resolve('better-sqlite3');
       const worker = new Worker(WORKER_SOURCE, {
         eval: true,
-        workerData: { driver, path: this.file, synchronous: this.synchronous, intervalMs: INTERVAL_MS },
+        workerData: { driver, path: this.file, synchronous: this.synchronous },
       });
       worker.unref();
       // Its 'error' counts as the end too: an unref'd worker that failed keeps nothing alive
@@ -121,8 +129,19 @@ export class Checkpointer {
     return !this.holding;
   }
 
+  /** A transaction committed: its frames get copied by a pass within INTERVAL_MS. */
+  committed(): void {
+    if (this.passTimer !== null || this.worker === null) return;
+    this.passTimer = this.clock.setTimer(() => {
+      this.passTimer = null;
+      this.worker?.postMessage('pass');
+    }, INTERVAL_MS);
+  }
+
   /** Stops the worker; its connection is the last to close, so it leaves a checkpointed file. */
   async stop(): Promise<void> {
+    if (this.passTimer !== null) this.clock.clearTimer(this.passTimer);
+    this.passTimer = null;
     // Held while stopping: an unref'd worker would let the process exit under our await.
     this.worker?.ref();
     this.worker?.postMessage('stop');
@@ -163,6 +182,8 @@ export class Checkpointer {
   }
 
   private fallBack(): void {
+    if (this.passTimer !== null) this.clock.clearTimer(this.passTimer);
+    this.passTimer = null;
     this.worker = null;
     this.holding = false;
     if (this.db.open) this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT}`);

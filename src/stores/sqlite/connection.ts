@@ -17,7 +17,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
-import type { Logger } from '../../core/ports.js';
+import type { Clock, Logger } from '../../core/ports.js';
 import { Checkpointer } from './checkpointer.js';
 import { FileLock } from './lock.js';
 import { identify, judgeHeader, migrate } from './schema.js';
@@ -28,12 +28,16 @@ export interface ConnectionOptions {
   readonly cacheKiB: number;
   /** Checkpoint failures go here (see StoreOptions.logger). */
   readonly logger: Logger;
+  /** Times the checkpoint passes (see checkpointer.ts). */
+  readonly clock: Clock;
 }
 
 export interface Connection {
   readonly db: Database.Database;
   /** False while writes should wait for the checkpoint worker (see checkpointer.ts). */
   mayWrite(): boolean;
+  /** Called after every COMMIT: the checkpointer copies it within its interval. */
+  committed(): void;
   /** Closes the database, then the checkpoint worker, then drops the lock. */
   close(): Promise<void>;
 }
@@ -68,12 +72,13 @@ export function openConnection(path: string, options: ConnectionOptions): Connec
     lock?.release();
     throw translate(error, file, 'open');
   }
-  const checkpointer = new Checkpointer(db, file, options.synchronous, options.logger);
+  const checkpointer = new Checkpointer(db, file, options.synchronous, options.logger, options.clock);
   checkpointer.start();
   const held = lock;
   return {
     db,
     mayWrite: () => checkpointer.mayWrite(),
+    committed: () => checkpointer.committed(),
     close: async () => {
       if (db.open) db.close();
       await checkpointer.stop();

@@ -27,6 +27,7 @@
  * transaction, which is the claim's or a later one.
  */
 import type Database from 'better-sqlite3';
+import type { Clock, TimerToken } from '../../core/ports.js';
 import { CountDeltas } from './count-deltas.js';
 
 export type Apply<T> = (counts: CountDeltas) => T;
@@ -40,6 +41,9 @@ interface Entry {
   readonly reject: (error: unknown) => void;
 }
 
+/** How long a write waits while the checkpointer holds writes, before asking again. */
+const HOLD_MS = 2;
+
 type Outcome = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
 export class GroupCommit {
@@ -48,9 +52,9 @@ export class GroupCommit {
   private queue: Entry[] = [];
   /** A transaction begun by applyNow() and not yet committed: the next flush commits it. */
   private open = false;
-  private flushTimer: NodeJS.Immediate | null = null;
+  private flushTimer: TimerToken | null = null;
   private earlyWeight = 0;
-  private holdTimer: NodeJS.Timeout | null = null;
+  private holdTimer: TimerToken | null = null;
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
@@ -60,6 +64,8 @@ export class GroupCommit {
 
   constructor(
     private readonly db: Database.Database,
+    /** A zero delay is the next turn of the event loop (the flush); see storeSystemClock. */
+    private readonly clock: Clock,
     private readonly writeCounts: (counts: CountDeltas) => void,
     private readonly translate: (error: unknown) => Error,
     private readonly maxWeight = 4_000,
@@ -70,6 +76,8 @@ export class GroupCommit {
      * (parking's runs, see parking.ts): if it throws, the whole transaction rolls back.
      */
     private readonly beforeCommit: () => void = () => undefined,
+    /** After every COMMIT (the checkpointer schedules the pass that copies it). */
+    private readonly afterCommit: () => void = () => undefined,
   ) {
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
@@ -87,7 +95,7 @@ export class GroupCommit {
   submit<T>(weight: number, apply: Apply<T>, oneStatement = false): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ weight, oneStatement, apply, resolve: resolve as (value: unknown) => void, reject });
-      if (this.holdTimer === null) this.flushTimer ??= setImmediate(() => this.flushOne());
+      if (this.holdTimer === null) this.flushTimer ??= this.clock.setTimer(this.flushNext, 0);
     });
   }
 
@@ -127,7 +135,7 @@ export class GroupCommit {
       if (!this.db.inTransaction) this.open = false;
       return Promise.reject(this.translate(error));
     } finally {
-      this.flushTimer ??= this.open && this.holdTimer === null ? setImmediate(() => this.flushOne()) : null;
+      this.flushTimer ??= this.open && this.holdTimer === null ? this.clock.setTimer(this.flushNext, 0) : null;
     }
     this.earlyWeight += weight;
     return Promise.resolve(value);
@@ -135,26 +143,28 @@ export class GroupCommit {
 
   /** Commits everything queued, synchronously (close() uses it so nothing queued is dropped). */
   drain(): void {
-    if (this.flushTimer !== null) clearImmediate(this.flushTimer);
-    if (this.holdTimer !== null) clearTimeout(this.holdTimer);
+    if (this.flushTimer !== null) this.clock.clearTimer(this.flushTimer);
+    if (this.holdTimer !== null) this.clock.clearTimer(this.holdTimer);
     this.flushTimer = null;
     this.holdTimer = null;
     while (this.queue.length > 0 || this.open) this.commitBatch(this.takeBatch());
   }
+
+  private readonly flushNext = (): void => this.flushOne();
 
   private flushOne(): void {
     this.flushTimer = null;
     if (!this.mayWrite()) {
       // Changes applied early are committed now, not held open for the whole hold.
       if (this.open) this.commitBatch([]);
-      this.holdTimer = setTimeout(() => {
+      this.holdTimer = this.clock.setTimer(() => {
         this.holdTimer = null;
         this.flushOne();
-      }, 2);
+      }, HOLD_MS);
       return;
     }
     this.commitBatch(this.takeBatch());
-    if (this.queue.length > 0) this.flushTimer = setImmediate(() => this.flushOne());
+    if (this.queue.length > 0) this.flushTimer = this.clock.setTimer(this.flushNext, 0);
   }
 
   private takeBatch(): Entry[] {
@@ -217,6 +227,7 @@ export class GroupCommit {
       this.beforeCommit();
       this.commit.run();
       this.committed++;
+      this.afterCommit();
       return outcomes;
     } catch (error) {
       if (this.db.inTransaction) {

@@ -3,7 +3,7 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
-import type { TaskStore } from '../../core/ports.js';
+import type { Clock, TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
 import { openConnection } from './connection.js';
 import { chooseBucketWidth } from './parking.js';
@@ -14,6 +14,8 @@ export const DEFAULT_HORIZON_MS = 60_000;
 const CACHE_KIB = 32 * 1024;
 
 export interface SqliteStoreOptions extends StoreOptions {
+  /** Runs the group commits and the checkpoint passes: the store reads no clock of its own. */
+  clock: Clock;
   /** Tests only: the park bucket width of a file with nothing parked (default 2^26 ms; see parking.ts). */
   parkBucketMs?: number;
 }
@@ -26,7 +28,8 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions)
   if (synchronous !== 'NORMAL' && synchronous !== 'FULL')
     throw new DelayQError('INVALID_OPTION', `synchronous: must be 'NORMAL' or 'FULL' (got ${String(synchronous)})`, { field: 'synchronous' });
   const logger = options.logger ?? silentLogger;
-  const connection = openConnection(path, { synchronous, cacheKiB: CACHE_KIB, logger });
+  const { clock } = options;
+  const connection = openConnection(path, { synchronous, cacheKiB: CACHE_KIB, logger, clock });
   if (options.parkBucketMs !== undefined) {
     try {
       chooseBucketWidth(connection.db, options.parkBucketMs);
@@ -35,5 +38,5 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions)
       throw error;
     }
   }
-  return new SqliteStore(connection, path, horizonMs, logger);
+  return new SqliteStore(connection, path, horizonMs, clock, logger);
 }

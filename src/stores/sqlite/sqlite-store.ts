@@ -18,6 +18,7 @@ import type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
+  Clock,
   DueCursor,
   StoreNackOptions,
   NackOutcome,
@@ -56,6 +57,7 @@ export class SqliteStore implements TaskStore {
     private readonly connection: Connection,
     readonly path: string,
     readonly horizonMs: number,
+    clock: Clock,
     logger: Logger = silentLogger,
   ) {
     this.description = `sqlite:${path}`;
@@ -63,6 +65,7 @@ export class SqliteStore implements TaskStore {
     this.sql = prepareStatements(this.db);
     this.writer = new GroupCommit(
       this.db,
+      clock,
       (counts) => {
         for (const { topic, state, n } of counts.entries()) this.sql.addCount.run(topic, state, n);
       },
@@ -70,6 +73,7 @@ export class SqliteStore implements TaskStore {
       4_000,
       () => connection.mayWrite(),
       () => this.parking.flush(),
+      () => connection.committed(),
     );
     this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply), (error) =>
       logger.warn({ err: error, path }, 'sqlite: moving parked tasks ahead of time failed; the next load retries'),

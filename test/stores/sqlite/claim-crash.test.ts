@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 
 const child = join(import.meta.dirname, 'fixtures', 'claim-crash-child.ts');
 
@@ -37,7 +38,7 @@ describe('sqlite store: a crash right after a claim', () => {
     const path = join(dir, 'c.db');
     const lost = await crashAfterClaim(path, 'now');
     assert.notEqual(lost, 'none');
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
       const row = await store.get('x');
       assert.equal(row?.state, 'pending');
@@ -56,7 +57,7 @@ describe('sqlite store: a crash right after a claim', () => {
   it('one event-loop turn later: the claim is committed', async () => {
     const path = join(dir, 'c.db');
     const receipt = await crashAfterClaim(path, 'after-turn');
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
       const row = await store.get('x');
       assert.equal(row?.state, 'reserved');

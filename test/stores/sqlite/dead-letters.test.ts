@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import type { TaskStore } from '../../../src/core/ports.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { prepareStatements } from '../../../src/stores/sqlite/statements.js';
 import { T0, task } from '../../conformance/store-conformance.js';
 
@@ -19,7 +20,7 @@ describe('sqlite store: dead letters', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-dead-'));
     path = join(dir, 'd.db');
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
   });
   afterEach(async () => {
     await store.close();
@@ -76,6 +77,6 @@ describe('sqlite store: dead letters', () => {
     db.close();
     assert.match(plan, /USING INDEX tasks_dead/);
     assert.doesNotMatch(plan, /SCAN tasks\b(?! USING INDEX tasks_dead)/);
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
   });
 });

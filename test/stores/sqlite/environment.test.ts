@@ -12,6 +12,7 @@ import { isDelayQError, type ErrorCode } from '../../../src/core/errors.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { LATEST_VERSION } from '../../../src/stores/sqlite/migrations/index.js';
 import { APPLICATION_ID } from '../../../src/stores/sqlite/schema.js';
 
@@ -43,7 +44,7 @@ describe('sqlite store: opening', () => {
 
   it('creates a new file in WAL mode, stamped with the delayq id and schema version', async () => {
     const path = join(dir, 'new.db');
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.schedule([task('a')], T0);
     await store.close();
     const db = new Database(path, { readonly: true });
@@ -55,11 +56,11 @@ describe('sqlite store: opening', () => {
 
   it('keeps every committed task across close and reopen, and reports its horizon', async () => {
     const path = join(dir, 'reopen.db');
-    const first = await openSqliteStore(path, { horizonMs: 5_000 });
+    const first = await openSqliteStore(path, { clock: storeSystemClock, horizonMs: 5_000 });
     assert.equal(first.horizonMs, 5_000);
     await first.schedule([task('a'), task('b', { topic: 'u' })], T0);
     await first.close();
-    const second = await openSqliteStore(path, {});
+    const second = await openSqliteStore(path, { clock: storeSystemClock });
     assert.equal(second.horizonMs, 60_000);
     assert.equal((await second.get('b'))?.topic, 'u');
     assert.deepEqual((await second.stats()).byState.pending, 2);
@@ -67,7 +68,7 @@ describe('sqlite store: opening', () => {
   });
 
   it('refuses a directory that does not exist', async () => {
-    await rejectsWith(openSqliteStore(join(dir, 'missing', 'x.db'), {}), 'STORE_UNAVAILABLE', /does not exist/);
+    await rejectsWith(openSqliteStore(join(dir, 'missing', 'x.db'), { clock: storeSystemClock }), 'STORE_UNAVAILABLE', /does not exist/);
     assert.equal(existsSync(join(dir, 'missing')), false);
   });
 
@@ -76,19 +77,19 @@ describe('sqlite store: opening', () => {
   it('refuses a path inside a regular file', async () => {
     const file = join(dir, 'plain');
     writeFileSync(file, 'data');
-    await rejectsWith(openSqliteStore(join(file, 'x.db'), {}), 'STORE_UNAVAILABLE', /not a directory/);
+    await rejectsWith(openSqliteStore(join(file, 'x.db'), { clock: storeSystemClock }), 'STORE_UNAVAILABLE', /not a directory/);
     assert.equal(readFileSync(file, 'utf8'), 'data');
   });
 
   it('refuses a directory where no file can be created (/proc)', async () => {
-    await rejectsWith(openSqliteStore('/proc/delayq-test.db', {}), 'STORE_UNAVAILABLE', /cannot open or create the file/);
+    await rejectsWith(openSqliteStore('/proc/delayq-test.db', { clock: storeSystemClock }), 'STORE_UNAVAILABLE', /cannot open or create the file/);
   });
 
   it('refuses a file that is not SQLite, without changing it', async () => {
     const path = join(dir, 'notes.txt');
     writeFileSync(path, 'just some text, certainly more than one hundred bytes long '.repeat(4));
     const before = digest(path);
-    await rejectsWith(openSqliteStore(path, {}), 'STORE_INCOMPATIBLE', /not a delayq database/);
+    await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_INCOMPATIBLE', /not a delayq database/);
     assert.equal(digest(path), before);
   });
 
@@ -98,27 +99,27 @@ describe('sqlite store: opening', () => {
     other.exec("CREATE TABLE customers (name TEXT); INSERT INTO customers VALUES ('ada')");
     other.close();
     const before = digest(path);
-    await rejectsWith(openSqliteStore(path, {}), 'STORE_INCOMPATIBLE', /not a delayq database/);
+    await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_INCOMPATIBLE', /not a delayq database/);
     assert.equal(digest(path), before);
     assert.equal(existsSync(`${path}-wal`), false);
   });
 
   it('refuses a database written by a newer schema version, without changing it', async () => {
     const path = join(dir, 'newer.db');
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.schedule([task('a')], T0);
     await store.close();
     const db = new Database(path);
     db.pragma(`user_version = ${LATEST_VERSION + 1}`);
     db.close();
     const before = digest(path);
-    await rejectsWith(openSqliteStore(path, {}), 'STORE_INCOMPATIBLE', /newer delayq/);
+    await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_INCOMPATIBLE', /newer delayq/);
     assert.equal(digest(path), before);
   });
 
   it('refuses bad options', async () => {
-    await rejectsWith(openSqliteStore(join(dir, 'x.db'), { horizonMs: 10 }), 'INVALID_OPTION', /horizonMs/);
-    await rejectsWith(openSqliteStore(join(dir, 'x.db'), { synchronous: 'OFF' as 'FULL' }), 'INVALID_OPTION', /synchronous/);
+    await rejectsWith(openSqliteStore(join(dir, 'x.db'), { clock: storeSystemClock, horizonMs: 10 }), 'INVALID_OPTION', /horizonMs/);
+    await rejectsWith(openSqliteStore(join(dir, 'x.db'), { clock: storeSystemClock, synchronous: 'OFF' as 'FULL' }), 'INVALID_OPTION', /synchronous/);
   });
 });
 
@@ -142,12 +143,12 @@ describe('sqlite store: one process at a time', () => {
   it('refuses a file held by another live process, then opens it once that process died', async () => {
     const path = join(dir, 'held.db');
     const holder = await holdInChild(path);
-    await rejectsWith(openSqliteStore(path, {}), 'STORE_LOCKED', /another delayq process/);
+    await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_LOCKED', /another delayq process/);
     const exited = new Promise((resolve) => holder.once('exit', resolve));
     holder.kill('SIGKILL');
     await exited;
     // The kernel dropped the dead holder's lock; its committed task is intact.
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     const held = await store.get('held');
     assert.equal(held?.payload, '"mine"');
     assert.equal(held?.state, 'pending');
@@ -156,8 +157,8 @@ describe('sqlite store: one process at a time', () => {
 
   it('refuses a second open in the same process', async () => {
     const path = join(dir, 'twice.db');
-    const first = await openSqliteStore(path, {});
-    await rejectsWith(openSqliteStore(path, {}), 'STORE_LOCKED', /only one may open it/);
+    const first = await openSqliteStore(path, { clock: storeSystemClock });
+    await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_LOCKED', /only one may open it/);
     await first.schedule([task('a')], T0);
     assert.equal((await first.get('a'))?.state, 'pending');
     await first.close();

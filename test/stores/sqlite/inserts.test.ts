@@ -11,6 +11,7 @@ import { isDelayQError } from '../../../src/core/errors.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord, TimerRef } from '../../../src/core/task/model.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { MAX_ROWS } from '../../../src/stores/sqlite/inserts.js';
 import { BUCKET_MS, bucketOf } from '../../../src/stores/sqlite/parking.js';
 import type { SqliteStore } from '../../../src/stores/sqlite/sqlite-store.js';
@@ -41,7 +42,7 @@ describe('sqlite store: batched inserts', () => {
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-inserts-'));
     path = join(dir, 'i.db');
-    store = (await openSqliteStore(path, {})) as SqliteStore;
+    store = (await openSqliteStore(path, { clock: storeSystemClock })) as SqliteStore;
   });
   afterEach(async () => {
     await store.close();

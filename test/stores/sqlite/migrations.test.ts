@@ -13,6 +13,7 @@ import { sql as v1 } from '../../../src/stores/sqlite/migrations/0001_initial.js
 import { STATE_CHECK, apply as dropStateCheck } from '../../../src/stores/sqlite/migrations/0002_state_check.js';
 import { LATEST_VERSION } from '../../../src/stores/sqlite/migrations/index.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { BUCKET_MS, bucketOf } from '../../../src/stores/sqlite/parking.js';
 import { APPLICATION_ID } from '../../../src/stores/sqlite/schema.js';
 import { decodeSeqs } from '../../../src/stores/sqlite/seq-runs.js';
@@ -59,7 +60,7 @@ describe('sqlite store: migrations', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('a fresh database has the latest schema, without the column CHECK on state', async () => {
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.close();
     const db = new Database(path, { readonly: true });
     assert.equal(db.pragma('user_version', { simple: true }), LATEST_VERSION);
@@ -80,7 +81,7 @@ describe('sqlite store: migrations', () => {
     db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', 2)").run();
     db.close();
 
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     assert.equal((await store.get('old-1'))?.payload, '{"v":1}');
     const [created] = await store.schedule(
       [{ id: 'new-1', topic: 't', payload: '{}', runAt: T0 + 5, maxAttempts: 3, ttrMs: 5_000, backoff: DEFAULT_BACKOFF }],
@@ -99,7 +100,7 @@ describe('sqlite store: migrations', () => {
     assert.throws(() => insertRaw(after, 'bogus', 'bogus'), /CHECK constraint failed/);
     after.close();
     // And a second open has nothing left to do.
-    const again = await openSqliteStore(path, {});
+    const again = await openSqliteStore(path, { clock: storeSystemClock });
     assert.equal((await again.get('new-1'))?.state, 'pending');
     await again.close();
   });
@@ -109,7 +110,7 @@ describe('sqlite store: migrations', () => {
     const bucket = bucketOf(T0) + 3;
     writeVersion2(path, 600, (i) => (i % 10 === 0 ? bucket + 1 : bucket));
 
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     const seen: string[] = [];
     for (let after: { dueAt: number; seq: number } | null = null; ; ) {
       const page = await store.loadDue(Number.POSITIVE_INFINITY, after, 250);
@@ -129,7 +130,7 @@ describe('sqlite store: migrations', () => {
   it('builds runs that name each parked row of version 2 once, under its own bucket', async () => {
     const bucket = bucketOf(T0) + 3;
     writeVersion2(path, 600, (i) => bucket + (i % 3));
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.close();
 
     const after = new Database(path, { readonly: true });

@@ -10,6 +10,7 @@ import type { TaskStore } from '../../../src/core/ports.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord, TimerRef } from '../../../src/core/task/model.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { BUCKET_MS, SCAN_RUNS, UNPARK_BATCH, bucketOf } from '../../../src/stores/sqlite/parking.js';
 import { decodeSeqs } from '../../../src/stores/sqlite/seq-runs.js';
 
@@ -60,7 +61,7 @@ describe('sqlite store: parking far-future tasks', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('unparks bucket by bucket, in batches, and loads every pending task in (dueAt, seq) order', async () => {
-    let store = await openSqliteStore(path, {});
+    let store = await openSqliteStore(path, { clock: storeSystemClock });
     // Before the first loadDue every new task parks: more than one unpark batch in bucket B,
     // a few in later buckets, inserted out of time order.
     const inB = Array.from({ length: UNPARK_BATCH * 2 + 37 }, (_, i) => task(`b${i}`, START + ((i * 7_919) % 1_000_000)));
@@ -69,7 +70,7 @@ describe('sqlite store: parking far-future tasks', () => {
     await store.close();
     assert.equal(parkedRows(path), inB.length + later.length);
 
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
     const firstWindow = await loadAll(store, START + BUCKET_MS);
     assert.deepEqual(
       firstWindow.map((r) => r.id),
@@ -94,7 +95,7 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('keeps far-future tasks parked while the engine only looks a horizon ahead', async () => {
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.loadDue(START + 60_000, null, 10);
     const far = Array.from({ length: 100 }, (_, i) => task(`f${i}`, START + 3 * BUCKET_MS + i * 1_000));
     const near = Array.from({ length: 10 }, (_, i) => task(`n${i}`, START + 1_000 + i));
@@ -112,7 +113,7 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('files every parked row in a run of its bucket, from batches and single schedules alike, duplicates included', async () => {
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     const batch = Array.from({ length: 300 }, (_, i) => task(`m${i}`, START + (i % 7) * BUCKET_MS + i));
     await store.schedule(batch, START - 1_000);
     await Promise.all(Array.from({ length: 40 }, (_, i) => store.schedule([task(`s${i}`, START + (i % 3) * BUCKET_MS + 7)], START - 1_000)));
@@ -124,7 +125,7 @@ describe('sqlite store: parking far-future tasks', () => {
     assert.equal(parkedRows(path), 341);
     assert.equal(unfiled(path), 0);
 
-    const reopened = await openSqliteStore(path, {});
+    const reopened = await openSqliteStore(path, { clock: storeSystemClock });
     const loaded = await loadAll(reopened, START + 7 * BUCKET_MS);
     assert.equal(loaded.length, 340, 'all but "next", which is due later');
     assert.ok(!loaded.some((r) => r.id === 'next'));
@@ -133,7 +134,7 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('meets every run, however many it keeps, and a run written while a pass is under way', async () => {
-    let store = await openSqliteStore(path, {});
+    let store = await openSqliteStore(path, { clock: storeSystemClock });
     // More runs to keep than one step reads (single schedules, one run each, far away),
     // then the runs the pass must move.
     for (let i = 0; i < SCAN_RUNS + 300; i += 100)
@@ -141,7 +142,7 @@ describe('sqlite store: parking far-future tasks', () => {
     await Promise.all(Array.from({ length: 50 }, (_, j) => store.schedule([task(`near${j}`, START + 1_000 + j)], START - 1_000)));
     await store.close();
 
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
     // The frontier is still 0, so these park too; the first lands in the transaction of the
     // pass's first step, the second after it.
     const loading = loadAll(store, START + 60_000);
@@ -159,7 +160,7 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('a task parked after a pass lowers the floor, so the next frontier move unparks it', async () => {
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.schedule([task('far', START + 6 * BUCKET_MS)], START);
     // This pass leaves "far" (bucket B+6) parked and learns that nothing lower is.
     assert.equal((await loadAll(store, START + 60_000)).length, 0);
@@ -174,13 +175,13 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('keeps the frontier across a restart: the first loadDue after an open needs no pass', async () => {
-    let store = await openSqliteStore(path, {});
+    let store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.schedule([task('far', START + 5 * BUCKET_MS)], START);
     await loadAll(store, START + 60_000);
     await new Promise((resolve) => setImmediate(resolve)); // the background pass to B+2: one step, run by the next flush
     await store.close();
 
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
     // Below the stored frontier: straight to the due index, before any loadDue of this open.
     await store.schedule([task('near', START + BUCKET_MS + 1), task('farther', START + 6 * BUCKET_MS)], START);
     await store.close();
@@ -190,7 +191,7 @@ describe('sqlite store: parking far-future tasks', () => {
     db.close();
     assert.deepEqual(parked, ['far', 'farther']);
 
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
     assert.deepEqual(
       (await loadAll(store, Number.POSITIVE_INFINITY)).map((r) => r.id),
       ['near', 'far', 'farther'],
@@ -203,7 +204,7 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('files the single schedules of one transaction in one run per bucket', async () => {
-    const store = await openSqliteStore(path, {});
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
     await Promise.all(Array.from({ length: 200 }, (_, i) => store.schedule([task(`c${i}`, START + (i % 2) * BUCKET_MS + i)], START - 1_000)));
     await store.close();
     const db = new Database(path, { readonly: true });
@@ -213,10 +214,10 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('moves a task parked earlier in the transaction whose pass step ends below it straight to the due index', async () => {
-    let store = await openSqliteStore(path, {});
+    let store = await openSqliteStore(path, { clock: storeSystemClock });
     await store.schedule([task('old', START + 1_000)], START - 1_000);
     await store.close();
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
     // Same turn, same transaction: the schedule parks (frontier 0), then the pass's only step
     // reads parked_runs (without the new run, not yet filed) and moves the frontier past it.
     const scheduled = store.schedule([task('same-turn', START + 2_000)], START);
@@ -231,19 +232,19 @@ describe('sqlite store: parking far-future tasks', () => {
   });
 
   it('takes another bucket width only while nothing is parked, and keeps it in the file', async () => {
-    let store = await openSqliteStore(path, { parkBucketMs: 1_000 });
+    let store = await openSqliteStore(path, { clock: storeSystemClock, parkBucketMs: 1_000 });
     await store.schedule([task('soon', START + 5_500)], START);
     await store.close();
     const db = new Database(path, { readonly: true });
     assert.deepEqual(db.prepare('SELECT park_bucket FROM tasks').pluck().all(), [bucketOf(START + 5_500, 1_000)]);
     db.close();
     // A task is parked under 1,000 ms buckets: another width is refused, and the file let go.
-    await assert.rejects(openSqliteStore(path, { parkBucketMs: 2_000 }), (error: unknown) => {
+    await assert.rejects(openSqliteStore(path, { clock: storeSystemClock, parkBucketMs: 2_000 }), (error: unknown) => {
       assert.equal((error as { code?: string }).code, 'INVALID_OPTION');
       return true;
     });
     // Without the option the file keeps its own width: loading 6 s ahead unparks the task.
-    store = await openSqliteStore(path, {});
+    store = await openSqliteStore(path, { clock: storeSystemClock });
     assert.deepEqual((await loadAll(store, START + 6_000)).map((r) => r.id), ['soon']);
     await store.close();
   });

@@ -1,6 +1,7 @@
 // The SQLite store under the engine: only the horizon lives in memory, and a restart
 // delivers what was overdue in runAt order, in bounded batches, without resurrecting
-// finished tasks. Time is a ManualClock; only the store's I/O turns of the event loop run.
+// finished tasks. The engine's time is a ManualClock; the store keeps the system clock
+// (storeOptions.clock), so its commits run on real turns of the event loop, as in production.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
 import { DelayQueue } from '../../../src/engine/delay-queue.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -47,7 +49,7 @@ describe('sqlite store under the engine', () => {
 
   it('keeps only the horizon in the wheel and loads the rest as time moves on', async () => {
     const clock = new ManualClock(T0);
-    const q = await DelayQueue.open({ store: `sqlite:${path}`, storeOptions: { horizonMs: 60_000 }, clock });
+    const q = await DelayQueue.open({ store: `sqlite:${path}`, storeOptions: { horizonMs: 60_000, clock: storeSystemClock }, clock });
     const far = Array.from({ length: 2_000 }, (_, i) => ({ id: `far${i}`, topic: 'jobs', runAt: T0 + 300_000 + i * 300, payload: i }));
     const near = Array.from({ length: 10 }, (_, i) => ({ id: `near${i}`, topic: 'jobs', runAt: T0 + 10_000 + i, payload: i }));
     await q.scheduleMany(far);
@@ -77,7 +79,7 @@ describe('sqlite store under the engine', () => {
 
   it('on restart, delivers overdue tasks in runAt order in bounded batches; finished stay finished', async () => {
     const N = 20_000;
-    const setup = await openSqliteStore(path, {});
+    const setup = await openSqliteStore(path, { clock: storeSystemClock });
     // Overdue by up to an hour, inserted in an order unrelated to runAt.
     const overdue = shuffled(Array.from({ length: N }, (_, i) => task(`o${i}`, T0 - 3_600_000 + i * 100)));
     for (let i = 0; i < N; i += 1_000) await setup.schedule(overdue.slice(i, i + 1_000), T0 - 3_700_000);
@@ -99,7 +101,7 @@ describe('sqlite store under the engine', () => {
 
     const clock = new ManualClock(T0);
     const loader = { pageSize: 500, maxReadyBacklog: 1_000 };
-    const q = await DelayQueue.open({ store: `sqlite:${path}`, clock, loader });
+    const q = await DelayQueue.open({ store: `sqlite:${path}`, storeOptions: { clock: storeSystemClock }, clock, loader });
     const order: { id: string; runAt: number; attempt: number }[] = [];
     let maxBacklog = 0;
     const worker = q.work(

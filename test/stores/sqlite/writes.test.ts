@@ -7,11 +7,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { isDelayQError } from '../../../src/core/errors.js';
+import { ManualClock } from '../../../src/core/manual-clock.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
 import { DelayQueue } from '../../../src/engine/delay-queue.js';
+import { INTERVAL_MS } from '../../../src/stores/sqlite/checkpointer.js';
 import { GroupCommit } from '../../../src/stores/sqlite/group-commit.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import type { SqliteStore } from '../../../src/stores/sqlite/sqlite-store.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -25,7 +28,7 @@ describe('sqlite store: group commit through the store', () => {
   let store: SqliteStore;
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-writes-'));
-    store = (await openSqliteStore(join(dir, 'w.db'), {})) as SqliteStore;
+    store = (await openSqliteStore(join(dir, 'w.db'), { clock: storeSystemClock })) as SqliteStore;
   });
   afterEach(async () => {
     await store.close();
@@ -93,7 +96,7 @@ describe('sqlite store: group commit through the store', () => {
     await store.close();
     assert.equal((await pending)[0]?.created, true);
     await assert.rejects(store.schedule([task('after')], T0), (e: unknown) => isDelayQError(e, 'QUEUE_CLOSED'));
-    store = (await openSqliteStore(join(dir, 'w.db'), {})) as SqliteStore;
+    store = (await openSqliteStore(join(dir, 'w.db'), { clock: storeSystemClock })) as SqliteStore;
     assert.equal((await store.get('late'))?.state, 'pending');
   });
 });
@@ -105,7 +108,16 @@ function count(db: Database.Database): number {
 describe('sqlite store: the group-commit writer', () => {
   let dir: string;
   let db: Database.Database;
+  // The writer's clock: a flush runs only when the test advances it, so "before the
+  // flush" and "after it" are steps of the test, not races with the event loop.
+  let clock: ManualClock;
+  /** Runs the flush that `pending` waits for, then awaits it. */
+  const flushed = <T>(pending: Promise<T>): Promise<T> => {
+    clock.advance(0);
+    return pending;
+  };
   beforeEach(() => {
+    clock = new ManualClock();
     dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-gc-'));
     db = new Database(join(dir, 'gc.db'));
     db.pragma('journal_mode = WAL');
@@ -119,33 +131,34 @@ describe('sqlite store: the group-commit writer', () => {
   const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
 
   it('commits 1,000 concurrent single writes in one transaction, each resolved after it', async () => {
-    const writer = new GroupCommit(db, () => undefined, asError);
+    const writer = new GroupCommit(db, clock, () => undefined, asError);
     const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
     const writes = Array.from({ length: 1_000 }, (_, i) => writer.submit(1, () => insert.run(`k${i}`, i).changes));
     assert.equal(count(db), 0, 'nothing is written before the flush');
-    const results = await Promise.all(writes);
+    const results = await flushed(Promise.all(writes));
     assert.equal(results.length, 1_000);
     assert.equal(writer.committed, 1);
     assert.equal(count(db), 1_000);
   });
 
   it('splits a flood into transactions of bounded weight', async () => {
-    const writer = new GroupCommit(db, () => undefined, asError, 100);
+    const writer = new GroupCommit(db, clock, () => undefined, asError, 100);
     const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
-    await Promise.all(Array.from({ length: 10 }, (_, i) => writer.submit(50, () => insert.run(`k${i}`, i))));
+    await flushed(Promise.all(Array.from({ length: 10 }, (_, i) => writer.submit(50, () => insert.run(`k${i}`, i)))));
     assert.equal(writer.committed, 5);
   });
 
   it('when the transaction itself fails, every write in it rejects and none is on disk', async () => {
     const writer = new GroupCommit(
       db,
+      clock,
       () => {
         throw new Error('disk full (simulated at commit time)');
       },
       asError,
     );
     const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
-    const results = await Promise.allSettled([writer.submit(1, () => insert.run('a', 1)), writer.submit(1, () => insert.run('b', 2))]);
+    const results = await flushed(Promise.allSettled([writer.submit(1, () => insert.run('a', 1)), writer.submit(1, () => insert.run('b', 2))]));
     assert.deepEqual(
       results.map((r) => r.status),
       ['rejected', 'rejected'],
@@ -155,7 +168,7 @@ describe('sqlite store: the group-commit writer', () => {
   });
 
   it('applyNow: applies at once and resolves before the commit, which the next flush makes with the queued writes', async () => {
-    const writer = new GroupCommit(db, () => undefined, asError);
+    const writer = new GroupCommit(db, clock, () => undefined, asError);
     const other = new Database(join(dir, 'gc.db'), { readonly: true });
     try {
       const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
@@ -166,7 +179,7 @@ describe('sqlite store: the group-commit writer', () => {
       // Submitted after the early change resolved: must never commit without it.
       const later = writer.submit(1, () => insert.run('ack', 2).changes);
       assert.equal(writer.committed, 0);
-      await later;
+      await flushed(later);
       assert.equal(writer.committed, 1, 'one transaction for both');
       assert.equal(count(other), 2);
     } finally {
@@ -175,7 +188,7 @@ describe('sqlite store: the group-commit writer', () => {
   });
 
   it('applyNow: a change that fails rejects and leaves nothing; the early changes before it stay', async () => {
-    const writer = new GroupCommit(db, () => undefined, asError);
+    const writer = new GroupCommit(db, clock, () => undefined, asError);
     const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
     await writer.applyNow(1, () => insert.run('a', 1));
     await assert.rejects(
@@ -184,7 +197,7 @@ describe('sqlite store: the group-commit writer', () => {
         return insert.run('c', -1); // breaks the CHECK after b was written
       }),
     );
-    await writer.submit(1, () => insert.run('d', 4));
+    await flushed(writer.submit(1, () => insert.run('d', 4)));
     assert.deepEqual(
       db.prepare('SELECT k FROM t ORDER BY k').pluck().all(),
       ['a', 'd'],
@@ -196,6 +209,7 @@ describe('sqlite store: the group-commit writer', () => {
     let failCommit = false;
     const writer = new GroupCommit(
       db,
+      clock,
       () => {
         if (failCommit) throw new Error('disk full (simulated at commit time)');
       },
@@ -204,30 +218,34 @@ describe('sqlite store: the group-commit writer', () => {
     const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
     await writer.applyNow(1, () => insert.run('claim', 1));
     failCommit = true;
-    await assert.rejects(writer.submit(1, () => insert.run('ack', 2)), /disk full/);
+    await assert.rejects(flushed(writer.submit(1, () => insert.run('ack', 2))), /disk full/);
     assert.equal(count(db), 0, 'neither is on disk: the dependent write never commits without the early one');
     assert.equal(db.inTransaction, false);
     failCommit = false;
     await writer.applyNow(1, () => insert.run('again', 3));
-    await writer.submit(1, () => insert.run('next', 4));
+    await flushed(writer.submit(1, () => insert.run('next', 4)));
     assert.equal(count(db), 2, 'the writer goes on after a failed transaction');
   });
 
   it('applyNow: waits for the commit like submit() while the checkpointer holds writes', async () => {
     let may = false;
-    const writer = new GroupCommit(db, () => undefined, asError, 4_000, () => may);
+    const writer = new GroupCommit(db, clock, () => undefined, asError, 4_000, () => may);
     const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
     let resolved = false;
     const claim = writer.applyNow(1, () => insert.run('held', 1)).then(() => (resolved = true));
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    clock.advance(0);
+    clock.advance(1);
+    await Promise.resolve();
     assert.equal(resolved, false, 'held, like any write');
+    assert.equal(writer.committed, 0);
     may = true;
+    clock.advance(1); // the hold's 2 ms are up: it asks again, and may write
     await claim;
     assert.equal(writer.committed, 1);
   });
 
   it('drain() commits an early change even with nothing queued', async () => {
-    const writer = new GroupCommit(db, () => undefined, asError);
+    const writer = new GroupCommit(db, clock, () => undefined, asError);
     const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
     await writer.applyNow(1, () => insert.run('a', 1));
     writer.drain();
@@ -236,9 +254,9 @@ describe('sqlite store: the group-commit writer', () => {
   });
 
   it('rejects writes on a closed connection', async () => {
-    const writer = new GroupCommit(db, () => undefined, asError);
+    const writer = new GroupCommit(db, clock, () => undefined, asError);
     db.close();
-    await assert.rejects(writer.submit(1, () => 1), /not open/);
+    await assert.rejects(flushed(writer.submit(1, () => 1)), /not open/);
   });
 });
 
@@ -256,6 +274,33 @@ describe('sqlite store: acks through the public API', () => {
       assert.equal(topics['someone-else'], undefined);
     } finally {
       await q.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('sqlite store: its clock', () => {
+  it('runs commits and checkpoint passes on the clock it is given: idle, it holds no timer', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-clock-'));
+    const clock = new ManualClock(T0);
+    const store = await openSqliteStore(join(dir, 'c.db'), { clock });
+    try {
+      assert.equal(clock.pendingTimers, 0, 'an idle store arms nothing');
+      const scheduled = store.schedule([task('a')], T0);
+      assert.equal(clock.pendingTimers, 1, 'the flush of this turn');
+      clock.advance(0);
+      assert.equal((await scheduled)[0]?.created, true);
+      assert.equal(clock.pendingTimers, 1, 'the checkpoint pass that copies the commit');
+      const second = store.schedule([task('b')], T0);
+      clock.advance(0);
+      await second;
+      assert.equal(clock.pendingTimers, 1, 'one pass for every commit within its interval');
+      clock.advance(INTERVAL_MS - 1);
+      assert.equal(clock.pendingTimers, 1);
+      clock.advance(1);
+      assert.equal(clock.pendingTimers, 0, 'the pass was asked for; nothing else is armed');
+    } finally {
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
