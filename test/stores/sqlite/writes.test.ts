@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
-import { DelayQueue } from '../../../src/engine/delay-queue.js';
+import { DelayQueue } from '../../../src/open-queue.js';
 import { GroupCommit } from '../../../src/stores/sqlite/group-commit.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import type { SqliteStore } from '../../../src/stores/sqlite/sqlite-store.js';
