@@ -214,7 +214,7 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
  * Optional capability of a store that several engine processes share (Redis). Each
  * process keeps in its wheel only the timers of the store partitions it owns; due tasks go
  * into shared ready lists instead of the process's own ready queue, so consumers in any
- * process take them. An engine uses it when the store has it (see `isSharedDispatch`).
+ * process reserve them. An engine uses it when the store has it (see `isSharedDispatch`).
  */
 export interface SharedDispatch {
   /**

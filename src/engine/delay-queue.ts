@@ -1,7 +1,7 @@
 /**
  * DelayQueue: the library API over one store. It checks every call (core/task/validate.ts),
  * makes the store change, and tells the Scheduler (scheduler.ts), which owns the engine's
- * loops, what that did to the task's timer; its workers settle through Settlement.
+ * loops, what that did to the task's timer. Its workers see it through QueueWorkSource.
  *
  * The engine knows its store by the ports alone (core/ports.ts): opening a store by URL is
  * the job of the composition root outside it (src/open-queue.ts, whose DelayQueue extends
@@ -15,18 +15,17 @@ import { DelayQError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
 import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } from '../core/ports.js';
-import { toDelivery, toTaskInfo, type Delivery, type ReservedTask, type TaskInfo } from '../core/task/model.js';
+import { toTaskInfo, type Delivery, type TaskInfo } from '../core/task/model.js';
 import { resolveRunAt, validateAckBatch, validateId, validateIdBatch, validateListFilter, validateNackOptions } from '../core/task/validate.js';
 import { validateReceipt, validateReserveOptions, validateScheduleBatch, validateTopic, validateWhen, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, TaskDefaults, WhenInput } from '../core/task/validate.js';
 import { createIdGenerator } from './ids.js';
 import { InFlight } from './in-flight.js';
-import { LatenessRecorder } from './lateness.js';
 import type { EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
 import { Scheduler } from './scheduler.js';
-import { Settlement } from './settlement.js';
 import { systemClock } from './system-clock.js';
-import { Worker, type Handler, type WorkOptions, type WorkSource } from './worker.js';
+import { QueueWorkSource } from './work-source.js';
+import { Worker, type Handler, type WorkOptions } from './worker.js';
 
 type Phase = 'open' | 'closing' | 'closed';
 const OUTCOME: OutcomeOption = { outcome: true };
@@ -38,12 +37,10 @@ export class DelayQueue {
   private readonly logger: Logger;
   private readonly defaults: TaskDefaults;
   private readonly random: () => number;
-  private readonly storeRetryMs: number;
   private readonly makeId: () => string;
   private readonly inFlight = new InFlight();
-  private readonly lateness = new LatenessRecorder();
   private readonly scheduler: Scheduler;
-  private readonly settlement: Settlement;
+  private readonly workSource: QueueWorkSource;
   private readonly workers = new Set<Worker>();
   private readonly closeSignal = new AbortController();
   private phase: Phase = 'open';
@@ -63,12 +60,12 @@ export class DelayQueue {
     this.limits = resolveLimits(options.limits);
     this.defaults = resolveTaskDefaults(options.defaults, this.limits);
     this.random = options.random ?? Math.random;
-    this.storeRetryMs = tuning.storeRetryMs;
     const clock = (this.clock = options.clock ?? systemClock);
     this.logger = options.logger ?? silentLogger;
     this.makeId = createIdGenerator(() => clock.now());
     this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight);
-    this.settlement = new Settlement(store, clock, this.logger, this.scheduler, (d, error) => this.nack(d.id, d.receipt, { error }));
+    const nack = (d: Delivery, error: string): Promise<NackResult> => this.nack(d.id, d.receipt, { error });
+    this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
   }
 
   protected startLoops(): this {
@@ -128,7 +125,8 @@ export class DelayQueue {
     this.assertOpen();
     validateIdBatch(ids, this.limits);
     const outcomes = await this.inFlight.track(this.store.cancelMany(ids, this.clock.now()));
-    return ids.map((id, i) => outcomes[i] === 'cancelled' && (this.scheduler.remove(id), true));
+    for (let i = 0; i < ids.length; i++) if (outcomes[i] === 'cancelled') this.scheduler.remove(ids[i]!);
+    return ids.map((_, i) => outcomes[i] === 'cancelled');
   }
 
   /**
@@ -181,8 +179,8 @@ export class DelayQueue {
   async stats(): Promise<QueueStats> {
     this.assertUsable();
     const stats = await this.store.stats();
-    const { scheduler, lateness } = this;
-    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), lateness: lateness.summary() };
+    const { scheduler } = this;
+    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), lateness: scheduler.latenessSummary() };
   }
 
   /** Brings a dead task back to pending (attempts reset), due now or at the given time. */
@@ -211,7 +209,7 @@ export class DelayQueue {
     if (waitMs === 0) deadline.abort();
     const signal = AbortSignal.any([deadline.signal, this.closeSignal.signal, ...(options.signal ? [options.signal] : [])]);
     try {
-      return (await this.scheduler.reserve(topic, max, signal, ttrMs, this.deliverWatched)) as Delivery<P>[];
+      return (await this.scheduler.reserve(topic, max, signal, ttrMs, true)) as Delivery<P>[];
     } finally {
       if (timer !== null) this.clock.clearTimer(timer);
     }
@@ -308,30 +306,6 @@ export class DelayQueue {
   }
 
   // Internals
-
-  private readonly workSource: WorkSource = {
-    // Worker deliveries get no TTR timer up front: most handlers settle within the same
-    // turn of the event loop, and the worker watches only those still running after it.
-    // The worker's own signal suffices: close() closes every worker first.
-    reserveFor: (topic, max, signal, ttrMs) => this.scheduler.reserve(topic, max, signal, ttrMs, this.deliverUnwatched),
-    watch: (delivery) => this.scheduler.watch(delivery),
-    defer: (callback) => void this.clock.setTimer(callback, 0),
-    ackAll: (jobs) => this.settlement.ackAll(jobs),
-    settle: (job, outcome) => this.settlement.settle(job, outcome),
-    reportError: (error, context) => this.logger.error({ err: error }, context),
-    pauseAfterFailure: () => new Promise<void>((resolve) => this.clock.setTimer(resolve, this.storeRetryMs)),
-  };
-
-  private readonly deliverWatched = (record: ReservedTask, now: number): Delivery => {
-    const delivery = this.deliverUnwatched(record, now);
-    this.scheduler.watch(delivery);
-    return delivery;
-  };
-
-  private readonly deliverUnwatched = (record: ReservedTask, now: number): Delivery => {
-    this.lateness.record(now - record.runAt);
-    return toDelivery(record);
-  };
 
   private assertOpen(): void {
     if (this.phase !== 'open') throw new DelayQError('QUEUE_CLOSED', 'the queue is closing or closed');

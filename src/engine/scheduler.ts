@@ -17,24 +17,26 @@
  */
 import type { EngineTuning } from '../core/options.js';
 import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
-import type { Delivery, TimerRef } from '../core/task/model.js';
-import type { Deliver, Dispatcher } from './dispatcher.js';
+import { toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import type { Dispatcher } from './dispatcher.js';
 import { Expirer } from './expirer.js';
 import type { InFlight } from './in-flight.js';
 import { Janitor } from './janitor.js';
+import { LatenessRecorder, type LatenessSummary } from './lateness.js';
 import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
 import { Promoter } from './promoter.js';
-import type { ReservationTimers } from './settlement.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
+import type { WorkScheduler } from './work-source.js';
 
-export class Scheduler implements ReservationTimers {
+export class Scheduler implements WorkScheduler {
   private readonly expirer: Expirer;
   private readonly dispatcher: Dispatcher;
   private readonly driver: TimerDriver;
   private readonly loader: Loader;
   private readonly janitor: Janitor;
+  private readonly lateness = new LatenessRecorder();
   /** Set once the store is about to close: no timer is placed any more. */
   private closed = false;
 
@@ -80,8 +82,18 @@ export class Scheduler implements ReservationTimers {
     this.closed = true;
   }
 
-  reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]> {
-    return this.dispatcher.reserve(topic, max, signal, ttrMs, deliver);
+  /**
+   * Reserves up to `max` due tasks of `topic` (see Dispatcher.reserve) and delivers them,
+   * recording how late each is. `watch`: arm each reservation's TTR timer now (workers arm
+   * only those of handlers still running a turn later).
+   */
+  reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> {
+    return this.dispatcher.reserve(topic, max, signal, ttrMs, watch ? this.deliverWatched : this.deliver);
+  }
+
+  /** How late deliveries were (delivered at - runAt). */
+  latenessSummary(): LatenessSummary {
+    return this.lateness.summary();
   }
 
   backlogByTopic(): Readonly<Record<string, number>> {
@@ -111,6 +123,17 @@ export class Scheduler implements ReservationTimers {
   /** A timer read by the loader or handed over by a shared store: it may be in the wheel already. */
   readonly placeLoaded = (ref: TimerRef): void => {
     if (!this.driver.holds(ref)) this.place(ref);
+  };
+
+  private readonly deliver = (record: ReservedTask, now: number): Delivery => {
+    this.lateness.record(now - record.runAt);
+    return toDelivery(record);
+  };
+
+  private readonly deliverWatched = (record: ReservedTask, now: number): Delivery => {
+    const delivery = this.deliver(record, now);
+    this.watch(delivery);
+    return delivery;
   };
 
   private readonly onDue = (due: TimerRef[]): void => {

@@ -241,7 +241,7 @@ export function validateIntOption(value: unknown, field: string, min: number, ma
   return value;
 }
 
-/** The most tasks one reserve call may take. */
+/** The most tasks one reserve call may reserve. */
 export const MAX_RESERVE = 1_000;
 /** The longest a reserve call may wait. */
 export const MAX_WAIT_MS = 60_000;
