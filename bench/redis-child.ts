@@ -3,7 +3,7 @@
  * namespace, consumes `topic` with concurrency 50 and prints "L <id> <lateness ms>" per
  * delivery. Prints READY when open and warm; closes on SIGTERM.
  */
-import { DelayQueue } from '../src/engine/delay-queue.js';
+import { DelayQueue } from '../src/open-queue.js';
 import { preciseNow } from './report.js';
 
 const [url, prefix, topic] = process.argv.slice(2);

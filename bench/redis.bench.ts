@@ -22,7 +22,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue, Worker, type Job } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { DelayQueue } from '../src/engine/delay-queue.js';
+import { DelayQueue } from '../src/open-queue.js';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
 import { startCluster, startRedis } from '../test/helpers/redis-servers.js';
 

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
-import { DelayQueue } from '../src/engine/delay-queue.js';
+import { DelayQueue } from '../src/open-queue.js';
 import { openSqliteStore } from '../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../src/stores/system-clock.js';
 import { prepareStatements } from '../src/stores/sqlite/statements.js';

@@ -13,7 +13,7 @@
 import { execFileSync } from 'node:child_process';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { TimingWheel } from '../src/core/wheel/timing-wheel.js';
-import { DelayQueue } from '../src/engine/delay-queue.js';
+import { DelayQueue } from '../src/open-queue.js';
 import { HeapTimer, RoundsWheel } from './baselines.js';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
 

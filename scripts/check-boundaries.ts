@@ -1,5 +1,7 @@
 // Keeps the architecture's import rules true (STYLE.md):
 //   src/core      imports nothing outside src/core, and no node: built-ins or packages (no I/O);
+//   src/engine    imports src/core and itself only: it knows stores by their ports (src/core/ports.ts),
+//                 and opening one by URL is the composition root's job (src/open-queue.ts);
 //   src/stores/X  never imports another store;
 //   src/client    imports only src/client and src/wire (no server, engine or store in its graph);
 //   src/cli       never imports src/engine or a store (it talks to a server through the client);
@@ -39,6 +41,8 @@ for (const file of walk(root)) {
     const target = relative_ ? area(resolve(dirname(file), spec)) : `package:${spec}`;
     const where = `${relative(process.cwd(), file)} imports '${spec}'`;
     if (from === 'core' && target !== 'core') violations.push(`${where}: src/core must stay pure`);
+    if (from === 'engine' && relative_ && target !== 'engine' && target !== 'core')
+      violations.push(`${where}: the engine depends on ports only (src/core), never on a store, the server or the wire`);
     if (from.startsWith('stores/') && target.startsWith('stores/') && target !== from)
       violations.push(`${where}: stores never import each other`);
     if (from === 'client' && relative_ && target !== 'client' && target !== 'wire')

@@ -1,15 +1,20 @@
 // The public API of the delayq package: curated named exports, no `export *`.
-export { DelayQueue, MAX_RESERVE, MAX_WAIT_MS } from './engine/delay-queue.js';
+export { DelayQueue } from './open-queue.js';
+export type { DelayQueueOptions } from './open-queue.js';
 export type {
-  DelayQueueOptions,
+  EngineOptions,
   ListOptions,
   NackOptions,
   NackResult,
+  OutcomeOption,
   QueueStats,
   RescheduleResult,
   ReserveOptions,
   ScheduleResult,
-} from './engine/delay-queue.js';
+} from './engine/queue-types.js';
+export { DEFAULT_ENGINE_TUNING, DEFAULT_LOADER_OPTIONS } from './core/options.js';
+export type { EngineTuning, LoaderOptions } from './core/options.js';
+export { ackEachOneByOne, cancelEachOneByOne } from './core/batch-fallbacks.js';
 export { Worker } from './engine/worker.js';
 export type { Handler, WorkOptions } from './engine/worker.js';
 export type { LatenessSummary } from './engine/lateness.js';
@@ -28,6 +33,7 @@ export type {
   Clock,
   ConsumerStore,
   DueCursor,
+  HomedRunRef,
   InspectorStore,
   ListFilter,
   Logger,
@@ -35,10 +41,14 @@ export type {
   ProducerStore,
   RescheduleOutcome,
   RetryDeadOutcome,
+  RunTimerHandle,
   ScheduleOutcome,
   StoreNackOptions,
   StoreStats,
+  SharedDispatch,
   TaskStore,
+  TimerHome,
+  TimerHomes,
   TimerSource,
   TimerToken,
 } from './core/ports.js';
@@ -52,9 +62,9 @@ export type { NackOutcome as FailOutcome } from './core/ports.js';
 export type { RetryDeadOutcome as ReviveOutcome } from './core/ports.js';
 /** @deprecated Use `ReservedTask`. */
 export type { ReservedTask as ClaimedTask } from './core/task/model.js';
-export type { BackoffPolicy, Delivery, NewTaskRecord, ReservedTask, TaskInfo, TaskRecord, TaskState, TimerHome, TimerRef } from './core/task/model.js';
+export type { BackoffPolicy, Delivery, NewTaskRecord, ReservedTask, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';
 export { DEFAULT_BACKOFF, backoffDelay } from './core/task/backoff.js';
-export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, parseTime, validateScheduleInput } from './core/task/validate.js';
+export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, MAX_RESERVE, MAX_WAIT_MS, parseTime, validateScheduleInput } from './core/task/validate.js';
 export type { Limits, ScheduleInput, TaskDefaults, TimeInput, WhenInput } from './core/task/validate.js';
 export { TimingWheel } from './core/wheel/timing-wheel.js';
 export type { TimingWheelOptions } from './core/wheel/timing-wheel.js';

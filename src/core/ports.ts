@@ -15,7 +15,8 @@
  *   values; a rejected promise means the store itself failed (DelayQError with
  *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
  */
-import type { ReservedTask, NewTaskRecord, TaskRecord, TaskState, TimerHome, TimerRef } from './task/model.js';
+import type { ReservedTask, NewTaskRecord, TaskRecord, TaskState, TimerRef } from './task/model.js';
+import type { TimerHandle } from './wheel/timer.js';
 
 /** A clock and one-shot timers. Real: Date.now + setTimeout; tests: a manual clock. */
 export interface Clock {
@@ -121,12 +122,12 @@ export interface ProducerStore {
   /** pending -> cancelled. Any other state is `not_pending`. */
   cancel(id: string, now: number): Promise<CancelOutcome>;
   /**
-   * Optional: `cancel` for many ids at once, one outcome per id in input order (an id given
-   * twice is cancelled by its first occurrence; the second is `not_pending`). The engine
-   * uses it for `DelayQueue.cancelMany`; a store without it gets one `cancel` per id. Not
-   * atomic as a whole (the Redis store is atomic per shard), but every outcome is final.
+   * `cancel` for many ids at once, one outcome per id in input order (an id given twice is
+   * cancelled by its first occurrence; the second is `not_pending`). Not atomic as a whole
+   * (the Redis store is atomic per shard), but every outcome is final. A store with no
+   * batch path of its own uses `cancelEachOneByOne` (core/batch-fallbacks.ts).
    */
-  cancelMany?(ids: readonly string[], now: number): Promise<CancelOutcome[]>;
+  cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]>;
   /** Moves a pending task's runAt (earlier or later); any other state is `not_pending`. */
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome>;
 }
@@ -140,41 +141,36 @@ export interface TimerSource {
    * cancelled and dead tasks never appear.
    */
   loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]>;
-  /**
-   * Optional, with refs that carry a `home`: the home of task `id`'s run timer (the one its
-   * run refs carry), or undefined for an unknown id. The engine then keeps a task's run
-   * timer in that slot rather than in a map of its own, and finds it there by id when the
-   * task is cancelled or rescheduled. Synchronous: it is asked on the engine's own path.
-   */
-  timerHome?(id: string): TimerHome | undefined;
 }
 
-/** Consumers: take due tasks and settle them. */
+/** Consumers: reserve due tasks and settle them. */
 export interface ConsumerStore {
   /**
    * For each id that is `pending` with `runAt <= now`: -> `reserved`, attempts + 1, a new
    * receipt, reservedUntil = now + (ttrMs ?? the task's ttrMs). Other ids are skipped
-   * (cancelled, rescheduled later, already claimed...). Returns the claimed records in
-   * input order. A task is never claimed before its runAt.
+   * (cancelled, rescheduled later, already reserved...). Returns the reserved records in
+   * input order. A task is never reserved before its runAt.
    */
   reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
   /**
-   * Optional: `claim` given the timer refs this store handed out (from schedule, reschedule,
-   * fail, revive or loadDue) instead of bare ids, answering as `claim` of their ids would;
-   * except that a ref to a task since purged may be refused even when a new task took its
-   * id (that task has a ref of its own). A store may keep in its refs whatever spares it a
-   * lookup; the engine claims due tasks through it when it is there.
+   * Optional: `reserve` given the timer refs this store handed out (from schedule,
+   * reschedule, nack, expire, retryDead or loadDue) instead of bare ids, answering as
+   * `reserve` of their ids would; except that a ref to a task since purged may be refused
+   * even when a new task took its id (that task has a ref of its own). A store may keep in
+   * its refs whatever spares it a lookup; the engine reserves due tasks through it when it
+   * is there.
    */
   reserveRefs?(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
   /** reserved -> completed, only with the current receipt. */
   ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
   /**
-   * Optional: `ack` of several deliveries in one call, outcomes in input order, each exactly
-   * what `ack` would have answered alone (an id twice: the second is `stale`). The engine
-   * uses it for the acks of its own workers' handlers that finish in the same turn; a store
-   * without it gets one `ack` per delivery. Resolves only once every ack in it is durable.
+   * `ack` of several deliveries in one call, outcomes in input order, each exactly what
+   * `ack` would have answered alone (an id twice: the second is `stale`). The engine uses it
+   * for `DelayQueue.ackMany` and for the acks of its own workers' handlers that finish in
+   * the same turn. Resolves only once every ack in it is durable. A store with no batch path
+   * of its own uses `ackEachOneByOne` (core/batch-fallbacks.ts).
    */
-  ackMany?(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]>;
+  ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]>;
   /**
    * A failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
    * else -> pending at now + (delayMs ?? backoff(attempts)).
@@ -218,7 +214,7 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
  * Optional capability of a store that several engine processes share (Redis). Each
  * process keeps in its wheel only the timers of the store partitions it owns; due tasks go
  * into shared ready lists instead of the process's own ready queue, so consumers in any
- * process take them. An engine uses it when the store has it (see `isSharedDispatch`).
+ * process reserve them. An engine uses it when the store has it (see `isSharedDispatch`).
  */
 export interface SharedDispatch {
   /**
@@ -228,9 +224,10 @@ export interface SharedDispatch {
    */
   promote(refs: readonly TimerRef[], now: number): Promise<void>;
   /**
-   * Takes up to `max` ready tasks of `topic`, claimed as by `claim` (reserved, new receipt,
+   * Reserves up to `max` ready tasks of `topic`, as `reserve` does (new receipt,
    * reservedUntil = now() + (ttrMs ?? the task's ttrMs)); waits until one is ready or
-   * `signal` aborts (then resolves with []). `now` is read at each claim, not at the call.
+   * `signal` aborts (then resolves with []). `now` is read at each reservation, not at the
+   * call.
    */
   reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]>;
   /**
@@ -244,4 +241,44 @@ export interface SharedDispatch {
 export function isSharedDispatch(store: TaskStore): store is TaskStore & SharedDispatch {
   const candidate = store as Partial<SharedDispatch>;
   return typeof candidate.promote === 'function' && typeof candidate.reserveReady === 'function' && typeof candidate.onRemoteTimer === 'function';
+}
+
+/** The engine's handle on a task's run timer (the wheel's own handle). */
+export type RunTimerHandle = TimerHandle<TimerRef>;
+
+/** A slot on a task, lent to the engine for that task's run timer. */
+export interface TimerHome {
+  /** Written and cleared by the engine only; a store creates it undefined and never reads it. */
+  runTimer: RunTimerHandle | undefined;
+}
+
+/** A run ref of a store with timer homes: it carries its task's home. */
+export interface HomedRunRef extends TimerRef {
+  readonly home: TimerHome;
+}
+
+/**
+ * Optional capability of a store that keeps its tasks as objects in memory (the memory
+ * store): it lends the engine a slot on each task for the task's run timer, so the engine
+ * keeps those timers in no map by id of its own, and scheduling and firing a timer touch
+ * no map at all. Every 'run' ref such a store hands out is a `HomedRunRef`; its 'ttr' refs
+ * carry no home (the engine keeps reservation timers by id). An engine uses it when the
+ * store has it (see `hasTimerHomes`).
+ */
+export interface TimerHomes {
+  /**
+   * The home of task `id`'s run timer, or undefined for an unknown id: how the engine finds
+   * a timer when a task is cancelled, rescheduled or settled by id. Synchronous: it is asked
+   * on the engine's own path.
+   */
+  timerHome(id: string): TimerHome | undefined;
+}
+
+export function hasTimerHomes(store: TaskStore): store is TaskStore & TimerHomes {
+  return typeof (store as Partial<TimerHomes>).timerHome === 'function';
+}
+
+/** The home a run ref of a `TimerHomes` store carries; undefined for any other ref. */
+export function homeOf(ref: TimerRef): TimerHome | undefined {
+  return (ref as Partial<HomedRunRef>).home;
 }

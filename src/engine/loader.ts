@@ -1,17 +1,12 @@
+import { DEFAULT_LOADER_OPTIONS, type LoaderOptions } from '../core/options.js';
 import type { Clock, DueCursor, Logger, TimerSource, TimerToken } from '../core/ports.js';
 import type { TimerRef } from '../core/task/model.js';
-import type { ReadyQueue } from './ready-queue.js';
 
-export interface LoaderOptions {
-  /** Timers per loadDue call. */
-  readonly pageSize: number;
-  /** Pause loading while more tasks than this wait for a consumer (no thundering herd). */
-  readonly maxReadyBacklog: number;
-  /** Wait before retrying a failed load. */
-  readonly retryMs: number;
+/** Due tasks waiting for a consumer: the loader pauses while there are too many. */
+export interface Backlog {
+  /** Resolves once at most `level` due tasks wait for a consumer. */
+  whenBacklogAtMost(level: number): Promise<void>;
 }
-
-export const DEFAULT_LOADER_OPTIONS: LoaderOptions = { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 };
 
 /**
  * Keeps the wheel filled with the store's timers due within the horizon. Only that window
@@ -34,7 +29,7 @@ export class Loader {
     private readonly clock: Clock,
     private readonly horizonMs: number,
     private readonly place: (ref: TimerRef) => void,
-    private readonly ready: ReadyQueue,
+    private readonly backlog: Backlog,
     private readonly logger: Logger,
     private readonly options: LoaderOptions = DEFAULT_LOADER_OPTIONS,
   ) {}
@@ -80,7 +75,7 @@ export class Loader {
     // Each pass starts where the previous one's range ended; a failed pass resumes at its cursor.
     let after: DueCursor | null = this.cursor ?? (Number.isFinite(from) ? { dueAt: from - 1, seq: Number.MAX_SAFE_INTEGER } : null);
     for (;;) {
-      await this.ready.whenBacklogAtMost(this.options.maxReadyBacklog);
+      await this.backlog.whenBacklogAtMost(this.options.maxReadyBacklog);
       if (!this.running) return;
       this.cursor = after;
       const page = await this.source.loadDue(until, after, this.options.pageSize);

@@ -4,13 +4,13 @@
  * waiters; user code runs later, in the waiter's own continuation, so a slow handler
  * can never make the ticker drift.
  *
- * Items are hints, not claims: a task listed here may have been cancelled or moved since;
- * the store's claim decides. Losing the whole queue (a crash) loses nothing, because every
+ * Items are hints, not reservations: a task listed here may have been cancelled or moved
+ * since; the store's reserve decides. Losing the whole queue (a crash) loses nothing, because every
  * listed task is still `pending` and due in the store and is loaded again on start.
  */
 import type { TimerRef } from '../core/task/model.js';
 
-/** A due run timer, as the store handed it out (so the store's claimRefs can use it). */
+/** A due run timer, as the store handed it out (so the store's reserveRefs can use it). */
 export type ReadyItem = TimerRef;
 
 interface Waiter {
@@ -29,7 +29,7 @@ class Fifo {
     this.items.push(item);
   }
 
-  take(max: number): ReadyItem[] {
+  dequeue(max: number): ReadyItem[] {
     const end = Math.min(this.items.length, this.head + max);
     const out = this.items.slice(this.head, end);
     this.head = end;
@@ -73,10 +73,10 @@ export class ReadyQueue {
     }
   }
 
-  take(topic: string, max: number): ReadyItem[] {
+  dequeue(topic: string, max: number): ReadyItem[] {
     const fifo = this.topics.get(topic);
     if (!fifo || fifo.length === 0) return [];
-    const items = fifo.take(max);
+    const items = fifo.dequeue(max);
     this.total -= items.length;
     if (fifo.length === 0) this.topics.delete(topic);
     if (this.drainListeners.length > 0) this.notifyDrain();
@@ -85,7 +85,7 @@ export class ReadyQueue {
 
   /**
    * Resolves when `topic` has an item, or when `signal` aborts. The waiter is woken at most
-   * once; it then calls take() itself (another consumer may have been faster).
+   * once; it then calls dequeue() itself (another consumer may have been faster).
    */
   waitFor(topic: string, signal: AbortSignal): Promise<void> {
     if ((this.topics.get(topic)?.length ?? 0) > 0 || signal.aborted) return Promise.resolve();

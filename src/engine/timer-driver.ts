@@ -1,11 +1,9 @@
-import type { Clock, TimerToken } from '../core/ports.js';
-import type { TimerHome, TimerRef } from '../core/task/model.js';
-import type { TimerHandle } from '../core/wheel/timer.js';
+import { MAX_TIMER_DELAY_MS } from '../core/options.js';
+import { homeOf, type Clock, type RunTimerHandle, type TimerHome, type TimerHomes, type TimerToken } from '../core/ports.js';
+import type { TimerRef } from '../core/task/model.js';
 import { TimingWheel } from '../core/wheel/timing-wheel.js';
 import { IdMap } from './id-map.js';
 
-/** Node's setTimeout fires at once for delays above 2^31-1 ms (~24.8 days); we re-arm instead. */
-export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 /**
  * Timers moved per split-ahead slice (see TimingWheel.splitAhead): some 0.1-0.5 ms of work,
  * so a slice never delays a due delivery by more than that.
@@ -18,18 +16,18 @@ export const SPLIT_SLICE = 2_048;
  * to `onDue`. It keeps at most one timer per task id (a task is either waiting to run
  * or reserved, never both), so replacing a task's timer is a cancel and an insert.
  *
- * A timer's handle is kept by task id in `handles`, or, for a run ref that carries a
- * `home` (a store that keeps its tasks in memory), in that home: then scheduling and
- * firing touch no map at all, and `homeOf` finds the home by id for a cancel. At 100,000
- * deliveries a second the delete from a map of 200,000 timers was the largest single
- * cost of a delivery (cache misses).
+ * A timer's handle is kept by task id in `handles`, or, for the run ref of a store with
+ * timer homes (TimerHomes in core/ports.ts: the memory store), in the home the ref
+ * carries: then scheduling and firing touch no map at all, and `homes.timerHome` finds the
+ * home by id for a cancel. At 100,000 deliveries a second the delete from a map of 200,000
+ * timers was the largest single cost of a delivery (cache misses).
  *
  * Between deadlines it splits the wheel's next coarse buckets ahead of time, a slice per
  * turn of the event loop, so that no deadline has to split a large bucket all at once.
  */
 export class TimerDriver {
   private readonly wheel: TimingWheel<TimerRef>;
-  private readonly handles = new IdMap<TimerHandle<TimerRef>>();
+  private readonly handles = new IdMap<RunTimerHandle>();
   private timer: TimerToken | null = null;
   private armedFor = Number.POSITIVE_INFINITY;
   private running = false;
@@ -47,8 +45,8 @@ export class TimerDriver {
     private readonly clock: Clock,
     private readonly onDue: (refs: TimerRef[]) => void,
     tickMs = 1,
-    /** The home of a task's run timer, for stores whose run refs carry one (TimerSource.timerHome). */
-    private readonly homeOf?: (id: string) => TimerHome | undefined,
+    /** The store, when it lends the engine homes for run timers. */
+    private readonly homes?: TimerHomes,
   ) {
     this.wheel = new TimingWheel<TimerRef>({ startMs: clock.now(), tickMs });
   }
@@ -74,7 +72,7 @@ export class TimerDriver {
    * already due: the caller delivers it at once (the wheel never holds a due timer).
    */
   add(ref: TimerRef): boolean {
-    this.remove(ref.id, ref.home);
+    this.remove(ref.id, homeOf(ref));
     return this.addNew(ref);
   }
 
@@ -85,7 +83,8 @@ export class TimerDriver {
     if (ref.dueAt <= this.clock.now()) this.fireDue();
     const handle = this.wheel.add(ref.dueAt, ref);
     if (handle === undefined) return false;
-    if (ref.home !== undefined) ref.home.timer = handle;
+    const home = homeOf(ref);
+    if (home !== undefined) home.runTimer = handle;
     else this.handles.set(ref.id, handle);
     if (ref.dueAt < this.armedFor) this.arm();
     this.splitLater();
@@ -94,20 +93,20 @@ export class TimerDriver {
 
   /** True when the task's timer is exactly `ref` (same kind and time): a reload can skip it. */
   holds(ref: TimerRef): boolean {
-    const current = (this.handles.get(ref.id) ?? homeTimer(ref.home))?.value;
+    const current = (this.handles.get(ref.id) ?? homeOf(ref)?.runTimer)?.value;
     return current !== undefined && current.kind === ref.kind && current.dueAt === ref.dueAt && current.receipt === ref.receipt;
   }
 
   /** Forgets the task's timer, whichever kind; `home`: its run timer's home, when the caller has it. */
-  remove(id: string, home: TimerHome | undefined = this.homeOf?.(id)): void {
+  remove(id: string, home: TimerHome | undefined = this.homes?.timerHome(id)): void {
     const handle = this.handles.get(id);
     if (handle !== undefined) {
       this.handles.delete(id);
       this.wheel.cancel(handle);
     }
-    const held = homeTimer(home);
+    const held = home?.runTimer;
     if (home !== undefined && held !== undefined) {
-      home.timer = undefined;
+      home.runTimer = undefined;
       this.wheel.cancel(held);
     }
   }
@@ -128,7 +127,8 @@ export class TimerDriver {
   private fireDue(): void {
     const due = this.wheel.advance(this.clock.now());
     for (const ref of due) {
-      if (ref.home !== undefined) ref.home.timer = undefined;
+      const home = homeOf(ref);
+      if (home !== undefined) home.runTimer = undefined;
       else this.handles.delete(ref.id);
     }
     if (due.length > 0) this.onDue(due);
@@ -143,6 +143,7 @@ export class TimerDriver {
     }
     if (this.timer !== null && deadline === this.armedFor) return;
     this.disarm();
+    // Node's setTimeout fires at once for longer delays (~24.8 days): re-arm instead.
     const delay = Math.min(MAX_TIMER_DELAY_MS, Math.max(0, deadline - this.clock.now()));
     this.armedFor = deadline;
     this.timer = this.clock.setTimer(() => {
@@ -157,9 +158,4 @@ export class TimerDriver {
     this.timer = null;
     this.armedFor = Number.POSITIVE_INFINITY;
   }
-}
-
-/** The run timer a home holds, if any. */
-function homeTimer(home: TimerHome | undefined): TimerHandle<TimerRef> | undefined {
-  return home?.timer as TimerHandle<TimerRef> | undefined;
 }

@@ -18,8 +18,8 @@ export interface WorkSource {
   watch(delivery: Delivery): void;
   /** Runs `callback` on a later turn of the event loop (after the handlers' own microtasks). */
   defer(callback: () => void): void;
-  /** Waits on the queue's clock (a manual clock in tests). */
-  pause(ms: number): Promise<void>;
+  /** Waits before reserving again after a failed reserve (the queue's storeRetryMs, on its clock). */
+  pauseAfterFailure(): Promise<void>;
 }
 
 export type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
@@ -41,7 +41,7 @@ export interface WorkOptions {
 
 /**
  * Runs `handler` on the due tasks of one topic with bounded concurrency: it reserves as
- * many tasks as it has free slots, in one claim, and starts each handler at once. A
+ * many tasks as it has free slots, in one reserve call, and starts each handler at once. A
  * handler that resolves acks its task; one that throws fails it (retry with backoff, or
  * dead after maxAttempts).
  */
@@ -122,7 +122,7 @@ export class Worker {
       } catch (error) {
         if (signal.aborted) break;
         this.source.reportError(error, `worker ${this.topic}: reserve failed`);
-        await this.source.pause(1_000);
+        await this.source.pauseAfterFailure();
         continue;
       }
       // Nothing comes back only when the worker or its queue is closing.

@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
-import { DelayQueue } from '../engine/delay-queue.js';
+import { DelayQueue } from '../open-queue.js';
 import { buildApp } from './app.js';
 import { ConfigError, SETTINGS, isLoopback, kebab, parseServerConfig, type ServerConfig, type ServerFlags } from './config.js';
 

@@ -159,11 +159,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.deepEqual(await loadAll(store, T0 + 10_000), []);
       });
 
-      it('cancels many ids in one call, each as cancel would alone (when the store offers cancelMany)', async (t) => {
-        if (store.cancelMany === undefined) {
-          t.skip('this store cancels one id at a time');
-          return;
-        }
+      it('cancels many ids in one call, each as cancel would alone', async () => {
         const many = Array.from({ length: 1_200 }, (_, i) => task(`c${i}`, { runAt: T0 + 1_000 + i }));
         await store.schedule([...many, task('taken', { runAt: T0 }), task('far', { runAt: T0 + 3 * 24 * 3_600_000 })], T0);
         await store.reserve(['taken'], T0, undefined);
@@ -405,11 +401,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal((await store.reserveRefs([b!.ref!], T0 + 50))[0]?.id, 'b');
       });
 
-      it('acks several deliveries in one call, each as ack would alone (when the store offers ackMany)', async (t) => {
-        if (store.ackMany === undefined) {
-          t.skip('this store acks one delivery at a time');
-          return;
-        }
+      it('acks several deliveries in one call, each as ack would alone', async () => {
         const a = await reserved('a');
         const b = await reserved('b');
         const c = await reserved('c');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { Delivery } from '../../src/core/task/model.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
-import { MAX_TIMER_DELAY_MS } from '../../src/engine/timer-driver.js';
+import { MAX_TIMER_DELAY_MS } from '../../src/core/options.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 
 describe('delivery', () => {
@@ -80,16 +80,30 @@ describe('delivery', () => {
     assert.equal((await q.get('paid'))?.state, 'cancelled');
   });
 
-  it('cancelTask and rescheduleTask say why a task could not be changed', async () => {
+  it('cancel and reschedule with { outcome: true } say why a task could not be changed', async () => {
+    const opened = await openManual();
+    q = opened.q;
+    await q.schedule({ topic: 't', id: 'a', delayMs: 100 });
+    assert.deepEqual(await q.reschedule('a', { delayMs: 500 }, { outcome: true }), { status: 'rescheduled', runAt: T0 + 500 });
+    assert.deepEqual(await q.reschedule('nope', { delayMs: 5 }, { outcome: true }), { status: 'not_found' });
+    assert.equal(await q.cancel('nope', { outcome: true }), 'not_found');
+    assert.equal(await q.cancel('a', { outcome: true }), 'cancelled');
+    assert.equal(await q.cancel('a', { outcome: true }), 'not_pending');
+    assert.deepEqual(await q.reschedule('a', { delayMs: 5 }, { outcome: true }), { status: 'not_pending' });
+    opened.clock.advance(1_000);
+    await flush();
+    assert.deepEqual(await q.reserve('t'), [], 'the cancelled task never fires');
+  });
+
+  it('cancelTask and rescheduleTask, the deprecated names, answer as the outcome forms do', async () => {
     const opened = await openManual();
     q = opened.q;
     await q.schedule({ topic: 't', id: 'a', delayMs: 100 });
     assert.deepEqual(await q.rescheduleTask('a', { delayMs: 500 }), { status: 'rescheduled', runAt: T0 + 500 });
     assert.deepEqual(await q.rescheduleTask('nope', { delayMs: 5 }), { status: 'not_found' });
-    assert.equal(await q.cancelTask('nope'), 'not_found');
     assert.equal(await q.cancelTask('a'), 'cancelled');
     assert.equal(await q.cancelTask('a'), 'not_pending');
-    assert.deepEqual(await q.rescheduleTask('a', { delayMs: 5 }), { status: 'not_pending' });
+    assert.equal(await q.reschedule('a', { delayMs: 5 }), false);
   });
 
   it('pushes a deadline back on every keepalive and fires only once they stop', async () => {

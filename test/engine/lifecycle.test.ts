@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
+import { ackEachOneByOne } from '../../src/core/batch-fallbacks.js';
 import type { AckOutcome, AckRequest } from '../../src/core/ports.js';
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
@@ -301,8 +302,8 @@ describe('task lifecycle', () => {
         }
       }
       const store = new FlakyStore();
-      // A store without the batch method: the engine acks one delivery at a time.
-      if (!batched) Object.defineProperty(store, 'ackMany', { value: undefined });
+      // A store with no batch path of its own: its ackMany acks one delivery at a time.
+      if (!batched) Object.defineProperty(store, 'ackMany', { value: (acks: readonly AckRequest[], now: number) => ackEachOneByOne(store, acks, now) });
       const opened = await openManual({ store });
       q = opened.q;
       const attempts: number[] = [];
@@ -318,17 +319,17 @@ describe('task lifecycle', () => {
     });
   }
 
-  it('a claim the store fails to make puts the tasks back, and they are delivered once it recovers', async () => {
-    let failNextClaim = true;
-    class FlakyClaims extends MemoryStore {
+  it('a reservation the store fails to make puts the tasks back, and they are delivered once it recovers', async () => {
+    let failNextReserve = true;
+    class FlakyReserves extends MemoryStore {
       override async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
-        if (failNextClaim) {
-          failNextClaim = false;
+        if (failNextReserve) {
+          failNextReserve = false;
           throw new Error('database is locked');
         }
         return super.reserve(ids, now, ttrMs);
       }
-      // The engine claims through refs: route them to the flaky claim above.
+      // The engine reserves through refs: route them to the flaky reserve above.
       override reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
         return this.reserve(
           refs.map((r) => r.id),
@@ -337,7 +338,7 @@ describe('task lifecycle', () => {
         );
       }
     }
-    const opened = await openManual({ store: new FlakyClaims() });
+    const opened = await openManual({ store: new FlakyReserves() });
     q = opened.q;
     await q.schedule({ topic: 't', id: 'x' });
     await assert.rejects(q.reserve('t'), /database is locked/);

@@ -57,7 +57,7 @@ describe('DelayQueue against a naive model', () => {
               const model = pending.get(id)!;
               const due = model.runAt <= clock.now();
               const cancelled = await q.cancel(id);
-              // A due task may already be claimed; otherwise cancel must win.
+              // A due task may already be reserved; otherwise cancel must win.
               if (!due) assert.equal(cancelled, true, `cancel ${id} before its time`);
               if (cancelled) pending.delete(id);
             } else if (o.kind === 'reschedule' && ids.length > 0) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import type { TimerRef } from '../../src/core/task/model.js';
+import type { HomedRunRef, TimerHome } from '../../src/core/ports.js';
 import { SPLIT_SLICE, TimerDriver } from '../../src/engine/timer-driver.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -62,8 +63,8 @@ describe('TimerDriver', () => {
 });
 
 describe('TimerDriver with timer homes', () => {
-  type Home = { timer: unknown };
-  function homed(i: number, dueAt: number, home: Home): TimerRef {
+  type Home = TimerHome;
+  function homed(i: number, dueAt: number, home: Home): HomedRunRef {
     return { ...ref(i, dueAt), home };
   }
 
@@ -71,36 +72,36 @@ describe('TimerDriver with timer homes', () => {
     const clock = new ManualClock(T0);
     const homes = new Map<string, Home>();
     const fired: string[] = [];
-    const driver = new TimerDriver(clock, (refs) => fired.push(...refs.map((r) => r.id)), 1, (id) => homes.get(id));
+    const driver = new TimerDriver(clock, (refs) => fired.push(...refs.map((r) => r.id)), 1, { timerHome: (id) => homes.get(id) });
     driver.start();
     for (let i = 0; i < 3; i++) {
-      const home: Home = { timer: undefined };
+      const home: Home = { runTimer: undefined };
       homes.set(`t${i}`, home);
       assert.equal(driver.addNew(homed(i, T0 + 10 + i, home)), true);
-      assert.notEqual(home.timer, undefined, 'the handle is kept in the home');
+      assert.notEqual(home.runTimer, undefined, 'the handle is kept in the home');
     }
     assert.equal(driver.holds(homed(1, T0 + 11, homes.get('t1')!)), true);
     driver.remove('t1');
-    assert.equal(homes.get('t1')!.timer, undefined);
+    assert.equal(homes.get('t1')!.runTimer, undefined);
     assert.equal(driver.holds(homed(1, T0 + 11, homes.get('t1')!)), false);
     assert.equal(driver.size, 2);
     clock.advance(20);
     assert.deepEqual(fired, ['t0', 't2'], 'the cancelled timer never fires');
-    assert.equal(homes.get('t0')!.timer, undefined, 'a fired timer leaves its home');
+    assert.equal(homes.get('t0')!.runTimer, undefined, 'a fired timer leaves its home');
     assert.equal(driver.size, 0);
     driver.stop();
   });
 
   it('keeps one timer per task across kinds: a ttr timer replaces a homed run timer and the other way round', () => {
     const clock = new ManualClock(T0);
-    const home: Home = { timer: undefined };
+    const home: Home = { runTimer: undefined };
     const fired: TimerRef[] = [];
-    const driver = new TimerDriver(clock, (refs) => fired.push(...refs), 1, (id) => (id === 't1' ? home : undefined));
+    const driver = new TimerDriver(clock, (refs) => fired.push(...refs), 1, { timerHome: (id) => (id === 't1' ? home : undefined) });
     driver.start();
     driver.addNew(homed(1, T0 + 100, home));
     // A ttr ref carries no home: it lives in the map, and the run timer in the home goes.
     driver.add({ id: 't1', topic: 't', kind: 'ttr', dueAt: T0 + 50, seq: 0, receipt: 'r1' });
-    assert.equal(home.timer, undefined);
+    assert.equal(home.runTimer, undefined);
     assert.equal(driver.size, 1);
     // A homed run ref replaces the ttr timer held in the map.
     driver.add(homed(1, T0 + 200, home));

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { DelayQError, type ErrorCode } from '../../src/core/errors.js';
 import type { ScheduleInput } from '../../src/core/task/validate.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import type { DelayQueueOptions } from '../../src/open-queue.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 
 const circular: Record<string, unknown> = {};
@@ -108,6 +109,39 @@ describe('bad input', () => {
       await assert.rejects(call(), (e: unknown) => e instanceof DelayQError && e.code === code, name);
     }
     assert.throws(() => q.work('t', () => undefined, { concurrency: 0 }), (e: unknown) => e instanceof DelayQError && e.code === 'INVALID_OPTION');
+    await q.close();
+  });
+
+  it('rejects bad queue options with INVALID_OPTION before anything runs', async () => {
+    const bad: [string, DelayQueueOptions][] = [
+      ['tickMs 0', { tickMs: 0 }],
+      ['tickMs fractional', { tickMs: 1.5 }],
+      ['retentionMs negative', { retentionMs: -1 }],
+      ['retentionMs NaN', { retentionMs: Number.NaN }],
+      ['purgeIntervalMs 0', { purgeIntervalMs: 0 }],
+      ['purgeIntervalMs beyond a timer', { purgeIntervalMs: 2 ** 31 }],
+      ['purgeBatch 0', { purgeBatch: 0 }],
+      ['storeRetryMs a string', { storeRetryMs: '1000' as never }],
+      ['loader.pageSize 0', { loader: { pageSize: 0 } }],
+      ['loader.maxReadyBacklog negative', { loader: { maxReadyBacklog: -1 } }],
+      ['loader.retryMs Infinity', { loader: { retryMs: Number.POSITIVE_INFINITY } }],
+      ['limits.maxBatch 0', { limits: { maxBatch: 0 } }],
+      ['defaults.ttrMs above limits.maxTtrMs', { limits: { maxTtrMs: 1_000 }, defaults: { ttrMs: 1_001 } }],
+      ['defaults.backoff.factor below 1', { defaults: { backoff: { baseMs: 1, factor: 0.5, maxMs: 10, jitter: 0 } } }],
+    ];
+    for (const [name, options] of bad) {
+      await assert.rejects(
+        openManual(options),
+        (e: unknown) => e instanceof DelayQError && e.code === 'INVALID_OPTION' && e.message.length > 0,
+        name,
+      );
+    }
+    const field = await openManual({ loader: { pageSize: 0 } }).catch((e: unknown) => e);
+    assert.ok(field instanceof DelayQError && field.details?.['field'] === 'loader.pageSize', 'the error names the option');
+  });
+
+  it('accepts the edges of every queue option', async () => {
+    const { q } = await openManual({ tickMs: 60_000, retentionMs: 0, purgeIntervalMs: 2 ** 31 - 1, purgeBatch: 1, storeRetryMs: 1, loader: { maxReadyBacklog: 0 } });
     await q.close();
   });
 

@@ -1,5 +1,5 @@
 import { ManualClock } from '../../src/core/manual-clock.js';
-import { DelayQueue, type DelayQueueOptions } from '../../src/engine/delay-queue.js';
+import { DelayQueue, type DelayQueueOptions } from '../../src/open-queue.js';
 
 /** Lets every promise chain started by the last clock step run to completion (no sleeping). */
 export async function flush(turns = 10): Promise<void> {

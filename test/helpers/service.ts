@@ -3,7 +3,7 @@
 // Shared by the server, client and CLI tests: an app on a memory queue, and request helpers.
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../src/core/ports.js';
-import { DelayQueue } from '../../src/engine/delay-queue.js';
+import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import type { ServerLimits } from '../../src/server/limits.js';
 

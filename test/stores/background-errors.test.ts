@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import type { Logger } from '../../src/core/ports.js';
-import { DelayQueue } from '../../src/engine/delay-queue.js';
+import { DelayQueue } from '../../src/open-queue.js';
 import { Checkpointer, FALLBACK_AUTOCHECKPOINT } from '../../src/stores/sqlite/checkpointer.js';
 import { storeSystemClock } from '../../src/stores/system-clock.js';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis-servers.js';

@@ -1,8 +1,11 @@
 /**
  * The task state machine. Every store applies exactly these transitions (and refuses
- * anything else); the engine never changes a state except through one of them.
+ * anything else); the engine never changes a state except through one of them. The memory
+ * store, the reference implementation of the port, makes each change through `nextState`;
+ * the SQLite statements and the Redis scripts spell the same table in their own language,
+ * and the conformance suite holds all three to it.
  *
- *   schedule ──> pending ──claim (runAt <= now)──> reserved ──ack──> completed
+ *   schedule ──> pending ──reserve (runAt<=now)──> reserved ──ack──> completed
  *                 │  ^  ^                            │   │
  *           cancel│  │  └──nack / ttr expiry, ───────┘   └──nack / ttr expiry,
  *                 v  │     attempts < max                    attempts >= max ──> dead
@@ -14,16 +17,17 @@
  */
 import type { TaskState } from './model.js';
 
-export type TaskEvent = 'claim' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'revive';
+/** What moves a task: the port's verbs, with a failed attempt (nack, expire) as retry or bury. */
+export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead';
 
 const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskState>>>> = {
-  claim: { pending: 'reserved' },
+  reserve: { pending: 'reserved' },
   ack: { reserved: 'completed' },
   retry: { reserved: 'pending' },
   bury: { reserved: 'dead' },
   cancel: { pending: 'cancelled' },
   reschedule: { pending: 'pending' },
-  revive: { dead: 'pending' },
+  retryDead: { dead: 'pending' },
 };
 
 /** The state after `event`, or undefined when the event is not allowed in `state`. */

@@ -39,7 +39,7 @@ export interface TaskRecord {
 }
 
 /**
- * What a claim hands back: the fields a delivery is made of. A full TaskRecord fits; a
+ * What a reservation hands back: the fields a delivery is made of. A full TaskRecord fits; a
  * store may return just these (the memory store does, to allocate less per delivery).
  */
 export type ReservedTask = Pick<TaskRecord, 'id' | 'topic' | 'payload' | 'runAt' | 'attempts' | 'maxAttempts' | 'receipt' | 'reservedUntil'>;
@@ -68,20 +68,6 @@ export interface TimerRef {
   /** Store-assigned insertion order: breaks ties between equal dueAt. */
   readonly seq: number;
   readonly receipt: string | null;
-  /**
-   * Optional, for 'run' refs of a store that keeps its tasks as objects in memory: where
-   * the engine may keep this task's timer, instead of in its own map by id (see
-   * TimerSource.timerHome).
-   */
-  readonly home?: TimerHome;
-}
-
-/**
- * A slot a store lends the engine for a task's run timer. The engine writes and clears it;
- * the store only creates it (empty) and hands it out.
- */
-export interface TimerHome {
-  timer: unknown;
 }
 
 /** A task handed to a consumer. Ack or nack it with its receipt. */
@@ -113,6 +99,20 @@ export interface TaskInfo<P = unknown> {
   readonly updatedAt: number;
   readonly reservedUntil: number | null;
   readonly lastError: string | null;
+}
+
+/** The delivery of a task just reserved. */
+export function toDelivery(record: ReservedTask): Delivery {
+  return {
+    id: record.id,
+    topic: record.topic,
+    payload: JSON.parse(record.payload) as unknown,
+    runAt: record.runAt,
+    attempt: record.attempts,
+    maxAttempts: record.maxAttempts,
+    receipt: record.receipt!,
+    reservedUntil: record.reservedUntil!,
+  };
 }
 
 export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {

@@ -4,8 +4,9 @@
  * code; validation runs before any store is touched, so a bad call changes nothing.
  */
 import { DelayQError, type ErrorCode } from '../errors.js';
+import type { AckRequest, ListFilter, StoreNackOptions } from '../ports.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
-import type { BackoffPolicy, NewTaskRecord } from './model.js';
+import { TASK_STATES, type BackoffPolicy, type NewTaskRecord, type TaskState } from './model.js';
 
 export interface Limits {
   /** Serialised payload size limit in bytes. Default 1 MiB. */
@@ -238,4 +239,123 @@ export function validateIntOption(value: unknown, field: string, min: number, ma
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
     fail('INVALID_OPTION', field, `must be an integer from ${min} to ${max}`, value);
   return value;
+}
+
+/** The most tasks one reserve call may reserve. */
+export const MAX_RESERVE = 1_000;
+/** The longest a reserve call may wait. */
+export const MAX_WAIT_MS = 60_000;
+
+export function validateReceipt(receipt: unknown): string {
+  if (typeof receipt !== 'string' || receipt.length === 0 || receipt.length > 200)
+    fail('INVALID_ARGUMENT', 'receipt', 'must be a non-empty string');
+  return receipt;
+}
+
+/** Runs `check` on item `index` of a batch argument, naming the item in any error it throws. */
+function atIndex(field: string, index: number, check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof DelayQError)
+      throw new DelayQError(error.code, `${field}[${index}]: ${error.message}`, { ...error.details, index }, { cause: error });
+    throw error;
+  }
+}
+
+/** A batch of ids (cancelMany): its size, then every id; the error names the first bad one's index. */
+export function validateIdBatch(ids: unknown, limits: Limits = DEFAULT_LIMITS): readonly string[] {
+  const batch = validateBatch(ids, limits, 'ids');
+  for (let i = 0; i < batch.length; i++) atIndex('ids', i, () => validateId(batch[i], limits));
+  return batch as readonly string[];
+}
+
+/**
+ * A batch of acks (ackMany): its size, then every {id, receipt}. Only the id and receipt
+ * come back: a topic given here would be the caller's word, not the task's, and must not
+ * reach the store.
+ */
+export function validateAckBatch(acks: unknown, limits: Limits = DEFAULT_LIMITS): AckRequest[] {
+  const batch = validateBatch(acks, limits, 'acks');
+  return batch.map((ack, i) => {
+    let request: AckRequest | undefined;
+    atIndex('acks', i, () => {
+      if (!isPlainObject(ack)) throw new DelayQError('INVALID_ARGUMENT', 'must be an object {id, receipt}', {});
+      request = { id: validateId(ack['id'], limits), receipt: validateReceipt(ack['receipt']) };
+    });
+    return request!;
+  });
+}
+
+export interface ReserveLimits {
+  readonly max: number;
+  readonly waitMs: number;
+  readonly ttrMs: number | undefined;
+}
+
+/** A reserve call's options, defaulted: one task, no wait, each task's own ttrMs. */
+export function validateReserveOptions(options: { max?: unknown; waitMs?: unknown; ttrMs?: unknown }, limits: Limits = DEFAULT_LIMITS): ReserveLimits {
+  return {
+    max: options.max === undefined ? 1 : validateIntOption(options.max, 'max', 1, MAX_RESERVE),
+    waitMs: options.waitMs === undefined ? 0 : validateIntOption(options.waitMs, 'waitMs', 0, MAX_WAIT_MS),
+    ttrMs: options.ttrMs === undefined ? undefined : validateIntOption(options.ttrMs, 'ttrMs', 1, limits.maxTtrMs),
+  };
+}
+
+/** A list call's filter; the page size defaults to 100. */
+export function validateListFilter(
+  options: { topic?: unknown; state?: unknown; afterId?: unknown; limit?: unknown },
+  limits: Limits = DEFAULT_LIMITS,
+): ListFilter {
+  if (options.topic !== undefined) validateTopic(options.topic, limits);
+  if (options.state !== undefined && !TASK_STATES.includes(options.state as TaskState))
+    fail('INVALID_ARGUMENT', 'state', `must be one of ${TASK_STATES.join(', ')}`);
+  if (options.afterId !== undefined) validateId(options.afterId, limits);
+  const limit = options.limit === undefined ? 100 : validateIntOption(options.limit, 'limit', 1, 10_000);
+  return {
+    ...(options.topic !== undefined ? { topic: options.topic as string } : {}),
+    ...(options.state !== undefined ? { state: options.state as TaskState } : {}),
+    ...(options.afterId !== undefined ? { afterId: options.afterId as string } : {}),
+    limit,
+  };
+}
+
+/**
+ * Validates a schedule call's tasks, all before any is stored: one bad task rejects the
+ * whole call, its index in the message and in `details.index` when there are several.
+ */
+export function validateScheduleBatch(
+  inputs: unknown,
+  now: number,
+  makeId: () => string,
+  limits: Limits = DEFAULT_LIMITS,
+  defaults: TaskDefaults = DEFAULT_TASK_DEFAULTS,
+): NewTaskRecord[] {
+  const batch = validateBatch(inputs, limits);
+  return batch.map((input, index) => {
+    try {
+      return validateScheduleInput(input, now, makeId, limits, defaults);
+    } catch (error) {
+      if (error instanceof DelayQError && batch.length > 1)
+        throw new DelayQError(error.code, `tasks[${index}].${error.message}`, { ...error.details, index }, { cause: error });
+      throw error;
+    }
+  });
+}
+
+/** A nack's options as the store takes them; `random` is the jitter draw for its backoff. */
+export function validateNackOptions(options: { delayMs?: unknown; error?: string }, random: number, limits: Limits = DEFAULT_LIMITS): StoreNackOptions {
+  return {
+    ...(options.delayMs !== undefined ? { delayMs: validateIntOption(options.delayMs, 'delayMs', 0, limits.maxDelayMs) } : {}),
+    ...(options.error !== undefined ? { error: String(options.error).slice(0, 2_000) } : {}),
+    random,
+  };
+}
+
+/** A worker's options, defaulted: 10 handlers at once, each task's own ttrMs. */
+export function validateWorkOptions(options: { concurrency?: unknown; ttrMs?: unknown }, limits: Limits = DEFAULT_LIMITS): { concurrency: number; ttrMs: number | undefined } {
+  return {
+    concurrency: options.concurrency === undefined ? 10 : validateIntOption(options.concurrency, 'concurrency', 1, 10_000),
+    ttrMs: options.ttrMs === undefined ? undefined : validateIntOption(options.ttrMs, 'ttrMs', 1, limits.maxTtrMs),
+  };
 }

@@ -99,7 +99,7 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
 
   app.delete<{ Params: IdParams; Reply: CancelResponse }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {
     const { id } = request.params;
-    const outcome = await queue.cancelTask(id);
+    const outcome = await queue.cancel(id, { outcome: true });
     if (outcome === 'cancelled') return { cancelled: true };
     throw await whyNot(id, outcome);
   });
@@ -112,7 +112,7 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
       const when = request.body;
       if (when.delayMs === undefined && when.runAt === undefined)
         throw new DelayQError('INVALID_DELAY', 'delayMs: give delayMs or runAt', { field: 'delayMs' });
-      const outcome = await queue.rescheduleTask(id, when);
+      const outcome = await queue.reschedule(id, when, { outcome: true });
       if (outcome.status === 'rescheduled') return { id, runAt: outcome.runAt };
       throw await whyNot(id, outcome.status);
     },

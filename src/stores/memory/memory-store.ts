@@ -6,21 +6,26 @@
 import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
-import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerHome, type TimerRef } from '../../core/task/model.js';
-import type {
-  AckOutcome,
-  AckRequest,
-  CancelOutcome,
-  DueCursor,
-  StoreNackOptions,
-  NackOutcome,
-  ListFilter,
-  RescheduleOutcome,
-  RetryDeadOutcome,
-  ScheduleOutcome,
-  StoreStats,
-  TaskStore,
+import { afterFailure, makeReceipt, nextState, type TaskEvent } from '../../core/task/lifecycle.js';
+import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import {
+  homeOf,
+  type AckOutcome,
+  type AckRequest,
+  type CancelOutcome,
+  type DueCursor,
+  type HomedRunRef,
+  type StoreNackOptions,
+  type NackOutcome,
+  type ListFilter,
+  type RescheduleOutcome,
+  type RetryDeadOutcome,
+  type RunTimerHandle,
+  type ScheduleOutcome,
+  type StoreStats,
+  type TaskStore,
+  type TimerHome,
+  type TimerHomes,
 } from '../../core/ports.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -31,7 +36,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * young-generation collection; at 100,000 deliveries a second that was most of the
  * collector's pause. The receipt string is rebuilt from the numbers when asked for.
  */
-interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>> {
+interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>>, TimerHome {
   seq: number;
   /** The counters of the task's topic, held here so a state change needs no map lookup. */
   counts: Record<TaskState, number>;
@@ -40,14 +45,14 @@ interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil
   /** When the current reservation runs out; NaN when not reserved (always a number). */
   reservedUntil: number;
   /**
-   * The engine's run timer for this task (TimerHome): kept on the task, so scheduling and
+   * The engine's run timer for this task (TimerHomes): kept on the task, so scheduling and
    * firing a timer need no map by id (a delete from a map of every pending timer was the
    * largest single cost of a delivery).
    */
-  timer: unknown;
+  runTimer: RunTimerHandle | undefined;
 }
 
-export class MemoryStore implements TaskStore {
+export class MemoryStore implements TaskStore, TimerHomes {
   readonly description = 'memory';
   readonly horizonMs = Number.POSITIVE_INFINITY;
   private readonly tasks = new Map<string, StoredTask>();
@@ -90,7 +95,7 @@ export class MemoryStore implements TaskStore {
         reservedUntil: Number.NaN,
         seq: this.nextSeq++,
         counts: this.topicCounts(task.topic),
-        timer: undefined,
+        runTimer: undefined,
       };
       this.tasks.set(task.id, stored);
       stored.counts.pending++;
@@ -112,8 +117,8 @@ export class MemoryStore implements TaskStore {
   private cancelOne(id: string, now: number): CancelOutcome {
     const task = this.tasks.get(id);
     if (!task) return 'not_found';
-    if (task.state !== 'pending') return 'not_pending';
-    this.move(task, 'cancelled', now);
+    if (nextState(task.state, 'cancel') === undefined) return 'not_pending';
+    this.apply(task, 'cancel', now);
     return 'cancelled';
   }
 
@@ -121,9 +126,9 @@ export class MemoryStore implements TaskStore {
     this.assertOpen();
     const task = this.tasks.get(id);
     if (!task) return { status: 'not_found' };
-    if (task.state !== 'pending') return { status: 'not_pending' };
+    if (nextState(task.state, 'reschedule') === undefined) return { status: 'not_pending' };
+    this.apply(task, 'reschedule', now);
     task.runAt = runAt;
-    task.updatedAt = now;
     return { status: 'rescheduled', ref: runRef(task) };
   }
 
@@ -146,35 +151,35 @@ export class MemoryStore implements TaskStore {
 
   async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     this.assertOpen();
-    const claimed: ReservedTask[] = [];
+    const reserved: ReservedTask[] = [];
     for (const id of ids) {
       const task = this.tasks.get(id);
-      if (task) this.claimOne(task, now, ttrMs, claimed);
+      if (task) this.reserveOne(task, now, ttrMs, reserved);
     }
-    return claimed;
+    return reserved;
   }
 
   async reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     this.assertOpen();
-    const claimed: ReservedTask[] = [];
+    const reserved: ReservedTask[] = [];
     for (const ref of refs) {
       // Our own run refs point at their task: no lookup in a map of every task, whose
       // cache misses were a fifth of a delivery's cost. A task purged since is completed
-      // or cancelled, which claimOne refuses, just as claim refuses a missing id.
-      const task = (ref.home as StoredTask | undefined) ?? this.tasks.get(ref.id);
-      if (task) this.claimOne(task, now, ttrMs, claimed);
+      // or cancelled, which reserveOne refuses, just as reserve refuses a missing id.
+      const task = (homeOf(ref) as StoredTask | undefined) ?? this.tasks.get(ref.id);
+      if (task) this.reserveOne(task, now, ttrMs, reserved);
     }
-    return claimed;
+    return reserved;
   }
 
-  private claimOne(task: StoredTask, now: number, ttrMs: number | undefined, claimed: ReservedTask[]): void {
+  private reserveOne(task: StoredTask, now: number, ttrMs: number | undefined, reserved: ReservedTask[]): void {
     if (task.state !== 'pending' || task.runAt > now) return;
-    this.move(task, 'reserved', now);
+    this.apply(task, 'reserve', now);
     task.attempts++;
     task.reservation = ++this.receipts;
     this.reservedSlots[task.reservation & (RESERVED_SLOTS - 1)] = task;
     task.reservedUntil = now + (ttrMs ?? task.ttrMs);
-    claimed.push({
+    reserved.push({
       id: task.id,
       topic: task.topic,
       payload: task.payload,
@@ -204,7 +209,7 @@ export class MemoryStore implements TaskStore {
     const task = slotted !== undefined && slotted.id === id ? slotted : this.tasks.get(id);
     if (!task) return 'not_found';
     if (!this.holds(task, receipt, reservation)) return 'stale';
-    this.move(task, 'completed', now);
+    this.apply(task, 'ack', now);
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
     return 'acked';
@@ -263,8 +268,8 @@ export class MemoryStore implements TaskStore {
     this.assertOpen();
     const task = this.tasks.get(id);
     if (!task) return { status: 'not_found' };
-    if (task.state !== 'dead') return { status: 'not_dead' };
-    this.move(task, 'pending', now);
+    if (nextState(task.state, 'retryDead') === undefined) return { status: 'not_dead' };
+    this.apply(task, 'retryDead', now);
     task.attempts = 0;
     task.runAt = runAt;
     return { status: 'revived', ref: runRef(task) };
@@ -334,7 +339,7 @@ export class MemoryStore implements TaskStore {
 
   private settleFailure(task: StoredTask, now: number, retryAt: number, error: string | null): NackOutcome {
     const bury = afterFailure(task.attempts, task.maxAttempts) === 'bury';
-    this.move(task, bury ? 'dead' : 'pending', now);
+    this.apply(task, bury ? 'bury' : 'retry', now);
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
     task.lastError = error;
@@ -343,8 +348,14 @@ export class MemoryStore implements TaskStore {
     return { status: 'retrying', ref: runRef(task) };
   }
 
-  /** Changes the task's state and counts; a task leaving `reserved` still has its reservation number here. */
-  private move(task: StoredTask, state: TaskState, now: number): void {
+  /**
+   * Moves the task by `event` of the state machine (core/task/lifecycle.ts), with its
+   * counts; a task leaving `reserved` still has its reservation number here. Callers check
+   * first, so a refused transition here is a bug in this store.
+   */
+  private apply(task: StoredTask, event: TaskEvent, now: number): void {
+    const state = nextState(task.state, event);
+    if (state === undefined) throw new Error(`memory store: ${event} is not a transition from ${task.state} (task ${task.id})`);
     if (task.state === 'reserved') {
       const slot = task.reservation & (RESERVED_SLOTS - 1);
       if (this.reservedSlots[slot] === task) this.reservedSlots[slot] = undefined;
@@ -386,8 +397,8 @@ function parseCanonical(text: string, from: number, to: number, radix: 10 | 36):
   return value;
 }
 
-/** A run ref of this store: its home is the task itself, which claimRefs also reads. */
-function runRef(task: StoredTask): TimerRef {
+/** A run ref of this store: its home is the task itself, which reserveRefs also reads. */
+function runRef(task: StoredTask): HomedRunRef {
   return { id: task.id, topic: task.topic, kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
 }
 

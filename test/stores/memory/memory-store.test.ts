@@ -1,9 +1,22 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ackEachOneByOne, cancelEachOneByOne } from '../../../src/core/batch-fallbacks.js';
+import type { AckOutcome, AckRequest, CancelOutcome } from '../../../src/core/ports.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
 import { runStoreConformance, task } from '../../conformance/store-conformance.js';
 
 runStoreConformance('memory', () => Promise.resolve({ store: new MemoryStore() }));
+
+/** A store with no batch path of its own: the shared fallbacks must keep the contract. */
+class OneByOneStore extends MemoryStore {
+  override ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+    return ackEachOneByOne(this, acks, now);
+  }
+  override cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+    return cancelEachOneByOne(this, ids, now);
+  }
+}
+runStoreConformance('memory, batches one by one (core/batch-fallbacks.ts)', () => Promise.resolve({ store: new OneByOneStore() }));
 
 describe('memory store receipts', () => {
   it('accept only the exact receipt of the current reservation, read without rebuilding it', async () => {

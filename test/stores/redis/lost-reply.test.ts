@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createServer, connect as connectTcp, type Server } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayQueue } from '../../../src/engine/delay-queue.js';
+import { DelayQueue } from '../../../src/open-queue.js';
 import { scripts } from '../../../src/stores/redis/scripts.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 

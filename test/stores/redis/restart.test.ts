@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayQueue } from '../../../src/engine/delay-queue.js';
+import { DelayQueue } from '../../../src/open-queue.js';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { silentLogger } from '../../../src/core/logger.js';

@@ -81,7 +81,7 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   it('gives back prefetched tasks a pull consumer did not take, without counting the attempt', async () => {
-    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    const { DelayQueue } = await import('../../../src/open-queue.js');
     const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `pull${++namespaces}` } });
     try {
       await queue.scheduleMany(Array.from({ length: 20 }, (_, i) => ({ id: `pull-${i}`, topic: 'pull', payload: i })));
@@ -99,7 +99,7 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   it('gives prefetched tasks back in due order, ahead of those that fell due after them', async () => {
-    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    const { DelayQueue } = await import('../../../src/open-queue.js');
     // One shard: one ready list, so the order of delivery is the order of that list.
     const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `order${++namespaces}`, shards: 1 } });
     try {
@@ -125,7 +125,7 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   it('hands tasks reserved ahead for a busy consumer to it once each, and gives back what it cannot start in time', async () => {
-    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    const { DelayQueue } = await import('../../../src/open-queue.js');
     const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `ahead${++namespaces}`, shards: 4 } });
     try {
       // A slow consumer of one slot: promote reserves up to 4 for it while it asks, more
@@ -161,7 +161,7 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   it('keeps reserving for a worker between its calls: a task due while it runs a handler does not go to the shared lists', async () => {
-    const { DelayQueue } = await import('../../../src/engine/delay-queue.js');
+    const { DelayQueue } = await import('../../../src/open-queue.js');
     const { Redis } = await import('ioredis');
     const prefix = `linger${++namespaces}`;
     // Keyspace notifications for list commands: every RPUSH to the topic's ready list (a

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../../../src/core/manual-clock.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
-import { DelayQueue } from '../../../src/engine/delay-queue.js';
+import { DelayQueue } from '../../../src/open-queue.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 

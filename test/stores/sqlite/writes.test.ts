@@ -10,7 +10,7 @@ import { isDelayQError } from '../../../src/core/errors.js';
 import { ManualClock } from '../../../src/core/manual-clock.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
-import { DelayQueue } from '../../../src/engine/delay-queue.js';
+import { DelayQueue } from '../../../src/open-queue.js';
 import { INTERVAL_MS } from '../../../src/stores/sqlite/checkpointer.js';
 import { GroupCommit } from '../../../src/stores/sqlite/group-commit.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';

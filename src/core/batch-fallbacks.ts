@@ -1,0 +1,18 @@
+/**
+ * The batch methods of the store port (`ackMany`, `cancelMany`) for a store that has no
+ * better way than one call per item: a store assigns these when it implements the port
+ * (`ackMany = (acks, now) => ackEachOneByOne(this, acks, now)`), so the engine always
+ * calls the batch method and never probes for it.
+ *
+ * The calls are issued together, as one call each would be: every outcome is what the
+ * single call answers, in input order, and the batch resolves once every call has.
+ */
+import type { AckOutcome, AckRequest, CancelOutcome, ConsumerStore, ProducerStore } from './ports.js';
+
+export function ackEachOneByOne(store: Pick<ConsumerStore, 'ack'>, acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+  return Promise.all(acks.map((ack) => store.ack(ack.id, ack.receipt, now)));
+}
+
+export function cancelEachOneByOne(store: Pick<ProducerStore, 'cancel'>, ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+  return Promise.all(ids.map((id) => store.cancel(id, now)));
+}

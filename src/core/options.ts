@@ -1,0 +1,98 @@
+/**
+ * The engine's tuning options: what they mean, their defaults and their bounds, checked
+ * like every other input (validate.ts's message format, INVALID_OPTION) before any part
+ * of the engine starts. Only numbers live here; the engine's options type adds its ports
+ * (clock, logger, randomness) and the task limits and defaults.
+ */
+import { DelayQError } from './errors.js';
+import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, validateBackoff, validateIntOption, type Limits, type TaskDefaults } from './task/validate.js';
+
+/** The longest delay a Clock timer takes (Node's setTimeout fires at once beyond it). */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+export interface LoaderOptions {
+  /** Timers per loadDue call. Default 2,000. */
+  readonly pageSize: number;
+  /** Pause loading while more tasks than this wait for a consumer (no thundering herd). Default 10,000. */
+  readonly maxReadyBacklog: number;
+  /** Wait before retrying a failed load. Default 1 s. */
+  readonly retryMs: number;
+}
+
+export const DEFAULT_LOADER_OPTIONS: LoaderOptions = { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 };
+
+/** The engine's numeric options, every one resolved. */
+export interface EngineTuning {
+  /** Timing-wheel precision in ms. Default 1. */
+  readonly tickMs: number;
+  /** Completed and cancelled tasks (and so their ids) are kept this long. Default 7 days. */
+  readonly retentionMs: number;
+  /** The janitor purges finished tasks past retention this often. Default 60 s. */
+  readonly purgeIntervalMs: number;
+  /** The most tasks one purge deletes (a bound on one store call). Default 10,000. */
+  readonly purgeBatch: number;
+  /**
+   * A background store call that failed (expiring a reservation that ran out, promoting
+   * due tasks to a shared store's ready lists) is retried after this long. Default 1 s.
+   */
+  readonly storeRetryMs: number;
+  readonly loader: LoaderOptions;
+}
+
+export const DEFAULT_ENGINE_TUNING: EngineTuning = {
+  tickMs: 1,
+  retentionMs: 7 * 24 * 3600 * 1000,
+  purgeIntervalMs: 60_000,
+  purgeBatch: 10_000,
+  storeRetryMs: 1_000,
+  loader: DEFAULT_LOADER_OPTIONS,
+};
+
+/** What a caller may give: any subset, with the loader's options partial too. */
+export type EngineTuningInput = Partial<Omit<EngineTuning, 'loader'>> & { readonly loader?: Partial<LoaderOptions> | undefined };
+
+/** Checks and defaults the engine's numbers; throws INVALID_OPTION naming the first bad one. */
+export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
+  const loader = input.loader ?? {};
+  if (typeof loader !== 'object' || loader === null) throw new DelayQError('INVALID_OPTION', 'loader: must be an object', { field: 'loader' });
+  const pick = (value: number | undefined, fallback: number, field: string, min: number, max: number): number =>
+    value === undefined ? fallback : validateIntOption(value, field, min, max);
+  const d = DEFAULT_ENGINE_TUNING;
+  return {
+    tickMs: pick(input.tickMs, d.tickMs, 'tickMs', 1, 60_000),
+    retentionMs: pick(input.retentionMs, d.retentionMs, 'retentionMs', 0, Number.MAX_SAFE_INTEGER),
+    purgeIntervalMs: pick(input.purgeIntervalMs, d.purgeIntervalMs, 'purgeIntervalMs', 1, MAX_TIMER_DELAY_MS),
+    purgeBatch: pick(input.purgeBatch, d.purgeBatch, 'purgeBatch', 1, 1_000_000),
+    storeRetryMs: pick(input.storeRetryMs, d.storeRetryMs, 'storeRetryMs', 1, MAX_TIMER_DELAY_MS),
+    loader: {
+      pageSize: pick(loader.pageSize, d.loader.pageSize, 'loader.pageSize', 1, 1_000_000),
+      maxReadyBacklog: pick(loader.maxReadyBacklog, d.loader.maxReadyBacklog, 'loader.maxReadyBacklog', 0, Number.MAX_SAFE_INTEGER),
+      retryMs: pick(loader.retryMs, d.loader.retryMs, 'loader.retryMs', 1, MAX_TIMER_DELAY_MS),
+    },
+  };
+}
+
+/** The limits in force: the defaults with the caller's, each a whole number >= 1. */
+export function resolveLimits(input: Partial<Limits> = {}): Limits {
+  const limit = (key: keyof Limits): number =>
+    input[key] === undefined ? DEFAULT_LIMITS[key] : validateIntOption(input[key], `limits.${key}`, 1, Number.MAX_SAFE_INTEGER);
+  return {
+    maxPayloadBytes: limit('maxPayloadBytes'),
+    maxDelayMs: limit('maxDelayMs'),
+    maxTopicLength: limit('maxTopicLength'),
+    maxIdLength: limit('maxIdLength'),
+    maxBatch: limit('maxBatch'),
+    maxTtrMs: limit('maxTtrMs'),
+    maxAttempts: limit('maxAttempts'),
+  };
+}
+
+/** Defaults for tasks that do not say, checked against the limits as a task's own would be. */
+export function resolveTaskDefaults(input: Partial<TaskDefaults> = {}, limits: Limits = DEFAULT_LIMITS): TaskDefaults {
+  const d = DEFAULT_TASK_DEFAULTS;
+  return {
+    ttrMs: input.ttrMs === undefined ? d.ttrMs : validateIntOption(input.ttrMs, 'defaults.ttrMs', 1, limits.maxTtrMs),
+    maxAttempts: input.maxAttempts === undefined ? d.maxAttempts : validateIntOption(input.maxAttempts, 'defaults.maxAttempts', 1, limits.maxAttempts),
+    backoff: validateBackoff(input.backoff, d.backoff),
+  };
+}

@@ -1,0 +1,31 @@
+import type { Delivery, ReservedTask, TimerRef } from '../core/task/model.js';
+import type { Backlog } from './loader.js';
+
+/** Turns a task just reserved (at `now`) into the delivery a consumer gets. */
+export type Deliver = (record: ReservedTask, now: number) => Delivery;
+
+/**
+ * How due tasks reach consumers. Two implementations, picked once by the queue for its
+ * store:
+ * - LocalDispatcher (one process owns the store: memory, SQLite): due tasks wait in an
+ *   in-process ReadyQueue, and a consumer reserves them in the store by their refs.
+ * - SharedDispatcher (several processes share the store: Redis): due tasks are promoted
+ *   into the store's ready lists, and a consumer reserves from those, so consumers of any
+ *   process get the tasks whichever process's wheel held them.
+ * Either way the store's reservation decides: a task cancelled or moved after it fell due
+ * is never delivered.
+ */
+export interface Dispatcher extends Backlog {
+  start(): void;
+  /** Makes the due 'run' timers among `due` available to consumers (the 'ttr' ones are the expirer's). */
+  dispatch(due: readonly TimerRef[]): void;
+  /**
+   * Reserves up to `max` due tasks of `topic` and delivers them, waiting while there are
+   * none until `signal` aborts (then answers []). A stopped dispatcher answers [] at once.
+   */
+  reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]>;
+  /** Due tasks waiting for a consumer in this process, by topic. */
+  backlogByTopic(): Readonly<Record<string, number>>;
+  /** Reserves no more, and lets every wait on the backlog go (close() must not hang). */
+  stop(): void;
+}

@@ -1,0 +1,55 @@
+import type { ConsumerStore, Clock, Logger } from '../core/ports.js';
+import type { TimerRef } from '../core/task/model.js';
+import type { InFlight } from './in-flight.js';
+import { RetryTimers } from './retry-timers.js';
+
+/**
+ * Expires reservations that ran out (asynq's recoverer). A reservation's 'ttr' timer fires
+ * here when it was neither acked nor nacked in time: the store moves the task back to
+ * pending, due at once (its new run timer is placed like any other), or, on its last
+ * attempt, to dead. The store refuses a reservation settled meanwhile (`stale`), so a
+ * timer that lost the race with an ack does nothing.
+ *
+ * A store call that fails is made again after `storeRetryMs`, until it gets an answer or
+ * the queue stops: a reservation that ran out must not stay reserved until a restart.
+ */
+export class Expirer {
+  private running = false;
+  private readonly retries: RetryTimers;
+
+  constructor(
+    private readonly store: Pick<ConsumerStore, 'expire'>,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly inFlight: InFlight,
+    storeRetryMs: number,
+    /** Where the run timer of a task to retry goes. */
+    private readonly place: (ref: TimerRef) => void,
+  ) {
+    this.retries = new RetryTimers(clock, storeRetryMs);
+  }
+
+  start(): void {
+    this.running = true;
+  }
+
+  stop(): void {
+    this.running = false;
+    this.retries.stop();
+  }
+
+  expire(ref: TimerRef): void {
+    if (!this.running || ref.receipt === null) return;
+    const expiry = this.inFlight.track(this.store.expire(ref.id, ref.receipt, this.clock.now())).then(
+      (outcome) => {
+        if (outcome.status === 'retrying') this.place(outcome.ref);
+        if (outcome.status === 'dead') this.logger.warn({ id: ref.id }, 'reservation expired on the last attempt; task is dead');
+      },
+      (error: unknown) => {
+        this.logger.error({ err: error, id: ref.id }, 'expiring a reservation failed; will retry');
+        if (this.running) this.retries.later(() => this.expire(ref));
+      },
+    );
+    void expiry;
+  }
+}

@@ -1,0 +1,47 @@
+import type { Clock, Logger, SharedDispatch } from '../core/ports.js';
+import type { TimerRef } from '../core/task/model.js';
+import type { InFlight } from './in-flight.js';
+import { RetryTimers } from './retry-timers.js';
+
+/**
+ * Promotes due tasks into a shared store's ready lists (asynq's forwarder), where the
+ * consumers of every process reserve them. The refs come from this process's wheel, which
+ * holds only the timers of the store partitions it owns; the store ignores refs of tasks
+ * no longer pending and due, so promoting twice is harmless.
+ *
+ * A rejected promotion may have made nothing ready, so the same refs are promoted again
+ * after `storeRetryMs`, until the store answers or the queue stops: a due task must not
+ * wait for a restart to be delivered.
+ */
+export class Promoter {
+  private running = false;
+  private readonly retries: RetryTimers;
+
+  constructor(
+    private readonly store: SharedDispatch,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly inFlight: InFlight,
+    storeRetryMs: number,
+  ) {
+    this.retries = new RetryTimers(clock, storeRetryMs);
+  }
+
+  start(): void {
+    this.running = true;
+  }
+
+  stop(): void {
+    this.running = false;
+    this.retries.stop();
+  }
+
+  promote(refs: readonly TimerRef[]): void {
+    if (refs.length === 0 || !this.running) return;
+    const promotion = this.inFlight.track(this.store.promote(refs, this.clock.now())).catch((error: unknown) => {
+      this.logger.error({ err: error, count: refs.length }, 'making due tasks ready failed; will retry');
+      if (this.running) this.retries.later(() => this.promote(refs));
+    });
+    void promotion;
+  }
+}

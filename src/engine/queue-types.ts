@@ -1,0 +1,76 @@
+/** The types of DelayQueue's options, calls and answers (the library's public API). */
+import type { EngineTuningInput } from '../core/options.js';
+import type { Clock, Logger, StoreStats } from '../core/ports.js';
+import type { TaskState } from '../core/task/model.js';
+import type { Limits, TaskDefaults } from '../core/task/validate.js';
+import type { LatenessSummary } from './lateness.js';
+
+/**
+ * The engine's options: its ports (clock, logger, randomness), the limits and task
+ * defaults, and its tuning (core/options.ts: tickMs, retentionMs, purgeIntervalMs,
+ * purgeBatch, storeRetryMs, loader), each checked when the queue starts (INVALID_OPTION).
+ */
+export interface EngineOptions extends EngineTuningInput {
+  /** Injected time; tests pass a ManualClock. Default: the system clock. */
+  clock?: Clock;
+  limits?: Partial<Limits>;
+  /** Defaults for tasks that do not say: ttrMs 30 s, maxAttempts 5, backoff 1 s x2 up to 1 h. */
+  defaults?: Partial<TaskDefaults>;
+  logger?: Logger;
+  /** Randomness for backoff jitter; tests pass a fixed one. */
+  random?: () => number;
+}
+
+export interface ScheduleResult {
+  readonly id: string;
+  readonly runAt: number;
+  /** false when a task with this id already existed (the call changed nothing). */
+  readonly created: boolean;
+}
+
+export interface ReserveOptions {
+  /** Most tasks to reserve. Default 1, at most 1,000. */
+  max?: number;
+  /** Wait up to this long for a task to fall due. Default 0 (answer at once), at most 60 s. */
+  waitMs?: number;
+  /** Reservation length; default each task's ttrMs. */
+  ttrMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface NackOptions {
+  /** Retry after this delay instead of the task's backoff. */
+  delayMs?: number;
+  /** Recorded as the task's lastError. */
+  error?: string;
+}
+
+/** Asks `cancel` and `reschedule` for their detailed outcome instead of a boolean. */
+export interface OutcomeOption {
+  readonly outcome: true;
+}
+
+export type RescheduleResult =
+  | { readonly status: 'rescheduled'; readonly runAt: number }
+  | { readonly status: 'not_found' | 'not_pending' };
+
+export type NackResult = { readonly state: 'pending'; readonly runAt: number } | { readonly state: 'dead' };
+
+export interface ListOptions {
+  topic?: string;
+  state?: TaskState;
+  limit?: number;
+  afterId?: string;
+}
+
+export interface QueueStats {
+  readonly store: string;
+  readonly counts: StoreStats['byState'];
+  readonly topics: StoreStats['byTopic'];
+  /** Timers in the wheel (pending tasks within the horizon and reservations). */
+  readonly timers: number;
+  /** Due tasks waiting for a consumer, by topic. */
+  readonly ready: Readonly<Record<string, number>>;
+  /** How late deliveries were (delivered at - runAt), in ms. */
+  readonly lateness: LatenessSummary;
+}

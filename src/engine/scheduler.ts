@@ -1,0 +1,143 @@
+/**
+ * The Scheduler owns the engine's loops (asynq's server.go to their forwarder.go,
+ * recoverer.go, janitor.go): it builds each one complete over the store's ports, starts
+ * them in this order and stops them in reverse.
+ *
+ *   Expirer      a reservation's TTR timer fired: the store expires it (retried on failure)
+ *   Dispatcher   due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for a
+ *                store several processes share, SharedDispatcher (through the Promoter)
+ *   TimerDriver  the timing wheel and its one timer: hands due timers to the two above
+ *   Loader       keeps the wheel filled with the store's timers due within the horizon
+ *   Janitor      purges finished tasks past their retention
+ *
+ * Between them it places every timer the engine learns of (a task scheduled, moved or
+ * retried, a reservation made, a timer loaded): into the wheel when it falls within the
+ * loaded window, to the dispatcher or the expirer when it is due already, nowhere when it
+ * lies beyond the window (the loader reads it when its time comes near).
+ */
+import type { EngineTuning } from '../core/options.js';
+import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
+import { toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import type { Dispatcher } from './dispatcher.js';
+import { Expirer } from './expirer.js';
+import type { InFlight } from './in-flight.js';
+import { Janitor } from './janitor.js';
+import { LatenessRecorder, type LatenessSummary } from './lateness.js';
+import { Loader } from './loader.js';
+import { LocalDispatcher } from './local-dispatcher.js';
+import { Promoter } from './promoter.js';
+import { SharedDispatcher } from './shared-dispatcher.js';
+import { TimerDriver } from './timer-driver.js';
+import type { WorkScheduler } from './work-source.js';
+
+export class Scheduler implements WorkScheduler {
+  private readonly expirer: Expirer;
+  private readonly dispatcher: Dispatcher;
+  private readonly driver: TimerDriver;
+  private readonly loader: Loader;
+  private readonly janitor: Janitor;
+  private readonly lateness = new LatenessRecorder();
+  /** Set once the store is about to close: no timer is placed any more. */
+  private closed = false;
+
+  constructor(store: TaskStore, clock: Clock, logger: Logger, tuning: EngineTuning, inFlight: InFlight) {
+    this.expirer = new Expirer(store, clock, logger, inFlight, tuning.storeRetryMs, this.place);
+    this.dispatcher = isSharedDispatch(store)
+      ? new SharedDispatcher(store, clock, inFlight, new Promoter(store, clock, logger, inFlight, tuning.storeRetryMs), this.placeLoaded)
+      : new LocalDispatcher(store, clock, inFlight);
+    this.driver = new TimerDriver(clock, this.onDue, tuning.tickMs, hasTimerHomes(store) ? store : undefined);
+    this.loader = new Loader(store, clock, store.horizonMs, this.placeLoaded, this.dispatcher, logger, tuning.loader);
+    this.janitor = new Janitor(store, clock, logger, inFlight, tuning);
+  }
+
+  /** Timers in the wheel. */
+  get timers(): number {
+    return this.driver.size;
+  }
+
+  start(): void {
+    this.expirer.start();
+    this.dispatcher.start();
+    this.driver.start();
+    this.loader.start();
+    this.janitor.start();
+  }
+
+  /**
+   * Stops every loop: consumers' reserves answer [], no expiry or promotion is started, no
+   * load is read. Timers may still be placed (running handlers settle while the queue
+   * closes) until `seal()`.
+   */
+  async stop(): Promise<void> {
+    this.janitor.stop();
+    const loaderStopped = this.loader.stop();
+    this.driver.stop();
+    this.dispatcher.stop();
+    this.expirer.stop();
+    await loaderStopped;
+  }
+
+  /** No timer is placed from now on: the store is closing. */
+  seal(): void {
+    this.closed = true;
+  }
+
+  /**
+   * Reserves up to `max` due tasks of `topic` (see Dispatcher.reserve) and delivers them,
+   * recording how late each is. `watch`: arm each reservation's TTR timer now (workers arm
+   * only those of handlers still running a turn later).
+   */
+  reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> {
+    return this.dispatcher.reserve(topic, max, signal, ttrMs, watch ? this.deliverWatched : this.deliver);
+  }
+
+  /** How late deliveries were (delivered at - runAt). */
+  latenessSummary(): LatenessSummary {
+    return this.lateness.summary();
+  }
+
+  backlogByTopic(): Readonly<Record<string, number>> {
+    return this.dispatcher.backlogByTopic();
+  }
+
+  /** Forgets the task's timer, whichever kind (it was cancelled, moved or settled). */
+  remove(id: string): void {
+    this.driver.remove(id);
+  }
+
+  /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */
+  watch(delivery: Delivery): void {
+    this.place({ id: delivery.id, topic: delivery.topic, kind: 'ttr', dueAt: delivery.reservedUntil, seq: 0, receipt: delivery.receipt });
+  }
+
+  /**
+   * Puts a timer where it belongs (see the header), replacing the task's timer if any.
+   * `created`: the task is new, so it has no timer to replace yet.
+   */
+  readonly place = (ref: TimerRef, created = false): void => {
+    if (this.closed || ref.dueAt >= this.loader.loadTarget) return;
+    const held = created ? this.driver.addNew(ref) : this.driver.add(ref);
+    if (!held) this.onDue([ref]);
+  };
+
+  /** A timer read by the loader or handed over by a shared store: it may be in the wheel already. */
+  readonly placeLoaded = (ref: TimerRef): void => {
+    if (!this.driver.holds(ref)) this.place(ref);
+  };
+
+  private readonly deliver = (record: ReservedTask, now: number): Delivery => {
+    this.lateness.record(now - record.runAt);
+    return toDelivery(record);
+  };
+
+  private readonly deliverWatched = (record: ReservedTask, now: number): Delivery => {
+    const delivery = this.deliver(record, now);
+    this.watch(delivery);
+    return delivery;
+  };
+
+  private readonly onDue = (due: TimerRef[]): void => {
+    this.dispatcher.dispatch(due);
+    for (const ref of due) if (ref.kind === 'ttr') this.expirer.expire(ref);
+  };
+}

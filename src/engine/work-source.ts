@@ -1,0 +1,101 @@
+import { isDelayQError } from '../core/errors.js';
+import type { AckOutcome, Clock, ConsumerStore, Logger } from '../core/ports.js';
+import type { Delivery } from '../core/task/model.js';
+import type { Job, Outcome, WorkSource } from './worker.js';
+
+/** What the workers need of the queue's scheduler. */
+export interface WorkScheduler {
+  reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]>;
+  /** Forgets the task's timer: its reservation is settled. */
+  remove(id: string): void;
+  /** Arms the reservation's TTR timer. */
+  watch(delivery: Delivery): void;
+}
+
+/**
+ * The queue as its workers see it (WorkSource). Deliveries come from the scheduler with no
+ * TTR timer: most handlers settle within the same turn of the event loop, and the worker
+ * has `watch` arm the timers of those still running after it. The acks of handlers that
+ * finished in the same turn go to the store in one ackMany: the hot path, so the
+ * deliveries (the queue's own) are not validated again and cost no async frame. A failed
+ * handler's task is nacked. When the store cannot take a settlement the reservation stays,
+ * and its TTR timer is armed so that the task is delivered again once it runs out. Nothing
+ * here rejects.
+ */
+export class QueueWorkSource implements WorkSource {
+  constructor(
+    private readonly store: Pick<ConsumerStore, 'ack' | 'ackMany'>,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly scheduler: WorkScheduler,
+    /** The queue's own nack (it places the retry's timer). */
+    private readonly nack: (delivery: Delivery, error: string) => Promise<unknown>,
+    /** The pause after a failed reserve. */
+    private readonly storeRetryMs: number,
+  ) {}
+
+  // The worker's own signal suffices: close() closes every worker first.
+  reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]> {
+    return this.scheduler.reserve(topic, max, signal, ttrMs, false);
+  }
+
+  watch(delivery: Delivery): void {
+    this.scheduler.watch(delivery);
+  }
+
+  defer(callback: () => void): void {
+    this.clock.setTimer(callback, 0);
+  }
+
+  reportError(error: unknown, context: string): void {
+    this.logger.error({ err: error }, context);
+  }
+
+  pauseAfterFailure(): Promise<void> {
+    return new Promise<void>((resolve) => this.clock.setTimer(resolve, this.storeRetryMs));
+  }
+
+  ackAll(jobs: readonly Job[]): Promise<void> {
+    return this.store.ackMany(jobs.map((job) => job.delivery), this.clock.now()).then(
+      (outcomes) => {
+        for (let i = 0; i < jobs.length; i++) this.afterAck(jobs[i]!, outcomes[i] ?? 'not_found');
+      },
+      (error: unknown) => this.failed(jobs, error),
+    );
+  }
+
+  settle(job: Job, outcome: Outcome): Promise<unknown> {
+    if (outcome.ok) {
+      return this.store.ack(job.delivery.id, job.delivery.receipt, this.clock.now()).then(
+        (acked) => this.afterAck(job, acked),
+        (error: unknown) => this.failed([job], error),
+      );
+    }
+    const error = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
+    return this.nack(job.delivery, error).catch((failure: unknown) => {
+      // A stale receipt means the reservation already ran out and the task moved on.
+      if (isDelayQError(failure, 'STALE_RECEIPT') || isDelayQError(failure, 'TASK_NOT_FOUND'))
+        this.logger.warn({ id: job.delivery.id, code: failure.code }, 'nack after the reservation ran out');
+      else this.failed([job], failure);
+    });
+  }
+
+  private afterAck(job: Job, acked: AckOutcome): void {
+    if (acked !== 'acked') {
+      this.logger.warn({ id: job.delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
+    } else if (job.watched) {
+      this.scheduler.remove(job.delivery.id);
+    }
+  }
+
+  /** The store did not take the acks or nack: the reservations stay, so their TTRs must be armed. */
+  private failed(jobs: readonly Job[], error: unknown): void {
+    const ids = jobs.length === 1 ? jobs[0]!.delivery.id : `${jobs.length} deliveries`;
+    this.logger.error({ err: error, id: ids }, 'settling deliveries failed; they will be delivered again after their TTR');
+    for (const job of jobs) {
+      if (job.watched) continue;
+      job.watched = true;
+      this.scheduler.watch(job.delivery);
+    }
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The composition root of a queue: the one place that knows both the engine and the
+ * stores. The engine (src/engine) depends on the store port only (src/core/ports.ts; `npm
+ * run boundaries` keeps it so) and starts over a store already open (`DelayQueue.start`).
+ * This DelayQueue, the one the package exports, adds what needs the stores: `open`, which
+ * opens the store a URL names (src/stores/open-store.ts, each kind loaded on demand) and
+ * hands it the queue's logger and clock, then starts the engine over it.
+ *
+ * A subclass rather than an opener injected into the engine: `DelayQueue.open(...)` keeps
+ * working exactly as before for every caller, and the engine has no hook that a process
+ * must remember to fill before it can open a queue.
+ */
+import type { TaskStore } from './core/ports.js';
+import { DelayQueue as EngineQueue } from './engine/delay-queue.js';
+import type { EngineOptions } from './engine/queue-types.js';
+import { openStore, type StoreOptions } from './stores/open-store.js';
+
+export interface DelayQueueOptions extends EngineOptions {
+  /**
+   * Where tasks live: 'memory' (the default), 'sqlite:./path/file.db', 'redis://host:port',
+   * 'redis+cluster://host:port,host:port', or a TaskStore instance.
+   */
+  store?: string | TaskStore;
+  /**
+   * Options for the store named by a `store` URL. Its `logger` and `clock` default to the
+   * queue's own, so that the store's background work reports and keeps time with the queue.
+   */
+  storeOptions?: StoreOptions;
+}
+
+export class DelayQueue extends EngineQueue {
+  /** Opens (or creates) the store and starts the engine over it. */
+  static async open(options: DelayQueueOptions = {}): Promise<DelayQueue> {
+    const spec = options.store ?? 'memory';
+    if (typeof spec !== 'string') return DelayQueue.start(spec, options);
+    const storeOptions = options.storeOptions ?? {};
+    const logger = storeOptions.logger ?? options.logger;
+    const clock = storeOptions.clock ?? options.clock;
+    const store = await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}), ...(clock ? { clock } : {}) });
+    try {
+      return DelayQueue.start(store, options);
+    } catch (error) {
+      // Bad engine options: the store opened for this queue must not stay open.
+      await store.close();
+      throw error;
+    }
+  }
+
+  /** Starts the engine over a store already open, which close() will close. */
+  static override start(store: TaskStore, options: EngineOptions = {}): DelayQueue {
+    return new DelayQueue(store, options).startLoops();
+  }
+}

@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_ENGINE_TUNING, resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../../src/core/options.js';
+import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS } from '../../src/core/task/validate.js';
+
+describe('engine options', () => {
+  it('default every number that is not given, the loader option by option', () => {
+    assert.deepEqual(resolveEngineTuning({}), DEFAULT_ENGINE_TUNING);
+    assert.deepEqual(DEFAULT_ENGINE_TUNING, {
+      tickMs: 1,
+      retentionMs: 7 * 24 * 3_600_000,
+      purgeIntervalMs: 60_000,
+      purgeBatch: 10_000,
+      storeRetryMs: 1_000,
+      loader: { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 },
+    });
+    const tuned = resolveEngineTuning({ purgeIntervalMs: 5, loader: { pageSize: 10 } });
+    assert.equal(tuned.purgeIntervalMs, 5);
+    assert.deepEqual(tuned.loader, { ...DEFAULT_ENGINE_TUNING.loader, pageSize: 10 });
+  });
+
+  it('merge limits and task defaults with theirs, checking each against the limits', () => {
+    assert.deepEqual(resolveLimits(), DEFAULT_LIMITS);
+    assert.equal(resolveLimits({ maxBatch: 2 }).maxBatch, 2);
+    assert.deepEqual(resolveTaskDefaults(), DEFAULT_TASK_DEFAULTS);
+    assert.equal(resolveTaskDefaults({ ttrMs: 1_000 }, resolveLimits({ maxTtrMs: 1_000 })).ttrMs, 1_000);
+    assert.throws(() => resolveTaskDefaults({ maxAttempts: 11 }, resolveLimits({ maxAttempts: 10 })), /defaults\.maxAttempts/);
+  });
+});

@@ -1,0 +1,181 @@
+// The engine's background loops, each on the injected clock: the janitor's interval, the
+// expirer's and the promoter's retries after a store failure.
+import assert from 'node:assert/strict';
+import { afterEach, describe, it } from 'node:test';
+import type { Logger, NackOutcome, SharedDispatch } from '../../src/core/ports.js';
+import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
+import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import { T0, flush, openManual } from '../helpers/engine.js';
+
+/** A logger that keeps the messages of its errors. */
+function recordingLogger(): Logger & { errors: string[] } {
+  const errors: string[] = [];
+  const ignore = (): void => undefined;
+  return { errors, debug: ignore, info: ignore, warn: ignore, error: (_obj, msg) => void errors.push(msg ?? '') };
+}
+
+/** A memory store whose next `failures` calls of `purge` / `expire` reject, counting every call. */
+class FlakyStore extends MemoryStore {
+  failures = 0;
+  purges: { before: number; limit: number }[] = [];
+  expiries = 0;
+
+  override async purge(before: number, limit: number): Promise<number> {
+    this.purges.push({ before, limit });
+    if (this.failures > 0 && this.failures--) throw new Error('disk on fire');
+    return super.purge(before, limit);
+  }
+
+  override async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+    this.expiries++;
+    if (this.failures > 0 && this.failures--) throw new Error('disk on fire');
+    return super.expire(id, receipt, now);
+  }
+}
+
+/**
+ * A memory store that dispatches like a shared one (SharedDispatch): due tasks wait in its
+ * own ready list until reserved. Its next `failures` promotions reject.
+ */
+class SharedMemoryStore extends MemoryStore implements SharedDispatch {
+  failures = 0;
+  promotions = 0;
+  private ready: TimerRef[] = [];
+  remote: ((ref: TimerRef) => void) | null = null;
+
+  async promote(refs: readonly TimerRef[]): Promise<void> {
+    this.promotions++;
+    if (this.failures > 0 && this.failures--) throw new Error('connection reset');
+    this.ready.push(...refs);
+  }
+
+  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined): Promise<ReservedTask[]> {
+    const mine = this.ready.filter((ref) => ref.topic === topic).slice(0, max);
+    this.ready = this.ready.filter((ref) => !mine.includes(ref));
+    return this.reserveRefs(mine, now(), ttrMs);
+  }
+
+  onRemoteTimer(listener: (ref: TimerRef) => void): void {
+    this.remote = listener;
+  }
+}
+
+describe('engine loops', () => {
+  let q: DelayQueue | undefined;
+  afterEach(async () => {
+    await q?.close();
+    q = undefined;
+  });
+
+  it('the janitor purges finished tasks past retention every purgeIntervalMs, at most purgeBatch a time', async () => {
+    const store = new FlakyStore();
+    const opened = await openManual({ store, retentionMs: 1_000, purgeIntervalMs: 5_000, purgeBatch: 7 });
+    q = opened.q;
+    await q.schedule({ topic: 't', id: 'done' });
+    const [delivery] = await q.reserve('t');
+    await q.ack('done', delivery!.receipt);
+    opened.clock.advance(4_999);
+    await flush();
+    assert.deepEqual(store.purges, [], 'no purge before the interval');
+    opened.clock.advance(1);
+    await flush();
+    assert.deepEqual(store.purges, [{ before: T0 + 5_000 - 1_000, limit: 7 }]);
+    assert.equal(await q.get('done'), null, 'completed more than retentionMs ago: purged');
+    opened.clock.advance(5_000);
+    await flush();
+    assert.equal(store.purges.length, 2, 'and again one interval later');
+  });
+
+  it('the janitor keeps its interval after a purge fails', async () => {
+    const store = new FlakyStore();
+    const logger = recordingLogger();
+    const opened = await openManual({ store, logger, purgeIntervalMs: 1_000 });
+    q = opened.q;
+    store.failures = 1;
+    opened.clock.advance(1_000);
+    await flush();
+    assert.deepEqual(logger.errors, ['purging finished tasks failed']);
+    opened.clock.advance(999);
+    await flush();
+    assert.equal(store.purges.length, 1);
+    opened.clock.advance(1);
+    await flush();
+    assert.equal(store.purges.length, 2);
+  });
+
+  it('an expiry the store fails is retried after storeRetryMs, and the task is delivered again', async () => {
+    const store = new FlakyStore();
+    const logger = recordingLogger();
+    const opened = await openManual({ store, logger, storeRetryMs: 300 });
+    q = opened.q;
+    await q.schedule({ topic: 't', id: 'x', ttrMs: 1_000 });
+    assert.equal((await q.reserve('t'))[0]?.attempt, 1);
+    store.failures = 1;
+    opened.clock.advance(1_000);
+    await flush();
+    assert.equal(store.expiries, 1);
+    assert.deepEqual(logger.errors, ['expiring a reservation failed; will retry']);
+    assert.equal((await q.get('x'))?.state, 'reserved');
+    opened.clock.advance(299);
+    await flush();
+    assert.equal(store.expiries, 1, 'not before storeRetryMs');
+    opened.clock.advance(1);
+    await flush();
+    assert.equal(store.expiries, 2);
+    const [again] = await q.reserve('t');
+    assert.equal(again?.id, 'x');
+    assert.equal(again?.attempt, 2);
+  });
+
+  it('close() drops a pending expiry retry: no timer outlives the queue', async () => {
+    const store = new FlakyStore();
+    const opened = await openManual({ store, storeRetryMs: 60_000, purgeIntervalMs: 3_600_000 });
+    q = opened.q;
+    await q.schedule({ topic: 't', id: 'x', ttrMs: 1_000 });
+    await q.reserve('t');
+    store.failures = 1;
+    opened.clock.advance(1_000);
+    await flush();
+    assert.equal(store.expiries, 1);
+    await q.close();
+    q = undefined;
+    assert.equal(opened.clock.pendingTimers, 0);
+  });
+
+  it('a shared store: a promotion that fails is retried after storeRetryMs, and then the task is delivered', async () => {
+    const store = new SharedMemoryStore();
+    const logger = recordingLogger();
+    const opened = await openManual({ store, logger, storeRetryMs: 250 });
+    q = opened.q;
+    await q.schedule({ topic: 't', id: 'x', delayMs: 100 });
+    store.failures = 1;
+    opened.clock.advance(100);
+    await flush();
+    assert.equal(store.promotions, 1);
+    assert.deepEqual(logger.errors, ['making due tasks ready failed; will retry']);
+    assert.deepEqual(await q.reserve('t'), []);
+    opened.clock.advance(249);
+    await flush();
+    assert.equal(store.promotions, 1, 'not before storeRetryMs');
+    opened.clock.advance(1);
+    await flush();
+    assert.equal(store.promotions, 2);
+    assert.equal((await q.reserve('t'))[0]?.id, 'x');
+    assert.deepEqual((await q.stats()).ready, {}, 'nothing waits in the process: the ready lists are the store\'s');
+  });
+
+  it('a shared store: timers it hands over are kept and promoted when due', async () => {
+    const store = new SharedMemoryStore();
+    const opened = await openManual({ store });
+    q = opened.q;
+    // Another process scheduled it: this one learns of its timer from the store alone.
+    const [outcome] = await store.schedule([{ id: 'r', topic: 't', payload: '1', runAt: T0 + 50, maxAttempts: 1, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } }], T0);
+    store.remote!(outcome!.ref!);
+    assert.equal((await q.stats()).timers, 1);
+    opened.clock.advance(50);
+    await flush();
+    assert.equal(store.promotions, 1);
+    assert.deepEqual((await q.reserve('t')).map((d) => d.payload), [1]);
+  });
+});
