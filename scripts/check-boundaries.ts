@@ -6,12 +6,15 @@
 //   src/client    imports only src/client and src/wire (no server, engine or store in its graph);
 //   src/cli       never imports src/engine or a store (it talks to a server through the client);
 //                 of src/server it imports the settings table, and the server itself only
-//                 dynamically, for `serve` (a static import cost every command ~0.3 s).
+//                 dynamically, for `serve` (a static import cost every command ~0.3 s);
 //   src/stores    reads no clock and sets no timer: no Date.now(), new Date(), performance.now(),
 //                 process.hrtime, setTimeout/setInterval/setImmediate or their clears, no
 //                 node:timers or node:perf_hooks; time and timers come from the Clock a store
 //                 is handed (src/core/ports.ts). Exempt: src/stores/system-clock.ts, the
-//                 default Clock openStore hands a store when its caller gives none.
+//                 default Clock openStore hands a store when its caller gives none;
+//   store drivers  better-sqlite3 and ioredis are imported only by their store, and a store
+//                 that has a driver only by src/stores/open-store.ts, with import(): a process
+//                 loads a driver only when it opens that store (docs/adr/0002-store-drivers.md).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
@@ -31,6 +34,10 @@ function area(file: string): string {
   return parts.length > 1 ? (parts[0] ?? '') : '';
 }
 
+/** Each driver package, by the store that alone may import it. */
+const DRIVER_OF_STORE: Readonly<Record<string, string>> = { 'stores/sqlite': 'better-sqlite3', 'stores/redis': 'ioredis' };
+const openStore = join(root, 'stores', 'open-store.ts');
+
 const violations: string[] = [];
 for (const file of walk(root)) {
   const from = area(file);
@@ -49,6 +56,13 @@ for (const file of walk(root)) {
       violations.push(`${where}: the client imports only src/client and src/wire`);
     if (from === 'cli' && (target === 'engine' || target.startsWith('stores') || (target === 'server' && !/server\/(main|config)\.js$/.test(spec))))
       violations.push(`${where}: the CLI talks to a server through the client`);
+  }
+  for (const [store, driver] of Object.entries(DRIVER_OF_STORE)) {
+    if (from !== store && importedFiles.some(({ fileName }) => fileName === driver || fileName.startsWith(`${driver}/`)))
+      violations.push(`${relative(process.cwd(), file)} imports ${driver}: only src/${store} may`);
+    const reaches = importedFiles.some(({ fileName }) => fileName.startsWith('.') && area(resolve(dirname(file), fileName)) === store);
+    if (reaches && from !== store && (file !== openStore || new RegExp(`^import\\s[^;]*from\\s+['"]\\./${store.slice('stores/'.length)}/`, 'm').test(source)))
+      violations.push(`${relative(process.cwd(), file)} imports src/${store}: only src/stores/open-store.ts may, with import(), so that ${driver} loads when that store opens`);
   }
   if (from === 'cli' && /^import\s[^;]*from\s+['"][^'"]*server\/main\.js['"]/m.test(source))
     violations.push(`${relative(process.cwd(), file)} imports the server statically: load it with import() in the serve command`);

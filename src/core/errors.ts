@@ -1,7 +1,8 @@
 /**
  * Every error delayq raises carries a stable `code`: callers, the HTTP layer and the
- * client branch on the code, never on message text. The registry below is the single
- * list of codes; `docs/errors.md` documents each and a test keeps the two in step.
+ * client branch on the code, never on message text. The registry below is the source of
+ * the library's codes; `docs/errors.md` and the client's copy (src/wire/error-codes.ts) are
+ * checked against it by test/server/error-codes.test.ts.
  */
 export const ERROR_CODES = {
   INVALID_ARGUMENT: 'a generic malformed argument (wrong type, unknown option)',

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * 64 id-safe characters in ASCII order, so that fixed-width fields written with them sort
- * the same way as the numbers they encode.
+ * the same way as the numbers they encode. No '-': an id that starts with one reads as an
+ * option to a shell command (`delayq get -0Kx...`), and the time field's first character is
+ * the alphabet's first for the next few thousand years.
  */
-const SORTABLE_ALPHABET = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
+export const SORTABLE_ALPHABET = '0123456789:ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
 
 function encodeFixed(value: number, width: number): string {
   let out = '';

@@ -44,15 +44,24 @@ export async function openStore(spec: string, options: StoreOptions = {}): Promi
   if (spec.startsWith('sqlite:')) {
     const path = spec.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (path.length === 0) throw new DelayQError('INVALID_STORE_URL', `store "${spec}": give a file path, e.g. sqlite:./delayq.db`);
-    const { openSqliteStore } = await import('./sqlite/index.js');
+    const { openSqliteStore } = await import('./sqlite/index.js').catch(driverMissing(spec, 'better-sqlite3'));
     return openSqliteStore(path, { ...options, clock: options.clock ?? storeSystemClock });
   }
   if (spec.startsWith('redis://') || spec.startsWith('rediss://') || spec.startsWith('redis+cluster://')) {
-    const { openRedisStore } = await import('./redis/index.js');
+    const { openRedisStore } = await import('./redis/index.js').catch(driverMissing(spec, 'ioredis'));
     return openRedisStore(spec, { ...options, clock: options.clock ?? storeSystemClock });
   }
   throw new DelayQError(
     'INVALID_STORE_URL',
     `store "${spec}": unknown kind; use memory, sqlite:<path>, redis://host:port or redis+cluster://host:port,...`,
   );
+}
+
+/** A store's driver may be left out (better-sqlite3 is optional: docs/adr/0002-store-drivers.md): say which to install. */
+function driverMissing(spec: string, driver: string): (error: unknown) => never {
+  return (error) => {
+    const code = (error as { code?: unknown } | null)?.code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' || !String((error as Error).message).includes(`'${driver}'`)) throw error;
+    throw new DelayQError('STORE_UNAVAILABLE', `store "${spec}" needs the ${driver} package, which is not installed: npm install ${driver}`, { driver }, { cause: error });
+  };
 }

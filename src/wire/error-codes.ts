@@ -1,8 +1,10 @@
 /**
- * Every error code that can reach a client, by name. The client cannot import src/core or
- * src/server, so the names are repeated here; test/client-error-codes.test.ts keeps these
- * lists equal to the registries they mirror (ERROR_CODES in src/core/errors.ts and
- * SERVER_ERROR_CODES in src/server/errors.ts), and docs/errors.md describes each one.
+ * Every error code that can reach a client, by name: the client's copy of the registries.
+ * The source of each code is the registry of the layer that raises it, ERROR_CODES in
+ * src/core/errors.ts and SERVER_ERROR_CODES in src/server/errors.ts; the client may import
+ * neither (it imports only src/client and src/wire), so the names are repeated here and
+ * test/server/error-codes.test.ts checks them against the registries, at compile time and at
+ * run time. docs/errors.md describes each code; the same test checks it too.
  */
 
 /** The library's codes (src/core/errors.ts), sent as they are. */
