@@ -153,14 +153,15 @@ export interface ConsumerStore {
    */
   reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
   /**
-   * Optional: `reserve` given the timer refs this store handed out (from schedule,
-   * reschedule, nack, expire, retryDead or loadDue) instead of bare ids, answering as
-   * `reserve` of their ids would; except that a ref to a task since purged may be refused
-   * even when a new task took its id (that task has a ref of its own). A store may keep in
-   * its refs whatever spares it a lookup; the engine reserves due tasks through it when it
-   * is there.
+   * `reserve` given the timer refs this store handed out (from schedule, reschedule, nack,
+   * expire, retryDead or loadDue) instead of bare ids, answering as `reserve` of their ids
+   * would; except that a ref to a task since purged may be refused even when a new task
+   * took its id (that task has a ref of its own). A store may keep in its refs whatever
+   * spares it a lookup (the memory store keeps the task); one that has nothing to gain
+   * reserves by id (`reserveRefsByIds`, src/core/batch-fallbacks.ts). The engine reserves
+   * the due tasks of its ready queue through it.
    */
-  reserveRefs?(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
+  reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
   /** reserved -> completed, only with the current receipt. */
   ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
   /**

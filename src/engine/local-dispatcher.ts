@@ -38,7 +38,7 @@ export class LocalDispatcher implements Dispatcher {
         let reserved: ReservedTask[];
         try {
           reserved = await this.inFlight.track(
-            store.reserveRefs ? store.reserveRefs(items, now, ttrMs) : store.reserve(items.map((i) => i.id), now, ttrMs),
+            store.reserveRefs(items, now, ttrMs),
           );
         } catch (error) {
           // Nothing was reserved, and these tasks are still pending and due in the store: put

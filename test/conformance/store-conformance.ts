@@ -377,11 +377,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.ack('missing', receipt, T0), 'not_found');
       });
 
-      it('claims through its own refs as through their ids (when the store offers claimRefs)', async (t) => {
-        if (store.reserveRefs === undefined) {
-          t.skip('this store claims by id only');
-          return;
-        }
+      it('reserves through its own refs as through their ids', async () => {
         const [a, b, c, d] = await store.schedule(
           [task('a', { runAt: T0 }), task('b', { runAt: T0 + 50 }), task('c', { runAt: T0 }), task('d', { runAt: T0 })],
           T0 - 10,

@@ -19,6 +19,7 @@
  * the kept-task release (kept-releaser.ts), the timers channel and shard takeover
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
+import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { DelayQError } from '../../core/errors.js';
 import type {
   AckOutcome,
@@ -35,7 +36,7 @@ import type {
   StoreStats,
   TaskStore,
 } from '../../core/ports.js';
-import { TASK_STATES, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
@@ -187,6 +188,11 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   // ---------------------------------------------------------------------------------
   // Consumers
+
+  /** The engine reserves through reserveReady with this store; by ref is by id here. */
+  reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
+    return reserveRefsByIds(this, refs, now, ttrMs);
+  }
 
   async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
     this.assertOpen();

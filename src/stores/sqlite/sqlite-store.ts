@@ -12,6 +12,7 @@ import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { backoffDelay } from '../../core/task/backoff.js';
+import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
 import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type {
@@ -164,6 +165,11 @@ export class SqliteStore implements TaskStore {
 
   // ---------------------------------------------------------------------------------
   // Consumers
+
+  /** A ref spares this store nothing: the row is read by id either way. */
+  reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
+    return reserveRefsByIds(this, refs, now, ttrMs);
+  }
 
   reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     if (this.closed) return Promise.reject(closedError(this.path));
