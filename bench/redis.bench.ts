@@ -289,10 +289,9 @@ async function cancelFiftyAtATime(system: System, ids: readonly string[]): Promi
 /*
  * Warm-ups run the paths the scenarios measure, unmeasured, before they start, the same for
  * every system: a service that has been up a while runs code V8 has compiled. Without them
- * S2 measures the JIT: in scratch runs of S2's pattern on a cold process every task more
- * than 10 ms late fell in the first ~0.5 s of the window (p99 25-59 ms), and a 10,000-task
- * warm-up took the p99 to 8-10 ms. On the single Redis the cold S2 itself warms the
- * delivery path (and is reported); the cluster runs, which measure no cancels, fire tasks.
+ * S2 measures the JIT, whose late tasks all fall in the first moments of the window
+ * (ADR 0020). On the single Redis the cold S2 itself warms the delivery path (and is
+ * reported); the cluster runs, which measure no cancels, fire tasks.
  */
 
 /** Fires and acks a burst of tasks on a topic of its own. */

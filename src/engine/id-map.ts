@@ -1,17 +1,14 @@
 /**
- * A map keyed by task id, split over 256 small Maps. V8 rehashes a whole Map at once when
- * it grows or shrinks: at 65,536 entries that is a 5 ms stall (measured here; the driver's
- * map of timers crosses it every time a burst of 200,000 due tasks drains), inside a
- * window where tasks are due every millisecond. Split 256 ways, each rehash is 256 times
+ * A map keyed by task id, split over SHARDS small Maps. V8 rehashes a whole Map at once
+ * when it grows or shrinks, a stall of milliseconds for a map the size of the driver's
+ * when a burst of due tasks drains (ADR 0019). Split SHARDS ways, each rehash is that much
  * smaller; the total work is the same.
  *
  * The shards are unequal on purpose, their shares spread evenly over one octave (the
  * largest holds twice the smallest). A Map rehashes when its size crosses a power of two
  * (it shrinks once it falls below a quarter of its capacity), and equal shards cross
- * together: draining 200,000 timers, every shard shrank within the same 2% of the drain (64 equal shards then):
- * some 11 ms of rehashing inside 40 ms of a delivery window (the lateness spike two thirds
- * into it). Shards whose sizes cover an octave cross those thresholds at points spread over
- * a quarter of the drain instead.
+ * together, all within a moment of a drain; shards whose sizes cover an octave cross those
+ * thresholds at points spread over a quarter of the drain instead (ADR 0019).
  *
  * The shard comes from a hash of five characters of the id (its last four and its middle
  * one) and its length: generated ids end in a counter and user ids such as `order-1234`
@@ -53,6 +50,7 @@ export class IdMap<V> {
   }
 }
 
+/** Small enough Maps that no one rehash stalls a delivery window (ADR 0019). */
 const SHARDS = 256;
 const SLOTS = 4096;
 

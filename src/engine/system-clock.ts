@@ -9,8 +9,8 @@ const nodeTimers: TimerHost = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
   setImmediate: (callback) => setImmediate(callback),
   clearImmediate: (handle) => clearImmediate(handle as NodeJS.Immediate),
-  // A futex wait: the thread sleeps, burns no CPU and allocates nothing (a loop polling
-  // Date.now() allocated a heap number per poll, ~90 MB/s in the Redis store's S3 test).
+  // A futex wait: the thread sleeps, burns no CPU and allocates nothing, where a loop
+  // polling Date.now() allocates a heap number per poll (ADR 0018).
   waitUntil: (at, maxMs) => {
     if (Date.now() < at) Atomics.wait(sleeper, 0, 0, maxMs);
   },
@@ -25,11 +25,8 @@ const budget = new FineWaitBudget(() => performance.now());
  * the delay names, not up to a millisecond or two later as setTimeout would.
  *
  * A zero delay runs on setImmediate, not setTimeout: Node turns setTimeout(fn, 0) into a
- * 1 ms timer, and libuv fires it against a loop time taken before the callback that asked
- * for it. Under load the timer driver finishes a batch with its next deadline already
- * passed; as a 1 ms timer, that deadline waited another 1-2 ms every time (measured: the
- * driver's timers fired 1.2 ms past their deadline at the median, 200,000 tasks in 2 s).
- * An immediate runs after this turn's I/O, so nothing starves, but without that wait.
+ * 1 ms timer, so a deadline that a busy batch has already passed would wait another
+ * millisecond or two; an immediate runs after this turn's I/O, so nothing starves (ADR 0018).
  */
 export const systemClock: Clock = {
   now: () => Date.now(),

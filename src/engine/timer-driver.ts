@@ -4,10 +4,7 @@ import type { TimerRef } from '../core/task/model.js';
 import { TimingWheel } from '../core/wheel/timing-wheel.js';
 import { IdMap } from './id-map.js';
 
-/**
- * Timers moved per split-ahead slice (see TimingWheel.splitAhead): some 0.1-0.5 ms of work,
- * so a slice never delays a due delivery by more than that.
- */
+/** Timers moved per split-ahead slice (see TimingWheel.splitAhead): short enough never to hold back a due delivery for long (ADR 0001). */
 export const SPLIT_SLICE = 2_048;
 
 /**
@@ -19,8 +16,8 @@ export const SPLIT_SLICE = 2_048;
  * A timer's handle is kept by task id in `handles`, or, for the run ref of a store with
  * timer homes (TimerHomes in core/ports.ts: the memory store), in the home the ref
  * carries: then scheduling and firing touch no map at all, and `homes.timerHome` finds the
- * home by id for a cancel. At 100,000 deliveries a second the delete from a map of 200,000
- * timers was the largest single cost of a delivery (cache misses).
+ * home by id for a cancel: at high rates the delete from a large map was the largest single
+ * cost of a delivery (ADR 0019).
  *
  * Between deadlines it splits the wheel's next coarse buckets ahead of time, a slice per
  * turn of the event loop, so that no deadline has to split a large bucket all at once.

@@ -2,17 +2,16 @@
  * Timers that fire as soon as the wall clock (Date.now(), whole ms) reaches a time, not a
  * millisecond or two later.
  *
- * Node's setTimeout alone is 0.5-1 ms late on average against a wall-clock deadline: the
- * caller counts the delay from Date.now(), which is floored, and libuv counts it from a loop
- * time taken at the start of the turn and fires on its own millisecond boundaries, which
- * are not Date.now()'s. A timer that fires a fraction early (Date.now() one short of the
- * deadline) then waited a whole further millisecond. Measured on the Redis store with
- * 5,000 tasks/s: the wheel's promote left at p50 1.1 ms past the deadline.
+ * Node's setTimeout alone fires late against a wall-clock deadline (ADR 0018): the caller
+ * counts the delay from Date.now(), which is floored, and libuv counts it from a loop time
+ * taken at the start of the turn and fires on its own millisecond boundaries, which are not
+ * Date.now()'s. A timer that fires a fraction early (Date.now() one short of the deadline)
+ * then waits a whole further millisecond.
  *
  * So a WallTimer sleeps on setTimeout until the deadline is at most 1 ms away, then waits
  * out the rest finely: short blocking waits of FINE_WAIT_SLICE_MS (a futex in Node, no CPU
  * burnt), with a turn of the event loop (setImmediate, so I/O runs) between them, until
- * Date.now() reaches the deadline: p50 0.3 ms in that test. Each slice holds the event loop,
+ * Date.now() reaches the deadline. Each slice holds the event loop,
  * so the fine waiting comes out of a budget: at most FINE_WAIT_SHARE of the wall time, saved
  * up to FINE_WAIT_BURST_MS. A process with a deadline in every millisecond would otherwise
  * spend most of its idle time in slices and turns; out of budget, a timer sleeps its last
@@ -33,11 +32,11 @@ export interface TimerHost {
   waitUntil(at: number, maxMs: number): void;
 }
 
-/** Of the wall time, the share that timers may spend waiting finely. */
+/** Of the wall time, the share that timers may spend waiting finely: a bound on held event-loop time (ADR 0018). */
 export const FINE_WAIT_SHARE = 0.05;
-/** The most fine waiting saved up while idle, in ms. */
+/** The most fine waiting saved up while idle, in ms: enough for a burst of deadlines (ADR 0018). */
 export const FINE_WAIT_BURST_MS = 20;
-/** One blocking wait, in ms: what a timer in its last millisecond may delay I/O by. */
+/** One blocking wait, in ms: what a timer in its last millisecond may delay I/O by (ADR 0018). */
 export const FINE_WAIT_SLICE_MS = 0.05;
 
 /** The fine-waiting budget shared by the timers of one host (one event loop). */

@@ -105,12 +105,9 @@ export class Worker {
   private async run(): Promise<void> {
     const signal = this.abort.signal;
     while (!signal.aborted) {
-      // A slot is free once its handler returns. Acks in flight are bounded apart, at 32
-      // times the concurrency: enough to keep a remote store's round trips overlapped through
-      // a burst, few enough that a slow store holds the worker back instead of piling up
-      // settlements. At 4x, 50,000 tasks a second through the Redis store kept the worker
-      // from asking whenever acks took ~4 ms, and due tasks went the slower way through the
-      // shared lists (shared-store.ts PROMOTE_AHEAD).
+      // A slot is free once its handler returns. Acks in flight are bounded apart
+      // (SETTLEMENTS_PER_SLOT): enough to keep a remote store's round trips overlapped
+      // through a burst, few enough that a slow store holds the worker back (ADR 0008).
       const free = this.concurrency - this.active;
       if (free === 0 || this.settling >= this.concurrency * SETTLEMENTS_PER_SLOT) {
         await new Promise<void>((resolve) => (this.wake = resolve));
@@ -179,6 +176,7 @@ export class Worker {
 }
 
 const OK: Outcome = { ok: true };
+/** Acks in flight per unit of concurrency before the worker stops asking (ADR 0008). */
 const SETTLEMENTS_PER_SLOT = 32;
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

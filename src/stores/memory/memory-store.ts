@@ -59,11 +59,10 @@ export class MemoryStore implements TaskStore, TimerHomes {
   /**
    * Reserved tasks by their reservation number, direct-mapped (slot = number mod
    * RESERVED_SLOTS), so an ack finds its task from the receipt in a table that stays in
-   * the CPU cache, not in the map of every task (a cache miss or three a delivery, ~10% of
-   * its cost). A slot is overwritten by the reservation RESERVED_SLOTS later; an ack whose
-   * slot moved on falls back to the map. Not a Map of the reserved ids: its size swung
-   * between empty and full on every burst, and V8 rehashed it each time it grew or shrank
-   * (~110 bytes of new tables per delivery).
+   * the CPU cache, not in the map of every task (ADR 0019). A slot is overwritten by the
+   * reservation RESERVED_SLOTS later; an ack whose slot moved on falls back to the map. Not
+   * a Map of the reserved ids: its size swings between empty and full on every burst, and
+   * V8 rehashes it each time it grows or shrinks.
    */
   private readonly reservedSlots = new Array<StoredTask | undefined>(RESERVED_SLOTS).fill(undefined);
   private readonly counts = new Map<string, Record<TaskState, number>>();
@@ -377,7 +376,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
   }
 }
 
-/** Slots of the reserved-task table (a power of two). */
+/** Slots of the reserved-task table (a power of two): a burst's reservations, in a table that stays in cache (ADR 0019). */
 const RESERVED_SLOTS = 4096;
 
 function zeroCounts(): Record<TaskState, number> {

@@ -1,8 +1,8 @@
 /**
  * Copies the WAL back into the database file on a worker thread, so the event loop never
  * waits for it. SQLite's automatic checkpoint runs inside whichever COMMIT crosses the
- * threshold: with a large WAL that is tens of ms of writing and an fsync, all of it on
- * the thread that also fires timers (we measured 70 ms stalls and p99 lateness of 47 ms).
+ * threshold: with a large WAL that is writing and an fsync, all of it on the thread that
+ * also fires timers, which showed as stalls and lateness (ADR 0017).
  * Here the main connection never checkpoints; a second connection on a worker thread
  * runs PASSIVE checkpoints (which never block the writer): one at start, one INTERVAL_MS
  * after a commit that follows a pass (the store's clock times it: an idle store holds no
@@ -27,16 +27,17 @@ import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import type { Clock, Logger, TimerToken } from '../../core/ports.js';
 
-/** From a commit to the pass that copies it, at most (the main thread never waits for it). */
+/** From a commit to the pass that copies it, at most (the main thread never waits for it; ADR 0017). */
 export const INTERVAL_MS = 200;
 /**
- * ~256 MiB of 4 KiB pages. The WAL file keeps its high-water size until close (no
- * journal_size_limit: truncating a large WAL inside a COMMIT stalled the loop ~100 ms).
+ * ~256 MiB of 4 KiB pages: past it, producers wait for a checkpoint that catches up (ADR 0017).
+ * The WAL file keeps its high-water size until close: no journal_size_limit, since
+ * truncating a large WAL inside a COMMIT stalls the loop (ADR 0017).
  */
 const MAX_WAL_FRAMES = 65_536;
 /** A hold ends after this many passes without settling (with writes held, one or two do). */
 const MAX_UNSETTLED_PASSES = 10;
-/** Pages of WAL after which the main connection checkpoints itself if the worker is gone. */
+/** Pages of WAL after which the main connection checkpoints itself if the worker is gone (ADR 0017). */
 export const FALLBACK_AUTOCHECKPOINT = 10_000;
 
 // Plain JavaScript evaluated in the worker, so it loads the same from src (tsx) and dist.

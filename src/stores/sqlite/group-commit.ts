@@ -13,18 +13,17 @@
  * Every promise settles only after COMMIT has returned, so a resolved write is durable
  * as far as the `synchronous` setting promises. If the transaction itself fails (COMMIT,
  * an I/O error, SQLite rolling back on its own), everything in it rejects and nothing of
- * it is on disk. A flush takes at most `maxWeight` tasks' worth of writes (~25 ms of work
- * at 4,000), then yields the event loop, so a flood of writes cannot stall the timers of
- * the process for long. While the checkpointer asks for it (`mayWrite`), the next flush
- * waits a few ms instead.
+ * it is on disk. A flush takes at most `maxWeight` tasks' worth of writes, then yields the
+ * event loop, so a flood of writes cannot stall the timers of the process for long
+ * (ADR 0014). While the checkpointer asks for it (`mayWrite`), the next flush waits a few
+ * ms instead.
  *
- * Claims do not wait for that commit (applyNow): a claim runs at once, inside the
+ * Reservations do not wait for that commit (applyNow), so a delivery does not wait for
+ * every write queued in its turn (ADR 0014): a reservation runs at once, inside the
  * transaction the next flush commits, and its deliveries are handed out right away. A
- * delivery used to wait for the whole next flush (every ack queued that turn, then COMMIT):
- * tens of ms at p99 on a busy machine, measured in the server. A claim lost in a crash
- * before its commit costs one more delivery (the task is still pending on disk), and an
- * ack can never be committed without its claim: it checks the receipt inside its own
- * transaction, which is the claim's or a later one.
+ * reservation lost in a crash before its commit costs one more delivery (the task is still
+ * pending on disk), and an ack can never be committed without its reservation: it checks
+ * the receipt inside its own transaction, which is the reservation's or a later one.
  */
 import type Database from 'better-sqlite3';
 import type { Clock, TimerToken } from '../../core/ports.js';
@@ -68,6 +67,7 @@ export class GroupCommit {
     private readonly clock: Clock,
     private readonly writeCounts: (counts: CountDeltas) => void,
     private readonly translate: (error: unknown) => Error,
+    /** Tasks' worth of writes a flush takes before it yields the event loop (ADR 0014). */
     private readonly maxWeight = 4_000,
     /** Backpressure from the checkpointer: false holds the next transaction for a moment. */
     private readonly mayWrite: () => boolean = () => true,
@@ -102,10 +102,10 @@ export class GroupCommit {
   /**
    * Applies a change at once, inside a transaction that stays open until the next flush
    * commits it (with whatever was queued meanwhile), and resolves *before* that commit.
-   * Only for changes whose loss in a crash is harmless (claims: the task is still pending
+   * Only for changes whose loss in a crash is harmless (reservations: the task is still pending
    * on disk and is delivered again). Everything submitted after this call resolves lands
    * in the same transaction or a later one, so a write that depends on the change (an ack
-   * of a claimed task) is never committed without it. Rejects if the change fails (it
+   * of a reserved task) is never committed without it. Rejects if the change fails (it
    * leaves nothing behind). Falls back to submit() while the checkpointer holds writes.
    */
   applyNow<T>(weight: number, apply: Apply<T>): Promise<T> {
@@ -169,7 +169,7 @@ export class GroupCommit {
 
   private takeBatch(): Entry[] {
     // Changes applied early count against the batch (the transaction holds them already),
-    // but the first queued write always goes, so a stream of claims cannot starve the rest.
+    // but the first queued write always goes, so a stream of reservations cannot starve the rest.
     let weight = this.earlyWeight;
     let end = 0;
     while (end < this.queue.length && (end === 0 || weight + this.queue[end]!.weight <= this.maxWeight)) {

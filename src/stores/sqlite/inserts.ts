@@ -30,7 +30,7 @@ import type { NewTaskRecord } from '../../core/task/model.js';
 import type { CountDeltas } from './count-deltas.js';
 import { runRef } from './rows.js';
 
-/** Rows per INSERT statement at most (a power of two); 15 parameters a row stay far below SQLite's 32,766. */
+/** Rows per INSERT statement at most (a power of two; ADR 0015); 15 parameters a row stay far below SQLite's 32,766. */
 export const MAX_ROWS = 128;
 
 /** Parameters a row binds: all 15 values, or 7 when the settings are shared. */

@@ -3,8 +3,8 @@
  *
  * Why: tasks_due is ordered by due time, so a batch of tasks with random delays (1 h ..
  * 30 d) lands on as many different index pages as it has tasks, and every one of those
- * pages is rewritten into the WAL at COMMIT. With 10M pending that is most of the cost of
- * an insert. So a new task due in a later bucket of BUCKET_MS (2^26 ms, ~18.6 h) is not
+ * pages is rewritten into the WAL at COMMIT: with millions pending, most of the cost of an
+ * insert (ADR 0015). So a new task due in a later bucket of BUCKET_MS (2^26 ms, ~18.6 h) is not
  * put in tasks_due: its row says which bucket it is parked in (park_bucket), and the
  * transaction that parks it appends a *run* to parked_runs: the bucket and the seqs it
  * parked there, packed into one BLOB (seq-runs.ts), written just before COMMIT, so the
@@ -12,9 +12,8 @@
  *
  * Why runs and not an index on (park_bucket, seq), which the schema had until 0003: such
  * an index takes a batch's rows at ~40 places (one per bucket of a 30-day spread), and
- * those ~40 pages written at every COMMIT were a third of a scheduleMany's cost (batches
- * of 1,000: 1.35-1.5x the throughput without that index, measured in alternating runs).
- * parked_runs is a plain table appended at its end: a batch adds one short row per bucket
+ * those ~40 pages written at every COMMIT were a large share of a scheduleMany's cost
+ * (ADR 0015). parked_runs is a plain table appended at its end: a batch adds one short row per bucket
  * it touches, on two or three pages.
  *
  * `frontier` is the first bucket that may hold parked tasks: every pending task due in an
@@ -36,7 +35,7 @@
  * A pass reads the whole table, so it is skipped when `floor` shows it has nothing to do:
  * every run is known to have a bucket >= floor (a pass that ends learns the lowest bucket
  * it left behind; every run written since lowers it). A row that a run names but that is
- * no longer parked in that bucket (cancelled, rescheduled, claimed, purged) is left alone:
+ * no longer parked in that bucket (cancelled, rescheduled, reserved, purged) is left alone:
  * the move is `WHERE seq = ? AND park_bucket = ?`.
  *
  * The frontier is kept in parking_state, written by the step that moves it, so an open
@@ -53,13 +52,13 @@ import { DelayQError } from '../../core/errors.js';
 import { decodeSeqs, encodeSeqs } from './seq-runs.js';
 import type { Statements } from './statements.js';
 
-/** The width of a bucket in a file created with the defaults (parking_state.bucket_ms). */
+/** The width of a bucket in a file created with the defaults (parking_state.bucket_ms): ~18.6 h, unparked a bucket ahead (ADR 0015). */
 export const BUCKET_MS = 2 ** 26;
-/** Rows unparked per transaction, about (whole runs are moved): one step never stalls the loop. */
+/** Rows unparked per transaction, about (whole runs are moved): one step never stalls the loop (ADR 0015). */
 export const UNPARK_BATCH = 500;
-/** Runs one step reads at most. */
+/** Runs one step reads at most, for the same reason (ADR 0015). */
 export const SCAN_RUNS = 1_000;
-/** Seqs one run holds at most, so that moving a run is always a short piece of work. */
+/** Seqs one run holds at most, so that moving a run is always a short piece of work (ADR 0015). */
 export const MAX_RUN = 256;
 
 export type Submit = <T>(weight: number, apply: () => T) => Promise<T>;

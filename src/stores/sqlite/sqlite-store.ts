@@ -71,7 +71,7 @@ export class SqliteStore implements TaskStore {
         for (const { topic, state, n } of counts.entries()) this.sql.addCount.run(topic, state, n);
       },
       (error) => translate(error, path, 'write'),
-      4_000,
+      4_000, // maxWeight: a flush's writes, then the event loop's turn (ADR 0014)
       () => connection.mayWrite(),
       () => this.parking.flush(),
       () => connection.committed(),
@@ -174,21 +174,21 @@ export class SqliteStore implements TaskStore {
   reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     if (this.closed) return Promise.reject(closedError(this.path));
     // Applied at once and handed out before it commits: see GroupCommit.applyNow and
-    // docs/sqlite.md ("Durability"). A claim lost in a crash leaves the task pending.
+    // docs/sqlite.md ("Durability"). A reservation lost in a crash leaves the task pending.
     return this.writer.applyNow(Math.max(1, ids.length), (counts) => {
-      const claimed: ReservedTask[] = [];
+      const reserved: ReservedTask[] = [];
       for (const id of ids) {
-        const row = this.sql.claimRead.get(id);
+        const row = this.sql.reserveRead.get(id);
         if (!row || row[2] !== 'pending' || row[3] > now) continue;
         const [seq, topic, , runAt, previousAttempts, maxAttempts, taskTtrMs, payload] = row;
         const attempts = previousAttempts + 1;
         const receipt = makeReceipt(attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
         const reservedUntil = now + (ttrMs ?? taskTtrMs);
-        this.sql.claim.run(attempts, receipt, reservedUntil, reservedUntil, now, seq);
+        this.sql.reserve.run(attempts, receipt, reservedUntil, reservedUntil, now, seq);
         counts.move(topic, 'pending', 'reserved');
-        claimed.push({ id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil });
+        reserved.push({ id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil });
       }
-      return claimed;
+      return reserved;
     });
   }
 
@@ -278,7 +278,7 @@ export class SqliteStore implements TaskStore {
       const row = this.sql.control.get(id);
       if (!row) return { status: 'not_found' };
       if (row.state !== 'dead') return { status: 'not_dead' };
-      this.sql.revive.run(runAt, runAt, now, row.seq);
+      this.sql.retryDead.run(runAt, runAt, now, row.seq);
       counts.move(row.topic, 'dead', 'pending');
       return { status: 'revived', ref: runRef(id, row.topic, runAt, row.seq) };
     }, true);

@@ -12,12 +12,11 @@ import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskR
 export type InsertParams = [string, string, number, number | null, number | null, number, number, number, number, number, number, number, number, string];
 
 /**
- * What a claim reads, as an array (raw mode): seq, topic, state, run_at, attempts,
- * max_attempts, ttr_ms, payload. Only the columns a delivery is made of: better-sqlite3
- * converts every column it returns and builds an object per row, and reading all twenty
- * into an object cost twice as much as the claim's own UPDATE (17.5 vs 6 us a row here).
+ * What a reservation reads, as an array (raw mode): seq, topic, state, run_at, attempts,
+ * max_attempts, ttr_ms, payload. Only the columns a delivery is made of, since
+ * better-sqlite3 converts every column it returns and builds an object per row (ADR 0016).
  */
-export type ClaimRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string];
+export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string];
 
 /** reserved -> completed, only with the current receipt: (updatedAt, id, receipt). */
 const ACK = `UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ?
@@ -36,13 +35,13 @@ export interface Statements {
   readonly full: Stmt<[string], TaskRow>;
   readonly reschedule: Stmt<[number, number, number, number], never>;
   readonly cancel: Stmt<[number, number], never>;
-  readonly claimRead: Stmt<[string], ClaimRow>;
-  readonly claim: Stmt<[number, string, number, number, number, number], never>;
+  readonly reserveRead: Stmt<[string], ReserveRow>;
+  readonly reserve: Stmt<[number, string, number, number, number, number], never>;
   readonly ack: Stmt<[number, string, string], { topic: string }>;
   readonly ackKnownTopic: Stmt<[number, string, string], never>;
   readonly retry: Stmt<[number, number, string | null, number, number], never>;
   readonly bury: Stmt<[string | null, number, number], never>;
-  readonly revive: Stmt<[number, number, number, number], never>;
+  readonly retryDead: Stmt<[number, number, number, number], never>;
   readonly dueFirst: Stmt<[number, number], DueRow>;
   readonly dueAfter: Stmt<[number, number, number, number], DueRow>;
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
@@ -74,16 +73,15 @@ export function prepareStatements(db: Database.Database): Statements {
     // Each transition of the state machine (src/core/task/lifecycle.ts), by seq.
     reschedule: db.prepare<[number, number, number, number], never>('UPDATE tasks SET run_at = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?'),
     cancel: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', due_at = NULL, park_bucket = NULL, updated_at = ? WHERE seq = ?"),
-    claimRead: db.prepare<[string], ClaimRow>('SELECT seq, topic, state, run_at, attempts, max_attempts, ttr_ms, payload FROM tasks WHERE id = ?').raw(),
-    claim: db.prepare<[number, string, number, number, number, number], never>(
+    reserveRead: db.prepare<[string], ReserveRow>('SELECT seq, topic, state, run_at, attempts, max_attempts, ttr_ms, payload FROM tasks WHERE id = ?').raw(),
+    reserve: db.prepare<[number, string, number, number, number, number], never>(
       "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?",
     ),
-    // The ack of the current reservation, judged and written in one statement (the hot
-    // path: ~30% less time in a micro-benchmark than reading the row, then updating it by
-    // seq); ack() reads more only when it matches nothing, to say why.
+    // The ack of the current reservation, judged and written in one statement, cheaper than
+    // reading the row first (ADR 0016); ack() reads more only when it matches nothing, to say why.
     ack: db.prepare<[number, string, string], { topic: string }>(`${ACK} RETURNING topic`),
-    // The same when the caller knows the topic (the engine's own deliveries): RETURNING
-    // costs a third of the statement (15.4 vs 10.8 us a row here).
+    // The same when the caller knows the topic (the engine's own deliveries): without
+    // RETURNING, whose conversion of the row is a large share of the statement (ADR 0016).
     ackKnownTopic: db.prepare<[number, string, string], never>(ACK),
     retry: db.prepare<[number, number, string | null, number, number], never>(
       "UPDATE tasks SET state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
@@ -91,7 +89,7 @@ export function prepareStatements(db: Database.Database): Statements {
     bury: db.prepare<[string | null, number, number], never>(
       "UPDATE tasks SET state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
     ),
-    revive: db.prepare<[number, number, number, number], never>(
+    retryDead: db.prepare<[number, number, number, number], never>(
       "UPDATE tasks SET state = 'pending', attempts = 0, run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
     ),
 
@@ -130,7 +128,7 @@ export function prepareStatements(db: Database.Database): Statements {
     setFrontier: db.prepare<[number], never>('UPDATE parking_state SET frontier = ? WHERE id = 1'),
     addRun: db.prepare<[number, Buffer], never>('INSERT INTO parked_runs (bucket, seqs) VALUES (?, ?)'),
     runsAfter: db.prepare<[number, number], ParkedRun>('SELECT run, bucket, seqs FROM parked_runs WHERE run > ? ORDER BY run LIMIT ?').raw(),
-    // Only a row still parked in the run's bucket: a cancel, a reschedule or a claim may have moved it since.
+    // Only a row still parked in the run's bucket: a cancel, a reschedule or a reservation may have moved it since.
     unparkSeq: db.prepare<[number, number], never>('UPDATE tasks SET due_at = run_at, park_bucket = NULL WHERE seq = ? AND park_bucket = ?'),
     dropRun: db.prepare<[number], never>('DELETE FROM parked_runs WHERE run = ?'),
 

@@ -113,8 +113,8 @@ describe('redis store units', () => {
   });
 
   it('connects without ioredis auto-pipelining, on one Redis and on a cluster', () => {
-    // Auto-pipelining keeps one pipeline per node in flight, so Node and Redis took turns
-    // (docs/redis.md): S1 went from ~5x to ~8x BullMQ with it off. Nothing is contacted here.
+    // Auto-pipelining keeps one pipeline per node in flight, so Node and Redis take turns
+    // (ADR 0003). Nothing is contacted here.
     const single = connect(parseRedisUrl('redis://127.0.0.1:1'));
     const cluster = connect(parseRedisUrl('redis+cluster://127.0.0.1:1'));
     try {

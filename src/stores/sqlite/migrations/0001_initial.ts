@@ -3,7 +3,7 @@
  *
  * Column order matters: SQLite reads a row's columns front to back, and a large payload
  * spills into overflow pages, so the payload goes last and the control columns that
- * claim / ack / loadDue read never touch those pages.
+ * reserve / ack / loadDue read never touch those pages.
  *
  * `due_at` is what makes the scheduler's feed an index range scan: it is runAt for a
  * pending task, reservedUntil for a reserved one and NULL once the task is finished, so

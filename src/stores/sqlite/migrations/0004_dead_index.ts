@@ -3,7 +3,7 @@
  * state 'dead': `GET /v1/tasks?state=dead`, `delayq ls --state dead`) walked the id
  * index over every row and kept the few dead ones: a full scan of an old database for ten
  * rows. A partial index holds the dead tasks alone, so it costs a write only when a task
- * dies or is revived, never on the schedule / claim / ack path.
+ * dies or is retried from dead, never on the schedule / reserve / ack path.
  */
 export const sql = `
 CREATE INDEX tasks_dead ON tasks (id) WHERE state = 'dead';
