@@ -322,7 +322,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       });
     });
 
-    describe('claim', () => {
+    describe('reserve', () => {
       it('reserves due pending tasks with a receipt, never one before its runAt', async () => {
         await store.schedule([task('due', { runAt: T0 + 100 }), task('later', { runAt: T0 + 101 })], T0);
         assert.deepEqual(await store.reserve(['due'], T0 + 99), []);
@@ -339,14 +339,14 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal((await store.get('later'))?.state, 'pending');
       });
 
-      it('claims a task only once, and honours a ttr override', async () => {
+      it('reserves a task only once, and honours a ttr override', async () => {
         await store.schedule([task('a', { runAt: T0 })], T0);
         const [first] = await store.reserve(['a'], T0, 250);
         assert.equal(first?.reservedUntil, T0 + 250);
         assert.deepEqual(await store.reserve(['a'], T0 + 1), []);
       });
 
-      it('returns claimed records in input order', async () => {
+      it('returns reserved records in input order', async () => {
         await store.schedule([task('x', { runAt: T0 }), task('y', { runAt: T0 }), task('z', { runAt: T0 })], T0);
         const claimed = await store.reserve(['z', 'x', 'y'], T0);
         assert.deepEqual(
@@ -445,7 +445,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 47);
       });
 
-      it('buries a task that fails its last attempt, and revives it on request', async () => {
+      it('buries a task that fails its last attempt, and retryDead brings it back', async () => {
         const receipt = await reserved('a', { maxAttempts: 1 });
         assert.deepEqual(await store.nack('a', receipt, T0 + 1, { error: 'final', random: 0 }), { status: 'dead' });
         const dead = await store.get('a');

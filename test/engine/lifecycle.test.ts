@@ -126,7 +126,7 @@ describe('task lifecycle', () => {
     assert.equal((await q.get('x'))?.attempts, 1);
   });
 
-  it('retries a throwing handler with exponential backoff, then buries it, and retryDead revives it', async () => {
+  it('retries a throwing handler with exponential backoff, then buries it, and retryDead brings it back', async () => {
     const opened = await openManual();
     q = opened.q;
     const attempts: { attempt: number; at: number }[] = [];

@@ -45,8 +45,8 @@ describe('memory store receipts', () => {
   });
 });
 
-describe('memory store claimRefs', () => {
-  it('claims through the task its ref points at, so a ref that outlived its task claims nothing', async () => {
+describe('memory store reserveRefs', () => {
+  it('reserves through the task its ref points at, so a ref that outlived its task reserves nothing', async () => {
     const store = new MemoryStore();
     const at = Date.UTC(2030, 0, 1);
     const [old] = await store.schedule([task('d', { runAt: at })], at - 10);

@@ -132,11 +132,11 @@ describe('redis store: calls whose reply is lost', { skip }, () => {
     }
   });
 
-  it('hands the tasks a take reserved before its reply was lost to the consumer at once, not after their ttr', { timeout: 30_000 }, async () => {
+  it('hands the tasks a reserve-ready call reserved before its reply was lost to the consumer at once, not after their ttr', { timeout: 30_000 }, async () => {
     const queue = await DelayQueue.open({ store: `redis://127.0.0.1:${port}`, storeOptions: { prefix: 'lost-take', shards: 4 } });
     try {
       // No consumer yet: the promote puts the due tasks in the topic's ready list, where
-      // only a take reserves them. The last attempt of each: one lost would die undelivered.
+      // only a reserve-ready call reserves them. The last attempt of each: one lost would die undelivered.
       const ids = ['order-3', 'order-4', 'order-5'];
       await queue.scheduleMany(ids.map((id) => ({ id, topic: 'orders', payload: { id }, runAt: Date.now() + 100, ttrMs: 60_000, maxAttempts: 1 })));
       // Tasks in a ready list stay pending: wait past their runAt for the promote.
@@ -148,7 +148,7 @@ describe('redis store: calls whose reply is lost', { skip }, () => {
 
       const deadline = Date.now() + 5_000;
       while (delivered.length < ids.length && Date.now() < deadline) await sleep(20);
-      assert.equal(proxy!.cuts, cutsBefore + 1, 'the take reply was cut');
+      assert.equal(proxy!.cuts, cutsBefore + 1, 'the reserve-ready reply was cut');
       // The first run's reservations, handed back by the run ioredis sent again.
       assert.deepEqual(
         delivered.sort((a, b) => a.id.localeCompare(b.id)),

@@ -114,7 +114,7 @@ describe('redis store (one Redis)', { skip }, () => {
         assert.ok(batch.length > 0, `got ${rest.length} of 39`);
         rest.push(...batch.map((d) => d.id));
       }
-      // Tasks a background take kept at that moment are handed out first (kept tasks need
+      // Tasks a background reserve kept at that moment are handed out first (kept tasks need
       // no round trip), in due order; the ones given back come in due order too. So at most
       // one step back: given back newest first, there were 30.
       const stepsBack = rest.filter((id, i) => i > 0 && id < rest[i - 1]!).length;

@@ -1,6 +1,6 @@
-// A claim resolves before its transaction commits (docs/sqlite.md, "Durability"): a crash
-// in between loses the claim, never the task. The task is pending again, the lost
-// delivery's receipt is refused, and no attempt is counted for it. A claim is committed
+// A reservation resolves before its transaction commits (docs/sqlite.md, "Durability"): a
+// crash in between loses the reservation, never the task. The task is pending again, the lost
+// delivery's receipt is refused, and no attempt is counted for it. A reservation is committed
 // by the next turn of the event loop. Real processes, killed with SIGKILL.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -27,7 +27,7 @@ function crashAfterClaim(path: string, when: 'now' | 'after-turn'): Promise<stri
   });
 }
 
-describe('sqlite store: a crash right after a claim', () => {
+describe('sqlite store: a crash right after a reservation', () => {
   let dir: string;
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-claim-crash-'));
@@ -54,7 +54,7 @@ describe('sqlite store: a crash right after a claim', () => {
     }
   });
 
-  it('one event-loop turn later: the claim is committed', async () => {
+  it('one event-loop turn later: the reservation is committed', async () => {
     const path = join(dir, 'c.db');
     const receipt = await crashAfterClaim(path, 'after-turn');
     const store = await openSqliteStore(path, { clock: storeSystemClock });

@@ -104,7 +104,7 @@ describe('sqlite store: parking far-future tasks', () => {
       (await loadAll(store, START + 60_000)).map((r) => r.id),
       near.map((t) => t.id),
     );
-    // A parked task can still be claimed once due (the engine may learn of it from loadDue).
+    // A parked task can still be reserved once due (the engine may learn of it from loadDue).
     const [claimed] = await store.reserve(['f0'], START + 3 * BUCKET_MS);
     assert.equal(claimed?.id, 'f0');
     assert.equal((await store.get('f0'))?.state, 'reserved');
