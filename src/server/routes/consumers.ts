@@ -91,8 +91,8 @@ function checkRange(field: string, value: number | undefined, min: number, max: 
 }
 
 /**
- * A long-poll whose client has hung up stops waiting, so it claims no task it cannot
- * hand over (one claimed anyway is delivered again when its reservation runs out).
+ * A long-poll whose client has hung up stops waiting, so it reserves no task it cannot
+ * hand over (one reserved anyway is delivered again when its reservation runs out).
  */
 function abortWhenClientLeaves(reply: FastifyReply): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
