@@ -14,7 +14,7 @@ export type {
 } from './engine/queue-types.js';
 export { DEFAULT_ENGINE_TUNING, DEFAULT_LOADER_OPTIONS } from './core/options.js';
 export type { EngineTuning, LoaderOptions } from './core/options.js';
-export { ackEachOneByOne, cancelEachOneByOne } from './core/batch-fallbacks.js';
+export { ackEachOneByOne, cancelEachOneByOne, reserveRefsByIds } from './core/batch-fallbacks.js';
 export { Worker } from './engine/worker.js';
 export type { Handler, WorkOptions } from './engine/worker.js';
 export type { LatenessSummary } from './engine/lateness.js';

@@ -78,7 +78,7 @@ export type NackOutcome =
   | { readonly status: 'not_found' | 'stale' };
 
 export type RetryDeadOutcome =
-  | { readonly status: 'revived'; readonly ref: TimerRef }
+  | { readonly status: 'retried'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'not_dead' };
 
 export interface StoreNackOptions {

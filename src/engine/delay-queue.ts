@@ -189,8 +189,8 @@ export class DelayQueue {
     validateId(id, this.limits);
     const now = this.clock.now();
     const outcome = await this.inFlight.track(this.store.retryDead(id, resolveRunAt(when, now, this.limits), now));
-    if (outcome.status === 'revived') this.scheduler.place(outcome.ref);
-    return outcome.status === 'revived';
+    if (outcome.status === 'retried') this.scheduler.place(outcome.ref);
+    return outcome.status === 'retried';
   }
 
   // Consumers

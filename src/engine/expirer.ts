@@ -1,7 +1,7 @@
 import type { ConsumerStore, Clock, Logger } from '../core/ports.js';
 import type { TimerRef } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
-import { RetryTimers } from './retry-timers.js';
+import { RetryingLoop } from './retry-timers.js';
 
 /**
  * Expires reservations that ran out (asynq's recoverer). A reservation's 'ttr' timer fires
@@ -13,29 +13,17 @@ import { RetryTimers } from './retry-timers.js';
  * A store call that fails is made again after `storeRetryMs`, until it gets an answer or
  * the queue stops: a reservation that ran out must not stay reserved until a restart.
  */
-export class Expirer {
-  private running = false;
-  private readonly retries: RetryTimers;
-
+export class Expirer extends RetryingLoop {
   constructor(
     private readonly store: Pick<ConsumerStore, 'expire'>,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly inFlight: InFlight,
+    clock: Clock,
+    logger: Logger,
+    inFlight: InFlight,
     storeRetryMs: number,
     /** Where the run timer of a task to retry goes. */
     private readonly place: (ref: TimerRef) => void,
   ) {
-    this.retries = new RetryTimers(clock, storeRetryMs);
-  }
-
-  start(): void {
-    this.running = true;
-  }
-
-  stop(): void {
-    this.running = false;
-    this.retries.stop();
+    super(clock, logger, inFlight, storeRetryMs);
   }
 
   expire(ref: TimerRef): void {

@@ -1,7 +1,7 @@
 import type { Clock, Logger, SharedDispatch } from '../core/ports.js';
 import type { TimerRef } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
-import { RetryTimers } from './retry-timers.js';
+import { RetryingLoop } from './retry-timers.js';
 
 /**
  * Promotes due tasks into a shared store's ready lists (asynq's forwarder), where the
@@ -13,27 +13,15 @@ import { RetryTimers } from './retry-timers.js';
  * after `storeRetryMs`, until the store answers or the queue stops: a due task must not
  * wait for a restart to be delivered.
  */
-export class Promoter {
-  private running = false;
-  private readonly retries: RetryTimers;
-
+export class Promoter extends RetryingLoop {
   constructor(
     private readonly store: SharedDispatch,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly inFlight: InFlight,
+    clock: Clock,
+    logger: Logger,
+    inFlight: InFlight,
     storeRetryMs: number,
   ) {
-    this.retries = new RetryTimers(clock, storeRetryMs);
-  }
-
-  start(): void {
-    this.running = true;
-  }
-
-  stop(): void {
-    this.running = false;
-    this.retries.stop();
+    super(clock, logger, inFlight, storeRetryMs);
   }
 
   promote(refs: readonly TimerRef[]): void {

@@ -1,4 +1,5 @@
-import type { Clock, TimerToken } from '../core/ports.js';
+import type { Clock, Logger, TimerToken } from '../core/ports.js';
+import type { InFlight } from './in-flight.js';
 
 /**
  * Background store calls to make again later: a loop whose store call failed hands the
@@ -28,5 +29,33 @@ export class RetryTimers {
     this.stopped = true;
     for (const token of this.pending) this.clock.clearTimer(token);
     this.pending.clear();
+  }
+}
+
+/**
+ * A loop that makes one kind of background store call and retries it after a failure
+ * (the Expirer, the Promoter): it runs between start() and stop(), its calls are tracked
+ * for close(), and stop() drops the retries still to come.
+ */
+export abstract class RetryingLoop {
+  protected running = false;
+  protected readonly retries: RetryTimers;
+
+  constructor(
+    protected readonly clock: Clock,
+    protected readonly logger: Logger,
+    protected readonly inFlight: InFlight,
+    storeRetryMs: number,
+  ) {
+    this.retries = new RetryTimers(clock, storeRetryMs);
+  }
+
+  start(): void {
+    this.running = true;
+  }
+
+  stop(): void {
+    this.running = false;
+    this.retries.stop();
   }
 }

@@ -453,8 +453,8 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(dead?.lastError, 'final');
         assert.deepEqual(await loadAll(store, Number.POSITIVE_INFINITY), []);
         assert.deepEqual(await store.reserve(['a'], T0 + 10_000), []);
-        const revived = await store.retryDead('a', T0 + 20, T0 + 10);
-        assert.equal(revived.status, 'revived');
+        const retried = await store.retryDead('a', T0 + 20, T0 + 10);
+        assert.equal(retried.status, 'retried');
         const back = await store.get('a');
         assert.equal(back?.state, 'pending');
         assert.equal(back?.attempts, 0);
@@ -561,7 +561,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
           ['e'],
         );
         await store.ack('e', receipt('e'), T0 + 2);
-        assert.equal((await store.retryDead('d', T0 + 10, T0 + 2)).status, 'revived');
+        assert.equal((await store.retryDead('d', T0 + 10, T0 + 2)).status, 'retried');
         assert.deepEqual(
           (await store.list({ state: 'reserved', limit: 10 })).map((r) => r.id),
           ['c', 'g'],

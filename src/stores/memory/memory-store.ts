@@ -271,7 +271,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
     this.apply(task, 'retryDead', now);
     task.attempts = 0;
     task.runAt = runAt;
-    return { status: 'revived', ref: runRef(task) };
+    return { status: 'retried', ref: runRef(task) };
   }
 
   async purge(before: number, limit: number): Promise<number> {

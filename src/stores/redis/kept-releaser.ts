@@ -39,7 +39,7 @@ export class KeptTaskReleaser {
 
   /** Up to `max` of the oldest kept tasks of `topic`, handed to a consumer. */
   handOut(topic: string, max: number): TaskRecord[] {
-    return this.kept.take(topic, max);
+    return this.kept.handOut(topic, max);
   }
 
   /** Keeps reserved tasks for the next consumer of `topic` in this process, for KEEP_MS at most each. */
@@ -82,7 +82,7 @@ export class KeptTaskReleaser {
 
   /** Kept tasks no consumer took (kept at or before `cutoff`): back to the head of the lists, the attempt not counted. */
   private async release(topic: string, cutoff: number): Promise<void> {
-    const records = this.kept.takeKeptBy(topic, cutoff);
+    const records = this.kept.handBackKeptBy(topic, cutoff);
     if (this.kept.size(topic) === 0) {
       const timer = this.timers.get(topic);
       if (timer !== undefined) this.clock.clearTimer(timer);

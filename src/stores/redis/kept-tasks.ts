@@ -40,7 +40,7 @@ export class KeptTasks {
   }
 
   /** Up to `max` of the oldest. */
-  take(topic: string, max: number): TaskRecord[] {
+  handOut(topic: string, max: number): TaskRecord[] {
     const list = this.byTopic.get(topic);
     if (!list) return [];
     const taken = list.splice(0, max);
@@ -49,12 +49,12 @@ export class KeptTasks {
   }
 
   /** Removes and returns the ones kept at or before `cutoff`. */
-  takeKeptBy(topic: string, cutoff: number): TaskRecord[] {
+  handBackKeptBy(topic: string, cutoff: number): TaskRecord[] {
     const list = this.byTopic.get(topic);
     if (!list) return [];
     let n = 0;
     while (n < list.length && list[n]!.at <= cutoff) n++;
-    return this.take(topic, n);
+    return this.handOut(topic, n);
   }
 
   /** When the oldest of `topic` was kept; undefined when none is. */

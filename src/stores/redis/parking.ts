@@ -18,8 +18,8 @@
  * those lists only shrink. loadDue(until) first makes sure parkfrom is past until's bucket
  * (usually already true: the next bucket is drained in the background one bucket ahead),
  * then reads `delayed` as before. Parking is only ever a choice: a task in `delayed` is
- * always correct, so tasks within a bucket of the horizon, moved tasks (reschedule, retry,
- * revive) and tasks of a shard whose parkfrom is already past their bucket go there.
+ * always correct, so tasks within a bucket of the horizon, moved tasks (reschedule, nack,
+ * retryDead) and tasks of a shard whose parkfrom is already past their bucket go there.
  */
 import { unparkScript } from './commands.js';
 import type { RedisClient } from './connection.js';

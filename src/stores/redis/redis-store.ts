@@ -350,10 +350,10 @@ export class RedisStore implements TaskStore, SharedDispatch {
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
     const reply = await retryDeadScript(this.client, this.shardOfId(id), now, id, runAt);
-    if (reply.status !== 'revived') return { status: reply.status as 'not_found' | 'not_dead' };
+    if (reply.status !== 'retried') return { status: reply.status as 'not_found' | 'not_dead' };
     const ref = runRef(id, reply);
     this.parts.remoteTimers.publish([ref], now);
-    return { status: 'revived', ref };
+    return { status: 'retried', ref };
   }
 
   async purge(before: number, limit: number): Promise<number> {

@@ -280,7 +280,7 @@ export class SqliteStore implements TaskStore {
       if (row.state !== 'dead') return { status: 'not_dead' };
       this.sql.retryDead.run(runAt, runAt, now, row.seq);
       counts.move(row.topic, 'dead', 'pending');
-      return { status: 'revived', ref: runRef(id, row.topic, runAt, row.seq) };
+      return { status: 'retried', ref: runRef(id, row.topic, runAt, row.seq) };
     }, true);
   }
 

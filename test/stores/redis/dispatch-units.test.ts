@@ -53,13 +53,13 @@ describe('kept tasks', () => {
     assert.equal(kept.oldestAt('t'), 100);
     // A release timer armed by the first tasks must not send back one kept a moment ago.
     assert.deepEqual(
-      kept.takeKeptBy('t', 120).map((r) => r.id),
+      kept.handBackKeptBy('t', 120).map((r) => r.id),
       ['a', 'b'],
     );
     assert.equal(kept.size('t'), 1);
     assert.equal(kept.oldestAt('t'), 150);
     assert.deepEqual(
-      kept.take('t', 5).map((r) => r.id),
+      kept.handOut('t', 5).map((r) => r.id),
       ['c'],
     );
     assert.equal(kept.size('t'), 0);
@@ -75,11 +75,11 @@ describe('kept tasks', () => {
     assert.equal(kept.size('t'), 5);
     assert.equal(kept.oldestAt('t'), 100, 'counted as kept since the oldest already there');
     assert.deepEqual(
-      kept.takeKeptBy('t', 150).map((r) => r.id),
+      kept.handBackKeptBy('t', 150).map((r) => r.id),
       ['old-1', 'old-2', 'new-1', 'new-2'],
     );
     assert.deepEqual(
-      kept.take('t', 5).map((r) => r.id),
+      kept.handOut('t', 5).map((r) => r.id),
       ['new-3'],
     );
     // Into an empty topic: kept from `at`.

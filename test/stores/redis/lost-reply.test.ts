@@ -133,7 +133,7 @@ describe('redis store: calls whose reply is lost', { skip }, () => {
   });
 
   it('hands the tasks a reserve-ready call reserved before its reply was lost to the consumer at once, not after their ttr', { timeout: 30_000 }, async () => {
-    const queue = await DelayQueue.open({ store: `redis://127.0.0.1:${port}`, storeOptions: { prefix: 'lost-take', shards: 4 } });
+    const queue = await DelayQueue.open({ store: `redis://127.0.0.1:${port}`, storeOptions: { prefix: 'lost-reserve', shards: 4 } });
     try {
       // No consumer yet: the promote puts the due tasks in the topic's ready list, where
       // only a reserve-ready call reserves them. The last attempt of each: one lost would die undelivered.

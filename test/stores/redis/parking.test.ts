@@ -4,8 +4,7 @@
  * The conformance suite checks what callers see; this file checks where the tasks are.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import type { TaskStore } from '../../../src/core/ports.js';
 import { FORMAT_VERSION, openRedisStore } from '../../../src/stores/redis/index.js';
@@ -13,14 +12,14 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { PARK_BUCKET_MS, parkBucketOf } from '../../../src/stores/redis/parking.js';
 import { task } from '../../conformance/store-conformance.js';
-import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { redisSkip } from '../../helpers/redis-servers.js';
+import { redisForSuite, type SuiteRedis } from '../../helpers/redis-suite.js';
 
 const skip = redisSkip();
 const T0 = Date.UTC(2030, 0, 1);
 const HOUR = 3_600_000;
 const SHARDS = 4;
-let server: RedisServer | undefined;
-let admin: Redis | undefined;
+let redis: SuiteRedis;
 let namespaces = 0;
 
 interface Where {
@@ -36,29 +35,21 @@ async function where(prefix: string): Promise<Where> {
   let parked = 0;
   let parkLists = 0;
   for (const shard of keys.shards) {
-    delayed += await admin!.zcard(shard.delayed);
-    for (const bucket of await admin!.zrange(shard.parked, 0, -1)) {
+    delayed += await redis.admin.zcard(shard.delayed);
+    for (const bucket of await redis.admin.zrange(shard.parked, 0, -1)) {
       parkLists++;
-      parked += await admin!.llen(shard.park(Number(bucket)));
+      parked += await redis.admin.llen(shard.park(Number(bucket)));
     }
   }
   return { delayed, parked, parkLists };
 }
 
 async function open(prefix: string, horizonMs = 60_000): Promise<TaskStore> {
-  return openRedisStore(server!.url, { clock: storeSystemClock, prefix, shards: SHARDS, horizonMs });
+  return openRedisStore(redis.server.url, { clock: storeSystemClock, prefix, shards: SHARDS, horizonMs });
 }
 
 describe('redis store parking', { skip }, () => {
-  before(async () => {
-    server = await startRedis();
-    admin = new Redis(server.url);
-  });
-  after(async () => {
-    admin?.disconnect();
-    await server?.stop();
-    server?.remove();
-  });
+  redis = redisForSuite();
 
   it('parks tasks due beyond the next bucket after the horizon, and keeps near ones in delayed', async () => {
     const prefix = `p${++namespaces}`;
@@ -163,14 +154,14 @@ describe('redis store parking', { skip }, () => {
 
   it('upgrades a namespace of format 1 in place and refuses a newer format', async () => {
     const keys = buildKeyspace('old-format', SHARDS);
-    await admin!.hset(keys.meta, 'shards', String(SHARDS), 'version', '1');
-    const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'old-format', shards: SHARDS });
+    await redis.admin.hset(keys.meta, 'shards', String(SHARDS), 'version', '1');
+    const store = await openRedisStore(redis.server.url, { clock: storeSystemClock, prefix: 'old-format', shards: SHARDS });
     await store.close();
-    assert.equal(await admin!.hget(keys.meta, 'version'), FORMAT_VERSION);
+    assert.equal(await redis.admin.hget(keys.meta, 'version'), FORMAT_VERSION);
     const newer = buildKeyspace('new-format', SHARDS);
-    await admin!.hset(newer.meta, 'shards', String(SHARDS), 'version', '99');
+    await redis.admin.hset(newer.meta, 'shards', String(SHARDS), 'version', '99');
     await assert.rejects(
-      () => openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'new-format', shards: SHARDS }),
+      () => openRedisStore(redis.server.url, { clock: storeSystemClock, prefix: 'new-format', shards: SHARDS }),
       (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE'),
     );
   });
@@ -178,10 +169,10 @@ describe('redis store parking', { skip }, () => {
 
 async function listsOf(prefix: string): Promise<number> {
   let lists = 0;
-  for (const shard of buildKeyspace(prefix, SHARDS).shards) lists += await admin!.zcard(shard.parked);
+  for (const shard of buildKeyspace(prefix, SHARDS).shards) lists += await redis.admin.zcard(shard.parked);
   return lists;
 }
 
 async function usedMemory(): Promise<number> {
-  return Number(/used_memory:(\d+)/.exec(await admin!.info('memory'))?.[1] ?? 0);
+  return Number(/used_memory:(\d+)/.exec(await redis.admin.info('memory'))?.[1] ?? 0);
 }

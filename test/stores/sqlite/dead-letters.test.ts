@@ -60,7 +60,7 @@ describe('sqlite store: dead letters', () => {
       dead.filter((d) => d.topic === 'odd').map((d) => d.id),
     );
     // Revived, a task leaves the listing.
-    assert.equal((await store.retryDead(dead[0]!.id, T0 + 10, T0 + 3)).status, 'revived');
+    assert.equal((await store.retryDead(dead[0]!.id, T0 + 10, T0 + 3)).status, 'retried');
     assert.deepEqual(
       (await store.list({ state: 'dead', limit: 100 })).map((r) => r.id),
       dead.slice(1).map((d) => d.id),

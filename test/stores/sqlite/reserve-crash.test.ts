@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 
-const child = join(import.meta.dirname, 'fixtures', 'claim-crash-child.ts');
+const child = join(import.meta.dirname, 'fixtures', 'reserve-crash-child.ts');
 
 function crashAfterClaim(path: string, when: 'now' | 'after-turn'): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -30,7 +30,7 @@ function crashAfterClaim(path: string, when: 'now' | 'after-turn'): Promise<stri
 describe('sqlite store: a crash right after a reservation', () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-claim-crash-'));
+    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-reserve-crash-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
