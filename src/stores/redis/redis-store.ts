@@ -38,8 +38,8 @@ import type {
   StoreStats,
   TaskStore,
 } from '../../core/ports.js';
-import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
