@@ -22,6 +22,9 @@ export const ERROR_CODES = {
   STORE_INCOMPATIBLE: 'the store was written by a newer delayq, is not a delayq store, or is misconfigured',
   STORE_LOCKED: 'the store is held by another live delayq process',
   INVALID_STORE_URL: 'the store URL is malformed or names an unknown kind of store',
+  INVALID_URL: 'a push URL that is malformed, not http/https, or a destination the SSRF rules refuse (the reason is in the message)',
+  INVALID_SECRET: 'a push secret not in the `whsec_` + base64 (24 to 64 bytes) format',
+  PUSH_NOT_FOUND: 'the topic has no push subscription',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
