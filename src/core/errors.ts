@@ -11,7 +11,7 @@ export const ERROR_CODES = {
   INVALID_DELAY: 'delay or runAt not a finite non-negative integer, too far in the future, or both given',
   INVALID_PAYLOAD: 'payload not JSON-serialisable',
   PAYLOAD_TOO_LARGE: 'serialised payload larger than the limit (1 MiB by default)',
-  INVALID_OPTION: 'ttrMs, maxAttempts, backoff, concurrency, max or waitMs out of range',
+  INVALID_OPTION: 'ttrMs, maxAttempts, backoff, concurrency, max, waitMs, or a push subscription\'s timeoutMs or headers out of range',
   BATCH_TOO_LARGE: 'more tasks in one batch than the limit',
   TASK_NOT_FOUND: 'no task with this id',
   TASK_NOT_PENDING: 'the task is no longer pending (already delivered, done, dead or cancelled)',
