@@ -97,6 +97,8 @@ export class Pusher {
         await untilAborted(signal, pulled.promise);
         continue;
       }
+      // A reserve that does not wait (waitMs 0) cannot be overtaken by a new subscription.
+      if (signal.aborted) return reserve(signal);
       const { pushed, signal: joined } = this.join(topic, signal);
       const deliveries = await reserve(joined);
       // [] with the topic pushed meanwhile: wait for it to be pulled again; else it is the answer.
