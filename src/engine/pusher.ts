@@ -48,6 +48,9 @@ export class Pusher {
   private queued: Promise<void> | null = null;
   private timer: TimerToken | null = null;
   private stopped = false;
+  /** The first read of the subscriptions: pull reserves wait for it, so none takes a pushed topic's task at start. */
+  private started: Promise<void> = Promise.resolve();
+  private startedDone = false;
 
   constructor(
     private readonly store: Pick<PushSubscriptionStore, 'listPushSubscriptions'>,
@@ -60,7 +63,7 @@ export class Pusher {
   ) {}
 
   start(): void {
-    void this.sync();
+    this.started = this.sync().then(() => void (this.startedDone = true));
   }
 
   /** Topics pushed by this process now. */
@@ -90,6 +93,7 @@ export class Pusher {
    * the topic has a subscription, until the subscription goes or `signal` aborts (then []).
    */
   async pull(topic: string, signal: AbortSignal, reserve: (signal: AbortSignal) => Promise<Delivery[]>): Promise<Delivery[]> {
+    if (!this.startedDone) await this.started;
     for (;;) {
       const pulled = this.toPulled.get(topic);
       if (pulled !== undefined) {
