@@ -66,17 +66,13 @@ export class Pusher {
     this.started = this.sync().then(() => void (this.startedDone = true));
   }
 
-  /** Topics pushed by this process now. */
-  get topics(): string[] {
-    return [...this.consumers.keys()];
-  }
-
   /**
    * Reads the subscriptions and brings the consumers in line. Resolves once a read that
    * started after this call has been applied (a failed read is logged, and retried at the
    * next period). Never rejects.
    */
   sync(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     if (this.running === null) {
       this.running = this.readAndApply().finally(() => (this.running = null));
       return this.running;
