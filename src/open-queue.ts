@@ -40,7 +40,14 @@ export class DelayQueue extends EngineQueue {
   static async open(options: DelayQueueOptions = {}): Promise<DelayQueue> {
     const spec = options.store ?? 'memory';
     const engineOptions = withPushPorts(options);
-    if (typeof spec !== 'string') return DelayQueue.start(spec, engineOptions);
+    if (typeof spec !== 'string') {
+      try {
+        return DelayQueue.start(spec, engineOptions);
+      } catch (error) {
+        await engineOptions.push?.transport.close();
+        throw error;
+      }
+    }
     const storeOptions = options.storeOptions ?? {};
     const logger = storeOptions.logger ?? options.logger;
     const clock = storeOptions.clock ?? options.clock;
