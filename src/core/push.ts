@@ -104,3 +104,38 @@ export function judgePush(response: PushResponse): PushVerdict {
   const body = response.bodyStart.length > 0 ? `: ${response.bodyStart}` : '';
   return { ack: false, error: `HTTP ${response.status}${body}`, retryAfterMs };
 }
+
+/** What the signer is given for one request (Standard Webhooks: the signed string is `id.timestamp.body`). */
+export interface PushSignInput {
+  /** The `webhook-id`: the task id, the same on every attempt, so receivers can deduplicate. */
+  readonly id: string;
+  /** The `webhook-timestamp`: this attempt's time, in whole seconds since the epoch. */
+  readonly timestampSeconds: number;
+  readonly body: string;
+  /** The secrets that sign now: the current one first, then old ones in their grace period. */
+  readonly secrets: readonly string[];
+}
+
+/**
+ * The signing side of push delivery (src/push implements it over node:crypto, so the engine
+ * stays free of it).
+ */
+export interface PushSigner {
+  /** The headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (one `v1,<sig>` per secret, space-separated). */
+  sign(input: PushSignInput): Readonly<Record<string, string>>;
+  /** A new random secret in the `whsec_` format (32 bytes). */
+  generateSecret(): string;
+}
+
+/** The ports push delivery needs: both or neither (no transport, no pushing). */
+export interface PushPorts {
+  readonly transport: PushTransport;
+  readonly signer: PushSigner;
+}
+
+/**
+ * A push reservation lasts the subscription's timeoutMs plus this: the request has given
+ * up before the reservation runs out, so a task is never pushed again while its push is
+ * still in flight; a push cut short by a crash is redelivered this long after it started.
+ */
+export const PUSH_RESERVATION_MARGIN_MS = 5_000;
