@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   STORE_INCOMPATIBLE: 'the store was written by a newer delayq, is not a delayq store, or is misconfigured',
   STORE_LOCKED: 'the store is held by another live delayq process',
   INVALID_STORE_URL: 'the store URL is malformed or names an unknown kind of store',
+  INVALID_URL: 'a push URL that is not http or https, carries credentials, or names an address the SSRF rules refuse (the reason says which)',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

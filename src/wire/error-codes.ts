@@ -26,6 +26,7 @@ export const CORE_ERROR_CODES = [
   'STORE_INCOMPATIBLE',
   'STORE_LOCKED',
   'INVALID_STORE_URL',
+  'INVALID_URL',
 ] as const;
 
 /** Codes only the HTTP layer produces (src/server/errors.ts). */
