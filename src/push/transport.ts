@@ -14,7 +14,7 @@
  * body is read; pushes beyond it wait in order. A push that gets no complete answer within
  * its timeoutMs is a failure `timeout after N ms`. `send` never rejects.
  */
-import type { Socket } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
 import type { Logger } from '../core/ports.js';
 import { silentLogger } from '../core/logger.js';
@@ -50,20 +50,26 @@ export interface UndiciPushTransport extends PushTransport {
   stats(): PushTransportStats;
 }
 
-class RefusedDestinationError extends Error {
+export class RefusedDestinationError extends Error {
   override readonly name = 'RefusedDestinationError';
 }
 
-/** undici's connector, refusing any socket whose connected address the guard refuses. */
-function guardedConnector(guard: AddressGuard): buildConnector.connector {
-  const connect = buildConnector({});
+type Connect = (...args: Parameters<buildConnector.connector>) => Socket | undefined;
+
+const refusalOf = (guard: AddressGuard, socket: Socket): string | null =>
+  socket.remoteAddress === undefined ? 'refused destination: no remote address' : guard.refusal(socket.remoteAddress);
+
+/**
+ * The backstop: wraps a connector so that a socket whose connected address the guard
+ * refuses is destroyed and never handed to undici, whatever resolved or spelled its host.
+ */
+export function refuseConnected(connect: buildConnector.connector, guard: AddressGuard): buildConnector.connector {
   return (options, callback) => {
-    const refusalOf = (socket: Socket): string | null => (socket.remoteAddress === undefined ? 'refused destination: no remote address' : guard.refusal(socket.remoteAddress));
-    // buildConnector returns the socket (undocumented in its types). Over TLS, its TCP
-    // 'connect' comes before the handshake: refuse there, before a ClientHello is sent.
-    const socket = (connect as (...args: Parameters<buildConnector.connector>) => Socket | undefined)(options, (error, connected) => {
+    // buildConnector returns the socket (its types say void). Over TLS, the TCP 'connect'
+    // comes before the handshake: refusing there sends no ClientHello.
+    const socket = (connect as Connect)(options, (error, connected) => {
       if (error !== null) return callback(error, null);
-      const refusal = refusalOf(connected);
+      const refusal = refusalOf(guard, connected);
       if (refusal !== null) {
         connected.destroy();
         return callback(new RefusedDestinationError(refusal), null);
@@ -71,7 +77,27 @@ function guardedConnector(guard: AddressGuard): buildConnector.connector {
       callback(null, connected);
     });
     socket?.once('connect', () => {
-      const refusal = refusalOf(socket);
+      const refusal = refusalOf(guard, socket);
+      if (refusal !== null) socket.destroy(new RefusedDestinationError(refusal));
+    });
+    return socket;
+  };
+}
+
+/**
+ * undici's connector with the guard applied before any packet leaves: an IP literal host is
+ * judged as is, a hostname on each address its lookup answers (the socket's 'lookup' event;
+ * destroying there stops the connect); then the connected address again (refuseConnected).
+ */
+export function guardedConnector(guard: AddressGuard): buildConnector.connector {
+  const connect = refuseConnected(buildConnector({}), guard);
+  return (options, callback) => {
+    const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
+    const literalRefusal = isIP(host) !== 0 ? guard.refusal(host) : null;
+    if (literalRefusal !== null) return callback(new RefusedDestinationError(literalRefusal), null);
+    const socket = (connect as Connect)(options, callback);
+    socket?.on('lookup', (error: Error | null, address: string) => {
+      const refusal = error === null && typeof address === 'string' ? guard.refusal(address) : null;
       if (refusal !== null) socket.destroy(new RefusedDestinationError(refusal));
     });
   };
@@ -82,6 +108,8 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (text === undefined || text === '') return null;
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  // Every HTTP-date form names its month; Date.parse alone would take "-5" for a year.
+  if (!/[A-Za-z]{3}/.test(text)) return null;
   const at = Date.parse(text);
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
