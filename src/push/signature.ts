@@ -4,7 +4,7 @@
  * A secret is `whsec_` + base64 of 24 to 64 random bytes; the HMAC key is the decoded bytes,
  * not the text. Each request carries three headers:
  *
- *   webhook-id:        the message id (delayq: the task id), the same on every attempt
+ *   webhook-id:        the message id (delayq: the task id, see webhookIdOf), the same on every attempt
  *   webhook-timestamp: Unix seconds of this attempt
  *   webhook-signature: `v1,<base64 HMAC-SHA256 of "${id}.${timestamp}.${body}">`, one per
  *                      secret, space-separated
@@ -72,7 +72,18 @@ export function maskSecret(secret: string): string {
   return `${PREFIX}${encoded.slice(0, MASK_VISIBLE)}…`;
 }
 
+/**
+ * The webhook-id of a task: its id with each `.` written `%2E`. The spec forbids `.` in a
+ * signed id: with one, `a.1700000000` + timestamp + body re-splits into another valid triple.
+ * Task ids never hold `%` ([A-Za-z0-9._:-]), so the mapping is one-to-one and stable.
+ */
+export function webhookIdOf(taskId: string): string {
+  return taskId.replaceAll('.', '%2E');
+}
+
 export function signedHeaders({ id, timestampSeconds, body, secrets }: SignInput): SignedHeaders {
+  if (id.length === 0 || id.includes('.'))
+    throw new DelayQError('INVALID_ARGUMENT', `id: a non-empty webhook id without "." (see webhookIdOf; got "${id}")`, { field: 'id' });
   if (secrets.length === 0) throw new DelayQError('INVALID_ARGUMENT', 'secrets: at least one secret signs a push', { field: 'secret' });
   if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0)
     throw new DelayQError('INVALID_ARGUMENT', `timestampSeconds: a non-negative integer (got ${String(timestampSeconds)})`, { field: 'timestampSeconds' });

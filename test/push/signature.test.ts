@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { isDelayQError } from '../../src/core/errors.js';
-import { generateSecret, isValidSecret, maskSecret, parseSecret, signedHeaders } from '../../src/push/signature.js';
+import { generateSecret, isValidSecret, maskSecret, parseSecret, signedHeaders, webhookIdOf } from '../../src/push/signature.js';
 
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ order: 42, note: 'café ✓' });
@@ -79,6 +79,16 @@ describe('Standard Webhooks signing', () => {
     assert.throws(() => parseSecret('whsec_'), /secret/);
     assert.throws(() => signedHeaders({ id: 'x', timestampSeconds: 1, body: '', secrets: ['whsec_short'] }), /secret/);
     assert.throws(() => signedHeaders({ id: 'x', timestampSeconds: 1, body: '', secrets: [] }), /at least one secret/);
+  });
+
+  it('refuses a webhook id with a "." (the spec forbids it), and webhookIdOf maps task ids one-to-one without one', () => {
+    assert.throws(() => signedHeaders({ id: 'a.1700000000', timestampSeconds: 1, body: '', secrets: [generateSecret()] }), (error: unknown) => isDelayQError(error, 'INVALID_ARGUMENT'));
+    assert.equal(webhookIdOf('order-42:x_y'), 'order-42:x_y');
+    assert.equal(webhookIdOf('a.b..c'), 'a%2Eb%2E%2Ec');
+    assert.notEqual(webhookIdOf('a.b'), webhookIdOf('a-b'));
+    const secret = generateSecret();
+    const headers = { ...signedHeaders({ id: webhookIdOf('invoice.7'), timestampSeconds: nowSeconds(), body: '{}', secrets: [secret] }) };
+    assert.deepEqual(new Webhook(secret).verify('{}', headers), {});
   });
 
   it('masks a secret to its prefix and first 4 characters', () => {
