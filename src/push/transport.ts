@@ -139,6 +139,16 @@ function reasonOf(error: unknown): string {
   return String(error);
 }
 
+/** A URL for logs: its origin and path, never its query (tokens live there). */
+function redacted(url: string): string {
+  try {
+    const { origin, pathname } = new URL(url);
+    return origin + pathname;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
 export function createPushTransport(options: PushTransportOptions = {}): UndiciPushTransport {
   const guard = createAddressGuard(options.allow ?? []);
   const cap = new InFlightCap(options.maxInFlight ?? PUSH_TRANSPORT_DEFAULTS.maxInFlight);
@@ -159,17 +169,17 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
     checkUrl: (url) => checkUrl(url, guard, lookup),
 
     async send(push, signal) {
+      const failure = (reason: string): PushResponse => ({ kind: 'failure', reason });
+      // Waiting for a slot is not the receiver's time: the timeout starts once the push has one.
+      if (!(await cap.acquire(signal))) return failure('aborted');
       const timeout = AbortSignal.timeout(push.timeoutMs);
       const both = signal === undefined ? timeout : AbortSignal.any([timeout, signal]);
-      const failure = (reason: string): PushResponse => ({ kind: 'failure', reason });
-      const abortReason = (): string => (timeout.aborted ? `timeout after ${push.timeoutMs} ms` : 'aborted');
-      if (!(await cap.acquire(both))) return failure(abortReason());
       try {
         return await exchange(push, both);
       } catch (error) {
-        if (both.aborted) return failure(abortReason());
+        if (both.aborted) return failure(timeout.aborted ? `timeout after ${push.timeoutMs} ms` : 'aborted');
         const reason = reasonOf(error);
-        logger.debug({ origin: new URL(push.url).origin, reason }, 'push failed without a response');
+        logger.debug({ url: redacted(push.url), reason }, 'push failed without a response');
         return failure(reason);
       } finally {
         cap.release();

@@ -150,6 +150,19 @@ describe('the push transport', () => {
       while (held.length > 0) held.shift()!();
       for (const result of await Promise.all(sends)) assert.equal(responseOf(result).status, 200);
       assert.deepEqual(capped.stats(), { inFlight: 0, queued: 0 });
+      // A queued push's timeout starts when it gets a slot: waiting is not the receiver's time.
+      const first = capped.send(push(slow.url));
+      const second = capped.send(push(slow.url));
+      const queued = capped.send(push(slow.url, { timeoutMs: 300 }));
+      await slow.arrivals(5);
+      await new Promise((resolve) => setTimeout(resolve, 400)); // longer than the queued push's timeout
+      assert.deepEqual(capped.stats(), { inFlight: 2, queued: 1 });
+      held.shift()!();
+      await slow.arrivals(6);
+      held.shift()!();
+      held.shift()!();
+      assert.equal(responseOf(await queued).status, 200);
+      for (const result of await Promise.all([first, second])) assert.equal(responseOf(result).status, 200);
     } finally {
       await capped.close();
       await slow.close();
