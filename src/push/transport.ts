@@ -159,7 +159,8 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
   const agent = new Agent({ connect: guardedConnector(guard), headersTimeout: 0, bodyTimeout: 0 });
 
   async function exchange(push: PushRequest, signal: AbortSignal): Promise<PushResponse> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...push.headers };
+    const typed = Object.keys(push.headers).some((name) => name.toLowerCase() === 'content-type');
+    const headers: Record<string, string> = typed ? { ...push.headers } : { 'content-type': 'application/json', ...push.headers };
     const response = await request(push.url, { method: 'POST', headers, body: push.body, dispatcher: agent, signal });
     const start = await bodyStart(response.body, PUSH_ERROR_BODY_BYTES);
     return { kind: 'response', status: response.statusCode, retryAfterMs: parseRetryAfter(response.headers['retry-after'], now()), bodyStart: start };
@@ -170,6 +171,7 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
 
     async send(push, signal) {
       const failure = (reason: string): PushResponse => ({ kind: 'failure', reason });
+      if (!(Number.isSafeInteger(push.timeoutMs) && push.timeoutMs > 0)) return failure(`timeoutMs: a positive integer (got ${String(push.timeoutMs)})`);
       // Waiting for a slot is not the receiver's time: the timeout starts once the push has one.
       if (!(await cap.acquire(signal))) return failure('aborted');
       const timeout = AbortSignal.timeout(push.timeoutMs);

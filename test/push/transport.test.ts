@@ -87,6 +87,17 @@ describe('the push transport', () => {
     assert.equal(failureOf(await transport.send(push(receiver.url, { timeoutMs: 300 }))), 'timeout after 300 ms');
   });
 
+  it('never rejects: a bad URL or timeout is a failure too', async () => {
+    assert.match(failureOf(await transport.send(push('not a url'))), /./);
+    assert.match(failureOf(await transport.send(push(receiver.url, { timeoutMs: 0 }))), /timeoutMs/);
+  });
+
+  it('keeps a Content-Type the subscription sets, whatever its case', async () => {
+    receiver.answer = answerWith(200);
+    responseOf(await transport.send(push(receiver.url, { headers: { 'Content-Type': 'application/cloudevents+json' } })));
+    assert.equal(receiver.received.at(-1)!.headers['content-type'], 'application/cloudevents+json');
+  });
+
   it('an aborted push fails as aborted', async () => {
     receiver.answer = () => undefined;
     const controller = new AbortController();
