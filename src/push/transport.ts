@@ -16,6 +16,7 @@
  */
 import { isIP, type Socket } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
+import { DelayQError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { silentLogger } from '../core/logger.js';
 import { PUSH_ERROR_BODY_BYTES, type PushRequest, type PushResponse, type PushTransport } from '../core/push.js';
@@ -151,7 +152,10 @@ function redacted(url: string): string {
 
 export function createPushTransport(options: PushTransportOptions = {}): UndiciPushTransport {
   const guard = createAddressGuard(options.allow ?? []);
-  const cap = new InFlightCap(options.maxInFlight ?? PUSH_TRANSPORT_DEFAULTS.maxInFlight);
+  const maxInFlight = options.maxInFlight ?? PUSH_TRANSPORT_DEFAULTS.maxInFlight;
+  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1)
+    throw new DelayQError('INVALID_OPTION', `maxInFlight: a positive integer (got ${String(maxInFlight)})`, { field: 'maxInFlight' });
+  const cap = new InFlightCap(maxInFlight);
   const logger = options.logger ?? silentLogger;
   const lookup = options.lookup ?? systemLookupAll;
   const now = options.now ?? Date.now;

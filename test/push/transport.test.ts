@@ -87,6 +87,11 @@ describe('the push transport', () => {
     assert.equal(failureOf(await transport.send(push(receiver.url, { timeoutMs: 300 }))), 'timeout after 300 ms');
   });
 
+  it('refuses a bad maxInFlight or allowlist as INVALID_OPTION', () => {
+    assert.throws(() => createPushTransport({ maxInFlight: 0 }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
+    assert.throws(() => createPushTransport({ allow: '127.0.0.1' }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
+  });
+
   it('never rejects: a bad URL or timeout is a failure too', async () => {
     assert.match(failureOf(await transport.send(push('not a url'))), /./);
     assert.match(failureOf(await transport.send(push(receiver.url, { timeoutMs: 0 }))), /timeoutMs/);
