@@ -51,7 +51,13 @@ export class DelayQueue extends EngineQueue {
     const storeOptions = options.storeOptions ?? {};
     const logger = storeOptions.logger ?? options.logger;
     const clock = storeOptions.clock ?? options.clock;
-    const store = await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}), ...(clock ? { clock } : {}) });
+    let store: TaskStore;
+    try {
+      store = await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}), ...(clock ? { clock } : {}) });
+    } catch (error) {
+      await engineOptions.push?.transport.close();
+      throw error;
+    }
     try {
       return DelayQueue.start(store, engineOptions);
     } catch (error) {
@@ -70,6 +76,5 @@ export class DelayQueue extends EngineQueue {
 
 function withPushPorts(options: DelayQueueOptions): EngineOptions {
   const { push, ...rest } = options;
-  const ports = resolvePushPorts(push, options.logger);
-  return ports === undefined ? rest : { ...rest, push: ports };
+  return { ...rest, push: resolvePushPorts(push, options.logger, options.clock) };
 }

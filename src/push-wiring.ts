@@ -1,14 +1,12 @@
 /**
- * The default push ports of a queue opened with `DelayQueue.open`: the undici transport
- * with its SSRF guard and the Standard Webhooks signer, both from src/push.
- *
- * TODO(lead, after merging push-transport): build them here, e.g.
- *   const transport = createPushTransport({ allow: options.allow ?? [], maxInFlight, logger: options.logger });
- *   const signer = { sign: signedHeaders, generateSecret };
- * Until then a queue opened without injected ports has no push delivery (setPush is refused).
+ * The default push ports of a queue opened with `DelayQueue.open`: src/push's undici
+ * transport, with its SSRF guard and global cap on pushes in flight, and its Standard
+ * Webhooks signer. A caller may inject either (tests inject both).
  */
-import type { Logger } from './core/ports.js';
+import type { Clock, Logger } from './core/ports.js';
 import type { PushPorts, PushSigner, PushTransport } from './core/push.js';
+import { generateSecret, signedHeaders, webhookIdOf } from './push/signature.js';
+import { createPushTransport } from './push/transport.js';
 
 /** The push part of DelayQueue.open's options. */
 export interface PushOptions {
@@ -18,23 +16,25 @@ export interface PushOptions {
   signer?: PushSigner;
   /** CIDRs the SSRF guard lets through (local receivers): `--push-allow`, DELAYQ_PUSH_ALLOW. */
   allow?: readonly string[];
+  /** Pushes in flight at once in this process, across every subscription. Default 256. */
+  maxInFlight?: number;
 }
 
-export interface DefaultPushContext {
-  readonly allow: readonly string[];
-  readonly logger: Logger | undefined;
-}
+/** Signs with the task id as the webhook-id, `.` written `%2E` (the spec forbids `.` there). */
+export const standardWebhooksSigner: PushSigner = {
+  sign: (input) => signedHeaders({ ...input, id: webhookIdOf(input.id) }),
+  generateSecret,
+};
 
-/** The ports the queue pushes through: the given ones, else the defaults; undefined when there are none. */
-export function resolvePushPorts(options: PushOptions | undefined, logger: Logger | undefined): PushPorts | undefined {
-  const defaults = options?.transport !== undefined && options.signer !== undefined ? undefined : createDefaultPush({ allow: options?.allow ?? [], logger });
-  const transport = options?.transport ?? defaults?.transport;
-  const signer = options?.signer ?? defaults?.signer;
-  return transport !== undefined && signer !== undefined ? { transport, signer } : undefined;
-}
-
-/** src/push's transport and signer (see the TODO above). */
-export function createDefaultPush(context: DefaultPushContext): PushPorts | undefined {
-  void context;
-  return undefined;
+/** The ports the queue pushes through: the given ones, else src/push's. */
+export function resolvePushPorts(options: PushOptions | undefined, logger: Logger | undefined, clock: Clock | undefined): PushPorts {
+  const transport =
+    options?.transport ??
+    createPushTransport({
+      allow: options?.allow ?? [],
+      ...(options?.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+      ...(logger ? { logger } : {}),
+      ...(clock ? { now: () => clock.now() } : {}),
+    });
+  return { transport, signer: options?.signer ?? standardWebhooksSigner };
 }

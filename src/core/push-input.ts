@@ -119,9 +119,15 @@ export function isValidSecret(value: unknown): value is string {
   const encoded = value.slice(SECRET_PREFIX.length);
   if (encoded.length % 4 !== 0 || !BASE64.test(encoded)) return false;
   const padding = encoded.endsWith('==') ? 2 : encoded.endsWith('=') ? 1 : 0;
+  // Canonical only: the bits a padded last character carries past the data are zero, so
+  // the text is the one encoding of its bytes (a decoder would silently drop them).
+  const last = BASE64_DIGITS.indexOf(encoded[encoded.length - 1 - padding]!);
+  if ((padding === 2 && (last & 0b1111) !== 0) || (padding === 1 && (last & 0b11) !== 0)) return false;
   const bytes = (encoded.length / 4) * 3 - padding;
   return bytes >= 24 && bytes <= 64;
 }
+
+const BASE64_DIGITS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 /** A secret as GET shows it: the prefix and the first 4 characters of its base64 part. */
 export function maskSecret(secret: string): string {

@@ -15,21 +15,19 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { DelayQError } from '../core/errors.js';
+import { isValidSecret } from '../core/push-input.js';
 
 const PREFIX = 'whsec_';
 /** Generated secrets: 256 bits, inside the spec's 192..512. */
 const GENERATED_BYTES = 32;
 const MIN_BYTES = 24;
 const MAX_BYTES = 64;
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-/** Shown of a secret's base64 part when it is displayed again (GET): enough to tell two apart. */
-const MASK_VISIBLE = 4;
 
-export interface SignedHeaders {
+export type SignedHeaders = {
   readonly 'webhook-id': string;
   readonly 'webhook-timestamp': string;
   readonly 'webhook-signature': string;
-}
+};
 
 export interface SignInput {
   readonly id: string;
@@ -43,33 +41,11 @@ export function generateSecret(): string {
   return PREFIX + randomBytes(GENERATED_BYTES).toString('base64');
 }
 
-/** The HMAC key of a secret; throws INVALID_ARGUMENT (field `secret`) unless it is `whsec_` + base64 of 24..64 bytes. */
+/** The HMAC key of a secret; throws INVALID_ARGUMENT (field `secret`) unless it is valid (core's isValidSecret). */
 export function parseSecret(text: string): Buffer {
-  const invalid = (why: string): DelayQError =>
-    new DelayQError('INVALID_ARGUMENT', `secret: ${why}; expected "whsec_" + base64 of ${MIN_BYTES} to ${MAX_BYTES} bytes`, { field: 'secret' });
-  if (typeof text !== 'string' || !text.startsWith(PREFIX)) throw invalid('missing the "whsec_" prefix');
-  const encoded = text.slice(PREFIX.length);
-  if (!BASE64.test(encoded)) throw invalid('not base64');
-  const key = Buffer.from(encoded, 'base64');
-  // Buffer.from ignores stray bits and bad padding: only canonical base64 round-trips.
-  if (key.toString('base64').replace(/=+$/, '') !== encoded.replace(/=+$/, '')) throw invalid('not canonical base64');
-  if (key.length < MIN_BYTES || key.length > MAX_BYTES) throw invalid(`${key.length} bytes`);
-  return key;
-}
-
-export function isValidSecret(text: string): boolean {
-  try {
-    parseSecret(text);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** `whsec_abcd…`: the prefix and the first characters, never enough to sign with. */
-export function maskSecret(secret: string): string {
-  const encoded = secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret;
-  return `${PREFIX}${encoded.slice(0, MASK_VISIBLE)}…`;
+  if (!isValidSecret(text))
+    throw new DelayQError('INVALID_ARGUMENT', `secret: expected "whsec_" + canonical base64 of ${MIN_BYTES} to ${MAX_BYTES} bytes`, { field: 'secret' });
+  return Buffer.from(text.slice(PREFIX.length), 'base64');
 }
 
 /**

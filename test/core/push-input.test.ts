@@ -14,6 +14,20 @@ describe('push secrets', () => {
       assert.equal(isValidSecret(bad), false, String(bad));
   });
 
+  it('accept only the canonical base64 of a secret: no stray bits before the padding', () => {
+    const one = secretOf(32); // 32 bytes: one '=' of padding, the last digit's low 2 bits unused
+    const two = secretOf(25); // 25 bytes: '==', the last digit's low 4 bits unused
+    assert.equal(isValidSecret(one), true);
+    assert.equal(isValidSecret(two), true);
+    const stray = (secret: string, padding: number): string => {
+      const at = secret.length - 1 - padding;
+      const digits = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+      return secret.slice(0, at) + digits[digits.indexOf(secret[at]!) | 1] + secret.slice(at + 1);
+    };
+    assert.equal(isValidSecret(stray(one, 1)), false);
+    assert.equal(isValidSecret(stray(two, 2)), false);
+  });
+
   it('mask as the prefix and 4 characters', () => {
     assert.equal(maskSecret('whsec_abcdEFGHijkl'), 'whsec_abcd…');
   });
