@@ -7,6 +7,9 @@
 //   src/cli       never imports src/engine or a store (it talks to a server through the client);
 //                 of src/server it imports the settings table, and the server itself only
 //                 dynamically, for `serve` (a static import cost every command ~0.3 s);
+//   src/push      (push delivery's HTTP side: transport, signing, SSRF guard) imports src/core,
+//                 itself and packages only: never the engine, a store or the server, which
+//                 reach it through the PushTransport port (src/core/push.ts);
 //   src/stores    reads no clock and sets no timer: no Date.now(), new Date(), performance.now(),
 //                 process.hrtime, setTimeout/setInterval/setImmediate or their clears, no
 //                 node:timers or node:perf_hooks; time and timers come from the Clock a store
@@ -52,6 +55,8 @@ for (const file of walk(root)) {
       violations.push(`${where}: the engine depends on ports only (src/core), never on a store, the server or the wire`);
     if (from.startsWith('stores/') && target.startsWith('stores/') && target !== from)
       violations.push(`${where}: stores never import each other`);
+    if (from === 'push' && relative_ && target !== 'push' && target !== 'core')
+      violations.push(`${where}: src/push imports only src/core and packages (the engine reaches it through the PushTransport port)`);
     if (from === 'client' && relative_ && target !== 'client' && target !== 'wire')
       violations.push(`${where}: the client imports only src/client and src/wire`);
     if (from === 'cli' && (target === 'engine' || target.startsWith('stores') || (target === 'server' && !/server\/(main|config)\.js$/.test(spec))))

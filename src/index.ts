@@ -1,6 +1,12 @@
 // The public API of the delayq package: curated named exports, no `export *`.
 export { DelayQueue } from './open-queue.js';
 export type { DelayQueueOptions } from './open-queue.js';
+export type { PushOptions } from './push-wiring.js';
+export type { SetPushResult } from './engine/push-subscriptions.js';
+export { MAX_RETRY_AFTER_MS, PUSH_DEFAULTS, PUSH_ERROR_BODY_BYTES, PUSH_RESERVATION_MARGIN_MS, SECRET_ROTATION_GRACE_MS, judgePush } from './core/push.js';
+export type { PushPorts, PushRequest, PushResponse, PushSecret, PushSignInput, PushSigner, PushSubscription, PushTransport, PushVerdict } from './core/push.js';
+export { MAX_PUSH_CONCURRENCY, MAX_PUSH_TIMEOUT_MS, isValidSecret, maskSecret } from './core/push-input.js';
+export type { PushInput } from './core/push-input.js';
 export type {
   EngineOptions,
   ListOptions,
@@ -39,6 +45,7 @@ export type {
   Logger,
   NackOutcome,
   ProducerStore,
+  PushSubscriptionStore,
   RescheduleOutcome,
   RetryDeadOutcome,
   RunTimerHandle,

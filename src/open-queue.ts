@@ -13,9 +13,16 @@
 import type { TaskStore } from './core/ports.js';
 import { DelayQueue as EngineQueue } from './engine/delay-queue.js';
 import type { EngineOptions } from './engine/queue-types.js';
+import { resolvePushPorts, type PushOptions } from './push-wiring.js';
 import { openStore, type StoreOptions } from './stores/open-store.js';
 
-export interface DelayQueueOptions extends EngineOptions {
+export interface DelayQueueOptions extends Omit<EngineOptions, 'push'> {
+  /**
+   * Push delivery (docs/push.md): the transport and signer default to src/push's (undici
+   * with the SSRF guard, Standard Webhooks signing); `allow` lists the CIDRs the guard lets
+   * through (local receivers).
+   */
+  push?: PushOptions;
   /**
    * Where tasks live: 'memory' (the default), 'sqlite:./path/file.db', 'redis://host:port',
    * 'redis+cluster://host:port,host:port', or a TaskStore instance.
@@ -32,16 +39,31 @@ export class DelayQueue extends EngineQueue {
   /** Opens (or creates) the store and starts the engine over it. */
   static async open(options: DelayQueueOptions = {}): Promise<DelayQueue> {
     const spec = options.store ?? 'memory';
-    if (typeof spec !== 'string') return DelayQueue.start(spec, options);
+    const engineOptions = withPushPorts(options);
+    if (typeof spec !== 'string') {
+      try {
+        return DelayQueue.start(spec, engineOptions);
+      } catch (error) {
+        await engineOptions.push?.transport.close();
+        throw error;
+      }
+    }
     const storeOptions = options.storeOptions ?? {};
     const logger = storeOptions.logger ?? options.logger;
     const clock = storeOptions.clock ?? options.clock;
-    const store = await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}), ...(clock ? { clock } : {}) });
+    let store: TaskStore;
     try {
-      return DelayQueue.start(store, options);
+      store = await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}), ...(clock ? { clock } : {}) });
+    } catch (error) {
+      await engineOptions.push?.transport.close();
+      throw error;
+    }
+    try {
+      return DelayQueue.start(store, engineOptions);
     } catch (error) {
       // Bad engine options: the store opened for this queue must not stay open.
       await store.close();
+      await engineOptions.push?.transport.close();
       throw error;
     }
   }
@@ -50,4 +72,9 @@ export class DelayQueue extends EngineQueue {
   static override start(store: TaskStore, options: EngineOptions = {}): DelayQueue {
     return new DelayQueue(store, options).startLoops();
   }
+}
+
+function withPushPorts(options: DelayQueueOptions): EngineOptions {
+  const { push, ...rest } = options;
+  return { ...rest, push: resolvePushPorts(push, options.logger, options.clock) };
 }

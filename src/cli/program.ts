@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerImportCommand } from './commands/import.js';
+import { registerPushCommands } from './commands/push.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/tasks.js';
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerTaskCommands(program);
   registerStatsCommand(program);
+  registerPushCommands(program);
   registerImportCommand(program);
   registerDemoCommand(program);
   return program;

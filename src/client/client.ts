@@ -16,6 +16,11 @@ import type {
   HealthResponse,
   ListResponse,
   NackResponse,
+  PushDeleteResponse,
+  PushListResponse,
+  PushSubscriptionRequest,
+  PushSubscriptionResponse,
+  PushSubscriptionView,
   ReserveResponse,
   RescheduleResponse,
   ScheduleRequest,
@@ -69,7 +74,7 @@ export interface ClientNackOptions {
   error?: string;
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export class DelayQClient {
   private readonly base: string;
@@ -179,6 +184,40 @@ export class DelayQClient {
     return this.call<NackResponse>('POST', `/v1/tasks/${encodeURIComponent(id)}/nack`, { receipt, ...options });
   }
 
+  /**
+   * Creates or replaces `topic`'s push subscription (docs/push.md). The answer carries the
+   * full `secret` only when it was given or generated: keep it, it is not shown again.
+   */
+  setPush(topic: string, input: PushSubscriptionRequest): Promise<PushSubscriptionResponse> {
+    return this.call<PushSubscriptionResponse>('PUT', pushPath(topic), input);
+  }
+
+  /** The topic's push subscription (secrets masked), or null if it has none. */
+  async getPush(topic: string): Promise<PushSubscriptionView | null> {
+    try {
+      return (await this.call<PushSubscriptionResponse>('GET', pushPath(topic))).subscription;
+    } catch (error) {
+      if (error instanceof DelayQClientError && error.code === 'PUSH_NOT_FOUND') return null;
+      throw error;
+    }
+  }
+
+  /** Every push subscription (secrets masked). */
+  async listPush(): Promise<PushSubscriptionView[]> {
+    return (await this.call<PushListResponse>('GET', '/v1/push')).subscriptions;
+  }
+
+  /** Deletes the topic's push subscription: true if there was one. */
+  async deletePush(topic: string): Promise<boolean> {
+    try {
+      await this.call<PushDeleteResponse>('DELETE', pushPath(topic));
+      return true;
+    } catch (error) {
+      if (error instanceof DelayQClientError && error.code === 'PUSH_NOT_FOUND') return false;
+      throw error;
+    }
+  }
+
   private async falseWhenNotPending(call: Promise<unknown>): Promise<boolean> {
     try {
       await call;
@@ -232,6 +271,10 @@ function isErrorBody(value: unknown): value is ErrorBody {
 function badResponse(method: Method, path: string, status: number, text: string): DelayQClientError {
   const shown = text.length > 200 ? `${text.slice(0, 200)}...` : text;
   return new DelayQClientError('BAD_RESPONSE', `${method} ${path}: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (status ${status}: ${shown})`, status);
+}
+
+function pushPath(topic: string): string {
+  return `/v1/topics/${encodeURIComponent(topic)}/push`;
 }
 
 function toWireTime(time: ClientTime): number | string {

@@ -11,7 +11,7 @@ export const ERROR_CODES = {
   INVALID_DELAY: 'delay or runAt not a finite non-negative integer, too far in the future, or both given',
   INVALID_PAYLOAD: 'payload not JSON-serialisable',
   PAYLOAD_TOO_LARGE: 'serialised payload larger than the limit (1 MiB by default)',
-  INVALID_OPTION: 'ttrMs, maxAttempts, backoff, concurrency, max or waitMs out of range',
+  INVALID_OPTION: 'ttrMs, maxAttempts, backoff, concurrency, max, waitMs, or a push subscription\'s timeoutMs or headers out of range',
   BATCH_TOO_LARGE: 'more tasks in one batch than the limit',
   TASK_NOT_FOUND: 'no task with this id',
   TASK_NOT_PENDING: 'the task is no longer pending (already delivered, done, dead or cancelled)',
@@ -22,6 +22,9 @@ export const ERROR_CODES = {
   STORE_INCOMPATIBLE: 'the store was written by a newer delayq, is not a delayq store, or is misconfigured',
   STORE_LOCKED: 'the store is held by another live delayq process',
   INVALID_STORE_URL: 'the store URL is malformed or names an unknown kind of store',
+  INVALID_URL: 'a push URL that is malformed, not http/https, or a destination the SSRF rules refuse (the reason is in the message)',
+  INVALID_SECRET: 'a push secret not in the `whsec_` + base64 (24 to 64 bytes) format',
+  PUSH_NOT_FOUND: 'the topic has no push subscription',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -36,6 +36,11 @@ export interface EngineTuning {
    * due tasks to a shared store's ready lists) is retried after this long. Default 1 s.
    */
   readonly storeRetryMs: number;
+  /**
+   * How often the engine reads the push subscriptions again (those set through other
+   * processes sharing the store; its own changes apply at once). Default 1 s.
+   */
+  readonly pushSyncMs: number;
   readonly loader: LoaderOptions;
 }
 
@@ -45,6 +50,7 @@ export const DEFAULT_ENGINE_TUNING: EngineTuning = {
   purgeIntervalMs: 60_000,
   purgeBatch: 10_000,
   storeRetryMs: 1_000,
+  pushSyncMs: 1_000,
   loader: DEFAULT_LOADER_OPTIONS,
 };
 
@@ -64,6 +70,7 @@ export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
     purgeIntervalMs: pick(input.purgeIntervalMs, d.purgeIntervalMs, 'purgeIntervalMs', 1, MAX_TIMER_DELAY_MS),
     purgeBatch: pick(input.purgeBatch, d.purgeBatch, 'purgeBatch', 1, 1_000_000),
     storeRetryMs: pick(input.storeRetryMs, d.storeRetryMs, 'storeRetryMs', 1, MAX_TIMER_DELAY_MS),
+    pushSyncMs: pick(input.pushSyncMs, d.pushSyncMs, 'pushSyncMs', 1, MAX_TIMER_DELAY_MS),
     loader: {
       pageSize: pick(loader.pageSize, d.loader.pageSize, 'loader.pageSize', 1, 1_000_000),
       maxReadyBacklog: pick(loader.maxReadyBacklog, d.loader.maxReadyBacklog, 'loader.maxReadyBacklog', 0, Number.MAX_SAFE_INTEGER),

@@ -15,6 +15,7 @@
  *   values; a rejected promise means the store itself failed (DelayQError with
  *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
  */
+import type { PushSubscription } from './push.js';
 import type { ReservedTask, NewTaskRecord, TaskRecord, TaskState, TimerRef } from './task/model.js';
 import type { TimerHandle } from './wheel/timer.js';
 
@@ -199,7 +200,22 @@ export interface InspectorStore {
   purge(before: number, limit: number): Promise<number>;
 }
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore {
+/**
+ * Push subscriptions, one per topic, durable as tasks are. Small and rarely changed: every
+ * engine process reads them all (listPushSubscriptions) when it starts and again every
+ * `pushSyncMs`, so a subscription set through one process reaches the others.
+ */
+export interface PushSubscriptionStore {
+  /** Creates or replaces the subscription of `subscription.topic`. */
+  putPushSubscription(subscription: PushSubscription): Promise<void>;
+  getPushSubscription(topic: string): Promise<PushSubscription | null>;
+  /** Every subscription, by topic in ascending order. */
+  listPushSubscriptions(): Promise<PushSubscription[]>;
+  /** True if there was one. */
+  deletePushSubscription(topic: string): Promise<boolean>;
+}
+
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
   /**

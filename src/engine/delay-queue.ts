@@ -15,12 +15,15 @@ import { DelayQError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
 import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } from '../core/ports.js';
+import type { PushInput } from '../core/push-input.js';
+import type { PushSubscription } from '../core/push.js';
 import { toTaskInfo, type Delivery, type TaskInfo } from '../core/task/model.js';
 import { resolveRunAt, validateAckBatch, validateId, validateIdBatch, validateListFilter, validateNackOptions } from '../core/task/validate.js';
 import { validateReceipt, validateReserveOptions, validateScheduleBatch, validateTopic, validateWhen, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, TaskDefaults, WhenInput } from '../core/task/validate.js';
 import { createIdGenerator } from './ids.js';
 import { InFlight } from './in-flight.js';
+import { PushSubscriptions, type SetPushResult } from './push-subscriptions.js';
 import type { EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
 import { Scheduler } from './scheduler.js';
 import { systemClock } from './system-clock.js';
@@ -41,6 +44,7 @@ export class DelayQueue {
   private readonly inFlight = new InFlight();
   private readonly scheduler: Scheduler;
   private readonly workSource: QueueWorkSource;
+  private readonly pushSubscriptions: PushSubscriptions;
   private readonly workers = new Set<Worker>();
   private readonly closeSignal = new AbortController();
   private phase: Phase = 'open';
@@ -63,8 +67,11 @@ export class DelayQueue {
     const clock = (this.clock = options.clock ?? systemClock);
     this.logger = options.logger ?? silentLogger;
     this.makeId = createIdGenerator(() => clock.now());
-    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight);
-    const nack = (d: Delivery, error: string): Promise<NackResult> => this.nack(d.id, d.receipt, { error });
+    const nack = (d: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
+      this.nack(d.id, d.receipt, delayMs === undefined ? { error } : { error, delayMs });
+    const push = options.push;
+    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack } : undefined);
+    this.pushSubscriptions = new PushSubscriptions(store, push ?? null, clock, this.inFlight, () => this.scheduler.syncPush());
     this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
   }
 
@@ -198,7 +205,8 @@ export class DelayQueue {
   /**
    * Pull consumers: reserves up to `max` due tasks of `topic`, waiting up to `waitMs` for
    * one to fall due. Each delivery must be acked (or nacked) with its receipt within its
-   * reservation, or it is delivered again.
+   * reservation, or it is delivered again. While the topic has a push subscription
+   * (setPush) this answers [] (after waiting out `waitMs`).
    */
   async reserve<P = unknown>(topic: string, options: ReserveOptions = {}): Promise<Delivery<P>[]> {
     this.assertOpen();
@@ -264,9 +272,10 @@ export class DelayQueue {
   }
 
   /**
-   * Push consumers: runs `handler` for each due task of `topic`, with bounded concurrency.
-   * A handler that resolves acks the task; one that throws nacks it (retried with backoff
-   * until maxAttempts, then dead).
+   * In-process consumers: runs `handler` for each due task of `topic`, with bounded
+   * concurrency. A handler that resolves acks the task; one that throws nacks it (retried
+   * with backoff until maxAttempts, then dead). While the topic has a push subscription
+   * (setPush) the handler gets nothing; it resumes when the subscription is deleted.
    */
   work<P = unknown>(topic: string, handler: Handler<P>, options: WorkOptions = {}): Worker {
     this.assertOpen();
@@ -275,6 +284,45 @@ export class DelayQueue {
     const worker = new Worker(topic, handler as Handler, this.workSource, concurrency, ttrMs);
     this.workers.add(worker);
     return worker;
+  }
+
+  // Push delivery (docs/push.md)
+
+  /**
+   * Creates or replaces `topic`'s push subscription: from now on each due task of the topic
+   * is POSTed to `input.url` (signed, retried like any failed delivery), and pull consumers
+   * of the topic get nothing. The URL must pass the transport's SSRF rules (INVALID_URL).
+   * A new secret rotates: the previous one keeps signing for SECRET_ROTATION_GRACE_MS.
+   * No secret keeps the current one, or generates one for a new subscription. The answer
+   * shows the secret only when it was given or generated.
+   */
+  async setPush(topic: string, input: PushInput): Promise<SetPushResult> {
+    this.assertOpen();
+    validateTopic(topic, this.limits);
+    return this.pushSubscriptions.set(topic, input);
+  }
+
+  /** The topic's push subscription (secrets masked), or null. */
+  async getPush(topic: string): Promise<PushSubscription | null> {
+    this.assertUsable();
+    validateTopic(topic, this.limits);
+    return this.pushSubscriptions.get(topic);
+  }
+
+  /** Every push subscription by topic (secrets masked). */
+  async listPush(): Promise<PushSubscription[]> {
+    this.assertUsable();
+    return this.pushSubscriptions.list();
+  }
+
+  /**
+   * Deletes the topic's push subscription: true if there was one. Pushes in flight finish;
+   * the topic's tasks go to pull consumers again.
+   */
+  async deletePush(topic: string): Promise<boolean> {
+    this.assertOpen();
+    validateTopic(topic, this.limits);
+    return this.pushSubscriptions.delete(topic);
   }
 
   // Lifecycle

@@ -1,6 +1,7 @@
 /** The types of DelayQueue's options, calls and answers (the library's public API). */
 import type { EngineTuningInput } from '../core/options.js';
 import type { Clock, Logger, StoreStats } from '../core/ports.js';
+import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
 import type { LatenessSummary } from './lateness.js';
@@ -8,7 +9,7 @@ import type { LatenessSummary } from './lateness.js';
 /**
  * The engine's options: its ports (clock, logger, randomness), the limits and task
  * defaults, and its tuning (core/options.ts: tickMs, retentionMs, purgeIntervalMs,
- * purgeBatch, storeRetryMs, loader), each checked when the queue starts (INVALID_OPTION).
+ * purgeBatch, storeRetryMs, pushSyncMs, loader), each checked when the queue starts (INVALID_OPTION).
  */
 export interface EngineOptions extends EngineTuningInput {
   /** Injected time; tests pass a ManualClock. Default: the system clock. */
@@ -19,6 +20,11 @@ export interface EngineOptions extends EngineTuningInput {
   logger?: Logger;
   /** Randomness for backoff jitter; tests pass a fixed one. */
   random?: () => number;
+  /**
+   * Push delivery's ports (docs/push.md): the HTTP transport and the signer. Without them
+   * the queue pushes nothing and `setPush` is refused; close() closes the transport.
+   */
+  push?: PushPorts;
 }
 
 export interface ScheduleResult {

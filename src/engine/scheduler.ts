@@ -9,6 +9,8 @@
  *   TimerDriver  the timing wheel and its one timer: hands due timers to the two above
  *   Loader       keeps the wheel filled with the store's timers due within the horizon
  *   Janitor      purges finished tasks past their retention
+ *   Pusher       (when push is configured) POSTs the due tasks of topics with a push
+ *                subscription to their URLs, and holds pull consumers of those topics back
  *
  * Between them it places every timer the engine learns of (a task scheduled, moved or
  * retried, a reservation made, a timer loaded): into the wheel when it falls within the
@@ -17,6 +19,7 @@
  */
 import type { EngineTuning } from '../core/options.js';
 import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
+import type { PushPorts } from '../core/push.js';
 import { toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
 import { Expirer } from './expirer.js';
@@ -26,9 +29,16 @@ import { LatenessRecorder, type LatenessSummary } from './lateness.js';
 import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
 import { Promoter } from './promoter.js';
+import { Pusher } from './pusher.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
-import type { WorkScheduler } from './work-source.js';
+import { QueueWorkSource, type WorkScheduler } from './work-source.js';
+
+/** What push delivery needs from the queue: its ports, and the queue's nack (it places the retry's timer). */
+export interface PushSetup {
+  readonly ports: PushPorts;
+  readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
+}
 
 export class Scheduler implements WorkScheduler {
   private readonly expirer: Expirer;
@@ -36,11 +46,12 @@ export class Scheduler implements WorkScheduler {
   private readonly driver: TimerDriver;
   private readonly loader: Loader;
   private readonly janitor: Janitor;
+  private readonly pusher: Pusher | null;
   private readonly lateness = new LatenessRecorder();
   /** Set once the store is about to close: no timer is placed any more. */
   private closed = false;
 
-  constructor(store: TaskStore, clock: Clock, logger: Logger, tuning: EngineTuning, inFlight: InFlight) {
+  constructor(store: TaskStore, clock: Clock, logger: Logger, tuning: EngineTuning, inFlight: InFlight, push?: PushSetup) {
     this.expirer = new Expirer(store, clock, logger, inFlight, tuning.storeRetryMs, this.place);
     this.dispatcher = isSharedDispatch(store)
       ? new SharedDispatcher(store, clock, inFlight, new Promoter(store, clock, logger, inFlight, tuning.storeRetryMs), this.placeLoaded)
@@ -48,6 +59,12 @@ export class Scheduler implements WorkScheduler {
     this.driver = new TimerDriver(clock, this.onDue, tuning.tickMs, hasTimerHomes(store) ? store : undefined);
     this.loader = new Loader(store, clock, store.horizonMs, this.placeLoaded, this.dispatcher, logger, tuning.loader);
     this.janitor = new Janitor(store, clock, logger, inFlight, tuning);
+    // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
+    const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d) };
+    this.pusher =
+      push === undefined
+        ? null
+        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs), clock, logger, inFlight, tuning.pushSyncMs);
   }
 
   /** Timers in the wheel. */
@@ -61,6 +78,7 @@ export class Scheduler implements WorkScheduler {
     this.driver.start();
     this.loader.start();
     this.janitor.start();
+    this.pusher?.start();
   }
 
   /**
@@ -69,12 +87,20 @@ export class Scheduler implements WorkScheduler {
    * closes) until `seal()`.
    */
   async stop(): Promise<void> {
+    // In-flight pushes finish and settle (the dispatcher only stops new reserves), then the transport closes.
+    const pusherStopped = this.pusher?.stop();
     this.janitor.stop();
     const loaderStopped = this.loader.stop();
     this.driver.stop();
     this.dispatcher.stop();
     this.expirer.stop();
     await loaderStopped;
+    await pusherStopped;
+  }
+
+  /** Applies the store's push subscriptions now (after a change through this queue). */
+  syncPush(): Promise<void> {
+    return this.pusher?.sync() ?? Promise.resolve();
   }
 
   /** No timer is placed from now on: the store is closing. */
@@ -88,8 +114,14 @@ export class Scheduler implements WorkScheduler {
    * only those of handlers still running a turn later).
    */
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> {
-    return this.dispatcher.reserve(topic, max, signal, ttrMs, watch ? this.deliverWatched : this.deliver);
+    const deliver = watch ? this.deliverWatched : this.deliver;
+    if (this.pusher === null) return this.dispatcher.reserve(topic, max, signal, ttrMs, deliver);
+    // Pull consumers get nothing of a topic with a push subscription.
+    return this.pusher.pull(topic, signal, (gated) => this.dispatcher.reserve(topic, max, gated, ttrMs, deliver));
   }
+
+  private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
+    this.dispatcher.reserve(topic, max, signal, ttrMs, watch ? this.deliverWatched : this.deliver);
 
   /** How late deliveries were (delivered at - runAt). */
   latenessSummary(): LatenessSummary {

@@ -3,6 +3,20 @@ import type { AckOutcome, Clock, ConsumerStore, Logger } from '../core/ports.js'
 import type { Delivery } from '../core/task/model.js';
 import type { Job, Outcome, WorkSource } from './worker.js';
 
+/**
+ * A handler failure that names when to retry (the pusher's, for a receiver's Retry-After);
+ * null: the task's backoff. The engine's own: `work` handlers throw plain errors.
+ */
+export class RetryAfter extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number | null,
+  ) {
+    super(message);
+    this.name = 'RetryAfter';
+  }
+}
+
 /** What the workers need of the queue's scheduler. */
 export interface WorkScheduler {
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]>;
@@ -29,7 +43,7 @@ export class QueueWorkSource implements WorkSource {
     private readonly logger: Logger,
     private readonly scheduler: WorkScheduler,
     /** The queue's own nack (it places the retry's timer). */
-    private readonly nack: (delivery: Delivery, error: string) => Promise<unknown>,
+    private readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>,
     /** The pause after a failed reserve. */
     private readonly storeRetryMs: number,
   ) {}
@@ -72,7 +86,8 @@ export class QueueWorkSource implements WorkSource {
       );
     }
     const error = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
-    return this.nack(job.delivery, error).catch((failure: unknown) => {
+    const delayMs = outcome.error instanceof RetryAfter && outcome.error.delayMs !== null ? outcome.error.delayMs : undefined;
+    return this.nack(job.delivery, error, delayMs).catch((failure: unknown) => {
       // A stale receipt means the reservation already ran out and the task moved on.
       if (isDelayQError(failure, 'STALE_RECEIPT') || isDelayQError(failure, 'TASK_NOT_FOUND'))
         this.logger.warn({ id: job.delivery.id, code: failure.code }, 'nack after the reservation ran out');

@@ -10,6 +10,7 @@ import type { RouteContext } from './context.js';
 import { HttpError, errorBody, toWireError } from './errors.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 import { consumerRoutes } from './routes/consumers.js';
+import { pushRoutes } from './routes/push.js';
 import { systemRoutes } from './routes/system.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { schemaErrorToDelayQError } from './validation-errors.js';
@@ -84,6 +85,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const context: RouteContext = { queue: options.queue, limits, draining: drain.signal };
   await app.register(tasksRoutes, context);
   await app.register(consumerRoutes, context);
+  await app.register(pushRoutes, context);
   await app.register(systemRoutes, context);
   return app;
 }

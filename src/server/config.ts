@@ -15,6 +15,8 @@ export interface ServerConfig {
   readonly logRequests: boolean;
   /** How long a graceful stop may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** Addresses (CIDRs) push may reach although the SSRF rules refuse them: local receivers. */
+  readonly pushAllow: readonly string[];
   readonly limits: ServerLimits;
 }
 
@@ -44,6 +46,7 @@ export const SETTINGS = {
   maxDelayMs: { flag: 'maxDelayMs', env: 'DELAYQ_MAX_DELAY_MS', description: 'longest delay (default 10 years)', default: String(DEFAULT_SERVER_LIMITS.maxDelayMs) },
   maxReserve: { flag: 'maxReserve', env: 'DELAYQ_MAX_RESERVE', description: 'most tasks in one reserve (at most 1000)', default: String(DEFAULT_SERVER_LIMITS.maxReserve) },
   maxWaitMs: { flag: 'maxWaitMs', env: 'DELAYQ_MAX_WAIT_MS', description: 'longest reserve long-poll (at most 60000)', default: String(DEFAULT_SERVER_LIMITS.maxWaitMs) },
+  pushAllow: { flag: 'pushAllow', env: 'DELAYQ_PUSH_ALLOW', description: 'comma-separated CIDRs push may reach although the SSRF rules refuse them (local receivers, e.g. 127.0.0.1/32)', default: '' },
   maxLongPolls: { flag: 'maxLongPolls', env: 'DELAYQ_MAX_LONG_POLLS', description: 'long-polls waiting at once', default: String(DEFAULT_SERVER_LIMITS.maxLongPolls) },
 } as const satisfies Record<string, Setting>;
 
@@ -85,6 +88,17 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     return n;
   };
 
+  // The shape only: the push transport parses each range when the queue opens.
+  const cidrs = (name: SettingName): string[] => {
+    const ranges = text(name)
+      .split(',')
+      .map((part) => part.trim())
+      .filter((part) => part.length > 0);
+    for (const range of ranges)
+      if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(range)) problems.push(`${where(name)}: expected comma-separated CIDRs such as 127.0.0.1/32 or ::1/128 (got "${range}")`);
+    return ranges;
+  };
+
   const store = text('store');
   if (!/^(memory:?|sqlite:.+|rediss?:\/\/.+|redis\+cluster:\/\/.+)$/.test(store))
     problems.push(`${where('store')}: expected memory, sqlite:<file>, redis://host:port or redis+cluster://host:port,... (got "${store}")`);
@@ -121,6 +135,7 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     logLevel,
     logRequests: bool('logRequests'),
     shutdownTimeoutMs: int('shutdownTimeoutMs', 0, 3_600_000),
+    pushAllow: cidrs('pushAllow'),
     limits,
   };
   if (problems.length > 0) throw new ConfigError(problems);

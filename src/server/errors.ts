@@ -37,6 +37,9 @@ export const CORE_ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   STORE_INCOMPATIBLE: 503,
   STORE_LOCKED: 503,
   INVALID_STORE_URL: 500,
+  INVALID_URL: 400,
+  INVALID_SECRET: 400,
+  PUSH_NOT_FOUND: 404,
 };
 
 /** An error the HTTP layer itself raises (auth, routing, body parsing, load shedding). */

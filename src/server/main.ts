@@ -33,6 +33,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     store: config.store,
     limits: { maxPayloadBytes: limits.maxPayloadBytes, maxDelayMs: limits.maxDelayMs, maxBatch: limits.maxBatch },
     logger: logger.child({ component: 'queue' }),
+    push: { allow: config.pushAllow },
   });
   let app: FastifyInstance;
   try {

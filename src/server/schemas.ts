@@ -115,3 +115,16 @@ export const scheduleResponseSchema = {
   type: 'object',
   properties: { id: { type: 'string' }, runAt: { type: 'number' }, created: { type: 'boolean' } },
 } as const;
+
+export const pushBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: {
+    url: { type: 'string' },
+    secret: { type: 'string' },
+    timeoutMs: { type: 'number' },
+    concurrency: { type: 'number' },
+    headers: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+} as const;

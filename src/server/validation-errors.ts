@@ -24,6 +24,11 @@ const FIELD_CODES: Readonly<Record<string, ErrorCode>> = {
   max: 'INVALID_OPTION',
   waitMs: 'INVALID_OPTION',
   limit: 'INVALID_OPTION',
+  url: 'INVALID_URL',
+  secret: 'INVALID_SECRET',
+  timeoutMs: 'INVALID_OPTION',
+  concurrency: 'INVALID_OPTION',
+  headers: 'INVALID_OPTION',
 };
 
 export function schemaErrorToDelayQError(issues: readonly SchemaIssue[], context: string): DelayQError {
@@ -36,7 +41,7 @@ export function schemaErrorToDelayQError(issues: readonly SchemaIssue[], context
     return new DelayQError('INVALID_ARGUMENT', `${where === context ? context : `${context}.${where}`}.${field}: unknown field`, { field });
   }
   const field = issue.keyword === 'required' ? String(issue.params['missingProperty']) : (path.at(-1) ?? context);
-  const code = path[0] === 'backoff' ? 'INVALID_OPTION' : (FIELD_CODES[field] ?? 'INVALID_ARGUMENT');
+  const code = path[0] === 'backoff' || path[0] === 'headers' ? 'INVALID_OPTION' : (FIELD_CODES[field] ?? 'INVALID_ARGUMENT');
   const problem = issue.keyword === 'required' ? 'is required' : issue.keyword === 'anyOf' ? 'must be epoch ms or an ISO 8601 string' : (issue.message ?? 'is invalid');
   const name = issue.keyword === 'required' ? field : where;
   return new DelayQError(code, `${name}: ${problem}`, { field });

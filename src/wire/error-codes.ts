@@ -26,6 +26,9 @@ export const CORE_ERROR_CODES = [
   'STORE_INCOMPATIBLE',
   'STORE_LOCKED',
   'INVALID_STORE_URL',
+  'INVALID_URL',
+  'INVALID_SECRET',
+  'PUSH_NOT_FOUND',
 ] as const;
 
 /** Codes only the HTTP layer produces (src/server/errors.ts). */

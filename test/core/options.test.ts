@@ -12,11 +12,17 @@ describe('engine options', () => {
       purgeIntervalMs: 60_000,
       purgeBatch: 10_000,
       storeRetryMs: 1_000,
+      pushSyncMs: 1_000,
       loader: { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 },
     });
     const tuned = resolveEngineTuning({ purgeIntervalMs: 5, loader: { pageSize: 10 } });
     assert.equal(tuned.purgeIntervalMs, 5);
     assert.deepEqual(tuned.loader, { ...DEFAULT_ENGINE_TUNING.loader, pageSize: 10 });
+  });
+
+  it('check pushSyncMs like the other periods', () => {
+    assert.equal(resolveEngineTuning({ pushSyncMs: 250 }).pushSyncMs, 250);
+    assert.throws(() => resolveEngineTuning({ pushSyncMs: 0 }), /pushSyncMs: must be an integer from 1/);
   });
 
   it('merge limits and task defaults with theirs, checking each against the limits', () => {

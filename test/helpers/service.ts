@@ -4,6 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../src/core/ports.js';
 import { DelayQueue } from '../../src/open-queue.js';
+import type { PushOptions } from '../../src/push-wiring.js';
 import { buildApp } from '../../src/server/app.js';
 import type { ServerLimits } from '../../src/server/limits.js';
 
@@ -13,8 +14,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function openTestApp(options: { token?: string; limits?: Partial<ServerLimits>; clock?: Clock } = {}): Promise<TestApp> {
-  const queue = await DelayQueue.open(options.clock ? { clock: options.clock } : {});
+export async function openTestApp(options: { token?: string; limits?: Partial<ServerLimits>; clock?: Clock; push?: PushOptions } = {}): Promise<TestApp> {
+  const queue = await DelayQueue.open({ ...(options.clock ? { clock: options.clock } : {}), ...(options.push ? { push: options.push } : {}) });
   const app = await buildApp({ queue, logger: false, ...(options.token ? { token: options.token } : {}), ...(options.limits ? { limits: options.limits } : {}) });
   return {
     app,

@@ -45,4 +45,11 @@ describe('server config', () => {
     assert.ok(found.some((p) => p.startsWith('--store / DELAYQ_STORE')));
     assert.ok(found.some((p) => p.startsWith('--max-wait-ms / DELAYQ_MAX_WAIT_MS')));
   });
+
+  it('reads the push allowlist as comma-separated CIDRs, flag over variable', () => {
+    assert.deepEqual(parseServerConfig({}, {}).pushAllow, []);
+    assert.deepEqual(parseServerConfig({}, { DELAYQ_PUSH_ALLOW: '127.0.0.1/32, ::1/128' }).pushAllow, ['127.0.0.1/32', '::1/128']);
+    assert.deepEqual(parseServerConfig({ pushAllow: '10.0.0.0/8' }, { DELAYQ_PUSH_ALLOW: '127.0.0.1/32' }).pushAllow, ['10.0.0.0/8']);
+    assert.match(problems({ pushAllow: 'localhost' }).join(), /--push-allow \/ DELAYQ_PUSH_ALLOW: expected comma-separated CIDRs/);
+  });
 });

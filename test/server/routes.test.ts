@@ -205,7 +205,7 @@ describe('server routes (inject)', () => {
     assert.deepEqual((await send(t.app, { method: 'GET', url: '/healthz' })).body, { status: 'ok' });
     const spec = await send(t.app, { method: 'GET', url: '/openapi.json' });
     assert.equal(spec.body.openapi, '3.0.3');
-    for (const path of ['/v1/tasks', '/v1/tasks/batch', '/v1/tasks/{id}', '/v1/topics/{topic}/reserve', '/v1/tasks/{id}/ack', '/v1/tasks/{id}/nack', '/v1/stats', '/healthz'])
+    for (const path of ['/v1/tasks', '/v1/tasks/batch', '/v1/tasks/{id}', '/v1/topics/{topic}/reserve', '/v1/tasks/{id}/ack', '/v1/tasks/{id}/nack', '/v1/topics/{topic}/push', '/v1/push', '/v1/stats', '/healthz'])
       assert.ok(path in spec.body.paths, path);
   });
 

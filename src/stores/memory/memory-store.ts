@@ -3,6 +3,7 @@
  * reference implementation of the store port (simple enough to read against the
  * contract) and the fastest store for tests, benchmarks and caches of short-lived work.
  */
+import type { PushSubscription } from '../../core/push.js';
 import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
@@ -70,6 +71,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
   private receipts = 0;
   private readonly nonce = randomBytes(6).toString('base64url');
   private closed = false;
+  private readonly pushSubscriptions = new Map<string, PushSubscription>();
 
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     this.assertOpen();
@@ -286,6 +288,29 @@ export class MemoryStore implements TaskStore, TimerHomes {
       }
     }
     return deleted;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Push subscriptions
+
+  async putPushSubscription(subscription: PushSubscription): Promise<void> {
+    this.assertOpen();
+    this.pushSubscriptions.set(subscription.topic, subscription);
+  }
+
+  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
+    this.assertOpen();
+    return this.pushSubscriptions.get(topic) ?? null;
+  }
+
+  async listPushSubscriptions(): Promise<PushSubscription[]> {
+    this.assertOpen();
+    return [...this.pushSubscriptions.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+  }
+
+  async deletePushSubscription(topic: string): Promise<boolean> {
+    this.assertOpen();
+    return this.pushSubscriptions.delete(topic);
   }
 
   async close(): Promise<void> {

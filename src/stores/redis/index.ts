@@ -39,7 +39,10 @@ const SWEEP_MS = 2_000;
 /**
  * Bumped when the stored format changes incompatibly. 2: far-future tasks may be parked
  * (parking.ts), which a version-1 process would never unpark. A version-1 namespace holds
- * nothing parked, so it is upgraded in place when opened.
+ * nothing parked, so it is upgraded in place when opened. Not bumped for the push
+ * subscriptions hash (keys.ts `push`): a key added beside the others, which a process
+ * that does not know it never reads, so old and new processes can share a namespace
+ * (the old ones just do not push: they leave a subscribed topic's tasks to pull consumers).
  */
 export const FORMAT_VERSION = '2';
 const UPGRADABLE_VERSIONS = new Set(['1']);
@@ -177,5 +180,5 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
     await subscriber.close();
     throw error;
   }
-  return new RedisStore({ client, keys, description, horizonMs, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper });
+  return new RedisStore({ client, keys, description, horizonMs, logger, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper });
 }

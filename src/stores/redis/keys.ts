@@ -23,6 +23,7 @@
  *   <prefix>:{...}:took:<nonce>            STRING ids a reserve-ready call reserved, for ~10 s (reserve-ready.lua)
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
+ *   <prefix>:{<prefix>/meta}:push          HASH  topic -> push subscription JSON (push-subscription-codec.ts)
  *
  * Pub/sub channels (not keys, so outside any slot):
  *   <prefix>:ready:<topic>                 "shard" when tasks of the topic became ready
@@ -74,6 +75,11 @@ export interface Keyspace {
   readonly prefix: string;
   readonly meta: string;
   readonly members: string;
+  /**
+   * Push subscriptions, one field per topic. One key for the namespace, in the meta slot
+   * like the other namespace-wide keys: a few small fields, read whole by every process.
+   */
+  readonly push: string;
   /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
   readonly timerChannel: string;
   readonly shards: readonly ShardKeys[];
@@ -105,6 +111,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
     prefix,
     meta: `${hashTag(prefix, 'meta')}:meta`,
     members: `${hashTag(prefix, 'meta')}:members`,
+    push: `${hashTag(prefix, 'meta')}:push`,
     timerChannel: `${prefix}:timers`,
     shards: shardKeys,
     readyChannel: (topic) => `${prefix}:ready:${topic}`,

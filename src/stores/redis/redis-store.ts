@@ -21,6 +21,7 @@
  */
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { DelayQError } from '../../core/errors.js';
+import type { PushSubscription } from '../../core/push.js';
 import type {
   AckOutcome,
   AckRequest,
@@ -29,6 +30,7 @@ import type {
   StoreNackOptions,
   NackOutcome,
   ListFilter,
+  Logger,
   RescheduleOutcome,
   RetryDeadOutcome,
   ScheduleOutcome,
@@ -37,6 +39,7 @@ import type {
   TaskStore,
 } from '../../core/ports.js';
 import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
@@ -80,6 +83,7 @@ export interface RedisStoreParts {
   readonly keys: Keyspace;
   readonly description: string;
   readonly horizonMs: number;
+  readonly logger: Logger;
   readonly leases: ShardLeases;
   readonly unparker: Unparker;
   readonly subscriber: Subscriber;
@@ -368,6 +372,46 @@ export class RedisStore implements TaskStore, SharedDispatch {
       }
     }
     return deleted;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Push subscriptions: fields of one hash (keys.ts `push`), plain commands, no script:
+  // each call reads or writes one field, or reads the whole (small) hash.
+
+  async putPushSubscription(subscription: PushSubscription): Promise<void> {
+    this.assertOpen();
+    const json = encodePushSubscription(subscription);
+    await this.call(() => this.client.hset(this.keys.push, subscription.topic, json));
+  }
+
+  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
+    this.assertOpen();
+    const json = await this.call(() => this.client.hget(this.keys.push, topic));
+    return json === null ? null : this.decodePush(topic, json);
+  }
+
+  async listPushSubscriptions(): Promise<PushSubscription[]> {
+    this.assertOpen();
+    const fields = await this.call(() => this.client.hgetall(this.keys.push));
+    const subscriptions: PushSubscription[] = [];
+    for (const [topic, json] of Object.entries(fields)) {
+      const subscription = this.decodePush(topic, json);
+      if (subscription !== null) subscriptions.push(subscription);
+    }
+    return subscriptions.sort(byTopic);
+  }
+
+  async deletePushSubscription(topic: string): Promise<boolean> {
+    this.assertOpen();
+    return (await this.call(() => this.client.hdel(this.keys.push, topic))) > 0;
+  }
+
+  /** A field that is not a subscription is skipped, not thrown: one bad field must not stop the pushes of every topic. */
+  private decodePush(topic: string, json: string): PushSubscription | null {
+    const subscription = decodePushSubscription(topic, json);
+    if (subscription === null)
+      this.parts.logger.warn({ store: this.description, topic }, 'redis: a stored push subscription is unreadable; ignored until it is set again');
+    return subscription;
   }
 
   // ---------------------------------------------------------------------------------

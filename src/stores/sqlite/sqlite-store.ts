@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
+import type { PushSubscription } from '../../core/push.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
@@ -31,6 +32,7 @@ import type {
   StoreStats,
   TaskStore,
 } from '../../core/ports.js';
+import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
@@ -59,7 +61,7 @@ export class SqliteStore implements TaskStore {
     readonly path: string,
     readonly horizonMs: number,
     clock: Clock,
-    logger: Logger = silentLogger,
+    private readonly logger: Logger = silentLogger,
   ) {
     this.description = `sqlite:${path}`;
     this.db = connection.db;
@@ -297,6 +299,42 @@ export class SqliteStore implements TaskStore {
       if (n < batch) break;
     }
     return deleted;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Push subscriptions: written through the group commit like any task change, so a put
+  // or delete resolves only once it is as durable as a schedule.
+
+  putPushSubscription(subscription: PushSubscription): Promise<void> {
+    const json = encodePushSubscription(subscription);
+    return this.write(1, () => void this.sql.putPush.run(subscription.topic, json, subscription.updatedAt), true);
+  }
+
+  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
+    this.assertOpen();
+    const json = this.sql.getPush.get(topic);
+    return json === undefined ? null : this.decodePush(topic, json);
+  }
+
+  async listPushSubscriptions(): Promise<PushSubscription[]> {
+    this.assertOpen();
+    const subscriptions: PushSubscription[] = [];
+    for (const [topic, json] of this.sql.listPush.all()) {
+      const subscription = this.decodePush(topic, json);
+      if (subscription !== null) subscriptions.push(subscription);
+    }
+    return subscriptions.sort(byTopic);
+  }
+
+  deletePushSubscription(topic: string): Promise<boolean> {
+    return this.write(1, () => this.sql.deletePush.run(topic).changes > 0, true);
+  }
+
+  /** A row that is not a subscription is skipped, not thrown: one bad row must not stop the pushes of every topic. */
+  private decodePush(topic: string, json: string): PushSubscription | null {
+    const subscription = decodePushSubscription(topic, json);
+    if (subscription === null) this.logger.warn({ path: this.path, topic }, 'sqlite: a stored push subscription is unreadable; ignored until it is set again');
+    return subscription;
   }
 
   async close(): Promise<void> {

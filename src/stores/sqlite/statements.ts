@@ -22,6 +22,9 @@ export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: n
 const ACK = `UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ?
        WHERE id = ? AND state = 'reserved' AND receipt = ?`;
 
+/** A row of push_subscriptions, as an array (raw mode): topic, the subscription's JSON. */
+export type PushRow = [topic: string, subscription: string];
+
 /** A row of parked_runs, as an array (raw mode): run, bucket, the packed seqs (seq-runs.ts). */
 export type ParkedRun = [run: number, bucket: number, seqs: Buffer];
 
@@ -55,6 +58,10 @@ export interface Statements {
   readonly unparkSeq: Stmt<[number, number], never>;
   readonly dropRun: Stmt<[number], never>;
   readonly addCount: Stmt<[string, string, number], never>;
+  readonly putPush: Stmt<[string, string, number], never>;
+  readonly getPush: Stmt<[string], string>;
+  readonly listPush: Stmt<[], PushRow>;
+  readonly deletePush: Stmt<[string], never>;
 }
 
 export function prepareStatements(db: Database.Database): Statements {
@@ -136,5 +143,14 @@ export function prepareStatements(db: Database.Database): Statements {
     addCount: db.prepare<[string, string, number], never>(
       'INSERT INTO task_counts (topic, state, n) VALUES (?, ?, ?) ON CONFLICT (topic, state) DO UPDATE SET n = n + excluded.n',
     ),
+
+    // Push subscriptions (0005): a few rows, each one JSON text (push-subscription-codec.ts).
+    putPush: db.prepare<[string, string, number], never>(
+      `INSERT INTO push_subscriptions (topic, subscription, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (topic) DO UPDATE SET subscription = excluded.subscription, updated_at = excluded.updated_at`,
+    ),
+    getPush: db.prepare<[string], string>('SELECT subscription FROM push_subscriptions WHERE topic = ?').pluck(),
+    listPush: db.prepare<[], PushRow>('SELECT topic, subscription FROM push_subscriptions').raw(),
+    deletePush: db.prepare<[string], never>('DELETE FROM push_subscriptions WHERE topic = ?'),
   };
 }

@@ -108,9 +108,17 @@ describe('redis keys', () => {
   it('gives different namespaces disjoint keys', () => {
     const a = buildKeyspace('a', 4);
     const b = buildKeyspace('b', 4);
-    const all = (k: typeof a): string[] => [k.meta, ...k.shards.flatMap((s) => [s.pool, s.delayed, s.reserved, s.dead, s.done, s.counts, s.lease])];
+    const all = (k: typeof a): string[] => [k.meta, k.push, ...k.shards.flatMap((s) => [s.pool, s.delayed, s.reserved, s.dead, s.done, s.counts, s.lease])];
     const overlap = all(a).filter((key) => all(b).includes(key));
     assert.deepEqual(overlap, []);
+  });
+
+  it('keeps the push subscriptions in one hash of the meta slot, apart from every shard key', () => {
+    const keys = buildKeyspace('tenant-a', 16);
+    assert.equal(keys.push, 'tenant-a:{tenant-a/meta}:push');
+    assert.equal(keySlot(keys.push), keySlot(keys.meta));
+    const shardKeys = keys.shards.flatMap((s) => [s.pool, s.delayed, s.reserved, s.dead, s.done, s.counts, s.lease, s.fence, s.parkFrom, s.parked]);
+    assert.ok(!shardKeys.includes(keys.push) && keys.push !== keys.meta && keys.push !== keys.members);
   });
 
   it('inlines the Lua includes and documents KEYS, ARGV and returns in each script header', () => {

@@ -11,8 +11,9 @@ import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import type { TaskStore } from '../../../src/core/ports.js';
-import { task } from '../../conformance/store-conformance.js';
-import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { buildKeyspace } from '../../../src/stores/redis/keys.js';
+import { pushSubscription, task } from '../../conformance/store-conformance.js';
+import { cli, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 const servers: RedisServer[] = [];
@@ -85,6 +86,72 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
       assert.ok(warnings.includes('redis connection error; ioredis reconnects'), warnings.join(' | '));
     } finally {
       await queue.close();
+    }
+  });
+});
+
+describe('redis store: push subscriptions', { skip }, () => {
+  const pushServers: RedisServer[] = [];
+  after(async () => {
+    for (const s of pushServers) await s.stop();
+    for (const s of pushServers) s.remove();
+  });
+
+  it('are shared by every store on the namespace and survive a Redis crash (AOF)', async () => {
+    const first = await startRedis({ appendonly: true });
+    pushServers.push(first);
+    const writer = await openRedisStore(first.url, { clock: storeSystemClock, prefix: 'push', shards: 4 });
+    const reader = await openRedisStore(first.url, { clock: storeSystemClock, prefix: 'push', shards: 4 });
+    const replaced = pushSubscription('orders', { url: 'https://other.example.com/h', updatedAt: 2 });
+    try {
+      await writer.putPushSubscription(pushSubscription('orders'));
+      await writer.putPushSubscription(replaced);
+      await writer.putPushSubscription(pushSubscription('a.b:c-d_e'));
+      await writer.putPushSubscription(pushSubscription('gone'));
+      assert.equal(await writer.deletePushSubscription('gone'), true);
+      // Another process (here another store) reads what this one wrote.
+      assert.deepEqual(await reader.getPushSubscription('orders'), replaced);
+      assert.equal(await reader.deletePushSubscription('gone'), false);
+    } finally {
+      await writer.close();
+      await reader.close();
+    }
+
+    await first.kill();
+    const second = await startRedis({ appendonly: true, dir: first.dir, port: first.port });
+    pushServers.push(second);
+    const reopened = await openRedisStore(second.url, { clock: storeSystemClock, prefix: 'push', shards: 4 });
+    try {
+      assert.deepEqual(await reopened.listPushSubscriptions(), [pushSubscription('a.b:c-d_e'), replaced]);
+    } finally {
+      await reopened.close();
+    }
+    // One hash, in the namespace's meta slot, beside the meta hash (whose format version did not change).
+    const keys = buildKeyspace('push', 4);
+    assert.equal(cli(second.port, 'TYPE', keys.push).trim(), 'hash');
+    assert.deepEqual(cli(second.port, 'HKEYS', keys.push).trim().split('\n').sort(), ['a.b:c-d_e', 'orders']);
+    assert.equal(cli(second.port, 'HGET', keys.meta, 'version').trim(), '2');
+  });
+
+  it('skips an unreadable field with a warning instead of failing every read', async () => {
+    const server = await startRedis();
+    pushServers.push(server);
+    const warnings: object[] = [];
+    const logger = { ...silentLogger, warn: (obj: object) => void warnings.push(obj) };
+    const store = await openRedisStore(server.url, { clock: storeSystemClock, prefix: 'corrupt', logger });
+    try {
+      await store.putPushSubscription(pushSubscription('good'));
+      const key = buildKeyspace('corrupt', 16).push;
+      cli(server.port, 'HSET', key, 'bad', 'not json');
+      cli(server.port, 'HSET', key, 'worse', '{"url":"https://x.example.com","secrets":"nope"}');
+      assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['good']);
+      assert.equal(await store.getPushSubscription('bad'), null);
+      assert.deepEqual(warnings.map((w) => (w as { topic?: string }).topic).sort(), ['bad', 'bad', 'worse']);
+      // Setting it again repairs it.
+      await store.putPushSubscription(pushSubscription('bad'));
+      assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['bad', 'good']);
+    } finally {
+      await store.close();
     }
   });
 });

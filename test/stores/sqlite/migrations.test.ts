@@ -1,7 +1,8 @@
 // Migrations: a database written at schema version 1 is brought up to date on open, its
 // rows untouched; 0002 drops the redundant column CHECK on state and the table CHECK still
 // refuses any state outside the five; 0003 files parked rows in runs and drops the index
-// tasks_parked, and every parked task is still loaded when its time comes.
+// tasks_parked, and every parked task is still loaded when its time comes; 0005 adds the
+// push subscriptions table to a version 4 file without touching its tasks.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,12 +12,15 @@ import Database from 'better-sqlite3';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import { sql as v1 } from '../../../src/stores/sqlite/migrations/0001_initial.js';
 import { STATE_CHECK, apply as dropStateCheck } from '../../../src/stores/sqlite/migrations/0002_state_check.js';
-import { LATEST_VERSION } from '../../../src/stores/sqlite/migrations/index.js';
+import { apply as buildParkedRuns, sql as parkedRuns } from '../../../src/stores/sqlite/migrations/0003_parked_runs.js';
+import { sql as deadIndex } from '../../../src/stores/sqlite/migrations/0004_dead_index.js';
+import { LATEST_VERSION, MIGRATIONS } from '../../../src/stores/sqlite/migrations/index.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { BUCKET_MS, bucketOf } from '../../../src/stores/sqlite/parking.js';
 import { APPLICATION_ID } from '../../../src/stores/sqlite/schema.js';
 import { decodeSeqs } from '../../../src/stores/sqlite/seq-runs.js';
+import { pushSubscription } from '../../conformance/store-conformance.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -50,6 +54,26 @@ function writeVersion2(path: string, n: number, bucketOfTask: (i: number) => num
   db.close();
 }
 
+/** A version 4 file (everything before push subscriptions) holding the given pending tasks. */
+function writeVersion4(path: string, ids: readonly string[]): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma(`application_id = ${APPLICATION_ID}`);
+  db.exec(v1);
+  dropStateCheck(db);
+  db.exec(parkedRuns);
+  buildParkedRuns(db);
+  db.exec(deadIndex);
+  db.pragma('user_version = 4');
+  for (const id of ids) insertRaw(db, id, 'pending');
+  db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', ?)").run(ids.length);
+  db.close();
+}
+
+function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare<[string], number>("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?").pluck().get(name) === 1;
+}
+
 describe('sqlite store: migrations', () => {
   let dir: string;
   let path: string;
@@ -66,7 +90,35 @@ describe('sqlite store: migrations', () => {
     assert.equal(db.pragma('user_version', { simple: true }), LATEST_VERSION);
     assert.ok(!tableSql(db).includes(STATE_CHECK));
     assert.ok(tableSql(db).includes("state = 'pending' AND receipt IS NULL"), 'the table CHECK stays');
+    assert.ok(hasTable(db, 'push_subscriptions'));
     db.close();
+  });
+
+  it('ends with 0005_push_subscriptions, version 5', () => {
+    assert.equal(LATEST_VERSION, 5);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [5, '0005_push_subscriptions']);
+  });
+
+  it('upgrades a version 4 database: push subscriptions work, its tasks are untouched', async () => {
+    writeVersion4(path, ['old-1', 'old-2']);
+    const before = new Database(path, { readonly: true });
+    assert.ok(!hasTable(before, 'push_subscriptions'), 'version 4 has none');
+    before.close();
+
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
+    assert.equal((await store.get('old-2'))?.payload, '{"v":1}');
+    assert.equal((await store.stats()).byState.pending, 2);
+    assert.deepEqual(await store.listPushSubscriptions(), []);
+    await store.putPushSubscription(pushSubscription('t'));
+    assert.deepEqual(await store.getPushSubscription('t'), pushSubscription('t'));
+    await store.close();
+
+    const after = new Database(path, { readonly: true });
+    assert.equal(after.pragma('user_version', { simple: true }), 5);
+    assert.ok(hasTable(after, 'push_subscriptions'));
+    assert.deepEqual(after.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
+    assert.equal(after.prepare('SELECT count(*) FROM tasks').pluck().get(), 2);
+    after.close();
   });
 
   it('upgrades a version 1 database in place: rows kept, states still checked', async () => {

@@ -7,12 +7,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { ManualClock } from '../../../src/core/manual-clock.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
+import { silentLogger } from '../../../src/core/logger.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
+import { pushSubscription } from '../../conformance/store-conformance.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 
@@ -133,5 +136,64 @@ describe('sqlite store under the engine', () => {
     assert.equal(stats.counts.reserved, 1);
     assert.equal(stats.counts.pending, 1);
     await q.close();
+  });
+});
+
+describe('sqlite store: push subscriptions on disk', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-push-'));
+    path = join(dir, 'q.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a put is committed when it resolves, and what was put, replaced and deleted survives a reopen', async () => {
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
+    await store.putPushSubscription(pushSubscription('orders'));
+    // Another connection sees the row: the put resolved after its COMMIT, not before.
+    const other = new Database(path, { readonly: true });
+    const rows = other.prepare<[], { topic: string; updated_at: number }>('SELECT topic, updated_at FROM push_subscriptions').all();
+    other.close();
+    assert.deepEqual(rows, [{ topic: 'orders', updated_at: T0 }]);
+
+    const replaced = pushSubscription('orders', { url: 'https://other.example.com/h', updatedAt: T0 + 5 });
+    await store.putPushSubscription(replaced);
+    await store.putPushSubscription(pushSubscription('a.b:c-d_e'));
+    await store.putPushSubscription(pushSubscription('gone'));
+    assert.equal(await store.deletePushSubscription('gone'), true);
+    // Not awaited: close() commits the writes it has accepted.
+    const late = store.putPushSubscription(pushSubscription('late'));
+    await store.close();
+    await late;
+
+    const reopened = await openSqliteStore(path, { clock: storeSystemClock });
+    assert.deepEqual(await reopened.getPushSubscription('orders'), replaced);
+    assert.equal(await reopened.getPushSubscription('gone'), null);
+    assert.deepEqual((await reopened.listPushSubscriptions()).map((s) => s.topic), ['a.b:c-d_e', 'late', 'orders']);
+    await reopened.close();
+  });
+
+  it('skips an unreadable row with a warning instead of failing every read', async () => {
+    const setup = await openSqliteStore(path, { clock: storeSystemClock });
+    await setup.putPushSubscription(pushSubscription('good'));
+    await setup.close();
+    const raw = new Database(path);
+    // Valid JSON (the table's CHECK), but not a subscription.
+    raw.prepare(`INSERT INTO push_subscriptions (topic, subscription, updated_at) VALUES ('bad', '{"url":5}', 0)`).run();
+    assert.throws(() => raw.prepare("INSERT INTO push_subscriptions (topic, subscription, updated_at) VALUES ('worse', 'not json', 0)").run(), /CHECK constraint failed/);
+    raw.close();
+
+    const warnings: object[] = [];
+    const logger = { ...silentLogger, warn: (obj: object) => void warnings.push(obj) };
+    const store = await openSqliteStore(path, { clock: storeSystemClock, logger });
+    assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['good']);
+    assert.equal(await store.getPushSubscription('bad'), null);
+    assert.equal(warnings.length, 2);
+    assert.deepEqual(warnings.map((w) => (w as { topic?: string }).topic), ['bad', 'bad']);
+    // Setting it again repairs it.
+    await store.putPushSubscription(pushSubscription('bad'));
+    assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['bad', 'good']);
+    await store.close();
   });
 });

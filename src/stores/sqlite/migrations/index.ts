@@ -10,6 +10,7 @@ import { sql as initial } from './0001_initial.js';
 import { apply as dropStateCheck } from './0002_state_check.js';
 import { apply as buildParkedRuns, sql as parkedRuns } from './0003_parked_runs.js';
 import { sql as deadIndex } from './0004_dead_index.js';
+import { sql as pushSubscriptions } from './0005_push_subscriptions.js';
 
 export interface Migration {
   readonly version: number;
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 2, name: '0002_state_check', apply: dropStateCheck },
   { version: 3, name: '0003_parked_runs', sql: parkedRuns, apply: buildParkedRuns },
   { version: 4, name: '0004_dead_index', sql: deadIndex },
+  { version: 5, name: '0005_push_subscriptions', sql: pushSubscriptions },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.length;

@@ -1,0 +1,233 @@
+/**
+ * The Pusher: push delivery's loop. It keeps one consumer per topic that has a push
+ * subscription, a Worker like the ones `DelayQueue.work` starts, whose handler POSTs each
+ * due task to the subscription's URL (through the PushTransport port, signed through the
+ * PushSigner port) and settles it by the response (core/push.ts, judgePush): a 2xx acks,
+ * anything else nacks, after the receiver's Retry-After when it sent one.
+ *
+ * Subscriptions live in the store, so that every process sharing it pushes: the Pusher
+ * reads them all at start, every `pushSyncMs`, and at once after a change made through
+ * its own queue. A subscription that changed (url, secrets, timeout, concurrency,
+ * headers) gets a new consumer; the old one takes no more tasks and finishes the pushes
+ * it has in flight. A deleted one's consumer is closed the same way.
+ *
+ * While a topic has a subscription its tasks are the Pusher's: pull consumers of that
+ * topic (DelayQueue.reserve, `work` handlers) are held back by `pull`, which waits until
+ * the subscription goes or the caller gives up, and aborts a reserve already waiting when
+ * a subscription appears.
+ *
+ * A push is a reservation of timeoutMs + PUSH_RESERVATION_MARGIN_MS: if the process dies
+ * mid-push, the task is delivered again once that runs out.
+ */
+import { activeSecrets } from '../core/push-input.js';
+import { judgePush, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushSubscription } from '../core/push.js';
+import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports.js';
+import type { Delivery } from '../core/task/model.js';
+import type { InFlight } from './in-flight.js';
+import { RetryAfter } from './work-source.js';
+import { Worker, type Handler, type WorkSource } from './worker.js';
+
+interface TopicConsumer {
+  readonly subscription: PushSubscription;
+  /** The subscription as JSON: a consumer is replaced when this changes. */
+  readonly fingerprint: string;
+  readonly worker: Worker;
+}
+
+export class Pusher {
+  private readonly consumers = new Map<string, TopicConsumer>();
+  /** Consumers replaced or removed, finishing their pushes in flight. */
+  private readonly retiring = new Set<Promise<void>>();
+  /** Aborted when its topic gets a subscription: pull reserves waiting on that topic stop. */
+  private readonly toPushed = new Map<string, AbortController>();
+  /** Resolved when its topic loses its subscription: pull reserves held back go on. */
+  private readonly toPulled = new Map<string, { readonly promise: Promise<void>; readonly resolve: () => void }>();
+  /** A pull caller's signal joined with its topic's toPushed signal, kept while that one is current. */
+  private readonly joined = new WeakMap<AbortSignal, { readonly pushed: AbortSignal; readonly signal: AbortSignal }>();
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+  private timer: TimerToken | null = null;
+  private stopped = false;
+  /** The first read of the subscriptions: pull reserves wait for it, so none takes a pushed topic's task at start. */
+  private started: Promise<void> = Promise.resolve();
+  private startedDone = false;
+
+  constructor(
+    private readonly store: Pick<PushSubscriptionStore, 'listPushSubscriptions'>,
+    private readonly ports: PushPorts,
+    private readonly source: WorkSource,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly inFlight: InFlight,
+    private readonly syncMs: number,
+  ) {}
+
+  start(): void {
+    this.started = this.sync().then(() => void (this.startedDone = true));
+  }
+
+  /**
+   * Reads the subscriptions and brings the consumers in line. Resolves once a read that
+   * started after this call has been applied (a failed read is logged, and retried at the
+   * next period). Never rejects.
+   */
+  sync(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    if (this.running === null) {
+      this.running = this.readAndApply().finally(() => (this.running = null));
+      return this.running;
+    }
+    this.queued ??= this.running.then(() => {
+      this.queued = null;
+      return this.sync();
+    });
+    return this.queued;
+  }
+
+  /**
+   * A pull reserve of `topic` (`reserve` with the signal it must stop on): held back while
+   * the topic has a subscription, until the subscription goes or `signal` aborts (then []).
+   */
+  async pull(topic: string, signal: AbortSignal, reserve: (signal: AbortSignal) => Promise<Delivery[]>): Promise<Delivery[]> {
+    if (!this.startedDone) await this.started;
+    for (;;) {
+      const pulled = this.toPulled.get(topic);
+      if (pulled !== undefined) {
+        if (signal.aborted) return [];
+        await untilAborted(signal, pulled.promise);
+        continue;
+      }
+      // A reserve that does not wait (waitMs 0) cannot be overtaken by a new subscription.
+      if (signal.aborted) return reserve(signal);
+      const { pushed, signal: joined } = this.join(topic, signal);
+      const deliveries = await reserve(joined);
+      // [] with the topic pushed meanwhile: wait for it to be pulled again; else it is the answer.
+      if (deliveries.length > 0 || signal.aborted || !pushed.aborted) return deliveries;
+    }
+  }
+
+  /**
+   * Stops syncing, closes every consumer once its pushes in flight have settled, then
+   * closes the transport.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) this.clock.clearTimer(this.timer);
+    this.timer = null;
+    for (const consumer of this.consumers.values()) this.retire(consumer);
+    this.consumers.clear();
+    await this.running;
+    await Promise.all([...this.retiring]);
+    await this.ports.transport.close();
+  }
+
+  private async readAndApply(): Promise<void> {
+    try {
+      const subscriptions = await this.inFlight.track(this.store.listPushSubscriptions());
+      if (!this.stopped) this.apply(subscriptions);
+    } catch (error) {
+      this.logger.error({ err: error }, 'push: reading the subscriptions failed; retrying at the next sync');
+    } finally {
+      if (!this.stopped) {
+        if (this.timer !== null) this.clock.clearTimer(this.timer);
+        this.timer = this.clock.setTimer(() => void this.sync(), this.syncMs);
+      }
+    }
+  }
+
+  private apply(subscriptions: readonly PushSubscription[]): void {
+    const listed = new Set<string>();
+    for (const subscription of subscriptions) {
+      const { topic } = subscription;
+      listed.add(topic);
+      const fingerprint = JSON.stringify(subscription);
+      const current = this.consumers.get(topic);
+      if (current?.fingerprint === fingerprint) continue;
+      if (current !== undefined) this.retire(current);
+      else this.markPushed(topic);
+      const handler = this.handlerFor(subscription);
+      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS);
+      this.consumers.set(topic, { subscription, fingerprint, worker });
+      this.logger.info({ topic, url: subscription.url, concurrency: subscription.concurrency }, current ? 'push: subscription changed' : 'push: topic subscribed');
+    }
+    for (const [topic, consumer] of this.consumers) {
+      if (listed.has(topic)) continue;
+      this.consumers.delete(topic);
+      this.retire(consumer);
+      this.markPulled(topic);
+      this.logger.info({ topic }, 'push: topic unsubscribed');
+    }
+  }
+
+  private handlerFor(subscription: PushSubscription): Handler {
+    const { transport, signer } = this.ports;
+    const { url, timeoutMs, headers: extra } = subscription;
+    return async (delivery: Delivery): Promise<void> => {
+      const now = this.clock.now();
+      // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
+      const body = JSON.stringify(delivery.payload) ?? 'null';
+      const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets: activeSecrets(subscription.secrets, now) });
+      const headers = {
+        ...extra,
+        'content-type': 'application/json',
+        ...signed,
+        'delayq-topic': delivery.topic,
+        'delayq-attempt': String(delivery.attempt),
+        'delayq-run-at': String(delivery.runAt),
+      };
+      // A push queued behind the transport's global cap still gives up before its reservation runs out.
+      const giveUp = new AbortController();
+      const timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
+      try {
+        const verdict = judgePush(await transport.send({ url, body, headers, timeoutMs }, giveUp.signal));
+        if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
+      } finally {
+        this.clock.clearTimer(timer);
+      }
+    };
+  }
+
+  private retire(consumer: TopicConsumer): void {
+    const closed = consumer.worker.close();
+    this.retiring.add(closed);
+    void closed.then(() => this.retiring.delete(closed));
+  }
+
+  private markPushed(topic: string): void {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.toPulled.set(topic, { promise, resolve });
+    const pushed = this.toPushed.get(topic);
+    this.toPushed.delete(topic);
+    pushed?.abort();
+  }
+
+  private markPulled(topic: string): void {
+    const pulled = this.toPulled.get(topic);
+    this.toPulled.delete(topic);
+    pulled?.resolve();
+  }
+
+  private join(topic: string, signal: AbortSignal): { pushed: AbortSignal; signal: AbortSignal } {
+    let controller = this.toPushed.get(topic);
+    if (controller === undefined) this.toPushed.set(topic, (controller = new AbortController()));
+    const pushed = controller.signal;
+    const cached = this.joined.get(signal);
+    if (cached?.pushed === pushed) return cached;
+    const joined = { pushed, signal: AbortSignal.any([signal, pushed]) };
+    this.joined.set(signal, joined);
+    return joined;
+  }
+}
+
+function untilAborted(signal: AbortSignal, promise: Promise<void>): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const onAbort = (): void => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}

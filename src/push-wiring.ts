@@ -1,0 +1,40 @@
+/**
+ * The default push ports of a queue opened with `DelayQueue.open`: src/push's undici
+ * transport, with its SSRF guard and global cap on pushes in flight, and its Standard
+ * Webhooks signer. A caller may inject either (tests inject both).
+ */
+import type { Clock, Logger } from './core/ports.js';
+import type { PushPorts, PushSigner, PushTransport } from './core/push.js';
+import { generateSecret, signedHeaders, webhookIdOf } from './push/signature.js';
+import { createPushTransport } from './push/transport.js';
+
+/** The push part of DelayQueue.open's options. */
+export interface PushOptions {
+  /** The HTTP side; default: src/push's undici transport. */
+  transport?: PushTransport;
+  /** The signing side; default: src/push's Standard Webhooks signer. */
+  signer?: PushSigner;
+  /** CIDRs the SSRF guard lets through (local receivers): `--push-allow`, DELAYQ_PUSH_ALLOW. */
+  allow?: readonly string[];
+  /** Pushes in flight at once in this process, across every subscription. Default 256. */
+  maxInFlight?: number;
+}
+
+/** Signs with the task id as the webhook-id, `.` written `%2E` (the spec forbids `.` there). */
+export const standardWebhooksSigner: PushSigner = {
+  sign: (input) => signedHeaders({ ...input, id: webhookIdOf(input.id) }),
+  generateSecret,
+};
+
+/** The ports the queue pushes through: the given ones, else src/push's. */
+export function resolvePushPorts(options: PushOptions | undefined, logger: Logger | undefined, clock: Clock | undefined): PushPorts {
+  const transport =
+    options?.transport ??
+    createPushTransport({
+      allow: options?.allow ?? [],
+      ...(options?.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
+      ...(logger ? { logger } : {}),
+      ...(clock ? { now: () => clock.now() } : {}),
+    });
+  return { transport, signer: options?.signer ?? standardWebhooksSigner };
+}

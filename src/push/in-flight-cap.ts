@@ -1,0 +1,49 @@
+/**
+ * A counting semaphore: at most `limit` holders at once, the rest wait in arrival order.
+ * The transport holds one slot per push from before it connects until its body is read.
+ */
+export class InFlightCap {
+  private held = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`limit: a positive integer (got ${String(limit)})`);
+  }
+
+  get inFlight(): number {
+    return this.held;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Resolves true with a slot, or false if `signal` aborts first (no slot is then held). */
+  acquire(signal?: AbortSignal): Promise<boolean> {
+    if (signal?.aborted === true) return Promise.resolve(false);
+    if (this.held < this.limit) {
+      this.held += 1;
+      return Promise.resolve(true);
+    }
+    return new Promise((resolve) => {
+      const grant = (): void => {
+        signal?.removeEventListener('abort', giveUp);
+        resolve(true);
+      };
+      const giveUp = (): void => {
+        const at = this.waiting.indexOf(grant);
+        if (at >= 0) this.waiting.splice(at, 1);
+        resolve(false);
+      };
+      signal?.addEventListener('abort', giveUp, { once: true });
+      this.waiting.push(grant);
+    });
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    // The slot passes straight to the next waiter: `held` stays the same.
+    if (next !== undefined) next();
+    else this.held -= 1;
+  }
+}

@@ -1,0 +1,58 @@
+/** Push subscription routes: PUT, GET and DELETE on /v1/topics/:topic/push, and GET /v1/push (all). */
+import type { FastifyPluginAsync } from 'fastify';
+import { DelayQError } from '../../core/errors.js';
+import type { PushSubscription } from '../../core/push.js';
+import type { PushDeleteResponse, PushListResponse, PushSubscriptionRequest, PushSubscriptionResponse, PushSubscriptionView } from '../../wire/types.js';
+import type { RouteContext } from '../context.js';
+import { pushBodySchema, topicParamsSchema } from '../schemas.js';
+
+export const pushRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
+  // 201 when the topic had no subscription, 200 when this replaced one.
+  app.put<{ Params: { topic: string }; Body: PushSubscriptionRequest; Reply: PushSubscriptionResponse }>(
+    '/v1/topics/:topic/push',
+    { bodyLimit: limits.envelopeBytes, schema: { params: topicParamsSchema, body: pushBodySchema } },
+    async (request, reply) => {
+      const { subscription, secret, created } = await queue.setPush(request.params.topic, request.body);
+      return reply.code(created ? 201 : 200).send({ subscription: view(subscription), ...(secret !== undefined ? { secret } : {}) });
+    },
+  );
+
+  app.get<{ Params: { topic: string }; Reply: PushSubscriptionResponse }>(
+    '/v1/topics/:topic/push',
+    { schema: { params: topicParamsSchema } },
+    async (request) => {
+      const subscription = await queue.getPush(request.params.topic);
+      if (subscription === null) throw notFound(request.params.topic);
+      return { subscription: view(subscription) };
+    },
+  );
+
+  app.delete<{ Params: { topic: string }; Reply: PushDeleteResponse }>(
+    '/v1/topics/:topic/push',
+    { schema: { params: topicParamsSchema } },
+    async (request) => {
+      if (!(await queue.deletePush(request.params.topic))) throw notFound(request.params.topic);
+      return { deleted: true };
+    },
+  );
+
+  app.get<{ Reply: PushListResponse }>('/v1/push', async () => ({ subscriptions: (await queue.listPush()).map(view) }));
+};
+
+function notFound(topic: string): DelayQError {
+  return new DelayQError('PUSH_NOT_FOUND', `topic ${topic} has no push subscription`, { topic });
+}
+
+/** The library's subscription (secrets already masked) as the wire shows it. */
+function view(subscription: PushSubscription): PushSubscriptionView {
+  return {
+    topic: subscription.topic,
+    url: subscription.url,
+    secrets: subscription.secrets.map(({ secret, expiresAt }) => ({ secret, expiresAt })),
+    timeoutMs: subscription.timeoutMs,
+    concurrency: subscription.concurrency,
+    headers: { ...subscription.headers },
+    createdAt: subscription.createdAt,
+    updatedAt: subscription.updatedAt,
+  };
+}

@@ -1,0 +1,44 @@
+// `delayq push set|get|ls|rm`, each run as a real process against a listening app whose
+// queue pushes through a scripted transport (nothing is sent anywhere).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { systemClock } from '../../src/engine/system-clock.js';
+import { ScriptedTransport, newSecret, testSigner } from '../helpers/push.js';
+import { runCliProcess, type CliResult } from '../helpers/service-process.js';
+import { openTestApp, type TestApp } from '../helpers/service.js';
+
+describe('delayq push', () => {
+  let t: TestApp;
+  let url: string;
+  const cli = (...args: string[]): Promise<CliResult> => runCliProcess(['--server', url, ...args]);
+
+  before(async () => {
+    t = await openTestApp({ push: { transport: new ScriptedTransport(systemClock), signer: testSigner } });
+    url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(() => t.close());
+
+  it('set, get, ls, rm', async () => {
+    const secret = newSecret();
+    const set = await cli('push', 'set', 'orders', 'https://hooks.example.com/orders', '--secret', secret, '--timeout', '5s', '--concurrency', '3', '--header', 'X-Env=prod', '--json');
+    assert.equal(set.code, 0, set.stderr);
+    const created = JSON.parse(set.stdout) as { secret: string; subscription: { timeoutMs: number; concurrency: number; headers: Record<string, string> } };
+    assert.equal(created.secret, secret);
+    assert.deepEqual([created.subscription.timeoutMs, created.subscription.concurrency, created.subscription.headers], [5_000, 3, { 'x-env': 'prod' }]);
+    const generated = await cli('push', 'set', 'mail', 'https://hooks.example.com/mail');
+    assert.match(generated.stdout, /^secret\s+whsec_\S+$/m);
+    const [get, ls] = await Promise.all([cli('push', 'get', 'orders'), cli('push', 'ls')]);
+    assert.match(get.stdout, /^url\s+https:\/\/hooks\.example\.com\/orders$/m);
+    assert.ok(get.stdout.includes(`${secret.slice(0, 10)}…`), get.stdout);
+    assert.ok(!get.stdout.includes(secret));
+    assert.match(ls.stdout, /^TOPIC\s+URL\s+CONCURRENCY\s+TIMEOUT\nmail\s+\S+\s+16\s+10000 ms\norders\s+\S+\s+3\s+5000 ms\n$/);
+    const rm = await cli('push', 'rm', 'orders');
+    assert.equal(rm.code, 0, rm.stderr);
+    const [again, missing, bad] = await Promise.all([cli('push', 'rm', 'orders'), cli('push', 'get', 'orders'), cli('push', 'set', 'x', 'ftp://nope')]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /PUSH_NOT_FOUND/);
+    assert.equal(missing.code, 1);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /INVALID_URL/);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * Push delivery's ports for engine tests: a transport that records each request and
+ * answers from a script (at once, or when the test releases it), and a signer that signs
+ * as Standard Webhooks says (HMAC-SHA256 of `id.timestamp.body` with the base64-decoded
+ * secret). Time is the queue's ManualClock; nothing here sleeps.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { DelayQError } from '../../src/core/errors.js';
+import type { PushRequest, PushResponse, PushSignInput, PushSigner, PushTransport } from '../../src/core/push.js';
+import type { Clock } from '../../src/core/ports.js';
+
+export interface SentPush {
+  readonly request: PushRequest;
+  /** The queue's clock when the request was sent. */
+  readonly at: number;
+}
+
+export const OK: PushResponse = { kind: 'response', status: 200, retryAfterMs: null, bodyStart: '' };
+
+export function status(code: number, bodyStart = '', retryAfterMs: number | null = null): PushResponse {
+  return { kind: 'response', status: code, retryAfterMs, bodyStart };
+}
+
+export class ScriptedTransport implements PushTransport {
+  readonly sent: SentPush[] = [];
+  /** Answers of requests the test holds (hold = true), in the order they were sent. */
+  readonly held: ((response: PushResponse) => void)[] = [];
+  /** Answers to give, one per request; then `fallback`. */
+  readonly script: PushResponse[] = [];
+  fallback: PushResponse = OK;
+  hold = false;
+  closed = false;
+
+  constructor(private readonly clock: Clock) {}
+
+  async checkUrl(url: string): Promise<void> {
+    if (new URL(url).hostname === '10.0.0.1') throw new DelayQError('INVALID_URL', `url: refused destination 10.0.0.1: private`, { field: 'url' });
+  }
+
+  send(request: PushRequest): Promise<PushResponse> {
+    this.sent.push({ request, at: this.clock.now() });
+    if (this.hold) return new Promise<PushResponse>((resolve) => this.held.push(resolve));
+    return Promise.resolve(this.script.shift() ?? this.fallback);
+  }
+
+  /** Answers the oldest held request. */
+  release(response: PushResponse = OK): void {
+    const answer = this.held.shift();
+    if (answer === undefined) throw new Error('no request is held');
+    answer(response);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+export function sign(secret: string, id: string, timestampSeconds: number, body: string): string {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
+}
+
+export const testSigner: PushSigner = {
+  sign({ id, timestampSeconds, body, secrets }: PushSignInput) {
+    return {
+      'webhook-id': id,
+      'webhook-timestamp': String(timestampSeconds),
+      'webhook-signature': secrets.map((secret) => sign(secret, id, timestampSeconds, body)).join(' '),
+    };
+  },
+  generateSecret: () => `whsec_${randomBytes(32).toString('base64')}`,
+};
+
+export function newSecret(): string {
+  return testSigner.generateSecret();
+}

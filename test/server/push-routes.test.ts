@@ -1,0 +1,96 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { ManualClock } from '../../src/core/manual-clock.js';
+import { SECRET_ROTATION_GRACE_MS } from '../../src/core/push.js';
+import { ScriptedTransport, newSecret, testSigner } from '../helpers/push.js';
+import { openTestApp, send, type TestApp } from '../helpers/service.js';
+
+const START = Date.UTC(2030, 0, 1);
+const URL_HOOK = 'https://hooks.example.com/in';
+
+describe('push subscription routes (inject)', () => {
+  let t: TestApp;
+  before(async () => {
+    const clock = new ManualClock(START);
+    t = await openTestApp({ clock, push: { transport: new ScriptedTransport(clock), signer: testSigner } });
+  });
+  after(() => t.close());
+
+  it('PUT creates (201) with a generated secret shown once; GET and the list show it masked', async () => {
+    const put = await send(t.app, { method: 'PUT', url: '/v1/topics/orders/push', body: { url: URL_HOOK, concurrency: 4, headers: { 'X-Env': 'test' } } });
+    assert.equal(put.status, 201);
+    const secret = put.body.secret as string;
+    assert.match(secret, /^whsec_[A-Za-z0-9+/]{43}=$/);
+    assert.deepEqual(put.body.subscription, {
+      topic: 'orders',
+      url: URL_HOOK,
+      secrets: [{ secret: `${secret.slice(0, 10)}…`, expiresAt: null }],
+      timeoutMs: 10_000,
+      concurrency: 4,
+      headers: { 'x-env': 'test' },
+      createdAt: START,
+      updatedAt: START,
+    });
+    const got = await send(t.app, { method: 'GET', url: '/v1/topics/orders/push' });
+    assert.equal(got.status, 200);
+    assert.equal(got.body.secret, undefined);
+    assert.deepEqual(got.body.subscription, put.body.subscription);
+    assert.ok(!JSON.stringify(got.body).includes(secret), 'GET never shows the secret');
+    const listed = await send(t.app, { method: 'GET', url: '/v1/push' });
+    assert.deepEqual(listed.body, { subscriptions: [put.body.subscription] });
+  });
+
+  it('PUT again replaces (200): no secret keeps the current one, a new one rotates', async () => {
+    const kept = await send(t.app, { method: 'PUT', url: '/v1/topics/rotating/push', body: { url: URL_HOOK } });
+    assert.equal(kept.status, 201);
+    const replaced = await send(t.app, { method: 'PUT', url: '/v1/topics/rotating/push', body: { url: URL_HOOK, timeoutMs: 500 } });
+    assert.equal(replaced.status, 200);
+    assert.equal(replaced.body.secret, undefined);
+    assert.equal(replaced.body.subscription.timeoutMs, 500);
+    assert.deepEqual(replaced.body.subscription.secrets, kept.body.subscription.secrets);
+    const given = newSecret();
+    const rotated = await send(t.app, { method: 'PUT', url: '/v1/topics/rotating/push', body: { url: URL_HOOK, secret: given } });
+    assert.equal(rotated.body.secret, given);
+    assert.deepEqual(
+      rotated.body.subscription.secrets.map((s: { expiresAt: number | null }) => s.expiresAt),
+      [null, START + SECRET_ROTATION_GRACE_MS],
+    );
+  });
+
+  it('DELETE removes (200), then GET and DELETE answer 404 PUSH_NOT_FOUND', async () => {
+    await send(t.app, { method: 'PUT', url: '/v1/topics/gone/push', body: { url: URL_HOOK } });
+    const deleted = await send(t.app, { method: 'DELETE', url: '/v1/topics/gone/push' });
+    assert.deepEqual([deleted.status, deleted.body], [200, { deleted: true }]);
+    for (const method of ['GET', 'DELETE'] as const) {
+      const missing = await send(t.app, { method, url: '/v1/topics/gone/push' });
+      assert.equal(missing.status, 404, method);
+      assert.equal(missing.body.error.code, 'PUSH_NOT_FOUND');
+    }
+  });
+
+  it('answers 400 with the field for a bad url, secret, timeout, concurrency or header', async () => {
+    const cases: [object, string, RegExp][] = [
+      [{}, 'INVALID_URL', /url: is required/],
+      [{ url: 'ftp://x.example.com/' }, 'INVALID_URL', /must be http or https/],
+      [{ url: 'http://10.0.0.1/in' }, 'INVALID_URL', /refused destination 10\.0\.0\.1/],
+      [{ url: 42 }, 'INVALID_URL', /url/],
+      [{ url: URL_HOOK, secret: 'not-a-secret' }, 'INVALID_SECRET', /secret: must be whsec_/],
+      [{ url: URL_HOOK, timeoutMs: 60_001 }, 'INVALID_OPTION', /timeoutMs: must be an integer from 1 to 60000/],
+      [{ url: URL_HOOK, concurrency: 0 }, 'INVALID_OPTION', /concurrency/],
+      [{ url: URL_HOOK, headers: { 'delayq-topic': 'x' } }, 'INVALID_OPTION', /is set by delayq/],
+      [{ url: URL_HOOK, headers: { 'x-n': 5 } }, 'INVALID_OPTION', /headers/],
+      [{ url: URL_HOOK, extra: true }, 'INVALID_ARGUMENT', /extra: unknown field/],
+    ];
+    for (const [body, code, message] of cases) {
+      const res = await send(t.app, { method: 'PUT', url: '/v1/topics/bad/push', body });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.error.code, code, JSON.stringify(body));
+      assert.match(res.body.error.message, message, JSON.stringify(body));
+    }
+    const badTopic = await send(t.app, { method: 'PUT', url: '/v1/topics/bad%20topic/push', body: { url: URL_HOOK } });
+    assert.equal(badTopic.body.error.code, 'INVALID_TOPIC');
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/topics/bad/push' })).status, 404);
+  });
+});
