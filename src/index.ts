@@ -26,6 +26,7 @@ export type { Handler, WorkOptions } from './engine/worker.js';
 export type { LatenessSummary } from './engine/lateness.js';
 export { systemClock } from './engine/system-clock.js';
 export { openStore } from './stores/open-store.js';
+export { storeSystemClock } from './stores/system-clock.js';
 export type { StoreOptions } from './stores/open-store.js';
 export { MemoryStore } from './stores/memory/memory-store.js';
 
