@@ -163,11 +163,16 @@ export interface ConsumerStore {
    * the due tasks of its ready queue through it.
    */
   reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
-  /** reserved -> completed, only with the current receipt. */
+  /**
+   * reserved -> completed, only with the current receipt. Idempotent: the ack that completed
+   * the task, sent again with the same receipt (its reply was lost), answers `acked` and
+   * changes nothing, for as long as the completed task is kept (until purge). Any other
+   * receipt is `stale`.
+   */
   ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
   /**
    * `ack` of several deliveries in one call, outcomes in input order, each exactly what
-   * `ack` would have answered alone (an id twice: the second is `stale`). The engine uses it
+   * `ack` would have answered alone (an id twice with one receipt: both `acked`). The engine uses it
    * for `DelayQueue.ackMany` and for the acks of its own workers' handlers that finish in
    * the same turn. Resolves only once every ack in it is durable. A store with no batch path
    * of its own uses `ackEachOneByOne` (core/batch-fallbacks.ts).

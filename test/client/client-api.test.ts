@@ -61,7 +61,8 @@ describe('client', () => {
     const [d1, d2] = await client.reserve<string>('work', { max: 2 });
     assert.deepEqual([d1?.id, d2?.id], ['w1', 'w2']);
     await client.ack(d1!.id, d1!.receipt);
-    await assert.rejects(client.ack(d1!.id, d1!.receipt), (e: unknown) => isDelayQClientError(e, 'STALE_RECEIPT') && e.status === 409);
+    await client.ack(d1!.id, d1!.receipt); // the same ack again succeeds (idempotent)
+    await assert.rejects(client.ack(d1!.id, `${d1!.receipt}x`), (e: unknown) => isDelayQClientError(e, 'STALE_RECEIPT') && e.status === 409);
     assert.deepEqual(await client.nack(d2!.id, d2!.receipt, { delayMs: 50, error: 'retry me' }), { state: 'pending', runAt: (await client.get('w2'))!.runAt });
     const waited = await client.reserve('work', { waitMs: 5_000 });
     assert.equal(waited[0]?.id, 'w2');

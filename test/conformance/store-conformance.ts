@@ -389,8 +389,33 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(a?.state, 'completed');
         assert.equal(a?.updatedAt, T0 + 2);
         assert.deepEqual([a?.receipt, a?.reservedUntil, a?.attempts, a?.runAt, a?.payload], [null, null, 1, T0, task('a').payload], 'the reservation is gone, the rest kept');
-        assert.equal(await store.ack('a', receipt, T0 + 3), 'stale');
         assert.equal(await store.ack('missing', receipt, T0), 'not_found');
+      });
+
+      it('answers an ack sent again with the receipt that completed the task as acked, and changes nothing', async () => {
+        const receipt = await reserved('a');
+        assert.equal(await store.ack('a', receipt, T0 + 2), 'acked');
+        // The reply was lost and the client sends the same ack again: it did succeed.
+        assert.equal(await store.ack('a', receipt, T0 + 30), 'acked');
+        assert.deepEqual(await store.ackMany([{ id: 'a', receipt }], T0 + 31), ['acked']);
+        const a = await store.get('a');
+        assert.deepEqual([a?.state, a?.updatedAt, a?.receipt, a?.reservedUntil], ['completed', T0 + 2, null, null], 'untouched by the repeats');
+        assert.equal((await store.stats()).byState.completed, 1, 'counted once');
+        // Any other receipt is still stale: a malformed one, or one of another attempt.
+        assert.equal(await store.ack('a', `${receipt}x`, T0 + 32), 'stale');
+        const first = await reserved('b', { maxAttempts: 3 });
+        await store.nack('b', first, T0 + 1, { delayMs: 0, random: 0 });
+        const [second] = await store.reserve(['b'], T0 + 1);
+        assert.equal(await store.ack('b', second!.receipt!, T0 + 2), 'acked');
+        assert.equal(await store.ack('b', first, T0 + 3), 'stale', 'the failed attempt never completed it');
+        assert.equal(await store.ack('b', second!.receipt!, T0 + 4), 'acked');
+        // A failed or expired attempt is not an ack: its receipt acks nothing afterwards.
+        const dead = await reserved('c', { maxAttempts: 1 });
+        assert.deepEqual(await store.nack('c', dead, T0 + 1, { random: 0 }), { status: 'dead' });
+        assert.equal(await store.ack('c', dead, T0 + 2), 'stale');
+        // Once purged, the task and its receipt are gone.
+        assert.equal(await store.purge(T0 + 10, 100), 2);
+        assert.equal(await store.ack('a', receipt, T0 + 40), 'not_found');
       });
 
       it('reserves through its own refs as through their ids', async () => {
@@ -424,10 +449,12 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
             { id: 'missing', receipt: a },
             { id: 'c', receipt: c },
             { id: 'a', receipt: a },
+            { id: 'c', receipt: `${c}x` },
           ],
           T0 + 5,
         );
-        assert.deepEqual(outcomes, ['acked', 'stale', 'not_found', 'acked', 'stale']);
+        // 'a' twice with its receipt: the second is the same ack again, so acked as well.
+        assert.deepEqual(outcomes, ['acked', 'stale', 'not_found', 'acked', 'acked', 'stale']);
         assert.equal((await store.get('a'))?.state, 'completed');
         assert.equal((await store.get('a'))?.updatedAt, T0 + 5);
         assert.equal((await store.get('b'))?.state, 'reserved');

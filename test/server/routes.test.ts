@@ -182,8 +182,11 @@ describe('server routes (inject)', () => {
     assert.equal(c1.reservedUntil, clock.now() + 10_000);
     const acked = await send(t.app, { method: 'POST', url: '/v1/tasks/c1/ack', body: { receipt: c1.receipt } });
     assert.deepEqual([acked.status, acked.body], [200, { acked: true }]);
+    // The same ack sent again (its reply lost): it completed the task, so 200 again.
     const again = await send(t.app, { method: 'POST', url: '/v1/tasks/c1/ack', body: { receipt: c1.receipt } });
-    assert.deepEqual([again.status, again.body.error.code], [409, 'STALE_RECEIPT']);
+    assert.deepEqual([again.status, again.body], [200, { acked: true }]);
+    const other = await send(t.app, { method: 'POST', url: '/v1/tasks/c1/ack', body: { receipt: `${c1.receipt}x` } });
+    assert.deepEqual([other.status, other.body.error.code], [409, 'STALE_RECEIPT']);
     const dead = await send(t.app, { method: 'POST', url: '/v1/tasks/c2/nack', body: { receipt: c2.receipt, error: 'boom' } });
     assert.deepEqual(dead.body, { state: 'dead' });
     const retry = await send(t.app, { method: 'POST', url: '/v1/tasks/c3/nack', body: { receipt: c3.receipt, delayMs: 500 } });

@@ -41,7 +41,12 @@ interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil
   seq: number;
   /** The counters of the task's topic, held here so a state change needs no map lookup. */
   counts: Record<TaskState, number>;
-  /** The current reservation's serial number; 0 when not reserved. */
+  /**
+   * The current reservation's serial number; 0 when never reserved. Kept when the task is
+   * acked (a completed task remembers the reservation that completed it, so the same ack
+   * sent again answers 'acked'); cleared when an attempt fails. Only a `reserved` task
+   * has a current receipt.
+   */
   reservation: number;
   /** When the current reservation runs out; NaN when not reserved (always a number). */
   reservedUntil: number;
@@ -209,9 +214,9 @@ export class MemoryStore implements TaskStore, TimerHomes {
     const slotted = this.reservedSlots[reservation & (RESERVED_SLOTS - 1)];
     const task = slotted !== undefined && slotted.id === id ? slotted : this.tasks.get(id);
     if (!task) return 'not_found';
-    if (!this.holds(task, receipt, reservation)) return 'stale';
+    if (!this.holds(task, receipt, reservation)) return this.completedBy(task, receipt, reservation) ? 'acked' : 'stale';
     this.apply(task, 'ack', now);
-    task.reservation = 0;
+    // The reservation number stays: it names the receipt that completed the task.
     task.reservedUntil = Number.NaN;
     return 'acked';
   }
@@ -327,6 +332,12 @@ export class MemoryStore implements TaskStore, TimerHomes {
     return parseCanonical(receipt, 0, receipt.indexOf('.'), 10) === task.attempts;
   }
 
+  /** True when `receipt` is the one whose ack completed the task (an ack sent again). */
+  private completedBy(task: StoredTask, receipt: string, reservation: number): boolean {
+    if (task.state !== 'completed' || task.reservation === 0 || reservation !== task.reservation) return false;
+    return parseCanonical(receipt, 0, receipt.indexOf('.'), 10) === task.attempts;
+  }
+
   /** The reservation number a receipt of this store names, or NaN (not ours, or malformed). */
   private reservationIn(receipt: string): number {
     const dot = receipt.indexOf('.');
@@ -335,7 +346,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
   }
 
   private receiptOf(task: StoredTask): string | null {
-    return task.reservation === 0 ? null : makeReceipt(task.attempts, this.nonce + task.reservation.toString(36));
+    return task.state !== 'reserved' ? null : makeReceipt(task.attempts, this.nonce + task.reservation.toString(36));
   }
 
   private ttrRef(task: StoredTask): TimerRef {
@@ -356,7 +367,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
       createdAt: task.createdAt,
       updatedAt: task.updatedAt,
       receipt: this.receiptOf(task),
-      reservedUntil: task.reservation === 0 ? null : task.reservedUntil,
+      reservedUntil: task.state !== 'reserved' ? null : task.reservedUntil,
       lastError: task.lastError,
     };
   }

@@ -69,7 +69,8 @@ export function decodeTask(id: string, body: string): DecodedTask {
     createdAt,
     updatedAt: f[7] === undefined || f[7] === '' ? createdAt : int(f[7]),
     reservedUntil: f[8] === undefined || f[8] === '' ? null : int(f[8]),
-    receipt: f[10] === undefined || f[10] === '' ? null : f[10],
+    // A completed task keeps the receipt that completed it (ack.lua); only a reservation's is shown.
+    receipt: f[0] !== 'r' || f[10] === undefined || f[10] === '' ? null : f[10],
     lastError,
   };
   return { record, seq: int(f[9]) };

@@ -219,7 +219,12 @@ export class SqliteStore implements TaskStore {
         : this.sql.ackKnownTopic.run(now, id, receipt).changes > 0
           ? knownTopic
           : undefined;
-    if (topic === undefined) return this.sql.runAtOf.get(id) === undefined ? 'not_found' : 'stale';
+    if (topic === undefined) {
+      const row = this.sql.ackedReceiptOf.get(id);
+      if (row === undefined) return 'not_found';
+      // The ack that completed the task, sent again (its reply was lost): it did succeed.
+      return row.state === 'completed' && row.acked_receipt === receipt ? 'acked' : 'stale';
+    }
     counts.move(topic, 'reserved', 'completed');
     return 'acked';
   }

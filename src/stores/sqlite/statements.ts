@@ -18,8 +18,11 @@ export type InsertParams = [string, string, number, number | null, number | null
  */
 export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string];
 
-/** reserved -> completed, only with the current receipt: (updatedAt, id, receipt). */
-const ACK = `UPDATE tasks SET state = 'completed', due_at = NULL, receipt = NULL, reserved_until = NULL, updated_at = ?
+/**
+ * reserved -> completed, only with the current receipt: (updatedAt, id, receipt). The
+ * receipt moves to acked_receipt (SET reads the row as it was), so an ack sent again finds it.
+ */
+const ACK = `UPDATE tasks SET state = 'completed', due_at = NULL, acked_receipt = receipt, receipt = NULL, reserved_until = NULL, updated_at = ?
        WHERE id = ? AND state = 'reserved' AND receipt = ?`;
 
 /** A row of push_subscriptions, as an array (raw mode): topic, the subscription's JSON. */
@@ -34,6 +37,8 @@ type Stmt<P extends unknown[], R = never> = Database.Statement<P, R>;
 export interface Statements {
   readonly insert: Stmt<InsertParams, never>;
   readonly runAtOf: Stmt<[string], { run_at: number }>;
+  /** Why an ack missed: the task's state and the receipt that completed it, if any. */
+  readonly ackedReceiptOf: Stmt<[string], { state: string; acked_receipt: string | null }>;
   readonly control: Stmt<[string], ControlRow>;
   readonly full: Stmt<[string], TaskRow>;
   readonly reschedule: Stmt<[number, number, number, number], never>;
@@ -74,6 +79,7 @@ export function prepareStatements(db: Database.Database): Statements {
        ON CONFLICT (id) DO NOTHING`,
     ),
     runAtOf: db.prepare<[string], { run_at: number }>('SELECT run_at FROM tasks WHERE id = ?'),
+    ackedReceiptOf: db.prepare<[string], { state: string; acked_receipt: string | null }>('SELECT state, acked_receipt FROM tasks WHERE id = ?'),
     control: db.prepare<[string], ControlRow>(`SELECT ${CONTROL_COLUMNS} FROM tasks WHERE id = ?`),
     full: db.prepare<[string], TaskRow>(`SELECT ${TASK_COLUMNS} FROM tasks WHERE id = ?`),
 

@@ -83,7 +83,8 @@ describe('memory store reserved-task table', () => {
     );
     assert.deepEqual(new Set(outcomes), new Set(['acked']));
     assert.equal((await store.stats()).byState.completed, ids.length);
-    assert.equal(await store.ack('t0', claimed[0]!.receipt!, at + 2), 'stale', 'acked already');
+    assert.equal(await store.ack('t0', claimed[0]!.receipt!, at + 2), 'acked', 'the same ack again, whose slot moved on');
+    assert.equal(await store.ack('t0', claimed[4_096]!.receipt!, at + 2), 'stale', 'the receipt of the task in its slot is not its own');
   });
 
   it('frees the slot when a reservation fails or expires, so a retry is acked through its new one', async () => {

@@ -109,6 +109,30 @@ describe('redis store: calls whose reply is lost', { skip }, () => {
     }
   });
 
+  it('answers an ack whose reply was lost, sent again, with success: the ack completed the task', { timeout: 30_000 }, async () => {
+    const queue = await DelayQueue.open({ store: `redis://127.0.0.1:${port}`, storeOptions: { prefix: 'lost-ack', shards: 4 } });
+    try {
+      await queue.scheduleMany([{ id: 'order-6', topic: 'orders', payload: { n: 6 }, runAt: Date.now() + 100, ttrMs: 60_000 }]);
+      let delivery: Awaited<ReturnType<typeof queue.reserve>>[number] | undefined;
+      const deadline = Date.now() + 5_000;
+      while (delivery === undefined && Date.now() < deadline) [delivery] = await queue.reserve('orders', { waitMs: 500 });
+      assert.ok(delivery, 'reserved');
+      const cutsBefore = proxy!.cuts;
+      proxy!.cutAfter(scripts().get('ack')!.sha);
+      // The ack ran in Redis, its reply was cut; ioredis sends it again on the new
+      // connection, where the task is completed already: that run answers acked too.
+      await queue.ack(delivery.id, delivery.receipt);
+      assert.equal(proxy!.cuts, cutsBefore + 1, 'the ack reply was cut');
+      assert.equal((await queue.get('order-6'))?.state, 'completed');
+      // The caller's own retry (its reply lost for good) is answered the same way.
+      await queue.ack(delivery.id, delivery.receipt);
+      await assert.rejects(queue.ack(delivery.id, `${delivery.receipt}x`), /STALE_RECEIPT|receipt/i);
+      assert.equal((await queue.stats()).counts.completed, 1);
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('hands a task reserved by a promote whose reply was lost to its consumer at once, not after its ttr', { timeout: 30_000 }, async () => {
     const queue = await DelayQueue.open({ store: `redis://127.0.0.1:${port}`, storeOptions: { prefix: 'lost-promote', shards: 4 } });
     try {

@@ -94,9 +94,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0005_push_subscriptions, version 5', () => {
-    assert.equal(LATEST_VERSION, 5);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [5, '0005_push_subscriptions']);
+  it('ends with 0008_acked_receipt, version 8', () => {
+    assert.equal(LATEST_VERSION, 8);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [8, '0008_acked_receipt']);
   });
 
   it('upgrades a version 4 database: push subscriptions work, its tasks are untouched', async () => {
@@ -114,7 +114,7 @@ describe('sqlite store: migrations', () => {
     await store.close();
 
     const after = new Database(path, { readonly: true });
-    assert.equal(after.pragma('user_version', { simple: true }), 5);
+    assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
     assert.ok(hasTable(after, 'push_subscriptions'));
     assert.deepEqual(after.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
     assert.equal(after.prepare('SELECT count(*) FROM tasks').pluck().get(), 2);
@@ -195,5 +195,29 @@ describe('sqlite store: migrations', () => {
     after.close();
     assert.equal(parked.length, 600);
     assert.deepEqual([...filed].sort(), [...parked].sort());
+  });
+});
+
+describe('sqlite store: migration 0008 (acked_receipt)', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-migrations-'));
+    path = join(dir, 'm.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('upgrades a version 4 database: a task acked afterwards answers its ack sent again with acked', async () => {
+    writeVersion4(path, ['old-1']);
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
+    try {
+      const [reserved] = await store.reserve(['old-1'], T0 + 2_000);
+      assert.ok(reserved?.receipt);
+      assert.equal(await store.ack('old-1', reserved.receipt, T0 + 2_001), 'acked');
+      assert.equal(await store.ack('old-1', reserved.receipt, T0 + 2_001), 'acked');
+      assert.equal(await store.ack('old-1', `${reserved.receipt}x`, T0 + 2_002), 'stale');
+    } finally {
+      await store.close();
+    }
   });
 });
