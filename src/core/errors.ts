@@ -5,18 +5,19 @@
  * checked against it by test/server/error-codes.test.ts.
  */
 export const ERROR_CODES = {
-  INVALID_ARGUMENT: 'a generic malformed argument (wrong type, unknown option)',
+  INVALID_ARGUMENT: 'a generic malformed argument (wrong type, unknown option, a `__proto__` or `constructor.prototype` key in a body or payload, named in the message)',
   INVALID_TOPIC: 'topic empty, longer than 200 characters or outside [A-Za-z0-9._:-]',
   INVALID_ID: 'id empty, longer than 256 characters or outside [A-Za-z0-9._:-]',
   INVALID_DELAY: 'delay or runAt not a finite non-negative integer, too far in the future, or both given',
   INVALID_PAYLOAD: 'payload not JSON-serialisable',
   PAYLOAD_TOO_LARGE: 'serialised payload larger than the limit (1 MiB by default)',
+  PAYLOAD_TOO_DEEP: 'payload nested deeper than the limit (128 levels of objects and arrays by default; `limits.maxPayloadDepth`)',
   INVALID_OPTION: 'ttrMs, maxAttempts, backoff, concurrency, max, waitMs, or a push subscription\'s timeoutMs or headers out of range',
   BATCH_TOO_LARGE: 'more tasks in one batch than the limit',
   TASK_NOT_FOUND: 'no task with this id',
   TASK_NOT_PENDING: 'the task is no longer pending (already delivered, done, dead or cancelled)',
   TASK_NOT_DEAD: 'retryDead was asked of a task that is not dead',
-  STALE_RECEIPT: 'ack or nack with a receipt that is not the current reservation of the task',
+  STALE_RECEIPT: 'ack or nack with a receipt that is not the current reservation of the task (the ack that completed the task, sent again with its receipt, is not stale: it succeeds while the completed task is kept)',
   QUEUE_CLOSED: 'the queue is closing or closed',
   STORE_UNAVAILABLE: 'the store could not be reached or refused the operation',
   STORE_INCOMPATIBLE: 'the store was written by a newer delayq, is not a delayq store, or is misconfigured',

@@ -5,7 +5,7 @@
  * (clock, logger, randomness) and the task limits and defaults.
  */
 import { DelayQError } from './errors.js';
-import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, validateBackoff, validateIntOption, type Limits, type TaskDefaults } from './task/validate.js';
+import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, MAX_PAYLOAD_DEPTH, validateBackoff, validateIntOption, type Limits, type TaskDefaults } from './task/validate.js';
 
 /** The longest delay a Clock timer takes (Node's setTimeout fires at once beyond it). */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
@@ -91,6 +91,8 @@ export function resolveLimits(input: Partial<Limits> = {}): Limits {
     maxBatch: limit('maxBatch'),
     maxTtrMs: limit('maxTtrMs'),
     maxAttempts: limit('maxAttempts'),
+    maxPayloadDepth:
+      input.maxPayloadDepth === undefined ? DEFAULT_LIMITS.maxPayloadDepth : validateIntOption(input.maxPayloadDepth, 'limits.maxPayloadDepth', 1, MAX_PAYLOAD_DEPTH),
   };
 }
 

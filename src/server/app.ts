@@ -3,11 +3,13 @@
  * listen, so tests drive it with inject() and src/server/main.ts decides where it listens.
  * It does not own the queue: whoever opened it closes it, after app.close().
  */
+import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { DelayQueue } from '../engine/delay-queue.js';
 import { createTokenCheck } from './auth.js';
 import type { RouteContext } from './context.js';
 import { HttpError, errorBody, toWireError } from './errors.js';
+import { parseJsonBody } from './json-body.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 import { consumerRoutes } from './routes/consumers.js';
 import { pushRoutes } from './routes/push.js';
@@ -41,6 +43,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   // Only JSON bodies: fastify's text/plain parser would let a string reach the schemas.
   app.removeContentTypeParser('text/plain');
+  // Our JSON parser: clear answers to hostile bodies (json-body.ts).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    let value: unknown;
+    try {
+      value = parseJsonBody(body as string);
+    } catch (error) {
+      done(error as Error, undefined);
+      return;
+    }
+    done(null, value);
+  });
 
   const checkToken = options.token === undefined || options.token === '' ? null : createTokenCheck(options.token);
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
@@ -78,6 +92,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       if (mapped.status === 401) reply.header('www-authenticate', 'Bearer');
       return reply.code(mapped.status).send(mapped.body);
     }
+    if (clientWentAway(error, request.raw)) {
+      // The client hung up mid-request (its body cut short): nothing failed here, and nobody hears the answer.
+      request.log.debug({ code: error.code, message: error.message }, 'client disconnected mid-request');
+      return reply.code(400).send(errorBody('INVALID_JSON', 'body: the client disconnected before sending all of it'));
+    }
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send(errorBody('INTERNAL_ERROR', `internal error (request ${request.id})`));
   });
@@ -88,4 +107,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(pushRoutes, context);
   await app.register(systemRoutes, context);
   return app;
+}
+
+/** True for the error Node raises when the client closes the connection before its request ended. */
+function clientWentAway(error: FastifyError, raw: IncomingMessage): boolean {
+  const gone = raw.destroyed || raw.socket?.destroyed === true;
+  const code = error.code as string | undefined;
+  return gone && (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE' || error.message === 'aborted');
 }

@@ -8,6 +8,18 @@ import { T0, flush, openManual } from '../helpers/engine.js';
 
 const circular: Record<string, unknown> = {};
 circular['self'] = circular;
+/** `[[[...]]]` nested `depth` deep (built without recursion). */
+function nested(depth: number): unknown {
+  let value: unknown = [];
+  for (let i = 1; i < depth; i++) value = [value];
+  return value;
+}
+function nestedObjects(depth: number): unknown {
+  let value: unknown = { leaf: 1 };
+  for (let i = 1; i < depth; i++) value = { a: value };
+  return value;
+}
+const protoKey = JSON.parse('{"a":{"__proto__":{"polluted":true}}}') as unknown;
 const TEN_YEARS = Math.round(10 * 365.25 * 24 * 3600 * 1000);
 
 const badSchedules: [string, unknown, ErrorCode][] = [
@@ -36,6 +48,11 @@ const badSchedules: [string, unknown, ErrorCode][] = [
   ['payload with a BigInt', { topic: 't', payload: { n: 10n } }, 'INVALID_PAYLOAD'],
   ['circular payload', { topic: 't', payload: circular }, 'INVALID_PAYLOAD'],
   ['function payload', { topic: 't', payload: () => 1 }, 'INVALID_PAYLOAD'],
+  ['payload nested 100,000 deep', { topic: 't', payload: nested(100_000) }, 'PAYLOAD_TOO_DEEP'],
+  ['payload of objects nested 100,000 deep', { topic: 't', payload: nestedObjects(100_000) }, 'PAYLOAD_TOO_DEEP'],
+  ['payload nested 129 deep', { topic: 't', payload: { list: nested(128) } }, 'PAYLOAD_TOO_DEEP'],
+  ['payload with a __proto__ key', { topic: 't', payload: protoKey }, 'INVALID_ARGUMENT'],
+  ['payload with constructor.prototype', { topic: 't', payload: { constructor: { prototype: { x: 1 } } } }, 'INVALID_ARGUMENT'],
   ['payload over 1 MiB', { topic: 't', payload: 'x'.repeat(1024 * 1024) }, 'PAYLOAD_TOO_LARGE'],
   ['multibyte payload over 1 MiB', { topic: 't', payload: 'é'.repeat(600 * 1024) }, 'PAYLOAD_TOO_LARGE'],
   ['ttrMs zero', { topic: 't', ttrMs: 0 }, 'INVALID_OPTION'],
@@ -78,6 +95,26 @@ describe('bad input', () => {
     clock.advance(200);
     await flush();
     assert.deepEqual(seen, ['a', 'b']);
+    await q.close();
+  });
+
+  it('takes a payload nested exactly as deep as the limit, and one shared by two branches; names a forbidden key', async () => {
+    const { q } = await openManual();
+    await q.schedule({ topic: 't', id: 'deep', payload: { list: nested(127) } });
+    assert.equal((await q.get('deep'))?.payload !== undefined, true);
+    const shared = { n: 1 };
+    await q.schedule({ topic: 't', id: 'shared', payload: { a: shared, b: [shared, shared] } });
+    assert.deepEqual((await q.get('shared'))?.payload, { a: { n: 1 }, b: [{ n: 1 }, { n: 1 }] });
+    await q.schedule({ topic: 't', id: 'ctor', payload: { constructor: 'fine', prototype: 1 } });
+    await assert.rejects(q.schedule({ topic: 't', payload: protoKey }), (e: unknown) => e instanceof DelayQError && e.message.includes('"__proto__"'));
+    await assert.rejects(
+      q.schedule({ topic: 't', payload: { constructor: { prototype: {} } } }),
+      (e: unknown) => e instanceof DelayQError && e.message.includes('"constructor.prototype"'),
+    );
+    const small = await openManual({ limits: { maxPayloadDepth: 2 } });
+    await small.q.schedule({ topic: 't', payload: [[1]] });
+    await assert.rejects(small.q.schedule({ topic: 't', payload: [[[1]]] }), (e: unknown) => e instanceof DelayQError && e.code === 'PAYLOAD_TOO_DEEP' && e.details?.['limit'] === 2);
+    await small.q.close();
     await q.close();
   });
 

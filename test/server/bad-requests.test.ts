@@ -4,6 +4,12 @@
 // store exactly as it was (GET /v1/stats counts unchanged).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
+import { DelayQueue } from '../../src/open-queue.js';
+import { buildApp } from '../../src/server/app.js';
 import { openTestApp, send, type RequestSpec, type TestApp } from '../helpers/service.js';
 
 const TOKEN = 'tok-123';
@@ -15,7 +21,13 @@ interface Case {
   readonly request: RequestSpec;
   readonly status: number;
   readonly code: string;
+  /** Something the message must say (a key's name). */
+  readonly says?: string;
 }
+
+const json = { 'content-type': 'application/json' };
+const deepArrays = (n: number): string => '['.repeat(n) + ']'.repeat(n);
+const deepObjects = (n: number): string => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}): RequestSpec => ({ method: 'POST', url, body, headers: { ...auth, ...headers } });
 
@@ -48,6 +60,16 @@ const CASES: Case[] = [
   { name: 'unknown backoff field', request: post('/v1/tasks', { topic: 'a', backoff: { base: 1 } }), status: 400, code: 'INVALID_ARGUMENT' },
   { name: 'payload over 1 MiB', request: post('/v1/tasks', { topic: 'a', payload: 'x'.repeat(1024 * 1024) }), status: 413, code: 'PAYLOAD_TOO_LARGE' },
   { name: 'body over the limit', request: post('/v1/tasks', { topic: 'a', payload: 'x'.repeat(2 * 1024 * 1024) }), status: 413, code: 'BODY_TOO_LARGE' },
+  { name: 'payload nested 100,000 deep (arrays)', request: post('/v1/tasks', `{"topic":"a","payload":${deepArrays(100_000)}}`, json), status: 400, code: 'PAYLOAD_TOO_DEEP' },
+  { name: 'payload nested 100,000 deep (objects)', request: post('/v1/tasks', `{"topic":"a","payload":${deepObjects(100_000)}}`, json), status: 400, code: 'PAYLOAD_TOO_DEEP' },
+  { name: 'payload nested 129 deep', request: post('/v1/tasks', `{"topic":"a","payload":${deepArrays(129)}}`, json), status: 400, code: 'PAYLOAD_TOO_DEEP', says: '128' },
+  { name: 'batch with a payload nested 100,000 deep', request: post('/v1/tasks/batch', `{"tasks":[{"topic":"a"},{"topic":"a","payload":${deepArrays(100_000)}}]}`, json), status: 400, code: 'PAYLOAD_TOO_DEEP' },
+  { name: 'topic nested 100,000 deep', request: post('/v1/tasks', `{"topic":${deepArrays(100_000)}}`, json), status: 400, code: 'INVALID_TOPIC' },
+  { name: 'a __proto__ key in the payload', request: post('/v1/tasks', '{"topic":"a","payload":{"x":{"__proto__":{"admin":true}}}}', json), status: 400, code: 'INVALID_ARGUMENT', says: 'body.payload.x.__proto__' },
+  { name: 'a __proto__ key spelled with escapes', request: post('/v1/tasks', '{"topic":"a","payload":{"\\u005f_proto__":{"admin":true}}}', json), status: 400, code: 'INVALID_ARGUMENT', says: '__proto__' },
+  { name: 'a constructor.prototype key in the payload', request: post('/v1/tasks', '{"topic":"a","payload":{"constructor":{"prototype":{"admin":true}}}}', json), status: 400, code: 'INVALID_ARGUMENT', says: 'constructor.prototype' },
+  { name: 'a __proto__ key at the top of the body', request: post('/v1/tasks', '{"__proto__":{"admin":true},"topic":"a"}', json), status: 400, code: 'INVALID_ARGUMENT', says: 'body.__proto__' },
+  { name: 'a __proto__ key in an ack batch', request: post('/v1/tasks/ack', '{"acks":[{"id":"t1","receipt":"r","__proto__":{}}]}', json), status: 400, code: 'INVALID_ARGUMENT', says: '__proto__' },
   { name: 'batch that is not an array', request: post('/v1/tasks/batch', { tasks: { topic: 'a' } }), status: 400, code: 'INVALID_ARGUMENT' },
   { name: 'batch with an unknown field', request: post('/v1/tasks/batch', { tasks: [], atomic: true }), status: 400, code: 'INVALID_ARGUMENT' },
   { name: 'batch over 10,000 tasks', request: post('/v1/tasks/batch', { tasks: Array.from({ length: 10_001 }, () => ({ topic: 'a' })) }), status: 413, code: 'BATCH_TOO_LARGE' },
@@ -98,9 +120,38 @@ describe('bad requests', () => {
       assert.equal(res.body.error.code, c.code, JSON.stringify(res.body));
       assert.equal(typeof res.body.error.message, 'string');
       assert.ok(res.body.error.message.length > 0);
+      const message = res.body.error.message as string;
+      if (c.says !== undefined) assert.ok(message.includes(c.says), message);
       assert.deepEqual(await counts(), baseline);
     });
   }
+});
+
+describe('a client that hangs up mid-request', () => {
+  it('is logged at debug, not as a server error, and the server carries on', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const queue = await DelayQueue.open({});
+    const app = await buildApp({ queue, logger });
+    try {
+      const base = await app.listen({ host: '127.0.0.1', port: 0 });
+      const socket = connect(Number(new URL(base).port), '127.0.0.1');
+      await once(socket, 'connect');
+      // Promises 1,000 bytes of body, sends 10, hangs up.
+      socket.write('POST /v1/tasks HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"topic":');
+      await sleep(100);
+      socket.destroy();
+      const deadline = Date.now() + 5_000;
+      while (!lines.some((l) => l.msg === 'client disconnected mid-request') && Date.now() < deadline) await sleep(10);
+      assert.ok(lines.some((l) => l.level === 20 && l.msg === 'client disconnected mid-request'), JSON.stringify(lines));
+      assert.deepEqual(lines.filter((l) => l.level >= 40), [], 'nothing at warn or error');
+      const fine = await fetch(`${base}/v1/tasks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"topic":"a"}' });
+      assert.equal(fine.status, 201);
+    } finally {
+      await app.close();
+      await queue.close();
+    }
+  });
 });
 
 describe('shutting down', () => {

@@ -18,7 +18,16 @@ export interface Limits {
   readonly maxBatch: number;
   readonly maxTtrMs: number;
   readonly maxAttempts: number;
+  /**
+   * Deepest nesting of objects and arrays in a payload (a bare value is depth 0, `{}` and
+   * `[]` depth 1). Checked without recursion before the payload is serialised, so a payload
+   * nested 100,000 deep is PAYLOAD_TOO_DEEP, not a stack overflow. Default 128, at most 1,000.
+   */
+  readonly maxPayloadDepth: number;
 }
+
+/** The highest `maxPayloadDepth` a caller may set: JSON.stringify recurses once per level. */
+export const MAX_PAYLOAD_DEPTH = 1_000;
 
 export const DEFAULT_LIMITS: Limits = {
   maxPayloadBytes: 1024 * 1024,
@@ -28,6 +37,7 @@ export const DEFAULT_LIMITS: Limits = {
   maxBatch: 10_000,
   maxTtrMs: 24 * 3600 * 1000,
   maxAttempts: 1_000,
+  maxPayloadDepth: 128,
 };
 
 export interface TaskDefaults {
@@ -147,10 +157,13 @@ export function validateWhen(input: unknown, now: number, limits: Limits = DEFAU
 }
 
 export function serializePayload(payload: unknown, limits: Limits = DEFAULT_LIMITS): string {
+  if (typeof payload === 'object' && payload !== null) checkPayloadShape(payload, limits);
   let text: string | undefined;
   try {
     text = JSON.stringify(payload === undefined ? null : payload);
   } catch (error) {
+    // A toJSON that returns something deeper than the walk saw overflows here instead.
+    if (error instanceof RangeError) throw payloadTooDeep(limits);
     fail('INVALID_PAYLOAD', 'payload', `is not JSON-serialisable: ${(error as Error).message}`);
   }
   if (text === undefined) fail('INVALID_PAYLOAD', 'payload', 'is not JSON-serialisable', payload);
@@ -161,6 +174,79 @@ export function serializePayload(payload: unknown, limits: Limits = DEFAULT_LIMI
       limit: limits.maxPayloadBytes,
     });
   return text;
+}
+
+/**
+ * Walks a payload's objects and arrays without recursion (JSON.stringify recurses, and a
+ * payload nested 100,000 deep overflows the stack): PAYLOAD_TOO_DEEP past
+ * `limits.maxPayloadDepth`, INVALID_PAYLOAD for a cycle, INVALID_ARGUMENT for a key that
+ * pollutes prototypes where the payload is parsed and merged (`__proto__`, or `constructor`
+ * holding a `prototype`), which fastify refuses in an HTTP body too. Every node costs at
+ * least one byte of JSON, so a walk past maxPayloadBytes nodes is PAYLOAD_TOO_LARGE early.
+ * Depth-first with an explicit stack: when a node of depth d is taken, path[0..d-1] are its
+ * ancestors, which is how a cycle is told from a value shared by two branches.
+ */
+function checkPayloadShape(root: object, limits: Limits): void {
+  const maxDepth = limits.maxPayloadDepth;
+  const stack: object[] = [root];
+  const depths: number[] = [1];
+  const path: object[] = [];
+  let budget = limits.maxPayloadBytes;
+  try {
+    while (stack.length > 0) {
+      const node = stack.pop()!;
+      const depth = depths.pop()!;
+      if (depth > maxDepth) throw payloadTooDeep(limits);
+      path.length = depth - 1;
+      for (let i = 0; i < path.length; i++) if (path[i] === node) fail('INVALID_PAYLOAD', 'payload', 'is circular (an object contains itself)');
+      path.push(node);
+      if (Array.isArray(node)) {
+        const items = node as unknown[];
+        budget -= items.length + 1;
+        for (let i = items.length - 1; i >= 0; i--) {
+          const item = items[i];
+          if (typeof item === 'object' && item !== null) {
+            stack.push(item);
+            depths.push(depth + 1);
+          }
+        }
+      } else {
+        const record = node as Record<string, unknown>;
+        const keys = Object.keys(record);
+        budget -= keys.length + 1;
+        for (let i = keys.length - 1; i >= 0; i--) {
+          const key = keys[i]!;
+          const value = record[key];
+          if (key === '__proto__') forbiddenKey('__proto__');
+          if (typeof value === 'object' && value !== null) {
+            if (key === 'constructor' && Object.hasOwn(value, 'prototype')) forbiddenKey('constructor.prototype');
+            stack.push(value);
+            depths.push(depth + 1);
+          }
+        }
+      }
+      if (budget < 0)
+        throw new DelayQError('PAYLOAD_TOO_LARGE', `payload: serialised size exceeds ${limits.maxPayloadBytes} bytes`, { field: 'payload', limit: limits.maxPayloadBytes });
+    }
+  } catch (error) {
+    if (error instanceof DelayQError) throw error;
+    // A getter that throws, a revoked proxy...: JSON.stringify would fail on it as well.
+    fail('INVALID_PAYLOAD', 'payload', `is not JSON-serialisable: ${(error as Error).message}`);
+  }
+}
+
+function payloadTooDeep(limits: Limits): DelayQError {
+  return new DelayQError('PAYLOAD_TOO_DEEP', `payload: nested deeper than ${limits.maxPayloadDepth} levels of objects and arrays`, {
+    field: 'payload',
+    limit: limits.maxPayloadDepth,
+  });
+}
+
+function forbiddenKey(key: string): never {
+  throw new DelayQError('INVALID_ARGUMENT', `payload: the key "${key}" is not allowed (it can pollute prototypes where the payload is parsed)`, {
+    field: 'payload',
+    key,
+  });
 }
 
 export function utf8Length(text: string): number {
