@@ -23,6 +23,15 @@ export interface StoreOptions {
   /** Redis: shards per namespace. Default 16. */
   shards?: number;
   /**
+   * Redis: every write resolves only once this many replicas (of the shard's master, on a
+   * cluster) acknowledged it (`WAIT`), so a failover cannot lose it; fewer within
+   * `waitTimeoutMs` rejects with STORE_UNAVAILABLE. Default 0: Redis' asynchronous
+   * replication, where a failover may lose the last writes the master acknowledged. docs/redis.md.
+   */
+  waitReplicas?: number;
+  /** Redis: how long a write waits for `waitReplicas` replicas. Default 1,000 ms. */
+  waitTimeoutMs?: number;
+  /**
    * Where a store reports failures of its background work (SQLite: checkpoints, unparking;
    * Redis: lease ticks, returning kept tasks), which no caller awaits. `DelayQueue.open`
    * passes its own logger when none is given here. Default: silent.

@@ -50,6 +50,8 @@ export interface RedisServerOptions {
   /** Reuse a data dir (a restart). */
   readonly dir?: string;
   readonly port?: number;
+  /** Start as a replica of the master on this port (`--replicaof`); resolves once its link is up. */
+  readonly replicaOf?: number;
   readonly extraArgs?: readonly string[];
 }
 
@@ -62,6 +64,9 @@ export interface RedisServer {
   stop(): Promise<void>;
   /** SIGKILL: a crash. */
   kill(): Promise<void>;
+  /** SIGSTOP: frozen (no answers, connections kept); `resume` sends SIGCONT. */
+  pause(): void;
+  resume(): void;
   /** Removes the data dir (after stop). */
   remove(): void;
 }
@@ -84,6 +89,7 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     '--protected-mode', 'no', '--maxmemory-policy', options.maxmemoryPolicy ?? 'noeviction', '--loglevel', 'warning',
     '--appendonly', options.appendonly ? 'yes' : 'no', '--appendfsync', 'always',
   ];
+  if (options.replicaOf !== undefined) args.push('--replicaof', '127.0.0.1', String(options.replicaOf));
   if (options.cluster) args.push('--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'), '--cluster-node-timeout', '2000');
   args.push(...(options.extraArgs ?? []));
   const child = spawn(REDIS_SERVER ?? 'redis-server', args, { stdio: ['ignore', 'ignore', 'inherit'] });
@@ -94,11 +100,22 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
   }
   // AOF loading: PING answers LOADING until the data is back.
   while (cli(port, 'INFO', 'persistence').includes('loading:1')) await sleep(20);
+  if (options.replicaOf !== undefined)
+    while (!cli(port, 'INFO', 'replication').includes('master_link_status:up')) {
+      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not reach its master ${options.replicaOf}`);
+      await sleep(20);
+    }
   return {
     port,
     dir,
     url: `redis://127.0.0.1:${port}`,
     pid: child.pid ?? -1,
+    pause() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGSTOP');
+    },
+    resume() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGCONT');
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited(child);
@@ -119,11 +136,15 @@ export interface RedisCluster {
   stop(): Promise<void>;
 }
 
-/** N masters, no replicas, slots split evenly by `redis-cli --cluster create`. */
-export async function startCluster(masters = 3): Promise<RedisCluster> {
-  const servers = await Promise.all(Array.from({ length: masters }, () => startRedis({ cluster: true })));
+/**
+ * N masters, slots split evenly by `redis-cli --cluster create`, and `replicas` replicas of
+ * each (servers[0..N-1] are the masters, then their replicas; which replica follows which
+ * master is redis-cli's choice: ask CLUSTER NODES).
+ */
+export async function startCluster(masters = 3, replicas = 0, options: Omit<RedisServerOptions, 'cluster'> = {}): Promise<RedisCluster> {
+  const servers = await Promise.all(Array.from({ length: masters * (1 + replicas) }, () => startRedis({ ...options, cluster: true })));
   const nodes = servers.map((s) => `127.0.0.1:${s.port}`);
-  const created = spawnSync(REDIS_CLI ?? 'redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'], {
+  const created = spawnSync(REDIS_CLI ?? 'redis-cli', ['--cluster', 'create', ...nodes, '--cluster-replicas', String(replicas), '--cluster-yes'], {
     encoding: 'utf8',
   });
   if (created.status !== 0) throw new Error(`redis-cli --cluster create failed: ${created.stdout}${created.stderr}`);
@@ -132,6 +153,12 @@ export async function startCluster(masters = 3): Promise<RedisCluster> {
     if (Date.now() > deadline) throw new Error('the cluster did not reach cluster_state:ok');
     await sleep(50);
   }
+  // Every replica synced with its master.
+  if (replicas > 0)
+    while (!servers.slice(masters).every((s) => cli(s.port, 'INFO', 'replication').includes('master_link_status:up'))) {
+      if (Date.now() > deadline) throw new Error('the cluster replicas did not sync');
+      await sleep(50);
+    }
   return {
     servers,
     url: `redis+cluster://${nodes.join(',')}`,

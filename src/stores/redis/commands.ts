@@ -8,6 +8,7 @@ import { DelayQError } from '../../core/errors.js';
 import type { CancelOutcome } from '../../core/ports.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import { sendCoalesced, type RedisClient } from './connection.js';
+import { execAndWait, waitSetting, type WaitReplicas } from './replication.js';
 import type { ShardKeys } from './keys.js';
 import { scripts, type ScriptName } from './scripts.js';
 
@@ -16,7 +17,17 @@ type Arg = string | number;
 /** Most tasks or ids per script call: keeps each call short (Redis runs one script at a time). */
 export const MAX_SCRIPT_BATCH = 500;
 
+/**
+ * Scripts whose writes wait for replicas under `waitReplicas` (replication.ts): every one
+ * that writes, but load-due (reads only) and the shard leases (whose loss in a failover
+ * costs a takeover, never a task: another process takes the shard and delivers its due
+ * tasks, at least once).
+ */
+const WAITED: ReadonlySet<ScriptName> = new Set<ScriptName>(['schedule', 'cancel', 'reschedule', 'reserve', 'ack', 'nack', 'expire', 'retry-dead', 'purge', 'unpark', 'promote', 'reserve-ready', 'release']);
+
 async function run(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
+  const wait = WAITED.has(name) ? waitSetting(client) : undefined;
+  if (wait !== undefined) return runAndWait(client, name, keys, args, wait);
   const script = scripts().get(name)!;
   try {
     return await sendCoalesced(client, () => client.evalsha(script.sha, keys.length, ...keys, ...args));
@@ -25,6 +36,25 @@ async function run(client: RedisClient, name: ScriptName, keys: readonly string[
       try {
         return await sendCoalesced(client, () => client.eval(script.source, keys.length, ...keys, ...args));
       } catch (inner) {
+        throw unavailable(name, inner);
+      }
+    }
+    throw unavailable(name, error);
+  }
+}
+
+/** `run` under waitReplicas: the script and WAIT in one pipeline, EVAL when the script cache is empty. */
+async function runAndWait(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly Arg[], wait: WaitReplicas): Promise<unknown> {
+  const script = scripts().get(name)!;
+  try {
+    return await execAndWait(client, wait, name, (pipeline) => pipeline.evalsha(script.sha, keys.length, ...keys, ...args));
+  } catch (error) {
+    if (error instanceof DelayQError) throw error;
+    if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+      try {
+        return await execAndWait(client, wait, name, (pipeline) => pipeline.eval(script.source, keys.length, ...keys, ...args));
+      } catch (inner) {
+        if (inner instanceof DelayQError) throw inner;
         throw unavailable(name, inner);
       }
     }

@@ -25,6 +25,8 @@ export interface UrlStoreOptions {
   prefix?: string;
   shards?: number;
   horizonMs?: number;
+  waitReplicas?: number;
+  waitTimeoutMs?: number;
 }
 
 /**
@@ -35,10 +37,10 @@ function queryOptions(query: URLSearchParams, invalid: (why: string) => DelayQEr
   const out: UrlStoreOptions = {};
   for (const [name, value] of query) {
     if (name === 'prefix') out.prefix = value;
-    else if (name === 'shards' || name === 'horizonMs') {
-      if (!/^\d+$/.test(value)) throw invalid(`${name} must be a positive integer (got "${value}")`);
+    else if (name === 'shards' || name === 'horizonMs' || name === 'waitReplicas' || name === 'waitTimeoutMs') {
+      if (!/^\d+$/.test(value)) throw invalid(`${name} must be a non-negative integer (got "${value}")`);
       out[name] = Number(value);
-    } else throw invalid(`unknown parameter "${name}"; known: prefix, shards, horizonMs`);
+    } else throw invalid(`unknown parameter "${name}"; known: prefix, shards, horizonMs, waitReplicas, waitTimeoutMs`);
   }
   return out;
 }

@@ -21,6 +21,7 @@ import { ReadyReserver } from './ready-reserver.js';
 import { ReadyWaiters } from './ready-waiters.js';
 import { RedisStore } from './redis-store.js';
 import { RemoteTimers } from './remote-timers.js';
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
 import { ShardLeases } from './shard-leases.js';
 import { Subscriber } from './subscriber.js';
@@ -50,7 +51,7 @@ const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export async function openRedisStore(url: string, options: RedisStoreOptions): Promise<TaskStore> {
   const parsed = parseRedisUrl(url);
-  const { prefix, shards, horizonMs } = resolveOptions(withUrlOptions(url, parsed.storeOptions, options));
+  const { prefix, shards, horizonMs, wait } = resolveOptions(withUrlOptions(url, parsed.storeOptions, options));
   const logger = options.logger ?? silentLogger;
   const client = connect(parsed);
   // ioredis reconnects by itself; with no listener it prints each error to the console.
@@ -58,6 +59,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
   try {
     await client.ping();
     await assertNoEviction(client);
+    requireReplicas(client, wait);
     await preloadScripts(client, [...scripts().values()].map((script) => script.source));
     const keys = buildKeyspace(prefix, shards);
     await checkMeta(client, keys, shards);
@@ -80,15 +82,19 @@ function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: RedisStore
   const prefix = agreed('prefix', fromUrl.prefix, given.prefix);
   const shards = agreed('shards', fromUrl.shards, given.shards);
   const horizonMs = agreed('horizonMs', fromUrl.horizonMs, given.horizonMs);
+  const waitReplicas = agreed('waitReplicas', fromUrl.waitReplicas, given.waitReplicas);
+  const waitTimeoutMs = agreed('waitTimeoutMs', fromUrl.waitTimeoutMs, given.waitTimeoutMs);
   return {
     ...given,
+    ...(waitReplicas !== undefined ? { waitReplicas } : {}),
+    ...(waitTimeoutMs !== undefined ? { waitTimeoutMs } : {}),
     ...(prefix !== undefined ? { prefix } : {}),
     ...(shards !== undefined ? { shards } : {}),
     ...(horizonMs !== undefined ? { horizonMs } : {}),
   };
 }
 
-export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: string; shards: number; horizonMs: number } {
+export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: string; shards: number; horizonMs: number; wait: WaitReplicas } {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (!PREFIX_PATTERN.test(prefix))
     throw new DelayQError('INVALID_OPTION', 'prefix: 1 to 100 characters of [A-Za-z0-9._:-]', { field: 'prefix' });
@@ -97,7 +103,13 @@ export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: 
     throw new DelayQError('INVALID_OPTION', `shards: an integer from 1 to ${MAX_SHARDS}`, { field: 'shards' });
   const horizonMs = options.horizonMs ?? DEFAULT_HORIZON_MS;
   if (!(horizonMs > 0)) throw new DelayQError('INVALID_OPTION', 'horizonMs: a positive number of ms', { field: 'horizonMs' });
-  return { prefix, shards, horizonMs };
+  const replicas = options.waitReplicas ?? 0;
+  if (!Number.isInteger(replicas) || replicas < 0 || replicas > MAX_WAIT_REPLICAS)
+    throw new DelayQError('INVALID_OPTION', `waitReplicas: an integer from 0 (off) to ${MAX_WAIT_REPLICAS}`, { field: 'waitReplicas' });
+  const timeoutMs = options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WAIT_TIMEOUT_MS)
+    throw new DelayQError('INVALID_OPTION', `waitTimeoutMs: an integer from 1 to ${MAX_WAIT_TIMEOUT_MS} ms`, { field: 'waitTimeoutMs' });
+  return { prefix, shards, horizonMs, wait: { replicas, timeoutMs } };
 }
 
 /** The shard count is fixed per namespace: tasks are placed by hash(id) mod shards. */

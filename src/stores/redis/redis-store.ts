@@ -19,6 +19,7 @@
  * the kept-task release (kept-releaser.ts), the timers channel and shard takeover
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
+import type { ChainableCommander } from 'ioredis';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { DelayQError } from '../../core/errors.js';
 import type { PushSubscription } from '../../core/push.js';
@@ -42,6 +43,7 @@ import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, ty
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
+import { execAndWait, waitSetting } from './replication.js';
 import {
   ackScript,
   cancelScript,
@@ -381,7 +383,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
   async putPushSubscription(subscription: PushSubscription): Promise<void> {
     this.assertOpen();
     const json = encodePushSubscription(subscription);
-    await this.call(() => this.client.hset(this.keys.push, subscription.topic, json));
+    await this.write(`hset ${this.keys.push}`, () => this.client.hset(this.keys.push, subscription.topic, json), (p) => p.hset(this.keys.push, subscription.topic, json));
   }
 
   async getPushSubscription(topic: string): Promise<PushSubscription | null> {
@@ -403,7 +405,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   async deletePushSubscription(topic: string): Promise<boolean> {
     this.assertOpen();
-    return (await this.call(() => this.client.hdel(this.keys.push, topic))) > 0;
+    return Number(await this.write(`hdel ${this.keys.push}`, () => this.client.hdel(this.keys.push, topic), (p) => p.hdel(this.keys.push, topic))) > 0;
   }
 
   /** A field that is not a subscription is skipped, not thrown: one bad field must not stop the pushes of every topic. */
@@ -496,10 +498,18 @@ export class RedisStore implements TaskStore, SharedDispatch {
   }
 
   /** Plain (non-script) commands: Redis errors become STORE_UNAVAILABLE. */
+  /** A plain write command: under waitReplicas, in a pipeline with WAIT (replication.ts). */
+  private async write(what: string, command: () => Promise<unknown>, queue: (pipeline: ChainableCommander) => void): Promise<unknown> {
+    const wait = waitSetting(this.client);
+    if (wait === undefined) return this.call(command);
+    return this.call(() => execAndWait(this.client, wait, what, queue));
+  }
+
   private async call<T>(command: () => Promise<T>): Promise<T> {
     try {
       return await command();
     } catch (error) {
+      if (error instanceof DelayQError) throw error;
       const message = error instanceof Error ? error.message : String(error);
       throw new DelayQError('STORE_UNAVAILABLE', `redis: ${message}`, {}, { cause: error });
     }
