@@ -1,0 +1,127 @@
+/**
+ * A chaos worker: one delayq process that produces and consumes under load, and logs every
+ * fact the checker needs to stdout, one line each (a pipe: Node writes it synchronously on
+ * Linux, so a line written survives the SIGKILL that follows it):
+ *
+ *   S <id> <runAt>            the schedule of <id> was acknowledged (scheduleMany resolved)
+ *   D <id> <attempt> <at>     <id> was handed to this consumer (reserve resolved) at <at>
+ *   A <id> <attempt> <at>     the ack of that delivery was acknowledged (acked) at <at>
+ *   R                         ready (the queue is open)
+ *
+ * Configured by the CHAOS_WORKER environment variable (JSON, WorkerConfig). SIGUSR2 stops
+ * producing (the drain phase); SIGTERM closes the queue and exits.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isDelayQError } from '../src/core/errors.js';
+import { DelayQueue } from '../src/open-queue.js';
+import type { StoreOptions } from '../src/stores/open-store.js';
+
+export interface WorkerConfig {
+  readonly store: string;
+  readonly storeOptions?: Omit<StoreOptions, 'logger' | 'clock'>;
+  /** Ids are `<idPrefix>-<n>`: unique per worker start. */
+  readonly idPrefix: string;
+  /** Tasks scheduled per second (0: consume only). */
+  readonly rate: number;
+  /** runAt = now + a random delay in [0, maxDelayMs]. */
+  readonly maxDelayMs: number;
+  readonly payloadBytes: number;
+  readonly ttrMs: number;
+  /** Concurrent reserve loops. */
+  readonly consumers: number;
+}
+
+const config = JSON.parse(process.env['CHAOS_WORKER'] ?? '{}') as WorkerConfig;
+const out = (text: string): void => void process.stdout.write(text);
+
+let producing = config.rate > 0;
+let running = true;
+process.on('SIGUSR2', () => (producing = false));
+
+async function openQueue(): Promise<DelayQueue> {
+  // After a SIGKILL the store may still be coming back (a Redis restarting, a cluster failing over).
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      return await DelayQueue.open({ store: config.store, ...(config.storeOptions ? { storeOptions: config.storeOptions } : {}) });
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await sleep(200);
+    }
+  }
+}
+
+async function produce(queue: DelayQueue): Promise<void> {
+  const payload = { p: 'x'.repeat(Math.max(0, config.payloadBytes - 8)) };
+  const tickMs = 50;
+  const perTick = Math.max(1, Math.round((config.rate * tickMs) / 1000));
+  let n = 0;
+  while (producing && running) {
+    const started = Date.now();
+    const batch = Array.from({ length: perTick }, () => ({
+      id: `${config.idPrefix}-${n++}`,
+      topic: 'chaos',
+      payload,
+      runAt: Date.now() + Math.floor(Math.random() * (config.maxDelayMs + 1)),
+      ttrMs: config.ttrMs,
+      maxAttempts: 1_000,
+      backoff: { baseMs: 50, factor: 1, maxMs: 50, jitter: 0 },
+    }));
+    // Sent again until acknowledged (schedule is idempotent by id); only then is it the checker's.
+    for (;;) {
+      try {
+        await queue.scheduleMany(batch);
+        out(batch.map((t) => `S ${t.id} ${t.runAt}\n`).join(''));
+        break;
+      } catch (error) {
+        if (!running || !producing || (isDelayQError(error) && error.code === 'QUEUE_CLOSED')) return;
+        await sleep(100);
+      }
+    }
+    await sleep(Math.max(0, tickMs - (Date.now() - started)));
+  }
+}
+
+async function consume(queue: DelayQueue): Promise<void> {
+  while (running) {
+    let batch;
+    try {
+      batch = await queue.reserve('chaos', { max: 20, waitMs: 300 });
+    } catch {
+      await sleep(100);
+      continue;
+    }
+    if (batch.length === 0) continue;
+    const at = Date.now();
+    out(batch.map((d) => `D ${d.id} ${d.attempt} ${at}\n`).join(''));
+    await sleep(Math.random() * 10);
+    // An ack whose answer is lost is sent again: acks are idempotent, so the resend says acked.
+    for (let tries = 0; tries < 20 && running; tries++) {
+      try {
+        const outcomes = await queue.ackMany(batch);
+        const done = Date.now();
+        out(batch.flatMap((d, i) => (outcomes[i] === 'acked' ? [`A ${d.id} ${d.attempt} ${done}\n`] : [])).join(''));
+        break;
+      } catch {
+        await sleep(100);
+      }
+    }
+  }
+}
+
+const queue = await openQueue();
+out('R\n');
+let stopping = false;
+process.on('SIGTERM', () => {
+  if (stopping) return;
+  stopping = true;
+  running = false;
+  producing = false;
+  void (async () => {
+    await sleep(400);
+    await queue.close().catch(() => undefined);
+    process.exit(0);
+  })();
+});
+const loops = [produce(queue), ...Array.from({ length: config.consumers }, () => consume(queue))];
+await Promise.all(loops);
