@@ -5,6 +5,11 @@
  *
  * - lost: a task whose schedule was acknowledged and that was never delivered.
  * - early: a delivery before the task's runAt.
+ *
+ * A delivery's time is when the store reserved it (reservedUntil - ttrMs), not when the
+ * answer reached the consumer: a consumer frozen (SIGSTOP) between the two gets a
+ * reservation that ran out meanwhile, whose task may have been delivered again and acked
+ * since; its own ack is then refused (stale), as the receipt promises.
  * - acked-again: a delivery of a task after an ack of an earlier delivery of it was
  *   acknowledged (the ack was lost, or a stale receipt acked); also an ack acknowledged
  *   for a delivery whose task had been delivered again since (a receipt that was not the

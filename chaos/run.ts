@@ -52,10 +52,10 @@ function spawnWorker(config: WorkerConfig, facts: Facts): Worker {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => void (stderr.length < 10_000 && (stderr += chunk.toString())));
+  child.stderr.on('data', (chunk: Buffer) => void (stderr.length < 10_000 && (stderr += chunk.toString())));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       if (line === 'R') resolve();
       else addLine(facts, line);
     });
@@ -95,9 +95,9 @@ async function spawnServer(store: string, port: number): Promise<Server> {
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let logs = '';
-  child.stderr!.on('data', (chunk: Buffer) => void (logs.length < 10_000 && (logs += chunk.toString())));
+  child.stderr.on('data', (chunk: Buffer) => void (logs.length < 10_000 && (logs += chunk.toString())));
   await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       if (line.includes('"delayq listening"')) resolve();
       else if (logs.length < 10_000) logs += `${line}\n`;
     });
@@ -162,6 +162,12 @@ async function scenario(
   console.log(`\n# ${name}: ${faults}`);
   await body(facts, notes);
   const verdict = check(facts);
+  // The facts behind each offending id, for the report.
+  const offending = new Set([...verdict.examples.lost, ...verdict.examples.early, ...verdict.examples.ackedAgain, ...verdict.examples.unexplained]);
+  for (const id of offending)
+    notes.push(
+      `${id}: scheduled runAt ${facts.scheduled.get(id) ?? '-'}; delivered ${JSON.stringify(facts.deliveries.filter((d) => d.id === id))}; acked ${JSON.stringify(facts.acks.filter((a) => a.id === id))}`,
+    );
   const row: Row = { name, faults, promise, seconds: Math.round((Date.now() - started) / 1000), notes, ...verdict };
   console.log(
     `  scheduled ${row.scheduled}, delivered ${row.delivered}, lost ${row.lost}, early ${row.early}, acked-again ${row.ackedAgain}, ` +
@@ -241,8 +247,7 @@ async function httpKills(kills: number): Promise<Row> {
           continue;
         }
         if (batch.length === 0) continue;
-        const at = Date.now();
-        for (const d of batch) addLine(facts, `D ${d.id} ${d.attempt} ${at}`);
+        for (const d of batch) addLine(facts, `D ${d.id} ${d.attempt} ${d.reservedUntil - 1_500}`);
         for (let tries = 0; tries < 20 && running; tries++) {
           try {
             const outcomes = await client.ackMany(batch);

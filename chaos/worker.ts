@@ -4,7 +4,9 @@
  * Linux, so a line written survives the SIGKILL that follows it):
  *
  *   S <id> <runAt>            the schedule of <id> was acknowledged (scheduleMany resolved)
- *   D <id> <attempt> <at>     <id> was handed to this consumer (reserve resolved) at <at>
+ *   D <id> <attempt> <at>     <id> was reserved for this consumer at <at> (the store's time of
+ *                             the reservation: reservedUntil - ttrMs), whenever the answer
+ *                             reached the consumer (a process frozen meanwhile gets it late)
  *   A <id> <attempt> <at>     the ack of that delivery was acknowledged (acked) at <at>
  *   R                         ready (the queue is open)
  *
@@ -92,8 +94,7 @@ async function consume(queue: DelayQueue): Promise<void> {
       continue;
     }
     if (batch.length === 0) continue;
-    const at = Date.now();
-    out(batch.map((d) => `D ${d.id} ${d.attempt} ${at}\n`).join(''));
+    out(batch.map((d) => `D ${d.id} ${d.attempt} ${d.reservedUntil - config.ttrMs}\n`).join(''));
     await sleep(Math.random() * 10);
     // An ack whose answer is lost is sent again: acks are idempotent, so the resend says acked.
     for (let tries = 0; tries < 20 && running; tries++) {
