@@ -193,6 +193,7 @@ function checkPayloadShape(root: object, limits: Limits): void {
   const path: object[] = [];
   let budget = limits.maxPayloadBytes;
   try {
+    if (isFlat(root)) return;
     while (stack.length > 0) {
       const node = stack.pop()!;
       const depth = depths.pop()!;
@@ -233,6 +234,23 @@ function checkPayloadShape(root: object, limits: Limits): void {
     // A getter that throws, a revoked proxy...: JSON.stringify would fail on it as well.
     fail('INVALID_PAYLOAD', 'payload', `is not JSON-serialisable: ${(error as Error).message}`);
   }
+}
+
+/**
+ * The common payload, a flat object of plain values (`{ orderId: 42 }`), needs no walk: no
+ * nesting, no cycle, and only a `__proto__` key to refuse. Checked without allocating the
+ * walk's stacks, since every scheduled task passes here. Anything else takes the walk.
+ */
+function isFlat(root: object): boolean {
+  if (Array.isArray(root)) return false;
+  const record = root as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    if (key === '__proto__') return false;
+    const value = record[key];
+    if (typeof value === 'object' && value !== null) return false;
+  }
+  return true;
 }
 
 function payloadTooDeep(limits: Limits): DelayQError {
