@@ -19,6 +19,12 @@ function nestedObjects(depth: number): unknown {
   for (let i = 1; i < depth; i++) value = { a: value };
   return value;
 }
+/** 60 levels of an object held twice: 2^60 nodes once serialised, a few bytes in memory. */
+function sharedTwice(levels: number): unknown {
+  let value: unknown = { leaf: 1 };
+  for (let i = 0; i < levels; i++) value = { a: value, b: value };
+  return value;
+}
 const protoKey = JSON.parse('{"a":{"__proto__":{"polluted":true}}}') as unknown;
 const TEN_YEARS = Math.round(10 * 365.25 * 24 * 3600 * 1000);
 
@@ -50,6 +56,7 @@ const badSchedules: [string, unknown, ErrorCode][] = [
   ['function payload', { topic: 't', payload: () => 1 }, 'INVALID_PAYLOAD'],
   ['payload nested 100,000 deep', { topic: 't', payload: nested(100_000) }, 'PAYLOAD_TOO_DEEP'],
   ['payload of objects nested 100,000 deep', { topic: 't', payload: nestedObjects(100_000) }, 'PAYLOAD_TOO_DEEP'],
+  ['payload that would serialise to 2^60 nodes', { topic: 't', payload: sharedTwice(60) }, 'PAYLOAD_TOO_LARGE'],
   ['payload nested 129 deep', { topic: 't', payload: { list: nested(128) } }, 'PAYLOAD_TOO_DEEP'],
   ['payload with a __proto__ key', { topic: 't', payload: protoKey }, 'INVALID_ARGUMENT'],
   ['payload with constructor.prototype', { topic: 't', payload: { constructor: { prototype: { x: 1 } } } }, 'INVALID_ARGUMENT'],

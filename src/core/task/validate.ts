@@ -177,58 +177,21 @@ export function serializePayload(payload: unknown, limits: Limits = DEFAULT_LIMI
 }
 
 /**
- * Walks a payload's objects and arrays without recursion (JSON.stringify recurses, and a
- * payload nested 100,000 deep overflows the stack): PAYLOAD_TOO_DEEP past
+ * Checks a payload's shape before JSON.stringify (which recurses once per level, so a
+ * payload nested 100,000 deep overflowed the stack): PAYLOAD_TOO_DEEP past
  * `limits.maxPayloadDepth`, INVALID_PAYLOAD for a cycle, INVALID_ARGUMENT for a key that
  * pollutes prototypes where the payload is parsed and merged (`__proto__`, or `constructor`
- * holding a `prototype`), which fastify refuses in an HTTP body too. Every node costs at
- * least one byte of JSON, so a walk past maxPayloadBytes nodes is PAYLOAD_TOO_LARGE early.
- * Depth-first with an explicit stack: when a node of depth d is taken, path[0..d-1] are its
- * ancestors, which is how a cycle is told from a value shared by two branches.
+ * holding a `prototype`), which an HTTP body is refused for too. The walk recurses, but
+ * never deeper than the limit (at most MAX_PAYLOAD_DEPTH = 1,000 small frames), so it
+ * cannot overflow either; `ancestors` holds the objects above the current one, which is
+ * how a cycle is told from a value shared by two branches. Every node costs at least one
+ * byte of JSON, so a walk of more nodes than maxPayloadBytes is PAYLOAD_TOO_LARGE early
+ * (a small cyclic-looking DAG would otherwise take exponential time).
  */
 function checkPayloadShape(root: object, limits: Limits): void {
-  const maxDepth = limits.maxPayloadDepth;
-  const stack: object[] = [root];
-  const depths: number[] = [1];
-  const path: object[] = [];
-  let budget = limits.maxPayloadBytes;
+  const walk: PayloadWalk = { maxDepth: limits.maxPayloadDepth, budget: limits.maxPayloadBytes, ancestors: [], limits };
   try {
-    if (isFlat(root)) return;
-    while (stack.length > 0) {
-      const node = stack.pop()!;
-      const depth = depths.pop()!;
-      if (depth > maxDepth) throw payloadTooDeep(limits);
-      path.length = depth - 1;
-      for (let i = 0; i < path.length; i++) if (path[i] === node) fail('INVALID_PAYLOAD', 'payload', 'is circular (an object contains itself)');
-      path.push(node);
-      if (Array.isArray(node)) {
-        const items = node as unknown[];
-        budget -= items.length + 1;
-        for (let i = items.length - 1; i >= 0; i--) {
-          const item = items[i];
-          if (typeof item === 'object' && item !== null) {
-            stack.push(item);
-            depths.push(depth + 1);
-          }
-        }
-      } else {
-        const record = node as Record<string, unknown>;
-        const keys = Object.keys(record);
-        budget -= keys.length + 1;
-        for (let i = keys.length - 1; i >= 0; i--) {
-          const key = keys[i]!;
-          const value = record[key];
-          if (key === '__proto__') forbiddenKey('__proto__');
-          if (typeof value === 'object' && value !== null) {
-            if (key === 'constructor' && Object.hasOwn(value, 'prototype')) forbiddenKey('constructor.prototype');
-            stack.push(value);
-            depths.push(depth + 1);
-          }
-        }
-      }
-      if (budget < 0)
-        throw new DelayQError('PAYLOAD_TOO_LARGE', `payload: serialised size exceeds ${limits.maxPayloadBytes} bytes`, { field: 'payload', limit: limits.maxPayloadBytes });
-    }
+    walkNode(root, 1, walk);
   } catch (error) {
     if (error instanceof DelayQError) throw error;
     // A getter that throws, a revoked proxy...: JSON.stringify would fail on it as well.
@@ -236,21 +199,45 @@ function checkPayloadShape(root: object, limits: Limits): void {
   }
 }
 
-/**
- * The common payload, a flat object of plain values (`{ orderId: 42 }`), needs no walk: no
- * nesting, no cycle, and only a `__proto__` key to refuse. Checked without allocating the
- * walk's stacks, since every scheduled task passes here. Anything else takes the walk.
- */
-function isFlat(root: object): boolean {
-  if (Array.isArray(root)) return false;
-  const record = root as Record<string, unknown>;
-  for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue;
-    if (key === '__proto__') return false;
-    const value = record[key];
-    if (typeof value === 'object' && value !== null) return false;
+interface PayloadWalk {
+  readonly maxDepth: number;
+  budget: number;
+  readonly ancestors: object[];
+  readonly limits: Limits;
+}
+
+function walkNode(node: object, depth: number, walk: PayloadWalk): void {
+  if (depth > walk.maxDepth) throw payloadTooDeep(walk.limits);
+  const ancestors = walk.ancestors;
+  for (let i = 0; i < ancestors.length; i++) if (ancestors[i] === node) fail('INVALID_PAYLOAD', 'payload', 'is circular (an object contains itself)');
+  ancestors.push(node);
+  if (Array.isArray(node)) {
+    const items = node as unknown[];
+    walk.budget -= items.length + 1;
+    if (walk.budget < 0) throw payloadTooLarge(walk.limits);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (typeof item === 'object' && item !== null) walkNode(item, depth + 1, walk);
+    }
+  } else {
+    const record = node as Record<string, unknown>;
+    for (const key in record) {
+      if (!Object.hasOwn(record, key)) continue;
+      if (key === '__proto__') forbiddenKey('__proto__');
+      walk.budget--;
+      const value = record[key];
+      if (typeof value === 'object' && value !== null) {
+        if (key === 'constructor' && Object.hasOwn(value, 'prototype')) forbiddenKey('constructor.prototype');
+        walkNode(value, depth + 1, walk);
+      }
+    }
+    if (--walk.budget < 0) throw payloadTooLarge(walk.limits);
   }
-  return true;
+  ancestors.pop();
+}
+
+function payloadTooLarge(limits: Limits): DelayQError {
+  return new DelayQError('PAYLOAD_TOO_LARGE', `payload: serialised size exceeds ${limits.maxPayloadBytes} bytes`, { field: 'payload', limit: limits.maxPayloadBytes });
 }
 
 function payloadTooDeep(limits: Limits): DelayQError {
