@@ -20,7 +20,7 @@ export interface Limits {
   readonly maxAttempts: number;
   /**
    * Deepest nesting of objects and arrays in a payload (a bare value is depth 0, `{}` and
-   * `[]` depth 1). Checked without recursion before the payload is serialised, so a payload
+   * `[]` depth 1). Checked before the payload is serialised, by a walk that stops at the limit, so a payload
    * nested 100,000 deep is PAYLOAD_TOO_DEEP, not a stack overflow. Default 128, at most 1,000.
    */
   readonly maxPayloadDepth: number;
