@@ -42,6 +42,9 @@ export const PUSH_DEFAULTS = {
   concurrency: 16,
 } as const;
 
+/** Pushes of tasks with their own url in flight at once, per process (their one consumer). */
+export const PUSH_LANE_CONCURRENCY = 64;
+
 /** How long an old secret keeps signing after a new one is set: receivers have a day to switch. */
 export const SECRET_ROTATION_GRACE_MS = 24 * 3600 * 1000;
 

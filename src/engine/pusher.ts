@@ -16,16 +16,29 @@
  * the subscription goes or the caller gives up, and aborts a reserve already waiting when
  * a subscription appears.
  *
+ * Tasks scheduled with their own `url` are filed under the internal lane PUSH_LANE
+ * (core/task/model.ts laneOf), which no pull consumer can name: one more consumer here,
+ * running while the Pusher runs, pushes them to their url, signed with their topic's
+ * subscription secrets or else the queue's default secret (ADR 0021).
+ *
  * A push is a reservation of timeoutMs + PUSH_RESERVATION_MARGIN_MS: if the process dies
  * mid-push, the task is delivered again once that runs out.
  */
 import { activeSecrets } from '../core/push-input.js';
-import { judgePush, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushSubscription } from '../core/push.js';
+import { judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushSubscription } from '../core/push.js';
 import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports.js';
-import type { Delivery } from '../core/task/model.js';
+import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import { RetryAfter } from './work-source.js';
 import { Worker, type Handler, type WorkSource } from './worker.js';
+
+/** What the Pusher needs for tasks with their own url. */
+export interface PushTargets {
+  /** Signs when the task's topic has no subscription; null: such a push fails its attempt. */
+  readonly defaultSecret: string | null;
+  /** The own url of a delivery reserved from PUSH_LANE. */
+  readonly targetOf: (delivery: Delivery) => string | undefined;
+}
 
 interface TopicConsumer {
   readonly subscription: PushSubscription;
@@ -48,6 +61,8 @@ export class Pusher {
   private queued: Promise<void> | null = null;
   private timer: TimerToken | null = null;
   private stopped = false;
+  /** The consumer of PUSH_LANE: tasks with their own url. */
+  private lane: Worker | null = null;
   /** The first read of the subscriptions: pull reserves wait for it, so none takes a pushed topic's task at start. */
   private started: Promise<void> = Promise.resolve();
   private startedDone = false;
@@ -60,10 +75,12 @@ export class Pusher {
     private readonly logger: Logger,
     private readonly inFlight: InFlight,
     private readonly syncMs: number,
+    private readonly targets: PushTargets = { defaultSecret: null, targetOf: () => undefined },
   ) {}
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
+    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS);
   }
 
   /**
@@ -116,6 +133,8 @@ export class Pusher {
     this.timer = null;
     for (const consumer of this.consumers.values()) this.retire(consumer);
     this.consumers.clear();
+    if (this.lane !== null) this.retire({ worker: this.lane });
+    this.lane = null;
     await this.running;
     await Promise.all([...this.retiring]);
     await this.ports.transport.close();
@@ -160,34 +179,51 @@ export class Pusher {
   }
 
   private handlerFor(subscription: PushSubscription): Handler {
-    const { transport, signer } = this.ports;
-    const { url, timeoutMs, headers: extra } = subscription;
-    return async (delivery: Delivery): Promise<void> => {
-      const now = this.clock.now();
-      // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
-      const body = JSON.stringify(delivery.payload) ?? 'null';
-      const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets: activeSecrets(subscription.secrets, now) });
-      const headers = {
-        ...extra,
-        'content-type': 'application/json',
-        ...signed,
-        'delayq-topic': delivery.topic,
-        'delayq-attempt': String(delivery.attempt),
-        'delayq-run-at': String(delivery.runAt),
-      };
-      // A push queued behind the transport's global cap still gives up before its reservation runs out.
-      const giveUp = new AbortController();
-      const timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
-      try {
-        const verdict = judgePush(await transport.send({ url, body, headers, timeoutMs }, giveUp.signal));
-        if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
-      } finally {
-        this.clock.clearTimer(timer);
-      }
-    };
+    const { url, timeoutMs, headers } = subscription;
+    return (delivery: Delivery): Promise<void> => this.push(delivery, url, timeoutMs, headers, activeSecrets(subscription.secrets, this.clock.now()));
   }
 
-  private retire(consumer: TopicConsumer): void {
+  /**
+   * A task with its own url: signed with its topic's subscription secrets when the topic
+   * has one (as this process last read them), else with the default secret; the
+   * subscription's timeout and headers do not apply (PUSH_DEFAULTS.timeoutMs, no headers).
+   */
+  private readonly laneHandler: Handler = (delivery: Delivery): Promise<void> => {
+    const url = this.targets.targetOf(delivery);
+    if (url === undefined) return Promise.reject(new Error('push: a task of the push lane without a url'));
+    const subscription = this.consumers.get(delivery.topic)?.subscription;
+    const secrets = subscription ? activeSecrets(subscription.secrets, this.clock.now()) : this.targets.defaultSecret !== null ? [this.targets.defaultSecret] : [];
+    if (secrets.length === 0)
+      return Promise.reject(new Error(`push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`));
+    return this.push(delivery, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
+  };
+
+  private async push(delivery: Delivery, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[]): Promise<void> {
+    const { transport, signer } = this.ports;
+    const now = this.clock.now();
+    // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
+    const body = JSON.stringify(delivery.payload) ?? 'null';
+    const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets });
+    const headers = {
+      ...extra,
+      'content-type': 'application/json',
+      ...signed,
+      'delayq-topic': delivery.topic,
+      'delayq-attempt': String(delivery.attempt),
+      'delayq-run-at': String(delivery.runAt),
+    };
+    // A push queued behind the transport's global cap still gives up before its reservation runs out.
+    const giveUp = new AbortController();
+    const timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
+    try {
+      const verdict = judgePush(await transport.send({ url, body, headers, timeoutMs }, giveUp.signal));
+      if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
+    } finally {
+      this.clock.clearTimer(timer);
+    }
+  }
+
+  private retire(consumer: Pick<TopicConsumer, 'worker'>): void {
     const closed = consumer.worker.close();
     this.retiring.add(closed);
     void closed.then(() => this.retiring.delete(closed));

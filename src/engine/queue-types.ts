@@ -25,6 +25,12 @@ export interface EngineOptions extends EngineTuningInput {
    * the queue pushes nothing and `setPush` is refused; close() closes the transport.
    */
   push?: PushPorts;
+  /**
+   * The default push secret (`whsec_...`): signs the pushes of tasks scheduled with their
+   * own `url` on a topic that has no push subscription. Without it such a task is refused
+   * (PUSH_NO_SECRET) unless its topic has a subscription. docs/push.md, "Per-task url".
+   */
+  pushSecret?: string;
 }
 
 export interface ScheduleResult {

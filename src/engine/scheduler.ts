@@ -20,7 +20,7 @@
 import type { EngineTuning } from '../core/options.js';
 import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
 import type { PushPorts } from '../core/push.js';
-import { toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import { PUSH_LANE, toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
 import { Expirer } from './expirer.js';
 import type { InFlight } from './in-flight.js';
@@ -38,6 +38,8 @@ import { QueueWorkSource, type WorkScheduler } from './work-source.js';
 export interface PushSetup {
   readonly ports: PushPorts;
   readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
+  /** Signs the pushes of tasks with their own url on a topic without a subscription; null: none. */
+  readonly defaultSecret: string | null;
 }
 
 export class Scheduler implements WorkScheduler {
@@ -48,6 +50,8 @@ export class Scheduler implements WorkScheduler {
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
   private readonly lateness = new LatenessRecorder();
+  /** The own push url of each task the Pusher reserved from PUSH_LANE, by its delivery. */
+  private readonly pushTargets = new WeakMap<Delivery, string>();
   /** Set once the store is about to close: no timer is placed any more. */
   private closed = false;
 
@@ -64,7 +68,10 @@ export class Scheduler implements WorkScheduler {
     this.pusher =
       push === undefined
         ? null
-        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs), clock, logger, inFlight, tuning.pushSyncMs);
+        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs), clock, logger, inFlight, tuning.pushSyncMs, {
+            defaultSecret: push.defaultSecret,
+            targetOf: (delivery) => this.pushTargets.get(delivery),
+          });
   }
 
   /** Timers in the wheel. */
@@ -121,7 +128,7 @@ export class Scheduler implements WorkScheduler {
   }
 
   private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
-    this.dispatcher.reserve(topic, max, signal, ttrMs, watch ? this.deliverWatched : this.deliver);
+    this.dispatcher.reserve(topic, max, signal, ttrMs, topic === PUSH_LANE ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
 
   /** How late deliveries were (delivered at - runAt). */
   latenessSummary(): LatenessSummary {
@@ -164,6 +171,19 @@ export class Scheduler implements WorkScheduler {
 
   private readonly deliverWatched = (record: ReservedTask, now: number): Delivery => {
     const delivery = this.deliver(record, now);
+    this.watch(delivery);
+    return delivery;
+  };
+
+  /** A delivery of PUSH_LANE, its task's url noted for the Pusher (a Delivery has no url field). */
+  private readonly deliverTarget = (record: ReservedTask, now: number): Delivery => {
+    const delivery = this.deliver(record, now);
+    if (record.url) this.pushTargets.set(delivery, record.url);
+    return delivery;
+  };
+
+  private readonly deliverTargetWatched = (record: ReservedTask, now: number): Delivery => {
+    const delivery = this.deliverTarget(record, now);
     this.watch(delivery);
     return delivery;
   };

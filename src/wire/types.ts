@@ -29,6 +29,11 @@ export interface ScheduleRequest {
   ttrMs?: number;
   maxAttempts?: number;
   backoff?: Partial<BackoffPolicy>;
+  /**
+   * Push this task to this URL when due, whatever its topic (never to pull consumers),
+   * signed with the topic's push secret or the server's default (docs/push.md).
+   */
+  url?: string;
 }
 
 export interface ScheduleResponse {
@@ -91,6 +96,8 @@ export interface TaskView<P = unknown> {
   updatedAt: number;
   reservedUntil: number | null;
   lastError: string | null;
+  /** The task's own push url (schedule's `url`), or null. */
+  url: string | null;
 }
 
 export interface ListQuery {

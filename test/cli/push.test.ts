@@ -41,4 +41,16 @@ describe('delayq push', () => {
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /INVALID_URL/);
   });
+
+  it('add --url schedules a task pushed to its own url; get shows it', async () => {
+    const set = await cli('push', 'set', 'hooks', 'https://hooks.example.com/topic');
+    assert.equal(set.code, 0, set.stderr);
+    const add = await cli('add', 'hooks', '--url', 'https://hooks.example.com/own?a=1', '--delay', '1h', '--id', 'own1', '--json');
+    assert.equal(add.code, 0, add.stderr);
+    const get = await cli('get', 'own1');
+    assert.match(get.stdout, /^url\s+https:\/\/hooks\.example\.com\/own\?a=1$/m);
+    const refused = await cli('add', 'nosub', '--url', 'https://hooks.example.com/own');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /PUSH_NO_SECRET/);
+  });
 });

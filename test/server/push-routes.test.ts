@@ -93,4 +93,29 @@ describe('push subscription routes (inject)', () => {
     assert.equal(badTopic.body.error.code, 'INVALID_TOPIC');
     assert.equal((await send(t.app, { method: 'GET', url: '/v1/topics/bad/push' })).status, 404);
   });
+
+  it('POST /v1/tasks with a url: 400 PUSH_NO_SECRET without a secret to sign with, 201 once the topic has a subscription; GET shows the url', async () => {
+    const refused = await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'own', url: URL_HOOK, delayMs: 60_000 } });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'PUSH_NO_SECRET');
+    assert.match(refused.body.error.message, /no push subscription.*--push-secret/);
+    await send(t.app, { method: 'PUT', url: '/v1/topics/own/push', body: { url: 'https://hooks.example.com/topic' } });
+    const created = await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'own', url: URL_HOOK, delayMs: 60_000 } });
+    assert.equal(created.status, 201);
+    const got = await send(t.app, { method: 'GET', url: `/v1/tasks/${created.body.id as string}` });
+    assert.equal(got.body.url, URL_HOOK);
+    const plain = await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'own', delayMs: 60_000 } });
+    assert.equal((await send(t.app, { method: 'GET', url: `/v1/tasks/${plain.body.id as string}` })).body.url, null);
+  });
+
+  it('POST /v1/tasks/batch with urls: each refused url fails its own item with its code', async () => {
+    await send(t.app, { method: 'PUT', url: '/v1/topics/own2/push', body: { url: 'https://hooks.example.com/topic' } });
+    const res = await send(t.app, {
+      method: 'POST',
+      url: '/v1/tasks/batch',
+      body: { tasks: [{ topic: 'own2', url: URL_HOOK }, { topic: 'own2', url: 'http://10.0.0.1/x' }, { topic: 'own2', url: 'ftp://x.example.com/' }, { topic: 'nosub', url: URL_HOOK }] },
+    });
+    const codes = (res.body.results as { id?: string; error?: { code: string } }[]).map((r) => r.error?.code ?? 'ok');
+    assert.deepEqual(codes, ['ok', 'INVALID_URL', 'INVALID_URL', 'PUSH_NO_SECRET']);
+  });
 });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { afterFailure, makeReceipt, nextState, type TaskEvent } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import {
   homeOf,
   type AckOutcome,
@@ -92,6 +92,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
         createdAt: now,
         updatedAt: now,
         lastError: null,
+        url: task.url ?? null,
         reservation: 0,
         reservedUntil: Number.NaN,
         seq: this.nextSeq++,
@@ -189,6 +190,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
       maxAttempts: task.maxAttempts,
       receipt: this.receiptOf(task),
       reservedUntil: task.reservedUntil,
+      url: task.url,
     });
   }
 
@@ -339,7 +341,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
   }
 
   private ttrRef(task: StoredTask): TimerRef {
-    return { id: task.id, topic: task.topic, kind: 'ttr', dueAt: task.reservedUntil, seq: task.seq, receipt: this.receiptOf(task) };
+    return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'ttr', dueAt: task.reservedUntil, seq: task.seq, receipt: this.receiptOf(task) };
   }
 
   private publicRecord(task: StoredTask): TaskRecord {
@@ -358,6 +360,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
       receipt: this.receiptOf(task),
       reservedUntil: task.reservation === 0 ? null : task.reservedUntil,
       lastError: task.lastError,
+      url: task.url,
     };
   }
 
@@ -423,6 +426,6 @@ function parseCanonical(text: string, from: number, to: number, radix: 10 | 36):
 
 /** A run ref of this store: its home is the task itself, which reserveRefs also reads. */
 function runRef(task: StoredTask): HomedRunRef {
-  return { id: task.id, topic: task.topic, kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
+  return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
 }
 

@@ -48,6 +48,8 @@ const str = (value: unknown): string => (typeof value === 'string' ? value : Str
 export interface ScheduleArgs {
   readonly id: string;
   readonly topic: string;
+  /** laneOf(topic, url): what the task's timer refs carry. */
+  readonly lane?: string;
   /** The packed body (codec.ts encodeNewTask). */
   readonly body: string;
   readonly runAt: number;

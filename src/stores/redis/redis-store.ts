@@ -38,7 +38,7 @@ import type {
   StoreStats,
   TaskStore,
 } from '../../core/ports.js';
-import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
@@ -136,7 +136,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
     const parkFrom = firstParkBucket(now, this.horizonMs);
     const args = tasks.map((t, i): ScheduleArgs => {
       const bucket = parkBucketOf(t.runAt);
-      return { id: t.id, topic: t.topic, body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
+      return { id: t.id, topic: t.topic, lane: laneOf(t.topic, t.url), body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
     });
     const outcomes = await this.byShard(args, async (shard, chunk) => {
       const replies = await scheduleScript(this.client, this.shard(shard), now, chunk, parkFrom);
@@ -144,7 +144,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
         const reply = replies[i]!;
         // An existing pending task gets its timer too: this call may repeat one whose reply
         // was lost after it created the task, and nothing else would put that in a wheel.
-        const ref: TimerRef | null = reply.pending ? { id: arg.id, topic: arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
+        const ref: TimerRef | null = reply.pending ? { id: arg.id, topic: arg.lane ?? arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
         return { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
       });
     });
