@@ -14,6 +14,7 @@ import {
   type AckOutcome,
   type AckRequest,
   type CancelOutcome,
+  type DeferOutcome,
   type DueCursor,
   type HomedRunRef,
   type StoreNackOptions,
@@ -192,6 +193,19 @@ export class MemoryStore implements TaskStore, TimerHomes {
       reservedUntil: task.reservedUntil,
       url: task.url,
     });
+  }
+
+  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return { status: 'not_found' };
+    if (!this.holds(task, receipt)) return { status: 'stale' };
+    this.apply(task, 'defer', now);
+    task.reservation = 0;
+    task.reservedUntil = Number.NaN;
+    task.attempts--;
+    task.runAt = runAt;
+    return { status: 'deferred', ref: runRef(task) };
   }
 
   async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {

@@ -170,6 +170,10 @@ export async function nackScript(client: RedisClient, shard: ShardKeys, now: num
   return moveReply(await run(client, 'nack', standardKeys(shard), args));
 }
 
+export async function deferScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string, runAt: number): Promise<MoveReply> {
+  return moveReply(await run(client, 'defer', standardKeys(shard), [now, id, receipt, runAt]));
+}
+
 export async function expireScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string): Promise<MoveReply> {
   return moveReply(await run(client, 'expire', standardKeys(shard), [now, id, receipt]));
 }

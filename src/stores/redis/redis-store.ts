@@ -26,6 +26,7 @@ import type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
+  DeferOutcome,
   DueCursor,
   StoreNackOptions,
   NackOutcome,
@@ -45,6 +46,7 @@ import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
   ackScript,
   cancelScript,
+  deferScript,
   expireScript,
   loadDueScript,
   MAX_SCRIPT_BATCH,
@@ -256,6 +258,16 @@ export class RedisStore implements TaskStore, SharedDispatch {
   async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
     this.assertOpen();
     return this.nackOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
+  }
+
+  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    this.assertOpen();
+    const reply = await deferScript(this.client, this.shardOfId(id), now, id, receipt, runAt);
+    if (reply.status !== 'deferred') return { status: reply.status as 'not_found' | 'stale' };
+    const ref = runRef(id, reply);
+    // The timer goes to the shard's owner, as a nack's retry does.
+    this.parts.remoteTimers.publish([ref], now);
+    return { status: 'deferred', ref };
   }
 
   // ---------------------------------------------------------------------------------

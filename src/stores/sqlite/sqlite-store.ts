@@ -20,6 +20,7 @@ import type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
+  DeferOutcome,
   Clock,
   DueCursor,
   StoreNackOptions,
@@ -241,6 +242,17 @@ export class SqliteStore implements TaskStore {
       if (!row) return { status: 'not_found' };
       if (row.state !== 'reserved' || row.receipt !== receipt || (row.reserved_until ?? Infinity) > now) return { status: 'stale' };
       return this.settleFailure(id, row, now, now, 'reservation expired (ttr)', counts);
+    }, true);
+  }
+
+  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    return this.write(1, (counts): DeferOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return { status: 'not_found' };
+      if (row.state !== 'reserved' || row.receipt !== receipt) return { status: 'stale' };
+      this.sql.defer.run(Math.max(0, row.attempts - 1), runAt, runAt, now, row.seq);
+      counts.move(row.topic, 'reserved', 'pending');
+      return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
   }
 

@@ -45,6 +45,7 @@ export interface Statements {
   readonly ackKnownTopic: Stmt<[number, string, string], never>;
   readonly retry: Stmt<[number, number, string | null, number, number], never>;
   readonly bury: Stmt<[string | null, number, number], never>;
+  readonly defer: Stmt<[number, number, number, number, number], never>;
   readonly retryDead: Stmt<[number, number, number, number], never>;
   readonly dueFirst: Stmt<[number, number], DueRow>;
   readonly dueAfter: Stmt<[number, number, number, number], DueRow>;
@@ -95,6 +96,10 @@ export function prepareStatements(db: Database.Database): Statements {
     ackKnownTopic: db.prepare<[number, string, string], never>(ACK),
     retry: db.prepare<[number, number, string | null, number, number], never>(
       "UPDATE tasks SET state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
+    ),
+    // A reservation given back uncounted (the push circuit breaker): (attempts, runAt, dueAt, updatedAt, seq).
+    defer: db.prepare<[number, number, number, number, number], never>(
+      "UPDATE tasks SET state = 'pending', attempts = ?, run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
     ),
     bury: db.prepare<[string | null, number, number], never>(
       "UPDATE tasks SET state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
