@@ -691,7 +691,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         await store.retryDead('d', T0 + 2_000, T0 + 1_002);
         const [second] = await store.reserve(['d'], T0 + 2_000);
         assert.equal(second?.attempts, 1);
-        const deferred = await store.defer('d', second!.receipt!, T0 + 30_000, T0 + 2_001);
+        const deferred = await store.defer('d', second.receipt!, T0 + 30_000, T0 + 2_001);
         assert.equal(deferred.status, 'deferred');
         if (deferred.status === 'deferred') assert.deepEqual([deferred.ref.id, deferred.ref.kind, deferred.ref.dueAt, deferred.ref.topic], ['d', 'run', T0 + 30_000, 'orders']);
         const back = await store.get('d');
