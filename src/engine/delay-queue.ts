@@ -77,7 +77,7 @@ export class DelayQueue {
       throw new DelayQError('INVALID_SECRET', 'pushSecret: must be whsec_ followed by the base64 of 24 to 64 bytes', { field: 'pushSecret' });
     this.pushSecret = options.pushSecret ?? null;
     this.push = push ?? null;
-    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack, defaultSecret: this.pushSecret } : undefined);
+    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack, defer: (d, runAt) => this.deferDelivery(d, runAt), defaultSecret: this.pushSecret } : undefined);
     this.pushSubscriptions = new PushSubscriptions(store, push ?? null, clock, this.inFlight, () => this.scheduler.syncPush());
     this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
   }
@@ -230,7 +230,16 @@ export class DelayQueue {
     this.assertUsable();
     const stats = await this.store.stats();
     const { scheduler } = this;
-    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), lateness: scheduler.latenessSummary() };
+    const push = scheduler.pushStats();
+    return {
+      store: this.store.description,
+      counts: stats.byState,
+      topics: stats.byTopic,
+      timers: scheduler.timers,
+      ready: scheduler.backlogByTopic(),
+      lateness: scheduler.latenessSummary(),
+      ...(push !== null ? { push } : {}),
+    };
   }
 
   /** Brings a dead task back to pending (attempts reset), due now or at the given time. */
@@ -312,6 +321,20 @@ export class DelayQueue {
         this.scheduler.place(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
     }
+  }
+
+  /**
+   * Gives a delivery's reservation back uncounted, due again at `runAt` (the Pusher's
+   * circuit breaker). A reservation that moved on meanwhile is left alone.
+   */
+  private async deferDelivery(delivery: Delivery, runAt: number): Promise<void> {
+    const outcome = await this.inFlight.track(this.store.defer(delivery.id, delivery.receipt, runAt, this.clock.now()));
+    if (outcome.status !== 'deferred') {
+      this.logger.warn({ id: delivery.id, outcome: outcome.status }, 'push: deferring after the reservation ran out');
+      return;
+    }
+    this.scheduler.remove(delivery.id);
+    this.scheduler.place(outcome.ref);
   }
 
   /**

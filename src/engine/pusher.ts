@@ -21,15 +21,22 @@
  * running while the Pusher runs, pushes them to their url, signed with their topic's
  * subscription secrets or else the queue's default secret (ADR 0021).
  *
+ * Every push passes a circuit breaker per destination origin (core/push-breaker.ts): while
+ * an origin's circuit is open its tasks are deferred (given back uncounted, due again when
+ * a probe may go) instead of sent, so a receiver that is down spends no attempts (ADR 0022).
+ * Counters per topic and origin, with each circuit's state, are `stats().push`.
+ *
  * A push is a reservation of timeoutMs + PUSH_RESERVATION_MARGIN_MS: if the process dies
  * mid-push, the task is delivered again once that runs out.
  */
 import { activeSecrets } from '../core/push-input.js';
-import { judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushSubscription } from '../core/push.js';
+import { BREAKER_DEFAULTS, CircuitBreakers, type BreakerOptions } from '../core/push-breaker.js';
+import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../core/push.js';
 import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports.js';
 import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
-import { RetryAfter } from './work-source.js';
+import { PushCounters, type PushStats } from './push-stats.js';
+import { DeferTo, RetryAfter } from './work-source.js';
 import { Worker, type Handler, type WorkSource } from './worker.js';
 
 /** What the Pusher needs for tasks with their own url. */
@@ -38,6 +45,8 @@ export interface PushTargets {
   readonly defaultSecret: string | null;
   /** The own url of a delivery reserved from PUSH_LANE. */
   readonly targetOf: (delivery: Delivery) => string | undefined;
+  /** The circuit breaker's settings (EngineTuning.pushBreaker). */
+  readonly breaker?: BreakerOptions;
 }
 
 interface TopicConsumer {
@@ -63,6 +72,10 @@ export class Pusher {
   private stopped = false;
   /** The consumer of PUSH_LANE: tasks with their own url. */
   private lane: Worker | null = null;
+  private readonly breakers: CircuitBreakers;
+  private readonly counters = new PushCounters();
+  /** Each url's origin, for the breaker: parsed once per url (a subscription pushes one url many times). */
+  private readonly origins = new Map<string, string>();
   /** The first read of the subscriptions: pull reserves wait for it, so none takes a pushed topic's task at start. */
   private started: Promise<void> = Promise.resolve();
   private startedDone = false;
@@ -76,7 +89,14 @@ export class Pusher {
     private readonly inFlight: InFlight,
     private readonly syncMs: number,
     private readonly targets: PushTargets = { defaultSecret: null, targetOf: () => undefined },
-  ) {}
+  ) {
+    this.breakers = new CircuitBreakers(targets.breaker ?? BREAKER_DEFAULTS);
+  }
+
+  /** Push counters per topic and origin, with each origin's circuit, since this process started. */
+  stats(): PushStats {
+    return this.counters.snapshot(this.breakers, this.clock.now());
+  }
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
@@ -193,8 +213,10 @@ export class Pusher {
     if (url === undefined) return Promise.reject(new Error('push: a task of the push lane without a url'));
     const subscription = this.consumers.get(delivery.topic)?.subscription;
     const secrets = subscription ? activeSecrets(subscription.secrets, this.clock.now()) : this.targets.defaultSecret !== null ? [this.targets.defaultSecret] : [];
-    if (secrets.length === 0)
+    if (secrets.length === 0) {
+      this.counters.result(delivery.topic, this.originOf(url), 'unsigned');
       return Promise.reject(new Error(`push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`));
+    }
     return this.push(delivery, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
   };
 
@@ -212,15 +234,40 @@ export class Pusher {
       'delayq-attempt': String(delivery.attempt),
       'delayq-run-at': String(delivery.runAt),
     };
+    const origin = this.originOf(url);
+    const topic = delivery.topic;
+    const admission = this.breakers.admit(origin, this.clock.now());
+    if (!admission.admitted) {
+      this.counters.deferred(topic, origin);
+      throw new DeferTo(`push: circuit open for ${origin}`, admission.retryAt);
+    }
+    this.counters.sent(topic, origin);
     // A push queued behind the transport's global cap still gives up before its reservation runs out.
     const giveUp = new AbortController();
     const timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
+    let result: PushResultClass = 'aborted';
     try {
-      const verdict = judgePush(await transport.send({ url, body, headers, timeoutMs }, giveUp.signal));
+      const response = await transport.send({ url, body, headers, timeoutMs }, giveUp.signal);
+      result = classifyPush(response);
+      const verdict = judgePush(response);
       if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
     } finally {
       this.clock.clearTimer(timer);
+      // Recorded whatever happened, so that a probe never stays out.
+      this.breakers.record(origin, breakerOutcome(result), this.clock.now(), admission.probe);
+      this.counters.result(topic, origin, result);
     }
+  }
+
+  private originOf(url: string): string {
+    let origin = this.origins.get(url);
+    if (origin === undefined) {
+      origin = new URL(url).origin;
+      // Bounded: per-task urls may all differ (an origin is cheap to parse again).
+      if (this.origins.size >= 10_000) this.origins.clear();
+      this.origins.set(url, origin);
+    }
+    return origin;
   }
 
   private retire(consumer: Pick<TopicConsumer, 'worker'>): void {

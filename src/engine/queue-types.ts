@@ -5,6 +5,7 @@ import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
 import type { LatenessSummary } from './lateness.js';
+import type { PushStats } from './push-stats.js';
 
 /**
  * The engine's options: its ports (clock, logger, randomness), the limits and task
@@ -85,4 +86,6 @@ export interface QueueStats {
   readonly ready: Readonly<Record<string, number>>;
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
+  /** Push counters per topic and destination origin, with each origin's circuit breaker; absent when the queue does not push. */
+  readonly push?: PushStats;
 }

@@ -29,6 +29,7 @@ import { LatenessRecorder, type LatenessSummary } from './lateness.js';
 import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
 import { Promoter } from './promoter.js';
+import type { PushStats } from './push-stats.js';
 import { Pusher } from './pusher.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
@@ -38,6 +39,8 @@ import { QueueWorkSource, type WorkScheduler } from './work-source.js';
 export interface PushSetup {
   readonly ports: PushPorts;
   readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
+  /** The queue's defer: the reservation given back uncounted (the circuit breaker's hold). */
+  readonly defer: (delivery: Delivery, runAt: number) => Promise<unknown>;
   /** Signs the pushes of tasks with their own url on a topic without a subscription; null: none. */
   readonly defaultSecret: string | null;
 }
@@ -68,9 +71,10 @@ export class Scheduler implements WorkScheduler {
     this.pusher =
       push === undefined
         ? null
-        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs), clock, logger, inFlight, tuning.pushSyncMs, {
+        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs, push.defer), clock, logger, inFlight, tuning.pushSyncMs, {
             defaultSecret: push.defaultSecret,
             targetOf: (delivery) => this.pushTargets.get(delivery),
+            breaker: tuning.pushBreaker,
           });
   }
 
@@ -133,6 +137,11 @@ export class Scheduler implements WorkScheduler {
   /** How late deliveries were (delivered at - runAt). */
   latenessSummary(): LatenessSummary {
     return this.lateness.summary();
+  }
+
+  /** Push counters and circuits (null when the queue does not push). */
+  pushStats(): PushStats | null {
+    return this.pusher?.stats() ?? null;
   }
 
   backlogByTopic(): Readonly<Record<string, number>> {

@@ -182,6 +182,24 @@ export interface StatsResponse {
   timers: number;
   ready: Record<string, number>;
   lateness: LatenessSummary;
+  /** Push counters since the server started, per topic and destination origin (docs/push.md, "Stats"). */
+  push?: PushStatsView;
+}
+
+export interface PushCountsView {
+  /** Requests sent. */
+  sent: number;
+  /** Answered 2xx. */
+  ok: number;
+  /** Failed attempts by class: timeout, connection, refused, aborted, http5xx, http429, http4xx, http3xx, unsigned. */
+  failed: Partial<Record<string, number>>;
+  /** Held back by an open circuit breaker: not sent, no attempt spent. */
+  deferred: number;
+}
+
+export interface PushStatsView {
+  topics: Record<string, PushCountsView>;
+  origins: Record<string, PushCountsView & { breaker: { state: 'closed' | 'open' | 'half-open'; consecutiveFailures: number; openUntil: number | null } }>;
 }
 
 export interface HealthResponse {

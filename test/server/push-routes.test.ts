@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import { SECRET_ROTATION_GRACE_MS } from '../../src/core/push.js';
 import { ScriptedTransport, newSecret, testSigner } from '../helpers/push.js';
+import { flush } from '../helpers/engine.js';
 import { openTestApp, send, type TestApp } from '../helpers/service.js';
 
 const START = Date.UTC(2030, 0, 1);
@@ -117,5 +118,20 @@ describe('push subscription routes (inject)', () => {
     });
     const codes = (res.body.results as { id?: string; error?: { code: string } }[]).map((r) => r.error?.code ?? 'ok');
     assert.deepEqual(codes, ['ok', 'INVALID_URL', 'INVALID_URL', 'PUSH_NO_SECRET']);
+  });
+
+  it('GET /v1/stats carries the push counters per topic and origin, with each circuit', async () => {
+    await send(t.app, { method: 'PUT', url: '/v1/topics/counted/push', body: { url: 'https://counted.example.com/in' } });
+    await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'counted', payload: 1 } });
+    for (let i = 0; i < 20; i++) await flush();
+    const stats = await send(t.app, { method: 'GET', url: '/v1/stats' });
+    assert.deepEqual(stats.body.push.topics.counted, { sent: 1, ok: 1, failed: {}, deferred: 0 });
+    assert.deepEqual(stats.body.push.origins['https://counted.example.com'], {
+      sent: 1,
+      ok: 1,
+      failed: {},
+      deferred: 0,
+      breaker: { state: 'closed', consecutiveFailures: 0, openUntil: null },
+    });
   });
 });
