@@ -1,5 +1,5 @@
 /**
- * npm run bench -- push [--tasks N] [--runs N] [--bare N] [--steady-seconds N] [--concurrency N]
+ * npm run bench -- push [--tasks N] [--runs N] [--bare N] [--steady-seconds N] [--concurrency N] [--only a,b,b2,c,d]
  *
  * Push delivery against the host's own limit, side by side in one run. A receiver (a bare
  * node:http server in a child process, answering 204) records each request's arrival time;
@@ -19,6 +19,7 @@
  * Each part runs --runs (3) times on the same servers (warm after the first run, ADR 0020);
  * the table gives the median of the runs. Targets (issue 24): b' >= 60% of a; d p99 <= 20 ms.
  * Sender, receiver and servers share the machine: every figure includes the others' CPU.
+ * `--only` runs just the named parts (b2 is b'), prints them and writes no results file.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -231,6 +232,9 @@ export async function run(args: string[]): Promise<void> {
   const bareTotal = arg(args, 'bare', 30_000);
   const steadySeconds = arg(args, 'steady-seconds', 10);
   const concurrency = arg(args, 'concurrency', 64);
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? new Set((args[onlyAt + 1] ?? '').split(',')) : null;
+  const part = (name: string): boolean => only === null || only.has(name);
   const dir = mkdtempSync(join(tmpdir(), 'delayq-bench-push-'));
   const receiver = await startReceiver();
   const pushServer = await startServer(`sqlite:${join(dir, 'push.db')}`);
@@ -241,31 +245,41 @@ export async function run(args: string[]): Promise<void> {
     await call(pushServer.port, 'PUT', '/v1/topics/bench/push', { url: `http://127.0.0.1:${receiver.port}/hook`, concurrency, timeoutMs: 10_000 });
     await sleep(200);
     for (let r = 1; r <= runs; r++) {
-      const rate = await bare(receiver, bareTotal, concurrency);
-      (raw['bare'] as number[]).push(rate);
-      console.log(`run ${r}: (a) bare undici ${Math.round(rate)}/s`);
+      if (part('a')) {
+        const rate = await bare(receiver, bareTotal, concurrency);
+        (raw['bare'] as number[]).push(rate);
+        console.log(`run ${r}: (a) bare undici ${Math.round(rate)}/s`);
+      }
 
       const lead = 3_000; // time to schedule before the first task falls due
       let start = Date.now() + lead;
+      if (part('b')) {
       const spread = await pushed(pushServer, receiver, `s${r}`, tasks, (i) => start + (i * 10_000) / tasks);
       (raw['spread'] as PushRun[]).push(spread);
       console.log(`run ${r}: (b) push, due within 10 s: ${Math.round(spread.rate)}/s, p50 ${spread.p50.toFixed(1)} ms, p99 ${spread.p99.toFixed(1)} ms, dups ${spread.dups}`);
+      }
 
+      if (part('b2')) {
       start = Date.now() + lead;
       const burst = await pushed(pushServer, receiver, `b${r}`, tasks, () => start);
       (raw['burst'] as PushRun[]).push(burst);
       console.log(`run ${r}: (b') push, all due at once: ${Math.round(burst.rate)}/s, p50 ${burst.p50.toFixed(1)} ms, p99 ${burst.p99.toFixed(1)} ms, dups ${burst.dups}`);
+      }
 
+      if (part('c')) {
       start = Date.now() + lead;
       const pull = await pulled(pullServer, `p${r}`, tasks, (i) => start + (i * 10_000) / tasks);
       (raw['pull'] as PushRun[]).push(pull);
       console.log(`run ${r}: (c) pull over HTTP, due within 10 s: ${Math.round(pull.rate)}/s, p50 ${pull.p50.toFixed(1)} ms, p99 ${pull.p99.toFixed(1)} ms`);
+      }
 
+      if (part('d')) {
       const steadyCount = 2_000 * steadySeconds;
       start = Date.now() + lead;
       const steady = await pushed(pushServer, receiver, `d${r}`, steadyCount, (i) => start + i / 2);
       (raw['steady'] as PushRun[]).push(steady);
       console.log(`run ${r}: (d) push, steady 2,000/s: p50 ${steady.p50.toFixed(1)} ms, p99 ${steady.p99.toFixed(1)} ms, max ${steady.max.toFixed(1)} ms`);
+      }
     }
   } finally {
     await Promise.all([stop(pushServer), stop(pullServer), stop(receiver)]);
@@ -273,6 +287,7 @@ export async function run(args: string[]): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
+  if (only !== null) return;
   const m = (key: string, field: keyof PushRun): number => median((raw[key] as PushRun[]).map((x) => x[field]));
   const bareRate = median(raw['bare'] as number[]);
   const row = (label: string, key: string): (string | number | null)[] => [label, m(key, 'rate'), m(key, 'rate') / bareRate, m(key, 'p50'), m(key, 'p99'), m(key, 'max')];
