@@ -208,14 +208,16 @@ export class Pusher {
    * has one (as this process last read them), else with the default secret; the
    * subscription's timeout and headers do not apply (PUSH_DEFAULTS.timeoutMs, no headers).
    */
-  private readonly laneHandler: Handler = (delivery: Delivery): Promise<void> => {
+  private readonly laneHandler: Handler = async (delivery: Delivery): Promise<void> => {
+    // The topic's secrets are those of the first read of the subscriptions, at the earliest.
+    if (!this.startedDone) await this.started;
     const url = this.targets.targetOf(delivery);
-    if (url === undefined) return Promise.reject(new Error('push: a task of the push lane without a url'));
+    if (url === undefined) throw new Error('push: a task of the push lane without a url');
     const subscription = this.consumers.get(delivery.topic)?.subscription;
     const secrets = subscription ? activeSecrets(subscription.secrets, this.clock.now()) : this.targets.defaultSecret !== null ? [this.targets.defaultSecret] : [];
     if (secrets.length === 0) {
       this.counters.result(delivery.topic, this.originOf(url), 'unsigned');
-      return Promise.reject(new Error(`push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`));
+      throw new Error(`push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`);
     }
     return this.push(delivery, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
   };
@@ -223,36 +225,37 @@ export class Pusher {
   private async push(delivery: Delivery, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[]): Promise<void> {
     const { transport, signer } = this.ports;
     const now = this.clock.now();
-    // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
-    const body = JSON.stringify(delivery.payload) ?? 'null';
-    const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets });
-    const headers = {
-      ...extra,
-      'content-type': 'application/json',
-      ...signed,
-      'delayq-topic': delivery.topic,
-      'delayq-attempt': String(delivery.attempt),
-      'delayq-run-at': String(delivery.runAt),
-    };
     const origin = this.originOf(url);
     const topic = delivery.topic;
-    const admission = this.breakers.admit(origin, this.clock.now());
+    const admission = this.breakers.admit(origin, now);
     if (!admission.admitted) {
       this.counters.deferred(topic, origin);
       throw new DeferTo(`push: circuit open for ${origin}`, admission.retryAt);
     }
-    this.counters.sent(topic, origin);
-    // A push queued behind the transport's global cap still gives up before its reservation runs out.
-    const giveUp = new AbortController();
-    const timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
+    let timer: TimerToken | null = null;
     let result: PushResultClass = 'aborted';
     try {
+      // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
+      const body = JSON.stringify(delivery.payload) ?? 'null';
+      const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets });
+      const headers = {
+        ...extra,
+        'content-type': 'application/json',
+        ...signed,
+        'delayq-topic': topic,
+        'delayq-attempt': String(delivery.attempt),
+        'delayq-run-at': String(delivery.runAt),
+      };
+      this.counters.sent(topic, origin);
+      // A push queued behind the transport's global cap still gives up before its reservation runs out.
+      const giveUp = new AbortController();
+      timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
       const response = await transport.send({ url, body, headers, timeoutMs }, giveUp.signal);
       result = classifyPush(response);
       const verdict = judgePush(response);
       if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
     } finally {
-      this.clock.clearTimer(timer);
+      if (timer !== null) this.clock.clearTimer(timer);
       // Recorded whatever happened, so that a probe never stays out.
       this.breakers.record(origin, breakerOutcome(result), this.clock.now(), admission.probe);
       this.counters.result(topic, origin, result);
