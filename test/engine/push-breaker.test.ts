@@ -109,4 +109,27 @@ describe('push circuit breaker (engine)', () => {
     assert.deepEqual(stats.push?.origins[ORIGIN]?.breaker, { state: 'open', consecutiveFailures: 2, openUntil: T0 + 20_000 });
     assert.deepEqual(stats.push?.topics['orders']?.failed, { connection: 3 });
   });
+
+  it('holds back tasks with their own url the same way: deferred on the push lane, never handed to pull consumers', async () => {
+    const opened = await openPushing();
+    q = opened.q;
+    const { transport, clock } = opened;
+    transport.fallback = status(500, 'boom');
+    await q.schedule({ topic: 'mail', id: 'u1', url: HOOK, maxAttempts: 10 });
+    await q.schedule({ topic: 'mail', id: 'u2', url: HOOK, maxAttempts: 10 });
+    await flush();
+    await q.schedule({ topic: 'mail', id: 'u3', url: `${HOOK}/other-path`, maxAttempts: 1 });
+    await flush();
+    assert.equal(transport.sent.length, 2, 'the third push is held back: same origin, other path');
+    const u3 = await q.get('u3');
+    assert.deepEqual([u3?.state, u3?.attempts, u3?.runAt], ['pending', 0, T0 + 10_000]);
+    assert.deepEqual(await q.reserve('mail', { max: 10 }), []);
+    transport.fallback = OK;
+    clock.advanceTo(T0 + 10_000);
+    await flush();
+    clock.advance(500);
+    await flush();
+    for (const id of ['u1', 'u2', 'u3']) assert.equal((await q.get(id))?.state, 'completed', id);
+    assert.equal((await q.stats()).push?.topics['mail']?.failed['http5xx'], 2);
+  });
 });
