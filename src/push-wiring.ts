@@ -1,12 +1,13 @@
 /**
  * The default push ports of a queue opened with `DelayQueue.open`: src/push's undici
  * transport, with its SSRF guard and global cap on pushes in flight, and its Standard
- * Webhooks signer. A caller may inject either (tests inject both).
+ * Webhooks signer. A caller may inject either (tests inject both). The transport loads
+ * undici at the first push (push/lazy-transport.ts), not when delayq is imported.
  */
 import type { Clock, Logger } from './core/ports.js';
 import type { PushPorts, PushSigner, PushTransport } from './core/push.js';
 import { generateSecret, signedHeaders, webhookIdOf } from './push/signature.js';
-import { createPushTransport } from './push/transport.js';
+import { createLazyPushTransport } from './push/lazy-transport.js';
 
 /** The push part of DelayQueue.open's options. */
 export interface PushOptions {
@@ -30,7 +31,7 @@ export const standardWebhooksSigner: PushSigner = {
 export function resolvePushPorts(options: PushOptions | undefined, logger: Logger | undefined, clock: Clock | undefined): PushPorts {
   const transport =
     options?.transport ??
-    createPushTransport({
+    createLazyPushTransport({
       allow: options?.allow ?? [],
       ...(options?.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
       ...(logger ? { logger } : {}),

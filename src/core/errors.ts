@@ -26,6 +26,7 @@ export const ERROR_CODES = {
   INVALID_URL: 'a push URL that is malformed, not http/https, or a destination the SSRF rules refuse (the reason is in the message)',
   INVALID_SECRET: 'a push secret not in the `whsec_` + base64 (24 to 64 bytes) format',
   PUSH_NOT_FOUND: 'the topic has no push subscription',
+  PUSH_NO_SECRET: 'a task with its own push url on a topic without a push subscription, and no default push secret configured',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

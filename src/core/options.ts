@@ -5,6 +5,7 @@
  * (clock, logger, randomness) and the task limits and defaults.
  */
 import { DelayQError } from './errors.js';
+import { BREAKER_DEFAULTS, type BreakerOptions } from './push-breaker.js';
 import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, MAX_PAYLOAD_DEPTH, validateBackoff, validateIntOption, type Limits, type TaskDefaults } from './task/validate.js';
 
 /** The longest delay a Clock timer takes (Node's setTimeout fires at once beyond it). */
@@ -41,6 +42,8 @@ export interface EngineTuning {
    * processes sharing the store; its own changes apply at once). Default 1 s.
    */
   readonly pushSyncMs: number;
+  /** The push circuit breaker per destination origin (docs/push.md): 5 failures, 30 s, 1 s. */
+  readonly pushBreaker: BreakerOptions;
   readonly loader: LoaderOptions;
 }
 
@@ -51,16 +54,22 @@ export const DEFAULT_ENGINE_TUNING: EngineTuning = {
   purgeBatch: 10_000,
   storeRetryMs: 1_000,
   pushSyncMs: 1_000,
+  pushBreaker: BREAKER_DEFAULTS,
   loader: DEFAULT_LOADER_OPTIONS,
 };
 
 /** What a caller may give: any subset, with the loader's options partial too. */
-export type EngineTuningInput = Partial<Omit<EngineTuning, 'loader'>> & { readonly loader?: Partial<LoaderOptions> | undefined };
+export type EngineTuningInput = Partial<Omit<EngineTuning, 'loader' | 'pushBreaker'>> & {
+  readonly loader?: Partial<LoaderOptions> | undefined;
+  readonly pushBreaker?: Partial<BreakerOptions> | undefined;
+};
 
 /** Checks and defaults the engine's numbers; throws INVALID_OPTION naming the first bad one. */
 export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
   const loader = input.loader ?? {};
   if (typeof loader !== 'object' || loader === null) throw new DelayQError('INVALID_OPTION', 'loader: must be an object', { field: 'loader' });
+  const breaker = input.pushBreaker ?? {};
+  if (typeof breaker !== 'object' || breaker === null) throw new DelayQError('INVALID_OPTION', 'pushBreaker: must be an object', { field: 'pushBreaker' });
   const pick = (value: number | undefined, fallback: number, field: string, min: number, max: number): number =>
     value === undefined ? fallback : validateIntOption(value, field, min, max);
   const d = DEFAULT_ENGINE_TUNING;
@@ -71,6 +80,11 @@ export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
     purgeBatch: pick(input.purgeBatch, d.purgeBatch, 'purgeBatch', 1, 1_000_000),
     storeRetryMs: pick(input.storeRetryMs, d.storeRetryMs, 'storeRetryMs', 1, MAX_TIMER_DELAY_MS),
     pushSyncMs: pick(input.pushSyncMs, d.pushSyncMs, 'pushSyncMs', 1, MAX_TIMER_DELAY_MS),
+    pushBreaker: {
+      failureThreshold: pick(breaker.failureThreshold, d.pushBreaker.failureThreshold, 'pushBreaker.failureThreshold', 1, 1_000_000),
+      cooldownMs: pick(breaker.cooldownMs, d.pushBreaker.cooldownMs, 'pushBreaker.cooldownMs', 1, MAX_TIMER_DELAY_MS),
+      probeWaitMs: pick(breaker.probeWaitMs, d.pushBreaker.probeWaitMs, 'pushBreaker.probeWaitMs', 1, MAX_TIMER_DELAY_MS),
+    },
     loader: {
       pageSize: pick(loader.pageSize, d.loader.pageSize, 'loader.pageSize', 1, 1_000_000),
       maxReadyBacklog: pick(loader.maxReadyBacklog, d.loader.maxReadyBacklog, 'loader.maxReadyBacklog', 0, Number.MAX_SAFE_INTEGER),

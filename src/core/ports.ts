@@ -78,6 +78,10 @@ export type NackOutcome =
   | { readonly status: 'dead' }
   | { readonly status: 'not_found' | 'stale' };
 
+export type DeferOutcome =
+  | { readonly status: 'deferred'; readonly ref: TimerRef }
+  | { readonly status: 'not_found' | 'stale' };
+
 export type RetryDeadOutcome =
   | { readonly status: 'retried'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'not_dead' };
@@ -189,6 +193,13 @@ export interface ConsumerStore {
    * `stale` when the task is no longer reserved with that receipt or has not run out.
    */
   expire(id: string, receipt: string, now: number): Promise<NackOutcome>;
+  /**
+   * Gives the reservation named by `receipt` back without counting its attempt: -> pending
+   * at `runAt`, attempts - 1, lastError unchanged; `stale` unless reserved with that receipt.
+   * The Pusher defers the pushes its circuit breaker holds back (ADR 0022): a task waiting
+   * for an origin to recover never dies of it.
+   */
+  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome>;
 }
 
 /** Operators: look at tasks, bring dead ones back, clean up finished ones. */

@@ -42,6 +42,9 @@ export const PUSH_DEFAULTS = {
   concurrency: 16,
 } as const;
 
+/** Pushes of tasks with their own url in flight at once, per process (their one consumer). */
+export const PUSH_LANE_CONCURRENCY = 64;
+
 /** How long an old secret keeps signing after a new one is set: receivers have a day to switch. */
 export const SECRET_ROTATION_GRACE_MS = 24 * 3600 * 1000;
 
@@ -103,6 +106,49 @@ export function judgePush(response: PushResponse): PushVerdict {
   const retryAfterMs = honoursRetryAfter && response.retryAfterMs !== null ? Math.min(Math.max(0, response.retryAfterMs), MAX_RETRY_AFTER_MS) : null;
   const body = response.bodyStart.length > 0 ? `: ${response.bodyStart}` : '';
   return { ack: false, error: `HTTP ${response.status}${body}`, retryAfterMs };
+}
+
+/**
+ * How a push ended, for the counters in stats: `ok` (2xx), or why not. `aborted`: given up
+ * before it reached the receiver (queued behind the global cap until its reservation was
+ * nearly out, or the queue closed); `unsigned`: no secret to sign with.
+ */
+export type PushResultClass = 'ok' | 'timeout' | 'connection' | 'refused' | 'aborted' | 'http5xx' | 'http429' | 'http4xx' | 'http3xx' | 'unsigned';
+
+export function classifyPush(response: PushResponse): PushResultClass {
+  if (response.kind === 'failure') {
+    const { reason } = response;
+    if (reason.startsWith('timeout')) return 'timeout';
+    if (reason.startsWith('refused destination')) return 'refused';
+    if (reason === 'aborted') return 'aborted';
+    return 'connection';
+  }
+  const s = response.status;
+  if (s >= 200 && s < 300) return 'ok';
+  if (s === 429) return 'http429';
+  if (s >= 500) return 'http5xx';
+  if (s >= 400) return 'http4xx';
+  return 'http3xx';
+}
+
+/**
+ * What a push's result says about its origin (core/push-breaker.ts): connection errors,
+ * timeouts and 5xx are failures; any other answer shows the origin up (a 429 is handled by
+ * its Retry-After, a 4xx is the request's fault); a push that never reached it says nothing.
+ */
+export function breakerOutcome(result: PushResultClass): 'success' | 'failure' | 'neutral' {
+  switch (result) {
+    case 'timeout':
+    case 'connection':
+    case 'http5xx':
+      return 'failure';
+    case 'refused':
+    case 'aborted':
+    case 'unsigned':
+      return 'neutral';
+    default:
+      return 'success';
+  }
 }
 
 /** What the signer is given for one request (Standard Webhooks: the signed string is `id.timestamp.body`). */

@@ -16,8 +16,9 @@ import { silentLogger } from '../core/logger.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
 import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } from '../core/ports.js';
 import type { PushInput } from '../core/push-input.js';
-import type { PushSubscription } from '../core/push.js';
-import { toTaskInfo, type Delivery, type TaskInfo } from '../core/task/model.js';
+import { isValidSecret } from '../core/push-input.js';
+import type { PushPorts, PushSubscription } from '../core/push.js';
+import { toTaskInfo, type Delivery, type NewTaskRecord, type TaskInfo } from '../core/task/model.js';
 import { resolveRunAt, validateAckBatch, validateId, validateIdBatch, validateListFilter, validateNackOptions } from '../core/task/validate.js';
 import { validateReceipt, validateReserveOptions, validateScheduleBatch, validateTopic, validateWhen, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, TaskDefaults, WhenInput } from '../core/task/validate.js';
@@ -45,6 +46,8 @@ export class DelayQueue {
   private readonly scheduler: Scheduler;
   private readonly workSource: QueueWorkSource;
   private readonly pushSubscriptions: PushSubscriptions;
+  private readonly push: PushPorts | null;
+  private readonly pushSecret: string | null;
   private readonly workers = new Set<Worker>();
   private readonly closeSignal = new AbortController();
   private phase: Phase = 'open';
@@ -70,7 +73,11 @@ export class DelayQueue {
     const nack = (d: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
       this.nack(d.id, d.receipt, delayMs === undefined ? { error } : { error, delayMs });
     const push = options.push;
-    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack } : undefined);
+    if (options.pushSecret !== undefined && !isValidSecret(options.pushSecret))
+      throw new DelayQError('INVALID_SECRET', 'pushSecret: must be whsec_ followed by the base64 of 24 to 64 bytes', { field: 'pushSecret' });
+    this.pushSecret = options.pushSecret ?? null;
+    this.push = push ?? null;
+    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack, defer: (d, runAt) => this.deferDelivery(d, runAt), defaultSecret: this.pushSecret } : undefined);
     this.pushSubscriptions = new PushSubscriptions(store, push ?? null, clock, this.inFlight, () => this.scheduler.syncPush());
     this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
   }
@@ -97,6 +104,7 @@ export class DelayQueue {
     const now = this.clock.now();
     const records = validateScheduleBatch(inputs, now, this.makeId, this.limits, this.defaults);
     if (records.length === 0) return [];
+    if (records.some((r) => r.url !== undefined)) await this.checkPushTargets(records);
     const outcomes = await this.inFlight.track(this.store.schedule(records, now));
     // A ref that was not created now is a task already pending (a retried call): its timer
     // may be in the wheel already, so it goes through the check the loader's timers do.
@@ -106,6 +114,41 @@ export class DelayQueue {
       else this.scheduler.placeLoaded(outcome.ref);
     }
     return outcomes.map(({ id, runAt, created }) => ({ id, runAt, created }));
+  }
+
+  /**
+   * The checks of tasks with their own push url, before any is stored: push configured, the
+   * url allowed by the SSRF rules (INVALID_URL), and a secret to sign with, the topic's
+   * subscription or the queue's default (PUSH_NO_SECRET). With several tasks, the first
+   * refused one's index is in `details.index`.
+   */
+  private async checkPushTargets(records: readonly NewTaskRecord[]): Promise<void> {
+    const push = this.push;
+    const checkedUrls = new Map<string, Promise<void>>();
+    const subscribed = new Map<string, Promise<boolean>>();
+    for (let index = 0; index < records.length; index++) {
+      const { url, topic } = records[index]!;
+      if (url === undefined) continue;
+      try {
+        if (push === null) throw new DelayQError('INVALID_OPTION', 'url: this queue has no push transport configured', { field: 'url' });
+        let checked = checkedUrls.get(url);
+        if (checked === undefined) checkedUrls.set(url, (checked = push.transport.checkUrl(url)));
+        await checked;
+        if (this.pushSecret !== null) continue;
+        let has = subscribed.get(topic);
+        if (has === undefined) subscribed.set(topic, (has = this.inFlight.track(this.store.getPushSubscription(topic)).then((s) => s !== null)));
+        if (!(await has))
+          throw new DelayQError(
+            'PUSH_NO_SECRET',
+            `url: no secret to sign the push with: topic ${JSON.stringify(topic)} has no push subscription and the queue has no default push secret (pushSecret, --push-secret, DELAYQ_PUSH_SECRET)`,
+            { field: 'url' },
+          );
+      } catch (error) {
+        if (records.length > 1 && error instanceof DelayQError && error.details?.['index'] === undefined)
+          throw new DelayQError(error.code, `tasks[${index}].${error.message}`, { ...error.details, index });
+        throw error;
+      }
+    }
   }
 
   /**
@@ -187,7 +230,16 @@ export class DelayQueue {
     this.assertUsable();
     const stats = await this.store.stats();
     const { scheduler } = this;
-    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), lateness: scheduler.latenessSummary() };
+    const push = scheduler.pushStats();
+    return {
+      store: this.store.description,
+      counts: stats.byState,
+      topics: stats.byTopic,
+      timers: scheduler.timers,
+      ready: scheduler.backlogByTopic(),
+      lateness: scheduler.latenessSummary(),
+      ...(push !== null ? { push } : {}),
+    };
   }
 
   /** Brings a dead task back to pending (attempts reset), due now or at the given time. */
@@ -269,6 +321,20 @@ export class DelayQueue {
         this.scheduler.place(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
     }
+  }
+
+  /**
+   * Gives a delivery's reservation back uncounted, due again at `runAt` (the Pusher's
+   * circuit breaker). A reservation that moved on meanwhile is left alone.
+   */
+  private async deferDelivery(delivery: Delivery, runAt: number): Promise<void> {
+    const outcome = await this.inFlight.track(this.store.defer(delivery.id, delivery.receipt, runAt, this.clock.now()));
+    if (outcome.status !== 'deferred') {
+      this.logger.warn({ id: delivery.id, outcome: outcome.status }, 'push: deferring after the reservation ran out');
+      return;
+    }
+    this.scheduler.remove(delivery.id);
+    this.scheduler.place(outcome.ref);
   }
 
   /**

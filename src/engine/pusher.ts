@@ -16,16 +16,38 @@
  * the subscription goes or the caller gives up, and aborts a reserve already waiting when
  * a subscription appears.
  *
+ * Tasks scheduled with their own `url` are filed under the internal lane PUSH_LANE
+ * (core/task/model.ts laneOf), which no pull consumer can name: one more consumer here,
+ * running while the Pusher runs, pushes them to their url, signed with their topic's
+ * subscription secrets or else the queue's default secret (ADR 0021).
+ *
+ * Every push passes a circuit breaker per destination origin (core/push-breaker.ts): while
+ * an origin's circuit is open its tasks are deferred (given back uncounted, due again when
+ * a probe may go) instead of sent, so a receiver that is down spends no attempts (ADR 0022).
+ * Counters per topic and origin, with each circuit's state, are `stats().push`.
+ *
  * A push is a reservation of timeoutMs + PUSH_RESERVATION_MARGIN_MS: if the process dies
  * mid-push, the task is delivered again once that runs out.
  */
 import { activeSecrets } from '../core/push-input.js';
-import { judgePush, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushSubscription } from '../core/push.js';
+import { BREAKER_DEFAULTS, CircuitBreakers, type BreakerOptions } from '../core/push-breaker.js';
+import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../core/push.js';
 import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports.js';
-import type { Delivery } from '../core/task/model.js';
+import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
-import { RetryAfter } from './work-source.js';
+import { PushCounters, type PushStats } from './push-stats.js';
+import { DeferTo, RetryAfter } from './work-source.js';
 import { Worker, type Handler, type WorkSource } from './worker.js';
+
+/** What the Pusher needs for tasks with their own url. */
+export interface PushTargets {
+  /** Signs when the task's topic has no subscription; null: such a push fails its attempt. */
+  readonly defaultSecret: string | null;
+  /** The own url of a delivery reserved from PUSH_LANE. */
+  readonly targetOf: (delivery: Delivery) => string | undefined;
+  /** The circuit breaker's settings (EngineTuning.pushBreaker). */
+  readonly breaker?: BreakerOptions;
+}
 
 interface TopicConsumer {
   readonly subscription: PushSubscription;
@@ -48,6 +70,12 @@ export class Pusher {
   private queued: Promise<void> | null = null;
   private timer: TimerToken | null = null;
   private stopped = false;
+  /** The consumer of PUSH_LANE: tasks with their own url. */
+  private lane: Worker | null = null;
+  private readonly breakers: CircuitBreakers;
+  private readonly counters = new PushCounters();
+  /** Each url's origin, for the breaker: parsed once per url (a subscription pushes one url many times). */
+  private readonly origins = new Map<string, string>();
   /** The first read of the subscriptions: pull reserves wait for it, so none takes a pushed topic's task at start. */
   private started: Promise<void> = Promise.resolve();
   private startedDone = false;
@@ -60,10 +88,19 @@ export class Pusher {
     private readonly logger: Logger,
     private readonly inFlight: InFlight,
     private readonly syncMs: number,
-  ) {}
+    private readonly targets: PushTargets = { defaultSecret: null, targetOf: () => undefined },
+  ) {
+    this.breakers = new CircuitBreakers(targets.breaker ?? BREAKER_DEFAULTS);
+  }
+
+  /** Push counters per topic and origin, with each origin's circuit, since this process started. */
+  stats(): PushStats {
+    return this.counters.snapshot(this.breakers, this.clock.now());
+  }
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
+    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS);
   }
 
   /**
@@ -116,6 +153,8 @@ export class Pusher {
     this.timer = null;
     for (const consumer of this.consumers.values()) this.retire(consumer);
     this.consumers.clear();
+    if (this.lane !== null) this.retire({ worker: this.lane });
+    this.lane = null;
     await this.running;
     await Promise.all([...this.retiring]);
     await this.ports.transport.close();
@@ -160,34 +199,81 @@ export class Pusher {
   }
 
   private handlerFor(subscription: PushSubscription): Handler {
+    const { url, timeoutMs, headers } = subscription;
+    return (delivery: Delivery): Promise<void> => this.push(delivery, url, timeoutMs, headers, activeSecrets(subscription.secrets, this.clock.now()));
+  }
+
+  /**
+   * A task with its own url: signed with its topic's subscription secrets when the topic
+   * has one (as this process last read them), else with the default secret; the
+   * subscription's timeout and headers do not apply (PUSH_DEFAULTS.timeoutMs, no headers).
+   */
+  private readonly laneHandler: Handler = async (delivery: Delivery): Promise<void> => {
+    // The topic's secrets are those of the first read of the subscriptions, at the earliest.
+    if (!this.startedDone) await this.started;
+    const url = this.targets.targetOf(delivery);
+    if (url === undefined) throw new Error('push: a task of the push lane without a url');
+    const subscription = this.consumers.get(delivery.topic)?.subscription;
+    const secrets = subscription ? activeSecrets(subscription.secrets, this.clock.now()) : this.targets.defaultSecret !== null ? [this.targets.defaultSecret] : [];
+    if (secrets.length === 0) {
+      this.counters.result(delivery.topic, this.originOf(url), 'unsigned');
+      throw new Error(`push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`);
+    }
+    return this.push(delivery, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
+  };
+
+  private async push(delivery: Delivery, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[]): Promise<void> {
     const { transport, signer } = this.ports;
-    const { url, timeoutMs, headers: extra } = subscription;
-    return async (delivery: Delivery): Promise<void> => {
-      const now = this.clock.now();
+    const now = this.clock.now();
+    const origin = this.originOf(url);
+    const topic = delivery.topic;
+    const admission = this.breakers.admit(origin, now);
+    if (!admission.admitted) {
+      this.counters.deferred(topic, origin);
+      throw new DeferTo(`push: circuit open for ${origin}`, admission.retryAt);
+    }
+    let timer: TimerToken | null = null;
+    let result: PushResultClass = 'aborted';
+    try {
       // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
       const body = JSON.stringify(delivery.payload) ?? 'null';
-      const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets: activeSecrets(subscription.secrets, now) });
+      const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets });
       const headers = {
         ...extra,
         'content-type': 'application/json',
         ...signed,
-        'delayq-topic': delivery.topic,
+        'delayq-topic': topic,
         'delayq-attempt': String(delivery.attempt),
         'delayq-run-at': String(delivery.runAt),
       };
+      this.counters.sent(topic, origin);
       // A push queued behind the transport's global cap still gives up before its reservation runs out.
       const giveUp = new AbortController();
-      const timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
-      try {
-        const verdict = judgePush(await transport.send({ url, body, headers, timeoutMs }, giveUp.signal));
-        if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
-      } finally {
-        this.clock.clearTimer(timer);
-      }
-    };
+      timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
+      const response = await transport.send({ url, body, headers, timeoutMs }, giveUp.signal);
+      result = classifyPush(response);
+      const verdict = judgePush(response);
+      if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
+    } finally {
+      if (timer !== null) this.clock.clearTimer(timer);
+      // Recorded whatever happened, so that a probe never stays out.
+      this.breakers.record(origin, breakerOutcome(result), this.clock.now(), admission.probe);
+      this.counters.result(topic, origin, result);
+    }
   }
 
-  private retire(consumer: TopicConsumer): void {
+  private originOf(url: string): string {
+    let origin = this.origins.get(url);
+    if (origin === undefined) {
+      origin = new URL(url).origin;
+      // Bounded: per-task urls may all differ (an origin is cheap to parse again).
+      if (this.origins.size >= 10_000) this.origins.clear();
+      this.origins.set(url, origin);
+    }
+    return origin;
+  }
+
+  private retire(consumer: Pick<TopicConsumer, 'worker'>): void {
     const closed = consumer.worker.close();
     this.retiring.add(closed);
     void closed.then(() => this.retiring.delete(closed));

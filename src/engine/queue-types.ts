@@ -5,6 +5,7 @@ import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
 import type { LatenessSummary } from './lateness.js';
+import type { PushStats } from './push-stats.js';
 
 /**
  * The engine's options: its ports (clock, logger, randomness), the limits and task
@@ -25,6 +26,12 @@ export interface EngineOptions extends EngineTuningInput {
    * the queue pushes nothing and `setPush` is refused; close() closes the transport.
    */
   push?: PushPorts;
+  /**
+   * The default push secret (`whsec_...`): signs the pushes of tasks scheduled with their
+   * own `url` on a topic that has no push subscription. Without it such a task is refused
+   * (PUSH_NO_SECRET) unless its topic has a subscription. docs/push.md, "Per-task url".
+   */
+  pushSecret?: string;
 }
 
 export interface ScheduleResult {
@@ -79,4 +86,6 @@ export interface QueueStats {
   readonly ready: Readonly<Record<string, number>>;
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
+  /** Push counters per topic and destination origin, with each origin's circuit breaker; absent when the queue does not push. */
+  readonly push?: PushStats;
 }

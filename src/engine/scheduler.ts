@@ -20,7 +20,7 @@
 import type { EngineTuning } from '../core/options.js';
 import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
 import type { PushPorts } from '../core/push.js';
-import { toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import { PUSH_LANE, toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
 import { Expirer } from './expirer.js';
 import type { InFlight } from './in-flight.js';
@@ -29,6 +29,7 @@ import { LatenessRecorder, type LatenessSummary } from './lateness.js';
 import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
 import { Promoter } from './promoter.js';
+import type { PushStats } from './push-stats.js';
 import { Pusher } from './pusher.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
@@ -38,6 +39,10 @@ import { QueueWorkSource, type WorkScheduler } from './work-source.js';
 export interface PushSetup {
   readonly ports: PushPorts;
   readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
+  /** The queue's defer: the reservation given back uncounted (the circuit breaker's hold). */
+  readonly defer: (delivery: Delivery, runAt: number) => Promise<unknown>;
+  /** Signs the pushes of tasks with their own url on a topic without a subscription; null: none. */
+  readonly defaultSecret: string | null;
 }
 
 export class Scheduler implements WorkScheduler {
@@ -48,6 +53,8 @@ export class Scheduler implements WorkScheduler {
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
   private readonly lateness = new LatenessRecorder();
+  /** The own push url of each task the Pusher reserved from PUSH_LANE, by its delivery. */
+  private readonly pushTargets = new WeakMap<Delivery, string>();
   /** Set once the store is about to close: no timer is placed any more. */
   private closed = false;
 
@@ -64,7 +71,11 @@ export class Scheduler implements WorkScheduler {
     this.pusher =
       push === undefined
         ? null
-        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs), clock, logger, inFlight, tuning.pushSyncMs);
+        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs, push.defer), clock, logger, inFlight, tuning.pushSyncMs, {
+            defaultSecret: push.defaultSecret,
+            targetOf: (delivery) => this.pushTargets.get(delivery),
+            breaker: tuning.pushBreaker,
+          });
   }
 
   /** Timers in the wheel. */
@@ -121,11 +132,16 @@ export class Scheduler implements WorkScheduler {
   }
 
   private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
-    this.dispatcher.reserve(topic, max, signal, ttrMs, watch ? this.deliverWatched : this.deliver);
+    this.dispatcher.reserve(topic, max, signal, ttrMs, topic === PUSH_LANE ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
 
   /** How late deliveries were (delivered at - runAt). */
   latenessSummary(): LatenessSummary {
     return this.lateness.summary();
+  }
+
+  /** Push counters and circuits (null when the queue does not push). */
+  pushStats(): PushStats | null {
+    return this.pusher?.stats() ?? null;
   }
 
   backlogByTopic(): Readonly<Record<string, number>> {
@@ -164,6 +180,19 @@ export class Scheduler implements WorkScheduler {
 
   private readonly deliverWatched = (record: ReservedTask, now: number): Delivery => {
     const delivery = this.deliver(record, now);
+    this.watch(delivery);
+    return delivery;
+  };
+
+  /** A delivery of PUSH_LANE, its task's url noted for the Pusher (a Delivery has no url field). */
+  private readonly deliverTarget = (record: ReservedTask, now: number): Delivery => {
+    const delivery = this.deliver(record, now);
+    if (record.url) this.pushTargets.set(delivery, record.url);
+    return delivery;
+  };
+
+  private readonly deliverTargetWatched = (record: ReservedTask, now: number): Delivery => {
+    const delivery = this.deliverTarget(record, now);
     this.watch(delivery);
     return delivery;
   };

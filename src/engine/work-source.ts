@@ -17,6 +17,20 @@ export class RetryAfter extends Error {
   }
 }
 
+/**
+ * Thrown by a handler to give its reservation back uncounted, to be delivered again at
+ * `runAt` (the store's `defer`): the Pusher's circuit breaker holds a push back this way.
+ */
+export class DeferTo extends Error {
+  constructor(
+    message: string,
+    readonly runAt: number,
+  ) {
+    super(message);
+    this.name = 'DeferTo';
+  }
+}
+
 /** What the workers need of the queue's scheduler. */
 export interface WorkScheduler {
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]>;
@@ -46,6 +60,8 @@ export class QueueWorkSource implements WorkSource {
     private readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>,
     /** The pause after a failed reserve. */
     private readonly storeRetryMs: number,
+    /** The queue's own defer (it places the deferred task's timer); without it a DeferTo nacks. */
+    private readonly deferDelivery?: (delivery: Delivery, runAt: number) => Promise<unknown>,
   ) {}
 
   // The worker's own signal suffices: close() closes every worker first.
@@ -84,6 +100,9 @@ export class QueueWorkSource implements WorkSource {
         (acked) => this.afterAck(job, acked),
         (error: unknown) => this.failed([job], error),
       );
+    }
+    if (outcome.error instanceof DeferTo && this.deferDelivery !== undefined) {
+      return this.deferDelivery(job.delivery, outcome.error.runAt).catch((failure: unknown) => this.failed([job], failure));
     }
     const error = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
     const delayMs = outcome.error instanceof RetryAfter && outcome.error.delayMs !== null ? outcome.error.delayMs : undefined;

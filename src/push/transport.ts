@@ -178,16 +178,27 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
       if (!(Number.isSafeInteger(push.timeoutMs) && push.timeoutMs > 0)) return failure(`timeoutMs: a positive integer (got ${String(push.timeoutMs)})`);
       // Waiting for a slot is not the receiver's time: the timeout starts once the push has one.
       if (!(await cap.acquire(signal))) return failure('aborted');
-      const timeout = AbortSignal.timeout(push.timeoutMs);
-      const both = signal === undefined ? timeout : AbortSignal.any([timeout, signal]);
+      // One controller, a timer and a listener: AbortSignal.timeout + AbortSignal.any cost a
+      // push several times as much (a profile of a burst showed them at ~7% of its CPU).
+      const both = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        both.abort();
+      }, push.timeoutMs);
+      const onAbort = (): void => both.abort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) both.abort();
       try {
-        return await exchange(push, both);
+        return await exchange(push, both.signal);
       } catch (error) {
-        if (both.aborted) return failure(timeout.aborted ? `timeout after ${push.timeoutMs} ms` : 'aborted');
+        if (both.signal.aborted) return failure(timedOut ? `timeout after ${push.timeoutMs} ms` : 'aborted');
         const reason = reasonOf(error);
         logger.debug({ url: redacted(push.url), reason }, 'push failed without a response');
         return failure(reason);
       } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
         cap.release();
       }
     },

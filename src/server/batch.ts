@@ -54,7 +54,7 @@ function indexOfBadTask(error: unknown, count: number): number | null {
 }
 
 function isTaskError(error: DelayQError): boolean {
-  return error.code.startsWith('INVALID_') || error.code === 'PAYLOAD_TOO_LARGE';
+  return error.code.startsWith('INVALID_') || error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'PUSH_NO_SECRET';
 }
 
 function itemError(error: DelayQError, index: number): BatchItemResult {

@@ -3,6 +3,7 @@
  * win), validated once at start. Every problem is reported at once, each naming the flag
  * and the variable, so a bad deployment fails with one clear message instead of later.
  */
+import { isValidSecret } from '../core/push-input.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 
 export interface ServerConfig {
@@ -17,6 +18,8 @@ export interface ServerConfig {
   readonly shutdownTimeoutMs: number;
   /** Addresses (CIDRs) push may reach although the SSRF rules refuse them: local receivers. */
   readonly pushAllow: readonly string[];
+  /** The default push secret: signs tasks with their own url on topics without a subscription. */
+  readonly pushSecret: string | undefined;
   readonly limits: ServerLimits;
 }
 
@@ -47,6 +50,7 @@ export const SETTINGS = {
   maxReserve: { flag: 'maxReserve', env: 'DELAYQ_MAX_RESERVE', description: 'most tasks in one reserve (at most 1000)', default: String(DEFAULT_SERVER_LIMITS.maxReserve) },
   maxWaitMs: { flag: 'maxWaitMs', env: 'DELAYQ_MAX_WAIT_MS', description: 'longest reserve long-poll (at most 60000)', default: String(DEFAULT_SERVER_LIMITS.maxWaitMs) },
   pushAllow: { flag: 'pushAllow', env: 'DELAYQ_PUSH_ALLOW', description: 'comma-separated CIDRs push may reach although the SSRF rules refuse them (local receivers, e.g. 127.0.0.1/32)', default: '' },
+  pushSecret: { flag: 'pushSecret', env: 'DELAYQ_PUSH_SECRET', description: 'default push secret (whsec_...): signs tasks scheduled with their own url on a topic without a push subscription', default: '' },
   maxLongPolls: { flag: 'maxLongPolls', env: 'DELAYQ_MAX_LONG_POLLS', description: 'long-polls waiting at once', default: String(DEFAULT_SERVER_LIMITS.maxLongPolls) },
 } as const satisfies Record<string, Setting>;
 
@@ -116,6 +120,10 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
   const logLevel = text('logLevel');
   if (!LOG_LEVELS.has(logLevel)) problems.push(`${where('logLevel')}: expected one of ${[...LOG_LEVELS].join(', ')} (got "${logLevel}")`);
 
+  const pushSecret = text('pushSecret');
+  if (pushSecret.length > 0 && !isValidSecret(pushSecret))
+    problems.push(`${where('pushSecret')}: expected whsec_ followed by the base64 of 24 to 64 bytes (delayq push set prints one; the value is not shown)`);
+
   const limits: ServerLimits = {
     maxPayloadBytes: int('maxPayloadBytes', 1, 64 * 1024 * 1024),
     envelopeBytes: DEFAULT_SERVER_LIMITS.envelopeBytes,
@@ -136,6 +144,7 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     logRequests: bool('logRequests'),
     shutdownTimeoutMs: int('shutdownTimeoutMs', 0, 3_600_000),
     pushAllow: cidrs('pushAllow'),
+    pushSecret: pushSecret.length > 0 ? pushSecret : undefined,
     limits,
   };
   if (problems.length > 0) throw new ConfigError(problems);

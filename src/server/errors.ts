@@ -41,6 +41,7 @@ export const CORE_ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_URL: 400,
   INVALID_SECRET: 400,
   PUSH_NOT_FOUND: 404,
+  PUSH_NO_SECRET: 400,
 };
 
 /** An error the HTTP layer itself raises (auth, routing, body parsing, load shedding). */

@@ -34,6 +34,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     limits: { maxPayloadBytes: limits.maxPayloadBytes, maxDelayMs: limits.maxDelayMs, maxBatch: limits.maxBatch },
     logger: logger.child({ component: 'queue' }),
     push: { allow: config.pushAllow },
+    ...(config.pushSecret !== undefined ? { pushSecret: config.pushSecret } : {}),
   });
   let app: FastifyInstance;
   try {

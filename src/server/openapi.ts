@@ -43,7 +43,7 @@ export function buildOpenApi(version: string): object {
     security: [{ bearer: [] }],
     paths: {
       '/v1/tasks': {
-        post: { summary: 'Schedule a task', requestBody: json(scheduleBodySchema), responses: { 201: ok('created'), 200: ok('the id existed; nothing changed'), default: error } },
+        post: { summary: 'Schedule a task (with `url`: pushed to that URL when due, whatever its topic)', requestBody: json(scheduleBodySchema), responses: { 201: ok('created'), 200: ok('the id existed; nothing changed'), default: error } },
         get: {
           summary: 'List tasks in id order',
           parameters: ['topic', 'state', 'limit', 'after'].map((name) => ({ name, in: 'query', schema: { type: 'string' } })),
@@ -59,7 +59,7 @@ export function buildOpenApi(version: string): object {
       },
       '/v1/tasks/{id}': {
         parameters: [idParam],
-        get: { summary: 'Read a task', responses: { 200: ok('the task'), default: error } },
+        get: { summary: 'Read a task', responses: { 200: ok('the task: {id, topic, payload, runAt, state, attempts, maxAttempts, ttrMs, backoff, createdAt, updatedAt, reservedUntil, lastError, url}'), default: error } },
         delete: { summary: 'Cancel a pending task', responses: { 200: ok('{cancelled: true}'), default: error } },
         patch: { summary: 'Move a pending task', requestBody: json(rescheduleBodySchema), responses: { 200: ok('{id, runAt}'), default: error } },
       },
@@ -80,7 +80,12 @@ export function buildOpenApi(version: string): object {
       '/v1/push': { get: { summary: 'Every push subscription, secrets masked', responses: { 200: ok('{subscriptions}'), default: error } } },
       '/v1/tasks/{id}/ack': { parameters: [idParam], post: { summary: 'Ack a delivery', requestBody: json(ackBodySchema), responses: { 200: ok('{acked: true}'), default: error } } },
       '/v1/tasks/{id}/nack': { parameters: [idParam], post: { summary: 'Fail a delivery', requestBody: json(nackBodySchema), responses: { 200: ok('{state, runAt?}'), default: error } } },
-      '/v1/stats': { get: { summary: 'Counts, timers, backlog and lateness', responses: { 200: ok('stats'), default: error } } },
+      '/v1/stats': {
+        get: {
+          summary: 'Counts, timers, backlog, lateness and push counters',
+          responses: { 200: ok('{store, counts, topics, timers, ready, lateness, push?: {topics: {topic: {sent, ok, failed, deferred}}, origins: {origin: {sent, ok, failed, deferred, breaker: {state, consecutiveFailures, openUntil}}}}}'), default: error },
+        },
+      },
       '/healthz': { get: { summary: 'Liveness (no auth)', security: [], responses: { 200: ok('{status: "ok"}'), 503: ok('{status: "closing"}') } } },
       '/openapi.json': { get: { summary: 'This document (no auth)', security: [], responses: { 200: ok('OpenAPI 3') } } },
     },

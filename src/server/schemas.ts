@@ -25,6 +25,7 @@ export const scheduleBodySchema = {
     ttrMs: { type: 'number' },
     maxAttempts: { type: 'number' },
     backoff: backoffSchema,
+    url: { type: 'string', description: 'push this task to this URL when due, whatever its topic (docs/push.md)' },
   },
 } as const;
 

@@ -30,6 +30,7 @@ export const CORE_ERROR_CODES = [
   'INVALID_URL',
   'INVALID_SECRET',
   'PUSH_NOT_FOUND',
+  'PUSH_NO_SECRET',
 ] as const;
 
 /** Codes only the HTTP layer produces (src/server/errors.ts). */

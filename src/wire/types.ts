@@ -29,6 +29,11 @@ export interface ScheduleRequest {
   ttrMs?: number;
   maxAttempts?: number;
   backoff?: Partial<BackoffPolicy>;
+  /**
+   * Push this task to this URL when due, whatever its topic (never to pull consumers),
+   * signed with the topic's push secret or the server's default (docs/push.md).
+   */
+  url?: string;
 }
 
 export interface ScheduleResponse {
@@ -91,6 +96,8 @@ export interface TaskView<P = unknown> {
   updatedAt: number;
   reservedUntil: number | null;
   lastError: string | null;
+  /** The task's own push url (schedule's `url`), or null. */
+  url: string | null;
 }
 
 export interface ListQuery {
@@ -175,6 +182,24 @@ export interface StatsResponse {
   timers: number;
   ready: Record<string, number>;
   lateness: LatenessSummary;
+  /** Push counters since the server started, per topic and destination origin (docs/push.md, "Stats"). */
+  push?: PushStatsView;
+}
+
+export interface PushCountsView {
+  /** Requests sent. */
+  sent: number;
+  /** Answered 2xx. */
+  ok: number;
+  /** Failed attempts by class: timeout, connection, refused, aborted, http5xx, http429, http4xx, http3xx, unsigned. */
+  failed: Partial<Record<string, number>>;
+  /** Held back by an open circuit breaker: not sent, no attempt spent. */
+  deferred: number;
+}
+
+export interface PushStatsView {
+  topics: Record<string, PushCountsView>;
+  origins: Record<string, PushCountsView & { breaker: { state: 'closed' | 'open' | 'half-open'; consecutiveFailures: number; openUntil: number | null } }>;
 }
 
 export interface HealthResponse {

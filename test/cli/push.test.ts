@@ -41,4 +41,28 @@ describe('delayq push', () => {
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /INVALID_URL/);
   });
+
+  it('add --url schedules a task pushed to its own url; get shows it', async () => {
+    const set = await cli('push', 'set', 'hooks', 'https://hooks.example.com/topic');
+    assert.equal(set.code, 0, set.stderr);
+    const add = await cli('add', 'hooks', '--url', 'https://hooks.example.com/own?a=1', '--delay', '1h', '--id', 'own1', '--json');
+    assert.equal(add.code, 0, add.stderr);
+    const get = await cli('get', 'own1');
+    assert.match(get.stdout, /^url\s+https:\/\/hooks\.example\.com\/own\?a=1$/m);
+    const refused = await cli('add', 'nosub', '--url', 'https://hooks.example.com/own');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /PUSH_NO_SECRET/);
+  });
+
+  it('stats shows the push counters by topic and by origin, with the breaker', async () => {
+    assert.equal((await cli('push', 'set', 'st', 'https://stats.example.com/in')).code, 0);
+    assert.equal((await cli('add', 'st', '--payload', '1')).code, 0);
+    // The push runs on real time in the app's process: wait for its ack.
+    for (let i = 0; i < 100 && (await t.queue.stats()).push?.topics['st']?.ok !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const stats = await cli('stats');
+    assert.equal(stats.code, 0, stats.stderr);
+    assert.match(stats.stdout, /^PUSH TOPIC\s+SENT\s+OK\s+FAILED\s+DEFERRED$/m);
+    assert.match(stats.stdout, /^st\s+1\s+1\s+0\s+0$/m);
+    assert.match(stats.stdout, /^https:\/\/stats\.example\.com\s+closed\s+1\s+1\s+0\s+0$/m);
+  });
 });

@@ -12,7 +12,7 @@ import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import type { TaskStore } from '../../src/core/ports.js';
 import type { PushSubscription } from '../../src/core/push.js';
 import { DEFAULT_BACKOFF } from '../../src/core/task/backoff.js';
-import type { NewTaskRecord, TimerRef } from '../../src/core/task/model.js';
+import { PUSH_LANE, type NewTaskRecord, type TimerRef } from '../../src/core/task/model.js';
 
 export interface StoreUnderTest {
   readonly store: TaskStore;
@@ -706,6 +706,131 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         await assert.rejects(() => store.getPushSubscription('orders'));
         await assert.rejects(() => store.listPushSubscriptions());
         await assert.rejects(() => store.deletePushSubscription('orders'));
+      });
+    });
+
+    describe('defer', () => {
+      it('gives a reservation back uncounted: pending at runAt, attempts as before, lastError kept, a run timer', async () => {
+        await store.schedule([task('d', { maxAttempts: 1 })], T0);
+        const [first] = await store.reserve(['d'], T0 + 1_000);
+        const nacked = await store.nack('d', first!.receipt!, T0 + 1_001, { delayMs: 0, error: 'HTTP 503', random: 0 });
+        assert.equal(nacked.status, 'dead', 'one attempt: a nack kills it');
+        await store.retryDead('d', T0 + 2_000, T0 + 1_002);
+        const [second] = await store.reserve(['d'], T0 + 2_000);
+        assert.equal(second?.attempts, 1);
+        const deferred = await store.defer('d', second.receipt!, T0 + 30_000, T0 + 2_001);
+        assert.equal(deferred.status, 'deferred');
+        if (deferred.status === 'deferred') assert.deepEqual([deferred.ref.id, deferred.ref.kind, deferred.ref.dueAt, deferred.ref.topic], ['d', 'run', T0 + 30_000, 'orders']);
+        const back = await store.get('d');
+        assert.deepEqual([back?.state, back?.attempts, back?.runAt, back?.receipt, back?.reservedUntil, back?.lastError], ['pending', 0, T0 + 30_000, null, null, 'HTTP 503']);
+        assert.deepEqual(await store.reserve(['d'], T0 + 29_999), [], 'not before its new runAt');
+        const [third] = await store.reserve(['d'], T0 + 30_000);
+        assert.equal(third?.attempts, 1, 'the deferred attempt was not counted');
+        assert.deepEqual((await loadAll(store, T0 + 100_000)).map((r) => [r.id, r.kind]), [['d', 'ttr']]);
+        const stats = await store.stats();
+        assert.deepEqual([stats.byState.reserved, stats.byState.pending], [1, 0]);
+      });
+
+      it('is refused with a stale receipt or for an unknown id, and changes nothing', async () => {
+        await store.schedule([task('d')], T0);
+        assert.deepEqual(await store.defer('d', '1.nope', T0 + 5_000, T0), { status: 'stale' }, 'pending, not reserved');
+        const [r] = await store.reserve(['d'], T0 + 1_000);
+        assert.deepEqual(await store.defer('d', `${r!.receipt!}x`, T0 + 5_000, T0 + 1_001), { status: 'stale' });
+        assert.deepEqual(await store.defer('nope', r!.receipt!, T0 + 5_000, T0 + 1_001), { status: 'not_found' });
+        const still = await store.get('d');
+        assert.deepEqual([still?.state, still?.attempts], ['reserved', 1]);
+        await store.ack('d', r!.receipt!, T0 + 1_002);
+        assert.deepEqual(await store.defer('d', r!.receipt!, T0 + 5_000, T0 + 1_003), { status: 'stale' }, 'completed');
+      });
+
+      it('keeps a task with its own url on the push lane', async () => {
+        await store.schedule([task('u', { url: 'https://h.example.com/x' })], T0);
+        const [r] = await store.reserve(['u'], T0 + 1_000);
+        const deferred = await store.defer('u', r!.receipt!, T0 + 9_000, T0 + 1_001);
+        assert.equal(deferred.status === 'deferred' ? deferred.ref.topic : deferred.status, PUSH_LANE);
+        assert.equal((await store.get('u'))?.url, 'https://h.example.com/x');
+      });
+    });
+
+    describe('own push url', () => {
+      // Separators of the Redis packed body and an escape character, all kept exactly.
+      const URL_1 = 'https://hooks.example.com/a,b|c%2Cd/%7C?x=1,2&y=%25';
+      const URL_2 = 'http://10.0.0.1:8080/hook';
+
+      it('is kept on the task; its timers are filed under the push lane, its topic and counts stay', async () => {
+        const outcomes = await store.schedule([task('u', { url: URL_1 }), task('p')], T0);
+        assert.equal(outcomes[0]!.ref?.topic, PUSH_LANE);
+        assert.equal(outcomes[1]!.ref?.topic, 'orders');
+        const u = await store.get('u');
+        assert.equal(u?.url, URL_1);
+        assert.equal(u?.topic, 'orders');
+        assert.equal((await store.get('p'))?.url, null);
+        const refs = await loadAll(store, T0 + 10_000);
+        assert.deepEqual(
+          refs.map((r) => [r.id, r.topic]),
+          [
+            ['u', PUSH_LANE],
+            ['p', 'orders'],
+          ],
+        );
+        assert.deepEqual((await store.stats()).byTopic, { orders: { pending: 2 } });
+        assert.deepEqual(
+          (await store.list({ topic: 'orders', limit: 10 })).map((r) => [r.id, r.url]),
+          [
+            ['p', null],
+            ['u', URL_1],
+          ],
+        );
+      });
+
+      it('survives a batch insert among tasks without one, and settings that differ', async () => {
+        const tasks = Array.from({ length: 40 }, (_, i) => task(`b${i}`, i % 3 === 0 ? { url: i % 2 === 0 ? URL_1 : URL_2 } : i % 5 === 0 ? { ttrMs: 7_000 } : {}));
+        const outcomes = await store.schedule(tasks, T0);
+        for (const [i, outcome] of outcomes.entries()) assert.equal(outcome.ref?.topic, i % 3 === 0 ? PUSH_LANE : 'orders', `b${i}`);
+        for (let i = 0; i < 40; i++) assert.equal((await store.get(`b${i}`))?.url, i % 3 === 0 ? (i % 2 === 0 ? URL_1 : URL_2) : null, `b${i}`);
+      });
+
+      it('is handed out by reserve, and kept through nack (with an error), expire, reschedule and retryDead', async () => {
+        await store.schedule([task('u', { url: URL_1, maxAttempts: 2 })], T0);
+        const [reserved] = await store.reserve(['u'], T0 + 1_000);
+        assert.equal(reserved?.url, URL_1);
+        assert.equal(reserved?.topic, 'orders');
+        const nacked = await store.nack('u', reserved.receipt!, T0 + 1_001, { delayMs: 10, error: 'HTTP 503: down, | again', random: 0 });
+        assert.equal(nacked.status, 'retrying');
+        if (nacked.status === 'retrying') assert.equal(nacked.ref.topic, PUSH_LANE);
+        const failed = await store.get('u');
+        assert.deepEqual([failed?.url, failed?.lastError, failed?.payload], [URL_1, 'HTTP 503: down, | again', JSON.stringify({ id: 'u', n: 1 })]);
+        const moved = await store.reschedule('u', T0 + 2_000, T0 + 1_002);
+        assert.equal(moved.status === 'rescheduled' ? moved.ref.topic : moved.status, PUSH_LANE);
+        const [again] = await store.reserve(['u'], T0 + 2_000);
+        assert.equal(again?.url, URL_1);
+        const expired = await store.expire('u', again.receipt!, T0 + 2_000 + 5_000);
+        assert.equal(expired.status, 'dead');
+        const retried = await store.retryDead('u', T0 + 9_000, T0 + 8_000);
+        assert.equal(retried.status === 'retried' ? retried.ref.topic : retried.status, PUSH_LANE);
+        assert.equal((await store.get('u'))?.url, URL_1);
+        const refs = await loadAll(store, T0 + 10_000);
+        assert.deepEqual(refs.map((r) => [r.id, r.topic]), [['u', PUSH_LANE]]);
+      });
+
+      it('a reservation of a task with one runs out under the push lane', async () => {
+        await store.schedule([task('u', { url: URL_2 })], T0);
+        await store.reserve(['u'], T0 + 1_000);
+        const [ttr] = await loadAll(store, T0 + 100_000);
+        assert.deepEqual([ttr?.kind, ttr?.topic], ['ttr', PUSH_LANE]);
+        const expired = await store.expire('u', ttr!.receipt!, T0 + 6_000);
+        assert.equal(expired.status === 'retrying' ? expired.ref.topic : expired.status, PUSH_LANE);
+      });
+
+      it('an id scheduled again with or without a url gets no timer on the other lane', async () => {
+        await store.schedule([task('p'), task('u', { url: URL_1 })], T0);
+        const [p, u] = await store.schedule([task('p', { url: URL_1 }), task('u')], T0 + 1);
+        assert.equal(p?.created, false);
+        assert.equal(u?.created, false);
+        if (p?.ref) assert.equal(p.ref.topic, 'orders');
+        if (u?.ref) assert.equal(u.ref.topic, PUSH_LANE);
+        assert.equal((await store.get('p'))?.url, null);
+        assert.equal((await store.get('u'))?.url, URL_1);
       });
     });
 

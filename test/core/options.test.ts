@@ -13,11 +13,18 @@ describe('engine options', () => {
       purgeBatch: 10_000,
       storeRetryMs: 1_000,
       pushSyncMs: 1_000,
+      pushBreaker: { failureThreshold: 5, cooldownMs: 30_000, probeWaitMs: 1_000 },
       loader: { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 },
     });
     const tuned = resolveEngineTuning({ purgeIntervalMs: 5, loader: { pageSize: 10 } });
     assert.equal(tuned.purgeIntervalMs, 5);
     assert.deepEqual(tuned.loader, { ...DEFAULT_ENGINE_TUNING.loader, pageSize: 10 });
+  });
+
+  it('check the push breaker option by option', () => {
+    assert.deepEqual(resolveEngineTuning({ pushBreaker: { cooldownMs: 5 } }).pushBreaker, { failureThreshold: 5, cooldownMs: 5, probeWaitMs: 1_000 });
+    assert.throws(() => resolveEngineTuning({ pushBreaker: { failureThreshold: 0 } }), /pushBreaker\.failureThreshold: must be an integer from 1/);
+    assert.throws(() => resolveEngineTuning({ pushBreaker: 3 as never }), /pushBreaker: must be an object/);
   });
 
   it('check pushSyncMs like the other periods', () => {

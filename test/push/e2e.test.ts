@@ -169,6 +169,37 @@ describe('push delivery across a crash (SQLite)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'delayq-push-crash-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('a task with its own url outlives a restart of its queue and is pushed there, signed with the default secret', async () => {
+    const receiver = await startReceiver();
+    const db = join(dir, 'own-url.db');
+    const secret = generateSecret();
+    const clock = new ManualClock(Date.now());
+    const open = (): Promise<DelayQueue> =>
+      DelayQueue.open({ store: `sqlite:${db}`, clock, random: () => 0.5, push: { allow: LOOPBACK }, pushSecret: secret, storeOptions: { clock: storeSystemClock } });
+    try {
+      const first = await open();
+      await first.schedule({ topic: 'invoices', id: 'inv-1', payload: { invoice: 1 }, delayMs: 1_000, url: `${receiver.url}/own?a=1` });
+      await first.close();
+      const q = await open();
+      try {
+        assert.equal((await q.get('inv-1'))?.url, `${receiver.url}/own?a=1`);
+        assert.equal((await q.reserve('invoices', { max: 10 })).length, 0);
+        clock.advance(1_000);
+        await receiver.arrivals(1);
+        const [got] = receiver.received;
+        assert.equal(got!.url, '/hook/own?a=1');
+        assert.equal(got!.headers['delayq-topic'], 'invoices');
+        assert.deepEqual(new Webhook(secret).verify(got!.body, got!.headers as Record<string, string>), { invoice: 1 });
+        await settled(q, 'inv-1', 'completed');
+        assert.deepEqual(await q.reserve('invoices', { max: 10 }), [], 'pull consumers never got it');
+      } finally {
+        await q.close();
+      }
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('a push in flight when the process is SIGKILLed is pushed again after restart', async () => {
     const receiver = await startReceiver('127.0.0.1', () => undefined); // holds every push open
     const db = join(dir, 'push.db');

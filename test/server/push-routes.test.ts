@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import { SECRET_ROTATION_GRACE_MS } from '../../src/core/push.js';
 import { ScriptedTransport, newSecret, testSigner } from '../helpers/push.js';
+import { flush } from '../helpers/engine.js';
 import { openTestApp, send, type TestApp } from '../helpers/service.js';
 
 const START = Date.UTC(2030, 0, 1);
@@ -92,5 +93,45 @@ describe('push subscription routes (inject)', () => {
     const badTopic = await send(t.app, { method: 'PUT', url: '/v1/topics/bad%20topic/push', body: { url: URL_HOOK } });
     assert.equal(badTopic.body.error.code, 'INVALID_TOPIC');
     assert.equal((await send(t.app, { method: 'GET', url: '/v1/topics/bad/push' })).status, 404);
+  });
+
+  it('POST /v1/tasks with a url: 400 PUSH_NO_SECRET without a secret to sign with, 201 once the topic has a subscription; GET shows the url', async () => {
+    const refused = await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'own', url: URL_HOOK, delayMs: 60_000 } });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'PUSH_NO_SECRET');
+    assert.match(refused.body.error.message, /no push subscription.*--push-secret/);
+    await send(t.app, { method: 'PUT', url: '/v1/topics/own/push', body: { url: 'https://hooks.example.com/topic' } });
+    const created = await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'own', url: URL_HOOK, delayMs: 60_000 } });
+    assert.equal(created.status, 201);
+    const got = await send(t.app, { method: 'GET', url: `/v1/tasks/${created.body.id as string}` });
+    assert.equal(got.body.url, URL_HOOK);
+    const plain = await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'own', delayMs: 60_000 } });
+    assert.equal((await send(t.app, { method: 'GET', url: `/v1/tasks/${plain.body.id as string}` })).body.url, null);
+  });
+
+  it('POST /v1/tasks/batch with urls: each refused url fails its own item with its code', async () => {
+    await send(t.app, { method: 'PUT', url: '/v1/topics/own2/push', body: { url: 'https://hooks.example.com/topic' } });
+    const res = await send(t.app, {
+      method: 'POST',
+      url: '/v1/tasks/batch',
+      body: { tasks: [{ topic: 'own2', url: URL_HOOK }, { topic: 'own2', url: 'http://10.0.0.1/x' }, { topic: 'own2', url: 'ftp://x.example.com/' }, { topic: 'nosub', url: URL_HOOK }] },
+    });
+    const codes = (res.body.results as { id?: string; error?: { code: string } }[]).map((r) => r.error?.code ?? 'ok');
+    assert.deepEqual(codes, ['ok', 'INVALID_URL', 'INVALID_URL', 'PUSH_NO_SECRET']);
+  });
+
+  it('GET /v1/stats carries the push counters per topic and origin, with each circuit', async () => {
+    await send(t.app, { method: 'PUT', url: '/v1/topics/counted/push', body: { url: 'https://counted.example.com/in' } });
+    await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'counted', payload: 1 } });
+    for (let i = 0; i < 20; i++) await flush();
+    const stats = await send(t.app, { method: 'GET', url: '/v1/stats' });
+    assert.deepEqual(stats.body.push.topics.counted, { sent: 1, ok: 1, failed: {}, deferred: 0 });
+    assert.deepEqual(stats.body.push.origins['https://counted.example.com'], {
+      sent: 1,
+      ok: 1,
+      failed: {},
+      deferred: 0,
+      breaker: { state: 'closed', consecutiveFailures: 0, openUntil: null },
+    });
   });
 });

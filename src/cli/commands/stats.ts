@@ -1,6 +1,26 @@
 import type { Command } from 'commander';
 import { contextOf } from '../context.js';
 import { keyValues, table } from '../output.js';
+import type { PushCountsView, PushStatsView } from '../../wire/types.js';
+
+/** "3 (http5xx 2, timeout 1)", or "0". */
+function failures(counts: PushCountsView): string {
+  const entries = Object.entries(counts.failed).filter(([, n]) => (n ?? 0) > 0);
+  const total = entries.reduce((sum, [, n]) => sum + (n ?? 0), 0);
+  return entries.length === 0 ? '0' : `${total} (${entries.map(([k, n]) => `${k} ${n}`).join(', ')})`;
+}
+
+function pushTables(push: PushStatsView | undefined): string[] {
+  if (push === undefined || Object.keys(push.topics).length === 0) return [];
+  const row = (c: PushCountsView): string[] => [String(c.sent), String(c.ok), failures(c), String(c.deferred)];
+  const topics = Object.entries(push.topics).map(([topic, c]) => [topic, ...row(c)]);
+  const origins = Object.entries(push.origins).map(([origin, c]) => {
+    const b = c.breaker;
+    const state = b.state === 'closed' ? (b.consecutiveFailures > 0 ? `closed (${b.consecutiveFailures} failed)` : 'closed') : `${b.state} until ${new Date(b.openUntil ?? 0).toISOString()}`;
+    return [origin, state, ...row(c)];
+  });
+  return [`\n${table(['PUSH TOPIC', 'SENT', 'OK', 'FAILED', 'DEFERRED'], topics)}`, `\n${table(['PUSH ORIGIN', 'BREAKER', 'SENT', 'OK', 'FAILED', 'DEFERRED'], origins)}`];
+}
 
 export function registerStatsCommand(program: Command): void {
   program
@@ -25,6 +45,7 @@ export function registerStatsCommand(program: Command): void {
             ['lateness', `p50 ${l.p50} ms, p99 ${l.p99} ms, max ${l.max} ms over ${l.count} deliveries`],
           ]),
           topics.length > 0 ? `\n${table(['TOPIC', ...states.map((s) => s.toUpperCase()), 'READY'], topics)}` : '',
+          ...pushTables(stats.push),
         ].join('\n').trimEnd();
       });
     });

@@ -44,6 +44,7 @@ export function describeTask(task: TaskView): string {
     ['ttr', `${task.ttrMs} ms`],
     ['reservedUntil', formatTime(task.reservedUntil)],
     ['lastError', task.lastError ?? '-'],
+    ...(task.url ? ([['url', task.url]] as [string, string][]) : []),
     ['created', formatTime(task.createdAt)],
     ['payload', JSON.stringify(task.payload)],
   ]);
@@ -64,6 +65,7 @@ interface AddOptions {
   id?: string;
   ttr?: number;
   maxAttempts?: number;
+  url?: string;
 }
 
 export function registerTaskCommands(program: Command): void {
@@ -76,6 +78,7 @@ export function registerTaskCommands(program: Command): void {
     .option('--id <id>', 'task id (idempotency key); generated when absent')
     .option('--ttr <duration>', 'time to run before redelivery', durationArg)
     .option('--max-attempts <n>', 'deliveries before the task is dead', positiveIntArg)
+    .option('--url <url>', 'push this task to this URL when due, whatever its topic (signed: docs/push.md)')
     .action(async (topic: string, options: AddOptions, command: Command) => {
       if (options.delay !== undefined && options.at !== undefined) throw new UsageError('give --delay or --at, not both');
       const { client, out } = contextOf(command);
@@ -87,6 +90,7 @@ export function registerTaskCommands(program: Command): void {
         ...(options.id !== undefined ? { id: options.id } : {}),
         ...(options.ttr !== undefined ? { ttrMs: options.ttr } : {}),
         ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
+        ...(options.url !== undefined ? { url: options.url } : {}),
       });
       out.result(result, () => `${result.created ? 'scheduled' : 'exists (unchanged)'} ${result.id} on ${topic} at ${formatTime(result.runAt)}`);
     });

@@ -11,14 +11,16 @@
  *                 v  │     attempts < max                    attempts >= max ──> dead
  *            cancelled  └──────────── retryDead (by the user) ─────────────────────┘
  *
- * `reschedule` moves a pending task's runAt and keeps it pending. A receipt names one
+ * `reschedule` moves a pending task's runAt and keeps it pending. `defer` gives a
+ * reservation back uncounted (reserved -> pending at a later runAt, attempts - 1): the push
+ * circuit breaker's way to hold a task back without spending its attempt. A receipt names one
  * reservation: ack / nack / expiry with any other receipt are refused (fencing), so a slow
  * first attempt can never complete or fail a later one.
  */
 import type { TaskState } from './model.js';
 
 /** What moves a task: the port's verbs, with a failed attempt (nack, expire) as retry or bury. */
-export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead';
+export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead' | 'defer';
 
 const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskState>>>> = {
   reserve: { pending: 'reserved' },
@@ -28,6 +30,7 @@ const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskStat
   cancel: { pending: 'cancelled' },
   reschedule: { pending: 'pending' },
   retryDead: { dead: 'pending' },
+  defer: { reserved: 'pending' },
 };
 
 /** The state after `event`, or undefined when the event is not allowed in `state`. */

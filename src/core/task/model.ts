@@ -36,13 +36,21 @@ export interface TaskRecord {
   /** When the current reservation runs out; null unless reserved. */
   readonly reservedUntil: number | null;
   readonly lastError: string | null;
+  /**
+   * The task's own push target (`schedule({url})`): pushed there whatever its topic, never
+   * handed to pull consumers. Null for a task of its topic's pull consumers or subscription.
+   */
+  readonly url: string | null;
 }
 
 /**
  * What a reservation hands back: the fields a delivery is made of. A full TaskRecord fits; a
  * store may return just these (the memory store does, to allocate less per delivery).
  */
-export type ReservedTask = Pick<TaskRecord, 'id' | 'topic' | 'payload' | 'runAt' | 'attempts' | 'maxAttempts' | 'receipt' | 'reservedUntil'>;
+export type ReservedTask = Pick<TaskRecord, 'id' | 'topic' | 'payload' | 'runAt' | 'attempts' | 'maxAttempts' | 'receipt' | 'reservedUntil'> & {
+  /** The task's own push target; absent or null for a task without one. */
+  readonly url?: string | null;
+};
 
 /** What the engine asks a store to create: a fully validated, defaulted task. */
 export interface NewTaskRecord {
@@ -53,6 +61,20 @@ export interface NewTaskRecord {
   readonly maxAttempts: number;
   readonly ttrMs: number;
   readonly backoff: BackoffPolicy;
+  /** The task's own push target (checked by the engine); absent for none. */
+  readonly url?: string;
+}
+
+/**
+ * The lane the engine's timers and ready queues file a task under: its topic, or for a task
+ * with its own push `url` the internal lane PUSH_LANE, which only the Pusher consumes (no
+ * topic can be spelled with '~'). Stores put it in their timer refs' `topic`; records and
+ * deliveries keep the task's real topic.
+ */
+export const PUSH_LANE = '~push';
+
+export function laneOf(topic: string, url: string | null | undefined): string {
+  return url === null || url === undefined || url === '' ? topic : PUSH_LANE;
 }
 
 /**
@@ -62,6 +84,7 @@ export interface NewTaskRecord {
  */
 export interface TimerRef {
   readonly id: string;
+  /** The task's lane (laneOf): its topic, or PUSH_LANE for a task with its own push url. */
   readonly topic: string;
   readonly kind: 'run' | 'ttr';
   readonly dueAt: number;
@@ -99,6 +122,8 @@ export interface TaskInfo<P = unknown> {
   readonly updatedAt: number;
   readonly reservedUntil: number | null;
   readonly lastError: string | null;
+  /** The task's own push target, or null. */
+  readonly url: string | null;
 }
 
 /** The delivery of a task just reserved. */
@@ -130,5 +155,6 @@ export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {
     updatedAt: record.updatedAt,
     reservedUntil: record.reservedUntil,
     lastError: record.lastError,
+    url: record.url,
   };
 }

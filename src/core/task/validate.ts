@@ -5,6 +5,7 @@
  */
 import { DelayQError, type ErrorCode } from '../errors.js';
 import type { AckRequest, ListFilter, StoreNackOptions } from '../ports.js';
+import { validatePushUrl } from '../push-input.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { TASK_STATES, type BackoffPolicy, type NewTaskRecord, type TaskState } from './model.js';
 
@@ -62,6 +63,12 @@ export interface ScheduleInput {
   ttrMs?: number;
   maxAttempts?: number;
   backoff?: Partial<BackoffPolicy>;
+  /**
+   * Push this task to this URL when due, whatever its topic (docs/push.md, "Per-task
+   * url"), signed with the topic's subscription secret or the queue's default push secret.
+   * Pull consumers never receive it.
+   */
+  url?: string;
 }
 
 export interface WhenInput {
@@ -70,7 +77,7 @@ export interface WhenInput {
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9._:-]+$/;
-const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff']);
+const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
 const WHEN_KEYS = new Set(['delayMs', 'runAt']);
 const BACKOFF_KEYS = new Set(['baseMs', 'factor', 'maxMs', 'jitter']);
 // ISO 8601 with a time part; Date.parse alone accepts too much ("1", "March 7").
@@ -313,7 +320,8 @@ export function validateScheduleInput(
       : positiveInt(input['maxAttempts'], 'maxAttempts', limits.maxAttempts);
   const backoff = validateBackoff(input['backoff'], defaults.backoff);
   const payload = serializePayload(input['payload'], limits);
-  return { id, topic, payload, runAt, maxAttempts, ttrMs, backoff };
+  if (input['url'] === undefined) return { id, topic, payload, runAt, maxAttempts, ttrMs, backoff };
+  return { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url: validatePushUrl(input['url']) };
 }
 
 export function validateBatch(tasks: unknown, limits: Limits = DEFAULT_LIMITS, field = 'tasks'): readonly unknown[] {

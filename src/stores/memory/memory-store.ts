@@ -8,12 +8,13 @@ import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { afterFailure, makeReceipt, nextState, type TaskEvent } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import {
   homeOf,
   type AckOutcome,
   type AckRequest,
   type CancelOutcome,
+  type DeferOutcome,
   type DueCursor,
   type HomedRunRef,
   type StoreNackOptions,
@@ -97,6 +98,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
         createdAt: now,
         updatedAt: now,
         lastError: null,
+        url: task.url ?? null,
         reservation: 0,
         reservedUntil: Number.NaN,
         seq: this.nextSeq++,
@@ -194,7 +196,21 @@ export class MemoryStore implements TaskStore, TimerHomes {
       maxAttempts: task.maxAttempts,
       receipt: this.receiptOf(task),
       reservedUntil: task.reservedUntil,
+      url: task.url,
     });
+  }
+
+  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return { status: 'not_found' };
+    if (!this.holds(task, receipt)) return { status: 'stale' };
+    this.apply(task, 'defer', now);
+    task.reservation = 0;
+    task.reservedUntil = Number.NaN;
+    task.attempts--;
+    task.runAt = runAt;
+    return { status: 'deferred', ref: runRef(task) };
   }
 
   async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
@@ -350,7 +366,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
   }
 
   private ttrRef(task: StoredTask): TimerRef {
-    return { id: task.id, topic: task.topic, kind: 'ttr', dueAt: task.reservedUntil, seq: task.seq, receipt: this.receiptOf(task) };
+    return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'ttr', dueAt: task.reservedUntil, seq: task.seq, receipt: this.receiptOf(task) };
   }
 
   private publicRecord(task: StoredTask): TaskRecord {
@@ -369,6 +385,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
       receipt: this.receiptOf(task),
       reservedUntil: task.state !== 'reserved' ? null : task.reservedUntil,
       lastError: task.lastError,
+      url: task.url,
     };
   }
 
@@ -434,6 +451,6 @@ function parseCanonical(text: string, from: number, to: number, radix: 10 | 36):
 
 /** A run ref of this store: its home is the task itself, which reserveRefs also reads. */
 function runRef(task: StoredTask): HomedRunRef {
-  return { id: task.id, topic: task.topic, kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
+  return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
 }
 

@@ -1,7 +1,10 @@
 /**
  * The packed task body, TS side (the Lua side is lua/includes/codec.lua; keep them in step):
  *
- *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
+ *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[,url]|err payload
+ *
+ * The url field is there only for a task with its own push url (escapeUrl: ',' '|' '%'
+ * percent-encoded), so a task without one takes not a byte more.
  *
  * Integers in base 36, the backoff policy as "baseMs:factor:maxMs:jitter" (the ms in base
  * 36; empty for core's DEFAULT_BACKOFF), empty fields for null and for an updatedAt equal to createdAt. A pending task with
@@ -35,7 +38,17 @@ function decodeBackoff(text: string): BackoffPolicy {
 
 /** The body of a new pending task (attempts 0, created now). */
 export function encodeNewTask(task: NewTaskRecord, seq: number, now: number): string {
-  return `p,0,${b36(task.runAt)},${b36(task.maxAttempts)},${b36(task.ttrMs)},${encodeBackoff(task.backoff)},${b36(now)},,,${b36(seq)},,${task.topic},|${task.payload}`;
+  const url = task.url === undefined ? '' : `,${escapeUrl(task.url)}`;
+  return `p,0,${b36(task.runAt)},${b36(task.maxAttempts)},${b36(task.ttrMs)},${encodeBackoff(task.backoff)},${b36(now)},,,${b36(seq)},,${task.topic},${url}|${task.payload}`;
+}
+
+/** A url as the packed body's field 14 holds it: no ',' or '|' (the body's separators), '%' escaped so it reads back exactly. */
+export function escapeUrl(url: string): string {
+  return url.replace(/[%,|]/g, (c) => (c === '%' ? '%25' : c === ',' ? '%2C' : '%7C'));
+}
+
+export function unescapeUrl(field: string): string {
+  return field.replace(/%(25|2C|7C)/g, (_, hex: string) => (hex === '25' ? '%' : hex === '2C' ? ',' : '|'));
 }
 
 export interface DecodedTask {
@@ -72,6 +85,7 @@ export function decodeTask(id: string, body: string): DecodedTask {
     // A completed task keeps the receipt that completed it (ack.lua); only a reservation's is shown.
     receipt: f[0] !== 'r' || f[10] === undefined || f[10] === '' ? null : f[10],
     lastError,
+    url: f[13] === undefined || f[13] === '' ? null : unescapeUrl(f[13]),
   };
   return { record, seq: int(f[9]) };
 }

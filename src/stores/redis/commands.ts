@@ -78,6 +78,8 @@ const str = (value: unknown): string => (typeof value === 'string' ? value : Str
 export interface ScheduleArgs {
   readonly id: string;
   readonly topic: string;
+  /** laneOf(topic, url): what the task's timer refs carry. */
+  readonly lane?: string;
   /** The packed body (codec.ts encodeNewTask). */
   readonly body: string;
   readonly runAt: number;
@@ -196,6 +198,10 @@ export async function nackScript(client: RedisClient, shard: ShardKeys, now: num
   const fallback = `${d.baseMs.toString(36)}:${d.factor}:${d.maxMs.toString(36)}:${d.jitter}`;
   const args: Arg[] = [now, id, receipt, options.delayMs ?? '', options.random, options.error === null ? '0' : '1', options.error ?? '', fallback];
   return moveReply(await run(client, 'nack', standardKeys(shard), args));
+}
+
+export async function deferScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string, runAt: number): Promise<MoveReply> {
+  return moveReply(await run(client, 'defer', standardKeys(shard), [now, id, receipt, runAt]));
 }
 
 export async function expireScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string): Promise<MoveReply> {

@@ -27,6 +27,7 @@ import type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
+  DeferOutcome,
   DueCursor,
   StoreNackOptions,
   NackOutcome,
@@ -39,7 +40,7 @@ import type {
   StoreStats,
   TaskStore,
 } from '../../core/ports.js';
-import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
@@ -47,6 +48,7 @@ import { execAndWait, waitSetting } from './replication.js';
 import {
   ackScript,
   cancelScript,
+  deferScript,
   expireScript,
   loadDueScript,
   MAX_SCRIPT_BATCH,
@@ -138,7 +140,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
     const parkFrom = firstParkBucket(now, this.horizonMs);
     const args = tasks.map((t, i): ScheduleArgs => {
       const bucket = parkBucketOf(t.runAt);
-      return { id: t.id, topic: t.topic, body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
+      return { id: t.id, topic: t.topic, lane: laneOf(t.topic, t.url), body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
     });
     const outcomes = await this.byShard(args, async (shard, chunk) => {
       const replies = await scheduleScript(this.client, this.shard(shard), now, chunk, parkFrom);
@@ -146,7 +148,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
         const reply = replies[i]!;
         // An existing pending task gets its timer too: this call may repeat one whose reply
         // was lost after it created the task, and nothing else would put that in a wheel.
-        const ref: TimerRef | null = reply.pending ? { id: arg.id, topic: arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
+        const ref: TimerRef | null = reply.pending ? { id: arg.id, topic: arg.lane ?? arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
         return { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
       });
     });
@@ -258,6 +260,16 @@ export class RedisStore implements TaskStore, SharedDispatch {
   async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
     this.assertOpen();
     return this.nackOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
+  }
+
+  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    this.assertOpen();
+    const reply = await deferScript(this.client, this.shardOfId(id), now, id, receipt, runAt);
+    if (reply.status !== 'deferred') return { status: reply.status as 'not_found' | 'stale' };
+    const ref = runRef(id, reply);
+    // The timer goes to the shard's owner, as a nack's retry does.
+    this.parts.remoteTimers.publish([ref], now);
+    return { status: 'deferred', ref };
   }
 
   // ---------------------------------------------------------------------------------

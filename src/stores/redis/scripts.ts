@@ -41,6 +41,7 @@ export const SCRIPT_NAMES = [
   'ack',
   'nack',
   'expire',
+  'defer',
   'retry-dead',
   'purge',
   'load-due',

@@ -28,6 +28,7 @@ import type Database from 'better-sqlite3';
 import type { ScheduleOutcome } from '../../core/ports.js';
 import type { NewTaskRecord } from '../../core/task/model.js';
 import type { CountDeltas } from './count-deltas.js';
+import { laneOf } from '../../core/task/model.js';
 import { runRef } from './rows.js';
 
 /** Rows per INSERT statement at most (a power of two; ADR 0015); 15 parameters a row stay far below SQLite's 32,766. */
@@ -62,6 +63,7 @@ export class TaskInserter {
   private readonly maxSeq: Database.Statement<[], number | null>;
   private readonly seqsIn: Database.Statement<[number, number], number>;
   private readonly runAtOf: Database.Statement<[string], number>;
+  private readonly setUrl: Database.Statement<[string, number], never>;
 
   constructor(
     private readonly db: Database.Database,
@@ -70,6 +72,7 @@ export class TaskInserter {
     this.maxSeq = db.prepare<[], number | null>('SELECT max(seq) FROM tasks').pluck();
     this.seqsIn = db.prepare<[number, number], number>('SELECT seq FROM tasks WHERE seq >= ? AND seq < ?').pluck();
     this.runAtOf = db.prepare<[string], number>('SELECT run_at FROM tasks WHERE id = ?').pluck();
+    this.setUrl = db.prepare<[string, number], never>('UPDATE tasks SET url = ? WHERE seq = ?');
   }
 
   /**
@@ -99,7 +102,8 @@ export class TaskInserter {
           }
           created++;
           if (!Number.isNaN(parkedIn[i]!)) this.recordParked(parkedIn[i]!, seq);
-          outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, seq) };
+          if (task.url !== undefined) this.setUrl.run(task.url, seq);
+          outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) };
         } else {
           outcomes[i] = { id: task.id, runAt: this.runAtOf.get(task.id) ?? task.runAt, created: false, ref: null };
         }

@@ -1,5 +1,5 @@
 /** Rows as SQLite returns them, and their mapping to the port's records and timer refs. */
-import type { TaskRecord, TaskState, TimerRef } from '../../core/task/model.js';
+import { laneOf, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 
 /** The columns every state decision needs; never the payload (it may be a MiB). */
 export interface ControlRow {
@@ -16,6 +16,8 @@ export interface ControlRow {
   readonly backoff_jitter: number;
   readonly receipt: string | null;
   readonly reserved_until: number | null;
+  /** The task's own push target (migration 0006), NULL for none. */
+  readonly url: string | null;
 }
 
 export interface TaskRow extends ControlRow {
@@ -33,10 +35,11 @@ export interface DueRow {
   readonly due_at: number;
   readonly seq: number;
   readonly receipt: string | null;
+  readonly url: string | null;
 }
 
 export const CONTROL_COLUMNS =
-  'seq, topic, state, run_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, receipt, reserved_until';
+  'seq, topic, state, run_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, receipt, reserved_until, url';
 
 export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, updated_at, last_error, payload`;
 
@@ -56,6 +59,7 @@ export function toRecord(row: TaskRow): TaskRecord {
     receipt: row.receipt,
     reservedUntil: row.reserved_until,
     lastError: row.last_error,
+    url: row.url,
   };
 }
 
@@ -65,9 +69,10 @@ export function backoffOf(row: ControlRow): TaskRecord['backoff'] {
 
 export function dueRef(row: DueRow): TimerRef {
   const kind = row.state === 'reserved' ? 'ttr' : 'run';
-  return { id: row.id, topic: row.topic, kind, dueAt: row.due_at, seq: row.seq, receipt: kind === 'ttr' ? row.receipt : null };
+  return { id: row.id, topic: laneOf(row.topic, row.url), kind, dueAt: row.due_at, seq: row.seq, receipt: kind === 'ttr' ? row.receipt : null };
 }
 
-export function runRef(id: string, topic: string, runAt: number, seq: number): TimerRef {
-  return { id, topic, kind: 'run', dueAt: runAt, seq, receipt: null };
+/** A run ref; `lane` is laneOf(topic, url): the task's topic, or PUSH_LANE for a task with its own url. */
+export function runRef(id: string, lane: string, runAt: number, seq: number): TimerRef {
+  return { id, topic: lane, kind: 'run', dueAt: runAt, seq, receipt: null };
 }

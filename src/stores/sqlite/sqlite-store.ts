@@ -15,11 +15,12 @@ import type { PushSubscription } from '../../core/push.js';
 import { backoffDelay } from '../../core/task/backoff.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
-import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
+  DeferOutcome,
   Clock,
   DueCursor,
   StoreNackOptions,
@@ -119,7 +120,8 @@ export class SqliteStore implements TaskStore {
         // Not a write: the run is filed when the transaction commits (Parking.flush).
         if (parkBucket !== null) this.parking.record(parkBucket, seq);
         counts.add(task.topic, 'pending', +1);
-        return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, task.topic, task.runAt, seq) }];
+        if (task.url !== undefined) this.sql.setUrl.run(task.url, seq);
+        return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) }];
       },
       true,
     );
@@ -150,7 +152,7 @@ export class SqliteStore implements TaskStore {
       if (!row) return { status: 'not_found' };
       if (row.state !== 'pending') return { status: 'not_pending' };
       this.sql.reschedule.run(runAt, runAt, now, row.seq);
-      return { status: 'rescheduled', ref: runRef(id, row.topic, runAt, row.seq) };
+      return { status: 'rescheduled', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
   }
 
@@ -182,13 +184,13 @@ export class SqliteStore implements TaskStore {
       for (const id of ids) {
         const row = this.sql.reserveRead.get(id);
         if (!row || row[2] !== 'pending' || row[3] > now) continue;
-        const [seq, topic, , runAt, previousAttempts, maxAttempts, taskTtrMs, payload] = row;
+        const [seq, topic, , runAt, previousAttempts, maxAttempts, taskTtrMs, payload, url] = row;
         const attempts = previousAttempts + 1;
         const receipt = makeReceipt(attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
         const reservedUntil = now + (ttrMs ?? taskTtrMs);
         this.sql.reserve.run(attempts, receipt, reservedUntil, reservedUntil, now, seq);
         counts.move(topic, 'pending', 'reserved');
-        reserved.push({ id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil });
+        reserved.push(url === null ? { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil } : { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil, url });
       }
       return reserved;
     });
@@ -248,6 +250,17 @@ export class SqliteStore implements TaskStore {
     }, true);
   }
 
+  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    return this.write(1, (counts): DeferOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return { status: 'not_found' };
+      if (row.state !== 'reserved' || row.receipt !== receipt) return { status: 'stale' };
+      this.sql.defer.run(Math.max(0, row.attempts - 1), runAt, runAt, now, row.seq);
+      counts.move(row.topic, 'reserved', 'pending');
+      return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
+    }, true);
+  }
+
   // ---------------------------------------------------------------------------------
   // Operators
 
@@ -287,7 +300,7 @@ export class SqliteStore implements TaskStore {
       if (row.state !== 'dead') return { status: 'not_dead' };
       this.sql.retryDead.run(runAt, runAt, now, row.seq);
       counts.move(row.topic, 'dead', 'pending');
-      return { status: 'retried', ref: runRef(id, row.topic, runAt, row.seq) };
+      return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
   }
 
@@ -360,7 +373,7 @@ export class SqliteStore implements TaskStore {
     }
     this.sql.retry.run(retryAt, retryAt, error, now, row.seq);
     counts.move(row.topic, 'reserved', 'pending');
-    return { status: 'retrying', ref: runRef(id, row.topic, retryAt, row.seq) };
+    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), retryAt, row.seq) };
   }
 
   /** `oneStatement`: see GroupCommit.submit; true only where the single write comes last. */

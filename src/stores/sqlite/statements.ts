@@ -13,10 +13,10 @@ export type InsertParams = [string, string, number, number | null, number | null
 
 /**
  * What a reservation reads, as an array (raw mode): seq, topic, state, run_at, attempts,
- * max_attempts, ttr_ms, payload. Only the columns a delivery is made of, since
+ * max_attempts, ttr_ms, payload, url. Only the columns a delivery is made of, since
  * better-sqlite3 converts every column it returns and builds an object per row (ADR 0016).
  */
-export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string];
+export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string, url: string | null];
 
 /**
  * reserved -> completed, only with the current receipt: (updatedAt, id, receipt). The
@@ -44,11 +44,13 @@ export interface Statements {
   readonly reschedule: Stmt<[number, number, number, number], never>;
   readonly cancel: Stmt<[number, number], never>;
   readonly reserveRead: Stmt<[string], ReserveRow>;
+  readonly setUrl: Stmt<[string, number], never>;
   readonly reserve: Stmt<[number, string, number, number, number, number], never>;
   readonly ack: Stmt<[number, string, string], { topic: string }>;
   readonly ackKnownTopic: Stmt<[number, string, string], never>;
   readonly retry: Stmt<[number, number, string | null, number, number], never>;
   readonly bury: Stmt<[string | null, number, number], never>;
+  readonly defer: Stmt<[number, number, number, number, number], never>;
   readonly retryDead: Stmt<[number, number, number, number], never>;
   readonly dueFirst: Stmt<[number, number], DueRow>;
   readonly dueAfter: Stmt<[number, number, number, number], DueRow>;
@@ -86,7 +88,9 @@ export function prepareStatements(db: Database.Database): Statements {
     // Each transition of the state machine (src/core/task/lifecycle.ts), by seq.
     reschedule: db.prepare<[number, number, number, number], never>('UPDATE tasks SET run_at = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?'),
     cancel: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', due_at = NULL, park_bucket = NULL, updated_at = ? WHERE seq = ?"),
-    reserveRead: db.prepare<[string], ReserveRow>('SELECT seq, topic, state, run_at, attempts, max_attempts, ttr_ms, payload FROM tasks WHERE id = ?').raw(),
+    reserveRead: db.prepare<[string], ReserveRow>('SELECT seq, topic, state, run_at, attempts, max_attempts, ttr_ms, payload, url FROM tasks WHERE id = ?').raw(),
+    // A new task's own push target, written after its insert (migration 0006).
+    setUrl: db.prepare<[string, number], never>('UPDATE tasks SET url = ? WHERE seq = ?'),
     reserve: db.prepare<[number, string, number, number, number, number], never>(
       "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?",
     ),
@@ -99,6 +103,10 @@ export function prepareStatements(db: Database.Database): Statements {
     retry: db.prepare<[number, number, string | null, number, number], never>(
       "UPDATE tasks SET state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
     ),
+    // A reservation given back uncounted (the push circuit breaker): (attempts, runAt, dueAt, updatedAt, seq).
+    defer: db.prepare<[number, number, number, number, number], never>(
+      "UPDATE tasks SET state = 'pending', attempts = ?, run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
+    ),
     bury: db.prepare<[string | null, number, number], never>(
       "UPDATE tasks SET state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
     ),
@@ -108,10 +116,10 @@ export function prepareStatements(db: Database.Database): Statements {
 
     // The scheduler's feed: a range scan of the partial index tasks_due.
     dueFirst: db.prepare<[number, number], DueRow>(
-      'SELECT id, topic, state, due_at, seq, receipt FROM tasks WHERE due_at IS NOT NULL AND due_at < ? ORDER BY due_at, seq LIMIT ?',
+      'SELECT id, topic, state, due_at, seq, receipt, url FROM tasks WHERE due_at IS NOT NULL AND due_at < ? ORDER BY due_at, seq LIMIT ?',
     ),
     dueAfter: db.prepare<[number, number, number, number], DueRow>(
-      `SELECT id, topic, state, due_at, seq, receipt FROM tasks
+      `SELECT id, topic, state, due_at, seq, receipt, url FROM tasks
        WHERE due_at IS NOT NULL AND due_at < ? AND (due_at, seq) > (?, ?) ORDER BY due_at, seq LIMIT ?`,
     ),
 

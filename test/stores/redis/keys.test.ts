@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import {
   ackScript,
   cancelScript,
+  deferScript,
   expireScript,
   leaseAcquireScript,
   leaseReleaseScript,
@@ -66,6 +67,7 @@ describe('redis keys', () => {
       await ackScript(client, shard, 0, [{ id: 'a', receipt: 'r' }]);
       await nackScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null });
       await expireScript(client, shard, 0, 'a', 'r');
+      await deferScript(client, shard, 0, 'a', 'r', 9);
       await retryDeadScript(client, shard, 0, 'a', 1);
       await purgeScript(client, shard, 0, 10);
       await loadDueScript(client, shard, 10, null, 10);

@@ -69,7 +69,20 @@ describe('redis store units', () => {
       receipt: null,
       reservedUntil: null,
       lastError: null,
+      url: null,
     });
+  });
+
+  it('packs a task url only when there is one, its separators escaped, and reads it back exactly', () => {
+    const base = { id: 'u', topic: 'orders', payload: '{"a":"|,%"}', runAt: 5, maxAttempts: 1, ttrMs: 1, backoff: DEFAULT_BACKOFF };
+    const plain = encodeNewTask(base, 1, 1);
+    const url = 'https://h.example.com/a,b|c%2C?x=%7C';
+    const withUrl = encodeNewTask({ ...base, url }, 1, 1);
+    assert.equal(withUrl.length, plain.length + 1 + url.length + 2 * 4, 'a comma, the url, 4 escapes of 2 more bytes each');
+    assert.equal(withUrl.slice(0, withUrl.indexOf('|')).split(',').length, 14);
+    assert.equal(decodeTask('u', withUrl).record.url, url);
+    assert.equal(decodeTask('u', withUrl).record.payload, base.payload);
+    assert.equal(decodeTask('u', plain).record.url, null);
   });
 
   it('stores the default backoff policy as nothing, and reads it back', () => {

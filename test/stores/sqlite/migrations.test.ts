@@ -2,7 +2,8 @@
 // rows untouched; 0002 drops the redundant column CHECK on state and the table CHECK still
 // refuses any state outside the five; 0003 files parked rows in runs and drops the index
 // tasks_parked, and every parked task is still loaded when its time comes; 0005 adds the
-// push subscriptions table to a version 4 file without touching its tasks.
+// push subscriptions table to a version 4 file without touching its tasks; 0006 adds the
+// tasks' nullable url column (their own push target).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -111,13 +112,17 @@ describe('sqlite store: migrations', () => {
     assert.deepEqual(await store.listPushSubscriptions(), []);
     await store.putPushSubscription(pushSubscription('t'));
     assert.deepEqual(await store.getPushSubscription('t'), pushSubscription('t'));
+    // 0006: the old tasks have no url; a new one keeps its own.
+    assert.equal((await store.get('old-1'))?.url, null);
+    await store.schedule([{ id: 'own', topic: 't', payload: '{}', runAt: T0, maxAttempts: 1, ttrMs: 1_000, backoff: DEFAULT_BACKOFF, url: 'https://x.example.com/h' }], T0);
+    assert.equal((await store.get('own'))?.url, 'https://x.example.com/h');
     await store.close();
 
     const after = new Database(path, { readonly: true });
     assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
     assert.ok(hasTable(after, 'push_subscriptions'));
     assert.deepEqual(after.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
-    assert.equal(after.prepare('SELECT count(*) FROM tasks').pluck().get(), 2);
+    assert.equal(after.prepare('SELECT count(*) FROM tasks').pluck().get(), 3);
     after.close();
   });
 

@@ -61,7 +61,7 @@ while n < limit do
     table.insert(out, kind)
     table.insert(out, pick.score)
     table.insert(out, t.seq)
-    table.insert(out, t.topic)
+    table.insert(out, laneOf(t))
     table.insert(out, kind == 'ttr' and (t.receipt or '') or '')
   end
   n = n + 1

@@ -11,4 +11,4 @@ leave(t, id)
 setRunAt(t, runAt)
 save(t, id, 'p', now, b36(now))
 flushCounts()
-return { 'rescheduled', t.runAt, t.seq, t.topic }
+return { 'rescheduled', t.runAt, t.seq, laneOf(t) }

@@ -12,4 +12,4 @@ setAttempts(t, 0)
 setRunAt(t, runAt)
 save(t, id, 'p', now, b36(now))
 flushCounts()
-return { 'retried', t.runAt, t.seq, t.topic }
+return { 'retried', t.runAt, t.seq, laneOf(t) }

@@ -8,7 +8,7 @@
 --   k (1..K: the task's park bucket; 0: the task is too near to park)
 -- Returns: flat, per task in input order: 1 when created (at the runAt and seq it was given),
 --   or, for an id that exists, 2 or 0 followed by its runAt and seq: 2 when it is pending
---   on the same topic (the caller puts its timer in a wheel again: this call may be a
+--   on the same topic and lane (with a push url or without, as the new body) (the caller puts its timer in a wheel again: this call may be a
 --   retry of one whose reply was lost, which created it), 0 otherwise, and for the second
 --   of an id given twice in one call (0 with the first one's runAt and seq).
 -- One HMGET finds the ids that exist; the new bodies go out as one HSET and the index
@@ -20,6 +20,14 @@
 -- task it builds no table and no string but the ZSET member of a task not parked: a
 -- duplicate id remembers its ARGV position, and counts are summed per topic.
 -- @include patch
+
+-- Whether a packed body has the url field (codec.lua: 13 header fields, 14 with a url).
+local function urlFieldIn(body)
+  local header = string.sub(body, 1, string.find(body, '|', 1, true))
+  local _, commas = string.gsub(header, ',', '')
+  return commas > 12
+end
+
 local out = {}
 local K = tonumber(ARGV[3])
 local first = 4 + K
@@ -40,7 +48,8 @@ for i = first, #ARGV, 6 do
   if body then
     -- The state (field 1), runAt (3), seq (10) and topic (12).
     local state, runAt, seq, topic = string.match(body, '^(%a),[^,]*,([^,]*),[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),[^,]*,([^,]*),')
-    out[no + 1] = (state == 'p' and topic == ARGV[i + 4]) and 2 or 0
+    -- Same lane too: both with a push url (a 14th header field) or both without.
+    out[no + 1] = (state == 'p' and topic == ARGV[i + 4] and urlFieldIn(body) == urlFieldIn(ARGV[i + 1])) and 2 or 0
     out[no + 2] = tonumber(runAt, 36)
     out[no + 3] = tonumber(seq, 36)
     no = no + 3

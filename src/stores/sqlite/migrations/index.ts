@@ -11,6 +11,7 @@ import { apply as dropStateCheck } from './0002_state_check.js';
 import { apply as buildParkedRuns, sql as parkedRuns } from './0003_parked_runs.js';
 import { sql as deadIndex } from './0004_dead_index.js';
 import { sql as pushSubscriptions } from './0005_push_subscriptions.js';
+import { sql as taskUrl } from './0006_task_url.js';
 import { sql as ackedReceipt } from './0008_acked_receipt.js';
 
 export interface Migration {
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: '0003_parked_runs', sql: parkedRuns, apply: buildParkedRuns },
   { version: 4, name: '0004_dead_index', sql: deadIndex },
   { version: 5, name: '0005_push_subscriptions', sql: pushSubscriptions },
+  { version: 6, name: '0006_task_url', sql: taskUrl },
   { version: 8, name: '0008_acked_receipt', sql: ackedReceipt },
 ];
 

@@ -1,8 +1,11 @@
 -- Shared helpers, inlined into each script by `-- @include codec` (scripts.ts).
 --
 -- Task body: one HASH field per task in the shard's pool, packed to keep Redis small:
---   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
---    1    2      3       4        5      6        7         8           9         10    11     12    13
+--   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[,url]|err payload
+--    1    2      3       4        5      6        7         8           9         10    11     12    13     14
+-- Field 14 is there only for a task with its own push url (codec.ts escapes ',', '|' and
+-- '%' in it); the scripts never read it beyond "present", which files the task's timers
+-- under the lane '~push' (laneOf) instead of its topic.
 -- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36;
 -- empty for the default policy, which nack.lua gets in ARGV);
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
@@ -42,12 +45,19 @@ local function seqOf(m)
   return n
 end
 
-local HEADER = '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,|]*)|()'
+local HEADER = '^([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*),([^|]*)|()'
 
 local function decode(body)
   local f = { string.match(body, HEADER) }
   local t = { f = f, s = f[1], topic = f[12], body = body, tail = f[14] }
   f[14] = nil
+  -- errLen[,url]: split, so setError rewrites errLen alone and encode() joins the url back.
+  local comma = string.find(f[13], ',', 1, true)
+  if comma then
+    t.url = string.sub(f[13], comma + 1)
+    f[14] = t.url
+    f[13] = string.sub(f[13], 1, comma - 1)
+  end
   t.attempts = tonumber(f[2], 36)
   t.runAt = tonumber(f[3], 36)
   t.max = tonumber(f[4], 36)
@@ -56,6 +66,13 @@ local function decode(body)
   if f[9] ~= '' then t.reservedUntil = tonumber(f[9], 36) end
   if f[11] ~= '' then t.receipt = f[11] end
   return t
+end
+
+-- The lane a task's timers and ready list are filed under: its topic, or '~push' for a
+-- task with its own push url (core/task/model.ts laneOf; the Pusher alone consumes it).
+local function laneOf(t)
+  if t.url then return '~push' end
+  return t.topic
 end
 
 local function payloadOf(t)
@@ -187,5 +204,5 @@ local function settleFailure(t, id, now, now36, retryAt, err)
   end
   setRunAt(t, retryAt)
   save(t, id, 'p', now, now36)
-  return { 'retrying', t.runAt, t.seq, t.topic }
+  return { 'retrying', t.runAt, t.seq, laneOf(t) }
 end
