@@ -29,6 +29,8 @@ export const CORE_ERROR_CODES = [
   'INVALID_URL',
   'INVALID_SECRET',
   'PUSH_NOT_FOUND',
+  'INVALID_SCHEDULE',
+  'SCHEDULE_NOT_FOUND',
 ] as const;
 
 /** Codes only the HTTP layer produces (src/server/errors.ts). */
