@@ -320,3 +320,8 @@ export async function leaseRenewScript(client: RedisClient, shard: ShardKeys, va
 export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, value: string): Promise<void> {
   await run(client, 'lease-release', [shard.lease], [value]);
 }
+
+/** ScheduleStore.swapSchedule: replaces the schedule's text only if it is still `expected`. */
+export async function swapScheduleScript(client: RedisClient, key: string, id: string, expected: string, next: string): Promise<boolean> {
+  return num(await run(client, 'schedule-swap', [key], [id, expected, next])) === 1;
+}

@@ -40,6 +40,8 @@ import type {
 } from '../../core/ports.js';
 import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
+import { byId, decodeSchedule, encodeSchedule } from '../schedule-codec.js';
+import type { ScheduleRecord } from '../../core/schedule/model.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
@@ -57,6 +59,7 @@ import {
   type DueEntry,
   type MoveReply,
   type ScheduleArgs,
+  swapScheduleScript,
 } from './commands.js';
 import type { RedisClient } from './connection.js';
 import { mergeDue } from './due-merge.js';
@@ -412,6 +415,48 @@ export class RedisStore implements TaskStore, SharedDispatch {
     if (subscription === null)
       this.parts.logger.warn({ store: this.description, topic }, 'redis: a stored push subscription is unreadable; ignored until it is set again');
     return subscription;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Recurring schedules: fields of one hash (keys.ts `schedules`); the swap is a script.
+
+  async putSchedule(record: ScheduleRecord): Promise<void> {
+    this.assertOpen();
+    const json = encodeSchedule(record);
+    await this.call(() => this.client.hset(this.keys.schedules, record.id, json));
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | null> {
+    this.assertOpen();
+    const json = await this.call(() => this.client.hget(this.keys.schedules, id));
+    return json === null ? null : this.decodeScheduleField(id, json);
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    this.assertOpen();
+    const fields = await this.call(() => this.client.hgetall(this.keys.schedules));
+    const schedules: ScheduleRecord[] = [];
+    for (const [id, json] of Object.entries(fields)) {
+      const schedule = this.decodeScheduleField(id, json);
+      if (schedule !== null) schedules.push(schedule);
+    }
+    return schedules.sort(byId);
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    this.assertOpen();
+    return (await this.call(() => this.client.hdel(this.keys.schedules, id))) > 0;
+  }
+
+  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+    this.assertOpen();
+    return swapScheduleScript(this.client, this.keys.schedules, expected.id, encodeSchedule(expected), encodeSchedule(next));
+  }
+
+  private decodeScheduleField(id: string, json: string): ScheduleRecord | null {
+    const schedule = decodeSchedule(id, json);
+    if (schedule === null) this.parts.logger.warn({ store: this.description, id }, 'redis: a stored schedule is unreadable; ignored until it is set again');
+    return schedule;
   }
 
   // ---------------------------------------------------------------------------------

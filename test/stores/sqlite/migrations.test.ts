@@ -94,9 +94,27 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0005_push_subscriptions, version 5', () => {
-    assert.equal(LATEST_VERSION, 5);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [5, '0005_push_subscriptions']);
+  it('ends with 0007_schedules, version 7; versions ascend', () => {
+    assert.equal(LATEST_VERSION, 7);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [7, '0007_schedules']);
+    for (let i = 1; i < MIGRATIONS.length; i++) assert.ok(MIGRATIONS[i]!.version > MIGRATIONS[i - 1]!.version);
+  });
+
+  it('upgrades a version 5 database: schedules work', async () => {
+    writeVersion4(path, ['old-1']);
+    const store4 = await openSqliteStore(path, { clock: storeSystemClock });
+    await store4.close();
+    const db = new Database(path);
+    db.exec('DROP TABLE schedules');
+    db.pragma('user_version = 5');
+    db.close();
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
+    assert.deepEqual(await store.listSchedules(), []);
+    await store.close();
+    const after = new Database(path, { readonly: true });
+    assert.equal(after.pragma('user_version', { simple: true }), 7);
+    assert.ok(hasTable(after, 'schedules'));
+    after.close();
   });
 
   it('upgrades a version 4 database: push subscriptions work, its tasks are untouched', async () => {
@@ -114,7 +132,7 @@ describe('sqlite store: migrations', () => {
     await store.close();
 
     const after = new Database(path, { readonly: true });
-    assert.equal(after.pragma('user_version', { simple: true }), 5);
+    assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
     assert.ok(hasTable(after, 'push_subscriptions'));
     assert.deepEqual(after.pragma('integrity_check'), [{ integrity_check: 'ok' }]);
     assert.equal(after.prepare('SELECT count(*) FROM tasks').pluck().get(), 2);

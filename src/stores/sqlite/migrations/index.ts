@@ -3,7 +3,8 @@
  * is a new numbered file appended here. `version` is what PRAGMA user_version holds after
  * the migration ran, so a database says by itself how far it has been migrated. A
  * migration is SQL, or a function for what SQL alone cannot say; either runs inside the
- * one transaction that applies the missing migrations.
+ * one transaction that applies the missing migrations. Versions ascend but need not be
+ * contiguous (a number reserved for a branch not merged yet leaves a gap).
  */
 import type Database from 'better-sqlite3';
 import { sql as initial } from './0001_initial.js';
@@ -11,6 +12,7 @@ import { apply as dropStateCheck } from './0002_state_check.js';
 import { apply as buildParkedRuns, sql as parkedRuns } from './0003_parked_runs.js';
 import { sql as deadIndex } from './0004_dead_index.js';
 import { sql as pushSubscriptions } from './0005_push_subscriptions.js';
+import { sql as schedules } from './0007_schedules.js';
 
 export interface Migration {
   readonly version: number;
@@ -25,6 +27,10 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 3, name: '0003_parked_runs', sql: parkedRuns, apply: buildParkedRuns },
   { version: 4, name: '0004_dead_index', sql: deadIndex },
   { version: 5, name: '0005_push_subscriptions', sql: pushSubscriptions },
+  // 6 is another branch's (it lands in its place, before 7). Until then the list has a gap,
+  // so LATEST_VERSION is the highest version and not the count.
+  { version: 7, name: '0007_schedules', sql: schedules },
 ];
 
-export const LATEST_VERSION = MIGRATIONS.length;
+/** The highest version: numbers are assigned per branch, so the list may have a gap until the branches meet. */
+export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
