@@ -51,7 +51,7 @@ export function decodeSchedule(id: string, text: string): ScheduleRecord | null 
     id,
     topic,
     payload,
-    cron: cron as string | null,
+    cron: cron,
     tz,
     everyMs: everyMs as number | null,
     startAt: startAt as number | null,
