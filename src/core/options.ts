@@ -41,6 +41,22 @@ export interface EngineTuning {
    * processes sharing the store; its own changes apply at once). Default 1 s.
    */
   readonly pushSyncMs: number;
+  /**
+   * Recurring schedules (docs/cron.md): each occurrence is created once the one before it
+   * is due within this long, so the next one is always a pending task ahead of its time.
+   * Default 1 s.
+   */
+  readonly scheduleLeadMs: number;
+  /**
+   * An occurrence not created this long after its time was missed while no process ran:
+   * the schedule's misfire policy decides what happens to it. Default 1 s.
+   */
+  readonly scheduleGraceMs: number;
+  /**
+   * How often the engine reads every schedule again (those changed through other processes;
+   * its own changes apply at once). Default 5 s.
+   */
+  readonly scheduleSyncMs: number;
   readonly loader: LoaderOptions;
 }
 
@@ -51,6 +67,9 @@ export const DEFAULT_ENGINE_TUNING: EngineTuning = {
   purgeBatch: 10_000,
   storeRetryMs: 1_000,
   pushSyncMs: 1_000,
+  scheduleLeadMs: 1_000,
+  scheduleGraceMs: 1_000,
+  scheduleSyncMs: 5_000,
   loader: DEFAULT_LOADER_OPTIONS,
 };
 
@@ -71,6 +90,9 @@ export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
     purgeBatch: pick(input.purgeBatch, d.purgeBatch, 'purgeBatch', 1, 1_000_000),
     storeRetryMs: pick(input.storeRetryMs, d.storeRetryMs, 'storeRetryMs', 1, MAX_TIMER_DELAY_MS),
     pushSyncMs: pick(input.pushSyncMs, d.pushSyncMs, 'pushSyncMs', 1, MAX_TIMER_DELAY_MS),
+    scheduleLeadMs: pick(input.scheduleLeadMs, d.scheduleLeadMs, 'scheduleLeadMs', 0, 3_600_000),
+    scheduleGraceMs: pick(input.scheduleGraceMs, d.scheduleGraceMs, 'scheduleGraceMs', 0, MAX_TIMER_DELAY_MS),
+    scheduleSyncMs: pick(input.scheduleSyncMs, d.scheduleSyncMs, 'scheduleSyncMs', 1, MAX_TIMER_DELAY_MS),
     loader: {
       pageSize: pick(loader.pageSize, d.loader.pageSize, 'loader.pageSize', 1, 1_000_000),
       maxReadyBacklog: pick(loader.maxReadyBacklog, d.loader.maxReadyBacklog, 'loader.maxReadyBacklog', 0, Number.MAX_SAFE_INTEGER),
