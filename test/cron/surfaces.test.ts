@@ -1,3 +1,5 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
 /**
  * Recurring schedules over HTTP (a real server on port 0), through the client, and with
  * the CLI as real processes: every route, the errors (INVALID_SCHEDULE with the parser's

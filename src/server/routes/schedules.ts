@@ -4,7 +4,6 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
-import type { RecurringInput } from '../../core/schedule/validate.js';
 import type { ScheduleInfo } from '../../engine/schedules.js';
 import type { RecurringDeleteResponse, RecurringListResponse, RecurringNextResponse, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
