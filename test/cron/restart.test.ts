@@ -25,7 +25,7 @@ function start(args: string[]): Child {
   const child = spawn(process.execPath, ['--import', 'tsx', 'test/cron/fixtures/sqlite-child.ts', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const lines: string[] = [];
   const waiters: Array<{ prefix: string; resolve: (line: string) => void }> = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => {
+  createInterface({ input: child.stdout }).on('line', (line) => {
     lines.push(line);
     for (const w of [...waiters]) if (line.startsWith(w.prefix)) {
       waiters.splice(waiters.indexOf(w), 1);
