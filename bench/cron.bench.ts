@@ -1,0 +1,172 @@
+/**
+ * npm run bench -- cron [--quick]
+ *
+ * Recurring schedules: delayq's schedules side by side with BullMQ 6.7.0's job schedulers
+ * (`upsertJobScheduler`) on the same Redis, which this benchmark starts itself (a
+ * throwaway redis-server, no persistence, flushed between systems). Each figure is the
+ * median of three runs; each run opens a fresh queue on an empty Redis.
+ *
+ *   U  upserts/s of 10,000 schedules (every 60 s, 64-byte payload), 200 calls in flight
+ *   M  Redis bytes per schedule: used_memory after U minus before, / 10,000 (each system
+ *      holds its schedules and the next occurrence of each as a delayed job / pending task)
+ *   L  lateness of occurrences when 10,000 schedules fire every second, for 10 s,
+ *      consumed with concurrency 100: handler start - the occurrence's time (p50, p99)
+ */
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DelayQueue } from '../src/open-queue.js';
+import { startRedis } from '../test/helpers/redis-servers.js';
+import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
+
+const PAYLOAD = { p: 'x'.repeat(64 - '{"p":""}'.length) };
+
+interface Scale {
+  readonly schedules: number;
+  readonly fireSeconds: number;
+  readonly runs: number;
+}
+const FULL: Scale = { schedules: 10_000, fireSeconds: 10, runs: 3 };
+const QUICK: Scale = { schedules: 2_000, fireSeconds: 4, runs: 1 };
+
+interface RunResult {
+  readonly upsertsPerSec: number;
+  readonly bytesPerSchedule: number;
+  readonly fired: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly duplicates: number;
+}
+
+interface System {
+  readonly name: string;
+  upsertAll(n: number, everyMs: number, startAt: number | null): Promise<void>;
+  consume(onFire: (key: string, lateness: number) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function inFlight(n: number, width: number, call: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < n) await call(next++);
+  }));
+}
+
+async function openDelayq(url: string): Promise<System> {
+  const q = await DelayQueue.open({ store: `${url}?prefix=cronbench` });
+  return {
+    name: 'delayq',
+    async upsertAll(n, everyMs, startAt) {
+      await inFlight(n, 200, (i) => q.schedules.upsert(`s${i}`, { topic: 'cron', everyMs, payload: PAYLOAD, ...(startAt !== null ? { startAt } : {}) }));
+    },
+    async consume(onFire) {
+      q.work('cron', (d) => onFire(d.id, preciseNow() - d.runAt), { concurrency: 100 });
+    },
+    close: () => q.close(),
+  };
+}
+
+async function openBullmq(port: number): Promise<System> {
+  const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
+  const queue = new Queue('cron', { connection });
+  let worker: Worker | null = null;
+  return {
+    name: 'BullMQ 6.7.0 job schedulers',
+    async upsertAll(n, everyMs, startAt) {
+      await inFlight(n, 200, (i) =>
+        queue.upsertJobScheduler(`s${i}`, { every: everyMs, ...(startAt !== null ? { startDate: startAt } : {}) }, { name: 'tick', data: PAYLOAD, opts: { removeOnComplete: true } }),
+      );
+    },
+    async consume(onFire) {
+      worker = new Worker(
+        'cron',
+        async (job) => {
+          onFire(`${job.id}`, preciseNow() - (job.timestamp + (job.opts.delay ?? 0)));
+        },
+        { connection, concurrency: 100 },
+      );
+      await worker.waitUntilReady();
+    },
+    close: async () => {
+      await worker?.close();
+      await queue.close();
+    },
+  };
+}
+
+async function usedMemory(admin: Redis): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await admin.info('memory'))?.[1] ?? 0);
+}
+
+async function runOnce(open: () => Promise<System>, admin: Redis, scale: Scale): Promise<RunResult> {
+  await admin.flushall();
+  const before = await usedMemory(admin);
+  // U and M: schedules every 60 s, none fires during the measurement.
+  let system = await open();
+  const t0 = preciseNow();
+  await system.upsertAll(scale.schedules, 60_000, Date.now() + 60_000);
+  const upsertsPerSec = scale.schedules / ((preciseNow() - t0) / 1_000);
+  await sleep(500);
+  const bytesPerSchedule = ((await usedMemory(admin)) - before) / scale.schedules;
+  await system.close();
+
+  // L: every second, starting at the next whole second + 2 s, for fireSeconds.
+  await admin.flushall();
+  system = await open();
+  const lateness: number[] = [];
+  const seen = new Map<string, number>();
+  let duplicates = 0;
+  const start = Math.ceil(Date.now() / 1_000) * 1_000 + 3_000;
+  const end = start + scale.fireSeconds * 1_000;
+  await system.consume((key, late) => {
+    const count = seen.get(key) ?? 0;
+    seen.set(key, count + 1);
+    if (count > 0) duplicates++;
+    // Only occurrences inside the window count: a system may fire its first at upsert.
+    else if (late > -1_000_000) lateness.push(late);
+  });
+  await system.upsertAll(scale.schedules, 1_000, start);
+  await sleep(Math.max(0, end - Date.now()) + 2_000);
+  await system.close();
+  lateness.sort((a, b) => a - b);
+  return { upsertsPerSec, bytesPerSchedule, fired: lateness.length, p50: percentile(lateness, 50), p99: percentile(lateness, 99), max: lateness[lateness.length - 1] ?? NaN, duplicates };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const scale = args.includes('--quick') ? QUICK : FULL;
+  const redis = await startRedis();
+  const admin = new Redis({ host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null });
+  const results = new Map<string, RunResult[]>();
+  try {
+    for (let runIndex = 0; runIndex < scale.runs; runIndex++) {
+      for (const [name, open] of [
+        ['BullMQ', () => openBullmq(redis.port)],
+        ['delayq', () => openDelayq(redis.url)],
+      ] as const) {
+        const r = await runOnce(open, admin, scale);
+        console.log(`run ${runIndex + 1} ${name}: ${JSON.stringify(r)}`);
+        results.set(name, [...(results.get(name) ?? []), r]);
+      }
+    }
+  } finally {
+    admin.disconnect();
+    await redis.stop();
+    redis.remove();
+  }
+  const m = (name: string, key: keyof RunResult): number => median((results.get(name) ?? []).map((r) => r[key]));
+  const row = (name: string, label: string): (string | number)[] => [label, m(name, 'upsertsPerSec'), m(name, 'bytesPerSchedule'), m(name, 'fired'), m(name, 'p50'), m(name, 'p99'), m(name, 'max'), m(name, 'duplicates')];
+  const table: Table = {
+    title: `Recurring schedules on one Redis: ${scale.schedules.toLocaleString('en-US')} schedules, median of ${scale.runs}`,
+    columns: ['system', 'upserts/s', 'Redis bytes / schedule', `fired in ${scale.fireSeconds} s`, 'lateness p50 ms', 'lateness p99 ms', 'max ms', 'duplicates'],
+    rows: [row('BullMQ', 'BullMQ 6.7.0 job schedulers'), row('delayq', 'delayq schedules'), ['delayq / BullMQ', m('delayq', 'upsertsPerSec') / m('BullMQ', 'upsertsPerSec'), m('delayq', 'bytesPerSchedule') / m('BullMQ', 'bytesPerSchedule'), null, null, null, null, null]],
+    notes: ['Targets (issue 25): upserts >= 5x BullMQ, bytes <= 1/2 of BullMQ, lateness p99 <= 20 ms.'],
+  };
+  printTable(table);
+  console.log(`\nresults: ${writeResults('cron', [table], { runs: Object.fromEntries(results) })}`);
+}
