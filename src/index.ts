@@ -54,6 +54,7 @@ export type {
   PushSubscriptionStore,
   RescheduleOutcome,
   ScheduleStore,
+  ScheduleSwap,
   RetryDeadOutcome,
   RunTimerHandle,
   ScheduleOutcome,

@@ -44,7 +44,8 @@ export interface EngineTuning {
   /**
    * Recurring schedules (docs/cron.md): each occurrence is created once the one before it
    * is due within this long, so the next one is always a pending task ahead of its time.
-   * Default 1 s.
+   * Default 1.5 s: not a whole second, so planning falls between the whole seconds on which
+   * most schedules fire (docs/adr/0024-schedule-loop.md).
    */
   readonly scheduleLeadMs: number;
   /**
@@ -67,7 +68,7 @@ export const DEFAULT_ENGINE_TUNING: EngineTuning = {
   purgeBatch: 10_000,
   storeRetryMs: 1_000,
   pushSyncMs: 1_000,
-  scheduleLeadMs: 1_000,
+  scheduleLeadMs: 1_500,
   scheduleGraceMs: 1_000,
   scheduleSyncMs: 5_000,
   loader: DEFAULT_LOADER_OPTIONS,

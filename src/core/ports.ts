@@ -237,6 +237,17 @@ export interface ScheduleStore {
    * changed since or is gone. Atomic like a task change.
    */
   swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean>;
+  /**
+   * `swapSchedule` of many schedules in one call (distinct ids), one answer each in input
+   * order; each swap is atomic on its own, not the call as a whole. The schedule loop moves
+   * every due schedule through it at once.
+   */
+  swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]>;
+}
+
+export interface ScheduleSwap {
+  readonly expected: ScheduleRecord;
+  readonly next: ScheduleRecord;
 }
 
 export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, ScheduleStore {

@@ -3,7 +3,7 @@
  * plans (core/schedule/plan.ts: misfire first, then the occurrences due within the lead),
  * creates the occurrences as ordinary pending tasks with ids derived from the schedule and
  * the time (`<schedule id>:<ms>`), and only then moves the schedule forward with a
- * compare-and-swap (ScheduleStore.swapSchedule).
+ * compare-and-swap (ScheduleStore.swapSchedules).
  *
  * Why this gives each occurrence exactly once:
  * - creating a task whose id exists changes nothing (ProducerStore.schedule), so a plan
@@ -51,6 +51,8 @@ export class ScheduleLoop {
   private pass: Promise<void> | null = null;
   private again = false;
   private stopped: Promise<void> = Promise.resolve();
+  /** Schedules applied in this turn, planned together on the next (see planSoon). */
+  private batch: { entries: Entry[]; done: Promise<void> } | null = null;
 
   constructor(
     private readonly store: ScheduleStore,
@@ -91,9 +93,28 @@ export class ScheduleLoop {
     const entry: Entry = { record, next: this.ruleOf(record) };
     this.entries.set(record.id, entry);
     if (!this.running) return record;
-    await this.planOne(entry);
+    await this.planSoon(entry);
     this.arm();
     return this.entries.get(record.id)?.record ?? record;
+  }
+
+  /**
+   * Plans `entry` together with the others applied in the same turn of the event loop:
+   * concurrent upserts (an import of 10,000 schedules) share one create and one swap call.
+   */
+  private planSoon(entry: Entry): Promise<void> {
+    if (this.batch === null) {
+      const entries: Entry[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          this.batch = null;
+          this.planMany(entries, this.clock.now()).then(resolve, reject);
+        });
+      });
+      this.batch = { entries, done };
+    }
+    this.batch.entries.push(entry);
+    return this.batch.done;
   }
 
   forget(id: string): void {
@@ -164,12 +185,10 @@ export class ScheduleLoop {
     await this.planMany(due, now);
   }
 
-  private async planOne(entry: Entry): Promise<void> {
-    await this.planMany([entry], this.clock.now());
-  }
-
   /** Plans the entries, creates all their occurrences, then swaps each forward. */
-  private async planMany(entries: readonly Entry[], now: number): Promise<void> {
+  private async planMany(given: readonly Entry[], now: number): Promise<void> {
+    // One plan per schedule: the entry applied last stands for its id.
+    const entries = given.length < 2 ? given : [...new Map(given.map((e) => [e.record.id, e])).values()];
     const planned: Array<{ entry: Entry; from: ScheduleRecord; to: ScheduleRecord }> = [];
     const tasks: NewTaskRecord[] = [];
     for (const entry of entries) {
@@ -183,7 +202,7 @@ export class ScheduleLoop {
       planned.push({ entry, from, to });
     }
     for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));
-    const swapped = await Promise.all(planned.map(({ from, to }) => this.inFlight.track(this.store.swapSchedule(from, to))));
+    const swapped = planned.length === 0 ? [] : await this.inFlight.track(this.store.swapSchedules(planned.map(({ from, to }) => ({ expected: from, next: to }))));
     const stale: Entry[] = [];
     planned.forEach(({ entry, to }, i) => {
       if (swapped[i]) entry.record = to;

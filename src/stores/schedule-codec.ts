@@ -1,36 +1,49 @@
 /**
  * A recurring schedule as the durable stores keep it: one JSON text per schedule (a SQLite
- * row, a Redis hash field), the id being the key and not repeated inside. The fields are
- * written one by one in a fixed order, so the same record always gives the same text: the
- * stores' swapSchedule compares texts (the text read is the text written, byte for byte).
- * Reading checks every field, as push-subscription-codec.ts does: a text that is not a
- * schedule reads as null and the store skips it with a warning.
+ * row, a Redis hash field), the id being the key and not repeated inside. The text is an
+ * array, not an object: field names would be most of it (a schedule's text is ~150 bytes
+ * instead of ~420, and a Redis namespace holds one per schedule), and the fixed order makes
+ * the same record always give the same text, which the stores' swapSchedules compares.
+ *
+ *   [1, topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs,
+ *    maxAttempts, baseMs, factor, maxMs, jitter, paused (0|1), nextAt, lastAt, count, rev,
+ *    createdAt, updatedAt]
+ *
+ * The leading 1 is the layout's version. Reading checks every field, as
+ * push-subscription-codec.ts does: a text that is not a schedule reads as null and the
+ * store skips it with a warning.
  */
 import { MISFIRE_POLICIES, type MisfirePolicy, type ScheduleRecord } from '../core/schedule/model.js';
 
+const LAYOUT = 1;
+const FIELDS = 23;
+
 export function encodeSchedule(s: ScheduleRecord): string {
-  const stored: Omit<ScheduleRecord, 'id'> = {
-    topic: s.topic,
-    payload: s.payload,
-    cron: s.cron,
-    tz: s.tz,
-    everyMs: s.everyMs,
-    startAt: s.startAt,
-    endAt: s.endAt,
-    limit: s.limit,
-    misfire: s.misfire,
-    ttrMs: s.ttrMs,
-    maxAttempts: s.maxAttempts,
-    backoff: { baseMs: s.backoff.baseMs, factor: s.backoff.factor, maxMs: s.backoff.maxMs, jitter: s.backoff.jitter },
-    paused: s.paused,
-    nextAt: s.nextAt,
-    lastAt: s.lastAt,
-    count: s.count,
-    rev: s.rev,
-    createdAt: s.createdAt,
-    updatedAt: s.updatedAt,
-  };
-  return JSON.stringify(stored);
+  return JSON.stringify([
+    LAYOUT,
+    s.topic,
+    s.payload,
+    s.cron,
+    s.tz,
+    s.everyMs,
+    s.startAt,
+    s.endAt,
+    s.limit,
+    s.misfire,
+    s.ttrMs,
+    s.maxAttempts,
+    s.backoff.baseMs,
+    s.backoff.factor,
+    s.backoff.maxMs,
+    s.backoff.jitter,
+    s.paused ? 1 : 0,
+    s.nextAt,
+    s.lastAt,
+    s.count,
+    s.rev,
+    s.createdAt,
+    s.updatedAt,
+  ]);
 }
 
 export function decodeSchedule(id: string, text: string): ScheduleRecord | null {
@@ -40,13 +53,13 @@ export function decodeSchedule(id: string, text: string): ScheduleRecord | null 
   } catch {
     return null;
   }
-  if (!isRecord(v)) return null;
-  const { topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs, maxAttempts, backoff, paused, nextAt, lastAt, count, rev, createdAt, updatedAt } = v;
-  if (typeof topic !== 'string' || typeof payload !== 'string' || typeof tz !== 'string' || typeof paused !== 'boolean') return null;
+  if (!Array.isArray(v) || v.length < FIELDS || v[0] !== LAYOUT) return null;
+  const [, topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs, maxAttempts, baseMs, factor, maxMs, jitter, paused, nextAt, lastAt, count, rev, createdAt, updatedAt] =
+    v as unknown[];
+  if (typeof topic !== 'string' || typeof payload !== 'string' || typeof tz !== 'string' || (paused !== 0 && paused !== 1)) return null;
   if (!(cron === null || typeof cron === 'string') || !MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) return null;
   if (![everyMs, startAt, endAt, limit, nextAt, lastAt].every(isNumberOrNull)) return null;
-  if (![ttrMs, maxAttempts, count, rev, createdAt, updatedAt].every(isFiniteNumber)) return null;
-  if (!isRecord(backoff) || ![backoff['baseMs'], backoff['factor'], backoff['maxMs'], backoff['jitter']].every(isFiniteNumber)) return null;
+  if (![ttrMs, maxAttempts, baseMs, factor, maxMs, jitter, count, rev, createdAt, updatedAt].every(isFiniteNumber)) return null;
   return {
     id,
     topic,
@@ -60,8 +73,8 @@ export function decodeSchedule(id: string, text: string): ScheduleRecord | null 
     misfire: misfire as MisfirePolicy,
     ttrMs: ttrMs as number,
     maxAttempts: maxAttempts as number,
-    backoff: { baseMs: backoff['baseMs'] as number, factor: backoff['factor'] as number, maxMs: backoff['maxMs'] as number, jitter: backoff['jitter'] as number },
-    paused,
+    backoff: { baseMs: baseMs as number, factor: factor as number, maxMs: maxMs as number, jitter: jitter as number },
+    paused: paused === 1,
     nextAt: nextAt as number | null,
     lastAt: lastAt as number | null,
     count: count as number,
@@ -76,9 +89,6 @@ export function byId(a: { id: string }, b: { id: string }): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 function isFiniteNumber(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value);
 }

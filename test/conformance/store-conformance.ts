@@ -730,6 +730,21 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.getSchedule('s'), null);
       });
 
+      it('swaps many in one call, each on its own', async () => {
+        const a = scheduleRecord('a');
+        const b = scheduleRecord('b');
+        await store.putSchedule(a);
+        await store.putSchedule(b);
+        const results = await store.swapSchedules([
+          { expected: a, next: { ...a, count: 1 } },
+          { expected: { ...b, count: 5 }, next: { ...b, count: 6 } },
+        ]);
+        assert.deepEqual(results, [true, false]);
+        assert.equal((await store.getSchedule('a'))?.count, 1);
+        assert.equal((await store.getSchedule('b'))?.count, 0);
+        assert.deepEqual(await store.swapSchedules([]), []);
+      });
+
       it('concurrent swaps from one record: exactly one wins', async () => {
         const v1 = scheduleRecord('s');
         await store.putSchedule(v1);

@@ -13,7 +13,7 @@ describe('engine options', () => {
       purgeBatch: 10_000,
       storeRetryMs: 1_000,
       pushSyncMs: 1_000,
-      scheduleLeadMs: 1_000,
+      scheduleLeadMs: 1_500,
       scheduleGraceMs: 1_000,
       scheduleSyncMs: 5_000,
       loader: { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 },

@@ -343,6 +343,15 @@ export class MemoryStore implements TaskStore, TimerHomes {
 
   async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
     this.assertOpen();
+    return this.swapOne(expected, next);
+  }
+
+  async swapSchedules(swaps: readonly { expected: ScheduleRecord; next: ScheduleRecord }[]): Promise<boolean[]> {
+    this.assertOpen();
+    return swaps.map((s) => this.swapOne(s.expected, s.next));
+  }
+
+  private swapOne(expected: ScheduleRecord, next: ScheduleRecord): boolean {
     const entry = this.schedules.get(expected.id);
     if (entry === undefined || entry.text !== encodeSchedule(expected)) return false;
     this.schedules.set(next.id, { record: { ...next }, text: encodeSchedule(next) });

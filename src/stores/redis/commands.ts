@@ -321,7 +321,13 @@ export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, 
   await run(client, 'lease-release', [shard.lease], [value]);
 }
 
-/** ScheduleStore.swapSchedule: replaces the schedule's text only if it is still `expected`. */
-export async function swapScheduleScript(client: RedisClient, key: string, id: string, expected: string, next: string): Promise<boolean> {
-  return num(await run(client, 'schedule-swap', [key], [id, expected, next])) === 1;
+/** ScheduleStore.swapSchedules: each (id, expected text, next text) replaced only if still expected. */
+export async function swapScheduleScript(client: RedisClient, key: string, swaps: readonly (readonly [id: string, expected: string, next: string])[]): Promise<boolean[]> {
+  const out: boolean[] = [];
+  for (let i = 0; i < swaps.length; i += MAX_SCRIPT_BATCH) {
+    const chunk = swaps.slice(i, i + MAX_SCRIPT_BATCH);
+    const reply = str(await run(client, 'schedule-swap', [key], chunk.flat()));
+    for (let j = 0; j < chunk.length; j++) out.push(reply[j] === '1');
+  }
+  return out;
 }

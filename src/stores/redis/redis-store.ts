@@ -42,6 +42,7 @@ import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, ty
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { ScheduleSwap } from '../../core/ports.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
@@ -449,8 +450,13 @@ export class RedisStore implements TaskStore, SharedDispatch {
   }
 
   async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+    const [swapped] = await this.swapSchedules([{ expected, next }]);
+    return swapped === true;
+  }
+
+  async swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
     this.assertOpen();
-    return swapScheduleScript(this.client, this.keys.schedules, expected.id, encodeSchedule(expected), encodeSchedule(next));
+    return swapScheduleScript(this.client, this.keys.schedules, swaps.map((s) => [s.expected.id, encodeSchedule(s.expected), encodeSchedule(s.next)] as const));
   }
 
   private decodeScheduleField(id: string, json: string): ScheduleRecord | null {

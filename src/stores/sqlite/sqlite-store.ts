@@ -35,6 +35,7 @@ import type {
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { ScheduleSwap } from '../../core/ports.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
@@ -367,10 +368,14 @@ export class SqliteStore implements TaskStore {
     return this.write(1, () => this.sql.deleteSchedule.run(id).changes > 0, true);
   }
 
-  swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
-    const before = encodeSchedule(expected);
-    const after = encodeSchedule(next);
-    return this.write(1, () => this.sql.swapSchedule.run(after, next.updatedAt, expected.id, before).changes > 0, true);
+  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+    const [swapped] = await this.swapSchedules([{ expected, next }]);
+    return swapped === true;
+  }
+
+  swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
+    const texts = swaps.map((s) => [encodeSchedule(s.next), s.next.updatedAt, s.expected.id, encodeSchedule(s.expected)] as const);
+    return this.write(swaps.length, () => texts.map((args) => this.sql.swapSchedule.run(...args).changes > 0), true);
   }
 
   private decodeScheduleRow(id: string, json: string): ScheduleRecord | null {

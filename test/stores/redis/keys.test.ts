@@ -100,7 +100,7 @@ describe('redis keys', () => {
   it('keeps the schedules hash in the meta slot, the one key schedule-swap touches', async () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
-    await swapScheduleScript(recordingClient(calls), keys.schedules, 's', 'a', 'b');
+    await swapScheduleScript(recordingClient(calls), keys.schedules, [['s', 'a', 'b']]);
     assert.deepEqual(calls.map((c) => c.keys), [[keys.schedules]]);
     assert.equal(keySlot(keys.schedules), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedules), keySlot(keys.push));

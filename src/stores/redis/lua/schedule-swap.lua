@@ -1,9 +1,24 @@
--- schedule-swap: a compare-and-swap of one recurring schedule (ScheduleStore.swapSchedule).
+-- schedule-swap: compare-and-swap of recurring schedules (ScheduleStore.swapSchedules),
+-- each on its own: a schedule is replaced only if its stored text is the one expected.
 -- KEYS[1] the schedules hash (keys.ts `schedules`)
--- ARGV[1] schedule id, ARGV[2] the JSON text expected, ARGV[3] the JSON text to store
--- Returns: 1 when replaced, 0 when the stored text differs or the schedule is gone.
-if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
-  return 1
+-- ARGV: triples of (schedule id, the JSON text expected, the JSON text to store); the
+-- caller keeps them <= 500
+-- Returns: one character per triple, in order: '1' replaced, '0' changed since or gone.
+local n = #ARGV / 3
+if n == 0 then return '' end
+local ids = {}
+for i = 1, n do ids[i] = ARGV[3 * i - 2] end
+local current = redis.call('HMGET', KEYS[1], unpack(ids))
+local out, hset, h = {}, {}, 0
+for i = 1, n do
+  if current[i] == ARGV[3 * i - 1] then
+    out[i] = '1'
+    hset[h + 1] = ids[i]
+    hset[h + 2] = ARGV[3 * i]
+    h = h + 2
+  else
+    out[i] = '0'
+  end
 end
-return 0
+if h > 0 then redis.call('HSET', KEYS[1], unpack(hset)) end
+return table.concat(out)
