@@ -94,8 +94,11 @@ export class ScheduleLoop {
     this.entries.set(record.id, entry);
     if (!this.running) return record;
     await this.planSoon(entry);
-    this.arm();
-    return this.entries.get(record.id)?.record ?? record;
+    // Only this schedule's wake-up can have moved earlier: no pass over every schedule per call.
+    const current = this.entries.get(record.id);
+    const at = current === undefined ? null : planDueAt(current.record, this.clock.now(), this.options.leadMs);
+    if (at !== null) this.setWake(at);
+    return current?.record ?? record;
   }
 
   /**
