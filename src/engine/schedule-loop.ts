@@ -39,6 +39,8 @@ interface Entry {
   readonly next: NextOccurrence;
 }
 
+/** A pass plans the schedules due within this much of now too (see planDue). */
+const PLAN_WINDOW_MS = 250;
 /** Tasks per create call: bounded store calls. */
 const CREATE_BATCH = 1_000;
 
@@ -179,24 +181,26 @@ export class ScheduleLoop {
 
   private async planDue(): Promise<void> {
     const now = this.clock.now();
+    // Everything due within the window is planned in this pass, a window further ahead: a few
+    // passes (and store calls) a second however the schedules' times are spread.
     const due: Entry[] = [];
     for (const entry of this.entries.values()) {
       const at = planDueAt(entry.record, now, this.options.leadMs);
-      if (at !== null && at <= now) due.push(entry);
+      if (at !== null && at <= now + PLAN_WINDOW_MS) due.push(entry);
     }
     if (due.length === 0) return;
-    await this.planMany(due, now);
+    await this.planMany(due, now, this.options.leadMs + PLAN_WINDOW_MS);
   }
 
   /** Plans the entries, creates all their occurrences, then swaps each forward. */
-  private async planMany(given: readonly Entry[], now: number): Promise<void> {
+  private async planMany(given: readonly Entry[], now: number, leadMs = this.options.leadMs): Promise<void> {
     // One plan per schedule: the entry applied last stands for its id.
     const entries = given.length < 2 ? given : [...new Map(given.map((e) => [e.record.id, e])).values()];
     const planned: Array<{ entry: Entry; from: ScheduleRecord; to: ScheduleRecord }> = [];
     const tasks: NewTaskRecord[] = [];
     for (const entry of entries) {
       const from = entry.record;
-      const plan = planOccurrences(from, entry.next, now, this.options);
+      const plan = planOccurrences(from, entry.next, now, { ...this.options, leadMs });
       if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
       const to: ScheduleRecord = { ...from, ...plan.state };
       if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) continue;
