@@ -3,6 +3,11 @@ export { DelayQueue } from './open-queue.js';
 export type { DelayQueueOptions } from './open-queue.js';
 export type { PushOptions } from './push-wiring.js';
 export type { SetPushResult } from './engine/push-subscriptions.js';
+export { Schedules, MAX_PREVIEW } from './engine/schedules.js';
+export type { ScheduleInfo, UpsertScheduleResult } from './engine/schedules.js';
+export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
+export type { MisfirePolicy, ScheduleDefinition, ScheduleRecord, ScheduleState } from './core/schedule/model.js';
+export type { RecurringInput } from './core/schedule/validate.js';
 export { MAX_RETRY_AFTER_MS, PUSH_DEFAULTS, PUSH_ERROR_BODY_BYTES, PUSH_RESERVATION_MARGIN_MS, SECRET_ROTATION_GRACE_MS, judgePush } from './core/push.js';
 export type { PushPorts, PushRequest, PushResponse, PushSecret, PushSignInput, PushSigner, PushSubscription, PushTransport, PushVerdict } from './core/push.js';
 export { MAX_PUSH_CONCURRENCY, MAX_PUSH_TIMEOUT_MS, isValidSecret, maskSecret } from './core/push-input.js';
@@ -48,6 +53,8 @@ export type {
   ProducerStore,
   PushSubscriptionStore,
   RescheduleOutcome,
+  ScheduleStore,
+  ScheduleSwap,
   RetryDeadOutcome,
   RunTimerHandle,
   ScheduleOutcome,

@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerPushCommands } from './commands/push.js';
+import { registerCronCommands } from './commands/cron.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/tasks.js';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerTaskCommands(program);
   registerStatsCommand(program);
   registerPushCommands(program);
+  registerCronCommands(program);
   registerImportCommand(program);
   registerDemoCommand(program);
   return program;

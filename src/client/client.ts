@@ -17,6 +17,12 @@ import type {
   ListResponse,
   NackResponse,
   PushDeleteResponse,
+  RecurringDeleteResponse,
+  RecurringListResponse,
+  RecurringNextResponse,
+  RecurringRequest,
+  RecurringResponse,
+  RecurringView,
   PushListResponse,
   PushSubscriptionRequest,
   PushSubscriptionResponse,
@@ -218,6 +224,42 @@ export class DelayQClient {
     }
   }
 
+  /**
+   * Recurring schedules (docs/cron.md), as the library's `queue.schedules`: each occurrence
+   * is a task with the id `<schedule id>:<occurrence ms>`.
+   */
+  readonly schedules = {
+    /** Creates or changes schedule `id`; `changed: false` when the same definition was stored already. */
+    upsert: async (id: string, input: RecurringRequest): Promise<{ schedule: RecurringView; changed: boolean }> => {
+      const answer = await this.call<RecurringResponse>('PUT', schedulePath(id), input);
+      return { schedule: answer.schedule, changed: answer.changed ?? true };
+    },
+    /** The schedule, or null. */
+    get: async (id: string): Promise<RecurringView | null> => {
+      try {
+        return (await this.call<RecurringResponse>('GET', schedulePath(id))).schedule;
+      } catch (error) {
+        if (error instanceof DelayQClientError && error.code === 'SCHEDULE_NOT_FOUND') return null;
+        throw error;
+      }
+    },
+    list: async (): Promise<RecurringView[]> => (await this.call<RecurringListResponse>('GET', '/v1/schedules')).schedules,
+    /** Deletes the schedule (and cancels its occurrences not yet due): true if there was one. */
+    remove: async (id: string): Promise<boolean> => {
+      try {
+        await this.call<RecurringDeleteResponse>('DELETE', schedulePath(id));
+        return true;
+      } catch (error) {
+        if (error instanceof DelayQClientError && error.code === 'SCHEDULE_NOT_FOUND') return false;
+        throw error;
+      }
+    },
+    pause: async (id: string): Promise<RecurringView> => (await this.call<RecurringResponse>('POST', `${schedulePath(id)}/pause`)).schedule,
+    resume: async (id: string): Promise<RecurringView> => (await this.call<RecurringResponse>('POST', `${schedulePath(id)}/resume`)).schedule,
+    /** The next `n` occurrence times (epoch ms) at or after now. */
+    next: async (id: string, n = 10): Promise<number[]> => (await this.call<RecurringNextResponse>('GET', `${schedulePath(id)}/next?n=${n}`)).times,
+  };
+
   private async falseWhenNotPending(call: Promise<unknown>): Promise<boolean> {
     try {
       await call;
@@ -271,6 +313,10 @@ function isErrorBody(value: unknown): value is ErrorBody {
 function badResponse(method: Method, path: string, status: number, text: string): DelayQClientError {
   const shown = text.length > 200 ? `${text.slice(0, 200)}...` : text;
   return new DelayQClientError('BAD_RESPONSE', `${method} ${path}: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (status ${status}: ${shown})`, status);
+}
+
+function schedulePath(id: string): string {
+  return `/v1/schedules/${encodeURIComponent(id)}`;
 }
 
 function pushPath(topic: string): string {

@@ -22,6 +22,8 @@ export type {
   PushSubscriptionRequest,
   PushSubscriptionResponse,
   PushSubscriptionView,
+  RecurringRequest,
+  RecurringView,
   ScheduleRequest,
   ScheduleResponse,
   StatsResponse,

@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   INVALID_SECRET: 'a push secret not in the `whsec_` + base64 (24 to 64 bytes) format',
   PUSH_NOT_FOUND: 'the topic has no push subscription',
   PUSH_NO_SECRET: 'a task with its own push url on a topic without a push subscription, and no default push secret configured',
+  INVALID_SCHEDULE: 'a recurring schedule with an invalid cron pattern or time zone, both or neither of cron and everyMs, everyMs below 1000, endAt not after startAt, or a bad limit or misfire (the reason is in the message)',
+  SCHEDULE_NOT_FOUND: 'no recurring schedule with this id',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

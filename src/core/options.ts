@@ -44,6 +44,23 @@ export interface EngineTuning {
   readonly pushSyncMs: number;
   /** The push circuit breaker per destination origin (docs/push.md): 5 failures, 30 s, 1 s. */
   readonly pushBreaker: BreakerOptions;
+  /**
+   * Recurring schedules (docs/cron.md): each occurrence is created once the one before it
+   * is due within this long, so the next one is always a pending task ahead of its time.
+   * Default 1.5 s: not a whole second, so planning falls between the whole seconds on which
+   * most schedules fire (docs/adr/0024-schedule-loop.md).
+   */
+  readonly scheduleLeadMs: number;
+  /**
+   * An occurrence not created this long after its time was missed while no process ran:
+   * the schedule's misfire policy decides what happens to it. Default 1 s.
+   */
+  readonly scheduleGraceMs: number;
+  /**
+   * How often the engine reads every schedule again (those changed through other processes;
+   * its own changes apply at once). Default 5 s.
+   */
+  readonly scheduleSyncMs: number;
   readonly loader: LoaderOptions;
 }
 
@@ -55,6 +72,9 @@ export const DEFAULT_ENGINE_TUNING: EngineTuning = {
   storeRetryMs: 1_000,
   pushSyncMs: 1_000,
   pushBreaker: BREAKER_DEFAULTS,
+  scheduleLeadMs: 1_500,
+  scheduleGraceMs: 1_000,
+  scheduleSyncMs: 5_000,
   loader: DEFAULT_LOADER_OPTIONS,
 };
 
@@ -85,6 +105,9 @@ export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
       cooldownMs: pick(breaker.cooldownMs, d.pushBreaker.cooldownMs, 'pushBreaker.cooldownMs', 1, MAX_TIMER_DELAY_MS),
       probeWaitMs: pick(breaker.probeWaitMs, d.pushBreaker.probeWaitMs, 'pushBreaker.probeWaitMs', 1, MAX_TIMER_DELAY_MS),
     },
+    scheduleLeadMs: pick(input.scheduleLeadMs, d.scheduleLeadMs, 'scheduleLeadMs', 0, 3_600_000),
+    scheduleGraceMs: pick(input.scheduleGraceMs, d.scheduleGraceMs, 'scheduleGraceMs', 0, MAX_TIMER_DELAY_MS),
+    scheduleSyncMs: pick(input.scheduleSyncMs, d.scheduleSyncMs, 'scheduleSyncMs', 1, MAX_TIMER_DELAY_MS),
     loader: {
       pageSize: pick(loader.pageSize, d.loader.pageSize, 'loader.pageSize', 1, 1_000_000),
       maxReadyBacklog: pick(loader.maxReadyBacklog, d.loader.maxReadyBacklog, 'loader.maxReadyBacklog', 0, Number.MAX_SAFE_INTEGER),

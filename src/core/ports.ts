@@ -16,6 +16,7 @@
  *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
  */
 import type { PushSubscription } from './push.js';
+import type { ScheduleRecord } from './schedule/model.js';
 import type { ReservedTask, NewTaskRecord, TaskRecord, TaskState, TimerRef } from './task/model.js';
 import type { TimerHandle } from './wheel/timer.js';
 
@@ -231,7 +232,41 @@ export interface PushSubscriptionStore {
   deletePushSubscription(topic: string): Promise<boolean>;
 }
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore {
+/**
+ * Recurring schedules (src/core/schedule), durable as tasks are. Every engine process
+ * reads them all (listSchedules) when it starts and every `scheduleSyncMs`, and moves a
+ * schedule forward with swapSchedule after creating its occurrences: a compare-and-swap,
+ * so two processes planning the same schedule move it once, and a change made meanwhile
+ * (an upsert, a pause) is never overwritten by a plan made before it.
+ */
+export interface ScheduleStore {
+  /** Creates or replaces the schedule `record.id`. */
+  putSchedule(record: ScheduleRecord): Promise<void>;
+  getSchedule(id: string): Promise<ScheduleRecord | null>;
+  /** Every schedule, by id in ascending order. */
+  listSchedules(): Promise<ScheduleRecord[]>;
+  /** True if there was one. */
+  deleteSchedule(id: string): Promise<boolean>;
+  /**
+   * Replaces the schedule with `next` only if it is stored exactly as `expected` (every
+   * field equal, as read by getSchedule or listSchedules); false, changing nothing, when it
+   * changed since or is gone. Atomic like a task change.
+   */
+  swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean>;
+  /**
+   * `swapSchedule` of many schedules in one call (distinct ids), one answer each in input
+   * order; each swap is atomic on its own, not the call as a whole. The schedule loop moves
+   * every due schedule through it at once.
+   */
+  swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]>;
+}
+
+export interface ScheduleSwap {
+  readonly expected: ScheduleRecord;
+  readonly next: ScheduleRecord;
+}
+
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, ScheduleStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
   /**

@@ -27,6 +27,7 @@ import { InFlight } from './in-flight.js';
 import { PushSubscriptions, type SetPushResult } from './push-subscriptions.js';
 import type { EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
 import { Scheduler } from './scheduler.js';
+import { Schedules } from './schedules.js';
 import { systemClock } from './system-clock.js';
 import { QueueWorkSource } from './work-source.js';
 import { Worker, type Handler, type WorkOptions } from './worker.js';
@@ -48,6 +49,12 @@ export class DelayQueue {
   private readonly pushSubscriptions: PushSubscriptions;
   private readonly push: PushPorts | null;
   private readonly pushSecret: string | null;
+  /**
+   * Recurring schedules (docs/cron.md): `upsert`, `get`, `list`, `remove`, `pause`,
+   * `resume` and `next` (a preview). Each occurrence is an ordinary task with the id
+   * `<schedule id>:<occurrence ms>`, created once however many processes share the store.
+   */
+  readonly schedules: Schedules;
   private readonly workers = new Set<Worker>();
   private readonly closeSignal = new AbortController();
   private phase: Phase = 'open';
@@ -80,6 +87,7 @@ export class DelayQueue {
     this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack, defer: (d, runAt) => this.deferDelivery(d, runAt), defaultSecret: this.pushSecret } : undefined);
     this.pushSubscriptions = new PushSubscriptions(store, push ?? null, clock, this.inFlight, () => this.scheduler.syncPush());
     this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
+    this.schedules = new Schedules(store, this.scheduler.schedules, clock, this.inFlight, this.limits, this.defaults, () => this.assertOpen(), (ids) => this.cancelMany(ids));
   }
 
   protected startLoops(): this {

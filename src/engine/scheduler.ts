@@ -11,6 +11,8 @@
  *   Janitor      purges finished tasks past their retention
  *   Pusher       (when push is configured) POSTs the due tasks of topics with a push
  *                subscription to their URLs, and holds pull consumers of those topics back
+ *   ScheduleLoop creates the occurrences of recurring schedules ahead of their time, as
+ *                ordinary tasks with derived ids (docs/cron.md)
  *
  * Between them it places every timer the engine learns of (a task scheduled, moved or
  * retried, a reservation made, a timer loaded): into the wheel when it falls within the
@@ -20,8 +22,9 @@
 import type { EngineTuning } from '../core/options.js';
 import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
 import type { PushPorts } from '../core/push.js';
-import { PUSH_LANE, toDelivery, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import { PUSH_LANE, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
+import { compileCron } from './cron-pattern.js';
 import { Expirer } from './expirer.js';
 import type { InFlight } from './in-flight.js';
 import { Janitor } from './janitor.js';
@@ -31,6 +34,7 @@ import { LocalDispatcher } from './local-dispatcher.js';
 import { Promoter } from './promoter.js';
 import type { PushStats } from './push-stats.js';
 import { Pusher } from './pusher.js';
+import { ScheduleLoop } from './schedule-loop.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
 import { QueueWorkSource, type WorkScheduler } from './work-source.js';
@@ -52,6 +56,8 @@ export class Scheduler implements WorkScheduler {
   private readonly loader: Loader;
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
+  /** Recurring schedules: DelayQueue.schedules reaches it through `schedules`. */
+  readonly schedules: ScheduleLoop;
   private readonly lateness = new LatenessRecorder();
   /** The own push url of each task the Pusher reserved from PUSH_LANE, by its delivery. */
   private readonly pushTargets = new WeakMap<Delivery, string>();
@@ -68,6 +74,12 @@ export class Scheduler implements WorkScheduler {
     this.janitor = new Janitor(store, clock, logger, inFlight, tuning);
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
     const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d) };
+    this.schedules = new ScheduleLoop(store, compileCron, (tasks) => this.createTasks(store, clock, inFlight, tasks), clock, logger, inFlight, {
+      leadMs: tuning.scheduleLeadMs,
+      graceMs: tuning.scheduleGraceMs,
+      syncMs: tuning.scheduleSyncMs,
+      retryMs: tuning.storeRetryMs,
+    });
     this.pusher =
       push === undefined
         ? null
@@ -90,6 +102,7 @@ export class Scheduler implements WorkScheduler {
     this.loader.start();
     this.janitor.start();
     this.pusher?.start();
+    this.schedules.start();
   }
 
   /**
@@ -100,6 +113,7 @@ export class Scheduler implements WorkScheduler {
   async stop(): Promise<void> {
     // In-flight pushes finish and settle (the dispatcher only stops new reserves), then the transport closes.
     const pusherStopped = this.pusher?.stop();
+    const schedulesStopped = this.schedules.stop();
     this.janitor.stop();
     const loaderStopped = this.loader.stop();
     this.driver.stop();
@@ -107,6 +121,17 @@ export class Scheduler implements WorkScheduler {
     this.expirer.stop();
     await loaderStopped;
     await pusherStopped;
+    await schedulesStopped;
+  }
+
+  /** Creates tasks whose ids may exist already (occurrences of schedules) and places the new timers. */
+  private async createTasks(store: TaskStore, clock: Clock, inFlight: InFlight, tasks: readonly NewTaskRecord[]): Promise<void> {
+    const outcomes = await inFlight.track(store.schedule(tasks, clock.now()));
+    for (const outcome of outcomes) {
+      if (outcome.ref === null) continue;
+      if (outcome.created) this.place(outcome.ref, true);
+      else this.placeLoaded(outcome.ref);
+    }
   }
 
   /** Applies the store's push subscriptions now (after a change through this queue). */

@@ -13,6 +13,7 @@ import { parseJsonBody } from './json-body.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 import { consumerRoutes } from './routes/consumers.js';
 import { pushRoutes } from './routes/push.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { systemRoutes } from './routes/system.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { schemaErrorToDelayQError } from './validation-errors.js';
@@ -105,6 +106,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(tasksRoutes, context);
   await app.register(consumerRoutes, context);
   await app.register(pushRoutes, context);
+  await app.register(scheduleRoutes, context);
   await app.register(systemRoutes, context);
   return app;
 }

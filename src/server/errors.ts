@@ -42,6 +42,8 @@ export const CORE_ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_SECRET: 400,
   PUSH_NOT_FOUND: 404,
   PUSH_NO_SECRET: 400,
+  INVALID_SCHEDULE: 400,
+  SCHEDULE_NOT_FOUND: 404,
 };
 
 /** An error the HTTP layer itself raises (auth, routing, body parsing, load shedding). */

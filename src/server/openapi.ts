@@ -11,12 +11,14 @@ import {
   rescheduleBodySchema,
   reserveBodySchema,
   scheduleBodySchema,
+  scheduleDefinitionSchema,
 } from './schemas.js';
 
 const json = (schema: object): object => ({ content: { 'application/json': { schema } } });
 const ok = (description: string): object => ({ description, ...json({ type: 'object' }) });
 const error = { $ref: '#/components/responses/Error' };
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,256}$' } };
+const scheduleIdParam = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,200}$' } };
 const topicParam = { name: 'topic', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,200}$' } };
 
 export function buildOpenApi(version: string): object {
@@ -78,6 +80,23 @@ export function buildOpenApi(version: string): object {
         delete: { summary: "Delete the topic's push subscription (404 PUSH_NOT_FOUND)", responses: { 200: ok('{deleted: true}'), default: error } },
       },
       '/v1/push': { get: { summary: 'Every push subscription, secrets masked', responses: { 200: ok('{subscriptions}'), default: error } } },
+      '/v1/schedules': { get: { summary: 'Every recurring schedule, by id', responses: { 200: ok('{schedules}'), default: error } } },
+      '/v1/schedules/{id}': {
+        parameters: [scheduleIdParam],
+        put: {
+          summary: 'Create or change a recurring schedule (cron with tz, or everyMs); the same definition again changes nothing (400 INVALID_SCHEDULE with the reason)',
+          requestBody: json(scheduleDefinitionSchema),
+          responses: { 201: ok('created: {schedule, changed: true}'), 200: ok('{schedule, changed}'), default: error },
+        },
+        get: { summary: 'A recurring schedule (404 SCHEDULE_NOT_FOUND)', responses: { 200: ok('{schedule}'), default: error } },
+        delete: { summary: 'Delete a schedule and cancel its occurrences not yet due (404 SCHEDULE_NOT_FOUND)', responses: { 200: ok('{deleted: true}'), default: error } },
+      },
+      '/v1/schedules/{id}/pause': { parameters: [scheduleIdParam], post: { summary: 'Pause: no occurrence created, those created ahead cancelled', responses: { 200: ok('{schedule}'), default: error } } },
+      '/v1/schedules/{id}/resume': { parameters: [scheduleIdParam], post: { summary: 'Resume from the first occurrence at or after now', responses: { 200: ok('{schedule}'), default: error } } },
+      '/v1/schedules/{id}/next': {
+        parameters: [scheduleIdParam, { name: 'n', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 10 } }],
+        get: { summary: 'Preview the next n occurrence times (epoch ms)', responses: { 200: ok('{times}'), default: error } },
+      },
       '/v1/tasks/{id}/ack': { parameters: [idParam], post: { summary: 'Ack a delivery', requestBody: json(ackBodySchema), responses: { 200: ok('{acked: true}'), default: error } } },
       '/v1/tasks/{id}/nack': { parameters: [idParam], post: { summary: 'Fail a delivery', requestBody: json(nackBodySchema), responses: { 200: ok('{state, runAt?}'), default: error } } },
       '/v1/stats': {

@@ -129,3 +129,33 @@ export const pushBodySchema = {
     headers: { type: 'object', additionalProperties: { type: 'string' } },
   },
 } as const;
+
+/**
+ * PUT /v1/schedules/:id. The rule's fields carry no type here: the core checks them all
+ * (INVALID_SCHEDULE with the reason), so the API and the library answer alike.
+ */
+export const scheduleDefinitionSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['topic'],
+  properties: {
+    topic: { type: 'string' },
+    payload: {},
+    cron: { description: 'a cron pattern: 5 fields, or 6 with seconds first' },
+    tz: { description: 'the IANA time zone of cron (default UTC)' },
+    everyMs: { description: 'a fixed interval in ms, at least 1000 (give cron or everyMs)' },
+    startAt: { description: 'epoch ms or an ISO 8601 date-time' },
+    endAt: { description: 'epoch ms or an ISO 8601 date-time; no occurrence at or after it' },
+    limit: { description: 'the most occurrences ever created' },
+    misfire: { description: 'skip | once (default) | all: occurrences missed while no delayq process ran' },
+    ttrMs: { type: 'number' },
+    maxAttempts: { type: 'number' },
+    backoff: backoffSchema,
+  },
+} as const;
+
+export const nextQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { n: { type: 'string', pattern: '^[0-9]{1,4}$' } },
+} as const;

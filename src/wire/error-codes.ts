@@ -31,6 +31,8 @@ export const CORE_ERROR_CODES = [
   'INVALID_SECRET',
   'PUSH_NOT_FOUND',
   'PUSH_NO_SECRET',
+  'INVALID_SCHEDULE',
+  'SCHEDULE_NOT_FOUND',
 ] as const;
 
 /** Codes only the HTTP layer produces (src/server/errors.ts). */

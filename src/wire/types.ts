@@ -251,3 +251,66 @@ export interface PushListResponse {
 export interface PushDeleteResponse {
   deleted: true;
 }
+
+/** PUT /v1/schedules/:id: create or change a recurring schedule (docs/cron.md). */
+export interface RecurringRequest {
+  topic: string;
+  payload?: unknown;
+  /** 5 fields, or 6 with seconds first. Give this or `everyMs`. */
+  cron?: string;
+  /** IANA time zone of `cron`. Default 'UTC'. */
+  tz?: string;
+  /** A fixed interval, at least 1000 ms. */
+  everyMs?: number;
+  startAt?: number | string;
+  endAt?: number | string;
+  limit?: number;
+  /** Default 'once'. */
+  misfire?: 'skip' | 'once' | 'all';
+  ttrMs?: number;
+  maxAttempts?: number;
+  backoff?: Partial<BackoffPolicy>;
+}
+
+export interface RecurringView {
+  id: string;
+  topic: string;
+  payload: unknown;
+  cron: string | null;
+  tz: string;
+  everyMs: number | null;
+  startAt: number | null;
+  endAt: number | null;
+  limit: number | null;
+  misfire: 'skip' | 'once' | 'all';
+  ttrMs: number;
+  maxAttempts: number;
+  backoff: BackoffPolicy;
+  paused: boolean;
+  /** The next occurrence not yet created as a task; null once the schedule has ended. */
+  nextAt: number | null;
+  /** The latest occurrence created (task id `<id>:<lastAt>`). */
+  lastAt: number | null;
+  count: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface RecurringResponse {
+  schedule: RecurringView;
+  /** PUT only: false when the same definition was stored already (nothing changed). */
+  changed?: boolean;
+}
+
+export interface RecurringListResponse {
+  schedules: RecurringView[];
+}
+
+export interface RecurringNextResponse {
+  /** The next occurrence times (epoch ms) at or after now. */
+  times: number[];
+}
+
+export interface RecurringDeleteResponse {
+  deleted: true;
+}

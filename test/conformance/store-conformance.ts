@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
 import type { TaskStore } from '../../src/core/ports.js';
 import type { PushSubscription } from '../../src/core/push.js';
+import type { ScheduleRecord } from '../../src/core/schedule/model.js';
 import { DEFAULT_BACKOFF } from '../../src/core/task/backoff.js';
 import { PUSH_LANE, type NewTaskRecord, type TimerRef } from '../../src/core/task/model.js';
 
@@ -48,6 +49,17 @@ export function pushSubscription(topic: string, overrides: Partial<PushSubscript
     headers: { 'x-tenant': 'acme' },
     createdAt: T0,
     updatedAt: T0,
+    ...overrides,
+  };
+}
+
+/** A recurring schedule `id` with every field set. */
+export function scheduleRecord(id: string, overrides: Partial<ScheduleRecord> = {}): ScheduleRecord {
+  return {
+    id, topic: 'reports', payload: '{"kind":"daily"}', cron: '30 2 * * *', tz: 'Europe/Berlin', everyMs: null,
+    startAt: T0, endAt: null, limit: 10, misfire: 'once', ttrMs: 5_000, maxAttempts: 3,
+    backoff: { baseMs: 100, factor: 2, maxMs: 1_000, jitter: 0.5 },
+    paused: false, nextAt: T0 + 60_000, lastAt: null, count: 0, rev: 1, createdAt: T0, updatedAt: T0,
     ...overrides,
   };
 }
@@ -831,6 +843,74 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         if (u?.ref) assert.equal(u.ref.topic, PUSH_LANE);
         assert.equal((await store.get('p'))?.url, null);
         assert.equal((await store.get('u'))?.url, URL_1);
+      });
+    });
+
+    describe('recurring schedules', () => {
+      it('gives back what was put, every field; an unknown id has none', async () => {
+        const daily = scheduleRecord('daily');
+        const every = scheduleRecord('every', { cron: null, tz: 'UTC', everyMs: 1_000, startAt: null, endAt: T0 + 1e9, limit: null, misfire: 'all', paused: true, nextAt: null, lastAt: T0, count: 7 });
+        await store.putSchedule(daily);
+        await store.putSchedule(every);
+        assert.deepEqual(await store.getSchedule('daily'), daily);
+        assert.deepEqual(await store.getSchedule('every'), every);
+        assert.equal(await store.getSchedule('never'), null);
+      });
+
+      it('lists by id in ascending order, keeps ids of every valid character apart, deletes', async () => {
+        const ids = ['b', 'a.b:c-d_E', 'a.b:c-d_e', '__proto__', 'A'];
+        for (const [i, id] of ids.entries()) await store.putSchedule(scheduleRecord(id, { count: i }));
+        assert.deepEqual((await store.listSchedules()).map((s) => [s.id, s.count]), [['A', 4], ['__proto__', 3], ['a.b:c-d_E', 1], ['a.b:c-d_e', 2], ['b', 0]]);
+        assert.equal(await store.deleteSchedule('b'), true);
+        assert.equal(await store.deleteSchedule('b'), false);
+        assert.equal(await store.getSchedule('b'), null);
+        assert.equal((await store.listSchedules()).length, 4);
+      });
+
+      it('swaps only from the exact stored schedule: a stale expected record changes nothing', async () => {
+        const v1 = scheduleRecord('s');
+        await store.putSchedule(v1);
+        const v2 = { ...v1, nextAt: T0 + 120_000, lastAt: T0 + 60_000, count: 1 };
+        assert.equal(await store.swapSchedule(v1, v2), true);
+        assert.deepEqual(await store.getSchedule('s'), v2);
+        // A second process planned from v1 too: its swap fails, v2 stays.
+        assert.equal(await store.swapSchedule(v1, { ...v1, count: 99 }), false);
+        assert.deepEqual(await store.getSchedule('s'), v2);
+        // A swap of a deleted schedule does not bring it back.
+        await store.deleteSchedule('s');
+        assert.equal(await store.swapSchedule(v2, { ...v2, count: 2 }), false);
+        assert.equal(await store.getSchedule('s'), null);
+      });
+
+      it('swaps many in one call, each on its own', async () => {
+        const a = scheduleRecord('a');
+        const b = scheduleRecord('b');
+        await store.putSchedule(a);
+        await store.putSchedule(b);
+        const results = await store.swapSchedules([
+          { expected: a, next: { ...a, count: 1 } },
+          { expected: { ...b, count: 5 }, next: { ...b, count: 6 } },
+        ]);
+        assert.deepEqual(results, [true, false]);
+        assert.equal((await store.getSchedule('a'))?.count, 1);
+        assert.equal((await store.getSchedule('b'))?.count, 0);
+        assert.deepEqual(await store.swapSchedules([]), []);
+      });
+
+      it('concurrent swaps from one record: exactly one wins', async () => {
+        const v1 = scheduleRecord('s');
+        await store.putSchedule(v1);
+        const results = await Promise.all(Array.from({ length: 8 }, (_, i) => store.swapSchedule(v1, { ...v1, count: i + 1 })));
+        assert.equal(results.filter(Boolean).length, 1);
+      });
+
+      it('are not tasks, and calls after close reject', async () => {
+        await store.putSchedule(scheduleRecord('s'));
+        assert.deepEqual(await store.list({ limit: 10 }), []);
+        await store.close();
+        await assert.rejects(() => store.putSchedule(scheduleRecord('s')));
+        await assert.rejects(() => store.listSchedules());
+        await assert.rejects(() => store.swapSchedule(scheduleRecord('s'), scheduleRecord('s')));
       });
     });
 

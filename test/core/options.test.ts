@@ -14,6 +14,9 @@ describe('engine options', () => {
       storeRetryMs: 1_000,
       pushSyncMs: 1_000,
       pushBreaker: { failureThreshold: 5, cooldownMs: 30_000, probeWaitMs: 1_000 },
+      scheduleLeadMs: 1_500,
+      scheduleGraceMs: 1_000,
+      scheduleSyncMs: 5_000,
       loader: { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 },
     });
     const tuned = resolveEngineTuning({ purgeIntervalMs: 5, loader: { pageSize: 10 } });

@@ -15,7 +15,7 @@ export function durationArg(value: string): number {
   }
 }
 
-function jsonArg(value: string): unknown {
+export function jsonArg(value: string): unknown {
   try {
     return JSON.parse(value) as unknown;
   } catch {
@@ -23,7 +23,7 @@ function jsonArg(value: string): unknown {
   }
 }
 
-function positiveIntArg(value: string): number {
+export function positiveIntArg(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || n < 1) throw new InvalidArgumentError('expected a positive integer');
   return n;

@@ -4,6 +4,8 @@
  * contract) and the fastest store for tests, benchmarks and caches of short-lived work.
  */
 import type { PushSubscription } from '../../core/push.js';
+import type { ScheduleRecord } from '../../core/schedule/model.js';
+import { byId, encodeSchedule } from '../schedule-codec.js';
 import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { backoffDelay } from '../../core/task/backoff.js';
@@ -78,6 +80,8 @@ export class MemoryStore implements TaskStore, TimerHomes {
   private readonly nonce = randomBytes(6).toString('base64url');
   private closed = false;
   private readonly pushSubscriptions = new Map<string, PushSubscription>();
+  /** Each schedule with its text (schedule-codec.ts), which swapSchedule compares as the durable stores do. */
+  private readonly schedules = new Map<string, { record: ScheduleRecord; text: string }>();
 
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     this.assertOpen();
@@ -332,6 +336,47 @@ export class MemoryStore implements TaskStore, TimerHomes {
   async deletePushSubscription(topic: string): Promise<boolean> {
     this.assertOpen();
     return this.pushSubscriptions.delete(topic);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Recurring schedules
+
+  async putSchedule(record: ScheduleRecord): Promise<void> {
+    this.assertOpen();
+    this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | null> {
+    this.assertOpen();
+    const entry = this.schedules.get(id);
+    return entry === undefined ? null : { ...entry.record };
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    this.assertOpen();
+    return [...this.schedules.values()].map((e) => ({ ...e.record })).sort(byId);
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    this.assertOpen();
+    return this.schedules.delete(id);
+  }
+
+  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+    this.assertOpen();
+    return this.swapOne(expected, next);
+  }
+
+  async swapSchedules(swaps: readonly { expected: ScheduleRecord; next: ScheduleRecord }[]): Promise<boolean[]> {
+    this.assertOpen();
+    return swaps.map((s) => this.swapOne(s.expected, s.next));
+  }
+
+  private swapOne(expected: ScheduleRecord, next: ScheduleRecord): boolean {
+    const entry = this.schedules.get(expected.id);
+    if (entry === undefined || entry.text !== encodeSchedule(expected)) return false;
+    this.schedules.set(next.id, { record: { ...next }, text: encodeSchedule(next) });
+    return true;
   }
 
   async close(): Promise<void> {

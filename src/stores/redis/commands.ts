@@ -356,3 +356,14 @@ export async function leaseRenewScript(client: RedisClient, shard: ShardKeys, va
 export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, value: string): Promise<void> {
   await run(client, 'lease-release', [shard.lease], [value]);
 }
+
+/** ScheduleStore.swapSchedules: each (id, expected text, next text) replaced only if still expected. */
+export async function swapScheduleScript(client: RedisClient, key: string, swaps: readonly (readonly [id: string, expected: string, next: string])[]): Promise<boolean[]> {
+  const out: boolean[] = [];
+  for (let i = 0; i < swaps.length; i += MAX_SCRIPT_BATCH) {
+    const chunk = swaps.slice(i, i + MAX_SCRIPT_BATCH);
+    const reply = str(await run(client, 'schedule-swap', [key], chunk.flat()));
+    for (let j = 0; j < chunk.length; j++) out.push(reply[j] === '1');
+  }
+  return out;
+}

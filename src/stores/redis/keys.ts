@@ -24,6 +24,7 @@
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
  *   <prefix>:{<prefix>/meta}:push          HASH  topic -> push subscription JSON (push-subscription-codec.ts)
+ *   <prefix>:{<prefix>/meta}:schedules     HASH  schedule id -> recurring schedule JSON (schedule-codec.ts)
  *
  * Pub/sub channels (not keys, so outside any slot):
  *   <prefix>:ready:<topic>                 "shard" when tasks of the topic became ready
@@ -80,6 +81,8 @@ export interface Keyspace {
    * like the other namespace-wide keys: a few small fields, read whole by every process.
    */
   readonly push: string;
+  /** Recurring schedules, one field per schedule id, in the meta slot like `push`. */
+  readonly schedules: string;
   /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
   readonly timerChannel: string;
   readonly shards: readonly ShardKeys[];
@@ -112,6 +115,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
     meta: `${hashTag(prefix, 'meta')}:meta`,
     members: `${hashTag(prefix, 'meta')}:members`,
     push: `${hashTag(prefix, 'meta')}:push`,
+    schedules: `${hashTag(prefix, 'meta')}:schedules`,
     timerChannel: `${prefix}:timers`,
     shards: shardKeys,
     readyChannel: (topic) => `${prefix}:ready:${topic}`,

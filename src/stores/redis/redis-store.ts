@@ -42,6 +42,9 @@ import type {
 } from '../../core/ports.js';
 import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
+import { byId, decodeSchedule, encodeSchedule } from '../schedule-codec.js';
+import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { ScheduleSwap } from '../../core/ports.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import { execAndWait, waitSetting } from './replication.js';
@@ -61,6 +64,7 @@ import {
   type DueEntry,
   type MoveReply,
   type ScheduleArgs,
+  swapScheduleScript,
 } from './commands.js';
 import type { RedisClient } from './connection.js';
 import { mergeDue } from './due-merge.js';
@@ -426,6 +430,53 @@ export class RedisStore implements TaskStore, SharedDispatch {
     if (subscription === null)
       this.parts.logger.warn({ store: this.description, topic }, 'redis: a stored push subscription is unreadable; ignored until it is set again');
     return subscription;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Recurring schedules: fields of one hash (keys.ts `schedules`); the swap is a script.
+
+  async putSchedule(record: ScheduleRecord): Promise<void> {
+    this.assertOpen();
+    const json = encodeSchedule(record);
+    await this.call(() => this.client.hset(this.keys.schedules, record.id, json));
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | null> {
+    this.assertOpen();
+    const json = await this.call(() => this.client.hget(this.keys.schedules, id));
+    return json === null ? null : this.decodeScheduleField(id, json);
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    this.assertOpen();
+    const fields = await this.call(() => this.client.hgetall(this.keys.schedules));
+    const schedules: ScheduleRecord[] = [];
+    for (const [id, json] of Object.entries(fields)) {
+      const schedule = this.decodeScheduleField(id, json);
+      if (schedule !== null) schedules.push(schedule);
+    }
+    return schedules.sort(byId);
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    this.assertOpen();
+    return (await this.call(() => this.client.hdel(this.keys.schedules, id))) > 0;
+  }
+
+  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+    const [swapped] = await this.swapSchedules([{ expected, next }]);
+    return swapped === true;
+  }
+
+  async swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
+    this.assertOpen();
+    return swapScheduleScript(this.client, this.keys.schedules, swaps.map((s) => [s.expected.id, encodeSchedule(s.expected), encodeSchedule(s.next)] as const));
+  }
+
+  private decodeScheduleField(id: string, json: string): ScheduleRecord | null {
+    const schedule = decodeSchedule(id, json);
+    if (schedule === null) this.parts.logger.warn({ store: this.description, id }, 'redis: a stored schedule is unreadable; ignored until it is set again');
+    return schedule;
   }
 
   // ---------------------------------------------------------------------------------

@@ -52,6 +52,7 @@ export const SCRIPT_NAMES = [
   'lease-acquire',
   'lease-renew',
   'lease-release',
+  'schedule-swap',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

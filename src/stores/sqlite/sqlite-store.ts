@@ -34,6 +34,9 @@ import type {
   TaskStore,
 } from '../../core/ports.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
+import { byId, decodeSchedule, encodeSchedule } from '../schedule-codec.js';
+import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { ScheduleSwap } from '../../core/ports.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
@@ -353,6 +356,50 @@ export class SqliteStore implements TaskStore {
     const subscription = decodePushSubscription(topic, json);
     if (subscription === null) this.logger.warn({ path: this.path, topic }, 'sqlite: a stored push subscription is unreadable; ignored until it is set again');
     return subscription;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Recurring schedules: through the group commit, as push subscriptions.
+
+  putSchedule(record: ScheduleRecord): Promise<void> {
+    const json = encodeSchedule(record);
+    return this.write(1, () => void this.sql.putSchedule.run(record.id, json, record.updatedAt), true);
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | null> {
+    this.assertOpen();
+    const json = this.sql.getSchedule.get(id);
+    return json === undefined ? null : this.decodeScheduleRow(id, json);
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    this.assertOpen();
+    const schedules: ScheduleRecord[] = [];
+    for (const [id, json] of this.sql.listSchedules.all()) {
+      const schedule = this.decodeScheduleRow(id, json);
+      if (schedule !== null) schedules.push(schedule);
+    }
+    return schedules.sort(byId);
+  }
+
+  deleteSchedule(id: string): Promise<boolean> {
+    return this.write(1, () => this.sql.deleteSchedule.run(id).changes > 0, true);
+  }
+
+  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+    const [swapped] = await this.swapSchedules([{ expected, next }]);
+    return swapped === true;
+  }
+
+  swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
+    const texts = swaps.map((s) => [encodeSchedule(s.next), s.next.updatedAt, s.expected.id, encodeSchedule(s.expected)] as const);
+    return this.write(swaps.length, () => texts.map((args) => this.sql.swapSchedule.run(...args).changes > 0), true);
+  }
+
+  private decodeScheduleRow(id: string, json: string): ScheduleRecord | null {
+    const schedule = decodeSchedule(id, json);
+    if (schedule === null) this.logger.warn({ path: this.path, id }, 'sqlite: a stored schedule is unreadable; ignored until it is set again');
+    return schedule;
   }
 
   async close(): Promise<void> {

@@ -69,6 +69,12 @@ export interface Statements {
   readonly getPush: Stmt<[string], string>;
   readonly listPush: Stmt<[], PushRow>;
   readonly deletePush: Stmt<[string], never>;
+  readonly putSchedule: Stmt<[string, string, number], never>;
+  readonly getSchedule: Stmt<[string], string>;
+  readonly listSchedules: Stmt<[], [id: string, schedule: string]>;
+  readonly deleteSchedule: Stmt<[string], never>;
+  /** schedule, updated_at, id, the expected schedule text. */
+  readonly swapSchedule: Stmt<[string, number, string, string], never>;
 }
 
 export function prepareStatements(db: Database.Database): Statements {
@@ -166,5 +172,15 @@ export function prepareStatements(db: Database.Database): Statements {
     getPush: db.prepare<[string], string>('SELECT subscription FROM push_subscriptions WHERE topic = ?').pluck(),
     listPush: db.prepare<[], PushRow>('SELECT topic, subscription FROM push_subscriptions').raw(),
     deletePush: db.prepare<[string], never>('DELETE FROM push_subscriptions WHERE topic = ?'),
+
+    // Recurring schedules (0007): one JSON text per schedule (schedule-codec.ts).
+    putSchedule: db.prepare<[string, string, number], never>(
+      `INSERT INTO schedules (id, schedule, updated_at) VALUES (?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET schedule = excluded.schedule, updated_at = excluded.updated_at`,
+    ),
+    getSchedule: db.prepare<[string], string>('SELECT schedule FROM schedules WHERE id = ?').pluck(),
+    listSchedules: db.prepare<[], [string, string]>('SELECT id, schedule FROM schedules ORDER BY id').raw(),
+    deleteSchedule: db.prepare<[string], never>('DELETE FROM schedules WHERE id = ?'),
+    swapSchedule: db.prepare<[string, number, string, string], never>('UPDATE schedules SET schedule = ?, updated_at = ? WHERE id = ? AND schedule = ?'),
   };
 }

@@ -11,6 +11,7 @@ import {
   expireScript,
   leaseAcquireScript,
   leaseReleaseScript,
+  swapScheduleScript,
   leaseRenewScript,
   loadDueScript,
   nackScript,
@@ -54,7 +55,8 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    const expected = SCRIPT_NAMES.length;
+    // schedule-swap touches the meta slot's schedules hash only: checked below.
+    const expected = SCRIPT_NAMES.length - 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -95,6 +97,15 @@ describe('redis keys', () => {
         for (const key of call.keys) assert.equal(keySlot(key), slot, `${key} is in the slot of its shard`);
       }
     }
+  });
+
+  it('keeps the schedules hash in the meta slot, the one key schedule-swap touches', async () => {
+    const keys = buildKeyspace('slot-test', 16);
+    const calls: Call[] = [];
+    await swapScheduleScript(recordingClient(calls), keys.schedules, [['s', 'a', 'b']]);
+    assert.deepEqual(calls.map((c) => c.keys), [[keys.schedules]]);
+    assert.equal(keySlot(keys.schedules), keySlot(keys.meta));
+    assert.equal(keySlot(keys.schedules), keySlot(keys.push));
   });
 
   it('spreads the shards of a namespace evenly over the slot space', () => {

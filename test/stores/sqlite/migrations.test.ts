@@ -100,6 +100,27 @@ describe('sqlite store: migrations', () => {
     assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [8, '0008_acked_receipt']);
   });
 
+  it('versions ascend', () => {
+    for (let i = 1; i < MIGRATIONS.length; i++) assert.ok(MIGRATIONS[i]!.version > MIGRATIONS[i - 1]!.version);
+  });
+
+  it('upgrades a version 5 database: schedules work', async () => {
+    writeVersion4(path, ['old-1']);
+    const store4 = await openSqliteStore(path, { clock: storeSystemClock });
+    await store4.close();
+    const db = new Database(path);
+    db.exec('DROP TABLE schedules');
+    db.pragma('user_version = 5');
+    db.close();
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
+    assert.deepEqual(await store.listSchedules(), []);
+    await store.close();
+    const after = new Database(path, { readonly: true });
+    assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
+    assert.ok(hasTable(after, 'schedules'));
+    after.close();
+  });
+
   it('upgrades a version 4 database: push subscriptions work, its tasks are untouched', async () => {
     writeVersion4(path, ['old-1', 'old-2']);
     const before = new Database(path, { readonly: true });

@@ -3,7 +3,8 @@
  * is a new numbered file appended here. `version` is what PRAGMA user_version holds after
  * the migration ran, so a database says by itself how far it has been migrated. A
  * migration is SQL, or a function for what SQL alone cannot say; either runs inside the
- * one transaction that applies the missing migrations.
+ * one transaction that applies the missing migrations. Versions ascend but need not be
+ * contiguous (a number reserved for a branch not merged yet leaves a gap).
  */
 import type Database from 'better-sqlite3';
 import { sql as initial } from './0001_initial.js';
@@ -12,6 +13,7 @@ import { apply as buildParkedRuns, sql as parkedRuns } from './0003_parked_runs.
 import { sql as deadIndex } from './0004_dead_index.js';
 import { sql as pushSubscriptions } from './0005_push_subscriptions.js';
 import { sql as taskUrl } from './0006_task_url.js';
+import { sql as schedules } from './0007_schedules.js';
 import { sql as ackedReceipt } from './0008_acked_receipt.js';
 
 export interface Migration {
@@ -28,8 +30,9 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 4, name: '0004_dead_index', sql: deadIndex },
   { version: 5, name: '0005_push_subscriptions', sql: pushSubscriptions },
   { version: 6, name: '0006_task_url', sql: taskUrl },
+  { version: 7, name: '0007_schedules', sql: schedules },
   { version: 8, name: '0008_acked_receipt', sql: ackedReceipt },
 ];
 
-/** The version the last migration leaves (numbers may skip one another branch holds). */
-export const LATEST_VERSION = MIGRATIONS.at(-1)!.version;
+/** The version the last migration leaves: the highest, since versions ascend. */
+export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));

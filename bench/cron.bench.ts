@@ -1,0 +1,184 @@
+/**
+ * npm run bench -- cron [--quick]
+ *
+ * Recurring schedules: delayq's schedules side by side with BullMQ 6.7.0's job schedulers
+ * (`upsertJobScheduler`) on the same Redis, which this benchmark starts itself (a
+ * throwaway redis-server, no persistence, flushed between systems). Each figure is the
+ * median of three runs; each run opens a fresh queue on an empty Redis.
+ *
+ *   U  upserts/s of 10,000 schedules (every 60 s, 64-byte payload), 200 calls in flight
+ *   M  Redis bytes per schedule: used_memory after U minus before, / 10,000 (each system
+ *      holds its schedules and the next occurrence of each as a delayed job / pending task)
+ *   L  lateness of occurrences when 10,000 schedules fire every second, for 10 s,
+ *      consumed with concurrency 100: handler start - the occurrence's time (p50, p99).
+ *      "aligned": all 10,000 on the whole second (a burst of 10,000 due on one ms each
+ *      second); "spread": schedule i i/10 ms into the second (a steady 10,000 a second)
+ */
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DelayQueue } from '../src/open-queue.js';
+import { startRedis } from '../test/helpers/redis-servers.js';
+import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
+
+const PAYLOAD = { p: 'x'.repeat(64 - '{"p":""}'.length) };
+
+interface Scale {
+  readonly schedules: number;
+  readonly fireSeconds: number;
+  readonly runs: number;
+}
+const FULL: Scale = { schedules: 10_000, fireSeconds: 10, runs: 3 };
+const QUICK: Scale = { schedules: 2_000, fireSeconds: 4, runs: 1 };
+
+interface RunResult {
+  readonly upsertsPerSec: number;
+  readonly bytesPerSchedule: number;
+  readonly fired: number;
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly duplicates: number;
+  /** Lateness with the schedules' phases spread over the second. */
+  readonly spreadP50: number;
+  readonly spreadP99: number;
+}
+
+interface System {
+  readonly name: string;
+  upsertAll(n: number, everyMs: number, startAt: (i: number) => number): Promise<void>;
+  consume(onFire: (key: string, lateness: number) => void): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function inFlight(n: number, width: number, call: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < n) await call(next++);
+  }));
+}
+
+async function openDelayq(url: string): Promise<System> {
+  const q = await DelayQueue.open({ store: `${url}?prefix=cronbench` });
+  return {
+    name: 'delayq',
+    async upsertAll(n, everyMs, startAt) {
+      await inFlight(n, 200, (i) => q.schedules.upsert(`s${i}`, { topic: 'cron', everyMs, payload: PAYLOAD, startAt: startAt(i) }));
+    },
+    async consume(onFire) {
+      q.work('cron', (d) => onFire(d.id, preciseNow() - d.runAt), { concurrency: 100 });
+    },
+    close: () => q.close(),
+  };
+}
+
+async function openBullmq(port: number): Promise<System> {
+  const connection = { host: '127.0.0.1', port, maxRetriesPerRequest: null };
+  const queue = new Queue('cron', { connection });
+  let worker: Worker | null = null;
+  return {
+    name: 'BullMQ 6.7.0 job schedulers',
+    async upsertAll(n, everyMs, startAt) {
+      await inFlight(n, 200, (i) =>
+        queue.upsertJobScheduler(`s${i}`, { every: everyMs, startDate: startAt(i) }, { name: 'tick', data: PAYLOAD, opts: { removeOnComplete: true } }),
+      );
+    },
+    async consume(onFire) {
+      worker = new Worker(
+        'cron',
+        async (job) => {
+          onFire(`${job.id}`, preciseNow() - (job.timestamp + (job.opts.delay ?? 0)));
+        },
+        { connection, concurrency: 100 },
+      );
+      await worker.waitUntilReady();
+    },
+    close: async () => {
+      await worker?.close();
+      await queue.close();
+    },
+  };
+}
+
+async function usedMemory(admin: Redis): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await admin.info('memory'))?.[1] ?? 0);
+}
+
+async function runOnce(open: () => Promise<System>, admin: Redis, scale: Scale): Promise<RunResult> {
+  await admin.flushall();
+  const before = await usedMemory(admin);
+  // U and M: schedules every 60 s, none fires during the measurement.
+  const system = await open();
+  const t0 = preciseNow();
+  const later = Date.now() + 60_000;
+  await system.upsertAll(scale.schedules, 60_000, () => later);
+  const upsertsPerSec = scale.schedules / ((preciseNow() - t0) / 1_000);
+  await sleep(500);
+  const bytesPerSchedule = ((await usedMemory(admin)) - before) / scale.schedules;
+  await system.close();
+
+  const aligned = await fire(open, admin, scale, () => 0);
+  // The same rate spread over each second (schedule i starts i/10 ms into it): a steady 10,000/s.
+  const spread = await fire(open, admin, scale, (i) => Math.floor((i * 1_000) / scale.schedules));
+  return { upsertsPerSec, bytesPerSchedule, ...aligned, spreadP50: spread.p50, spreadP99: spread.p99 };
+}
+
+/** Every schedule fires every second for fireSeconds, schedule i `phase(i)` ms into each second. */
+async function fire(open: () => Promise<System>, admin: Redis, scale: Scale, phase: (i: number) => number): Promise<Omit<RunResult, 'upsertsPerSec' | 'bytesPerSchedule' | 'spreadP50' | 'spreadP99'>> {
+  await admin.flushall();
+  const system = await open();
+  const lateness: number[] = [];
+  const seen = new Map<string, number>();
+  let duplicates = 0;
+  const start = Math.ceil(Date.now() / 1_000) * 1_000 + 3_000;
+  const end = start + scale.fireSeconds * 1_000;
+  await system.consume((key, late) => {
+    const count = seen.get(key) ?? 0;
+    seen.set(key, count + 1);
+    if (count > 0) duplicates++;
+    else lateness.push(late);
+  });
+  await system.upsertAll(scale.schedules, 1_000, (i) => start + phase(i));
+  await sleep(Math.max(0, end - Date.now()) + 2_000);
+  await system.close();
+  lateness.sort((a, b) => a - b);
+  return { fired: lateness.length, p50: percentile(lateness, 50), p99: percentile(lateness, 99), max: lateness[lateness.length - 1] ?? NaN, duplicates };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? NaN;
+}
+
+export async function run(args: string[]): Promise<void> {
+  const scale = args.includes('--quick') ? QUICK : FULL;
+  const redis = await startRedis();
+  const admin = new Redis({ host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null });
+  const results = new Map<string, RunResult[]>();
+  try {
+    for (let runIndex = 0; runIndex < scale.runs; runIndex++) {
+      for (const [name, open] of [
+        ['BullMQ', () => openBullmq(redis.port)],
+        ['delayq', () => openDelayq(redis.url)],
+      ] as const) {
+        const r = await runOnce(open, admin, scale);
+        console.log(`run ${runIndex + 1} ${name}: ${JSON.stringify(r)}`);
+        results.set(name, [...(results.get(name) ?? []), r]);
+      }
+    }
+  } finally {
+    admin.disconnect();
+    await redis.stop();
+    redis.remove();
+  }
+  const m = (name: string, key: keyof RunResult): number => median((results.get(name) ?? []).map((r) => r[key]));
+  const row = (name: string, label: string): (string | number)[] => [label, m(name, 'upsertsPerSec'), m(name, 'bytesPerSchedule'), m(name, 'fired'), m(name, 'p50'), m(name, 'p99'), m(name, 'spreadP50'), m(name, 'spreadP99'), m(name, 'duplicates')];
+  const table: Table = {
+    title: `Recurring schedules on one Redis: ${scale.schedules.toLocaleString('en-US')} schedules, median of ${scale.runs}`,
+    columns: ['system', 'upserts/s', 'Redis bytes / schedule', `fired (${scale.fireSeconds} s + 2 s)`, 'aligned p50 ms', 'aligned p99 ms', 'spread p50 ms', 'spread p99 ms', 'duplicates'],
+    rows: [row('BullMQ', 'BullMQ 6.7.0 job schedulers'), row('delayq', 'delayq schedules'), ['delayq / BullMQ', m('delayq', 'upsertsPerSec') / m('BullMQ', 'upsertsPerSec'), m('delayq', 'bytesPerSchedule') / m('BullMQ', 'bytesPerSchedule'), null, null, null, null, null, null]],
+    notes: ['Targets (issue 25): upserts >= 5x BullMQ, bytes <= 1/2 of BullMQ, lateness p99 <= 20 ms.'],
+  };
+  printTable(table);
+  console.log(`\nresults: ${writeResults('cron', [table], { runs: Object.fromEntries(results) })}`);
+}

@@ -1,0 +1,148 @@
+/** cron set, get, ls, rm, pause, resume, next: recurring schedules (docs/cron.md), through the client. */
+import { InvalidArgumentError, type Command } from 'commander';
+import type { RecurringRequest, RecurringView } from '../../client/index.js';
+import { contextOf, RequestFailed } from '../context.js';
+import { formatTime, keyValues, table } from '../output.js';
+import { durationArg, jsonArg, positiveIntArg } from './tasks.js';
+
+interface SetOptions {
+  cron?: string;
+  tz?: string;
+  every?: number;
+  payload?: unknown;
+  start?: string;
+  end?: string;
+  limit?: number;
+  misfire?: 'skip' | 'once' | 'all';
+  ttr?: number;
+  attempts?: number;
+}
+
+function misfireArg(value: string): 'skip' | 'once' | 'all' {
+  if (value !== 'skip' && value !== 'once' && value !== 'all') throw new InvalidArgumentError('expected skip, once or all');
+  return value;
+}
+
+function rule(s: RecurringView): string {
+  return s.cron !== null ? `${s.cron}${s.tz === 'UTC' ? '' : ` (${s.tz})`}` : `every ${s.everyMs} ms`;
+}
+
+function describeSchedule(s: RecurringView): string {
+  return keyValues([
+    ['id', s.id],
+    ['topic', s.topic],
+    ['rule', rule(s)],
+    ['payload', JSON.stringify(s.payload)],
+    ['misfire', s.misfire],
+    ['state', s.paused ? 'paused' : s.nextAt === null ? 'ended' : 'active'],
+    ['next', s.nextAt === null ? '-' : formatTime(s.nextAt)],
+    ['last', s.lastAt === null ? '-' : `${formatTime(s.lastAt)} (task ${s.id}:${s.lastAt})`],
+    ['count', s.limit === null ? String(s.count) : `${s.count} of ${s.limit}`],
+    ...(s.startAt !== null ? [['start', formatTime(s.startAt)] as const] : []),
+    ...(s.endAt !== null ? [['end', formatTime(s.endAt)] as const] : []),
+  ]);
+}
+
+async function orNotFound(id: string, value: Promise<RecurringView | null>): Promise<RecurringView> {
+  const schedule = await value;
+  if (schedule === null) throw new RequestFailed('SCHEDULE_NOT_FOUND', `schedule ${id}: not found`);
+  return schedule;
+}
+
+export function registerCronCommands(program: Command): void {
+  const cron = program.command('cron').description('recurring schedules: cron patterns with a time zone, or fixed intervals (docs/cron.md)');
+
+  cron
+    .command('set <id> <topic>')
+    .description('create or change a schedule; the same definition again changes nothing')
+    .option('--cron <pattern>', "cron pattern, 5 fields or 6 with seconds (e.g. '30 9 * * MON-FRI')")
+    .option('--tz <zone>', 'IANA time zone of --cron (default UTC)')
+    .option('--every <duration>', 'a fixed interval instead of --cron (at least 1s)', durationArg)
+    .option('--payload <json>', 'payload of every occurrence, as JSON', jsonArg)
+    .option('--start <iso>', 'no occurrence before this time')
+    .option('--end <iso>', 'no occurrence at or after this time')
+    .option('--limit <n>', 'at most this many occurrences', positiveIntArg)
+    .option('--misfire <policy>', 'occurrences missed while no server ran: skip, once (default), all', misfireArg)
+    .option('--ttr <duration>', 'time to run of each occurrence', durationArg)
+    .option('--attempts <n>', 'maxAttempts of each occurrence', positiveIntArg)
+    .action(async (id: string, topic: string, options: SetOptions, command: Command) => {
+      const { client, out } = contextOf(command);
+      const input: RecurringRequest = {
+        topic,
+        ...(options.cron !== undefined ? { cron: options.cron } : {}),
+        ...(options.tz !== undefined ? { tz: options.tz } : {}),
+        ...(options.every !== undefined ? { everyMs: options.every } : {}),
+        ...(options.payload !== undefined ? { payload: options.payload } : {}),
+        ...(options.start !== undefined ? { startAt: options.start } : {}),
+        ...(options.end !== undefined ? { endAt: options.end } : {}),
+        ...(options.limit !== undefined ? { limit: options.limit } : {}),
+        ...(options.misfire !== undefined ? { misfire: options.misfire } : {}),
+        ...(options.ttr !== undefined ? { ttrMs: options.ttr } : {}),
+        ...(options.attempts !== undefined ? { maxAttempts: options.attempts } : {}),
+      };
+      const result = await client.schedules.upsert(id, input);
+      out.result(result, () => `${result.changed ? 'set' : 'unchanged'}\n${describeSchedule(result.schedule)}`);
+    });
+
+  cron
+    .command('get <id>')
+    .description('a schedule')
+    .action(async (id: string, _options: object, command: Command) => {
+      const { client, out } = contextOf(command);
+      const schedule = await orNotFound(id, client.schedules.get(id));
+      out.result(schedule, () => describeSchedule(schedule));
+    });
+
+  cron
+    .command('ls')
+    .description('every schedule')
+    .action(async (_options: object, command: Command) => {
+      const { client, out } = contextOf(command);
+      const schedules = await client.schedules.list();
+      out.result({ schedules }, () =>
+        schedules.length === 0
+          ? 'no schedules'
+          : table(
+              ['ID', 'TOPIC', 'RULE', 'STATE', 'NEXT', 'COUNT'],
+              schedules.map((s) => [s.id, s.topic, rule(s), s.paused ? 'paused' : s.nextAt === null ? 'ended' : 'active', s.nextAt === null ? '-' : formatTime(s.nextAt), String(s.count)]),
+            ),
+      );
+    });
+
+  cron
+    .command('rm <id>')
+    .description('delete a schedule and cancel its occurrences not yet due')
+    .action(async (id: string, _options: object, command: Command) => {
+      const { client, out } = contextOf(command);
+      if (!(await client.schedules.remove(id))) throw new RequestFailed('SCHEDULE_NOT_FOUND', `schedule ${id}: not found`);
+      out.result({ deleted: true }, () => `deleted schedule ${id}`);
+    });
+
+  cron
+    .command('pause <id>')
+    .description('stop creating occurrences (those created ahead are cancelled)')
+    .action(async (id: string, _options: object, command: Command) => {
+      const { client, out } = contextOf(command);
+      const schedule = await client.schedules.pause(id);
+      out.result(schedule, () => describeSchedule(schedule));
+    });
+
+  cron
+    .command('resume <id>')
+    .description('create occurrences again, from the first at or after now')
+    .action(async (id: string, _options: object, command: Command) => {
+      const { client, out } = contextOf(command);
+      const schedule = await client.schedules.resume(id);
+      out.result(schedule, () => describeSchedule(schedule));
+    });
+
+  cron
+    .command('next <id>')
+    .description('preview the next occurrence times')
+    .option('-n, --count <n>', 'how many (default 10, at most 1000)', positiveIntArg)
+    .action(async (id: string, options: { count?: number }, command: Command) => {
+      const { client, out } = contextOf(command);
+      const times = await client.schedules.next(id, options.count ?? 10);
+      out.result({ times }, () => (times.length === 0 ? 'no further occurrences' : times.map((t) => `${new Date(t).toISOString()}  ${formatTime(t)}`).join('\n')));
+    });
+}

@@ -1,0 +1,144 @@
+/**
+ * Checks a schedule definition (what `upsert` is given) and resolves it into the
+ * ScheduleDefinition stored: every rule problem is INVALID_SCHEDULE with the reason (the
+ * cron parser's own message for a bad pattern); topic, id, payload and task options fail
+ * with the codes tasks use. Nothing is stored when this throws.
+ */
+import { DelayQError } from '../errors.js';
+import type { BackoffPolicy } from '../task/model.js';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_TASK_DEFAULTS,
+  parseTime,
+  serializePayload,
+  validateBackoff,
+  validateId,
+  validateIntOption,
+  validateTopic,
+  type Limits,
+  type TaskDefaults,
+  type TimeInput,
+} from '../task/validate.js';
+import { DEFAULT_MISFIRE, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, type MisfirePolicy, type ScheduleDefinition } from './model.js';
+import { compileRule, type CronCompiler } from './rule.js';
+import { isKnownTimeZone } from './zone.js';
+
+/** A recurring schedule as a caller defines it (its id is given separately). */
+export interface RecurringInput {
+  topic: string;
+  payload?: unknown;
+  /** 5 fields (minute precision) or 6 (with seconds first). Give this or `everyMs`. */
+  cron?: string;
+  /** IANA time zone of `cron` (default 'UTC'). */
+  tz?: string;
+  /** A fixed interval, at least 1000 ms. Give this or `cron`. */
+  everyMs?: number;
+  startAt?: TimeInput;
+  endAt?: TimeInput;
+  limit?: number;
+  misfire?: MisfirePolicy;
+  ttrMs?: number;
+  maxAttempts?: number;
+  backoff?: Partial<BackoffPolicy>;
+}
+
+const KEYS = new Set(['topic', 'payload', 'cron', 'tz', 'everyMs', 'startAt', 'endAt', 'limit', 'misfire', 'ttrMs', 'maxAttempts', 'backoff']);
+/** The largest limit: a schedule's occurrences are counted in a double. */
+const MAX_LIMIT = 1_000_000_000;
+/** Ten years of milliseconds: no interval longer than the longest delay. */
+const MAX_EVERY_MS = DEFAULT_LIMITS.maxDelayMs;
+
+function invalid(field: string, problem: string): never {
+  throw new DelayQError('INVALID_SCHEDULE', `${field}: ${problem}`, { field });
+}
+
+export function validateScheduleId(id: unknown, limits: Limits = DEFAULT_LIMITS): string {
+  return validateId(id, { ...limits, maxIdLength: Math.min(limits.maxIdLength, MAX_SCHEDULE_ID_LENGTH) });
+}
+
+export function validateRecurring(
+  id: unknown,
+  input: unknown,
+  compile: CronCompiler,
+  limits: Limits = DEFAULT_LIMITS,
+  defaults: TaskDefaults = DEFAULT_TASK_DEFAULTS,
+): ScheduleDefinition {
+  const scheduleId = validateScheduleId(id, limits);
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new DelayQError('INVALID_ARGUMENT', 'schedule: must be an object', { field: 'schedule' });
+  const given = input as Record<string, unknown>;
+  for (const key of Object.keys(given)) if (!KEYS.has(key)) throw new DelayQError('INVALID_ARGUMENT', `schedule.${key}: unknown field`, { field: `schedule.${key}` });
+  const topic = validateTopic(given['topic'], limits);
+  const payload = serializePayload(given['payload'], limits);
+
+  const cronGiven = given['cron'] !== undefined && given['cron'] !== null;
+  const everyGiven = given['everyMs'] !== undefined && given['everyMs'] !== null;
+  if (cronGiven === everyGiven) invalid('cron', cronGiven ? 'give cron or everyMs, not both' : 'give cron or everyMs');
+  let cron: string | null = null;
+  let everyMs: number | null = null;
+  let tz = 'UTC';
+  if (cronGiven) {
+    if (typeof given['cron'] !== 'string' || given['cron'].trim() === '') invalid('cron', 'must be a non-empty string');
+    cron = given['cron'].trim().replace(/\s+/g, ' ');
+    if (given['tz'] !== undefined) {
+      if (typeof given['tz'] !== 'string' || given['tz'] === '') invalid('tz', 'must be an IANA time zone name');
+      if (!isKnownTimeZone(given['tz'])) invalid('tz', `unknown time zone ${JSON.stringify(given['tz'])}`);
+      tz = given['tz'];
+    }
+    try {
+      compile(cron);
+    } catch (error) {
+      invalid('cron', `${JSON.stringify(cron)} is not a valid pattern: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  } else {
+    const every = given['everyMs'];
+    if (typeof every !== 'number' || !Number.isInteger(every) || every < MIN_EVERY_MS || every > MAX_EVERY_MS)
+      invalid('everyMs', `must be an integer from ${MIN_EVERY_MS} to ${MAX_EVERY_MS} (got ${JSON.stringify(every)})`);
+    everyMs = every;
+    if (given['tz'] !== undefined && given['tz'] !== 'UTC') invalid('tz', 'applies to cron schedules only');
+  }
+
+  const startAt = optionalTime(given['startAt'], 'startAt');
+  const endAt = optionalTime(given['endAt'], 'endAt');
+  if (startAt !== null && endAt !== null && endAt <= startAt) invalid('endAt', 'must be after startAt');
+  let limit: number | null = null;
+  if (given['limit'] !== undefined && given['limit'] !== null) {
+    const l = given['limit'];
+    if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || l > MAX_LIMIT) invalid('limit', `must be an integer from 1 to ${MAX_LIMIT} (got ${JSON.stringify(l)})`);
+    limit = l;
+  }
+  const misfire = given['misfire'] ?? DEFAULT_MISFIRE;
+  if (!MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) invalid('misfire', `must be one of ${MISFIRE_POLICIES.join(', ')} (got ${JSON.stringify(misfire)})`);
+
+  const ttrMs = given['ttrMs'] === undefined ? defaults.ttrMs : validateIntOption(given['ttrMs'], 'ttrMs', 1, limits.maxTtrMs);
+  const maxAttempts = given['maxAttempts'] === undefined ? defaults.maxAttempts : validateIntOption(given['maxAttempts'], 'maxAttempts', 1, limits.maxAttempts);
+  const backoff = validateBackoff(given['backoff'], defaults.backoff);
+  const definition: ScheduleDefinition = {
+    id: scheduleId,
+    topic,
+    payload,
+    cron,
+    tz,
+    everyMs,
+    startAt,
+    endAt,
+    limit,
+    misfire: misfire as MisfirePolicy,
+    ttrMs,
+    maxAttempts,
+    backoff,
+  };
+  // A rule that can never fire (`0 0 30 2 *`, or endAt before its first occurrence) is refused too.
+  const first = compileRule(definition, compile)(startAt === null ? -1 : startAt - 1);
+  if (first === null) invalid(cron !== null ? 'cron' : 'endAt', 'the schedule has no occurrence');
+  return definition;
+}
+
+function optionalTime(value: unknown, field: string): number | null {
+  if (value === undefined || value === null) return null;
+  try {
+    return parseTime(value, field);
+  } catch (error) {
+    invalid(field, error instanceof Error ? error.message.replace(`${field}: `, '') : 'is not a time');
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The schedule loop: keeps every active recurring schedule ahead of time. For each one it
+ * plans (core/schedule/plan.ts: misfire first, then the occurrences due within the lead),
+ * creates the occurrences as ordinary pending tasks with ids derived from the schedule and
+ * the time (`<schedule id>:<ms>`), and only then moves the schedule forward with a
+ * compare-and-swap (ScheduleStore.swapSchedules).
+ *
+ * Why this gives each occurrence exactly once:
+ * - creating a task whose id exists changes nothing (ProducerStore.schedule), so a plan
+ *   made twice (two processes, a restart between creating and swapping, a retry after a
+ *   failed swap) creates each occurrence once;
+ * - the swap moves the schedule only from the state the plan started from, so no
+ *   occurrence is planned from a state another process has moved past, and a change made
+ *   meanwhile (upsert, pause, remove) is never overwritten. A failed swap re-reads the
+ *   schedule and plans again from what is stored.
+ *
+ * Every process runs this loop over every schedule: there is no leader to lose. The loop
+ * reads all schedules at start and every `scheduleSyncMs`; between reads it wakes when the
+ * earliest schedule needs a plan (its latest occurrence comes within `scheduleLeadMs`).
+ */
+import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports.js';
+import { occurrenceId, type ScheduleRecord } from '../core/schedule/model.js';
+import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
+import { compileRule, type CronCompiler, type NextOccurrence } from '../core/schedule/rule.js';
+import type { NewTaskRecord } from '../core/task/model.js';
+import { MAX_TIMER_DELAY_MS } from '../core/options.js';
+import type { InFlight } from './in-flight.js';
+
+export interface ScheduleLoopOptions extends PlanOptions {
+  readonly syncMs: number;
+  readonly retryMs: number;
+}
+
+/** Creates tasks (ids that exist are left as they are) and places their timers. */
+export type CreateTasks = (tasks: readonly NewTaskRecord[]) => Promise<void>;
+
+interface Entry {
+  record: ScheduleRecord;
+  readonly next: NextOccurrence;
+}
+
+/** A pass plans the schedules due within this much of now too (see planDue). */
+const PLAN_WINDOW_MS = 250;
+/** Tasks per create call: bounded store calls. */
+const CREATE_BATCH = 1_000;
+
+export class ScheduleLoop {
+  private readonly entries = new Map<string, Entry>();
+  private running = false;
+  private wakeTimer: TimerToken | null = null;
+  private wakeAt = Infinity;
+  private syncTimer: TimerToken | null = null;
+  private pass: Promise<void> | null = null;
+  private again = false;
+  private stopped: Promise<void> = Promise.resolve();
+  /** Schedules applied in this turn, planned together on the next (see planSoon). */
+  private batch: { entries: Entry[]; done: Promise<void> } | null = null;
+
+  constructor(
+    private readonly store: ScheduleStore,
+    private readonly compile: CronCompiler,
+    private readonly create: CreateTasks,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly inFlight: InFlight,
+    private readonly options: ScheduleLoopOptions,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.sync();
+  }
+
+  /** Stops waking; resolves once a pass in progress has ended. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.wakeTimer !== null) this.clock.clearTimer(this.wakeTimer);
+    if (this.syncTimer !== null) this.clock.clearTimer(this.syncTimer);
+    this.wakeTimer = this.syncTimer = null;
+    await this.stopped;
+  }
+
+  /** The rule of a record, compiled once per definition revision. */
+  ruleOf(record: ScheduleRecord): NextOccurrence {
+    const entry = this.entries.get(record.id);
+    if (entry !== undefined && entry.record.rev === record.rev && entry.record.createdAt === record.createdAt) return entry.next;
+    return compileRule(record, this.compile);
+  }
+
+  /**
+   * A schedule changed through this process (upserted, paused, resumed): plans it now, and
+   * resolves once its due occurrences exist (so an upsert answers with the next one pending).
+   */
+  async apply(record: ScheduleRecord): Promise<ScheduleRecord> {
+    const entry: Entry = { record, next: this.ruleOf(record) };
+    this.entries.set(record.id, entry);
+    if (!this.running) return record;
+    await this.planSoon(entry);
+    // Only this schedule's wake-up can have moved earlier: no pass over every schedule per call.
+    const current = this.entries.get(record.id);
+    const at = current === undefined ? null : planDueAt(current.record, this.clock.now(), this.options.leadMs);
+    if (at !== null) this.setWake(at);
+    return current?.record ?? record;
+  }
+
+  /**
+   * Plans `entry` together with the others applied in the same turn of the event loop:
+   * concurrent upserts (an import of 10,000 schedules) share one create and one swap call.
+   */
+  private planSoon(entry: Entry): Promise<void> {
+    if (this.batch === null) {
+      const entries: Entry[] = [];
+      const done = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          this.batch = null;
+          this.planMany(entries, this.clock.now()).then(resolve, reject);
+        });
+      });
+      this.batch = { entries, done };
+    }
+    this.batch.entries.push(entry);
+    return this.batch.done;
+  }
+
+  forget(id: string): void {
+    this.entries.delete(id);
+  }
+
+  private sync(): void {
+    this.syncTimer = null;
+    if (!this.running) return;
+    void this.inFlight
+      .track(this.store.listSchedules())
+      .then((records) => {
+        const seen = new Set<string>();
+        for (const record of records) {
+          seen.add(record.id);
+          const old = this.entries.get(record.id);
+          this.entries.set(record.id, { record, next: old !== undefined && old.record.rev === record.rev && old.record.createdAt === record.createdAt ? old.next : this.safeRule(record) });
+        }
+        for (const id of [...this.entries.keys()]) if (!seen.has(id)) this.entries.delete(id);
+        this.runPass();
+      })
+      .catch((error: unknown) => this.logger.error({ err: error }, 'schedules: reading the schedules failed'))
+      .finally(() => {
+        if (this.running) this.syncTimer = this.clock.setTimer(() => this.sync(), this.options.syncMs);
+      });
+  }
+
+  /** A stored rule that no longer compiles (a later delayq wrote it) never plans. */
+  private safeRule(record: ScheduleRecord): NextOccurrence {
+    try {
+      return compileRule(record, this.compile);
+    } catch (error) {
+      this.logger.error({ err: error, schedule: record.id }, 'schedules: a stored schedule has a rule this delayq cannot read; it is ignored');
+      return () => null;
+    }
+  }
+
+  /** One pass over the due schedules at a time; a pass asked for meanwhile runs after it. */
+  private runPass(): void {
+    if (!this.running) return;
+    if (this.pass !== null) {
+      this.again = true;
+      return;
+    }
+    this.pass = this.planDue()
+      .catch((error: unknown) => {
+        this.logger.error({ err: error }, 'schedules: creating occurrences failed; retrying');
+        this.retryIn(this.options.retryMs);
+      })
+      .finally(() => {
+        this.pass = null;
+        if (this.again) {
+          this.again = false;
+          this.runPass();
+        } else this.arm();
+      });
+    this.stopped = this.pass;
+  }
+
+  private async planDue(): Promise<void> {
+    const now = this.clock.now();
+    // Everything due within the window is planned in this pass, a window further ahead: a few
+    // passes (and store calls) a second however the schedules' times are spread.
+    const due: Entry[] = [];
+    for (const entry of this.entries.values()) {
+      const at = planDueAt(entry.record, now, this.options.leadMs);
+      if (at !== null && at <= now + PLAN_WINDOW_MS) due.push(entry);
+    }
+    if (due.length === 0) return;
+    await this.planMany(due, now, this.options.leadMs + PLAN_WINDOW_MS);
+  }
+
+  /** Plans the entries, creates all their occurrences, then swaps each forward. */
+  private async planMany(given: readonly Entry[], now: number, leadMs = this.options.leadMs): Promise<void> {
+    // One plan per schedule: the entry applied last stands for its id.
+    const entries = given.length < 2 ? given : [...new Map(given.map((e) => [e.record.id, e])).values()];
+    const planned: Array<{ entry: Entry; from: ScheduleRecord; to: ScheduleRecord }> = [];
+    const tasks: NewTaskRecord[] = [];
+    for (const entry of entries) {
+      const from = entry.record;
+      const plan = planOccurrences(from, entry.next, now, { ...this.options, leadMs });
+      if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
+      const to: ScheduleRecord = { ...from, ...plan.state };
+      if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) continue;
+      for (const at of plan.create)
+        tasks.push({ id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff });
+      planned.push({ entry, from, to });
+    }
+    for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));
+    const swapped = planned.length === 0 ? [] : await this.inFlight.track(this.store.swapSchedules(planned.map(({ from, to }) => ({ expected: from, next: to }))));
+    const stale: Entry[] = [];
+    planned.forEach(({ entry, to }, i) => {
+      if (swapped[i]) entry.record = to;
+      else stale.push(entry);
+    });
+    // Moved or changed by another process, or removed: plan again from what is stored.
+    for (const entry of stale) {
+      const fresh = await this.inFlight.track(this.store.getSchedule(entry.record.id));
+      if (fresh === null) this.entries.delete(entry.record.id);
+      else if (this.entries.get(fresh.id) === entry) this.entries.set(fresh.id, { record: fresh, next: this.ruleOf(fresh) });
+    }
+    if (stale.length > 0) this.again = true;
+  }
+
+  private retryIn(ms: number): void {
+    this.setWake(this.clock.now() + ms);
+  }
+
+  /** Wakes at the earliest time a schedule needs a plan. */
+  private arm(): void {
+    if (!this.running) return;
+    const now = this.clock.now();
+    let earliest = Infinity;
+    for (const entry of this.entries.values()) {
+      const at = planDueAt(entry.record, now, this.options.leadMs);
+      if (at !== null && at < earliest) earliest = at;
+    }
+    this.setWake(earliest);
+  }
+
+  private setWake(at: number): void {
+    if (!this.running || at === Infinity) return;
+    if (this.wakeTimer !== null && this.wakeAt <= at) return;
+    if (this.wakeTimer !== null) this.clock.clearTimer(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = this.clock.setTimer(() => {
+      this.wakeTimer = null;
+      this.wakeAt = Infinity;
+      this.runPass();
+    }, Math.min(MAX_TIMER_DELAY_MS, Math.max(0, at - this.clock.now())));
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Recurring schedule routes (docs/cron.md): PUT, GET, DELETE /v1/schedules/:id, GET
+ * /v1/schedules, POST /v1/schedules/:id/pause and /resume, GET /v1/schedules/:id/next?n=.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { DelayQError } from '../../core/errors.js';
+import type { ScheduleInfo } from '../../engine/schedules.js';
+import type { RecurringDeleteResponse, RecurringListResponse, RecurringNextResponse, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
+import type { RouteContext } from '../context.js';
+import { idParamsSchema, nextQuerySchema, scheduleDefinitionSchema } from '../schemas.js';
+
+export const scheduleRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
+  // 201 when there was no schedule with this id, 200 otherwise (`changed` says whether anything changed).
+  app.put<{ Params: { id: string }; Body: RecurringRequest; Reply: RecurringResponse }>(
+    '/v1/schedules/:id',
+    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: scheduleDefinitionSchema } },
+    async (request, reply) => {
+      const { schedule, created, changed } = await queue.schedules.upsert(request.params.id, request.body);
+      return reply.code(created ? 201 : 200).send({ schedule: view(schedule), changed });
+    },
+  );
+
+  app.get<{ Params: { id: string }; Reply: RecurringResponse }>('/v1/schedules/:id', { schema: { params: idParamsSchema } }, async (request) => {
+    const schedule = await queue.schedules.get(request.params.id);
+    if (schedule === null) throw notFound(request.params.id);
+    return { schedule: view(schedule) };
+  });
+
+  app.get<{ Reply: RecurringListResponse }>('/v1/schedules', async () => ({ schedules: (await queue.schedules.list()).map(view) }));
+
+  app.delete<{ Params: { id: string }; Reply: RecurringDeleteResponse }>('/v1/schedules/:id', { schema: { params: idParamsSchema } }, async (request) => {
+    if (!(await queue.schedules.remove(request.params.id))) throw notFound(request.params.id);
+    return { deleted: true };
+  });
+
+  app.post<{ Params: { id: string }; Reply: RecurringResponse }>('/v1/schedules/:id/pause', { schema: { params: idParamsSchema } }, async (request) => ({
+    schedule: view(await queue.schedules.pause(request.params.id)),
+  }));
+
+  app.post<{ Params: { id: string }; Reply: RecurringResponse }>('/v1/schedules/:id/resume', { schema: { params: idParamsSchema } }, async (request) => ({
+    schedule: view(await queue.schedules.resume(request.params.id)),
+  }));
+
+  app.get<{ Params: { id: string }; Querystring: { n?: string }; Reply: RecurringNextResponse }>(
+    '/v1/schedules/:id/next',
+    { schema: { params: idParamsSchema, querystring: nextQuerySchema } },
+    async (request) => ({ times: await queue.schedules.next(request.params.id, request.query.n === undefined ? 10 : Number(request.query.n)) }),
+  );
+};
+
+function notFound(id: string): DelayQError {
+  return new DelayQError('SCHEDULE_NOT_FOUND', `schedule ${id}: not found`, { id });
+}
+
+function view(s: ScheduleInfo): RecurringView {
+  return { ...s, backoff: { ...s.backoff } };
+}

@@ -1,0 +1,122 @@
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call, @typescript-eslint/no-unsafe-argument --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
+/**
+ * Recurring schedules over HTTP (a real server on port 0), through the client, and with
+ * the CLI as real processes: every route, the errors (INVALID_SCHEDULE with the parser's
+ * reason, SCHEDULE_NOT_FOUND, nothing stored), and OpenAPI listing the routes.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DelayQClient, isDelayQClientError } from '../../src/client/index.js';
+import { runCliProcess, type CliResult } from '../helpers/service-process.js';
+import { openTestApp, send, type TestApp } from '../helpers/service.js';
+
+describe('schedules over HTTP, client and CLI', () => {
+  let t: TestApp;
+  let url: string;
+  let client: DelayQClient;
+  const cli = (...args: string[]): Promise<CliResult> => runCliProcess(['--server', url, ...args]);
+
+  before(async () => {
+    t = await openTestApp();
+    url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    client = new DelayQClient({ url });
+  });
+  after(() => t.close());
+
+  it('PUT creates (201), the same PUT changes nothing (200, changed false), GET, list, next, pause, resume, DELETE', async () => {
+    const body = { topic: 'reports', cron: '0 9 * * MON-FRI', tz: 'Europe/Berlin', payload: { kind: 'daily' } };
+    const created = await send(t.app, { method: 'PUT', url: '/v1/schedules/daily', body });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(created.body.changed, true);
+    assert.equal(created.body.schedule.tz, 'Europe/Berlin');
+    const again = await send(t.app, { method: 'PUT', url: '/v1/schedules/daily', body });
+    assert.equal(again.status, 200);
+    assert.equal(again.body.changed, false);
+    assert.deepEqual(again.body.schedule, created.body.schedule);
+    const got = await send(t.app, { method: 'GET', url: '/v1/schedules/daily' });
+    assert.deepEqual(got.body.schedule.payload, { kind: 'daily' });
+    const list = await send(t.app, { method: 'GET', url: '/v1/schedules' });
+    assert.deepEqual(list.body.schedules.map((s: { id: string }) => s.id), ['daily']);
+    const next = await send(t.app, { method: 'GET', url: '/v1/schedules/daily/next?n=3' });
+    assert.equal(next.body.times.length, 3);
+    for (const time of next.body.times as number[]) {
+      const wall = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit', weekday: 'short' }).format(time);
+      assert.match(wall, /^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    }
+    const paused = await send(t.app, { method: 'POST', url: '/v1/schedules/daily/pause' });
+    assert.equal(paused.body.schedule.paused, true);
+    const resumed = await send(t.app, { method: 'POST', url: '/v1/schedules/daily/resume' });
+    assert.equal(resumed.body.schedule.paused, false);
+    assert.equal((await send(t.app, { method: 'DELETE', url: '/v1/schedules/daily' })).status, 200);
+    assert.equal((await send(t.app, { method: 'DELETE', url: '/v1/schedules/daily' })).body.error.code, 'SCHEDULE_NOT_FOUND');
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/daily' })).status, 404);
+  });
+
+  it('bad input: 400 INVALID_SCHEDULE with the reason, and nothing stored', async () => {
+    const cases: Array<[unknown, string]> = [
+      [{ topic: 't', cron: '99 * * * *' }, 'minute'],
+      [{ topic: 't', cron: '* * * * *', tz: 'Nowhere/City' }, 'unknown time zone'],
+      [{ topic: 't', cron: '* * * * *', everyMs: 5000 }, 'not both'],
+      [{ topic: 't' }, 'give cron or everyMs'],
+      [{ topic: 't', everyMs: 10 }, 'everyMs'],
+      [{ topic: 't', everyMs: 1000, startAt: '2031-01-01T00:00:00Z', endAt: '2030-01-01T00:00:00Z' }, 'after startAt'],
+      [{ topic: 't', everyMs: 1000, limit: 'x' }, 'limit'],
+      [{ topic: 't', everyMs: 1000, misfire: 'never' }, 'misfire'],
+    ];
+    for (const [body, reason] of cases) {
+      const answer = await send(t.app, { method: 'PUT', url: '/v1/schedules/bad', body });
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      assert.equal(answer.body.error.code, 'INVALID_SCHEDULE', JSON.stringify(answer.body));
+      assert.ok(answer.body.error.message.includes(reason), answer.body.error.message);
+    }
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/bad' })).status, 404);
+    assert.equal((await send(t.app, { method: 'PUT', url: '/v1/schedules/bad', body: { topic: 't', everyMs: 1000, nope: 1 } })).body.error.code, 'INVALID_ARGUMENT');
+    assert.equal((await send(t.app, { method: 'PUT', url: '/v1/schedules/a%20b', body: { topic: 't', everyMs: 1000 } })).body.error.code, 'INVALID_ID');
+    assert.equal((await send(t.app, { method: 'POST', url: '/v1/schedules/none/pause' })).status, 404);
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/none/next' })).body.error.code, 'SCHEDULE_NOT_FOUND');
+  });
+
+  it('the client: upsert, get, list, next, pause, resume, remove; typed errors', async () => {
+    const { schedule, changed } = await client.schedules.upsert('beat', { topic: 'tick', everyMs: 60_000 });
+    assert.equal(changed, true);
+    assert.equal(schedule.everyMs, 60_000);
+    assert.equal((await client.schedules.upsert('beat', { topic: 'tick', everyMs: 60_000 })).changed, false);
+    assert.equal((await client.schedules.get('beat'))?.id, 'beat');
+    assert.equal(await client.schedules.get('none'), null);
+    const times = await client.schedules.next('beat', 2);
+    assert.equal(times[1]! - times[0]!, 60_000);
+    assert.equal((await client.schedules.pause('beat')).paused, true);
+    assert.equal((await client.schedules.resume('beat')).paused, false);
+    assert.ok((await client.schedules.list()).some((s) => s.id === 'beat'));
+    assert.equal(await client.schedules.remove('beat'), true);
+    assert.equal(await client.schedules.remove('beat'), false);
+    await assert.rejects(() => client.schedules.upsert('x', { topic: 't', cron: 'nope' }), (e: unknown) => isDelayQClientError(e) && e.code === 'INVALID_SCHEDULE');
+  });
+
+  it('the CLI: cron set, get, ls, next, pause, resume, rm; errors exit non-zero', async () => {
+    const set = await cli('cron', 'set', 'nightly', 'backup', '--cron', '30 2 * * *', '--tz', 'America/New_York', '--payload', '{"full":true}', '--misfire', 'skip', '--json');
+    assert.equal(set.code, 0, set.stderr);
+    const result = JSON.parse(set.stdout) as { changed: boolean; schedule: { misfire: string; payload: unknown } };
+    assert.equal(result.changed, true);
+    assert.equal(result.schedule.misfire, 'skip');
+    assert.deepEqual(result.schedule.payload, { full: true });
+    const [get, ls, next] = await Promise.all([cli('cron', 'get', 'nightly'), cli('cron', 'ls'), cli('cron', 'next', 'nightly', '-n', '2')]);
+    assert.match(get.stdout, /^rule\s+30 2 \* \* \* \(America\/New_York\)$/m);
+    assert.match(ls.stdout, /^ID\s+TOPIC\s+RULE/);
+    assert.equal(next.stdout.trim().split('\n').length, 2);
+    assert.equal((await cli('cron', 'pause', 'nightly')).code, 0);
+    assert.equal((await cli('cron', 'resume', 'nightly')).code, 0);
+    assert.equal((await cli('cron', 'rm', 'nightly')).code, 0);
+    const [again, bad] = await Promise.all([cli('cron', 'rm', 'nightly'), cli('cron', 'set', 'x', 't', '--cron', '* * *')]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /SCHEDULE_NOT_FOUND/);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /INVALID_SCHEDULE/);
+  });
+
+  it('OpenAPI lists the schedule routes', async () => {
+    const doc = (await send(t.app, { method: 'GET', url: '/openapi.json' })).body as { paths: Record<string, object> };
+    for (const path of ['/v1/schedules', '/v1/schedules/{id}', '/v1/schedules/{id}/pause', '/v1/schedules/{id}/resume', '/v1/schedules/{id}/next']) assert.ok(path in doc.paths, path);
+  });
+});

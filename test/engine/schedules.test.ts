@@ -1,0 +1,162 @@
+/**
+ * Recurring schedules through the library, driven by a ManualClock over the memory store:
+ * each occurrence delivered once at its time, upsert semantics, pause/resume, limit,
+ * endAt, remove, preview; misfire after a restart on a SQLite file.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { isDelayQError } from '../../src/core/errors.js';
+import { ManualClock } from '../../src/core/manual-clock.js';
+import type { MisfirePolicy } from '../../src/core/schedule/model.js';
+import { DelayQueue } from '../../src/open-queue.js';
+import { storeSystemClock } from '../../src/stores/system-clock.js';
+import { T0, flush, openManual } from '../helpers/engine.js';
+
+let queues: DelayQueue[] = [];
+afterEach(async () => {
+  await Promise.all(queues.map((q) => q.close()));
+  queues = [];
+});
+
+async function step(clock: ManualClock, ms: number, by = 100): Promise<void> {
+  for (let t = 0; t < ms; t += by) {
+    clock.advance(Math.min(by, ms - t));
+    await flush(30);
+  }
+}
+
+function collect(q: DelayQueue, clock: ManualClock, topic = 'tick'): Array<{ id: string; runAt: number; at: number }> {
+  const seen: Array<{ id: string; runAt: number; at: number }> = [];
+  q.work(topic, (d) => void seen.push({ id: d.id, runAt: d.runAt, at: clock.now() }));
+  return seen;
+}
+
+describe('schedules (library, ManualClock)', () => {
+  it('everyMs: each occurrence delivered once, on its millisecond, with id <schedule>:<ms>', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    const { schedule, created, changed } = await q.schedules.upsert('beat', { topic: 'tick', everyMs: 1_000, payload: { n: 1 } });
+    assert.equal(created, true);
+    assert.equal(changed, true);
+    assert.equal(schedule.nextAt !== null && schedule.lastAt !== null, true, 'the next occurrence exists already');
+    await step(clock, 10_000);
+    assert.deepEqual(seen.map((s) => s.id), Array.from({ length: 11 }, (_, i) => `beat:${T0 + i * 1_000}`));
+    for (const s of seen) assert.equal(s.at, s.runAt, 'on its millisecond');
+    assert.ok((await q.get(`beat:${T0 + 11_000}`))?.state === 'pending', 'the next one is pending ahead of time');
+  });
+
+  it('upsert of the same definition changes nothing; a new rule applies from the next occurrence not yet created', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    await q.schedules.upsert('s', { topic: 'tick', everyMs: 1_000, startAt: T0 + 1_000 });
+    await step(clock, 2_500);
+    const before = await q.schedules.get('s');
+    const again = await q.schedules.upsert('s', { topic: 'tick', everyMs: 1_000, startAt: T0 + 1_000 });
+    assert.equal(again.changed, false);
+    assert.deepEqual(await q.schedules.get('s'), before);
+    const changed = await q.schedules.upsert('s', { topic: 'tick', everyMs: 5_000, startAt: T0 });
+    assert.equal(changed.changed, true);
+    await step(clock, 12_500);
+    const times = seen.map((s) => s.runAt - T0);
+    // 1000, 2000 before; 3000 and 4000 were created ahead under the old rule; then every 5 s.
+    assert.deepEqual(times, [1_000, 2_000, 3_000, 4_000, 5_000, 10_000, 15_000]);
+  });
+
+  it('pause cancels what was created ahead and creates nothing; resume goes on from now', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    await q.schedules.upsert('s', { topic: 'tick', everyMs: 1_000, startAt: T0 + 1_000 });
+    await step(clock, 1_500);
+    const paused = await q.schedules.pause('s');
+    assert.equal(paused.paused, true);
+    await step(clock, 5_000);
+    assert.deepEqual(seen.map((s) => s.runAt - T0), [1_000]);
+    await q.schedules.resume('s');
+    await step(clock, 2_000);
+    assert.deepEqual(seen.map((s) => s.runAt - T0), [1_000, 7_000, 8_000]);
+    await assert.rejects(() => q.schedules.pause('nope'), (e: unknown) => isDelayQError(e, 'SCHEDULE_NOT_FOUND'));
+  });
+
+  it('limit and endAt end the schedule; next() previews within them', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    await q.schedules.upsert('lim', { topic: 'tick', everyMs: 1_000, limit: 3, startAt: T0 + 1_000 });
+    await q.schedules.upsert('end', { topic: 'tick', everyMs: 1_000, startAt: T0 + 500, endAt: T0 + 2_600 });
+    assert.deepEqual(await q.schedules.next('lim', 10), [T0 + 1_000, T0 + 2_000, T0 + 3_000]);
+    assert.deepEqual(await q.schedules.next('end', 10), [T0 + 500, T0 + 1_500, T0 + 2_500]);
+    await step(clock, 10_000);
+    assert.equal(seen.filter((s) => s.id.startsWith('lim:')).length, 3);
+    assert.equal(seen.filter((s) => s.id.startsWith('end:')).length, 3);
+    assert.equal((await q.schedules.get('lim'))?.nextAt, null);
+    assert.deepEqual(await q.schedules.next('lim', 5), []);
+  });
+
+  it('remove deletes the schedule and cancels its occurrence created ahead', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    await q.schedules.upsert('s', { topic: 'tick', everyMs: 1_000, startAt: T0 + 1_000 });
+    await step(clock, 1_500);
+    assert.equal(await q.schedules.remove('s'), true);
+    assert.equal(await q.schedules.remove('s'), false);
+    await step(clock, 5_000);
+    assert.equal(seen.length, 1);
+    assert.equal(await q.schedules.get('s'), null);
+    assert.deepEqual(await q.schedules.list(), []);
+  });
+
+  it('cron with a time zone: next() previews wall-clock times', async () => {
+    const { q } = await openManual();
+    queues.push(q);
+    await q.schedules.upsert('ny', { topic: 'tick', cron: '30 9 * * MON-FRI', tz: 'America/New_York' });
+    const next = await q.schedules.next('ny', 3);
+    // T0 is Tue 2030-01-01 00:00Z; 09:30 EST = 14:30Z.
+    assert.deepEqual(next.map((t) => new Date(t).toISOString()), ['2030-01-01T14:30:00.000Z', '2030-01-02T14:30:00.000Z', '2030-01-03T14:30:00.000Z']);
+    await assert.rejects(() => q.schedules.upsert('bad', { topic: 't', cron: '* * *' }), (e: unknown) => isDelayQError(e, 'INVALID_SCHEDULE'));
+    assert.equal(await q.schedules.get('bad'), null, 'nothing stored');
+  });
+});
+
+describe('schedules across a restart (SQLite file, ManualClock engine)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'delayq-cron-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  async function open(path: string, clock: ManualClock): Promise<DelayQueue> {
+    return DelayQueue.open({ store: `sqlite:${path}`, storeOptions: { clock: storeSystemClock }, clock });
+  }
+
+  for (const [misfire, expected] of [
+    // Down from 2.1 s to 10.5 s; grace 1 s: 5 s ... 9 s are missed (3 s and 4 s were created ahead before the stop).
+    ['skip', [1_000, 2_000, 3_000, 4_000, 10_000, 11_000, 12_000]],
+    ['once', [1_000, 2_000, 3_000, 4_000, 9_000, 10_000, 11_000, 12_000]],
+    ['all', [1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000, 10_000, 11_000, 12_000]],
+  ] as Array<[MisfirePolicy, number[]]>) {
+    it(`misfire ${misfire}: occurrences missed while no queue ran`, async () => {
+      const path = join(dir, `${misfire}.db`);
+      const clock = new ManualClock(T0);
+      const first = await open(path, clock);
+      const seen = collect(first, clock);
+      await first.schedules.upsert('s', { topic: 'tick', everyMs: 1_000, misfire, startAt: T0 + 1_000 });
+      await step(clock, 2_100);
+      await first.close();
+      clock.advance(8_400);
+      const second = await open(path, clock);
+      queues.push(second);
+      const seen2 = collect(second, clock);
+      await step(clock, 2_000);
+      const all = [...seen, ...seen2].map((s) => s.runAt - T0).sort((a, b) => a - b);
+      assert.deepEqual(all, expected);
+      assert.equal((await second.schedules.get('s'))?.misfire, misfire, 'the schedule survived the restart');
+    });
+  }
+});
