@@ -2,6 +2,8 @@
 export { DelayQueue } from './open-queue.js';
 export type { DelayQueueOptions } from './open-queue.js';
 export type { PushOptions } from './push-wiring.js';
+export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
+export type { QueueObserver, SettleOutcome } from './core/observer.js';
 export type { SetPushResult } from './engine/push-subscriptions.js';
 export { MAX_RETRY_AFTER_MS, PUSH_DEFAULTS, PUSH_ERROR_BODY_BYTES, PUSH_RESERVATION_MARGIN_MS, SECRET_ROTATION_GRACE_MS, judgePush } from './core/push.js';
 export type { PushPorts, PushRequest, PushResponse, PushSecret, PushSignInput, PushSigner, PushSubscription, PushTransport, PushVerdict } from './core/push.js';

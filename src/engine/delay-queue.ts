@@ -14,6 +14,7 @@
 import { DelayQError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
+import { NO_OBSERVER, type QueueObserver } from '../core/observer.js';
 import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } from '../core/ports.js';
 import type { PushInput } from '../core/push-input.js';
 import type { PushSubscription } from '../core/push.js';
@@ -45,6 +46,7 @@ export class DelayQueue {
   private readonly scheduler: Scheduler;
   private readonly workSource: QueueWorkSource;
   private readonly pushSubscriptions: PushSubscriptions;
+  private readonly observer: QueueObserver;
   private readonly workers = new Set<Worker>();
   private readonly closeSignal = new AbortController();
   private phase: Phase = 'open';
@@ -67,10 +69,11 @@ export class DelayQueue {
     const clock = (this.clock = options.clock ?? systemClock);
     this.logger = options.logger ?? silentLogger;
     this.makeId = createIdGenerator(() => clock.now());
+    const observer = (this.observer = options.observer ?? NO_OBSERVER);
     const nack = (d: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
-      this.nack(d.id, d.receipt, delayMs === undefined ? { error } : { error, delayMs });
+      this.nackTopic(d.id, d.receipt, delayMs === undefined ? { error } : { error, delayMs }, d.topic);
     const push = options.push;
-    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack } : undefined);
+    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack } : undefined, observer);
     this.pushSubscriptions = new PushSubscriptions(store, push ?? null, clock, this.inFlight, () => this.scheduler.syncPush());
     this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
   }
@@ -100,8 +103,10 @@ export class DelayQueue {
     const outcomes = await this.inFlight.track(this.store.schedule(records, now));
     // A ref that was not created now is a task already pending (a retried call): its timer
     // may be in the wheel already, so it goes through the check the loader's timers do.
-    for (const outcome of outcomes) {
+    for (let i = 0; i < outcomes.length; i++) {
+      const outcome = outcomes[i]!;
       if (outcome.ref === null) continue;
+      if (outcome.created) this.observer.scheduled(records[i]!.topic, 1);
       if (outcome.created) this.scheduler.place(outcome.ref, true);
       else this.scheduler.placeLoaded(outcome.ref);
     }
@@ -118,7 +123,7 @@ export class DelayQueue {
     this.assertOpen();
     validateId(id, this.limits);
     const outcome = await this.inFlight.track(this.store.cancel(id, this.clock.now()));
-    if (outcome === 'cancelled') this.scheduler.remove(id);
+    if (outcome === 'cancelled') this.observer.settled(this.scheduler.remove(id), 'cancelled');
     return options?.outcome ? outcome : outcome === 'cancelled';
   }
 
@@ -132,7 +137,7 @@ export class DelayQueue {
     this.assertOpen();
     validateIdBatch(ids, this.limits);
     const outcomes = await this.inFlight.track(this.store.cancelMany(ids, this.clock.now()));
-    for (let i = 0; i < ids.length; i++) if (outcomes[i] === 'cancelled') this.scheduler.remove(ids[i]!);
+    for (let i = 0; i < ids.length; i++) if (outcomes[i] === 'cancelled') this.observer.settled(this.scheduler.remove(ids[i]!), 'cancelled');
     return ids.map((_, i) => outcomes[i] === 'cancelled');
   }
 
@@ -187,7 +192,7 @@ export class DelayQueue {
     this.assertUsable();
     const stats = await this.store.stats();
     const { scheduler } = this;
-    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), lateness: scheduler.latenessSummary() };
+    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), waiting: scheduler.waiting, lateness: scheduler.latenessSummary() };
   }
 
   /** Brings a dead task back to pending (attempts reset), due now or at the given time. */
@@ -216,10 +221,14 @@ export class DelayQueue {
     const timer = waitMs > 0 ? this.clock.setTimer(() => deadline.abort(), waitMs) : null;
     if (waitMs === 0) deadline.abort();
     const signal = AbortSignal.any([deadline.signal, this.closeSignal.signal, ...(options.signal ? [options.signal] : [])]);
+    if (timer !== null) this.scheduler.waiting++;
     try {
       return (await this.scheduler.reserve(topic, max, signal, ttrMs, true)) as Delivery<P>[];
     } finally {
-      if (timer !== null) this.clock.clearTimer(timer);
+      if (timer !== null) {
+        this.scheduler.waiting--;
+        this.clock.clearTimer(timer);
+      }
     }
   }
 
@@ -230,7 +239,7 @@ export class DelayQueue {
     const outcome = await this.inFlight.track(this.store.ack(id, validateReceipt(receipt), this.clock.now()));
     if (outcome === 'not_found') throw new DelayQError('TASK_NOT_FOUND', `task ${id} not found`, { id });
     if (outcome === 'stale') throw staleReceipt(id);
-    this.scheduler.remove(id);
+    this.observer.settled(this.scheduler.remove(id), 'acked');
   }
 
   /**
@@ -243,7 +252,11 @@ export class DelayQueue {
     this.assertUsable();
     const requests = validateAckBatch(acks, this.limits);
     const outcomes = await this.inFlight.track(this.store.ackMany(requests, this.clock.now()));
-    for (let i = 0; i < requests.length; i++) if (outcomes[i] === 'acked') this.scheduler.remove(requests[i]!.id);
+    for (let i = 0; i < requests.length; i++) {
+      if (outcomes[i] !== 'acked') continue;
+      const removed = this.scheduler.remove(requests[i]!.id);
+      this.observer.settled(requests[i]!.topic ?? removed, 'acked');
+    }
     return outcomes;
   }
 
@@ -251,7 +264,12 @@ export class DelayQueue {
    * Fails a delivery: the task is retried (after `delayMs`, or its backoff) or, out of
    * attempts, dead. Throws STALE_RECEIPT if the reservation is not current.
    */
-  async nack(id: string, receipt: string, options: NackOptions = {}): Promise<NackResult> {
+  nack(id: string, receipt: string, options: NackOptions = {}): Promise<NackResult> {
+    return this.nackTopic(id, receipt, options, undefined);
+  }
+
+  /** `nack`, given the task's topic when the caller holds its delivery (for the observer). */
+  private async nackTopic(id: string, receipt: string, options: NackOptions, topic: string | undefined): Promise<NackResult> {
     this.assertUsable();
     validateId(id, this.limits);
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
@@ -262,9 +280,11 @@ export class DelayQueue {
       case 'stale':
         throw staleReceipt(id);
       case 'dead':
+        this.observer.settled(topic ?? this.scheduler.remove(id), 'dead');
         this.scheduler.remove(id);
         return { state: 'dead' };
       case 'retrying':
+        this.observer.settled(topic ?? this.scheduler.remove(id), 'failed');
         this.scheduler.remove(id);
         this.scheduler.place(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };

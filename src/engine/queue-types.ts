@@ -1,5 +1,6 @@
 /** The types of DelayQueue's options, calls and answers (the library's public API). */
 import type { EngineTuningInput } from '../core/options.js';
+import type { QueueObserver } from '../core/observer.js';
 import type { Clock, Logger, StoreStats } from '../core/ports.js';
 import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
@@ -25,6 +26,8 @@ export interface EngineOptions extends EngineTuningInput {
    * the queue pushes nothing and `setPush` is refused; close() closes the transport.
    */
   push?: PushPorts;
+  /** Told of every task scheduled, delivered and settled (metrics: src/metrics). Default: none. */
+  observer?: QueueObserver;
 }
 
 export interface ScheduleResult {
@@ -77,6 +80,8 @@ export interface QueueStats {
   readonly timers: number;
   /** Due tasks waiting for a consumer, by topic. */
   readonly ready: Readonly<Record<string, number>>;
+  /** Reserve long-polls waiting now. */
+  readonly waiting: number;
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
 }

@@ -5,11 +5,14 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { DelayQueue } from '../engine/delay-queue.js';
+import type { QueueMetrics } from '../metrics/prometheus.js';
 import { createTokenCheck } from './auth.js';
 import type { RouteContext } from './context.js';
 import { HttpError, errorBody, toWireError } from './errors.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 import { consumerRoutes } from './routes/consumers.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { uiRoutes } from './routes/ui.js';
 import { pushRoutes } from './routes/push.js';
 import { systemRoutes } from './routes/system.js';
 import { tasksRoutes } from './routes/tasks.js';
@@ -24,6 +27,12 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger | false;
   /** Log every request (off by default: at 20k requests/s the log is the bottleneck). */
   readonly logRequests?: boolean;
+  /** The queue's metrics, served at GET /metrics (404 without). */
+  readonly metrics?: QueueMetrics | null;
+  /** Serve GET /metrics without the token. */
+  readonly metricsPublic?: boolean;
+  /** Serve the dashboard at /ui/ (default true). */
+  readonly ui?: boolean;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -42,6 +51,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Only JSON bodies: fastify's text/plain parser would let a string reach the schemas.
   app.removeContentTypeParser('text/plain');
 
+  const metricsPublic = options.metricsPublic === true;
   const checkToken = options.token === undefined || options.token === '' ? null : createTokenCheck(options.token);
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -51,7 +61,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         reply.header('connection', 'close');
         throw new HttpError('SHUTTING_DOWN', 'the server is shutting down; retry against another instance or later');
       }
-      if (checkToken !== null && path.startsWith('/v1')) checkToken(request.headers.authorization);
+      if (checkToken !== null && (path.startsWith('/v1') || (!metricsPublic && isMetricsPath(path)))) checkToken(request.headers.authorization);
     } catch (error) {
       done(error as Error);
       return;
@@ -82,10 +92,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(500).send(errorBody('INTERNAL_ERROR', `internal error (request ${request.id})`));
   });
 
-  const context: RouteContext = { queue: options.queue, limits, draining: drain.signal };
+  const context: RouteContext = { queue: options.queue, limits, draining: drain.signal, metrics: options.metrics ?? null };
   await app.register(tasksRoutes, context);
   await app.register(consumerRoutes, context);
   await app.register(pushRoutes, context);
   await app.register(systemRoutes, context);
+  await app.register(metricsRoutes, context);
+  if (options.ui !== false) await app.register(uiRoutes);
   return app;
+}
+
+function isMetricsPath(path: string): boolean {
+  return path === '/metrics' || path.startsWith('/metrics?') || path.startsWith('/metrics/');
 }

@@ -17,6 +17,12 @@ export interface ServerConfig {
   readonly shutdownTimeoutMs: number;
   /** Addresses (CIDRs) push may reach although the SSRF rules refuse them: local receivers. */
   readonly pushAllow: readonly string[];
+  /** Serve GET /metrics without the token. */
+  readonly metricsPublic: boolean;
+  /** Topics with a metrics label of their own (the rest: topic="_other"). */
+  readonly metricsMaxTopics: number;
+  /** Serve the dashboard at /ui/. */
+  readonly ui: boolean;
   readonly limits: ServerLimits;
 }
 
@@ -47,6 +53,9 @@ export const SETTINGS = {
   maxReserve: { flag: 'maxReserve', env: 'DELAYQ_MAX_RESERVE', description: 'most tasks in one reserve (at most 1000)', default: String(DEFAULT_SERVER_LIMITS.maxReserve) },
   maxWaitMs: { flag: 'maxWaitMs', env: 'DELAYQ_MAX_WAIT_MS', description: 'longest reserve long-poll (at most 60000)', default: String(DEFAULT_SERVER_LIMITS.maxWaitMs) },
   pushAllow: { flag: 'pushAllow', env: 'DELAYQ_PUSH_ALLOW', description: 'comma-separated CIDRs push may reach although the SSRF rules refuse them (local receivers, e.g. 127.0.0.1/32)', default: '' },
+  metricsPublic: { flag: 'metricsPublic', env: 'DELAYQ_METRICS_PUBLIC', description: 'serve GET /metrics without the token (1/true)', default: 'false' },
+  metricsMaxTopics: { flag: 'metricsMaxTopics', env: 'DELAYQ_METRICS_MAX_TOPICS', description: 'topics with a metrics label of their own; the rest are counted as topic="_other"', default: '100' },
+  ui: { flag: 'ui', env: 'DELAYQ_UI', description: 'serve the dashboard at /ui/ (--no-ui or 0/false to turn it off)', default: 'true' },
   maxLongPolls: { flag: 'maxLongPolls', env: 'DELAYQ_MAX_LONG_POLLS', description: 'long-polls waiting at once', default: String(DEFAULT_SERVER_LIMITS.maxLongPolls) },
 } as const satisfies Record<string, Setting>;
 
@@ -136,6 +145,9 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     logRequests: bool('logRequests'),
     shutdownTimeoutMs: int('shutdownTimeoutMs', 0, 3_600_000),
     pushAllow: cidrs('pushAllow'),
+    metricsPublic: bool('metricsPublic'),
+    metricsMaxTopics: int('metricsMaxTopics', 0, 100_000),
+    ui: bool('ui'),
     limits,
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -174,6 +174,8 @@ export interface StatsResponse {
   topics: Record<string, Partial<Record<TaskState, number>>>;
   timers: number;
   ready: Record<string, number>;
+  /** Reserve long-polls waiting now. */
+  waiting: number;
   lateness: LatenessSummary;
 }
 
