@@ -19,13 +19,13 @@ import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } 
 import type { PushInput } from '../core/push-input.js';
 import type { PushSubscription } from '../core/push.js';
 import { toTaskInfo, type Delivery, type TaskInfo } from '../core/task/model.js';
-import { resolveRunAt, validateAckBatch, validateId, validateIdBatch, validateListFilter, validateNackOptions } from '../core/task/validate.js';
+import { resolveRunAt, validateDueHistogramOptions, validateAckBatch, validateId, validateIdBatch, validateListFilter, validateNackOptions } from '../core/task/validate.js';
 import { validateReceipt, validateReserveOptions, validateScheduleBatch, validateTopic, validateWhen, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, TaskDefaults, WhenInput } from '../core/task/validate.js';
 import { createIdGenerator } from './ids.js';
 import { InFlight } from './in-flight.js';
 import { PushSubscriptions, type SetPushResult } from './push-subscriptions.js';
-import type { EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
+import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
 import { Scheduler } from './scheduler.js';
 import { systemClock } from './system-clock.js';
 import { QueueWorkSource } from './work-source.js';
@@ -193,6 +193,18 @@ export class DelayQueue {
     const stats = await this.store.stats();
     const { scheduler } = this;
     return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), waiting: scheduler.waiting, lateness: scheduler.latenessSummary() };
+  }
+
+  /**
+   * How many pending tasks fall due per bucket (of one topic, or all) between `from` and
+   * `to`: the timeline. The store answers from its index, in buckets of whole minutes;
+   * `coveredUntil` says how far its index reaches (SQLite and Redis park far-future tasks).
+   */
+  async dueHistogram(options: DueHistogramOptions = {}): Promise<DueHistogramResult> {
+    this.assertUsable();
+    const query = validateDueHistogramOptions(options, this.clock.now(), this.limits);
+    const { counts, coveredUntil } = await this.store.dueHistogram(query);
+    return { from: query.from, to: query.to, bucketMs: query.bucketMs, topic: query.topic ?? null, counts, coveredUntil };
   }
 
   /** Brings a dead task back to pending (attempts reset), due now or at the given time. */

@@ -85,3 +85,24 @@ export interface QueueStats {
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
 }
+
+export interface DueHistogramOptions {
+  /** Default now; rounded down to its minute. */
+  from?: number;
+  /** Default 60 buckets after from. */
+  to?: number;
+  /** A whole number of minutes; default one minute. */
+  bucketMs?: number;
+  topic?: string;
+}
+
+/** Pending tasks falling due per bucket: counts[i] covers [from + i * bucketMs, from + (i + 1) * bucketMs). */
+export interface DueHistogramResult {
+  readonly from: number;
+  readonly to: number;
+  readonly bucketMs: number;
+  readonly topic: string | null;
+  readonly counts: readonly number[];
+  /** Complete for runAt < coveredUntil; beyond it the store's time index may not hold every task (docs/dashboard.md). */
+  readonly coveredUntil: number;
+}

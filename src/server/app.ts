@@ -12,6 +12,7 @@ import { HttpError, errorBody, toWireError } from './errors.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 import { consumerRoutes } from './routes/consumers.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { operatorRoutes } from './routes/operator.js';
 import { uiRoutes } from './routes/ui.js';
 import { pushRoutes } from './routes/push.js';
 import { systemRoutes } from './routes/system.js';
@@ -97,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(consumerRoutes, context);
   await app.register(pushRoutes, context);
   await app.register(systemRoutes, context);
+  await app.register(operatorRoutes, context);
   await app.register(metricsRoutes, context);
   if (options.ui !== false) await app.register(uiRoutes);
   return app;

@@ -1,0 +1,61 @@
+/**
+ * The operator's routes (the dashboard uses them; docs/service.md): the timeline (a
+ * due-time histogram), retrying a dead task, and retrying the dead tasks of a topic.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { DelayQError } from '../../core/errors.js';
+import { validateIntOption } from '../../core/task/validate.js';
+import type { RouteContext } from '../context.js';
+import { idParamsSchema, retryDeadBodySchema, retryDeadManyBodySchema, timelineQuerySchema, topicParamsSchema } from '../schemas.js';
+
+interface TimelineQuery {
+  from?: string;
+  to?: string;
+  bucketMs?: string;
+  topic?: string;
+}
+
+export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
+  app.get<{ Querystring: TimelineQuery }>('/v1/timeline', { schema: { querystring: timelineQuerySchema } }, async (request) => {
+    const { from, to, bucketMs, topic } = request.query;
+    return queue.dueHistogram({
+      ...(from !== undefined ? { from: Number(from) } : {}),
+      ...(to !== undefined ? { to: Number(to) } : {}),
+      ...(bucketMs !== undefined ? { bucketMs: Number(bucketMs) } : {}),
+      ...(topic !== undefined ? { topic } : {}),
+    });
+  });
+
+  // A dead task back to pending (attempts reset), due now, after delayMs or at runAt.
+  app.post<{ Params: { id: string }; Body: { delayMs?: number; runAt?: number | string } | undefined }>(
+    '/v1/tasks/:id/retry',
+    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: retryDeadBodySchema } },
+    async (request) => {
+      const { id } = request.params;
+      if (await queue.retryDead(id, request.body ?? {})) return { retried: true };
+      const task = await queue.get(id);
+      if (task === null) throw new DelayQError('TASK_NOT_FOUND', `task ${id} not found`, { id });
+      throw new DelayQError('TASK_NOT_DEAD', `task ${id} is ${task.state}, not dead`, { id, state: task.state });
+    },
+  );
+
+  // Up to `max` (default and at most maxBatch) dead tasks of the topic back to pending, due now.
+  app.post<{ Params: { topic: string }; Body: { max?: number } | undefined }>(
+    '/v1/topics/:topic/dead/retry',
+    { bodyLimit: limits.envelopeBytes, schema: { params: topicParamsSchema, body: retryDeadManyBodySchema } },
+    async (request) => {
+      const { topic } = request.params;
+      const max = request.body?.max === undefined ? limits.maxBatch : validateIntOption(request.body.max, 'max', 1, limits.maxBatch);
+      let retried = 0;
+      let afterId: string | undefined;
+      for (;;) {
+        const page = await queue.list({ topic, state: 'dead', limit: Math.min(1_000, max - retried), ...(afterId !== undefined ? { afterId } : {}) });
+        for (const task of page) if (await queue.retryDead(task.id)) retried++;
+        afterId = page.at(-1)?.id;
+        if (page.length === 0 || retried >= max) break;
+      }
+      const more = (await queue.list({ topic, state: 'dead', limit: 1 })).length > 0;
+      return { retried, more };
+    },
+  );
+};
