@@ -65,12 +65,29 @@ export interface PushFailure {
 
 type Child = { inc(value?: number): void };
 
+type CounterName = 'scheduled' | 'delivered' | SettleOutcome;
+const COUNTER_NAMES: readonly CounterName[] = ['scheduled', 'delivered', 'acked', 'failed', 'dead', 'cancelled'];
+
+/** The counters' totals and the lateness histogram, as plain numbers (the dashboard's feed: GET /v1/activity). */
+export interface Activity {
+  /** Totals since the process started. */
+  readonly totals: Readonly<Record<CounterName, number>>;
+  /** The same, by topic label (capped like the metrics). */
+  readonly topics: Readonly<Record<string, Readonly<Record<CounterName, number>>>>;
+  /** Lateness: counts[i] deliveries at most le[i] seconds late, cumulative; one more count at the end: every delivery (+Inf). */
+  readonly lateness: { readonly le: readonly number[]; readonly counts: readonly number[] };
+}
+
 export class QueueMetrics implements QueueObserver {
   readonly registry: Registry;
   private readonly maxTopics: number;
   private readonly topics = new Set<string>();
-  private readonly counters: Record<'scheduled' | 'delivered' | SettleOutcome, Counter<'topic'>>;
+  private readonly counters: Record<CounterName, Counter<'topic'>>;
   private readonly children = new Map<string, Child>();
+  /** The counters again, as plain numbers by topic label: what activity() answers without asking prom-client. */
+  private readonly tallies = new Map<string, Record<CounterName, number>>();
+  /** Deliveries per lateness bucket (not cumulative); the last is beyond 60 s. */
+  private readonly latenessTally = new Array<number>(LATENESS_BUCKETS.length + 1).fill(0);
   private readonly lateness: Histogram;
   private readonly storeDurations: Histogram<'operation'>;
   private readonly pushRequests: Counter<'topic' | 'status_class'>;
@@ -198,7 +215,25 @@ export class QueueMetrics implements QueueObserver {
 
   delivered(topic: string, latenessMs: number): void {
     this.child('delivered', topic).inc();
-    this.lateness.observe(Math.max(0, latenessMs) / 1000);
+    const seconds = Math.max(0, latenessMs) / 1000;
+    this.lateness.observe(seconds);
+    let i = 0;
+    while (i < LATENESS_BUCKETS.length && seconds > LATENESS_BUCKETS[i]!) i++;
+    this.latenessTally[i]!++;
+  }
+
+  /** The counters and the lateness histogram now: O(topics). */
+  activity(): Activity {
+    const totals = zeroTally();
+    const topics: Record<string, Record<CounterName, number>> = {};
+    for (const [topic, tally] of this.tallies) {
+      topics[topic] = { ...tally };
+      for (const name of COUNTER_NAMES) totals[name] += tally[name];
+    }
+    const counts: number[] = [];
+    let sum = 0;
+    for (const n of this.latenessTally) counts.push((sum += n));
+    return { totals, topics, lateness: { le: LATENESS_BUCKETS, counts } };
   }
 
   settled(topic: string, outcome: SettleOutcome): void {
@@ -273,12 +308,21 @@ export class QueueMetrics implements QueueObserver {
     };
   }
 
-  private child(counter: keyof QueueMetrics['counters'], topic: string): Child {
+  private child(counter: CounterName, topic: string): Child {
     const label = this.topicLabel(topic);
     const key = `${counter}\u0000${label}`;
     let child = this.children.get(key);
     if (child === undefined) {
-      child = this.counters[counter].labels(label);
+      const prom = this.counters[counter].labels(label);
+      let tally = this.tallies.get(label);
+      if (tally === undefined) this.tallies.set(label, (tally = zeroTally()));
+      const counts = tally;
+      child = {
+        inc: (value = 1) => {
+          prom.inc(value);
+          counts[counter] += value;
+        },
+      };
       this.children.set(key, child);
     }
     return child;
@@ -304,4 +348,8 @@ export class QueueMetrics implements QueueObserver {
       return null;
     }
   }
+}
+
+function zeroTally(): Record<CounterName, number> {
+  return { scheduled: 0, delivered: 0, acked: 0, failed: 0, dead: 0, cancelled: 0 };
 }

@@ -16,6 +16,7 @@ import { operatorRoutes } from './routes/operator.js';
 import { uiRoutes } from './routes/ui.js';
 import { pushRoutes } from './routes/push.js';
 import { systemRoutes } from './routes/system.js';
+import { SERVER_VERSION } from './routes/system.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { schemaErrorToDelayQError } from './validation-errors.js';
 
@@ -100,7 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(systemRoutes, context);
   await app.register(operatorRoutes, context);
   await app.register(metricsRoutes, context);
-  if (options.ui !== false) await app.register(uiRoutes);
+  if (options.ui !== false) await app.register(uiRoutes, { auth: checkToken !== null, version: SERVER_VERSION });
   return app;
 }
 

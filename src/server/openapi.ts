@@ -90,6 +90,9 @@ export function buildOpenApi(version: string): object {
         parameters: [topicParam],
         post: { summary: 'Bring up to max (default maxBatch) dead tasks of the topic back to pending, due now', requestBody: json(retryDeadManyBodySchema), responses: { 200: ok('{retried, more}'), default: error } },
       },
+      '/v1/activity': {
+        get: { summary: "The dashboard's feed: version, uptime, counter totals (all and by topic), lateness histogram, last push failure by topic", responses: { 200: ok('{at, startedAt, version, store, activity, pushFailures}'), default: error } },
+      },
       '/v1/timeline': {
         get: {
           summary: 'Pending tasks falling due per bucket (whole minutes) between from and to, optionally of one topic',

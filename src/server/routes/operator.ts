@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
 import { validateIntOption } from '../../core/task/validate.js';
 import type { RouteContext } from '../context.js';
+import { SERVER_VERSION } from './system.js';
 import { idParamsSchema, retryDeadBodySchema, retryDeadManyBodySchema, timelineQuerySchema, topicParamsSchema } from '../schemas.js';
 
 interface TimelineQuery {
@@ -15,7 +16,17 @@ interface TimelineQuery {
   topic?: string;
 }
 
-export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
+export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits, metrics }) => {
+  const startedAt = Date.now();
+
+  // The dashboard's feed: counter totals (for rates) and the lateness histogram, by the
+  // metrics the queue keeps; O(topics). null parts when the queue has no metrics.
+  app.get('/v1/activity', async () => {
+    const activity = metrics?.activity() ?? null;
+    const pushFailures = Object.fromEntries(metrics?.lastPushFailures() ?? []);
+    return { at: Date.now(), startedAt, version: SERVER_VERSION, store: queue.store.description, activity, pushFailures };
+  });
+
   app.get<{ Querystring: TimelineQuery }>('/v1/timeline', { schema: { querystring: timelineQuerySchema } }, async (request) => {
     const { from, to, bucketMs, topic } = request.query;
     return queue.dueHistogram({
