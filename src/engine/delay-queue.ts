@@ -192,7 +192,7 @@ export class DelayQueue {
     this.assertUsable();
     const stats = await this.store.stats();
     const { scheduler } = this;
-    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), waiting: scheduler.waiting, lateness: scheduler.latenessSummary() };
+    return { store: this.store.description, counts: stats.byState, topics: stats.byTopic, timers: scheduler.timers, ready: scheduler.backlogByTopic(), oldestReady: scheduler.oldestReadyByTopic(), waiting: scheduler.waiting, lateness: scheduler.latenessSummary() };
   }
 
   /**

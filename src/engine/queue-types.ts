@@ -80,6 +80,11 @@ export interface QueueStats {
   readonly timers: number;
   /** Due tasks waiting for a consumer, by topic. */
   readonly ready: Readonly<Record<string, number>>;
+  /**
+   * The runAt of each topic's longest-waiting ready task in this process (a hint: it may have
+   * been cancelled since); empty on Redis, whose ready lists are shared in the store.
+   */
+  readonly oldestReady: Readonly<Record<string, number>>;
   /** Reserve long-polls waiting now. */
   readonly waiting: number;
   /** How late deliveries were (delivered at - runAt), in ms. */

@@ -144,6 +144,10 @@ export class Scheduler implements WorkScheduler {
     return this.dispatcher.backlogByTopic();
   }
 
+  oldestReadyByTopic(): Readonly<Record<string, number>> {
+    return this.dispatcher.oldestReadyByTopic();
+  }
+
   /**
    * Forgets the task's timer, whichever kind (it was cancelled, moved or settled). Returns
    * the task's topic when its timer was in the wheel, else UNKNOWN_TOPIC (for the observer).

@@ -174,6 +174,8 @@ export interface StatsResponse {
   topics: Record<string, Partial<Record<TaskState, number>>>;
   timers: number;
   ready: Record<string, number>;
+  /** runAt of each topic's longest-waiting ready task (memory and SQLite; a hint). */
+  oldestReady: Record<string, number>;
   /** Reserve long-polls waiting now. */
   waiting: number;
   lateness: LatenessSummary;

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import type { PushRequest, PushResponse, PushTransport } from '../../src/core/push.js';
 import { QueueMetrics } from '../../src/metrics/prometheus.js';
 import { buildApp } from '../../src/server/app.js';
-import { flush, openManual } from '../helpers/engine.js';
+import { T0, flush, openManual } from '../helpers/engine.js';
 import { send } from '../helpers/service.js';
 
 /** The value of one sample line (name + exact label set) in the text format, or undefined. */
@@ -83,6 +83,8 @@ test('the work loop counts acks and failures with their topic; long-polls waitin
     assert.equal(sample(text, 'delayq_tasks_acked_total{topic="w"}'), 1);
     assert.equal(sample(text, 'delayq_tasks_failed_total{topic="w"}'), 1);
     assert.equal(sample(text, 'delayq_ready_tasks{topic="r"}'), 1);
+    // The longest-waiting ready task of a topic, for the dashboard's topics page.
+    assert.deepEqual((await q.stats()).oldestReady, { r: T0 + 10 });
     await worker.close();
     clock.advance(10_000);
     assert.deepEqual(await waiting, []);

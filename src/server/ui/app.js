@@ -229,9 +229,9 @@ function TopicsPage() {
     <${ErrorLine} error=${error} />
     <div class="scroll">
       <table data-testid="topics-table">
-        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th></tr></thead>
+        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th></tr></thead>
         <tbody>
-          ${names.length === 0 ? html`<tr><td colspan="12" class="muted">no topics yet</td></tr>` : null}
+          ${names.length === 0 ? html`<tr><td colspan="13" class="muted">no topics yet</td></tr>` : null}
           ${names.map((topic) => {
             const counts = stats.topics[topic] ?? {};
             const subscription = subscriptions.get(topic);
@@ -240,6 +240,7 @@ function TopicsPage() {
               <td><a href=${'#/tasks?topic=' + encodeURIComponent(topic)}>${topic}</a></td>
               ${STATES.map((s) => html`<td class="num">${number(counts[s] ?? 0)}</td>`)}
               <td class="num">${number(stats.ready[topic] ?? 0)}</td>
+              <td class="num" data-testid="oldest-ready">${stats.oldestReady?.[topic] !== undefined ? duration(Math.max(0, feed.at - stats.oldestReady[topic])) : ''}</td>
               <td class="num">${rateOf(topic, 'delivered')}</td>
               <td class="num">${rateOf(topic, 'acked')}</td>
               <td class="num">${rateOf(topic, 'failed')}</td>
