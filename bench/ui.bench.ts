@@ -51,7 +51,7 @@ async function startServer(store: string): Promise<Server> {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const match = /"address":"http:\/\/[^:]+:(\d+)"/.exec(line);
       if (match) resolve(Number(match[1]));
     });
