@@ -25,6 +25,8 @@ export type {
   ScheduleRequest,
   ScheduleResponse,
   StatsResponse,
+  TimelineResponse,
+  RetryDeadManyResponse,
   TaskState,
   TaskView,
 } from '../wire/types.js';

@@ -105,8 +105,8 @@ export class DelayQueue {
     // may be in the wheel already, so it goes through the check the loader's timers do.
     for (let i = 0; i < outcomes.length; i++) {
       const outcome = outcomes[i]!;
-      if (outcome.ref === null) continue;
       if (outcome.created) this.observer.scheduled(records[i]!.topic, 1);
+      if (outcome.ref === null) continue;
       if (outcome.created) this.scheduler.place(outcome.ref, true);
       else this.scheduler.placeLoaded(outcome.ref);
     }

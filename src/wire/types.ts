@@ -181,6 +181,24 @@ export interface StatsResponse {
   lateness: LatenessSummary;
 }
 
+/** GET /v1/timeline: pending tasks falling due per bucket (docs/dashboard.md#timeline). */
+export interface TimelineResponse {
+  from: number;
+  to: number;
+  bucketMs: number;
+  topic: string | null;
+  counts: number[];
+  /** Complete for runAt < coveredUntil (stores park far-future tasks outside their index). */
+  coveredUntil: number;
+}
+
+/** POST /v1/topics/:topic/dead/retry. */
+export interface RetryDeadManyResponse {
+  retried: number;
+  /** Dead tasks of the topic remain. */
+  more: boolean;
+}
+
 export interface HealthResponse {
   status: 'ok' | 'closing';
 }
