@@ -139,8 +139,9 @@ describe('dashboard in Chromium', () => {
     assertClean(w);
   });
 
-  it('cancel, run now and retry of a dead task from the page; the API confirms each', async () => {
+  it('cancel, run now, reschedule and retry of a dead task from the page; the API confirms each', async () => {
     await api('POST', '/v1/tasks', { id: 'act-cancel', topic: 'acts', delayMs: 3_600_000 });
+    await api('POST', '/v1/tasks', { id: 'act-move', topic: 'moves', delayMs: 3_600_000 });
     await api('POST', '/v1/tasks', { id: 'act-run', topic: 'acts', delayMs: 3_600_000 });
     await api('POST', '/v1/tasks', { id: 'act-dead', topic: 'dying', maxAttempts: 1, payload: { n: 1 } });
     const [delivery] = (await api('POST', '/v1/topics/dying/reserve', { waitMs: 5_000 })).body.tasks;
@@ -161,6 +162,17 @@ describe('dashboard in Chromium', () => {
     assert.ok(moved.runAt <= Date.now(), 'due now');
     const reserved = (await api('POST', '/v1/topics/acts/reserve', { waitMs: 5_000 })).body.tasks;
     assert.deepEqual(reserved.map((t: { id: string }) => t.id), ['act-run']);
+
+    // Reschedule: a local date and time typed in the page's picker.
+    const target = Math.floor((Date.now() + 2 * 3_600_000) / 1000) * 1000;
+    const local = await page.evaluate<string>(
+      `(() => { const d = new Date(${target}); const p = (n) => String(n).padStart(2, '0'); return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds()); })()`,
+    );
+    await page.goto(`${server.address}/ui/#/tasks/act-move`);
+    await page.getByTestId('reschedule-at').fill(local);
+    await page.getByTestId('reschedule').click();
+    await page.getByTestId('notice').getByText('Rescheduled to', { exact: false }).waitFor();
+    assert.equal((await api('GET', '/v1/tasks/act-move')).body.runAt, target);
 
     await page.goto(`${server.address}/ui/#/tasks/act-dead`);
     await page.getByTestId('task-last-error').getByText('handler failed').waitFor();
