@@ -6,6 +6,7 @@
 import { CLIENT_ERROR_CODES, isWireErrorCode } from '../wire/error-codes.js';
 import type {
   AckResponse,
+  CancelDeadManyResponse,
   BatchItemResult,
   BatchResponse,
   AckManyResponse,
@@ -166,6 +167,11 @@ export class DelayQClient {
       if (error instanceof DelayQClientError && (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_NOT_DEAD')) return false;
       throw error;
     }
+  }
+
+  /** Gives up on up to `max` (default: the server's maxBatch) dead tasks of the topic: dead -> cancelled. */
+  cancelDeadOfTopic(topic: string, options: { max?: number } = {}): Promise<CancelDeadManyResponse> {
+    return this.call<CancelDeadManyResponse>('POST', `/v1/topics/${encodeURIComponent(topic)}/dead/cancel`, options.max === undefined ? {} : { max: options.max });
   }
 
   /** Brings up to `max` (default: the server's maxBatch) dead tasks of the topic back to pending, due now. */

@@ -27,6 +27,7 @@ export type {
   StatsResponse,
   TimelineResponse,
   RetryDeadManyResponse,
+  CancelDeadManyResponse,
   TaskState,
   TaskView,
 } from '../wire/types.js';

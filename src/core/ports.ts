@@ -82,6 +82,8 @@ export type RetryDeadOutcome =
   | { readonly status: 'retried'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'not_dead' };
 
+export type CancelDeadOutcome = 'cancelled' | 'not_found' | 'not_dead';
+
 export interface StoreNackOptions {
   /** Retry after exactly this delay instead of the task's backoff policy. */
   readonly delayMs?: number;
@@ -222,6 +224,8 @@ export interface InspectorStore {
    * (aligned to DUE_HISTOGRAM_GRAIN_MS, from < to, a bounded number of buckets).
    */
   dueHistogram(query: DueHistogramQuery): Promise<DueHistogram>;
+  /** dead -> cancelled: a dead task given up on (purged after the retention, like any cancelled task). */
+  cancelDead(id: string, now: number): Promise<CancelDeadOutcome>;
   /** dead -> pending at runAt, attempts reset to 0. */
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome>;
   /**

@@ -207,6 +207,16 @@ export class DelayQueue {
     return { from: query.from, to: query.to, bucketMs: query.bucketMs, topic: query.topic ?? null, counts, coveredUntil };
   }
 
+  /**
+   * Gives up on a dead task: dead -> cancelled, purged after `retentionMs` like any finished
+   * task. True if it was dead.
+   */
+  async cancelDead(id: string): Promise<boolean> {
+    this.assertOpen();
+    validateId(id, this.limits);
+    return (await this.inFlight.track(this.store.cancelDead(id, this.clock.now()))) === 'cancelled';
+  }
+
   /** Brings a dead task back to pending (attempts reset), due now or at the given time. */
   async retryDead(id: string, when: WhenInput = {}): Promise<boolean> {
     this.assertOpen();

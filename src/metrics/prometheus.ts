@@ -33,7 +33,7 @@ const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 /** Store methods timed (the others, such as the long-poll reserveReady, pass through untimed). */
 export const TIMED_STORE_OPERATIONS = [
   'schedule', 'cancel', 'cancelMany', 'reschedule', 'loadDue', 'reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire',
-  'get', 'list', 'stats', 'retryDead', 'purge', 'dueHistogram', 'promote',
+  'get', 'list', 'stats', 'retryDead', 'cancelDead', 'purge', 'dueHistogram', 'promote',
   'putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription',
 ] as const;
 

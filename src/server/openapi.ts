@@ -90,6 +90,10 @@ export function buildOpenApi(version: string): object {
         parameters: [topicParam],
         post: { summary: 'Bring up to max (default maxBatch) dead tasks of the topic back to pending, due now', requestBody: json(retryDeadManyBodySchema), responses: { 200: ok('{retried, more}'), default: error } },
       },
+      '/v1/topics/{topic}/dead/cancel': {
+        parameters: [topicParam],
+        post: { summary: 'Give up on up to max (default maxBatch) dead tasks of the topic: dead -> cancelled', requestBody: json(retryDeadManyBodySchema), responses: { 200: ok('{cancelled, more}'), default: error } },
+      },
       '/v1/activity': {
         get: { summary: "The dashboard's feed: version, uptime, counter totals (all and by topic), lateness histogram, last push failure by topic", responses: { 200: ok('{at, startedAt, version, store, activity, pushFailures}'), default: error } },
       },

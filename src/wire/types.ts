@@ -199,6 +199,13 @@ export interface RetryDeadManyResponse {
   more: boolean;
 }
 
+/** POST /v1/topics/:topic/dead/cancel. */
+export interface CancelDeadManyResponse {
+  cancelled: number;
+  /** Dead tasks of the topic remain. */
+  more: boolean;
+}
+
 export interface HealthResponse {
   status: 'ok' | 'closing';
 }

@@ -36,6 +36,11 @@ describe('client', () => {
     assert.equal(await client.retryDead('missing'), false);
     assert.deepEqual(await client.retryDeadOfTopic('redo'), { retried: 1, more: false });
     assert.equal((await client.get('rd2'))?.state, 'pending');
+    await client.schedule({ id: 'cd1', topic: 'giveup', maxAttempts: 1 });
+    const [doomed] = await client.reserve('giveup', { waitMs: 2_000 });
+    await client.nack(doomed!.id, doomed!.receipt);
+    assert.deepEqual(await client.cancelDeadOfTopic('giveup', { max: 5 }), { cancelled: 1, more: false });
+    assert.equal((await client.get('cd1'))?.state, 'cancelled');
   });
 
   it('schedule, get, list, reschedule, cancel', async () => {

@@ -509,6 +509,26 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
     });
 
     describe('inspection', () => {
+      it('cancelDead: dead -> cancelled, counted, listed and purged as a cancelled task; anything else refused', async () => {
+        await store.schedule([task('d1', { runAt: T0, maxAttempts: 1 }), task('d2', { runAt: T0, maxAttempts: 1 }), task('p1', { runAt: T0 + 60_000 })], T0);
+        for (const claimed of await store.reserve(['d1', 'd2'], T0)) assert.equal((await store.nack(claimed.id, claimed.receipt!, T0, { random: 0, error: 'x' })).status, 'dead');
+        assert.equal(await store.cancelDead('d1', T0 + 1), 'cancelled');
+        assert.equal(await store.cancelDead('d1', T0 + 2), 'not_dead');
+        assert.equal(await store.cancelDead('p1', T0 + 2), 'not_dead');
+        assert.equal(await store.cancelDead('missing', T0 + 2), 'not_found');
+        const d1 = await store.get('d1');
+        assert.equal(d1?.state, 'cancelled');
+        assert.equal(d1?.updatedAt, T0 + 1);
+        assert.deepEqual((await store.list({ state: 'dead', limit: 10 })).map((r) => r.id), ['d2']);
+        assert.deepEqual((await store.list({ state: 'cancelled', limit: 10 })).map((r) => r.id), ['d1']);
+        const stats = await store.stats();
+        assert.equal(stats.byState.dead, 1);
+        assert.equal(stats.byState.cancelled, 1);
+        assert.equal(await store.purge(T0 + 10, 10), 1);
+        assert.equal(await store.get('d1'), null);
+        assert.equal((await store.get('d2'))?.state, 'dead');
+      });
+
       it('dueHistogram counts pending tasks per bucket from the index, through every move in and out of pending', async () => {
         // The engine's loader reads the near window first: a store that parks far tasks files these in its index.
         await store.loadDue(T0 + 10 * 60_000, null, 100);

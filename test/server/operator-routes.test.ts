@@ -65,6 +65,15 @@ test('POST /v1/tasks/:id/retry and /v1/topics/:topic/dead/retry bring dead tasks
     assert.equal(stats.body.counts.dead, 0);
     assert.equal(stats.body.waiting, 0);
     assert.equal((await send(t.app, { method: 'POST', url: '/v1/topics/z/dead/retry', body: { max: 0 } })).status, 400);
+
+    // Bulk cancel of a topic's dead tasks: dead -> cancelled.
+    for (const id of ['k1', 'k2']) await send(t.app, { method: 'POST', url: '/v1/tasks', body: { id, topic: 'k', maxAttempts: 1 } });
+    await flush();
+    const doomed = await send(t.app, { method: 'POST', url: '/v1/topics/k/reserve', body: { max: 2 } });
+    for (const task of doomed.body.tasks) await send(t.app, { method: 'POST', url: `/v1/tasks/${task.id}/nack`, body: { receipt: task.receipt } });
+    assert.deepEqual((await send(t.app, { method: 'POST', url: '/v1/topics/k/dead/cancel', body: {} })).body, { cancelled: 2, more: false });
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/tasks/k1' })).body.state, 'cancelled');
+    assert.equal(await t.queue.cancelDead('k2'), false);
   } finally {
     await t.close();
   }

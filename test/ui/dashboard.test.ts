@@ -185,6 +185,19 @@ describe('dashboard in Chromium', () => {
     assertClean(w);
   });
 
+  it('bulk cancel of the dead tasks of a topic, from the tasks list', async () => {
+    for (const id of ['gone-1', 'gone-2']) await api('POST', '/v1/tasks', { id, topic: 'gone', maxAttempts: 1 });
+    const deliveries = (await api('POST', '/v1/topics/gone/reserve', { max: 2, waitMs: 5_000 })).body.tasks;
+    for (const d of deliveries) await api('POST', `/v1/tasks/${d.id}/nack`, { receipt: d.receipt, error: 'x' });
+    const w = await openPage('#/tasks?topic=gone&state=dead');
+    await w.page.getByTestId('tasks-table').locator('tr[data-id="gone-2"]').waitFor();
+    await w.page.getByTestId('cancel-all-dead').click();
+    await w.page.getByTestId('notice').getByText(`${deliveries.length} dead tasks of gone cancelled.`).waitFor();
+    assert.equal((await api('GET', '/v1/tasks/gone-1')).body.state, 'cancelled');
+    assert.equal((await api('GET', '/v1/tasks?topic=gone&state=dead')).body.tasks.length, 0);
+    assertClean(w);
+  });
+
   it('bulk retry of the dead tasks of a topic, from the tasks list', async () => {
     for (const id of ['bulk-1', 'bulk-2']) await api('POST', '/v1/tasks', { id, topic: 'bulk', maxAttempts: 1 });
     const deliveries = (await api('POST', '/v1/topics/bulk/reserve', { max: 2, waitMs: 5_000 })).body.tasks;

@@ -10,6 +10,8 @@
  *           cancel│  │  └──nack / ttr expiry, ───────┘   └──nack / ttr expiry,
  *                 v  │     attempts < max                    attempts >= max ──> dead
  *            cancelled  └──────────── retryDead (by the user) ─────────────────────┘
+ *                 ^                                                                  │
+ *                 └──────────────────── cancelDead (by the user) ────────────────────┘
  *
  * `reschedule` moves a pending task's runAt and keeps it pending. A receipt names one
  * reservation: ack / nack / expiry with any other receipt are refused (fencing), so a slow
@@ -18,7 +20,7 @@
 import type { TaskState } from './model.js';
 
 /** What moves a task: the port's verbs, with a failed attempt (nack, expire) as retry or bury. */
-export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead';
+export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead' | 'cancelDead';
 
 const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskState>>>> = {
   reserve: { pending: 'reserved' },
@@ -28,6 +30,8 @@ const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskStat
   cancel: { pending: 'cancelled' },
   reschedule: { pending: 'pending' },
   retryDead: { dead: 'pending' },
+  // A dead task the operator gives up on: finished, purged after the retention like any cancelled one.
+  cancelDead: { dead: 'cancelled' },
 };
 
 /** The state after `event`, or undefined when the event is not allowed in `state`. */

@@ -50,23 +50,38 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     },
   );
 
-  // Up to `max` (default and at most maxBatch) dead tasks of the topic back to pending, due now.
+  /** Applies `act` to up to `max` (default and at most maxBatch) dead tasks of the topic, in id order. */
+  async function eachDead(topic: string, maxOption: unknown, act: (id: string) => Promise<boolean>): Promise<{ done: number; more: boolean }> {
+    const max = maxOption === undefined ? limits.maxBatch : validateIntOption(maxOption, 'max', 1, limits.maxBatch);
+    let done = 0;
+    let afterId: string | undefined;
+    for (;;) {
+      const page = await queue.list({ topic, state: 'dead', limit: Math.min(1_000, max - done), ...(afterId !== undefined ? { afterId } : {}) });
+      for (const task of page) if (await act(task.id)) done++;
+      afterId = page.at(-1)?.id;
+      if (page.length === 0 || done >= max) break;
+    }
+    const more = (await queue.list({ topic, state: 'dead', limit: 1 })).length > 0;
+    return { done, more };
+  }
+
+  // Up to `max` dead tasks of the topic back to pending, due now.
   app.post<{ Params: { topic: string }; Body: { max?: number } | undefined }>(
     '/v1/topics/:topic/dead/retry',
     { bodyLimit: limits.envelopeBytes, schema: { params: topicParamsSchema, body: retryDeadManyBodySchema } },
     async (request) => {
-      const { topic } = request.params;
-      const max = request.body?.max === undefined ? limits.maxBatch : validateIntOption(request.body.max, 'max', 1, limits.maxBatch);
-      let retried = 0;
-      let afterId: string | undefined;
-      for (;;) {
-        const page = await queue.list({ topic, state: 'dead', limit: Math.min(1_000, max - retried), ...(afterId !== undefined ? { afterId } : {}) });
-        for (const task of page) if (await queue.retryDead(task.id)) retried++;
-        afterId = page.at(-1)?.id;
-        if (page.length === 0 || retried >= max) break;
-      }
-      const more = (await queue.list({ topic, state: 'dead', limit: 1 })).length > 0;
-      return { retried, more };
+      const { done, more } = await eachDead(request.params.topic, request.body?.max, (id) => queue.retryDead(id));
+      return { retried: done, more };
+    },
+  );
+
+  // Up to `max` dead tasks of the topic given up on: dead -> cancelled.
+  app.post<{ Params: { topic: string }; Body: { max?: number } | undefined }>(
+    '/v1/topics/:topic/dead/cancel',
+    { bodyLimit: limits.envelopeBytes, schema: { params: topicParamsSchema, body: retryDeadManyBodySchema } },
+    async (request) => {
+      const { done, more } = await eachDead(request.params.topic, request.body?.max, (id) => queue.cancelDead(id));
+      return { cancelled: done, more };
     },
   );
 };

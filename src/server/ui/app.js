@@ -297,6 +297,16 @@ function TasksPage() {
     setCursors([undefined]);
     next();
   };
+  const cancelAllDead = async () => {
+    if (!confirm(`Cancel every dead task of topic ${topic}? They are given up on for good (purged after the retention).`)) return;
+    try {
+      const result = await api('POST', `/v1/topics/${encodeURIComponent(topic)}/dead/cancel`, {});
+      setNotice({ ok: true, text: `${number(result.cancelled)} dead tasks of ${topic} cancelled${result.more ? '; more remain' : ''}.` });
+      await load();
+    } catch (e) {
+      setNotice({ ok: false, text: e.message });
+    }
+  };
   const retryAllDead = async () => {
     if (!confirm(`Retry every dead task of topic ${topic}? They are due again at once.`)) return;
     try {
@@ -320,7 +330,10 @@ function TasksPage() {
         <option value="">any state</option>
         ${STATES.map((s) => html`<option value=${s}>${s}</option>`)}
       </select></label>
-      ${state === 'dead' && topic && TOPIC_PATTERN.test(topic) ? html`<button class="danger" onClick=${retryAllDead} data-testid="retry-all-dead">Retry all dead of ${topic}</button>` : null}
+      ${state === 'dead' && topic && TOPIC_PATTERN.test(topic)
+        ? html`<button onClick=${retryAllDead} data-testid="retry-all-dead">Retry all dead of ${topic}</button>
+            <button class="danger" onClick=${cancelAllDead} data-testid="cancel-all-dead">Cancel all dead of ${topic}</button>`
+        : null}
     </div>
     <${Notice} notice=${notice} />
     <${ErrorLine} error=${error} />

@@ -13,6 +13,7 @@ import {
   homeOf,
   type AckOutcome,
   type AckRequest,
+  type CancelDeadOutcome,
   type CancelOutcome,
   DUE_HISTOGRAM_GRAIN_MS,
   type DueCursor,
@@ -299,6 +300,15 @@ export class MemoryStore implements TaskStore, TimerHomes {
       }
     }
     return { counts, coveredUntil: to };
+  }
+
+  async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return 'not_found';
+    if (nextState(task.state, 'cancelDead') === undefined) return 'not_dead';
+    this.apply(task, 'cancelDead', now);
+    return 'cancelled';
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {

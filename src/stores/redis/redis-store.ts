@@ -39,6 +39,7 @@ import type {
   TaskStore,
   DueHistogram,
   DueHistogramQuery,
+  CancelDeadOutcome,
 } from '../../core/ports.js';
 import { TASK_STATES, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
@@ -46,6 +47,7 @@ import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import {
   ackScript,
+  cancelDeadScript,
   cancelScript,
   expireScript,
   loadDueScript,
@@ -375,6 +377,11 @@ export class RedisStore implements TaskStore, SharedDispatch {
     replies.forEach((n, j) => (counts[j % buckets]! += Number(n)));
     const lowest = Math.min(...parkFroms.map((value) => (value === null ? 0 : Number(value))));
     return { counts, coveredUntil: Math.min(to, Math.max(from, lowest * PARK_BUCKET_MS)) };
+  }
+
+  async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    this.assertOpen();
+    return (await cancelDeadScript(this.client, this.shardOfId(id), now, id)) as CancelDeadOutcome;
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {

@@ -42,6 +42,7 @@ export const SCRIPT_NAMES = [
   'nack',
   'expire',
   'retry-dead',
+  'cancel-dead',
   'purge',
   'load-due',
   'unpark',

@@ -19,6 +19,7 @@ import { TASK_STATES, type ReservedTask, type NewTaskRecord, type TaskRecord, ty
 import type {
   AckOutcome,
   AckRequest,
+  CancelDeadOutcome,
   CancelOutcome,
   Clock,
   DueCursor,
@@ -290,6 +291,17 @@ export class SqliteStore implements TaskStore {
     const rows = topic === undefined ? this.sql.dueBuckets.all(from, bucketMs, from, to) : this.sql.dueBucketsOfTopic.all(from, bucketMs, from, to, topic);
     for (const { b, n } of rows) counts[b] = n;
     return { counts, coveredUntil: Math.min(to, Math.max(from, this.parking.indexedUntil())) };
+  }
+
+  cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    return this.write(1, (counts): CancelDeadOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return 'not_found';
+      if (row.state !== 'dead') return 'not_dead';
+      this.sql.cancelDead.run(now, row.seq);
+      counts.move(row.topic, 'dead', 'cancelled');
+      return 'cancelled';
+    }, true);
   }
 
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {

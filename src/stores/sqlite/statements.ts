@@ -45,6 +45,8 @@ export interface Statements {
   readonly retry: Stmt<[number, number, string | null, number, number], never>;
   readonly bury: Stmt<[string | null, number, number], never>;
   readonly retryDead: Stmt<[number, number, number, number], never>;
+  /** dead -> cancelled: (updatedAt, seq). */
+  readonly cancelDead: Stmt<[number, number], never>;
   readonly dueFirst: Stmt<[number, number], DueRow>;
   readonly dueAfter: Stmt<[number, number, number, number], DueRow>;
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
@@ -100,6 +102,7 @@ export function prepareStatements(db: Database.Database): Statements {
     bury: db.prepare<[string | null, number, number], never>(
       "UPDATE tasks SET state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
     ),
+    cancelDead: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', updated_at = ? WHERE seq = ? AND state = 'dead'"),
     retryDead: db.prepare<[number, number, number, number], never>(
       "UPDATE tasks SET state = 'pending', attempts = 0, run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
     ),
