@@ -20,6 +20,7 @@ import {
   reserveReadyScript,
   reserveScript,
   retryDeadScript,
+  cancelDeadScript,
   scheduleScript,
   unparkScript,
 } from '../../../src/stores/redis/commands.js';
@@ -67,6 +68,7 @@ describe('redis keys', () => {
       await nackScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null });
       await expireScript(client, shard, 0, 'a', 'r');
       await retryDeadScript(client, shard, 0, 'a', 1);
+      await cancelDeadScript(client, shard, 0, 'a');
       await purgeScript(client, shard, 0, 10);
       await loadDueScript(client, shard, 10, null, 10);
       await promoteScript(client, shard, {
