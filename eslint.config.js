@@ -8,6 +8,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
+    ignores: ['src/server/ui/**'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -28,6 +29,17 @@ export default tseslint.config(
       'no-constant-condition': ['error', { checkLoops: false }],
       // async without await is how a method turns a synchronous throw into a rejection.
       '@typescript-eslint/require-await': 'off',
+    },
+  },
+  // The dashboard's browser modules (plain JS, no build step): recommended rules, no types.
+  {
+    files: ['src/server/ui/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'sessionStorage', 'fetch', 'URLSearchParams', 'ResizeObserver', 'confirm', 'addEventListener', 'removeEventListener', 'setTimeout', 'clearTimeout', 'console'].map((name) => [name, 'readonly']),
+      ),
     },
   },
 );

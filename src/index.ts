@@ -2,6 +2,8 @@
 export { DelayQueue } from './open-queue.js';
 export type { DelayQueueOptions } from './open-queue.js';
 export type { PushOptions } from './push-wiring.js';
+export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
+export type { QueueObserver, SettleOutcome } from './core/observer.js';
 export type { SetPushResult } from './engine/push-subscriptions.js';
 export { Schedules, MAX_PREVIEW } from './engine/schedules.js';
 export type { ScheduleInfo, UpsertScheduleResult } from './engine/schedules.js';

@@ -13,6 +13,7 @@
 import type { TaskStore } from './core/ports.js';
 import { DelayQueue as EngineQueue } from './engine/delay-queue.js';
 import type { EngineOptions } from './engine/queue-types.js';
+import type { MetricsOptions, QueueMetrics } from './metrics/prometheus.js';
 import { resolvePushPorts, type PushOptions } from './push-wiring.js';
 import { openStore, type StoreOptions } from './stores/open-store.js';
 
@@ -33,16 +34,36 @@ export interface DelayQueueOptions extends Omit<EngineOptions, 'push'> {
    * queue's own, so that the store's background work reports and keeps time with the queue.
    */
   storeOptions?: StoreOptions;
+  /**
+   * Prometheus metrics (docs/metrics.md) on the prom-client Registry given: counters by
+   * topic, the lateness histogram, store and push durations, gauges read at scrape time.
+   */
+  metrics?: MetricsOptions;
 }
 
 export class DelayQueue extends EngineQueue {
+  /** The queue's metrics, when opened with `metrics`. */
+  metrics: QueueMetrics | null = null;
+
   /** Opens (or creates) the store and starts the engine over it. */
   static async open(options: DelayQueueOptions = {}): Promise<DelayQueue> {
+    // prom-client loads only for a queue that asks for metrics.
+    const metrics = options.metrics ? new (await import('./metrics/prometheus.js')).QueueMetrics(options.metrics) : null;
+    const queue = await DelayQueue.openWith(options, metrics);
+    if (metrics !== null) {
+      queue.metrics = metrics;
+      metrics.attach(queue);
+    }
+    return queue;
+  }
+
+  private static async openWith(options: DelayQueueOptions, metrics: QueueMetrics | null): Promise<DelayQueue> {
     const spec = options.store ?? 'memory';
-    const engineOptions = withPushPorts(options);
+    const engineOptions = withPushPorts(options, metrics);
+    const start = (store: TaskStore): DelayQueue => DelayQueue.start(metrics === null ? store : metrics.wrapStore(store), engineOptions);
     if (typeof spec !== 'string') {
       try {
-        return DelayQueue.start(spec, engineOptions);
+        return start(spec);
       } catch (error) {
         await engineOptions.push?.transport.close();
         throw error;
@@ -59,7 +80,7 @@ export class DelayQueue extends EngineQueue {
       throw error;
     }
     try {
-      return DelayQueue.start(store, engineOptions);
+      return start(store);
     } catch (error) {
       // Bad engine options: the store opened for this queue must not stay open.
       await store.close();
@@ -74,7 +95,11 @@ export class DelayQueue extends EngineQueue {
   }
 }
 
-function withPushPorts(options: DelayQueueOptions): EngineOptions {
-  const { push, ...rest } = options;
-  return { ...rest, push: resolvePushPorts(push, options.logger, options.clock) };
+function withPushPorts(options: DelayQueueOptions, metrics: QueueMetrics | null): EngineOptions {
+  const { push, metrics: _metrics, ...rest } = options;
+  const ports = resolvePushPorts(push, options.logger, options.clock);
+  if (metrics === null) return { ...rest, push: ports };
+  const clock = options.clock;
+  const transport = metrics.wrapTransport(ports.transport, clock ? () => clock.now() : Date.now);
+  return { ...rest, push: { ...ports, transport }, observer: metrics };
 }

@@ -6,6 +6,7 @@
 import { CLIENT_ERROR_CODES, isWireErrorCode } from '../wire/error-codes.js';
 import type {
   AckResponse,
+  CancelDeadManyResponse,
   BatchItemResult,
   BatchResponse,
   AckManyResponse,
@@ -29,11 +30,13 @@ import type {
   PushSubscriptionView,
   ReserveResponse,
   RescheduleResponse,
+  RetryDeadManyResponse,
   ScheduleRequest,
   ScheduleResponse,
   StatsResponse,
   TaskState,
   TaskView,
+  TimelineResponse,
 } from '../wire/types.js';
 import { DelayQClientError } from './errors.js';
 
@@ -147,6 +150,39 @@ export class DelayQClient {
 
   stats(): Promise<StatsResponse> {
     return this.call<StatsResponse>('GET', '/v1/stats');
+  }
+
+  /** Pending tasks falling due per bucket (whole minutes) between from and to: the timeline. */
+  timeline(options: { from?: ClientTime; to?: ClientTime; bucketMs?: number; topic?: string } = {}): Promise<TimelineResponse> {
+    const query = new URLSearchParams();
+    if (options.from !== undefined) query.set('from', String(toEpochMs(options.from)));
+    if (options.to !== undefined) query.set('to', String(toEpochMs(options.to)));
+    if (options.bucketMs !== undefined) query.set('bucketMs', String(options.bucketMs));
+    if (options.topic !== undefined) query.set('topic', options.topic);
+    const qs = query.toString();
+    return this.call<TimelineResponse>('GET', `/v1/timeline${qs ? `?${qs}` : ''}`);
+  }
+
+  /** Brings a dead task back to pending (attempts reset), due now or when given. False if it is unknown or not dead. */
+  async retryDead(id: string, when: ClientWhen = {}): Promise<boolean> {
+    const body = { ...when, ...(when.runAt !== undefined ? { runAt: toWireTime(when.runAt) } : {}) };
+    try {
+      await this.call<{ retried: true }>('POST', `/v1/tasks/${encodeURIComponent(id)}/retry`, body);
+      return true;
+    } catch (error) {
+      if (error instanceof DelayQClientError && (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_NOT_DEAD')) return false;
+      throw error;
+    }
+  }
+
+  /** Gives up on up to `max` (default: the server's maxBatch) dead tasks of the topic: dead -> cancelled. */
+  cancelDeadOfTopic(topic: string, options: { max?: number } = {}): Promise<CancelDeadManyResponse> {
+    return this.call<CancelDeadManyResponse>('POST', `/v1/topics/${encodeURIComponent(topic)}/dead/cancel`, options.max === undefined ? {} : { max: options.max });
+  }
+
+  /** Brings up to `max` (default: the server's maxBatch) dead tasks of the topic back to pending, due now. */
+  retryDeadOfTopic(topic: string, options: { max?: number } = {}): Promise<RetryDeadManyResponse> {
+    return this.call<RetryDeadManyResponse>('POST', `/v1/topics/${encodeURIComponent(topic)}/dead/retry`, options.max === undefined ? {} : { max: options.max });
   }
 
   health(): Promise<HealthResponse> {
@@ -321,6 +357,11 @@ function schedulePath(id: string): string {
 
 function pushPath(topic: string): string {
   return `/v1/topics/${encodeURIComponent(topic)}/push`;
+}
+
+/** A time as epoch ms, for a query string (an ISO string is parsed here; a bad one is NaN, which the server refuses). */
+function toEpochMs(time: ClientTime): number {
+  return time instanceof Date ? time.getTime() : typeof time === 'string' ? Date.parse(time) : time;
 }
 
 function toWireTime(time: ClientTime): number | string {

@@ -27,6 +27,9 @@ export type {
   ScheduleRequest,
   ScheduleResponse,
   StatsResponse,
+  TimelineResponse,
+  RetryDeadManyResponse,
+  CancelDeadManyResponse,
   TaskState,
   TaskView,
 } from '../wire/types.js';

@@ -87,6 +87,8 @@ export type RetryDeadOutcome =
   | { readonly status: 'retried'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'not_dead' };
 
+export type CancelDeadOutcome = 'cancelled' | 'not_found' | 'not_dead';
+
 export interface StoreNackOptions {
   /** Retry after exactly this delay instead of the task's backoff policy. */
   readonly delayMs?: number;
@@ -107,6 +109,29 @@ export interface StoreStats {
   readonly byState: Readonly<Record<TaskState, number>>;
   readonly byTopic: Readonly<Record<string, Readonly<Partial<Record<TaskState, number>>>>>;
 }
+
+/** A due-time histogram's question: pending tasks with from <= runAt < to, in buckets of bucketMs. */
+export interface DueHistogramQuery {
+  readonly from: number;
+  readonly to: number;
+  /** A multiple of DUE_HISTOGRAM_GRAIN_MS; from is one too. */
+  readonly bucketMs: number;
+  readonly topic?: string;
+}
+
+/** The answer: counts[i] = pending tasks with runAt in [from + i * bucketMs, from + (i + 1) * bucketMs), capped at `to`. */
+export interface DueHistogram {
+  readonly counts: number[];
+  /**
+   * The counts are complete for runAt < coveredUntil (from <= coveredUntil <= to). A store
+   * that keeps far-future tasks outside its time index (SQLite and Redis park them) counts
+   * only what the index holds: tasks due at or after coveredUntil may be missing.
+   */
+  readonly coveredUntil: number;
+}
+
+/** Due-time histograms are asked in whole minutes: the memory store counts per minute. */
+export const DUE_HISTOGRAM_GRAIN_MS = 60_000;
 
 export interface DueCursor {
   readonly dueAt: number;
@@ -208,6 +233,16 @@ export interface InspectorStore {
   get(id: string): Promise<TaskRecord | null>;
   list(filter: ListFilter): Promise<TaskRecord[]>;
   stats(): Promise<StoreStats>;
+  /**
+   * How many pending tasks fall due in each bucket of the query (of one topic, or all),
+   * answered from the store's index of pending tasks by time (a count per bucket, never a
+   * read of the tasks themselves): its cost grows with the number of buckets and, on SQLite,
+   * with the tasks counted, not with every task the store holds. The caller checks the query
+   * (aligned to DUE_HISTOGRAM_GRAIN_MS, from < to, a bounded number of buckets).
+   */
+  dueHistogram(query: DueHistogramQuery): Promise<DueHistogram>;
+  /** dead -> cancelled: a dead task given up on (purged after the retention, like any cancelled task). */
+  cancelDead(id: string, now: number): Promise<CancelDeadOutcome>;
   /** dead -> pending at runAt, attempts reset to 0. */
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome>;
   /**

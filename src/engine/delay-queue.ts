@@ -14,18 +14,19 @@
 import { DelayQError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
+import { NO_OBSERVER, type QueueObserver } from '../core/observer.js';
 import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } from '../core/ports.js';
 import type { PushInput } from '../core/push-input.js';
 import { isValidSecret } from '../core/push-input.js';
 import type { PushPorts, PushSubscription } from '../core/push.js';
 import { toTaskInfo, type Delivery, type NewTaskRecord, type TaskInfo } from '../core/task/model.js';
-import { resolveRunAt, validateAckBatch, validateId, validateIdBatch, validateListFilter, validateNackOptions } from '../core/task/validate.js';
+import { resolveRunAt, validateDueHistogramOptions, validateAckBatch, validateId, validateIdBatch, validateListFilter, validateNackOptions } from '../core/task/validate.js';
 import { validateReceipt, validateReserveOptions, validateScheduleBatch, validateTopic, validateWhen, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, TaskDefaults, WhenInput } from '../core/task/validate.js';
 import { createIdGenerator } from './ids.js';
 import { InFlight } from './in-flight.js';
 import { PushSubscriptions, type SetPushResult } from './push-subscriptions.js';
-import type { EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
+import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
 import { Scheduler } from './scheduler.js';
 import { Schedules } from './schedules.js';
 import { systemClock } from './system-clock.js';
@@ -55,6 +56,7 @@ export class DelayQueue {
    * `<schedule id>:<occurrence ms>`, created once however many processes share the store.
    */
   readonly schedules: Schedules;
+  private readonly observer: QueueObserver;
   private readonly workers = new Set<Worker>();
   private readonly closeSignal = new AbortController();
   private phase: Phase = 'open';
@@ -77,14 +79,15 @@ export class DelayQueue {
     const clock = (this.clock = options.clock ?? systemClock);
     this.logger = options.logger ?? silentLogger;
     this.makeId = createIdGenerator(() => clock.now());
+    const observer = (this.observer = options.observer ?? NO_OBSERVER);
     const nack = (d: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
-      this.nack(d.id, d.receipt, delayMs === undefined ? { error } : { error, delayMs });
+      this.nackTopic(d.id, d.receipt, delayMs === undefined ? { error } : { error, delayMs }, d.topic);
     const push = options.push;
     if (options.pushSecret !== undefined && !isValidSecret(options.pushSecret))
       throw new DelayQError('INVALID_SECRET', 'pushSecret: must be whsec_ followed by the base64 of 24 to 64 bytes', { field: 'pushSecret' });
     this.pushSecret = options.pushSecret ?? null;
     this.push = push ?? null;
-    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack, defer: (d, runAt) => this.deferDelivery(d, runAt), defaultSecret: this.pushSecret } : undefined);
+    this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack, defer: (d, runAt) => this.deferDelivery(d, runAt), defaultSecret: this.pushSecret } : undefined, observer);
     this.pushSubscriptions = new PushSubscriptions(store, push ?? null, clock, this.inFlight, () => this.scheduler.syncPush());
     this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
     this.schedules = new Schedules(store, this.scheduler.schedules, clock, this.inFlight, this.limits, this.defaults, () => this.assertOpen(), (ids) => this.cancelMany(ids));
@@ -116,7 +119,9 @@ export class DelayQueue {
     const outcomes = await this.inFlight.track(this.store.schedule(records, now));
     // A ref that was not created now is a task already pending (a retried call): its timer
     // may be in the wheel already, so it goes through the check the loader's timers do.
-    for (const outcome of outcomes) {
+    for (let i = 0; i < outcomes.length; i++) {
+      const outcome = outcomes[i]!;
+      if (outcome.created) this.observer.scheduled(records[i]!.topic, 1);
       if (outcome.ref === null) continue;
       if (outcome.created) this.scheduler.place(outcome.ref, true);
       else this.scheduler.placeLoaded(outcome.ref);
@@ -169,7 +174,7 @@ export class DelayQueue {
     this.assertOpen();
     validateId(id, this.limits);
     const outcome = await this.inFlight.track(this.store.cancel(id, this.clock.now()));
-    if (outcome === 'cancelled') this.scheduler.remove(id);
+    if (outcome === 'cancelled') this.observer.settled(this.scheduler.remove(id), 'cancelled');
     return options?.outcome ? outcome : outcome === 'cancelled';
   }
 
@@ -183,7 +188,7 @@ export class DelayQueue {
     this.assertOpen();
     validateIdBatch(ids, this.limits);
     const outcomes = await this.inFlight.track(this.store.cancelMany(ids, this.clock.now()));
-    for (let i = 0; i < ids.length; i++) if (outcomes[i] === 'cancelled') this.scheduler.remove(ids[i]!);
+    for (let i = 0; i < ids.length; i++) if (outcomes[i] === 'cancelled') this.observer.settled(this.scheduler.remove(ids[i]!), 'cancelled');
     return ids.map((_, i) => outcomes[i] === 'cancelled');
   }
 
@@ -245,9 +250,33 @@ export class DelayQueue {
       topics: stats.byTopic,
       timers: scheduler.timers,
       ready: scheduler.backlogByTopic(),
+      oldestReady: scheduler.oldestReadyByTopic(),
+      waiting: scheduler.waiting,
       lateness: scheduler.latenessSummary(),
       ...(push !== null ? { push } : {}),
     };
+  }
+
+  /**
+   * How many pending tasks fall due per bucket (of one topic, or all) between `from` and
+   * `to`: the timeline. The store answers from its index, in buckets of whole minutes;
+   * `coveredUntil` says how far its index reaches (SQLite and Redis park far-future tasks).
+   */
+  async dueHistogram(options: DueHistogramOptions = {}): Promise<DueHistogramResult> {
+    this.assertUsable();
+    const query = validateDueHistogramOptions(options, this.clock.now(), this.limits);
+    const { counts, coveredUntil } = await this.store.dueHistogram(query);
+    return { from: query.from, to: query.to, bucketMs: query.bucketMs, topic: query.topic ?? null, counts, coveredUntil };
+  }
+
+  /**
+   * Gives up on a dead task: dead -> cancelled, purged after `retentionMs` like any finished
+   * task. True if it was dead.
+   */
+  async cancelDead(id: string): Promise<boolean> {
+    this.assertOpen();
+    validateId(id, this.limits);
+    return (await this.inFlight.track(this.store.cancelDead(id, this.clock.now()))) === 'cancelled';
   }
 
   /** Brings a dead task back to pending (attempts reset), due now or at the given time. */
@@ -276,10 +305,14 @@ export class DelayQueue {
     const timer = waitMs > 0 ? this.clock.setTimer(() => deadline.abort(), waitMs) : null;
     if (waitMs === 0) deadline.abort();
     const signal = AbortSignal.any([deadline.signal, this.closeSignal.signal, ...(options.signal ? [options.signal] : [])]);
+    if (timer !== null) this.scheduler.waiting++;
     try {
       return (await this.scheduler.reserve(topic, max, signal, ttrMs, true)) as Delivery<P>[];
     } finally {
-      if (timer !== null) this.clock.clearTimer(timer);
+      if (timer !== null) {
+        this.scheduler.waiting--;
+        this.clock.clearTimer(timer);
+      }
     }
   }
 
@@ -290,7 +323,7 @@ export class DelayQueue {
     const outcome = await this.inFlight.track(this.store.ack(id, validateReceipt(receipt), this.clock.now()));
     if (outcome === 'not_found') throw new DelayQError('TASK_NOT_FOUND', `task ${id} not found`, { id });
     if (outcome === 'stale') throw staleReceipt(id);
-    this.scheduler.remove(id);
+    this.observer.settled(this.scheduler.remove(id), 'acked');
   }
 
   /**
@@ -303,7 +336,11 @@ export class DelayQueue {
     this.assertUsable();
     const requests = validateAckBatch(acks, this.limits);
     const outcomes = await this.inFlight.track(this.store.ackMany(requests, this.clock.now()));
-    for (let i = 0; i < requests.length; i++) if (outcomes[i] === 'acked') this.scheduler.remove(requests[i]!.id);
+    for (let i = 0; i < requests.length; i++) {
+      if (outcomes[i] !== 'acked') continue;
+      const removed = this.scheduler.remove(requests[i]!.id);
+      this.observer.settled(requests[i]!.topic ?? removed, 'acked');
+    }
     return outcomes;
   }
 
@@ -311,7 +348,12 @@ export class DelayQueue {
    * Fails a delivery: the task is retried (after `delayMs`, or its backoff) or, out of
    * attempts, dead. Throws STALE_RECEIPT if the reservation is not current.
    */
-  async nack(id: string, receipt: string, options: NackOptions = {}): Promise<NackResult> {
+  nack(id: string, receipt: string, options: NackOptions = {}): Promise<NackResult> {
+    return this.nackTopic(id, receipt, options, undefined);
+  }
+
+  /** `nack`, given the task's topic when the caller holds its delivery (for the observer). */
+  private async nackTopic(id: string, receipt: string, options: NackOptions, topic: string | undefined): Promise<NackResult> {
     this.assertUsable();
     validateId(id, this.limits);
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
@@ -322,9 +364,11 @@ export class DelayQueue {
       case 'stale':
         throw staleReceipt(id);
       case 'dead':
+        this.observer.settled(topic ?? this.scheduler.remove(id), 'dead');
         this.scheduler.remove(id);
         return { state: 'dead' };
       case 'retrying':
+        this.observer.settled(topic ?? this.scheduler.remove(id), 'failed');
         this.scheduler.remove(id);
         this.scheduler.place(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };

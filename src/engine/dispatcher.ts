@@ -26,6 +26,8 @@ export interface Dispatcher extends Backlog {
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]>;
   /** Due tasks waiting for a consumer in this process, by topic. */
   backlogByTopic(): Readonly<Record<string, number>>;
+  /** The due time of the longest-waiting task of each topic here (SharedDispatcher: none; the ready lists are in the store). */
+  oldestReadyByTopic(): Readonly<Record<string, number>>;
   /** Reserves no more, and lets every wait on the backlog go (close() must not hang). */
   stop(): void;
 }

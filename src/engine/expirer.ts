@@ -1,3 +1,4 @@
+import type { QueueObserver } from '../core/observer.js';
 import type { ConsumerStore, Clock, Logger } from '../core/ports.js';
 import type { TimerRef } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
@@ -22,6 +23,7 @@ export class Expirer extends RetryingLoop {
     storeRetryMs: number,
     /** Where the run timer of a task to retry goes. */
     private readonly place: (ref: TimerRef) => void,
+    private readonly observer: QueueObserver,
   ) {
     super(clock, logger, inFlight, storeRetryMs);
   }
@@ -30,7 +32,11 @@ export class Expirer extends RetryingLoop {
     if (!this.running || ref.receipt === null) return;
     const expiry = this.inFlight.track(this.store.expire(ref.id, ref.receipt, this.clock.now())).then(
       (outcome) => {
-        if (outcome.status === 'retrying') this.place(outcome.ref);
+        if (outcome.status === 'retrying') {
+          this.place(outcome.ref);
+          this.observer.settled(ref.topic, 'failed');
+        }
+        if (outcome.status === 'dead') this.observer.settled(ref.topic, 'dead');
         if (outcome.status === 'dead') this.logger.warn({ id: ref.id }, 'reservation expired on the last attempt; task is dead');
       },
       (error: unknown) => {

@@ -62,6 +62,10 @@ export class LocalDispatcher implements Dispatcher {
     return this.ready.backlogByTopic();
   }
 
+  oldestReadyByTopic(): Readonly<Record<string, number>> {
+    return this.ready.oldestByTopic();
+  }
+
   stop(): void {
     this.running = false;
     this.ready.releaseAll();

@@ -1,5 +1,6 @@
 /** The types of DelayQueue's options, calls and answers (the library's public API). */
 import type { EngineTuningInput } from '../core/options.js';
+import type { QueueObserver } from '../core/observer.js';
 import type { Clock, Logger, StoreStats } from '../core/ports.js';
 import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
@@ -32,6 +33,8 @@ export interface EngineOptions extends EngineTuningInput {
    * (PUSH_NO_SECRET) unless its topic has a subscription. docs/push.md, "Per-task url".
    */
   pushSecret?: string;
+  /** Told of every task scheduled, delivered and settled (metrics: src/metrics). Default: none. */
+  observer?: QueueObserver;
 }
 
 export interface ScheduleResult {
@@ -84,8 +87,36 @@ export interface QueueStats {
   readonly timers: number;
   /** Due tasks waiting for a consumer, by topic. */
   readonly ready: Readonly<Record<string, number>>;
+  /**
+   * The runAt of each topic's longest-waiting ready task in this process (a hint: it may have
+   * been cancelled since); empty on Redis, whose ready lists are shared in the store.
+   */
+  readonly oldestReady: Readonly<Record<string, number>>;
+  /** Reserve long-polls waiting now. */
+  readonly waiting: number;
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
   /** Push counters per topic and destination origin, with each origin's circuit breaker; absent when the queue does not push. */
   readonly push?: PushStats;
+}
+
+export interface DueHistogramOptions {
+  /** Default now; rounded down to its minute. */
+  from?: number;
+  /** Default 60 buckets after from. */
+  to?: number;
+  /** A whole number of minutes; default one minute. */
+  bucketMs?: number;
+  topic?: string;
+}
+
+/** Pending tasks falling due per bucket: counts[i] covers [from + i * bucketMs, from + (i + 1) * bucketMs). */
+export interface DueHistogramResult {
+  readonly from: number;
+  readonly to: number;
+  readonly bucketMs: number;
+  readonly topic: string | null;
+  readonly counts: readonly number[];
+  /** Complete for runAt < coveredUntil; beyond it the store's time index may not hold every task (docs/dashboard.md). */
+  readonly coveredUntil: number;
 }

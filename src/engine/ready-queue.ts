@@ -29,6 +29,11 @@ class Fifo {
     this.items.push(item);
   }
 
+  /** The first item's due time (the longest waiting), or undefined when empty. */
+  get oldestDueAt(): number | undefined {
+    return this.items[this.head]?.dueAt;
+  }
+
   dequeue(max: number): ReadyItem[] {
     const end = Math.min(this.items.length, this.head + max);
     const out = this.items.slice(this.head, end);
@@ -51,6 +56,16 @@ export class ReadyQueue {
   /** Tasks waiting for a consumer, over all topics. */
   get backlog(): number {
     return this.total;
+  }
+
+  /** The due time of each topic's longest-waiting task (a hint: it may have been cancelled since). */
+  oldestByTopic(): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [topic, fifo] of this.topics) {
+      const dueAt = fifo.oldestDueAt;
+      if (dueAt !== undefined) out[topic] = dueAt;
+    }
+    return out;
   }
 
   backlogByTopic(): Record<string, number> {

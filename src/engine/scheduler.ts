@@ -21,6 +21,7 @@
  */
 import type { EngineTuning } from '../core/options.js';
 import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
+import { UNKNOWN_TOPIC, type QueueObserver } from '../core/observer.js';
 import type { PushPorts } from '../core/push.js';
 import { PUSH_LANE, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -64,8 +65,16 @@ export class Scheduler implements WorkScheduler {
   /** Set once the store is about to close: no timer is placed any more. */
   private closed = false;
 
-  constructor(store: TaskStore, clock: Clock, logger: Logger, tuning: EngineTuning, inFlight: InFlight, push?: PushSetup) {
-    this.expirer = new Expirer(store, clock, logger, inFlight, tuning.storeRetryMs, this.place);
+  constructor(
+    store: TaskStore,
+    clock: Clock,
+    logger: Logger,
+    tuning: EngineTuning,
+    inFlight: InFlight,
+    push: PushSetup | undefined,
+    readonly observer: QueueObserver,
+  ) {
+    this.expirer = new Expirer(store, clock, logger, inFlight, tuning.storeRetryMs, this.place, observer);
     this.dispatcher = isSharedDispatch(store)
       ? new SharedDispatcher(store, clock, inFlight, new Promoter(store, clock, logger, inFlight, tuning.storeRetryMs), this.placeLoaded)
       : new LocalDispatcher(store, clock, inFlight);
@@ -73,7 +82,7 @@ export class Scheduler implements WorkScheduler {
     this.loader = new Loader(store, clock, store.horizonMs, this.placeLoaded, this.dispatcher, logger, tuning.loader);
     this.janitor = new Janitor(store, clock, logger, inFlight, tuning);
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
-    const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d) };
+    const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d), observer };
     this.schedules = new ScheduleLoop(store, compileCron, (tasks) => this.createTasks(store, clock, inFlight, tasks), clock, logger, inFlight, {
       leadMs: tuning.scheduleLeadMs,
       graceMs: tuning.scheduleGraceMs,
@@ -89,6 +98,9 @@ export class Scheduler implements WorkScheduler {
             breaker: tuning.pushBreaker,
           });
   }
+
+  /** Reserve long-polls waiting now (calls of DelayQueue.reserve with waitMs > 0 not yet answered). */
+  waiting = 0;
 
   /** Timers in the wheel. */
   get timers(): number {
@@ -173,9 +185,16 @@ export class Scheduler implements WorkScheduler {
     return this.dispatcher.backlogByTopic();
   }
 
-  /** Forgets the task's timer, whichever kind (it was cancelled, moved or settled). */
-  remove(id: string): void {
-    this.driver.remove(id);
+  oldestReadyByTopic(): Readonly<Record<string, number>> {
+    return this.dispatcher.oldestReadyByTopic();
+  }
+
+  /**
+   * Forgets the task's timer, whichever kind (it was cancelled, moved or settled). Returns
+   * the task's topic when its timer was in the wheel, else UNKNOWN_TOPIC (for the observer).
+   */
+  remove(id: string): string {
+    return this.driver.remove(id)?.topic ?? UNKNOWN_TOPIC;
   }
 
   /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */
@@ -200,6 +219,7 @@ export class Scheduler implements WorkScheduler {
 
   private readonly deliver = (record: ReservedTask, now: number): Delivery => {
     this.lateness.record(now - record.runAt);
+    this.observer.delivered(record.topic, now - record.runAt);
     return toDelivery(record);
   };
 

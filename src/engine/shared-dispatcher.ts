@@ -44,6 +44,10 @@ export class SharedDispatcher implements Dispatcher {
     return Promise.resolve();
   }
 
+  oldestReadyByTopic(): Readonly<Record<string, number>> {
+    return {};
+  }
+
   backlogByTopic(): Readonly<Record<string, number>> {
     return {};
   }

@@ -94,18 +94,25 @@ export class TimerDriver {
     return current !== undefined && current.kind === ref.kind && current.dueAt === ref.dueAt && current.receipt === ref.receipt;
   }
 
-  /** Forgets the task's timer, whichever kind; `home`: its run timer's home, when the caller has it. */
-  remove(id: string, home: TimerHome | undefined = this.homes?.timerHome(id)): void {
+  /**
+   * Forgets the task's timer, whichever kind; `home`: its run timer's home, when the caller
+   * has it. Returns the timer forgotten (its ref names the task's topic), if there was one.
+   */
+  remove(id: string, home: TimerHome | undefined = this.homes?.timerHome(id)): TimerRef | undefined {
+    let removed: TimerRef | undefined;
     const handle = this.handles.get(id);
     if (handle !== undefined) {
       this.handles.delete(id);
       this.wheel.cancel(handle);
+      removed = handle.value;
     }
     const held = home?.runTimer;
     if (home !== undefined && held !== undefined) {
       home.runTimer = undefined;
       this.wheel.cancel(held);
+      removed = held.value;
     }
+    return removed;
   }
 
   /** Fires everything due now; the timer callback, and tests after a clock jump. */

@@ -1,4 +1,5 @@
 import { isDelayQError } from '../core/errors.js';
+import type { QueueObserver } from '../core/observer.js';
 import type { AckOutcome, Clock, ConsumerStore, Logger } from '../core/ports.js';
 import type { Delivery } from '../core/task/model.js';
 import type { Job, Outcome, WorkSource } from './worker.js';
@@ -35,7 +36,9 @@ export class DeferTo extends Error {
 export interface WorkScheduler {
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]>;
   /** Forgets the task's timer: its reservation is settled. */
-  remove(id: string): void;
+  remove(id: string): unknown;
+  /** Told of each ack. */
+  readonly observer: QueueObserver;
   /** Arms the reservation's TTR timer. */
   watch(delivery: Delivery): void;
 }
@@ -117,8 +120,9 @@ export class QueueWorkSource implements WorkSource {
   private afterAck(job: Job, acked: AckOutcome): void {
     if (acked !== 'acked') {
       this.logger.warn({ id: job.delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
-    } else if (job.watched) {
-      this.scheduler.remove(job.delivery.id);
+    } else {
+      this.scheduler.observer.settled(job.delivery.topic, 'acked');
+      if (job.watched) this.scheduler.remove(job.delivery.id);
     }
   }
 

@@ -6,15 +6,20 @@
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import type { DelayQueue } from '../engine/delay-queue.js';
+import type { QueueMetrics } from '../metrics/prometheus.js';
 import { createTokenCheck } from './auth.js';
 import type { RouteContext } from './context.js';
 import { HttpError, errorBody, toWireError } from './errors.js';
 import { parseJsonBody } from './json-body.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 import { consumerRoutes } from './routes/consumers.js';
+import { metricsRoutes } from './routes/metrics.js';
+import { operatorRoutes } from './routes/operator.js';
+import { uiRoutes } from './routes/ui.js';
 import { pushRoutes } from './routes/push.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { systemRoutes } from './routes/system.js';
+import { SERVER_VERSION } from './routes/system.js';
 import { tasksRoutes } from './routes/tasks.js';
 import { schemaErrorToDelayQError } from './validation-errors.js';
 
@@ -27,6 +32,12 @@ export interface AppOptions {
   readonly logger?: FastifyBaseLogger | false;
   /** Log every request (off by default: at 20k requests/s the log is the bottleneck). */
   readonly logRequests?: boolean;
+  /** The queue's metrics, served at GET /metrics (404 without). */
+  readonly metrics?: QueueMetrics | null;
+  /** Serve GET /metrics without the token. */
+  readonly metricsPublic?: boolean;
+  /** Serve the dashboard at /ui/ (default true). */
+  readonly ui?: boolean;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -57,6 +68,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done(null, value);
   });
 
+  const metricsPublic = options.metricsPublic === true;
   const checkToken = options.token === undefined || options.token === '' ? null : createTokenCheck(options.token);
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -66,7 +78,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         reply.header('connection', 'close');
         throw new HttpError('SHUTTING_DOWN', 'the server is shutting down; retry against another instance or later');
       }
-      if (checkToken !== null && path.startsWith('/v1')) checkToken(request.headers.authorization);
+      if (checkToken !== null && (path.startsWith('/v1') || (!metricsPublic && isMetricsPath(path)))) checkToken(request.headers.authorization);
     } catch (error) {
       done(error as Error);
       return;
@@ -102,12 +114,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(500).send(errorBody('INTERNAL_ERROR', `internal error (request ${request.id})`));
   });
 
-  const context: RouteContext = { queue: options.queue, limits, draining: drain.signal };
+  const context: RouteContext = { queue: options.queue, limits, draining: drain.signal, metrics: options.metrics ?? null };
   await app.register(tasksRoutes, context);
   await app.register(consumerRoutes, context);
   await app.register(pushRoutes, context);
   await app.register(scheduleRoutes, context);
   await app.register(systemRoutes, context);
+  await app.register(operatorRoutes, context);
+  await app.register(metricsRoutes, context);
+  if (options.ui !== false) await app.register(uiRoutes, { auth: checkToken !== null, version: SERVER_VERSION });
   return app;
 }
 
@@ -116,4 +131,8 @@ function clientWentAway(error: FastifyError, raw: IncomingMessage): boolean {
   const gone = raw.destroyed || raw.socket?.destroyed === true;
   const code = error.code as string | undefined;
   return gone && (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE' || error.message === 'aborted');
+}
+
+function isMetricsPath(path: string): boolean {
+  return path === '/metrics' || path.startsWith('/metrics?') || path.startsWith('/metrics/');
 }

@@ -20,6 +20,12 @@ export interface ServerConfig {
   readonly pushAllow: readonly string[];
   /** The default push secret: signs tasks with their own url on topics without a subscription. */
   readonly pushSecret: string | undefined;
+  /** Serve GET /metrics without the token. */
+  readonly metricsPublic: boolean;
+  /** Topics with a metrics label of their own (the rest: topic="_other"). */
+  readonly metricsMaxTopics: number;
+  /** Serve the dashboard at /ui/. */
+  readonly ui: boolean;
   readonly limits: ServerLimits;
 }
 
@@ -51,6 +57,9 @@ export const SETTINGS = {
   maxWaitMs: { flag: 'maxWaitMs', env: 'DELAYQ_MAX_WAIT_MS', description: 'longest reserve long-poll (at most 60000)', default: String(DEFAULT_SERVER_LIMITS.maxWaitMs) },
   pushAllow: { flag: 'pushAllow', env: 'DELAYQ_PUSH_ALLOW', description: 'comma-separated CIDRs push may reach although the SSRF rules refuse them (local receivers, e.g. 127.0.0.1/32)', default: '' },
   pushSecret: { flag: 'pushSecret', env: 'DELAYQ_PUSH_SECRET', description: 'default push secret (whsec_...): signs tasks scheduled with their own url on a topic without a push subscription', default: '' },
+  metricsPublic: { flag: 'metricsPublic', env: 'DELAYQ_METRICS_PUBLIC', description: 'serve GET /metrics without the token (1/true)', default: 'false' },
+  metricsMaxTopics: { flag: 'metricsMaxTopics', env: 'DELAYQ_METRICS_MAX_TOPICS', description: 'topics with a metrics label of their own; the rest are counted as topic="_other"', default: '100' },
+  ui: { flag: 'ui', env: 'DELAYQ_UI', description: 'serve the dashboard at /ui/ (--no-ui or 0/false to turn it off)', default: 'true' },
   maxLongPolls: { flag: 'maxLongPolls', env: 'DELAYQ_MAX_LONG_POLLS', description: 'long-polls waiting at once', default: String(DEFAULT_SERVER_LIMITS.maxLongPolls) },
 } as const satisfies Record<string, Setting>;
 
@@ -145,6 +154,9 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     shutdownTimeoutMs: int('shutdownTimeoutMs', 0, 3_600_000),
     pushAllow: cidrs('pushAllow'),
     pushSecret: pushSecret.length > 0 ? pushSecret : undefined,
+    metricsPublic: bool('metricsPublic'),
+    metricsMaxTopics: int('metricsMaxTopics', 0, 100_000),
+    ui: bool('ui'),
     limits,
   };
   if (problems.length > 0) throw new ConfigError(problems);

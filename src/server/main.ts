@@ -11,6 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { DelayQueue } from '../open-queue.js';
 import { buildApp } from './app.js';
 import { ConfigError, SETTINGS, isLoopback, kebab, parseServerConfig, type ServerConfig, type ServerFlags } from './config.js';
@@ -35,10 +36,11 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     logger: logger.child({ component: 'queue' }),
     push: { allow: config.pushAllow },
     ...(config.pushSecret !== undefined ? { pushSecret: config.pushSecret } : {}),
+    metrics: { registry: new Registry(), maxTopics: config.metricsMaxTopics, defaultMetrics: true },
   });
   let app: FastifyInstance;
   try {
-    app = await buildApp({ queue, token: config.token, limits, logger, logRequests: config.logRequests });
+    app = await buildApp({ queue, token: config.token, limits, logger, logRequests: config.logRequests, metrics: queue.metrics, metricsPublic: config.metricsPublic, ui: config.ui });
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
     await queue.close();
@@ -116,14 +118,15 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
 
 /** Flags for a direct run of this file, with the same names as `delayq serve`. */
 function parseDirectFlags(argv: string[]): ServerFlags {
-  const switches = new Set<string>(['allowPublic', 'logRequests']);
+  const switches = new Set<string>(['allowPublic', 'logRequests', 'metricsPublic', 'ui']);
   const options = Object.fromEntries(
     Object.values(SETTINGS).map((s) => [kebab(s.flag), { type: switches.has(s.flag) ? ('boolean' as const) : ('string' as const) }]),
   );
-  const { values } = parseArgs({ args: argv, options, strict: true });
-  return Object.fromEntries(
-    Object.values(SETTINGS).map((s) => [s.flag, values[kebab(s.flag)]]),
-  );
+  const { values } = parseArgs({ args: argv, options: { ...options, 'no-ui': { type: 'boolean' as const } }, strict: true });
+  const given = values as Record<string, string | boolean | undefined>;
+  const flags: Record<string, string | boolean | undefined> = Object.fromEntries(Object.values(SETTINGS).map((s) => [s.flag, given[kebab(s.flag)]]));
+  if (given['no-ui'] === true) flags['ui'] = false;
+  return flags;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href) {

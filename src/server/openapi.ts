@@ -10,6 +10,8 @@ import {
   pushBodySchema,
   rescheduleBodySchema,
   reserveBodySchema,
+  retryDeadBodySchema,
+  retryDeadManyBodySchema,
   scheduleBodySchema,
   scheduleDefinitionSchema,
 } from './schemas.js';
@@ -99,10 +101,33 @@ export function buildOpenApi(version: string): object {
       },
       '/v1/tasks/{id}/ack': { parameters: [idParam], post: { summary: 'Ack a delivery', requestBody: json(ackBodySchema), responses: { 200: ok('{acked: true}'), default: error } } },
       '/v1/tasks/{id}/nack': { parameters: [idParam], post: { summary: 'Fail a delivery', requestBody: json(nackBodySchema), responses: { 200: ok('{state, runAt?}'), default: error } } },
+      '/v1/tasks/{id}/retry': {
+        parameters: [idParam],
+        post: { summary: 'Bring a dead task back to pending (now, after delayMs or at runAt); 409 TASK_NOT_DEAD', requestBody: json(retryDeadBodySchema), responses: { 200: ok('{retried: true}'), default: error } },
+      },
+      '/v1/topics/{topic}/dead/retry': {
+        parameters: [topicParam],
+        post: { summary: 'Bring up to max (default maxBatch) dead tasks of the topic back to pending, due now', requestBody: json(retryDeadManyBodySchema), responses: { 200: ok('{retried, more}'), default: error } },
+      },
+      '/v1/topics/{topic}/dead/cancel': {
+        parameters: [topicParam],
+        post: { summary: 'Give up on up to max (default maxBatch) dead tasks of the topic: dead -> cancelled', requestBody: json(retryDeadManyBodySchema), responses: { 200: ok('{cancelled, more}'), default: error } },
+      },
+      '/v1/activity': {
+        get: { summary: "The dashboard's feed: version, uptime, counter totals (all and by topic), lateness histogram, last push failure by topic", responses: { 200: ok('{at, startedAt, version, store, activity, pushFailures}'), default: error } },
+      },
+      '/v1/timeline': {
+        get: {
+          summary: 'Pending tasks falling due per bucket (whole minutes) between from and to, optionally of one topic',
+          parameters: ['from', 'to', 'bucketMs', 'topic'].map((name) => ({ name, in: 'query', schema: { type: 'string' } })),
+          responses: { 200: ok('{from, to, bucketMs, topic, counts, coveredUntil}'), default: error },
+        },
+      },
+      '/metrics': { get: { summary: 'Prometheus metrics (text format; the token unless --metrics-public)', responses: { 200: { description: 'text/plain; version=0.0.4' } } } },
       '/v1/stats': {
         get: {
-          summary: 'Counts, timers, backlog, lateness and push counters',
-          responses: { 200: ok('{store, counts, topics, timers, ready, lateness, push?: {topics: {topic: {sent, ok, failed, deferred}}, origins: {origin: {sent, ok, failed, deferred, breaker: {state, consecutiveFailures, openUntil}}}}}'), default: error },
+          summary: 'Counts, timers, backlog, oldest ready, waiting long-polls, lateness and push counters',
+          responses: { 200: ok('{store, counts, topics, timers, ready, oldestReady, waiting, lateness, push?: {topics: {topic: {sent, ok, failed, deferred}}, origins: {origin: {sent, ok, failed, deferred, breaker: {state, consecutiveFailures, openUntil}}}}}'), default: error },
         },
       },
       '/healthz': { get: { summary: 'Liveness (no auth)', security: [], responses: { 200: ok('{status: "ok"}'), 503: ok('{status: "closing"}') } } },

@@ -159,3 +159,26 @@ export const nextQuerySchema = {
   additionalProperties: false,
   properties: { n: { type: 'string', pattern: '^[0-9]{1,4}$' } },
 } as const;
+
+export const timelineQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    from: { type: 'string', pattern: '^[0-9]{1,16}$' },
+    to: { type: 'string', pattern: '^[0-9]{1,16}$' },
+    bucketMs: { type: 'string', pattern: '^[0-9]{1,16}$' },
+    topic: { type: 'string' },
+  },
+} as const;
+
+export const retryDeadBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { delayMs: { type: 'number' }, runAt: time },
+} as const;
+
+export const retryDeadManyBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { max: { type: 'number' } },
+} as const;

@@ -181,6 +181,10 @@ export interface StatsResponse {
   topics: Record<string, Partial<Record<TaskState, number>>>;
   timers: number;
   ready: Record<string, number>;
+  /** runAt of each topic's longest-waiting ready task (memory and SQLite; a hint). */
+  oldestReady: Record<string, number>;
+  /** Reserve long-polls waiting now. */
+  waiting: number;
   lateness: LatenessSummary;
   /** Push counters since the server started, per topic and destination origin (docs/push.md, "Stats"). */
   push?: PushStatsView;
@@ -200,6 +204,31 @@ export interface PushCountsView {
 export interface PushStatsView {
   topics: Record<string, PushCountsView>;
   origins: Record<string, PushCountsView & { breaker: { state: 'closed' | 'open' | 'half-open'; consecutiveFailures: number; openUntil: number | null } }>;
+}
+
+/** GET /v1/timeline: pending tasks falling due per bucket (docs/dashboard.md#timeline). */
+export interface TimelineResponse {
+  from: number;
+  to: number;
+  bucketMs: number;
+  topic: string | null;
+  counts: number[];
+  /** Complete for runAt < coveredUntil (stores park far-future tasks outside their index). */
+  coveredUntil: number;
+}
+
+/** POST /v1/topics/:topic/dead/retry. */
+export interface RetryDeadManyResponse {
+  retried: number;
+  /** Dead tasks of the topic remain. */
+  more: boolean;
+}
+
+/** POST /v1/topics/:topic/dead/cancel. */
+export interface CancelDeadManyResponse {
+  cancelled: number;
+  /** Dead tasks of the topic remain. */
+  more: boolean;
 }
 
 export interface HealthResponse {

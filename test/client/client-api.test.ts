@@ -20,6 +20,29 @@ describe('client', () => {
   });
   after(() => t.close());
 
+  it('timeline, retryDead, retryDeadOfTopic', async () => {
+    const runAt = Date.UTC(2031, 5, 1, 10, 30, 15);
+    await client.schedule({ id: 'tl1', topic: 'timeline', runAt });
+    const minute = Date.UTC(2031, 5, 1, 10, 30);
+    const timeline = await client.timeline({ from: new Date(minute - 60_000), to: minute + 120_000, topic: 'timeline' });
+    assert.deepEqual(timeline.counts, [0, 1, 0]);
+    assert.equal(timeline.coveredUntil, minute + 120_000);
+    assert.equal((await client.timeline({ from: '2031-06-01T10:30:00Z', to: minute + 60_000 })).counts[0], 1);
+    for (const id of ['rd1', 'rd2']) await client.schedule({ id, topic: 'redo', maxAttempts: 1 });
+    const tasks = await client.reserve('redo', { max: 2, waitMs: 2_000 });
+    for (const task of tasks) await client.nack(task.id, task.receipt, { error: 'no' });
+    assert.equal(await client.retryDead('rd1', { delayMs: 60_000 }), true);
+    assert.equal(await client.retryDead('rd1'), false);
+    assert.equal(await client.retryDead('missing'), false);
+    assert.deepEqual(await client.retryDeadOfTopic('redo'), { retried: 1, more: false });
+    assert.equal((await client.get('rd2'))?.state, 'pending');
+    await client.schedule({ id: 'cd1', topic: 'giveup', maxAttempts: 1 });
+    const [doomed] = await client.reserve('giveup', { waitMs: 2_000 });
+    await client.nack(doomed!.id, doomed!.receipt);
+    assert.deepEqual(await client.cancelDeadOfTopic('giveup', { max: 5 }), { cancelled: 1, more: false });
+    assert.equal((await client.get('cd1'))?.state, 'cancelled');
+  });
+
   it('schedule, get, list, reschedule, cancel', async () => {
     const created = await client.schedule({ id: 'c1', topic: 'orders', payload: { n: 1 }, delayMs: 60_000 });
     assert.equal(created.created, true);

@@ -548,6 +548,68 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
     });
 
     describe('inspection', () => {
+      it('cancelDead: dead -> cancelled, counted, listed and purged as a cancelled task; anything else refused', async () => {
+        await store.schedule([task('d1', { runAt: T0, maxAttempts: 1 }), task('d2', { runAt: T0, maxAttempts: 1 }), task('p1', { runAt: T0 + 60_000 })], T0);
+        for (const claimed of await store.reserve(['d1', 'd2'], T0)) assert.equal((await store.nack(claimed.id, claimed.receipt!, T0, { random: 0, error: 'x' })).status, 'dead');
+        assert.equal(await store.cancelDead('d1', T0 + 1), 'cancelled');
+        assert.equal(await store.cancelDead('d1', T0 + 2), 'not_dead');
+        assert.equal(await store.cancelDead('p1', T0 + 2), 'not_dead');
+        assert.equal(await store.cancelDead('missing', T0 + 2), 'not_found');
+        const d1 = await store.get('d1');
+        assert.equal(d1?.state, 'cancelled');
+        assert.equal(d1?.updatedAt, T0 + 1);
+        assert.deepEqual((await store.list({ state: 'dead', limit: 10 })).map((r) => r.id), ['d2']);
+        assert.deepEqual((await store.list({ state: 'cancelled', limit: 10 })).map((r) => r.id), ['d1']);
+        const stats = await store.stats();
+        assert.equal(stats.byState.dead, 1);
+        assert.equal(stats.byState.cancelled, 1);
+        assert.equal(await store.purge(T0 + 10, 10), 1);
+        assert.equal(await store.get('d1'), null);
+        assert.equal((await store.get('d2'))?.state, 'dead');
+      });
+
+      it('dueHistogram counts pending tasks per bucket from the index, through every move in and out of pending', async () => {
+        // The engine's loader reads the near window first: a store that parks far tasks files these in its index.
+        await store.loadDue(T0 + 10 * 60_000, null, 100);
+        await store.schedule(
+          [
+            task('a', { runAt: T0 + 1_000 }),
+            task('b', { runAt: T0 + 30_000 }),
+            task('c', { runAt: T0 + 61_000 }),
+            task('m', { runAt: T0 + 61_000, topic: 'mail' }),
+            task('x', { runAt: T0 + 90_000 }),
+            task('d', { runAt: T0 + 150_000 }),
+            task('e', { runAt: T0 + 150_000 }),
+            task('r', { runAt: T0 }),
+            task('f', { runAt: T0 + 300_000 }),
+            task('g', { runAt: T0 - 60_000 }),
+          ],
+          T0,
+        );
+        assert.equal(await store.cancel('x', T0), 'cancelled');
+        assert.equal((await store.reschedule('e', T0 + 200_000, T0)).status, 'rescheduled');
+        const [r] = await store.reserve(['r'], T0);
+        const query = { from: T0, to: T0 + 300_000, bucketMs: 60_000 };
+        let all = await store.dueHistogram(query);
+        assert.ok(all.coveredUntil >= query.to, `covered until ${all.coveredUntil - T0}`);
+        assert.deepEqual(all.counts, [2, 2, 1, 1, 0]);
+        assert.equal((await store.nack('r', r!.receipt!, T0, { delayMs: 240_000, random: 0 })).status, 'retrying');
+        all = await store.dueHistogram(query);
+        assert.deepEqual(all.counts, [2, 2, 1, 1, 1]);
+        // A last bucket cut short by `to`.
+        assert.deepEqual((await store.dueHistogram({ from: T0, to: T0 + 300_000, bucketMs: 120_000 })).counts, [4, 2, 1]);
+        // An empty range, and a range before every task.
+        assert.deepEqual((await store.dueHistogram({ from: T0 + 3_600_000, to: T0 + 3_720_000, bucketMs: 60_000 })).counts, [0, 0]);
+        // By topic, where the store's index has topics (coveredUntil says how far).
+        const orders = await store.dueHistogram({ ...query, topic: 'orders' });
+        const mail = await store.dueHistogram({ ...query, topic: 'mail' });
+        assert.equal(orders.counts.length, 5);
+        assert.ok(orders.coveredUntil >= query.from && orders.coveredUntil <= query.to);
+        if (orders.coveredUntil === query.to) assert.deepEqual(orders.counts, [2, 1, 1, 1, 1]);
+        if (mail.coveredUntil === query.to) assert.deepEqual(mail.counts, [0, 1, 0, 0, 0]);
+        assert.deepEqual((await store.dueHistogram({ ...query, topic: 'nothing' })).counts, [0, 0, 0, 0, 0]);
+      });
+
       it('counts tasks by state and by topic', async () => {
         await store.schedule([task('a', { runAt: T0 }), task('b', { runAt: T0 }), task('c', { topic: 'mail' }), task('d', { topic: 'mail' })], T0);
         const [a] = await store.reserve(['a'], T0);

@@ -12,8 +12,9 @@ const ALLOWED: [TaskState, TaskEvent, TaskState][] = [
   ['reserved', 'retry', 'pending'],
   ['reserved', 'bury', 'dead'],
   ['dead', 'retryDead', 'pending'],
+  ['dead', 'cancelDead', 'cancelled'],
 ];
-const EVENTS: TaskEvent[] = ['reserve', 'ack', 'retry', 'bury', 'cancel', 'reschedule', 'retryDead'];
+const EVENTS: TaskEvent[] = ['reserve', 'ack', 'retry', 'bury', 'cancel', 'reschedule', 'retryDead', 'cancelDead'];
 
 describe('task state machine', () => {
   it('allows exactly the transitions of the diagram', () => {

@@ -58,8 +58,8 @@ describe('the packed package', { timeout: 300_000 }, () => {
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  it('ships dist, built by prepack, with declarations, the Lua scripts and the binary; no sources or tests', () => {
-    for (const file of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli/main.js', 'dist/stores/redis/lua/schedule.lua'])
+  it('ships dist, built by prepack, with declarations, the Lua scripts, the dashboard and the binary; no sources or tests', () => {
+    for (const file of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli/main.js', 'dist/stores/redis/lua/schedule.lua', 'dist/server/ui/index.html', 'dist/server/ui/app.js'])
       assert.ok(files.includes(file), `${file} is packed`);
     assert.deepEqual(
       files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('bench/') || f.startsWith('scripts/')),

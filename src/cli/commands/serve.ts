@@ -10,8 +10,10 @@ export function registerServeCommand(program: Command): void {
   for (const setting of Object.values(SETTINGS)) {
     if (setting.flag === 'token') continue;
     const flag = `--${kebab(setting.flag)}`;
-    const isSwitch = setting.flag === 'allowPublic' || setting.flag === 'logRequests';
+    const isSwitch = setting.flag === 'allowPublic' || setting.flag === 'logRequests' || setting.flag === 'metricsPublic' || setting.flag === 'ui';
     serve.option(isSwitch ? flag : `${flag} <value>`, `${setting.description} [${setting.env}, default ${setting.default}]`);
+    // --ui defined first: --no-ui then sets false without making true the default (DELAYQ_UI still applies).
+    if (setting.flag === 'ui') serve.option('--no-ui', 'do not serve the dashboard');
   }
   serve.action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
     const { token } = command.optsWithGlobals<{ token?: string }>();

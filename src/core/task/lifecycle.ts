@@ -10,6 +10,8 @@
  *           cancel│  │  └──nack / ttr expiry, ───────┘   └──nack / ttr expiry,
  *                 v  │     attempts < max                    attempts >= max ──> dead
  *            cancelled  └──────────── retryDead (by the user) ─────────────────────┘
+ *                 ^                                                                  │
+ *                 └──────────────────── cancelDead (by the user) ────────────────────┘
  *
  * `reschedule` moves a pending task's runAt and keeps it pending. `defer` gives a
  * reservation back uncounted (reserved -> pending at a later runAt, attempts - 1): the push
@@ -20,7 +22,7 @@
 import type { TaskState } from './model.js';
 
 /** What moves a task: the port's verbs, with a failed attempt (nack, expire) as retry or bury. */
-export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead' | 'defer';
+export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead' | 'defer' | 'cancelDead';
 
 const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskState>>>> = {
   reserve: { pending: 'reserved' },
@@ -31,6 +33,8 @@ const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskStat
   reschedule: { pending: 'pending' },
   retryDead: { dead: 'pending' },
   defer: { reserved: 'pending' },
+  // A dead task the operator gives up on: finished, purged after the retention like any cancelled one.
+  cancelDead: { dead: 'cancelled' },
 };
 
 /** The state after `event`, or undefined when the event is not allowed in `state`. */

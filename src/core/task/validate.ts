@@ -4,7 +4,7 @@
  * code; validation runs before any store is touched, so a bad call changes nothing.
  */
 import { DelayQError, type ErrorCode } from '../errors.js';
-import type { AckRequest, ListFilter, StoreNackOptions } from '../ports.js';
+import { DUE_HISTOGRAM_GRAIN_MS, type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions } from '../ports.js';
 import { validatePushUrl } from '../push-input.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { TASK_STATES, type BackoffPolicy, type NewTaskRecord, type TaskState } from './model.js';
@@ -417,6 +417,36 @@ export function validateListFilter(
     ...(options.afterId !== undefined ? { afterId: options.afterId as string } : {}),
     limit,
   };
+}
+
+/** The most buckets one due-time histogram may have (a day by minute). */
+export const MAX_DUE_HISTOGRAM_BUCKETS = 1_440;
+
+/**
+ * A due-time histogram's options, checked (INVALID_ARGUMENT): `bucketMs` (default one
+ * minute) a whole number of minutes; `from` (default now) rounded down to its minute; `to`
+ * (default 60 buckets on) after it, with at most MAX_DUE_HISTOGRAM_BUCKETS buckets between.
+ */
+export function validateDueHistogramOptions(
+  options: { from?: unknown; to?: unknown; bucketMs?: unknown; topic?: unknown },
+  now: number,
+  limits: Limits = DEFAULT_LIMITS,
+): DueHistogramQuery {
+  if (options.topic !== undefined) validateTopic(options.topic, limits);
+  const bucketMs = options.bucketMs ?? DUE_HISTOGRAM_GRAIN_MS;
+  if (typeof bucketMs !== 'number' || !Number.isSafeInteger(bucketMs) || bucketMs < DUE_HISTOGRAM_GRAIN_MS || bucketMs % DUE_HISTOGRAM_GRAIN_MS !== 0)
+    fail('INVALID_ARGUMENT', 'bucketMs', `must be a whole number of minutes (a multiple of ${DUE_HISTOGRAM_GRAIN_MS})`, bucketMs);
+  const time = (value: unknown, field: string): number => {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) fail('INVALID_ARGUMENT', field, 'must be a time in epoch ms', value);
+    return value;
+  };
+  const start = options.from === undefined ? now : time(options.from, 'from');
+  const from = start - (start % DUE_HISTOGRAM_GRAIN_MS);
+  const to = options.to === undefined ? from + 60 * bucketMs : time(options.to, 'to');
+  if (to <= from) fail('INVALID_ARGUMENT', 'to', 'must be after from', to);
+  if (Math.ceil((to - from) / bucketMs) > MAX_DUE_HISTOGRAM_BUCKETS)
+    fail('INVALID_ARGUMENT', 'to', `at most ${MAX_DUE_HISTOGRAM_BUCKETS} buckets of bucketMs between from and to`, to);
+  return { from, to, bucketMs, ...(options.topic !== undefined ? { topic: options.topic as string } : {}) };
 }
 
 /**

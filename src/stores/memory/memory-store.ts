@@ -15,9 +15,13 @@ import {
   homeOf,
   type AckOutcome,
   type AckRequest,
+  type CancelDeadOutcome,
   type CancelOutcome,
   type DeferOutcome,
+  DUE_HISTOGRAM_GRAIN_MS,
   type DueCursor,
+  type DueHistogram,
+  type DueHistogramQuery,
   type HomedRunRef,
   type StoreNackOptions,
   type NackOutcome,
@@ -44,6 +48,8 @@ interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil
   seq: number;
   /** The counters of the task's topic, held here so a state change needs no map lookup. */
   counts: Record<TaskState, number>;
+  /** The topic's pending tasks by minute of runAt (dueHistogram), held here like counts. */
+  dueMinutes: Map<number, number>;
   /**
    * The current reservation's serial number; 0 when never reserved. Kept when the task is
    * acked (a completed task remembers the reservation that completed it, so the same ack
@@ -75,6 +81,12 @@ export class MemoryStore implements TaskStore, TimerHomes {
    */
   private readonly reservedSlots = new Array<StoredTask | undefined>(RESERVED_SLOTS).fill(undefined);
   private readonly counts = new Map<string, Record<TaskState, number>>();
+  /**
+   * Per topic, the pending tasks by minute of runAt: what dueHistogram counts from, so its
+   * cost is a lookup per minute asked per topic, not a pass over every task. Kept exact on
+   * every move into and out of pending (a map add each: schedule, reserve, cancel...).
+   */
+  private readonly dueMinutes = new Map<string, Map<number, number>>();
   private nextSeq = 1;
   private receipts = 0;
   private readonly nonce = randomBytes(6).toString('base64url');
@@ -107,10 +119,12 @@ export class MemoryStore implements TaskStore, TimerHomes {
         reservedUntil: Number.NaN,
         seq: this.nextSeq++,
         counts: this.topicCounts(task.topic),
+        dueMinutes: this.topicDueMinutes(task.topic),
         runTimer: undefined,
       };
       this.tasks.set(task.id, stored);
       stored.counts.pending++;
+      addDue(stored);
       return { id: task.id, runAt: task.runAt, created: true, ref: runRef(stored) };
     });
     return outcomes;
@@ -141,6 +155,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
     if (nextState(task.state, 'reschedule') === undefined) return { status: 'not_pending' };
     this.apply(task, 'reschedule', now);
     task.runAt = runAt;
+    addDue(task);
     return { status: 'rescheduled', ref: runRef(task) };
   }
 
@@ -290,6 +305,37 @@ export class MemoryStore implements TaskStore, TimerHomes {
     return { byState, byTopic };
   }
 
+  async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
+    this.assertOpen();
+    const { from, to, bucketMs, topic } = query;
+    const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
+    const maps = topic === undefined ? [...this.dueMinutes.values()] : [this.dueMinutes.get(topic)].filter((m) => m !== undefined);
+    const first = Math.floor(from / DUE_HISTOGRAM_GRAIN_MS);
+    const end = Math.ceil(to / DUE_HISTOGRAM_GRAIN_MS);
+    for (const minutes of maps) {
+      // Whichever is smaller: the minutes asked, or the minutes the topic has tasks in.
+      if (end - first <= minutes.size) {
+        for (let minute = first; minute < end; minute++) {
+          const n = minutes.get(minute);
+          if (n !== undefined) counts[Math.floor((minute * DUE_HISTOGRAM_GRAIN_MS - from) / bucketMs)]! += n;
+        }
+      } else {
+        for (const [minute, n] of minutes)
+          if (minute >= first && minute < end) counts[Math.floor((minute * DUE_HISTOGRAM_GRAIN_MS - from) / bucketMs)]! += n;
+      }
+    }
+    return { counts, coveredUntil: to };
+  }
+
+  async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    this.assertOpen();
+    const task = this.tasks.get(id);
+    if (!task) return 'not_found';
+    if (nextState(task.state, 'cancelDead') === undefined) return 'not_dead';
+    this.apply(task, 'cancelDead', now);
+    return 'cancelled';
+  }
+
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
@@ -298,6 +344,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
     this.apply(task, 'retryDead', now);
     task.attempts = 0;
     task.runAt = runAt;
+    addDue(task);
     return { status: 'retried', ref: runRef(task) };
   }
 
@@ -442,6 +489,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
     task.lastError = error;
     if (bury) return { status: 'dead' };
     task.runAt = retryAt;
+    addDue(task);
     return { status: 'retrying', ref: runRef(task) };
   }
 
@@ -453,6 +501,8 @@ export class MemoryStore implements TaskStore, TimerHomes {
   private apply(task: StoredTask, event: TaskEvent, now: number): void {
     const state = nextState(task.state, event);
     if (state === undefined) throw new Error(`memory store: ${event} is not a transition from ${task.state} (task ${task.id})`);
+    // Leaving pending (a reschedule too: its caller adds the new runAt back).
+    if (task.state === 'pending') dropDue(task);
     if (task.state === 'reserved') {
       const slot = task.reservation & (RESERVED_SLOTS - 1);
       if (this.reservedSlots[slot] === task) this.reservedSlots[slot] = undefined;
@@ -461,6 +511,12 @@ export class MemoryStore implements TaskStore, TimerHomes {
     task.counts[state]++;
     task.state = state;
     task.updatedAt = now;
+  }
+
+  private topicDueMinutes(topic: string): Map<number, number> {
+    let minutes = this.dueMinutes.get(topic);
+    if (!minutes) this.dueMinutes.set(topic, (minutes = new Map<number, number>()));
+    return minutes;
   }
 
   private topicCounts(topic: string): Record<TaskState, number> {
@@ -499,3 +555,15 @@ function runRef(task: StoredTask): HomedRunRef {
   return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
 }
 
+
+function addDue(task: StoredTask): void {
+  const minute = Math.floor(task.runAt / DUE_HISTOGRAM_GRAIN_MS);
+  task.dueMinutes.set(minute, (task.dueMinutes.get(minute) ?? 0) + 1);
+}
+
+function dropDue(task: StoredTask): void {
+  const minute = Math.floor(task.runAt / DUE_HISTOGRAM_GRAIN_MS);
+  const n = task.dueMinutes.get(minute) ?? 0;
+  if (n <= 1) task.dueMinutes.delete(minute);
+  else task.dueMinutes.set(minute, n - 1);
+}

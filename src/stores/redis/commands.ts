@@ -183,6 +183,10 @@ export async function rescheduleScript(client: RedisClient, shard: ShardKeys, no
   return moveReply(await run(client, 'reschedule', standardKeys(shard), [now, id, runAt]));
 }
 
+export async function cancelDeadScript(client: RedisClient, shard: ShardKeys, now: number, id: string): Promise<string> {
+  return str(await run(client, 'cancel-dead', standardKeys(shard), [now, id]));
+}
+
 export async function retryDeadScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {
   return moveReply(await run(client, 'retry-dead', standardKeys(shard), [now, id, runAt]));
 }

@@ -39,6 +39,9 @@ import type {
   SharedDispatch,
   StoreStats,
   TaskStore,
+  DueHistogram,
+  DueHistogramQuery,
+  CancelDeadOutcome,
 } from '../../core/ports.js';
 import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
@@ -50,6 +53,7 @@ import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import { execAndWait, waitSetting } from './replication.js';
 import {
   ackScript,
+  cancelDeadScript,
   cancelScript,
   deferScript,
   expireScript,
@@ -73,7 +77,7 @@ import type { Keyspace, ShardKeys } from './keys.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import { nextNonce } from './nonce.js';
 import type { OverdueRecoverer } from './overdue-recoverer.js';
-import { firstParkBucket, parkBucketOf, type Unparker } from './parking.js';
+import { PARK_BUCKET_MS, firstParkBucket, parkBucketOf, type Unparker } from './parking.js';
 import type { Promoter } from './promoter.js';
 import type { ReadyReserver } from './ready-reserver.js';
 import type { RemoteTimers } from './remote-timers.js';
@@ -367,6 +371,35 @@ export class RedisStore implements TaskStore, SharedDispatch {
       }
     }
     return { byState, byTopic };
+  }
+
+  /**
+   * ZCOUNT on each shard's `delayed` per bucket (O(log n) each). Parked tasks (due more than
+   * one to two park buckets ahead, parking.ts) are not in `delayed`: the counts are complete
+   * below the lowest shard's parkfrom. `delayed` has no topic, so a topic's histogram covers
+   * nothing (coveredUntil = from): counting a topic would read every task in the range.
+   */
+  async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
+    this.assertOpen();
+    const { from, to, bucketMs, topic } = query;
+    const buckets = Math.ceil((to - from) / bucketMs);
+    const counts = new Array<number>(buckets).fill(0);
+    if (topic !== undefined) return { counts, coveredUntil: from };
+    const shards = this.keys.shards;
+    const parkFroms = await Promise.all(shards.map((shard) => this.call(() => this.client.get(shard.parkFrom))));
+    const replies = await Promise.all(
+      shards.flatMap((shard) =>
+        counts.map((_, i) => this.call(() => this.client.zcount(shard.delayed, from + i * bucketMs, `(${Math.min(to, from + (i + 1) * bucketMs)}`))),
+      ),
+    );
+    replies.forEach((n, j) => (counts[j % buckets]! += Number(n)));
+    const lowest = Math.min(...parkFroms.map((value) => (value === null ? 0 : Number(value))));
+    return { counts, coveredUntil: Math.min(to, Math.max(from, lowest * PARK_BUCKET_MS)) };
+  }
+
+  async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    this.assertOpen();
+    return (await cancelDeadScript(this.client, this.shardOfId(id), now, id)) as CancelDeadOutcome;
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {

@@ -43,6 +43,7 @@ export const SCRIPT_NAMES = [
   'expire',
   'defer',
   'retry-dead',
+  'cancel-dead',
   'purge',
   'load-due',
   'unpark',

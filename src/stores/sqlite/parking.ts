@@ -119,6 +119,11 @@ export class Parking {
     this.bucketMs = state?.bucket_ms ?? BUCKET_MS;
   }
 
+  /** Every pending task due before this time is in tasks_due (the frontier's start). */
+  indexedUntil(): number {
+    return this.frontier * this.bucketMs;
+  }
+
   /** The bucket to park a new pending task in, or null to file it in tasks_due. */
   bucketFor(runAt: number): number | null {
     const bucket = bucketOf(runAt, this.bucketMs);

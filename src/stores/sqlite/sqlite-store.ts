@@ -19,10 +19,13 @@ import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRe
 import type {
   AckOutcome,
   AckRequest,
+  CancelDeadOutcome,
   CancelOutcome,
   DeferOutcome,
   Clock,
   DueCursor,
+  DueHistogram,
+  DueHistogramQuery,
   StoreNackOptions,
   NackOutcome,
   Logger,
@@ -294,6 +297,32 @@ export class SqliteStore implements TaskStore {
       (byTopic[topic] ??= {})[state] = n;
     }
     return { byState, byTopic };
+  }
+
+  /**
+   * A range of the index tasks_due, grouped by bucket: it reads the index entries in the
+   * range (and each one's row, for its state and topic), never the rest of the table.
+   * Parked tasks (due beyond the parking frontier, ~18.6 to 37 h ahead) are not in it: the
+   * counts are complete below the frontier.
+   */
+  async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
+    this.assertOpen();
+    const { from, to, bucketMs, topic } = query;
+    const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
+    const rows = topic === undefined ? this.sql.dueBuckets.all(from, bucketMs, from, to) : this.sql.dueBucketsOfTopic.all(from, bucketMs, from, to, topic);
+    for (const { b, n } of rows) counts[b] = n;
+    return { counts, coveredUntil: Math.min(to, Math.max(from, this.parking.indexedUntil())) };
+  }
+
+  cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    return this.write(1, (counts): CancelDeadOutcome => {
+      const row = this.sql.control.get(id);
+      if (!row) return 'not_found';
+      if (row.state !== 'dead') return 'not_dead';
+      this.sql.cancelDead.run(now, row.seq);
+      counts.move(row.topic, 'dead', 'cancelled');
+      return 'cancelled';
+    }, true);
   }
 
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {

@@ -52,12 +52,18 @@ export interface Statements {
   readonly bury: Stmt<[string | null, number, number], never>;
   readonly defer: Stmt<[number, number, number, number, number], never>;
   readonly retryDead: Stmt<[number, number, number, number], never>;
+  /** dead -> cancelled: (updatedAt, seq). */
+  readonly cancelDead: Stmt<[number, number], never>;
   readonly dueFirst: Stmt<[number, number], DueRow>;
   readonly dueAfter: Stmt<[number, number, number, number], DueRow>;
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
   readonly listDead: Stmt<[{ after: string; topic: string | null; limit: number }], TaskRow>;
   readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
   readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
+  /** (from, bucketMs, from, to) -> pending tasks in tasks_due per bucket. */
+  readonly dueBuckets: Stmt<[number, number, number, number], { b: number; n: number }>;
+  /** (from, bucketMs, from, to, topic) -> the same, of one topic. */
+  readonly dueBucketsOfTopic: Stmt<[number, number, number, number, string], { b: number; n: number }>;
   readonly parkingState: Stmt<[], { frontier: number; bucket_ms: number }>;
   readonly setFrontier: Stmt<[number], never>;
   readonly addRun: Stmt<[number, Buffer], never>;
@@ -116,6 +122,7 @@ export function prepareStatements(db: Database.Database): Statements {
     bury: db.prepare<[string | null, number, number], never>(
       "UPDATE tasks SET state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
     ),
+    cancelDead: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', updated_at = ? WHERE seq = ? AND state = 'dead'"),
     retryDead: db.prepare<[number, number, number, number], never>(
       "UPDATE tasks SET state = 'pending', attempts = 0, run_at = ?, due_at = ?, updated_at = ? WHERE seq = ?",
     ),
@@ -160,6 +167,14 @@ export function prepareStatements(db: Database.Database): Statements {
     dropRun: db.prepare<[number], never>('DELETE FROM parked_runs WHERE run = ?'),
 
     counts: db.prepare<[], { topic: string; state: TaskState; n: number }>('SELECT topic, state, n FROM task_counts WHERE n <> 0'),
+    dueBuckets: db.prepare<[number, number, number, number], { b: number; n: number }>(
+      `SELECT CAST((due_at - ?) / ? AS INTEGER) AS b, count(*) AS n FROM tasks INDEXED BY tasks_due
+       WHERE due_at IS NOT NULL AND due_at >= ? AND due_at < ? AND state = 'pending' GROUP BY b`,
+    ),
+    dueBucketsOfTopic: db.prepare<[number, number, number, number, string], { b: number; n: number }>(
+      `SELECT CAST((due_at - ?) / ? AS INTEGER) AS b, count(*) AS n FROM tasks INDEXED BY tasks_due
+       WHERE due_at IS NOT NULL AND due_at >= ? AND due_at < ? AND state = 'pending' AND topic = ? GROUP BY b`,
+    ),
     addCount: db.prepare<[string, string, number], never>(
       'INSERT INTO task_counts (topic, state, n) VALUES (?, ?, ?) ON CONFLICT (topic, state) DO UPDATE SET n = n + excluded.n',
     ),

@@ -22,6 +22,7 @@ import {
   reserveReadyScript,
   reserveScript,
   retryDeadScript,
+  cancelDeadScript,
   scheduleScript,
   unparkScript,
 } from '../../../src/stores/redis/commands.js';
@@ -71,6 +72,7 @@ describe('redis keys', () => {
       await expireScript(client, shard, 0, 'a', 'r');
       await deferScript(client, shard, 0, 'a', 'r', 9);
       await retryDeadScript(client, shard, 0, 'a', 1);
+      await cancelDeadScript(client, shard, 0, 'a');
       await purgeScript(client, shard, 0, 10);
       await loadDueScript(client, shard, 10, null, 10);
       await promoteScript(client, shard, {

@@ -1,0 +1,355 @@
+/**
+ * Prometheus metrics of a queue (docs/metrics.md), with prom-client, on a registry the
+ * caller owns. Three sources:
+ *
+ * - the engine's observer port (core/observer.ts): counters of tasks scheduled, delivered,
+ *   acked, failed, dead and cancelled by topic, and the delivery lateness histogram;
+ * - wrappers around the store and the push transport: store operation durations by
+ *   operation, push requests by topic and status class and their durations;
+ * - gauges read at scrape time (collect) from what the queue already keeps counted
+ *   (`stats()`: the store's per-(topic, state) counters, the wheel's size, the ready
+ *   queue's backlog): a scrape costs O(topics), never O(tasks).
+ *
+ * Topic labels are capped (`maxTopics`, default 100): the first topics seen get their own
+ * label, every later one is counted under topic="_other", so a producer that invents a
+ * topic per task cannot blow up the scrape or Prometheus.
+ */
+import { performance } from 'node:perf_hooks';
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
+import type { TaskStore } from '../core/ports.js';
+import type { PushRequest, PushResponse, PushTransport } from '../core/push.js';
+import { TASK_STATES } from '../core/task/model.js';
+
+/** The topic label of every topic past the cap. */
+export const OTHER_TOPIC = '_other';
+export const DEFAULT_MAX_TOPICS = 100;
+
+/** Lateness buckets in seconds: 1 ms .. 60 s. */
+export const LATENESS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Store methods timed (the others, such as the long-poll reserveReady, pass through untimed). */
+export const TIMED_STORE_OPERATIONS = [
+  'schedule', 'cancel', 'cancelMany', 'reschedule', 'loadDue', 'reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire',
+  'get', 'list', 'stats', 'retryDead', 'cancelDead', 'purge', 'dueHistogram', 'promote',
+  'putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription',
+] as const;
+
+export interface MetricsOptions {
+  /** Where the metrics are registered (a prom-client Registry). */
+  readonly registry: Registry;
+  /** Topics with a label of their own; the rest are counted under topic="_other". Default 100. */
+  readonly maxTopics?: number;
+  /** Also collect prom-client's default process metrics on the registry. Default false (the server: true). */
+  readonly defaultMetrics?: boolean;
+}
+
+/** What the gauges read at scrape time: the queue's stats. */
+export interface StatsSource {
+  stats(): Promise<{
+    readonly store: string;
+    readonly topics: Readonly<Record<string, Readonly<Partial<Record<string, number>>>>>;
+    readonly timers: number;
+    readonly ready: Readonly<Record<string, number>>;
+    readonly waiting: number;
+  }>;
+}
+
+/** The last failed push of a topic (for the dashboard's topics page). */
+export interface PushFailure {
+  readonly at: number;
+  readonly error: string;
+}
+
+type Child = { inc(value?: number): void };
+
+type CounterName = 'scheduled' | 'delivered' | SettleOutcome;
+const COUNTER_NAMES: readonly CounterName[] = ['scheduled', 'delivered', 'acked', 'failed', 'dead', 'cancelled'];
+
+/** The counters' totals and the lateness histogram, as plain numbers (the dashboard's feed: GET /v1/activity). */
+export interface Activity {
+  /** Totals since the process started. */
+  readonly totals: Readonly<Record<CounterName, number>>;
+  /** The same, by topic label (capped like the metrics). */
+  readonly topics: Readonly<Record<string, Readonly<Record<CounterName, number>>>>;
+  /** Lateness: counts[i] deliveries at most le[i] seconds late, cumulative; one more count at the end: every delivery (+Inf). */
+  readonly lateness: { readonly le: readonly number[]; readonly counts: readonly number[] };
+}
+
+export class QueueMetrics implements QueueObserver {
+  readonly registry: Registry;
+  private readonly maxTopics: number;
+  private readonly topics = new Set<string>();
+  private readonly counters: Record<CounterName, Counter<'topic'>>;
+  private readonly children = new Map<string, Child>();
+  /** The counters again, as plain numbers by topic label: what activity() answers without asking prom-client. */
+  private readonly tallies = new Map<string, Record<CounterName, number>>();
+  /** Deliveries per lateness bucket (not cumulative); the last is beyond 60 s. */
+  private readonly latenessTally = new Array<number>(LATENESS_BUCKETS.length + 1).fill(0);
+  private readonly lateness: Histogram;
+  private readonly storeDurations: Histogram<'operation'>;
+  private readonly pushRequests: Counter<'topic' | 'status_class'>;
+  private readonly pushDurations: Histogram<'topic'>;
+  private readonly pushFailures = new Map<string, PushFailure>();
+  private source: StatsSource | null = null;
+  private pending: ReturnType<StatsSource['stats']> | null = null;
+
+  constructor(options: MetricsOptions) {
+    const registers = [options.registry];
+    this.registry = options.registry;
+    this.maxTopics = options.maxTopics ?? DEFAULT_MAX_TOPICS;
+    if (!Number.isSafeInteger(this.maxTopics) || this.maxTopics < 0) throw new RangeError(`metrics.maxTopics: expected an integer >= 0 (got ${this.maxTopics})`);
+    const counter = (what: string, help: string): Counter<'topic'> =>
+      new Counter({ name: `delayq_tasks_${what}_total`, help, labelNames: ['topic'], registers });
+    this.counters = {
+      scheduled: counter('scheduled', 'Tasks created (an existing id is not counted).'),
+      delivered: counter('delivered', 'Deliveries: tasks handed to a handler, a reserve or a push.'),
+      acked: counter('acked', 'Deliveries acked (tasks completed).'),
+      failed: counter('failed', 'Deliveries that failed and went back to pending for a retry (nack or reservation ran out).'),
+      dead: counter('dead', 'Deliveries that failed on their last attempt: the task is dead.'),
+      cancelled: counter('cancelled', 'Pending tasks cancelled.'),
+    };
+    this.lateness = new Histogram({
+      name: 'delayq_delivery_lateness_seconds',
+      help: 'How late deliveries were: handler start, reserve answer or push send minus the task runAt.',
+      buckets: LATENESS_BUCKETS,
+      registers,
+    });
+    this.storeDurations = new Histogram({
+      name: 'delayq_store_operation_duration_seconds',
+      help: 'Duration of store operations, by operation.',
+      labelNames: ['operation'],
+      buckets: STORE_BUCKETS,
+      registers,
+    });
+    this.pushRequests = new Counter({
+      name: 'delayq_push_requests_total',
+      help: 'Push requests sent, by topic and status class (2xx, 3xx, 4xx, 5xx, or failure: no response).',
+      labelNames: ['topic', 'status_class'],
+      registers,
+    });
+    this.pushDurations = new Histogram({
+      name: 'delayq_push_request_duration_seconds',
+      help: 'Duration of push requests, by topic.',
+      labelNames: ['topic'],
+      buckets: PUSH_BUCKETS,
+      registers,
+    });
+    // Gauges: read at scrape time from the queue's counts (O(topics)).
+    const gauges = { stats: () => this.stats(), topicLabel: (topic: string) => this.topicLabel(topic) };
+    new Gauge({
+      name: 'delayq_tasks',
+      help: 'Tasks by state and topic (the store counters).',
+      labelNames: ['state', 'topic'],
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.reset();
+        if (stats === null) return;
+        const sums = new Map<string, number>();
+        for (const [topic, counts] of Object.entries(stats.topics)) {
+          const label = gauges.topicLabel(topic);
+          for (const state of TASK_STATES) {
+            const n = counts[state];
+            if (n === undefined || n === 0) continue;
+            const key = `${state}\u0000${label}`;
+            sums.set(key, (sums.get(key) ?? 0) + n);
+          }
+        }
+        for (const [key, n] of sums) {
+          const [state, topic] = key.split('\u0000') as [string, string];
+          this.set({ state, topic }, n);
+        }
+      },
+    });
+    new Gauge({
+      name: 'delayq_wheel_timers',
+      help: 'Timers in the timing wheel (pending tasks within the loaded window, and reservations).',
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.set(stats?.timers ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'delayq_ready_tasks',
+      help: 'Due tasks waiting for a consumer, by topic.',
+      labelNames: ['topic'],
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.reset();
+        if (stats === null) return;
+        const sums = new Map<string, number>();
+        for (const [topic, n] of Object.entries(stats.ready)) {
+          const label = gauges.topicLabel(topic);
+          sums.set(label, (sums.get(label) ?? 0) + n);
+        }
+        for (const [topic, n] of sums) this.set({ topic }, n);
+      },
+    });
+    new Gauge({
+      name: 'delayq_reserve_waiting',
+      help: 'Reserve long-polls waiting for a task.',
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.set(stats?.waiting ?? 0);
+      },
+    });
+    if (options.defaultMetrics === true) collectDefaultMetrics({ register: options.registry });
+  }
+
+  /** The queue whose stats the gauges read (once it is open). */
+  attach(source: StatsSource): void {
+    this.source = source;
+  }
+
+  // QueueObserver
+
+  scheduled(topic: string, count: number): void {
+    this.child('scheduled', topic).inc(count);
+  }
+
+  delivered(topic: string, latenessMs: number): void {
+    this.child('delivered', topic).inc();
+    const seconds = Math.max(0, latenessMs) / 1000;
+    this.lateness.observe(seconds);
+    let i = 0;
+    while (i < LATENESS_BUCKETS.length && seconds > LATENESS_BUCKETS[i]!) i++;
+    this.latenessTally[i]!++;
+  }
+
+  /** The counters and the lateness histogram now: O(topics). */
+  activity(): Activity {
+    const totals = zeroTally();
+    const topics: Record<string, Record<CounterName, number>> = {};
+    for (const [topic, tally] of this.tallies) {
+      topics[topic] = { ...tally };
+      for (const name of COUNTER_NAMES) totals[name] += tally[name];
+    }
+    const counts: number[] = [];
+    let sum = 0;
+    for (const n of this.latenessTally) counts.push((sum += n));
+    return { totals, topics, lateness: { le: LATENESS_BUCKETS, counts } };
+  }
+
+  settled(topic: string, outcome: SettleOutcome): void {
+    this.child(outcome, topic).inc();
+  }
+
+  /** The label a topic is counted under: its own while under the cap, else "_other". */
+  topicLabel(topic: string): string {
+    if (topic === UNKNOWN_TOPIC || this.topics.has(topic)) return topic;
+    if (this.topics.size >= this.maxTopics) return OTHER_TOPIC;
+    this.topics.add(topic);
+    return topic;
+  }
+
+  /** The last failed push of each topic since the process started. */
+  lastPushFailures(): ReadonlyMap<string, PushFailure> {
+    return this.pushFailures;
+  }
+
+  /**
+   * The store with its operations timed. Calls go to the store itself (a method runs with
+   * the store as `this`); its other members, and capabilities such as timerHome, pass through.
+   */
+  wrapStore<S extends TaskStore>(store: S): S {
+    const timed = new Map<PropertyKey, unknown>();
+    const durations = this.storeDurations;
+    for (const operation of TIMED_STORE_OPERATIONS) {
+      const method = (store as unknown as Record<string, unknown>)[operation];
+      if (typeof method !== 'function') continue;
+      const observe = durations.labels(operation);
+      timed.set(operation, (...args: unknown[]): unknown => {
+        const started = performance.now();
+        const result = (method as (...a: unknown[]) => unknown).apply(store, args);
+        if (result instanceof Promise) {
+          const done = (): void => observe.observe((performance.now() - started) / 1000);
+          result.then(done, done);
+        }
+        return result;
+      });
+    }
+    return new Proxy(store, {
+      get(target, property) {
+        const wrapped = timed.get(property);
+        if (wrapped !== undefined) return wrapped;
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        // Bound once: some (timerHome) are called on the engine's hot path.
+        const bound = (value as (...a: unknown[]) => unknown).bind(target);
+        timed.set(property, bound);
+        return bound;
+      },
+    });
+  }
+
+  /** The push transport with each request counted and timed (the topic comes from the delayq-topic header). */
+  wrapTransport(transport: PushTransport, now: () => number = Date.now): PushTransport {
+    return {
+      checkUrl: (url) => transport.checkUrl(url),
+      close: () => transport.close(),
+      send: async (request: PushRequest, signal?: AbortSignal): Promise<PushResponse> => {
+        const started = performance.now();
+        const response = await transport.send(request, signal);
+        const topic = request.headers['delayq-topic'] ?? UNKNOWN_TOPIC;
+        const label = this.topicLabel(topic);
+        const statusClass = response.kind === 'failure' ? 'failure' : `${Math.floor(response.status / 100)}xx`;
+        this.pushRequests.labels(label, statusClass).inc();
+        this.pushDurations.labels(label).observe((performance.now() - started) / 1000);
+        if (response.kind === 'failure') this.pushFailures.set(topic, { at: now(), error: response.reason });
+        else if (response.status < 200 || response.status >= 300) this.pushFailures.set(topic, { at: now(), error: `HTTP ${response.status}` });
+        return response;
+      },
+    };
+  }
+
+  private child(counter: CounterName, topic: string): Child {
+    const label = this.topicLabel(topic);
+    const key = `${counter}\u0000${label}`;
+    let child = this.children.get(key);
+    if (child === undefined) {
+      const prom = this.counters[counter].labels(label);
+      let tally = this.tallies.get(label);
+      if (tally === undefined) this.tallies.set(label, (tally = zeroTally()));
+      const counts = tally;
+      child = {
+        inc: (value = 1) => {
+          prom.inc(value);
+          counts[counter] += value;
+        },
+      };
+      this.children.set(key, child);
+    }
+    return child;
+  }
+
+  /**
+   * One stats() read shared by the gauges of a scrape: the registry starts every collect in
+   * the same turn, so they all join the read in flight; the next scrape reads afresh.
+   */
+  private async stats(): Promise<Awaited<ReturnType<StatsSource['stats']>> | null> {
+    if (this.source === null) return null;
+    if (this.pending === null) {
+      const read = this.source.stats();
+      this.pending = read;
+      const clear = (): void => {
+        if (this.pending === read) this.pending = null;
+      };
+      read.then(clear, clear);
+    }
+    try {
+      return await this.pending;
+    } catch {
+      return null;
+    }
+  }
+}
+
+function zeroTally(): Record<CounterName, number> {
+  return { scheduled: 0, delivered: 0, acked: 0, failed: 0, dead: 0, cancelled: 0 };
+}

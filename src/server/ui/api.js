@@ -1,0 +1,64 @@
+// The /v1 API as the pages use it: the bearer token from sessionStorage (asked once per
+// tab), JSON in and out, {error: {code, message}} turned into an ApiError.
+const TOKEN_KEY = 'delayq.token';
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export function getToken() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+export function setToken(token) {
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+const listeners = new Set();
+/** Called with the error when the server refuses the token (401). */
+export function onUnauthorized(listener) {
+  listeners.add(listener);
+  return () => listeners.delete(listener);
+}
+
+export async function api(method, path, body) {
+  const headers = { accept: 'application/json' };
+  const token = getToken();
+  if (token) headers.authorization = `Bearer ${token}`;
+  const init = { method, headers };
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) {
+    const error = new ApiError(response.status, data?.error?.code ?? 'HTTP_' + response.status, data?.error?.message ?? response.statusText);
+    if (response.status === 401) for (const listener of listeners) listener(error);
+    throw error;
+  }
+  return data;
+}
+
+/** What the page needs before its first API call: does the server want a token? (No auth needed.) */
+export async function uiConfig() {
+  const response = await fetch('config.json', { headers: { accept: 'application/json' } });
+  return response.json();
+}
+
+export const qs = (params) => {
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(params)) if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
+  const text = search.toString();
+  return text ? '?' + text : '';
+};

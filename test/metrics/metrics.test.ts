@@ -1,0 +1,156 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Registry } from 'prom-client';
+import type { PushRequest, PushResponse, PushTransport } from '../../src/core/push.js';
+import { QueueMetrics } from '../../src/metrics/prometheus.js';
+import { buildApp } from '../../src/server/app.js';
+import { T0, flush, openManual } from '../helpers/engine.js';
+import { send } from '../helpers/service.js';
+
+/** The value of one sample line (name + exact label set) in the text format, or undefined. */
+function sample(text: string, line: string): number | undefined {
+  const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+  return found === undefined ? undefined : Number(found.slice(line.length + 1));
+}
+
+test('counters by topic, lateness, gauges by state and topic, store durations', async () => {
+  const registry = new Registry();
+  const { q, clock } = await openManual({ metrics: { registry } });
+  try {
+    await q.scheduleMany([
+      { id: 'a1', topic: 'a', delayMs: 1_000 },
+      { id: 'a2', topic: 'a', delayMs: 1_000, maxAttempts: 1 },
+      { id: 'a3', topic: 'a', delayMs: 60_000 },
+      { id: 'b1', topic: 'b', delayMs: 1_000 },
+    ]);
+    await q.schedule({ id: 'a1', topic: 'a', delayMs: 5 }); // exists: not counted
+    assert.equal(await q.cancel('a3'), true);
+    clock.advance(1_250);
+    await flush();
+    const got = await q.reserve('a', { max: 10 });
+    assert.deepEqual(got.map((d) => d.id).sort(), ['a1', 'a2']);
+    const byId = new Map(got.map((d) => [d.id, d]));
+    await q.ack('a1', byId.get('a1')!.receipt);
+    assert.deepEqual(await q.nack('a2', byId.get('a2')!.receipt, { error: 'boom' }), { state: 'dead' });
+    const [b1] = await q.reserve('b');
+    await q.nack(b1!.id, b1!.receipt, { delayMs: 10 });
+
+    const text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="a"}'), 3);
+    assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="b"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_cancelled_total{topic="a"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_delivered_total{topic="a"}'), 2);
+    assert.equal(sample(text, 'delayq_tasks_acked_total{topic="a"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_dead_total{topic="a"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_failed_total{topic="b"}'), 1);
+    // Delivered 250 ms after runAt (the clock jumped): in the 0.25 s bucket, not the 0.1 s one.
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_count'), 3);
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_bucket{le="0.1"}'), 0);
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_bucket{le="0.25"}'), 3);
+    assert.equal(sample(text, 'delayq_tasks{state="completed",topic="a"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks{state="dead",topic="a"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks{state="cancelled",topic="a"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks{state="pending",topic="b"}'), 1);
+    assert.equal(sample(text, 'delayq_wheel_timers'), 1);
+    assert.equal(sample(text, 'delayq_reserve_waiting'), 0);
+    assert.ok((sample(text, 'delayq_store_operation_duration_seconds_count{operation="schedule"}') ?? 0) >= 2);
+    assert.ok((sample(text, 'delayq_store_operation_duration_seconds_count{operation="ack"}') ?? 0) >= 1);
+    // No default process metrics unless asked for.
+    assert.equal(text.includes('process_cpu_seconds_total'), false);
+  } finally {
+    await q.close();
+  }
+});
+
+test('the work loop counts acks and failures with their topic; long-polls waiting and ready tasks are gauges', async () => {
+  const registry = new Registry();
+  const { q, clock } = await openManual({ metrics: { registry } });
+  try {
+    const waiting = q.reserve('idle', { waitMs: 10_000 });
+    await flush();
+    assert.equal(sample(await registry.metrics(), 'delayq_reserve_waiting'), 1);
+    await q.scheduleMany([
+      { id: 'w1', topic: 'w', delayMs: 10 },
+      { id: 'w2', topic: 'w', delayMs: 10 },
+      { id: 'r1', topic: 'r', delayMs: 10 },
+    ]);
+    const worker = q.work('w', async (task) => {
+      if (task.id === 'w2') throw new Error('no');
+    });
+    clock.advance(20);
+    await flush();
+    const text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_tasks_acked_total{topic="w"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_failed_total{topic="w"}'), 1);
+    assert.equal(sample(text, 'delayq_ready_tasks{topic="r"}'), 1);
+    // The longest-waiting ready task of a topic, for the dashboard's topics page.
+    assert.deepEqual((await q.stats()).oldestReady, { r: T0 + 10 });
+    await worker.close();
+    clock.advance(10_000);
+    assert.deepEqual(await waiting, []);
+  } finally {
+    await q.close();
+  }
+});
+
+test('topic labels are capped: later topics count under topic="_other"', async () => {
+  const registry = new Registry();
+  const { q } = await openManual({ metrics: { registry, maxTopics: 2 } });
+  try {
+    for (const topic of ['t1', 't2', 't3', 't4']) await q.schedule({ topic, delayMs: 1_000 });
+    const text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="t1"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="t2"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="_other"}'), 2);
+    assert.equal(sample(text, 'delayq_tasks{state="pending",topic="_other"}'), 2);
+    assert.equal(text.includes('topic="t3"'), false);
+  } finally {
+    await q.close();
+  }
+});
+
+test('push requests are counted by topic and status class, timed, and the last failure kept', async () => {
+  const metrics = new QueueMetrics({ registry: new Registry() });
+  const answers: PushResponse[] = [
+    { kind: 'response', status: 204, retryAfterMs: null, bodyStart: '' },
+    { kind: 'response', status: 503, retryAfterMs: null, bodyStart: 'busy' },
+    { kind: 'failure', reason: 'connect ECONNREFUSED' },
+  ];
+  const transport: PushTransport = { checkUrl: async () => undefined, close: async () => undefined, send: async () => answers.shift()! };
+  const wrapped = metrics.wrapTransport(transport, () => 42);
+  const request = (topic: string): PushRequest => ({ url: 'http://127.0.0.1:9/x', body: '{}', headers: { 'delayq-topic': topic }, timeoutMs: 1000 });
+  await wrapped.send(request('p'));
+  await wrapped.send(request('p'));
+  await wrapped.send(request('p'));
+  const text = await metrics.registry.metrics();
+  assert.equal(sample(text, 'delayq_push_requests_total{topic="p",status_class="2xx"}'), 1);
+  assert.equal(sample(text, 'delayq_push_requests_total{topic="p",status_class="5xx"}'), 1);
+  assert.equal(sample(text, 'delayq_push_requests_total{topic="p",status_class="failure"}'), 1);
+  assert.equal(sample(text, 'delayq_push_request_duration_seconds_count{topic="p"}'), 3);
+  assert.deepEqual(metrics.lastPushFailures().get('p'), { at: 42, error: 'connect ECONNREFUSED' });
+});
+
+test('GET /metrics needs the token unless metricsPublic; default process metrics when asked', async () => {
+  const registry = new Registry();
+  const { q } = await openManual({ metrics: { registry, defaultMetrics: true } });
+  const closed = await buildApp({ queue: q, logger: false, token: 'sekret', metrics: q.metrics });
+  const open = await buildApp({ queue: q, logger: false, token: 'sekret', metrics: q.metrics, metricsPublic: true });
+  const none = await buildApp({ queue: q, logger: false });
+  try {
+    assert.equal((await closed.inject({ method: 'GET', url: '/metrics' })).statusCode, 401);
+    const ok = await closed.inject({ method: 'GET', url: '/metrics', headers: { authorization: 'Bearer sekret' } });
+    assert.equal(ok.statusCode, 200);
+    assert.match(String(ok.headers['content-type']), /^text\/plain; version=0\.0\.4/);
+    assert.match(ok.body, /^process_cpu_seconds_total /m);
+    assert.match(ok.body, /^# TYPE delayq_delivery_lateness_seconds histogram$/m);
+    assert.equal((await open.inject({ method: 'GET', url: '/metrics' })).statusCode, 200);
+    const missing = await send<{ error: { code: string } }>(none, { method: 'GET', url: '/metrics' });
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error.code, 'ROUTE_NOT_FOUND');
+  } finally {
+    await closed.close();
+    await open.close();
+    await none.close();
+    await q.close();
+  }
+});

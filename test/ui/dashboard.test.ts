@@ -1,0 +1,265 @@
+/* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-call --
+   HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
+/**
+ * The dashboard in a real browser (Debian's Chromium through playwright-core) against a
+ * real server on an ephemeral port, with a token. Every change made from the page is
+ * checked through the API. Screenshots of each page go to .screenshots/ (gitignored).
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { parseServerConfig } from '../../src/server/config.js';
+import { startServer, type RunningServer } from '../../src/server/main.js';
+import { launchBrowser } from '../helpers/browser.js';
+
+const TOKEN = 'ui-test-token';
+const XSS = '<img src=x onerror=alert(1)>';
+const SHOTS = '.screenshots';
+
+interface Watched {
+  readonly page: Page;
+  readonly context: BrowserContext;
+  /** Console errors and uncaught page errors. */
+  readonly errors: string[];
+  /** alert() / prompt() dialogs: none may open (confirms are accepted). */
+  readonly alerts: string[];
+}
+
+describe('dashboard in Chromium', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  const opened: Watched[] = [];
+
+  before(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    const config = parseServerConfig({ store: 'memory', port: '0', token: TOKEN, logLevel: 'silent' }, {});
+    server = await startServer(config, pino({ level: 'silent' }));
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    for (const w of opened) await w.context.close();
+    await browser?.close();
+    await server?.stop();
+  });
+
+  async function api<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const response = await fetch(server.address + path, {
+      method,
+      headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  /** A new tab with the token already given (sessionStorage), console and dialogs watched. */
+  async function openPage(hash: string, options: { token?: boolean; width?: number; height?: number } = {}): Promise<Watched> {
+    const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 860 } });
+    if (options.token !== false) await context.addInitScript(`sessionStorage.setItem('delayq.token', ${JSON.stringify(TOKEN)})`);
+    const page = await context.newPage();
+    const watched: Watched = { page, context, errors: [], alerts: [] };
+    page.on('console', (message) => {
+      if (message.type() === 'error') watched.errors.push(message.text());
+    });
+    page.on('pageerror', (error) => watched.errors.push(`pageerror: ${error.message}`));
+    page.on('dialog', (dialog) => {
+      if (dialog.type() === 'confirm') void dialog.accept();
+      else {
+        watched.alerts.push(`${dialog.type()}: ${dialog.message()}`);
+        void dialog.dismiss();
+      }
+    });
+    opened.push(watched);
+    await page.goto(`${server.address}/ui/${hash}`);
+    return watched;
+  }
+
+  function assertClean(w: Watched): void {
+    assert.deepEqual(w.errors, [], 'no console errors');
+    assert.deepEqual(w.alerts, [], 'no alert dialogs');
+  }
+
+  it('asks for the token once, refuses a wrong one, then shows the overview', async () => {
+    const w = await openPage('#/overview', { token: false });
+    const { page } = w;
+    await page.getByTestId('token-form').waitFor();
+    await page.screenshot({ path: `${SHOTS}/token.png` });
+    await page.getByTestId('token-input').fill('not-the-token');
+    await page.getByRole('button', { name: 'Use token' }).click();
+    await page.getByTestId('token-error').getByText('The server refused this token.').waitFor();
+    assert.equal(await page.evaluate<string | null>("sessionStorage.getItem('delayq.token')"), null);
+    await page.getByTestId('token-input').fill(TOKEN);
+    await page.getByRole('button', { name: 'Use token' }).click();
+    await page.getByTestId('counts').waitFor();
+    assert.equal(await page.evaluate<string | null>("sessionStorage.getItem('delayq.token')"), TOKEN);
+    // Kept for the tab: a reload asks nothing.
+    await page.reload();
+    await page.getByTestId('counts').waitFor();
+    // The wrong token's 401 is the only error the console saw.
+    assert.ok(w.errors.every((e) => /401/.test(e)), w.errors.join('\n'));
+    assert.equal(w.errors.length, 1);
+    assert.deepEqual(w.alerts, []);
+  });
+
+  it('overview shows tasks scheduled through the API; the timeline shows them in their minute', async () => {
+    const w = await openPage('#/overview');
+    const before = (await api('GET', '/v1/stats')).body.counts.pending as number;
+    await w.page.getByTestId('count-pending').getByText(String(before), { exact: true }).waitFor();
+    for (const id of ['ov-1', 'ov-2', 'ov-3']) assert.equal((await api('POST', '/v1/tasks', { id, topic: 'overview', delayMs: 600_000 })).status, 201);
+    await w.page.getByTestId('count-pending').getByText(String(before + 3), { exact: true }).waitFor();
+    await w.page.getByTestId('store').getByText('memory').waitFor();
+    await w.page.getByTestId('version').getByText('0.1.0').waitFor();
+
+    // Some traffic for the rate and lateness charts (and the screenshot): tasks falling due
+    // over 4 s, a consumer acking them.
+    await api('POST', '/v1/tasks/batch', { tasks: Array.from({ length: 400 }, (_, i) => ({ topic: 'traffic', delayMs: 500 + i * 10, payload: { i } })) });
+    let consuming = true;
+    const consumer = (async () => {
+      while (consuming) {
+        const { body } = await api('POST', '/v1/topics/traffic/reserve', { max: 50, waitMs: 200 });
+        if (body.tasks.length > 0) await api('POST', '/v1/tasks/ack', { acks: body.tasks.map((t: { id: string; receipt: string }) => ({ id: t.id, receipt: t.receipt })) });
+      }
+    })();
+    await w.page.waitForTimeout(6_500);
+    await w.page.screenshot({ path: `${SHOTS}/overview.png`, fullPage: true });
+    consuming = false;
+    await consumer;
+
+    const { body: task } = await api('GET', '/v1/tasks/ov-1');
+    const minute = Math.floor(task.runAt / 60_000) * 60_000;
+    const sameMinute = (await Promise.all(['ov-1', 'ov-2', 'ov-3'].map((id) => api('GET', `/v1/tasks/${id}`)))).filter((a) => Math.floor(a.body.runAt / 60_000) * 60_000 === minute).length;
+    await w.page.getByTestId('nav-timeline').click();
+    const row = w.page.getByTestId('minutes-table').locator(`tr[data-at="${minute}"]`);
+    await row.waitFor();
+    assert.equal((await row.locator('td').nth(1).textContent())?.trim(), String(sameMinute));
+    await w.page.screenshot({ path: `${SHOTS}/timeline.png`, fullPage: true });
+    assertClean(w);
+  });
+
+  it('cancel, run now, reschedule and retry of a dead task from the page; the API confirms each', async () => {
+    await api('POST', '/v1/tasks', { id: 'act-cancel', topic: 'acts', delayMs: 3_600_000 });
+    await api('POST', '/v1/tasks', { id: 'act-move', topic: 'moves', delayMs: 3_600_000 });
+    await api('POST', '/v1/tasks', { id: 'act-run', topic: 'acts', delayMs: 3_600_000 });
+    await api('POST', '/v1/tasks', { id: 'act-dead', topic: 'dying', maxAttempts: 1, payload: { n: 1 } });
+    const [delivery] = (await api('POST', '/v1/topics/dying/reserve', { waitMs: 5_000 })).body.tasks;
+    assert.equal(delivery.id, 'act-dead');
+    assert.deepEqual((await api('POST', '/v1/tasks/act-dead/nack', { receipt: delivery.receipt, error: 'handler failed' })).body, { state: 'dead' });
+
+    const w = await openPage('#/tasks/act-cancel');
+    const { page } = w;
+    await page.getByTestId('task-state').getByText('pending').waitFor();
+    await page.getByTestId('cancel').click();
+    await page.getByTestId('notice').getByText('Cancelled.').waitFor();
+    assert.equal((await api('GET', '/v1/tasks/act-cancel')).body.state, 'cancelled');
+
+    await page.goto(`${server.address}/ui/#/tasks/act-run`);
+    await page.getByTestId('run-now').click();
+    await page.getByTestId('notice').getByText('Due now.').waitFor();
+    const moved = (await api('GET', '/v1/tasks/act-run')).body;
+    assert.ok(moved.runAt <= Date.now(), 'due now');
+    const reserved = (await api('POST', '/v1/topics/acts/reserve', { waitMs: 5_000 })).body.tasks;
+    assert.deepEqual(reserved.map((t: { id: string }) => t.id), ['act-run']);
+
+    // Reschedule: a local date and time typed in the page's picker.
+    const target = Math.floor((Date.now() + 2 * 3_600_000) / 1000) * 1000;
+    const local = await page.evaluate<string>(
+      `(() => { const d = new Date(${target}); const p = (n) => String(n).padStart(2, '0'); return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds()); })()`,
+    );
+    await page.goto(`${server.address}/ui/#/tasks/act-move`);
+    await page.getByTestId('reschedule-at').fill(local);
+    await page.getByTestId('reschedule').click();
+    await page.getByTestId('notice').getByText('Rescheduled to', { exact: false }).waitFor();
+    assert.equal((await api('GET', '/v1/tasks/act-move')).body.runAt, target);
+
+    await page.goto(`${server.address}/ui/#/tasks/act-dead`);
+    await page.getByTestId('task-last-error').getByText('handler failed').waitFor();
+    await page.screenshot({ path: `${SHOTS}/task-dead.png`, fullPage: true });
+    await page.getByTestId('retry').click();
+    await page.getByTestId('notice').getByText('Retried: pending again.').waitFor();
+    const retried = (await api('GET', '/v1/tasks/act-dead')).body;
+    assert.ok(retried.state === 'pending' || retried.state === 'reserved');
+    assert.equal(retried.attempts === 0 || retried.state === 'reserved', true);
+    assertClean(w);
+  });
+
+  it('bulk cancel of the dead tasks of a topic, from the tasks list', async () => {
+    for (const id of ['gone-1', 'gone-2']) await api('POST', '/v1/tasks', { id, topic: 'gone', maxAttempts: 1 });
+    const deliveries = (await api('POST', '/v1/topics/gone/reserve', { max: 2, waitMs: 5_000 })).body.tasks;
+    for (const d of deliveries) await api('POST', `/v1/tasks/${d.id}/nack`, { receipt: d.receipt, error: 'x' });
+    const w = await openPage('#/tasks?topic=gone&state=dead');
+    await w.page.getByTestId('tasks-table').locator('tr[data-id="gone-2"]').waitFor();
+    await w.page.getByTestId('cancel-all-dead').click();
+    await w.page.getByTestId('notice').getByText(`${deliveries.length} dead tasks of gone cancelled.`).waitFor();
+    assert.equal((await api('GET', '/v1/tasks/gone-1')).body.state, 'cancelled');
+    assert.equal((await api('GET', '/v1/tasks?topic=gone&state=dead')).body.tasks.length, 0);
+    assertClean(w);
+  });
+
+  it('bulk retry of the dead tasks of a topic, from the tasks list', async () => {
+    for (const id of ['bulk-1', 'bulk-2']) await api('POST', '/v1/tasks', { id, topic: 'bulk', maxAttempts: 1 });
+    const deliveries = (await api('POST', '/v1/topics/bulk/reserve', { max: 2, waitMs: 5_000 })).body.tasks;
+    assert.equal(deliveries.length, 2);
+    for (const d of deliveries) await api('POST', `/v1/tasks/${d.id}/nack`, { receipt: d.receipt, error: 'x' });
+    const w = await openPage('#/tasks?topic=bulk&state=dead');
+    await w.page.getByTestId('tasks-table').locator('tr[data-id="bulk-2"]').waitFor();
+    await w.page.screenshot({ path: `${SHOTS}/tasks.png`, fullPage: true });
+    await w.page.getByTestId('retry-all-dead').click();
+    await w.page.getByTestId('notice').getByText('2 dead tasks of bulk retried.').waitFor();
+    assert.equal((await api('GET', '/v1/tasks?topic=bulk&state=dead')).body.tasks.length, 0);
+    assertClean(w);
+  });
+
+  it(`renders ${XSS} in a payload, an error and an id as text, and runs nothing`, async () => {
+    await api('POST', '/v1/tasks', { id: 'xss', topic: 'xss', payload: { html: XSS, list: [XSS] }, maxAttempts: 1 });
+    const [d] = (await api('POST', '/v1/topics/xss/reserve', { waitMs: 5_000 })).body.tasks;
+    await api('POST', '/v1/tasks/xss/nack', { receipt: d.receipt, error: XSS });
+    const w = await openPage('#/tasks/xss');
+    const { page } = w;
+    await page.getByTestId('payload').waitFor();
+    assert.match((await page.getByTestId('payload').textContent()) ?? '', /"html": "<img src=x onerror=alert\(1\)>"/);
+    assert.equal((await page.getByTestId('task-last-error').textContent())?.trim(), XSS);
+    // As an id: typed in the finder, and in the address.
+    await page.goto(`${server.address}/ui/#/tasks`);
+    await page.getByTestId('find-id').fill(XSS);
+    await page.getByTestId('find-form').getByRole('button', { name: 'Open' }).click();
+    await page.getByTestId('notice').getByText(XSS, { exact: false }).waitFor();
+    await page.goto(`${server.address}/ui/#/tasks/${encodeURIComponent(XSS)}`);
+    await page.getByTestId('error').getByText(`Not a task id: ${XSS}`).waitFor();
+    await page.waitForTimeout(300);
+    assert.equal(await page.locator('img').count(), 0, 'no img element was made');
+    assertClean(w);
+  });
+
+  it('topics and push pages, and a phone-sized overview', async () => {
+    const w = await openPage('#/topics');
+    await w.page.getByTestId('topics-table').locator('tr[data-topic="overview"]').waitFor();
+    await w.page.waitForTimeout(2_500);
+    await w.page.screenshot({ path: `${SHOTS}/topics.png`, fullPage: true });
+    await w.page.getByTestId('nav-push').click();
+    await w.page.getByTestId('push-table').getByText('no push subscriptions').waitFor();
+    await w.page.screenshot({ path: `${SHOTS}/push.png`, fullPage: true });
+    assertClean(w);
+
+    const phone = await openPage('#/overview', { width: 390, height: 844 });
+    await phone.page.getByTestId('count-pending').waitFor();
+    const overflow = await phone.page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    assert.ok(overflow <= 0, `no sideways scrolling on a phone (${overflow}px)`);
+    await phone.page.screenshot({ path: `${SHOTS}/overview-phone.png`, fullPage: true });
+    assertClean(phone);
+  });
+
+  it('serves every page under a strict CSP, and no /ui file needs the token', async () => {
+    const response = await fetch(`${server.address}/ui/`);
+    assert.equal(response.status, 200);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    const html = await response.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    assert.equal((await fetch(`${server.address}/v1/stats`)).status, 401);
+  });
+});
