@@ -37,7 +37,10 @@ import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import { PushCounters, type PushStats } from './push-stats.js';
 import { DeferTo, RetryAfter } from './work-source.js';
-import { Worker, type Handler, type WorkSource } from './worker.js';
+import { Worker, type Handler, type WorkerOptions, type WorkSource } from './worker.js';
+
+/** Pushes end one by one, as their responses arrive: their acks and reserves are gathered per turn. */
+const GATHER: WorkerOptions = { gather: true };
 
 /** What the Pusher needs for tasks with their own url. */
 export interface PushTargets {
@@ -100,7 +103,7 @@ export class Pusher {
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
-    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS);
+    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS, GATHER);
   }
 
   /**
@@ -185,7 +188,7 @@ export class Pusher {
       if (current !== undefined) this.retire(current);
       else this.markPushed(topic);
       const handler = this.handlerFor(subscription);
-      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS);
+      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS, GATHER);
       this.consumers.set(topic, { subscription, fingerprint, worker });
       this.logger.info({ topic, url: subscription.url, concurrency: subscription.concurrency }, current ? 'push: subscription changed' : 'push: topic subscribed');
     }
