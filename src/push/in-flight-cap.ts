@@ -18,6 +18,13 @@ export class InFlightCap {
     return this.waiting.length;
   }
 
+  /** Takes a slot if one is free now (no promise); false: none is, nothing is held. */
+  tryAcquire(): boolean {
+    if (this.held >= this.limit) return false;
+    this.held += 1;
+    return true;
+  }
+
   /** Resolves true with a slot, or false if `signal` aborts first (no slot is then held). */
   acquire(signal?: AbortSignal): Promise<boolean> {
     if (signal?.aborted === true) return Promise.resolve(false);
