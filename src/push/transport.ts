@@ -1,7 +1,10 @@
 /**
- * The PushTransport (src/core/push.ts) over undici: one `undici.request()` per push through
+ * The PushTransport (src/core/push.ts) over undici: one `agent.dispatch()` per push through
  * an Agent of its own (keep-alive pools per origin; never the global dispatcher, never the
- * global fetch, whose bundled undici would not take an npm undici Agent).
+ * global fetch, whose bundled undici would not take an npm undici Agent). The dispatch API
+ * with a small handler (Exchange), not `undici.request()`: a push needs the status,
+ * Retry-After and the first bytes of the answer, and request()'s response stream, async
+ * resource and abort signal were a third of a push's CPU in a profile (ADR 0029).
  *
  * The SSRF guard runs where it cannot be dodged: the Agent's connector checks the address
  * each new socket actually connected to (`socket.remoteAddress`) and destroys the socket
@@ -10,8 +13,8 @@
  * `0.0.0.0`), and a hostname may resolve differently at connect time than when checkUrl
  * looked it up (DNS rebinding). Sockets are then reused only for the same origin.
  *
- * Every push holds a slot of a global cap (`maxInFlight`) from before it connects until its
- * body is read; pushes beyond it wait in order. A push that gets no complete answer within
+ * Every push holds a slot of a global cap (`maxInFlight`) from before it connects until
+ * undici is done with it; pushes beyond it wait in order. A push that gets no complete answer within
  * its timeoutMs is a failure `timeout after N ms`. `send` never rejects.
  */
 import { isIP, type Socket } from 'node:net';
