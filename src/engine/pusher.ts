@@ -41,6 +41,8 @@ import { Worker, type Handler, type WorkerOptions, type WorkSource } from './wor
 
 /** Pushes end one by one, as their responses arrive: their acks and reserves are gathered per turn. */
 const GATHER: WorkerOptions = { gather: true };
+/** The longest a push waits for a slot of the transport's global cap (see push()). */
+const PUSH_MAX_WAIT_MS = PUSH_RESERVATION_MARGIN_MS / 2;
 
 /** What the Pusher needs for tasks with their own url. */
 export interface PushTargets {
@@ -235,7 +237,6 @@ export class Pusher {
       this.counters.deferred(topic, origin);
       throw new DeferTo(`push: circuit open for ${origin}`, admission.retryAt);
     }
-    let timer: TimerToken | null = null;
     let result: PushResultClass = 'aborted';
     try {
       // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
@@ -250,15 +251,13 @@ export class Pusher {
         'delayq-run-at': String(delivery.runAt),
       };
       this.counters.sent(topic, origin);
-      // A push queued behind the transport's global cap still gives up before its reservation runs out.
-      const giveUp = new AbortController();
-      timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
-      const response = await transport.send({ url, body, headers, timeoutMs }, giveUp.signal);
+      // A push queued behind the transport's global cap still settles before its reservation
+      // runs out: it waits for a slot at most half the margin, then has timeoutMs.
+      const response = await transport.send({ url, body, headers, timeoutMs, maxWaitMs: PUSH_MAX_WAIT_MS });
       result = classifyPush(response);
       const verdict = judgePush(response);
       if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
     } finally {
-      if (timer !== null) this.clock.clearTimer(timer);
       // Recorded whatever happened, so that a probe never stays out.
       this.breakers.record(origin, breakerOutcome(result), this.clock.now(), admission.probe);
       this.counters.result(topic, origin, result);

@@ -303,7 +303,10 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
       if (signal?.aborted === true) return Promise.resolve(failure('aborted'));
       // Waiting for a slot is not the receiver's time: the timeout starts once the push has one.
       if (cap.tryAcquire()) return start(push, signal);
-      return cap.acquire(signal).then((acquired) => (acquired ? start(push, signal) : failure('aborted')));
+      const { maxWaitMs } = push;
+      return cap
+        .acquire(signal, maxWaitMs)
+        .then((acquired) => (acquired ? start(push, signal) : failure(signal?.aborted === true ? 'aborted' : `no free slot (maxInFlight ${maxInFlight}) within ${maxWaitMs} ms: not sent`)));
     },
     stats: () => ({ inFlight: cap.inFlight, queued: cap.queued }),
 

@@ -113,6 +113,22 @@ describe('the push transport', () => {
     assert.equal(failureOf(await sent), 'aborted');
   });
 
+  it('a push that finds the cap full waits at most its maxWaitMs, then fails unsent', async () => {
+    const capped = createPushTransport({ allow: LOCAL, maxInFlight: 1 });
+    try {
+      receiver.answer = () => undefined;
+      const before = receiver.received.length;
+      const first = capped.send(push(receiver.url, { timeoutMs: 2_000 }));
+      await receiver.arrivals(before + 1);
+      assert.match(failureOf(await capped.send(push(receiver.url, { maxWaitMs: 50 }))), /no free slot \(maxInFlight 1\) within 50 ms: not sent/);
+      assert.equal(receiver.received.length, before + 1);
+      assert.equal(failureOf(await first), 'timeout after 2000 ms');
+      assert.deepEqual(capped.stats(), { inFlight: 0, queued: 0 });
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('a closed port: a connection failure, not a rejection', async () => {
     const port = await closedPort();
     assert.match(failureOf(await transport.send(push(`http://127.0.0.1:${port}/`))), /ECONNREFUSED/);
