@@ -26,7 +26,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -180,6 +180,39 @@ async function bare(receiver: Child, total: number, concurrency: number): Promis
   return rate;
 }
 
+/**
+ * (a2) The same loop through undici's dispatch API with a minimal handler (what delayq's
+ * transport uses since ADR 0029): request()'s response stream and async resource cost the
+ * sender CPU of its own, so (a) measures the sender as much as the host.
+ */
+async function bareDispatch(receiver: Child, total: number, concurrency: number): Promise<number> {
+  const sender = new Agent({ connections: concurrency, keepAliveTimeout: 120_000 });
+  const origin = `http://127.0.0.1:${receiver.port}`;
+  const body = JSON.stringify({ i: 0 });
+  let sent = 0;
+  const post = (id: string): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart: () => undefined,
+        onResponseEnd: () => resolve(),
+        onResponseError: (_controller, error) => reject(error),
+      };
+      sender.dispatch({ origin, path: '/hook', method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-id': id } }, handler);
+    });
+  const started = preciseNow();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (sent < total) {
+        sent++;
+        await post(`bare2-${sent}`);
+      }
+    }),
+  );
+  const rate = total / ((preciseNow() - started) / 1_000);
+  await sender.close();
+  return rate;
+}
+
 interface PushRun {
   readonly rate: number;
   readonly p50: number;
@@ -239,7 +272,7 @@ export async function run(args: string[]): Promise<void> {
   const receiver = await startReceiver();
   const pushServer = await startServer(`sqlite:${join(dir, 'push.db')}`);
   const pullServer = await startServer(`sqlite:${join(dir, 'pull.db')}`);
-  const raw: Record<string, PushRun[] | number[]> = { bare: [], spread: [], burst: [], pull: [], steady: [] };
+  const raw: Record<string, PushRun[] | number[]> = { bare: [], bare2: [], spread: [], burst: [], pull: [], steady: [] };
   const started = Date.now();
   try {
     await call(pushServer.port, 'PUT', '/v1/topics/bench/push', { url: `http://127.0.0.1:${receiver.port}/hook`, concurrency, timeoutMs: 10_000 });
@@ -249,6 +282,12 @@ export async function run(args: string[]): Promise<void> {
         const rate = await bare(receiver, bareTotal, concurrency);
         (raw['bare'] as number[]).push(rate);
         console.log(`run ${r}: (a) bare undici ${Math.round(rate)}/s`);
+      }
+
+      if (part('a2')) {
+        const rate = await bareDispatch(receiver, bareTotal, concurrency);
+        (raw['bare2'] as number[]).push(rate);
+        console.log(`run ${r}: (a2) bare undici dispatch ${Math.round(rate)}/s`);
       }
 
       const lead = 3_000; // time to schedule before the first task falls due
