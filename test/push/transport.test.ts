@@ -166,6 +166,20 @@ describe('the push transport', () => {
     }
   });
 
+  it('an answer longer than 64 KiB: its status and first bytes, the connection closed, the next push fine', async () => {
+    const fresh = await startReceiver('127.0.0.1', answerWith(503, 'z'.repeat(200_000)));
+    try {
+      const result = responseOf(await transport.send(push(fresh.url)));
+      assert.deepEqual([result.status, result.bodyStart], [503, 'z'.repeat(PUSH_ERROR_BODY_BYTES)]);
+      fresh.answer = answerWith(204);
+      assert.equal(responseOf(await transport.send(push(fresh.url))).status, 204);
+      assert.equal(fresh.received.length, 2);
+      assert.deepEqual(transport.stats(), { inFlight: 0, queued: 0 });
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('holds pushes beyond maxInFlight until one finishes', async () => {
     const held: Array<() => void> = [];
     const slow = await startReceiver('127.0.0.1', (_request, response) => held.push(() => response.writeHead(200).end()));
