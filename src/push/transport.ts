@@ -4,7 +4,7 @@
  * global fetch, whose bundled undici would not take an npm undici Agent). The dispatch API
  * with a small handler (Exchange), not `undici.request()`: a push needs the status,
  * Retry-After and the first bytes of the answer, and request()'s response stream, async
- * resource and abort signal were a third of a push's CPU in a profile (ADR 0029).
+ * resource and abort signal were a visible share of a push's CPU in a profile (ADR 0029).
  *
  * The SSRF guard runs where it cannot be dodged: the Agent's connector checks the address
  * each new socket actually connected to (`socket.remoteAddress`) and destroys the socket
