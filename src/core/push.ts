@@ -59,7 +59,13 @@ export interface PushRequest {
   readonly url: string;
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
+  /** The answer's time, from when the request may go (it has its slot of the transport's cap). */
   readonly timeoutMs: number;
+  /**
+   * The longest the push may wait for that slot, when the transport's cap is full; past it
+   * the push fails without being sent. None: it waits as long as it takes.
+   */
+  readonly maxWaitMs?: number;
 }
 
 /** What came back: a response (any status), or no response at all. */

@@ -37,7 +37,12 @@ import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import { PushCounters, type PushStats } from './push-stats.js';
 import { DeferTo, RetryAfter } from './work-source.js';
-import { Worker, type Handler, type WorkSource } from './worker.js';
+import { Worker, type Handler, type WorkerOptions, type WorkSource } from './worker.js';
+
+/** Pushes end one by one, as their responses arrive: their acks and reserves are gathered per turn. */
+const GATHER: WorkerOptions = { gather: true };
+/** The longest a push waits for a slot of the transport's global cap (see push()). */
+const PUSH_MAX_WAIT_MS = PUSH_RESERVATION_MARGIN_MS / 2;
 
 /** What the Pusher needs for tasks with their own url. */
 export interface PushTargets {
@@ -100,7 +105,7 @@ export class Pusher {
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
-    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS);
+    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS, GATHER);
   }
 
   /**
@@ -185,7 +190,7 @@ export class Pusher {
       if (current !== undefined) this.retire(current);
       else this.markPushed(topic);
       const handler = this.handlerFor(subscription);
-      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS);
+      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS, GATHER);
       this.consumers.set(topic, { subscription, fingerprint, worker });
       this.logger.info({ topic, url: subscription.url, concurrency: subscription.concurrency }, current ? 'push: subscription changed' : 'push: topic subscribed');
     }
@@ -232,7 +237,6 @@ export class Pusher {
       this.counters.deferred(topic, origin);
       throw new DeferTo(`push: circuit open for ${origin}`, admission.retryAt);
     }
-    let timer: TimerToken | null = null;
     let result: PushResultClass = 'aborted';
     try {
       // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
@@ -247,15 +251,13 @@ export class Pusher {
         'delayq-run-at': String(delivery.runAt),
       };
       this.counters.sent(topic, origin);
-      // A push queued behind the transport's global cap still gives up before its reservation runs out.
-      const giveUp = new AbortController();
-      timer = this.clock.setTimer(() => giveUp.abort(), timeoutMs + PUSH_RESERVATION_MARGIN_MS / 2);
-      const response = await transport.send({ url, body, headers, timeoutMs }, giveUp.signal);
+      // A push queued behind the transport's global cap still settles before its reservation
+      // runs out: it waits for a slot at most half the margin, then has timeoutMs.
+      const response = await transport.send({ url, body, headers, timeoutMs, maxWaitMs: PUSH_MAX_WAIT_MS });
       result = classifyPush(response);
       const verdict = judgePush(response);
       if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
     } finally {
-      if (timer !== null) this.clock.clearTimer(timer);
       // Recorded whatever happened, so that a probe never stays out.
       this.breakers.record(origin, breakerOutcome(result), this.clock.now(), admission.probe);
       this.counters.result(topic, origin, result);

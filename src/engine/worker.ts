@@ -32,6 +32,19 @@ export interface Job {
 
 export type Handler<P = unknown> = (delivery: Delivery<P>) => unknown;
 
+/** How a Worker batches its store calls. */
+export interface WorkerOptions {
+  /**
+   * Gather the handlers that end during one turn of the event loop (each in its own I/O
+   * callback, as HTTP responses arrive), then ack them in one call and refill the slots
+   * they freed with one reserve, at the end of that turn (setImmediate). Without it each
+   * such handler costs a reserve of one task and an ack call of its own. The Pusher's
+   * workers gather (ADR 0029); `work` handlers, mostly synchronous or ending together
+   * after one reserve, need not.
+   */
+  readonly gather?: boolean;
+}
+
 export interface WorkOptions {
   /** Handlers running at once. Default 10. */
   concurrency?: number;
@@ -72,6 +85,16 @@ export class Worker {
   };
   private wake: (() => void) | null = null;
   private readonly loop: Promise<void>;
+  /** Whether handlers that end are gathered until the end of the event loop's turn (WorkerOptions.gather). */
+  private readonly gather: boolean;
+  private turnQueued = false;
+  // The end of a turn (gather): the acks of every handler that ended in it go in one call,
+  // and the slots they freed are refilled by one reserve.
+  private readonly endTurn = (): void => {
+    this.turnQueued = false;
+    if (this.succeeded.length > 0) this.flushAcks();
+    this.notify();
+  };
 
   constructor(
     readonly topic: string,
@@ -79,7 +102,9 @@ export class Worker {
     private readonly source: WorkSource,
     private readonly concurrency: number,
     private readonly ttrMs: number | undefined,
+    options: WorkerOptions = {},
   ) {
+    this.gather = options.gather ?? false;
     this.loop = this.run();
   }
 
@@ -162,14 +187,22 @@ export class Worker {
     job.done = true;
     this.active--;
     this.settling++;
+    if (!outcome.ok) void this.source.settle(job, outcome).then(this.onSettled);
+    if (this.gather) {
+      if (outcome.ok) this.succeeded.push(job);
+      if (!this.turnQueued) {
+        this.turnQueued = true;
+        // A yield, not a timer: it runs after this turn's I/O callbacks whatever the clock.
+        setImmediate(this.endTurn);
+      }
+      return;
+    }
     if (outcome.ok) {
       this.succeeded.push(job);
       if (!this.flushQueued) {
         this.flushQueued = true;
         queueMicrotask(this.flushAcks);
       }
-    } else {
-      void this.source.settle(job, outcome).then(this.onSettled);
     }
     this.notify();
   }

@@ -18,24 +18,36 @@ export class InFlightCap {
     return this.waiting.length;
   }
 
-  /** Resolves true with a slot, or false if `signal` aborts first (no slot is then held). */
-  acquire(signal?: AbortSignal): Promise<boolean> {
+  /** Takes a slot if one is free now (no promise); false: none is, nothing is held. */
+  tryAcquire(): boolean {
+    if (this.held >= this.limit) return false;
+    this.held += 1;
+    return true;
+  }
+
+  /**
+   * Resolves true with a slot, or false if `signal` aborts or `maxWaitMs` passes first (no
+   * slot is then held).
+   */
+  acquire(signal?: AbortSignal, maxWaitMs?: number): Promise<boolean> {
     if (signal?.aborted === true) return Promise.resolve(false);
-    if (this.held < this.limit) {
-      this.held += 1;
-      return Promise.resolve(true);
-    }
+    if (this.tryAcquire()) return Promise.resolve(true);
     return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
       const grant = (): void => {
         signal?.removeEventListener('abort', giveUp);
+        clearTimeout(timer);
         resolve(true);
       };
       const giveUp = (): void => {
         const at = this.waiting.indexOf(grant);
         if (at >= 0) this.waiting.splice(at, 1);
+        signal?.removeEventListener('abort', giveUp);
+        clearTimeout(timer);
         resolve(false);
       };
       signal?.addEventListener('abort', giveUp, { once: true });
+      if (maxWaitMs !== undefined) timer = setTimeout(giveUp, maxWaitMs);
       this.waiting.push(grant);
     });
   }

@@ -1,7 +1,10 @@
 /**
- * The PushTransport (src/core/push.ts) over undici: one `undici.request()` per push through
+ * The PushTransport (src/core/push.ts) over undici: one `agent.dispatch()` per push through
  * an Agent of its own (keep-alive pools per origin; never the global dispatcher, never the
- * global fetch, whose bundled undici would not take an npm undici Agent).
+ * global fetch, whose bundled undici would not take an npm undici Agent). The dispatch API
+ * with a small handler (Exchange), not `undici.request()`: a push needs the status,
+ * Retry-After and the first bytes of the answer, and request()'s response stream, async
+ * resource and abort signal were a visible share of a push's CPU in a profile (ADR 0029).
  *
  * The SSRF guard runs where it cannot be dodged: the Agent's connector checks the address
  * each new socket actually connected to (`socket.remoteAddress`) and destroys the socket
@@ -10,12 +13,12 @@
  * `0.0.0.0`), and a hostname may resolve differently at connect time than when checkUrl
  * looked it up (DNS rebinding). Sockets are then reused only for the same origin.
  *
- * Every push holds a slot of a global cap (`maxInFlight`) from before it connects until its
- * body is read; pushes beyond it wait in order. A push that gets no complete answer within
+ * Every push holds a slot of a global cap (`maxInFlight`) from before it connects until
+ * undici is done with it; pushes beyond it wait in order. A push that gets no complete answer within
  * its timeoutMs is a failure `timeout after N ms`. `send` never rejects.
  */
 import { isIP, type Socket } from 'node:net';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { DelayQError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { silentLogger } from '../core/logger.js';
@@ -115,17 +118,117 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
   return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
-/** The first `limit` bytes of a body as text; the rest read and dropped (up to DRAIN_BYTES), so the socket goes back to the pool. */
-async function bodyStart(body: AsyncIterable<Buffer> & { destroy(): unknown }, limit: number): Promise<string> {
-  const kept: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (size < limit) kept.push(chunk.subarray(0, limit - size));
-    size += chunk.length;
-    if (size > DRAIN_BYTES) break; // leaving the loop destroys the body and its connection
+interface Target {
+  readonly origin: string;
+  /** Path and query. */
+  readonly path: string;
+}
+
+const failure = (reason: string): PushResponse => ({ kind: 'failure', reason });
+
+/**
+ * One push through undici's dispatch API: the status, Retry-After and the first bytes of
+ * the answer, read as they come (no response stream), under one timer. It settles at the
+ * first of: the complete answer, an error, its timeout, the caller's signal; `done` runs
+ * once undici is finished with the request (then the push's slot of the cap is free).
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  /** Set once the push has its outcome; later callbacks only finish undici's side. */
+  private settled = false;
+  /** Why the push was given up before undici started it: it is aborted as it starts. */
+  private abortReason: Error | null = null;
+  private status = 0;
+  private retryAfter: string | string[] | undefined = undefined;
+  private kept: Buffer[] = [];
+  private size = 0;
+  private readonly timer: NodeJS.Timeout;
+  private readonly onAbort: (() => void) | null = null;
+  readonly promise: Promise<PushResponse>;
+  private resolve!: (response: PushResponse) => void;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly signal: AbortSignal | undefined,
+    private readonly now: () => number,
+    private readonly logger: Logger,
+    private readonly url: string,
+    private readonly done: () => void,
+  ) {
+    this.promise = new Promise<PushResponse>((resolve) => (this.resolve = resolve));
+    this.timer = setTimeout(this.onTimeout, timeoutMs);
+    if (signal !== undefined) {
+      this.onAbort = (): void => this.giveUp('aborted');
+      signal.addEventListener('abort', this.onAbort, { once: true });
+    }
   }
-  // A multi-byte character cut at the limit becomes U+FFFD, not an exception.
-  return new TextDecoder().decode(Buffer.concat(kept));
+
+  private readonly onTimeout = (): void => this.giveUp(`timeout after ${this.timeoutMs} ms`);
+
+  private giveUp(reason: string): void {
+    if (this.settled) return;
+    this.settle(failure(reason));
+    const error = new Error(reason);
+    if (this.controller === null) this.abortReason = error;
+    else this.controller.abort(error);
+  }
+
+  private settle(response: PushResponse): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (this.onAbort !== null) this.signal?.removeEventListener('abort', this.onAbort);
+    this.resolve(response);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortReason !== null) controller.abort(this.abortReason);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return; // 1xx: the answer is still to come
+    this.status = statusCode;
+    this.retryAfter = headers['retry-after'];
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    if (this.size < PUSH_ERROR_BODY_BYTES) this.kept.push(chunk.subarray(0, PUSH_ERROR_BODY_BYTES - this.size));
+    this.size += chunk.length;
+    // Read past the first bytes so the connection can be reused; a longer answer closes it instead.
+    if (this.size > DRAIN_BYTES) {
+      this.answer();
+      controller.abort(new Error('answer too long: connection closed'));
+    }
+  }
+
+  onResponseEnd(): void {
+    if (!this.settled) this.answer();
+    this.done();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    if (!this.settled) {
+      const reason = reasonOf(error);
+      this.logger.debug({ url: redacted(this.url), reason }, 'push failed without a response');
+      this.settle(failure(reason));
+    }
+    this.done();
+  }
+
+  private answer(): void {
+    // A multi-byte character cut at the limit becomes U+FFFD, not an exception.
+    const bodyStart = this.size === 0 ? '' : new TextDecoder().decode(this.kept.length === 1 ? this.kept[0] : Buffer.concat(this.kept));
+    this.kept = [];
+    this.settle({ kind: 'response', status: this.status, retryAfterMs: parseRetryAfter(this.retryAfter, this.now()), bodyStart });
+  }
+}
+
+/** Whether the headers name a Content-Type, in any case. */
+function hasContentType(headers: Readonly<Record<string, string>>): boolean {
+  if ('content-type' in headers) return true;
+  for (const name in headers) if (name.toLowerCase() === 'content-type') return true;
+  return false;
 }
 
 /** A failure's reason from what undici threw: our refusal, a socket error with its code, or undici's message. */
@@ -159,50 +262,52 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
   const logger = options.logger ?? silentLogger;
   const lookup = options.lookup ?? systemLookupAll;
   const now = options.now ?? Date.now;
-  // Per-request timeouts come from each push's AbortSignal, so undici's own are off.
+  // Each push's Exchange times it, so undici's own timeouts are off.
   const agent = new Agent({ connect: guardedConnector(guard), headersTimeout: 0, bodyTimeout: 0 });
+  const release = (): void => cap.release();
 
-  async function exchange(push: PushRequest, signal: AbortSignal): Promise<PushResponse> {
-    const typed = Object.keys(push.headers).some((name) => name.toLowerCase() === 'content-type');
-    const headers: Record<string, string> = typed ? { ...push.headers } : { 'content-type': 'application/json', ...push.headers };
-    const response = await request(push.url, { method: 'POST', headers, body: push.body, dispatcher: agent, signal });
-    const start = await bodyStart(response.body, PUSH_ERROR_BODY_BYTES);
-    return { kind: 'response', status: response.statusCode, retryAfterMs: parseRetryAfter(response.headers['retry-after'], now()), bodyStart: start };
+  /** Sends a push that holds a slot of the cap; the slot is released once undici is done with it. */
+  function start(push: PushRequest, signal: AbortSignal | undefined): Promise<PushResponse> {
+    const exchange = new Exchange(push.timeoutMs, signal, now, logger, push.url, release);
+    try {
+      const { origin, path } = targetOf(push.url);
+      const headers = hasContentType(push.headers) ? push.headers : { 'content-type': 'application/json', ...push.headers };
+      // undici reports a failure to dispatch through the handler (onResponseError).
+      agent.dispatch({ origin, path, method: 'POST', headers, body: push.body }, exchange);
+    } catch (error) {
+      // A url that does not parse: undici never saw the push.
+      exchange.onResponseError(undefined, error instanceof Error ? error : new Error(String(error)));
+    }
+    return exchange.promise;
   }
+
+  /** Each url's origin and path, parsed once: a subscription pushes one url many times. */
+  const targets = new Map<string, Target>();
+  const targetOf = (url: string): Target => {
+    let target = targets.get(url);
+    if (target === undefined) {
+      const parsed = new URL(url);
+      target = { origin: parsed.origin, path: parsed.pathname + parsed.search };
+      // Bounded: per-task urls may all differ (a url is cheap to parse again).
+      if (targets.size >= 10_000) targets.clear();
+      targets.set(url, target);
+    }
+    return target;
+  };
 
   return {
     checkUrl: (url) => checkUrl(url, guard, lookup),
 
-    async send(push, signal) {
-      const failure = (reason: string): PushResponse => ({ kind: 'failure', reason });
-      if (!(Number.isSafeInteger(push.timeoutMs) && push.timeoutMs > 0)) return failure(`timeoutMs: a positive integer (got ${String(push.timeoutMs)})`);
+    send(push, signal) {
+      if (!(Number.isSafeInteger(push.timeoutMs) && push.timeoutMs > 0)) return Promise.resolve(failure(`timeoutMs: a positive integer (got ${String(push.timeoutMs)})`));
+      if (signal?.aborted === true) return Promise.resolve(failure('aborted'));
       // Waiting for a slot is not the receiver's time: the timeout starts once the push has one.
-      if (!(await cap.acquire(signal))) return failure('aborted');
-      // One controller, a timer and a listener: AbortSignal.timeout + AbortSignal.any cost a
-      // push several times as much (a profile of a burst showed them at ~7% of its CPU).
-      const both = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        both.abort();
-      }, push.timeoutMs);
-      const onAbort = (): void => both.abort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (signal?.aborted) both.abort();
-      try {
-        return await exchange(push, both.signal);
-      } catch (error) {
-        if (both.signal.aborted) return failure(timedOut ? `timeout after ${push.timeoutMs} ms` : 'aborted');
-        const reason = reasonOf(error);
-        logger.debug({ url: redacted(push.url), reason }, 'push failed without a response');
-        return failure(reason);
-      } finally {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        cap.release();
-      }
+      if (cap.tryAcquire()) return start(push, signal);
+      const { maxWaitMs } = push;
+      return cap
+        .acquire(signal, maxWaitMs)
+        .then((acquired) => (acquired ? start(push, signal) : failure(signal?.aborted === true ? 'aborted' : `no free slot (maxInFlight ${maxInFlight}) within ${maxWaitMs} ms: not sent`)));
     },
-
     stats: () => ({ inFlight: cap.inFlight, queued: cap.queued }),
 
     close: () => agent.close(),

@@ -36,6 +36,20 @@ describe('InFlightCap', () => {
     assert.equal(cap.inFlight, 0);
   });
 
+  it('a waiter past its maxWaitMs leaves the queue without a slot; one granted in time keeps it', async () => {
+    const cap = new InFlightCap(1);
+    assert.equal(cap.tryAcquire(), true);
+    assert.equal(cap.tryAcquire(), false);
+    assert.equal(await cap.acquire(undefined, 20), false);
+    assert.deepEqual([cap.inFlight, cap.queued], [1, 0]);
+    const granted = cap.acquire(undefined, 60_000);
+    cap.release();
+    assert.equal(await granted, true);
+    assert.deepEqual([cap.inFlight, cap.queued], [1, 0]);
+    cap.release();
+    assert.equal(cap.inFlight, 0);
+  });
+
   it('refuses a limit that is not a positive integer', () => {
     for (const limit of [0, -1, 1.5, Number.NaN]) assert.throws(() => new InFlightCap(limit), RangeError);
   });

@@ -113,6 +113,22 @@ describe('the push transport', () => {
     assert.equal(failureOf(await sent), 'aborted');
   });
 
+  it('a push that finds the cap full waits at most its maxWaitMs, then fails unsent', async () => {
+    const capped = createPushTransport({ allow: LOCAL, maxInFlight: 1 });
+    try {
+      receiver.answer = () => undefined;
+      const before = receiver.received.length;
+      const first = capped.send(push(receiver.url, { timeoutMs: 2_000 }));
+      await receiver.arrivals(before + 1);
+      assert.match(failureOf(await capped.send(push(receiver.url, { maxWaitMs: 50 }))), /no free slot \(maxInFlight 1\) within 50 ms: not sent/);
+      assert.equal(receiver.received.length, before + 1);
+      assert.equal(failureOf(await first), 'timeout after 2000 ms');
+      assert.deepEqual(capped.stats(), { inFlight: 0, queued: 0 });
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('a closed port: a connection failure, not a rejection', async () => {
     const port = await closedPort();
     assert.match(failureOf(await transport.send(push(`http://127.0.0.1:${port}/`))), /ECONNREFUSED/);
@@ -145,6 +161,20 @@ describe('the push transport', () => {
       // undici frees a socket a tick after its response ends, so a push sent at once may open
       // a second one; from then on the pool has a free socket each time.
       assert.ok(fresh.connections <= 2, `${fresh.connections} connections for 10 pushes`);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('an answer longer than 64 KiB: its status and first bytes, the connection closed, the next push fine', async () => {
+    const fresh = await startReceiver('127.0.0.1', answerWith(503, 'z'.repeat(200_000)));
+    try {
+      const result = responseOf(await transport.send(push(fresh.url)));
+      assert.deepEqual([result.status, result.bodyStart], [503, 'z'.repeat(PUSH_ERROR_BODY_BYTES)]);
+      fresh.answer = answerWith(204);
+      assert.equal(responseOf(await transport.send(push(fresh.url))).status, 204);
+      assert.equal(fresh.received.length, 2);
+      assert.deepEqual(transport.stats(), { inFlight: 0, queued: 0 });
     } finally {
       await fresh.close();
     }
