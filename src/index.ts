@@ -7,6 +7,7 @@ export type { QueueObserver, SettleOutcome } from './core/observer.js';
 export type { SetPushResult } from './engine/push-subscriptions.js';
 export { Schedules, MAX_PREVIEW } from './engine/schedules.js';
 export type { ScheduleInfo, UpsertScheduleResult } from './engine/schedules.js';
+export type { ScheduleCounts } from './engine/schedule-loop.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
 export type { MisfirePolicy, ScheduleDefinition, ScheduleRecord, ScheduleState } from './core/schedule/model.js';
 export type { RecurringInput } from './core/schedule/validate.js';

@@ -31,6 +31,13 @@ export interface ScheduleLoopOptions extends PlanOptions {
   readonly retryMs: number;
 }
 
+/** Schedules by state (ScheduleLoop.countByState). */
+export interface ScheduleCounts {
+  readonly active: number;
+  readonly paused: number;
+  readonly ended: number;
+}
+
 /** Creates tasks (ids that exist are left as they are) and places their timers. */
 export type CreateTasks = (tasks: readonly NewTaskRecord[]) => Promise<void>;
 
@@ -124,6 +131,23 @@ export class ScheduleLoop {
 
   forget(id: string): void {
     this.entries.delete(id);
+  }
+
+  /**
+   * The schedules this process knows (read at start and every `syncMs`, changed at once by
+   * its own calls) by state: `paused`, `ended` (no next occurrence: endAt or limit reached)
+   * or `active`. O(schedules), no store read (the metrics gauge reads it at each scrape).
+   */
+  countByState(): ScheduleCounts {
+    let active = 0;
+    let paused = 0;
+    let ended = 0;
+    for (const { record } of this.entries.values()) {
+      if (record.paused) paused++;
+      else if (record.nextAt === null) ended++;
+      else active++;
+    }
+    return { active, paused, ended };
   }
 
   private sync(): void {

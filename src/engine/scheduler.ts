@@ -139,7 +139,10 @@ export class Scheduler implements WorkScheduler {
   /** Creates tasks whose ids may exist already (occurrences of schedules) and places the new timers. */
   private async createTasks(store: TaskStore, clock: Clock, inFlight: InFlight, tasks: readonly NewTaskRecord[]): Promise<void> {
     const outcomes = await inFlight.track(store.schedule(tasks, clock.now()));
-    for (const outcome of outcomes) {
+    for (let i = 0; i < outcomes.length; i++) {
+      const outcome = outcomes[i]!;
+      // Counted by the process that created it: an occurrence another process made first is not.
+      if (outcome.created) this.observer.scheduled(tasks[i]!.topic, 1);
       if (outcome.ref === null) continue;
       if (outcome.created) this.place(outcome.ref, true);
       else this.placeLoaded(outcome.ref);

@@ -15,7 +15,7 @@ import type { BackoffPolicy } from '../core/task/model.js';
 import { validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
 import { compileCron } from './cron-pattern.js';
 import type { InFlight } from './in-flight.js';
-import type { ScheduleLoop } from './schedule-loop.js';
+import type { ScheduleCounts, ScheduleLoop } from './schedule-loop.js';
 
 /** A schedule as callers see it. */
 export interface ScheduleInfo {
@@ -164,6 +164,15 @@ export class Schedules {
       const nextAt = r.limit !== null && r.count >= r.limit ? null : next(now - 1);
       return { ...r, paused: false, nextAt, lastAt: r.lastAt !== null && r.lastAt > now ? null : r.lastAt, updatedAt: now };
     });
+  }
+
+  /**
+   * How many schedules are active, paused or ended (no next occurrence: endAt or limit
+   * reached), from this process's copy of the list (read every `scheduleSyncMs`; its own
+   * changes at once), not from the store: cheap enough for every metrics scrape.
+   */
+  countByState(): ScheduleCounts {
+    return this.loop.countByState();
   }
 
   /** The next `n` occurrence times at or after now (fewer when the schedule ends first). */

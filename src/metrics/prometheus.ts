@@ -8,7 +8,8 @@
  *   operation, push requests by topic and status class and their durations;
  * - gauges read at scrape time (collect) from what the queue already keeps counted
  *   (`stats()`: the store's per-(topic, state) counters, the wheel's size, the ready
- *   queue's backlog): a scrape costs O(topics), never O(tasks).
+ *   queue's backlog; the schedules by state from the engine's copy of the list): a scrape
+ *   costs O(topics + schedules), never O(tasks), and reads no schedule from the store.
  *
  * Topic labels are capped (`maxTopics`, default 100): the first topics seen get their own
  * label, every later one is counted under topic="_other", so a producer that invents a
@@ -35,6 +36,7 @@ export const TIMED_STORE_OPERATIONS = [
   'schedule', 'cancel', 'cancelMany', 'reschedule', 'loadDue', 'reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire',
   'get', 'list', 'stats', 'retryDead', 'cancelDead', 'purge', 'dueHistogram', 'promote',
   'putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription',
+  'putSchedule', 'getSchedule', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules',
 ] as const;
 
 export interface MetricsOptions {
@@ -55,7 +57,13 @@ export interface StatsSource {
     readonly ready: Readonly<Record<string, number>>;
     readonly waiting: number;
   }>;
+  /** Recurring schedules by state, counted from the engine's copy of the list (no store read). */
+  readonly schedules?: { countByState(): Readonly<Record<ScheduleState, number>> };
 }
+
+/** The `state` label values of delayq_schedules. */
+export const SCHEDULE_STATES = ['active', 'paused', 'ended'] as const;
+type ScheduleState = (typeof SCHEDULE_STATES)[number];
 
 /** The last failed push of a topic (for the dashboard's topics page). */
 export interface PushFailure {
@@ -197,6 +205,17 @@ export class QueueMetrics implements QueueObserver {
       async collect() {
         const stats = await gauges.stats();
         this.set(stats?.waiting ?? 0);
+      },
+    });
+    const scheduleCounts = (): Readonly<Record<ScheduleState, number>> | null => this.source?.schedules?.countByState() ?? null;
+    new Gauge({
+      name: 'delayq_schedules',
+      help: 'Recurring schedules by state: active, paused, or ended (endAt or limit reached).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const counts = scheduleCounts();
+        for (const state of SCHEDULE_STATES) this.set({ state }, counts?.[state] ?? 0);
       },
     });
     if (options.defaultMetrics === true) collectDefaultMetrics({ register: options.registry });

@@ -93,6 +93,41 @@ test('the work loop counts acks and failures with their topic; long-polls waitin
   }
 });
 
+test('schedules by state, counted from the engine\'s list at each scrape (no store read); occurrences count as tasks created', async () => {
+  const registry = new Registry();
+  const { q } = await openManual({ metrics: { registry } });
+  try {
+    let text = await registry.metrics();
+    for (const state of ['active', 'paused', 'ended']) assert.equal(sample(text, `delayq_schedules{state="${state}"}`), 0);
+    await q.schedules.upsert('nightly', { topic: 'backup', cron: '30 2 * * *', tz: 'Europe/Berlin' });
+    await q.schedules.upsert('minutely', { topic: 'ping', everyMs: 60_000 });
+    await q.schedules.upsert('once', { topic: 'ping', everyMs: 60_000, limit: 1 }); // its one occurrence is created at once: ended
+    // Occurrences are ordinary tasks, counted as created (a schedule's first one exists at once).
+    text = await registry.metrics();
+    const created = async (...ids: string[]): Promise<number> => (await Promise.all(ids.map(async (id) => (await q.schedules.get(id))!.count))).reduce((a, b) => a + b, 0);
+    assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="backup"}'), await created('nightly'));
+    assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="ping"}'), await created('minutely', 'once'));
+    assert.ok((await created('minutely', 'once')) >= 2);
+    await q.schedules.pause('minutely');
+    text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_schedules{state="active"}'), 1);
+    assert.equal(sample(text, 'delayq_schedules{state="paused"}'), 1);
+    assert.equal(sample(text, 'delayq_schedules{state="ended"}'), 1);
+    await q.schedules.resume('minutely');
+    await q.schedules.remove('once');
+    const reads = (t: string): number => sample(t, 'delayq_store_operation_duration_seconds_count{operation="listSchedules"}') ?? 0;
+    const before = reads(await registry.metrics());
+    text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_schedules{state="active"}'), 2);
+    assert.equal(sample(text, 'delayq_schedules{state="paused"}'), 0);
+    assert.equal(sample(text, 'delayq_schedules{state="ended"}'), 0);
+    assert.equal(reads(text), before, 'a scrape lists no schedule from the store');
+    assert.ok(before >= 1, 'the loop\'s own reads are timed');
+  } finally {
+    await q.close();
+  }
+});
+
 test('topic labels are capped: later topics count under topic="_other"', async () => {
   const registry = new Registry();
   const { q } = await openManual({ metrics: { registry, maxTopics: 2 } });

@@ -251,6 +251,57 @@ describe('dashboard in Chromium', () => {
     assertClean(phone);
   });
 
+  it('schedules: listed with their next time; pause, resume and delete from the page, each confirmed by the API', async () => {
+    const put = await api('PUT', '/v1/schedules/nightly', { topic: 'backup', cron: '30 2 * * *', tz: 'Europe/Berlin', payload: { full: true, note: XSS }, misfire: 'skip' });
+    assert.equal(put.status, 201);
+    assert.equal((await api('PUT', '/v1/schedules/hourly', { topic: 'ping', everyMs: 3_600_000, limit: 5 })).status, 201);
+    const [nightlyNext] = (await api('GET', '/v1/schedules/nightly/next?n=1')).body.times as number[];
+
+    const w = await openPage('#/overview');
+    const { page } = w;
+    await page.getByTestId('nav-schedules').click();
+    const row = page.getByTestId('schedules-table').locator('tr[data-id="nightly"]');
+    await row.waitFor();
+    assert.equal(await row.getByTestId('schedule-next').getAttribute('data-at'), String(nightlyNext));
+    assert.match((await row.getByTestId('schedule-next').textContent()) ?? '', new RegExp(new Date(nightlyNext!).toISOString().replace('.000Z', 'Z').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    assert.equal((await row.getByTestId('schedule-rule').textContent())?.trim(), '30 2 * * * (Europe/Berlin)');
+    const hourly = page.getByTestId('schedules-table').locator('tr[data-id="hourly"]');
+    assert.equal((await hourly.getByTestId('schedule-rule').textContent())?.trim(), 'every 1h');
+    // The first occurrence is created at once (it exists before its time): count 1 of 5.
+    assert.equal((await api('GET', '/v1/schedules/hourly')).body.schedule.count, 1);
+    assert.equal((await hourly.getByTestId('schedule-count').textContent())?.trim(), '1 / 5');
+    await page.screenshot({ path: `${SHOTS}/schedules.png`, fullPage: true });
+
+    // The detail: the next 10 times, as the API gives them; the payload as text.
+    await row.getByRole('link', { name: 'nightly' }).click();
+    await page.getByTestId('next-times').locator('tbody tr[data-at]').nth(9).waitFor();
+    const times = (await api('GET', '/v1/schedules/nightly/next?n=10')).body.times as number[];
+    const shown = await page.getByTestId('next-times').locator('tbody tr[data-at]').evaluateAll((rows) => rows.map((r) => Number(r.getAttribute('data-at'))));
+    assert.deepEqual(shown, times);
+    assert.match((await page.getByTestId('payload').textContent()) ?? '', /"note": "<img src=x onerror=alert\(1\)>"/);
+    await page.screenshot({ path: `${SHOTS}/schedule.png`, fullPage: true });
+
+    await page.getByTestId('pause').click();
+    await page.getByTestId('notice').getByText('Paused.').waitFor();
+    assert.equal((await api('GET', '/v1/schedules/nightly')).body.schedule.paused, true);
+    await page.getByTestId('resume').click();
+    await page.getByTestId('notice').getByText('Resumed.').waitFor();
+    assert.equal((await api('GET', '/v1/schedules/nightly')).body.schedule.paused, false);
+    await page.getByTestId('pause').waitFor();
+    await page.getByTestId('delete').click();
+    await page.getByTestId('notice').getByText('Schedule nightly deleted.').waitFor();
+    assert.equal((await api('GET', '/v1/schedules/nightly')).status, 404);
+    assert.equal(await page.getByTestId('schedule-facts').count(), 0);
+
+    // An XSS-looking schedule id in the address is refused as text.
+    await page.goto(`${server.address}/ui/#/schedules/${encodeURIComponent(XSS)}`);
+    await page.getByTestId('error').getByText(`Not a schedule id: ${XSS}`).waitFor();
+    await page.waitForTimeout(300);
+    assert.equal(await page.locator('img').count(), 0, 'no img element was made');
+    assert.equal((await api('DELETE', '/v1/schedules/hourly')).status, 200);
+    assertClean(w);
+  });
+
   it('serves every page under a strict CSP, and no /ui file needs the token', async () => {
     const response = await fetch(`${server.address}/ui/`);
     assert.equal(response.status, 200);

@@ -1,7 +1,7 @@
 // The dashboard: one page per route of the hash (#/overview, #/timeline, #/topics,
-// #/tasks, #/tasks/<id>, #/push). preact + htm, no build step. Every value from the server
-// is rendered as text: preact escapes text children and attribute values, and nothing here
-// writes HTML (no innerHTML, no dangerouslySetInnerHTML).
+// #/tasks, #/tasks/<id>, #/schedules, #/schedules/<id>, #/push). preact + htm, no build
+// step. Every value from the server is rendered as text: preact escapes text children and
+// attribute values, and nothing here writes HTML (no innerHTML, no dangerouslySetInnerHTML).
 import { h, render } from './vendor/preact/preact.mjs';
 import { useCallback, useEffect, useRef, useState } from './vendor/preact/hooks.mjs';
 import htm from './vendor/htm/htm.mjs';
@@ -471,28 +471,177 @@ function PushPage() {
 }
 
 // ---------------------------------------------------------------------------------------
-// The pages in menu order. The seam for pages of features that come later: a Schedules
-// page (cron) is one more entry here, { path: 'schedules', title: 'Schedules', Page }.
+// Schedules (cron and fixed intervals, docs/cron.md): the list, a schedule's next times,
+// pause / resume / delete, each confirmed.
+
+const scheduleHref = (id) => '#/schedules/' + encodeURIComponent(id);
+
+function ruleText(s) {
+  if (s.cron !== null) return `${s.cron} (${s.tz})`;
+  const ms = s.everyMs;
+  const unit = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'm'], [1_000, 's']].find(([size]) => ms % size === 0);
+  return unit ? `every ${number(ms / unit[0])}${unit[1]}` : `every ${number(ms)} ms`;
+}
+
+/**
+ * The next occurrence still to fire: occurrences are created up to `scheduleLeadMs` ahead, so
+ * the latest created one (lastAt) may not be due yet; after it comes nextAt (null once ended).
+ */
+function upcoming(s, now) {
+  if (s.lastAt !== null && s.lastAt >= now) return s.lastAt;
+  return s.nextAt;
+}
+
+function countText(s) {
+  return s.limit !== null ? `${number(s.count)} / ${number(s.limit)}` : number(s.count);
+}
+
+function When({ at, none = '—' }) {
+  if (at === null || at === undefined) return html`<span class="muted">${none}</span>`;
+  return html`${localTime(at)} <span class="muted">${utcTime(at)}</span>`;
+}
+
+function SchedulesPage() {
+  const { data, error } = usePoll(async () => ({ list: await api('GET', '/v1/schedules'), now: Date.now() }), 5_000, []);
+  const schedules = data?.list.schedules ?? [];
+  return html`<section>
+    <h1>Schedules</h1>
+    <p class="muted">Recurring schedules: each occurrence is an ordinary task with id <code>${'<schedule id>:<time ms>'}</code>. Create them with the API or the CLI: <code>delayq cron set</code>.</p>
+    <${ErrorLine} error=${error} />
+    <div class="scroll">
+      <table data-testid="schedules-table">
+        <thead><tr><th>id</th><th>topic</th><th>rule</th><th>misfire</th><th>state</th><th>next occurrence</th><th class="num">count</th></tr></thead>
+        <tbody>
+          ${data && schedules.length === 0 ? html`<tr><td colspan="7" class="muted">no schedules</td></tr>` : null}
+          ${schedules.map((s) => {
+            const next = upcoming(s, data.now);
+            return html`<tr data-id=${s.id}>
+              <td class="id"><a href=${scheduleHref(s.id)}>${s.id}</a></td>
+              <td>${s.topic}</td>
+              <td class="id" data-testid="schedule-rule">${ruleText(s)}</td>
+              <td>${s.misfire}</td>
+              <td data-testid="schedule-state">${s.paused ? html`<span class="badge">paused</span>` : html`<span class="badge state-completed">active</span>`}</td>
+              <td data-testid="schedule-next" data-at=${next ?? ''}>${s.paused ? html`<span class="muted">paused</span>` : html`<${When} at=${next} none="ended" />`}</td>
+              <td class="num" data-testid="schedule-count">${countText(s)}</td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
+function SchedulePage({ id }) {
+  const [data, setData] = useState(null);
+  const [error, setError] = useState(null);
+  const [notice, setNotice] = useState(null);
+  const [deleted, setDeleted] = useState(false);
+  const valid = ID_PATTERN.test(id) && id.length <= 200;
+  const path = '/v1/schedules/' + encodeURIComponent(id);
+
+  const load = useCallback(async () => {
+    if (!valid) return;
+    try {
+      const [{ schedule }, { times }] = await Promise.all([api('GET', path), api('GET', path + '/next' + qs({ n: 10 }))]);
+      setData({ schedule, times, now: Date.now() });
+      setError(null);
+    } catch (e) {
+      setData(null);
+      setError(e);
+    }
+  }, [id]);
+  useEffect(() => void load(), [load]);
+
+  const act = async (question, done, call, after = load) => {
+    if (!confirm(question)) return;
+    try {
+      await call();
+      setNotice({ ok: true, text: done });
+    } catch (e) {
+      setNotice({ ok: false, text: e instanceof ApiError ? `${e.code}: ${e.message}` : String(e) });
+    }
+    await after();
+  };
+  const remove = () =>
+    act(
+      `Delete schedule ${id}? Its occurrences not yet due are cancelled; delivered ones stay.`,
+      `Schedule ${id} deleted.`,
+      () => api('DELETE', path),
+      async () => {
+        setData(null);
+        setDeleted(true);
+      },
+    );
+
+  if (!valid) return html`<section><h1>Schedule</h1><p class="error" data-testid="error">Not a schedule id: ${id}</p></section>`;
+  const s = data?.schedule;
+  return html`<section>
+    <h1>Schedule <span class="id" data-testid="schedule-id">${id}</span></h1>
+    <p><a href="#/schedules">All schedules</a></p>
+    <${Notice} notice=${notice} />
+    ${deleted ? null : html`<${ErrorLine} error=${error} />`}
+    ${s
+      ? html`<div>
+          <div class="row actions">
+            ${s.paused
+              ? html`<button onClick=${() => act(`Resume schedule ${id}? It goes on from the first occurrence at or after now.`, 'Resumed.', () => api('POST', path + '/resume', {}))} data-testid="resume">Resume</button>`
+              : html`<button onClick=${() => act(`Pause schedule ${id}? No occurrence is created while paused; those created ahead and not yet due are cancelled.`, 'Paused.', () => api('POST', path + '/pause', {}))} data-testid="pause">Pause</button>`}
+            <button class="danger" onClick=${remove} data-testid="delete">Delete</button>
+          </div>
+          <dl class="facts" data-testid="schedule-facts">
+            <dt>state</dt><dd data-testid="schedule-state">${s.paused ? 'paused' : 'active'}</dd>
+            <dt>topic</dt><dd>${s.topic}</dd>
+            <dt>rule</dt><dd class="id">${ruleText(s)}</dd>
+            <dt>starts</dt><dd><${When} at=${s.startAt} none="at once" /></dd>
+            <dt>ends</dt><dd><${When} at=${s.endAt} none="never" /></dd>
+            <dt>misfire</dt><dd>${s.misfire}</dd>
+            <dt>occurrences</dt><dd>${countText(s)}${s.limit !== null ? ' (count / limit)' : ''}</dd>
+            <dt>latest created</dt><dd>${s.lastAt !== null ? html`<a class="id" href=${taskHref(id + ':' + s.lastAt)}>${id + ':' + s.lastAt}</a> <${When} at=${s.lastAt} />` : '—'}</dd>
+            <dt>task options</dt><dd>ttr ${duration(s.ttrMs)}, at most ${s.maxAttempts} attempts</dd>
+            <dt>created</dt><dd><${When} at=${s.createdAt} /></dd>
+            <dt>updated</dt><dd><${When} at=${s.updatedAt} /></dd>
+          </dl>
+          <h2>Next ${data.times.length} times</h2>
+          ${s.paused ? html`<p class="muted">Paused: these are the times the rule gives; none is created until it is resumed.</p>` : null}
+          <table class="compact" data-testid="next-times">
+            <thead><tr><th>local</th><th>UTC</th></tr></thead>
+            <tbody>
+              ${data.times.length === 0 ? html`<tr><td colspan="2" class="muted">no more occurrences</td></tr>` : null}
+              ${data.times.map((at) => html`<tr data-at=${at}><td>${localTime(at)}</td><td class="muted">${utcTime(at)}</td></tr>`)}
+            </tbody>
+          </table>
+          <h2>Payload</h2>
+          <pre data-testid="payload">${pretty(s.payload)}</pre>
+        </div>`
+      : null}
+  </section>`;
+}
+
+// ---------------------------------------------------------------------------------------
+// The pages in menu order. A page of a feature that comes later is one more entry here,
+// { path, title, Page } (and a detail route in route() if it has one).
 
 export const PAGES = [
   { path: 'overview', title: 'Overview', Page: OverviewPage },
   { path: 'timeline', title: 'Timeline', Page: TimelinePage },
   { path: 'topics', title: 'Topics', Page: TopicsPage },
   { path: 'tasks', title: 'Tasks', Page: TasksPage },
+  { path: 'schedules', title: 'Schedules', Page: SchedulesPage },
   { path: 'push', title: 'Push', Page: PushPage },
 ];
 
 function route() {
   const hash = location.hash.replace(/^#\/?/, '').split('?')[0];
   const [path, ...rest] = hash.split('/');
-  if (path === 'tasks' && rest.length > 0) {
+  if ((path === 'tasks' || path === 'schedules') && rest.length > 0) {
     let id = rest.join('/');
     try {
       id = decodeURIComponent(id);
     } catch {
       // shown as given
     }
-    return { path: 'tasks', render: () => html`<${TaskPage} id=${id} key=${id} />` };
+    const Detail = path === 'tasks' ? TaskPage : SchedulePage;
+    return { path, render: () => html`<${Detail} id=${id} key=${id} />` };
   }
   const page = PAGES.find((p) => p.path === path) ?? PAGES[0];
   return { path: page.path, render: () => html`<${page.Page} key=${location.hash} />` };
