@@ -204,8 +204,10 @@ export class ScheduleLoop {
       if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
       const to: ScheduleRecord = { ...from, ...plan.state };
       if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) continue;
-      for (const at of plan.create)
-        tasks.push({ id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff });
+      for (const at of plan.create) {
+        const task: NewTaskRecord = { id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff };
+        tasks.push(from.url === null ? task : { ...task, url: from.url });
+      }
       planned.push({ entry, from, to });
     }
     for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));

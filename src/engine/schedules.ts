@@ -32,6 +32,8 @@ export interface ScheduleInfo {
   readonly ttrMs: number;
   readonly maxAttempts: number;
   readonly backoff: BackoffPolicy;
+  /** The push target of every occurrence (docs/push.md, "Per-task url"), or null. */
+  readonly url: string | null;
   readonly paused: boolean;
   /** The next occurrence not yet created as a task, or null once the schedule has ended. */
   readonly nextAt: number | null;
@@ -70,6 +72,7 @@ export function toScheduleInfo(r: ScheduleRecord): ScheduleInfo {
     ttrMs: r.ttrMs,
     maxAttempts: r.maxAttempts,
     backoff: r.backoff,
+    url: r.url,
     paused: r.paused,
     nextAt: r.nextAt,
     lastAt: r.lastAt,
@@ -90,6 +93,8 @@ export class Schedules {
     private readonly assertOpen: () => void,
     /** Cancels pending occurrence tasks by id (those not pending are left alone). */
     private readonly cancel: (ids: readonly string[]) => Promise<boolean[]>,
+    /** The checks of a task's own push url (SSRF rules: INVALID_URL; a secret: PUSH_NO_SECRET), as `schedule` makes them. */
+    private readonly checkPushTarget: (topic: string, url: string) => Promise<void>,
   ) {}
 
   /**
@@ -100,6 +105,7 @@ export class Schedules {
   async upsert(id: string, input: RecurringInput): Promise<UpsertScheduleResult> {
     this.assertOpen();
     const def = validateRecurring(id, input, compileCron, this.limits, this.defaults);
+    if (def.url !== null) await this.checkPushTarget(def.topic, def.url);
     const next = compileRule(def, compileCron);
     for (let i = 0; i < MAX_CONFLICTS; i++) {
       const existing = await this.inFlight.track(this.store.getSchedule(def.id));

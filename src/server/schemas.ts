@@ -151,6 +151,7 @@ export const scheduleDefinitionSchema = {
     ttrMs: { type: 'number' },
     maxAttempts: { type: 'number' },
     backoff: backoffSchema,
+    url: { type: 'string', description: 'push every occurrence to this URL, whatever its topic (docs/push.md); 400 INVALID_URL, PUSH_NO_SECRET' },
   },
 } as const;
 

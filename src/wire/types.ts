@@ -270,6 +270,8 @@ export interface RecurringRequest {
   ttrMs?: number;
   maxAttempts?: number;
   backoff?: Partial<BackoffPolicy>;
+  /** Push every occurrence to this URL, whatever its topic (docs/push.md, "Per-task url"). */
+  url?: string;
 }
 
 export interface RecurringView {
@@ -286,6 +288,8 @@ export interface RecurringView {
   ttrMs: number;
   maxAttempts: number;
   backoff: BackoffPolicy;
+  /** The push target of every occurrence, or null. */
+  url: string | null;
   paused: boolean;
   /** The next occurrence not yet created as a task; null once the schedule has ended. */
   nextAt: number | null;
