@@ -19,7 +19,7 @@
  * earliest schedule needs a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
 import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports.js';
-import { occurrenceId, type ScheduleRecord } from '../core/schedule/model.js';
+import { occurrenceId, sameRule, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
 import { compileRule, type CronCompiler, type NextOccurrence } from '../core/schedule/rule.js';
 import type { NewTaskRecord } from '../core/task/model.js';
@@ -87,12 +87,19 @@ export class ScheduleLoop {
     return compileRule(record, this.compile);
   }
 
+  /** The rule of a definition about to be stored: the compiled one when the loop has this very rule. */
+  ruleOfDefinition(def: ScheduleDefinition): NextOccurrence {
+    const entry = this.entries.get(def.id);
+    if (entry !== undefined && sameRule(entry.record, def)) return entry.next;
+    return compileRule(def, this.compile);
+  }
+
   /**
    * A schedule changed through this process (upserted, paused, resumed): plans it now, and
    * resolves once its due occurrences exist (so an upsert answers with the next one pending).
    */
-  async apply(record: ScheduleRecord): Promise<ScheduleRecord> {
-    const entry: Entry = { record, next: this.ruleOf(record) };
+  async apply(record: ScheduleRecord, next: NextOccurrence = this.ruleOf(record)): Promise<ScheduleRecord> {
+    const entry: Entry = { record, next };
     this.entries.set(record.id, entry);
     if (!this.running) return record;
     await this.planSoon(entry);
@@ -101,6 +108,33 @@ export class ScheduleLoop {
     const at = current === undefined ? null : planDueAt(current.record, this.clock.now(), this.options.leadMs);
     if (at !== null) this.setWake(at);
     return current?.record ?? record;
+  }
+
+  /**
+   * For schedules about to be created: creates their first occurrences now and answers the
+   * records moved forward past them, to be stored as they are (one write instead of a write
+   * and a swap). Creating before storing is safe as the loop's own order is: an occurrence
+   * id exists once however often it is created, and a store failure leaves tasks that a
+   * retried upsert (same ids) finds. Without a running loop, the records as given.
+   */
+  async createAhead(records: readonly ScheduleRecord[], rules: readonly NextOccurrence[]): Promise<ScheduleRecord[]> {
+    if (!this.running) return [...records];
+    const now = this.clock.now();
+    const tasks: NewTaskRecord[] = [];
+    const planned = records.map((from, i) => {
+      const plan = planOccurrences(from, rules[i]!, now, this.options);
+      this.pushTasks(tasks, from, plan.create);
+      return { ...from, ...plan.state };
+    });
+    for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));
+    return planned;
+  }
+
+  private pushTasks(tasks: NewTaskRecord[], from: ScheduleRecord, times: readonly number[]): void {
+    for (const at of times) {
+      const task: NewTaskRecord = { id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff };
+      tasks.push(from.url === null ? task : { ...task, url: from.url });
+    }
   }
 
   /**
@@ -204,10 +238,7 @@ export class ScheduleLoop {
       if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
       const to: ScheduleRecord = { ...from, ...plan.state };
       if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) continue;
-      for (const at of plan.create) {
-        const task: NewTaskRecord = { id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff };
-        tasks.push(from.url === null ? task : { ...task, url: from.url });
-      }
+      this.pushTasks(tasks, from, plan.create);
       planned.push({ entry, from, to });
     }
     for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));

@@ -871,6 +871,18 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal((await store.listSchedules()).length, 4);
       });
 
+      it('puts and gets many in one call: one answer per id in input order, null for none', async () => {
+        const a = scheduleRecord('a');
+        const b = scheduleRecord('b', { url: 'https://hooks.example.com/b', count: 3 });
+        await store.putSchedules([a, b]);
+        await store.putSchedules([]);
+        assert.deepEqual(await store.getSchedules(['b', 'none', 'a']), [b, null, a]);
+        assert.deepEqual(await store.getSchedules([]), []);
+        const a2 = { ...a, count: 9 };
+        await store.putSchedules([a2]);
+        assert.deepEqual(await store.getSchedule('a'), a2);
+      });
+
       it('swaps only from the exact stored schedule: a stale expected record changes nothing', async () => {
         const v1 = scheduleRecord('s');
         await store.putSchedule(v1);
