@@ -155,6 +155,12 @@ export const scheduleDefinitionSchema = {
   },
 } as const;
 
+/** PUT /v1/schedules: an array of definitions, each with its `id` (checked by the core, as PUT /v1/schedules/:id). */
+export const scheduleDefinitionsSchema = {
+  type: 'array',
+  items: { type: 'object' },
+} as const;
+
 export const nextQuerySchema = {
   type: 'object',
   additionalProperties: false,

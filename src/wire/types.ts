@@ -274,6 +274,14 @@ export interface RecurringRequest {
   url?: string;
 }
 
+/** PUT /v1/schedules: many schedules in one call, each as PUT /v1/schedules/:id. */
+export type RecurringManyRequest = Array<RecurringRequest & { id: string }>;
+
+export interface RecurringManyResponse {
+  /** One per definition, in request order. */
+  results: Array<{ schedule: RecurringView; created: boolean; changed: boolean }>;
+}
+
 export interface RecurringView {
   id: string;
   topic: string;

@@ -107,6 +107,25 @@ describe('schedules over HTTP, client and CLI', () => {
     }
   });
 
+  it('PUT /v1/schedules: many in one call (one result each, in order); a bad one is 400 with its index and stores nothing; the client', async () => {
+    const body = [
+      { id: 'm1', topic: 'many', everyMs: 60_000 },
+      { id: 'm2', topic: 'many', cron: '0 9 * * *', tz: 'Europe/Berlin' },
+    ];
+    const answer = await send(t.app, { method: 'PUT', url: '/v1/schedules', body });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.deepEqual(answer.body.results.map((r: { schedule: { id: string }; created: boolean }) => [r.schedule.id, r.created]), [['m1', true], ['m2', true]]);
+    const bad = await send(t.app, { method: 'PUT', url: '/v1/schedules', body: [{ id: 'm3', topic: 'many', everyMs: 60_000 }, { id: 'm4', topic: 'many', cron: 'nope' }] });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'INVALID_SCHEDULE');
+    assert.match(bad.body.error.message, /^schedules\[1\]\.cron/);
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/m3' })).status, 404);
+    assert.equal((await send(t.app, { method: 'PUT', url: '/v1/schedules', body: { id: 'x' } })).status, 400);
+    const viaClient = await client.schedules.upsertMany(body);
+    assert.deepEqual(viaClient.map((r) => [r.schedule.id, r.created, r.changed]), [['m1', false, false], ['m2', false, false]]);
+    for (const id of ['m1', 'm2']) await client.schedules.remove(id);
+  });
+
   it('the client: upsert, get, list, next, pause, resume, remove; typed errors', async () => {
     const { schedule, changed } = await client.schedules.upsert('beat', { topic: 'tick', everyMs: 60_000 });
     assert.equal(changed, true);
