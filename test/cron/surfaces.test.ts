@@ -97,7 +97,7 @@ describe('schedules over HTTP, client and CLI', () => {
       }
       assert.equal((await send(pushing.app, { method: 'GET', url: '/v1/schedules/pushed' })).status, 404);
       await send(pushing.app, { method: 'PUT', url: '/v1/topics/own/push', body: { url: 'https://hooks.example.com/topic' } });
-      const created = await send(pushing.app, { method: 'PUT', url: '/v1/schedules/pushed', body: { topic: 'own', everyMs: 60_000, url: 'https://hooks.example.com/cron' } });
+      const created = await send(pushing.app, { method: 'PUT', url: '/v1/schedules/pushed', body: { topic: 'own', everyMs: 1_000, url: 'https://hooks.example.com/cron' } });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       assert.equal(created.body.schedule.url, 'https://hooks.example.com/cron');
       const task = await send(pushing.app, { method: 'GET', url: `/v1/tasks/pushed:${created.body.schedule.lastAt as number}` });
