@@ -96,7 +96,7 @@ export class ScheduleLoop {
 
   /**
    * A schedule changed through this process (upserted, paused, resumed): plans it now, and
-   * resolves once its due occurrences exist (so an upsert answers with the next one pending).
+   * resolves once its due occurrences exist (an upsert answers with those due within the lead pending).
    */
   async apply(record: ScheduleRecord, next: NextOccurrence = this.ruleOf(record)): Promise<ScheduleRecord> {
     const entry: Entry = { record, next };
