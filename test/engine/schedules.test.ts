@@ -139,6 +139,22 @@ describe('schedules (library, ManualClock)', () => {
     assert.deepEqual(seen.map((s) => s.id).sort(), [`a:${T0}`, `a:${T0 + 1_000}`, `a:${T0 + 2_000}`, `b:${T0}`, `b:${T0 + 2_000}`]);
   });
 
+  it('the first occurrence is created once it is due within scheduleLeadMs, not at upsert', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    const first = T0 + 60_000;
+    const { schedule } = await q.schedules.upsert('later', { topic: 'tick', everyMs: 60_000, startAt: first });
+    assert.deepEqual([schedule.nextAt, schedule.lastAt, schedule.count], [first, null, 0]);
+    assert.equal(await q.get(`later:${first}`), null, 'no task while the first time is beyond the lead');
+    await step(clock, 60_000 - 1_500 - 100, 1_000);
+    assert.equal(await q.get(`later:${first}`), null);
+    await step(clock, 200);
+    assert.equal((await q.get(`later:${first}`))?.state, 'pending', 'created within the lead');
+    await step(clock, 1_400);
+    assert.deepEqual(seen.map((s) => [s.id, s.at]), [[`later:${first}`, first]]);
+  });
+
   it('concurrent upserts share their store calls and each gets its own answer', async () => {
     const { q } = await openManual();
     queues.push(q);
