@@ -6,13 +6,19 @@
  * throwaway redis-server, no persistence, flushed between systems). Each figure is the
  * median of three runs; each run opens a fresh queue on an empty Redis.
  *
- *   U  upserts/s of 10,000 schedules (every 60 s, 64-byte payload), 200 calls in flight
+ *   U  upserts/s of 10,000 schedules (every 60 s, 64-byte payload), 200 calls in flight;
+ *      delayq also with upsertMany (calls of 1,000 definitions, 2 in flight)
  *   M  Redis bytes per schedule: used_memory after U minus before, / 10,000 (each system
  *      holds its schedules and the next occurrence of each as a delayed job / pending task)
  *   L  lateness of occurrences when 10,000 schedules fire every second, for 10 s,
  *      consumed with concurrency 100: handler start - the occurrence's time (p50, p99).
  *      "aligned": all 10,000 on the whole second (a burst of 10,000 due on one ms each
- *      second); "spread": schedule i i/10 ms into the second (a steady 10,000 a second)
+ *      second); "spread": schedule i i/10 ms into the second (a steady 10,000 a second).
+ *      The burst rate is 10,000 / the median (over the seconds) of the time from the whole
+ *      second to the last delivery of its burst: how fast one process drains a burst.
+ *   F  the floor, same run: delayq delivering the very same occurrences as plain tasks
+ *      created up front (no schedule loop running), so the table shows what planning adds
+ *      to the lateness of delivery itself on this machine.
  */
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -33,6 +39,10 @@ const QUICK: Scale = { schedules: 2_000, fireSeconds: 4, runs: 1 };
 
 interface RunResult {
   readonly upsertsPerSec: number;
+  /** upsertMany (delayq only; NaN for BullMQ, which has no batch upsert of job schedulers). */
+  readonly batchUpsertsPerSec: number;
+  /** Deliveries per second while draining an aligned burst of 10,000. */
+  readonly burstRate: number;
   readonly bytesPerSchedule: number;
   readonly fired: number;
   readonly p50: number;
@@ -47,7 +57,8 @@ interface RunResult {
 interface System {
   readonly name: string;
   upsertAll(n: number, everyMs: number, startAt: (i: number) => number): Promise<void>;
-  consume(onFire: (key: string, lateness: number) => void): Promise<void>;
+  upsertMany?(n: number, everyMs: number, startAt: (i: number) => number): Promise<void>;
+  consume(onFire: (key: string, lateness: number, due: number) => void): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -65,8 +76,35 @@ async function openDelayq(url: string): Promise<System> {
     async upsertAll(n, everyMs, startAt) {
       await inFlight(n, 200, (i) => q.schedules.upsert(`s${i}`, { topic: 'cron', everyMs, payload: PAYLOAD, startAt: startAt(i) }));
     },
+    async upsertMany(n, everyMs, startAt) {
+      const defs = Array.from({ length: n }, (_, i) => ({ id: `s${i}`, topic: 'cron', everyMs, payload: PAYLOAD, startAt: startAt(i) }));
+      await inFlight(Math.ceil(n / 1_000), 2, (b) => q.schedules.upsertMany(defs.slice(b * 1_000, (b + 1) * 1_000)));
+    },
     async consume(onFire) {
-      q.work('cron', (d) => onFire(d.id, preciseNow() - d.runAt), { concurrency: 100 });
+      q.work('cron', (d) => onFire(d.id, preciseNow() - d.runAt, d.runAt), { concurrency: 100 });
+    },
+    close: () => q.close(),
+  };
+}
+
+/** The floor: the occurrences of `seconds` seconds as plain tasks, created before they fire; no schedule. */
+async function openTasks(url: string, seconds: number): Promise<System> {
+  const q = await DelayQueue.open({ store: `${url}?prefix=cronbench` });
+  return {
+    name: 'delayq plain tasks (floor)',
+    async upsertAll(n, everyMs, startAt) {
+      for (let k = 0; k < seconds; k++)
+        await inFlight(Math.ceil(n / 1_000), 2, (b) =>
+          q.scheduleMany(
+            Array.from({ length: Math.min(1_000, n - b * 1_000) }, (_, j) => {
+              const runAt = startAt(b * 1_000 + j) + k * everyMs;
+              return { id: `s${b * 1_000 + j}:${runAt}`, topic: 'cron', payload: PAYLOAD, runAt };
+            }),
+          ),
+        );
+    },
+    async consume(onFire) {
+      q.work('cron', (d) => onFire(d.id, preciseNow() - d.runAt, d.runAt), { concurrency: 100 });
     },
     close: () => q.close(),
   };
@@ -87,7 +125,8 @@ async function openBullmq(port: number): Promise<System> {
       worker = new Worker(
         'cron',
         async (job) => {
-          onFire(`${job.id}`, preciseNow() - (job.timestamp + (job.opts.delay ?? 0)));
+          const due = job.timestamp + (job.opts.delay ?? 0);
+          onFire(`${job.id}`, preciseNow() - due, due);
         },
         { connection, concurrency: 100 },
       );
@@ -116,33 +155,59 @@ async function runOnce(open: () => Promise<System>, admin: Redis, scale: Scale):
   await sleep(500);
   const bytesPerSchedule = ((await usedMemory(admin)) - before) / scale.schedules;
   await system.close();
+  let batchUpsertsPerSec = NaN;
+  if (system.upsertMany !== undefined) {
+    await admin.flushall();
+    const again = await open();
+    const t1 = preciseNow();
+    await again.upsertMany!(scale.schedules, 60_000, () => later);
+    batchUpsertsPerSec = scale.schedules / ((preciseNow() - t1) / 1_000);
+    await again.close();
+  }
 
   const aligned = await fire(open, admin, scale, () => 0);
   // The same rate spread over each second (schedule i starts i/10 ms into it): a steady 10,000/s.
   const spread = await fire(open, admin, scale, (i) => Math.floor((i * 1_000) / scale.schedules));
-  return { upsertsPerSec, bytesPerSchedule, ...aligned, spreadP50: spread.p50, spreadP99: spread.p99 };
+  return { upsertsPerSec, batchUpsertsPerSec, bytesPerSchedule, ...aligned, spreadP50: spread.p50, spreadP99: spread.p99 };
+}
+
+/** The floor: aligned and spread lateness of the same occurrences as plain tasks. */
+async function runFloor(open: () => Promise<System>, admin: Redis, scale: Scale): Promise<RunResult> {
+  const aligned = await fire(open, admin, scale, () => 0);
+  const spread = await fire(open, admin, scale, (i) => Math.floor((i * 1_000) / scale.schedules));
+  return { upsertsPerSec: NaN, batchUpsertsPerSec: NaN, bytesPerSchedule: NaN, ...aligned, spreadP50: spread.p50, spreadP99: spread.p99 };
 }
 
 /** Every schedule fires every second for fireSeconds, schedule i `phase(i)` ms into each second. */
-async function fire(open: () => Promise<System>, admin: Redis, scale: Scale, phase: (i: number) => number): Promise<Omit<RunResult, 'upsertsPerSec' | 'bytesPerSchedule' | 'spreadP50' | 'spreadP99'>> {
+async function fire(
+  open: () => Promise<System>,
+  admin: Redis,
+  scale: Scale,
+  phase: (i: number) => number,
+): Promise<Omit<RunResult, 'upsertsPerSec' | 'batchUpsertsPerSec' | 'bytesPerSchedule' | 'spreadP50' | 'spreadP99'>> {
   await admin.flushall();
   const system = await open();
   const lateness: number[] = [];
   const seen = new Map<string, number>();
   let duplicates = 0;
+  /** Per second: the latest delivery of its occurrences, in ms after the second began. */
+  const drain = new Map<number, number>();
   const start = Math.ceil(Date.now() / 1_000) * 1_000 + 3_000;
   const end = start + scale.fireSeconds * 1_000;
-  await system.consume((key, late) => {
+  await system.consume((key, late, due) => {
     const count = seen.get(key) ?? 0;
     seen.set(key, count + 1);
     if (count > 0) duplicates++;
     else lateness.push(late);
+    const second = Math.floor(due / 1_000) * 1_000;
+    drain.set(second, Math.max(drain.get(second) ?? 0, due + late - second));
   });
   await system.upsertAll(scale.schedules, 1_000, (i) => start + phase(i));
   await sleep(Math.max(0, end - Date.now()) + 2_000);
   await system.close();
   lateness.sort((a, b) => a - b);
-  return { fired: lateness.length, p50: percentile(lateness, 50), p99: percentile(lateness, 99), max: lateness[lateness.length - 1] ?? NaN, duplicates };
+  const burstRate = (scale.schedules / median([...drain.values()])) * 1_000;
+  return { fired: lateness.length, p50: percentile(lateness, 50), p99: percentile(lateness, 99), max: lateness[lateness.length - 1] ?? NaN, duplicates, burstRate };
 }
 
 function median(values: number[]): number {
@@ -160,8 +225,9 @@ export async function run(args: string[]): Promise<void> {
       for (const [name, open] of [
         ['BullMQ', () => openBullmq(redis.port)],
         ['delayq', () => openDelayq(redis.url)],
+        ['floor', () => openTasks(redis.url, scale.fireSeconds + 2)],
       ] as const) {
-        const r = await runOnce(open, admin, scale);
+        const r = name === 'floor' ? await runFloor(open, admin, scale) : await runOnce(open, admin, scale);
         console.log(`run ${runIndex + 1} ${name}: ${JSON.stringify(r)}`);
         results.set(name, [...(results.get(name) ?? []), r]);
       }
@@ -172,12 +238,42 @@ export async function run(args: string[]): Promise<void> {
     redis.remove();
   }
   const m = (name: string, key: keyof RunResult): number => median((results.get(name) ?? []).map((r) => r[key]));
-  const row = (name: string, label: string): (string | number)[] => [label, m(name, 'upsertsPerSec'), m(name, 'bytesPerSchedule'), m(name, 'fired'), m(name, 'p50'), m(name, 'p99'), m(name, 'spreadP50'), m(name, 'spreadP99'), m(name, 'duplicates')];
+  const row = (name: string, label: string): (string | number | null)[] => {
+    const v = (key: keyof RunResult): number | null => (Number.isNaN(m(name, key)) ? null : m(name, key));
+    return [label, v('upsertsPerSec'), v('batchUpsertsPerSec'), v('bytesPerSchedule'), v('fired'), v('p50'), v('p99'), v('burstRate'), v('spreadP50'), v('spreadP99'), v('duplicates')];
+  };
   const table: Table = {
     title: `Recurring schedules on one Redis: ${scale.schedules.toLocaleString('en-US')} schedules, median of ${scale.runs}`,
-    columns: ['system', 'upserts/s', 'Redis bytes / schedule', `fired (${scale.fireSeconds} s + 2 s)`, 'aligned p50 ms', 'aligned p99 ms', 'spread p50 ms', 'spread p99 ms', 'duplicates'],
-    rows: [row('BullMQ', 'BullMQ 6.7.0 job schedulers'), row('delayq', 'delayq schedules'), ['delayq / BullMQ', m('delayq', 'upsertsPerSec') / m('BullMQ', 'upsertsPerSec'), m('delayq', 'bytesPerSchedule') / m('BullMQ', 'bytesPerSchedule'), null, null, null, null, null, null]],
-    notes: ['Targets (issue 25): upserts >= 5x BullMQ, bytes <= 1/2 of BullMQ, lateness p99 <= 20 ms.'],
+    columns: [
+      'system',
+      'upserts/s (single calls)',
+      'upserts/s (upsertMany)',
+      'Redis bytes / schedule',
+      `fired (${scale.fireSeconds} s + 2 s)`,
+      'aligned p50 ms',
+      'aligned p99 ms',
+      'burst drain / s',
+      'spread p50 ms',
+      'spread p99 ms',
+      'duplicates',
+    ],
+    rows: [
+      row('BullMQ', 'BullMQ 6.7.0 job schedulers'),
+      row('delayq', 'delayq schedules'),
+      row('floor', 'delayq plain tasks (floor: no schedule loop)'),
+      [
+        'delayq / BullMQ',
+        m('delayq', 'upsertsPerSec') / m('BullMQ', 'upsertsPerSec'),
+        m('delayq', 'batchUpsertsPerSec') / m('BullMQ', 'upsertsPerSec'),
+        m('delayq', 'bytesPerSchedule') / m('BullMQ', 'bytesPerSchedule'),
+        null, null, null, null, null, null, null,
+      ],
+    ],
+    notes: [
+      'Targets (issue 25): upserts >= 5x BullMQ, bytes <= 1/2 of BullMQ, lateness p99 <= 20 ms.',
+      'upsertMany: calls of 1,000 definitions, 2 in flight (BullMQ has no batch upsert; its single-call rate is the baseline of both ratios).',
+      'floor: the same occurrences as plain tasks created up front, delivered by delayq with no schedule loop: what delivery alone costs on this machine.',
+    ],
   };
   printTable(table);
   console.log(`\nresults: ${writeResults('cron', [table], { runs: Object.fromEntries(results) })}`);

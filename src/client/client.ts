@@ -23,6 +23,8 @@ import type {
   RecurringNextResponse,
   RecurringRequest,
   RecurringResponse,
+  RecurringManyRequest,
+  RecurringManyResponse,
   RecurringView,
   PushListResponse,
   PushSubscriptionRequest,
@@ -270,6 +272,9 @@ export class DelayQClient {
       const answer = await this.call<RecurringResponse>('PUT', schedulePath(id), input);
       return { schedule: answer.schedule, changed: answer.changed ?? true };
     },
+    /** Creates or changes many schedules in one call (PUT /v1/schedules); one result each, in order. */
+    upsertMany: async (schedules: RecurringManyRequest): Promise<RecurringManyResponse['results']> =>
+      (await this.call<RecurringManyResponse>('PUT', '/v1/schedules', schedules)).results,
     /** The schedule, or null. */
     get: async (id: string): Promise<RecurringView | null> => {
       try {

@@ -22,6 +22,8 @@ export type {
   PushSubscriptionRequest,
   PushSubscriptionResponse,
   PushSubscriptionView,
+  RecurringManyRequest,
+  RecurringManyResponse,
   RecurringRequest,
   RecurringView,
   ScheduleRequest,

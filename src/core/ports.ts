@@ -278,6 +278,10 @@ export interface ScheduleStore {
   /** Creates or replaces the schedule `record.id`. */
   putSchedule(record: ScheduleRecord): Promise<void>;
   getSchedule(id: string): Promise<ScheduleRecord | null>;
+  /** `putSchedule` of many schedules (distinct ids) in one call. */
+  putSchedules(records: readonly ScheduleRecord[]): Promise<void>;
+  /** `getSchedule` of many ids in one call, one answer each in input order. */
+  getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]>;
   /** Every schedule, by id in ascending order. */
   listSchedules(): Promise<ScheduleRecord[]>;
   /** True if there was one. */

@@ -90,7 +90,7 @@ export class DelayQueue {
     this.scheduler = new Scheduler(store, clock, this.logger, tuning, this.inFlight, push ? { ports: push, nack, defer: (d, runAt) => this.deferDelivery(d, runAt), defaultSecret: this.pushSecret } : undefined, observer);
     this.pushSubscriptions = new PushSubscriptions(store, push ?? null, clock, this.inFlight, () => this.scheduler.syncPush());
     this.workSource = new QueueWorkSource(store, clock, this.logger, this.scheduler, nack, tuning.storeRetryMs);
-    this.schedules = new Schedules(store, this.scheduler.schedules, clock, this.inFlight, this.limits, this.defaults, () => this.assertOpen(), (ids) => this.cancelMany(ids));
+    this.schedules = new Schedules(store, this.scheduler.schedules, clock, this.inFlight, this.limits, this.defaults, () => this.assertOpen(), (ids) => this.cancelMany(ids), (topic, url) => this.checkPushTargets([{ topic, url }]));
   }
 
   protected startLoops(): this {
@@ -135,7 +135,7 @@ export class DelayQueue {
    * subscription or the queue's default (PUSH_NO_SECRET). With several tasks, the first
    * refused one's index is in `details.index`.
    */
-  private async checkPushTargets(records: readonly NewTaskRecord[]): Promise<void> {
+  private async checkPushTargets(records: readonly Pick<NewTaskRecord, 'topic' | 'url'>[]): Promise<void> {
     const push = this.push;
     const checkedUrls = new Map<string, Promise<void>>();
     const subscribed = new Map<string, Promise<boolean>>();

@@ -19,7 +19,7 @@
  * earliest schedule needs a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
 import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports.js';
-import { occurrenceId, type ScheduleRecord } from '../core/schedule/model.js';
+import { occurrenceId, sameRule, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
 import { compileRule, type CronCompiler, type NextOccurrence } from '../core/schedule/rule.js';
 import type { NewTaskRecord } from '../core/task/model.js';
@@ -46,10 +46,17 @@ interface Entry {
   readonly next: NextOccurrence;
 }
 
-/** A pass plans the schedules due within this much of now too (see planDue). */
-const PLAN_WINDOW_MS = 250;
-/** Tasks per create call: bounded store calls. */
-const CREATE_BATCH = 1_000;
+/**
+ * A pass plans the schedules due within this much of now too (see planDue). 100 ms and not
+ * 250: smaller passes, each a shorter stretch in which planning holds the event loop and
+ * the store while occurrences are being delivered (ADR 0030).
+ */
+const PLAN_WINDOW_MS = 100;
+/**
+ * Tasks per create call and schedules per swap call: each a short store call that
+ * deliveries interleave with (250 and not 1,000: the spread p99 lateness, ADR 0030).
+ */
+const CREATE_BATCH = 250;
 
 export class ScheduleLoop {
   private readonly entries = new Map<string, Entry>();
@@ -94,12 +101,19 @@ export class ScheduleLoop {
     return compileRule(record, this.compile);
   }
 
+  /** The rule of a definition about to be stored: the compiled one when the loop has this very rule. */
+  ruleOfDefinition(def: ScheduleDefinition): NextOccurrence {
+    const entry = this.entries.get(def.id);
+    if (entry !== undefined && sameRule(entry.record, def)) return entry.next;
+    return compileRule(def, this.compile);
+  }
+
   /**
    * A schedule changed through this process (upserted, paused, resumed): plans it now, and
-   * resolves once its due occurrences exist (so an upsert answers with the next one pending).
+   * resolves once its due occurrences exist (an upsert answers with those due within the lead pending).
    */
-  async apply(record: ScheduleRecord): Promise<ScheduleRecord> {
-    const entry: Entry = { record, next: this.ruleOf(record) };
+  async apply(record: ScheduleRecord, next: NextOccurrence = this.ruleOf(record)): Promise<ScheduleRecord> {
+    const entry: Entry = { record, next };
     this.entries.set(record.id, entry);
     if (!this.running) return record;
     await this.planSoon(entry);
@@ -108,6 +122,33 @@ export class ScheduleLoop {
     const at = current === undefined ? null : planDueAt(current.record, this.clock.now(), this.options.leadMs);
     if (at !== null) this.setWake(at);
     return current?.record ?? record;
+  }
+
+  /**
+   * For schedules about to be created: creates their first occurrences now and answers the
+   * records moved forward past them, to be stored as they are (one write instead of a write
+   * and a swap). Creating before storing is safe as the loop's own order is: an occurrence
+   * id exists once however often it is created, and a store failure leaves tasks that a
+   * retried upsert (same ids) finds. Without a running loop, the records as given.
+   */
+  async createAhead(records: readonly ScheduleRecord[], rules: readonly NextOccurrence[]): Promise<ScheduleRecord[]> {
+    if (!this.running) return [...records];
+    const now = this.clock.now();
+    const tasks: NewTaskRecord[] = [];
+    const planned = records.map((from, i) => {
+      const plan = planOccurrences(from, rules[i]!, now, this.options);
+      this.pushTasks(tasks, from, plan.create);
+      return { ...from, ...plan.state };
+    });
+    for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));
+    return planned;
+  }
+
+  private pushTasks(tasks: NewTaskRecord[], from: ScheduleRecord, times: readonly number[]): void {
+    for (const at of times) {
+      const task: NewTaskRecord = { id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff };
+      tasks.push(from.url === null ? task : { ...task, url: from.url });
+    }
   }
 
   /**
@@ -228,12 +269,13 @@ export class ScheduleLoop {
       if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
       const to: ScheduleRecord = { ...from, ...plan.state };
       if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) continue;
-      for (const at of plan.create)
-        tasks.push({ id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff });
+      this.pushTasks(tasks, from, plan.create);
       planned.push({ entry, from, to });
     }
     for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));
-    const swapped = planned.length === 0 ? [] : await this.inFlight.track(this.store.swapSchedules(planned.map(({ from, to }) => ({ expected: from, next: to }))));
+    const swapped: boolean[] = [];
+    for (let i = 0; i < planned.length; i += CREATE_BATCH)
+      swapped.push(...(await this.inFlight.track(this.store.swapSchedules(planned.slice(i, i + CREATE_BATCH).map(({ from, to }) => ({ expected: from, next: to }))))));
     const stale: Entry[] = [];
     planned.forEach(({ entry, to }, i) => {
       if (swapped[i]) entry.record = to;

@@ -6,13 +6,13 @@
  * a loop in this or another process.
  */
 import { DelayQError } from '../core/errors.js';
-import type { Clock, ScheduleStore } from '../core/ports.js';
-import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, type ScheduleRecord } from '../core/schedule/model.js';
+import type { Clock, ScheduleStore, ScheduleSwap } from '../core/ports.js';
+import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { nextOccurrences } from '../core/schedule/next.js';
-import { compileRule } from '../core/schedule/rule.js';
+import type { NextOccurrence } from '../core/schedule/rule.js';
 import { validateRecurring, validateScheduleId, type RecurringInput } from '../core/schedule/validate.js';
 import type { BackoffPolicy } from '../core/task/model.js';
-import { validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
+import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
 import { compileCron } from './cron-pattern.js';
 import type { InFlight } from './in-flight.js';
 import type { ScheduleCounts, ScheduleLoop } from './schedule-loop.js';
@@ -32,6 +32,8 @@ export interface ScheduleInfo {
   readonly ttrMs: number;
   readonly maxAttempts: number;
   readonly backoff: BackoffPolicy;
+  /** The push target of every occurrence (docs/push.md, "Per-task url"), or null. */
+  readonly url: string | null;
   readonly paused: boolean;
   /** The next occurrence not yet created as a task, or null once the schedule has ended. */
   readonly nextAt: number | null;
@@ -55,6 +57,35 @@ export interface UpsertScheduleResult {
 export const MAX_PREVIEW = 1_000;
 const MAX_CONFLICTS = 100;
 
+interface UpsertItem {
+  readonly def: ScheduleDefinition;
+  readonly resolve: (result: UpsertScheduleResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** Runs `check` for item `index` of `count`, naming the index in the error as scheduleMany does. */
+function atIndex<T>(count: number, index: number, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    throw withIndex(count, index, error);
+  }
+}
+
+async function atIndexAsync(count: number, index: number, check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    throw withIndex(count, index, error);
+  }
+}
+
+function withIndex(count: number, index: number, error: unknown): unknown {
+  if (count > 1 && error instanceof DelayQError && error.details?.['index'] === undefined)
+    return new DelayQError(error.code, `schedules[${index}].${error.message}`, { ...error.details, index });
+  return error;
+}
+
 export function toScheduleInfo(r: ScheduleRecord): ScheduleInfo {
   return {
     id: r.id,
@@ -70,6 +101,7 @@ export function toScheduleInfo(r: ScheduleRecord): ScheduleInfo {
     ttrMs: r.ttrMs,
     maxAttempts: r.maxAttempts,
     backoff: r.backoff,
+    url: r.url,
     paused: r.paused,
     nextAt: r.nextAt,
     lastAt: r.lastAt,
@@ -80,6 +112,9 @@ export function toScheduleInfo(r: ScheduleRecord): ScheduleInfo {
 }
 
 export class Schedules {
+  /** Upserts of this turn, upserted together on the next (see upsert). */
+  private queued: UpsertItem[] | null = null;
+
   constructor(
     private readonly store: ScheduleStore,
     private readonly loop: ScheduleLoop,
@@ -90,35 +125,133 @@ export class Schedules {
     private readonly assertOpen: () => void,
     /** Cancels pending occurrence tasks by id (those not pending are left alone). */
     private readonly cancel: (ids: readonly string[]) => Promise<boolean[]>,
+    /** The checks of a task's own push url (SSRF rules: INVALID_URL; a secret: PUSH_NO_SECRET), as `schedule` makes them. */
+    private readonly checkPushTarget: (topic: string, url: string) => Promise<void>,
   ) {}
 
   /**
    * Creates or changes schedule `id`. The same definition again changes nothing. A new rule
    * (cron, tz, everyMs, startAt, endAt, limit) takes effect from the next occurrence not yet
-   * created; occurrences already created stay as they are.
+   * created; occurrences already created stay as they are. Calls made in the same turn of
+   * the event loop share their store calls (one read, one write, one swap for all of them).
    */
   async upsert(id: string, input: RecurringInput): Promise<UpsertScheduleResult> {
     this.assertOpen();
     const def = validateRecurring(id, input, compileCron, this.limits, this.defaults);
-    const next = compileRule(def, compileCron);
-    for (let i = 0; i < MAX_CONFLICTS; i++) {
-      const existing = await this.inFlight.track(this.store.getSchedule(def.id));
-      const now = this.clock.now();
-      if (existing !== null && sameDefinition(existing, def)) return { schedule: toScheduleInfo(existing), created: false, changed: false };
-      if (existing === null) {
-        const record: ScheduleRecord = { ...def, paused: false, nextAt: next(now - 1), lastAt: null, count: 0, rev: 1, createdAt: now, updatedAt: now };
-        await this.inFlight.track(this.store.putSchedule(record));
-        return { schedule: toScheduleInfo(await this.loop.apply(record)), created: true, changed: true };
+    if (def.url !== null) await this.checkPushTarget(def.topic, def.url);
+    return new Promise<UpsertScheduleResult>((resolve, reject) => {
+      if (this.queued === null) {
+        const items: UpsertItem[] = (this.queued = []);
+        setImmediate(() => {
+          this.queued = null;
+          void this.upsertAll(items);
+        });
       }
-      let { nextAt } = existing;
-      if (!sameRule(existing, def)) nextAt = next(Math.max(existing.lastAt ?? -Infinity, now - 1));
-      if (def.limit !== null && existing.count >= def.limit) nextAt = null;
-      const record: ScheduleRecord = { ...existing, ...def, nextAt, rev: existing.rev + 1, updatedAt: now };
-      if (await this.inFlight.track(this.store.swapSchedule(existing, record))) {
-        return { schedule: toScheduleInfo(await this.loop.apply(record)), created: false, changed: true };
+      this.queued.push({ def, resolve, reject });
+    });
+  }
+
+  /**
+   * Creates or changes several schedules in one call (up to `limits.maxBatch`), each as
+   * `upsert` would, with one read, one write and one swap for all of them. Every definition
+   * is checked first: a bad one rejects the call (its index in `details.index`) and nothing is
+   * stored. `result[i]` answers `schedules[i]`; an id given twice is applied in order.
+   */
+  async upsertMany(schedules: readonly (RecurringInput & { id: string })[]): Promise<UpsertScheduleResult[]> {
+    this.assertOpen();
+    validateBatch(schedules, this.limits, 'schedules');
+    const defs = schedules.map((given, index) =>
+      atIndex(schedules.length, index, () => {
+        if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new DelayQError('INVALID_ARGUMENT', 'schedule: must be an object', { field: 'schedule' });
+        const { id, ...input } = given;
+        return validateRecurring(id, input, compileCron, this.limits, this.defaults);
+      }),
+    );
+    for (const [index, def] of defs.entries()) if (def.url !== null) await atIndexAsync(defs.length, index, () => this.checkPushTarget(def.topic, def.url!));
+    const items: UpsertItem[] = [];
+    const results = defs.map((def) => new Promise<UpsertScheduleResult>((resolve, reject) => items.push({ def, resolve, reject })));
+    await this.upsertAll(items);
+    return Promise.all(results);
+  }
+
+  /** Upserts the items, an id given twice in a later round, so each sees the one before. */
+  private async upsertAll(items: readonly UpsertItem[]): Promise<void> {
+    let remaining = items;
+    while (remaining.length > 0) {
+      const round: UpsertItem[] = [];
+      const later: UpsertItem[] = [];
+      const ids = new Set<string>();
+      for (const item of remaining) {
+        if (ids.has(item.def.id)) later.push(item);
+        else {
+          ids.add(item.def.id);
+          round.push(item);
+        }
       }
+      await this.upsertRound(round);
+      remaining = later;
     }
-    throw conflict(def.id);
+  }
+
+  /** One read of every schedule, one write of the new ones, one swap of the changed ones (retried on a conflict), then one plan of them all. */
+  private async upsertRound(items: readonly UpsertItem[]): Promise<void> {
+    const applied: Array<{ item: UpsertItem; record: ScheduleRecord; next: NextOccurrence; created: boolean }> = [];
+    let todo = items;
+    try {
+      for (let attempt = 0; attempt < MAX_CONFLICTS && todo.length > 0; attempt++) {
+        const stored = await this.inFlight.track(this.store.getSchedules(todo.map((item) => item.def.id)));
+        const now = this.clock.now();
+        let creates: ScheduleRecord[] = [];
+        const createRules: NextOccurrence[] = [];
+        const createItems: UpsertItem[] = [];
+        const swapRules: NextOccurrence[] = [];
+        const swaps: ScheduleSwap[] = [];
+        const swapItems: UpsertItem[] = [];
+        todo.forEach((item, i) => {
+          const { def } = item;
+          const existing = stored[i] ?? null;
+          if (existing !== null && sameDefinition(existing, def)) return item.resolve({ schedule: toScheduleInfo(existing), created: false, changed: false });
+          const next = this.loop.ruleOfDefinition(def);
+          if (existing === null) {
+            creates.push({ ...def, paused: false, nextAt: next(now - 1), lastAt: null, count: 0, rev: 1, createdAt: now, updatedAt: now });
+            createRules.push(next);
+            createItems.push(item);
+            return;
+          }
+          let { nextAt } = existing;
+          if (!sameRule(existing, def)) nextAt = next(Math.max(existing.lastAt ?? -Infinity, now - 1));
+          if (def.limit !== null && existing.count >= def.limit) nextAt = null;
+          swaps.push({ expected: existing, next: { ...existing, ...def, nextAt, rev: existing.rev + 1, updatedAt: now } });
+          swapRules.push(next);
+          swapItems.push(item);
+        });
+        // New schedules are stored with their first occurrences created already: no swap after.
+        if (creates.length > 0) {
+          creates = await this.loop.createAhead(creates, createRules);
+          await this.inFlight.track(this.store.putSchedules(creates));
+        }
+        createItems.forEach((item, i) => applied.push({ item, record: creates[i]!, next: createRules[i]!, created: true }));
+        const swapped = swaps.length === 0 ? [] : await this.inFlight.track(this.store.swapSchedules(swaps));
+        const again: UpsertItem[] = [];
+        swapItems.forEach((item, i) => {
+          if (swapped[i] === true) applied.push({ item, record: swaps[i]!.next, next: swapRules[i]!, created: false });
+          else again.push(item);
+        });
+        todo = again;
+      }
+    } catch (error) {
+      for (const item of todo) item.reject(error);
+      todo = [];
+    }
+    for (const item of todo) item.reject(conflict(item.def.id));
+    await Promise.all(
+      applied.map(({ item, record, next, created }) =>
+        this.loop.apply(record, next).then(
+          (planned) => item.resolve({ schedule: toScheduleInfo(planned), created, changed: true }),
+          (error: unknown) => item.reject(error),
+        ),
+      ),
+    );
   }
 
   async get(id: string): Promise<ScheduleInfo | null> {

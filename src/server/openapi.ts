@@ -14,6 +14,7 @@ import {
   retryDeadManyBodySchema,
   scheduleBodySchema,
   scheduleDefinitionSchema,
+  scheduleDefinitionsSchema,
 } from './schemas.js';
 
 const json = (schema: object): object => ({ content: { 'application/json': { schema } } });
@@ -82,7 +83,14 @@ export function buildOpenApi(version: string): object {
         delete: { summary: "Delete the topic's push subscription (404 PUSH_NOT_FOUND)", responses: { 200: ok('{deleted: true}'), default: error } },
       },
       '/v1/push': { get: { summary: 'Every push subscription, secrets masked', responses: { 200: ok('{subscriptions}'), default: error } } },
-      '/v1/schedules': { get: { summary: 'Every recurring schedule, by id', responses: { 200: ok('{schedules}'), default: error } } },
+      '/v1/schedules': {
+        get: { summary: 'Every recurring schedule, by id', responses: { 200: ok('{schedules}'), default: error } },
+        put: {
+          summary: 'Create or change many recurring schedules in one call: an array of definitions, each with its id; all are checked first (400 naming the index, nothing stored)',
+          requestBody: json(scheduleDefinitionsSchema),
+          responses: { 200: ok('{results: [{schedule, created, changed}]}'), default: error },
+        },
+      },
       '/v1/schedules/{id}': {
         parameters: [scheduleIdParam],
         put: {

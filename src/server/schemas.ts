@@ -151,7 +151,14 @@ export const scheduleDefinitionSchema = {
     ttrMs: { type: 'number' },
     maxAttempts: { type: 'number' },
     backoff: backoffSchema,
+    url: { type: 'string', description: 'push every occurrence to this URL, whatever its topic (docs/push.md); 400 INVALID_URL, PUSH_NO_SECRET' },
   },
+} as const;
+
+/** PUT /v1/schedules: an array of definitions, each with its `id` (checked by the core, as PUT /v1/schedules/:id). */
+export const scheduleDefinitionsSchema = {
+  type: 'array',
+  items: { type: 'object' },
 } as const;
 
 export const nextQuerySchema = {

@@ -7,8 +7,10 @@
  *
  *   [1, topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs,
  *    maxAttempts, baseMs, factor, maxMs, jitter, paused (0|1), nextAt, lastAt, count, rev,
- *    createdAt, updatedAt]
+ *    createdAt, updatedAt(, url)]
  *
+ * The push `url` is a 24th element only when the schedule has one: a schedule without
+ * pays no byte for it, and texts written before urls read as url null.
  * The leading 1 is the layout's version. Reading checks every field, as
  * push-subscription-codec.ts does: a text that is not a schedule reads as null and the
  * store skips it with a warning.
@@ -43,6 +45,7 @@ export function encodeSchedule(s: ScheduleRecord): string {
     s.rev,
     s.createdAt,
     s.updatedAt,
+    ...(s.url === null ? [] : [s.url]),
   ]);
 }
 
@@ -54,8 +57,9 @@ export function decodeSchedule(id: string, text: string): ScheduleRecord | null 
     return null;
   }
   if (!Array.isArray(v) || v.length < FIELDS || v[0] !== LAYOUT) return null;
-  const [, topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs, maxAttempts, baseMs, factor, maxMs, jitter, paused, nextAt, lastAt, count, rev, createdAt, updatedAt] =
+  const [, topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs, maxAttempts, baseMs, factor, maxMs, jitter, paused, nextAt, lastAt, count, rev, createdAt, updatedAt, url = null] =
     v as unknown[];
+  if (!(url === null || (typeof url === 'string' && url !== ''))) return null;
   if (typeof topic !== 'string' || typeof payload !== 'string' || typeof tz !== 'string' || (paused !== 0 && paused !== 1)) return null;
   if (!(cron === null || typeof cron === 'string') || !MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) return null;
   if (![everyMs, startAt, endAt, limit, nextAt, lastAt].every(isNumberOrNull)) return null;
@@ -81,6 +85,7 @@ export function decodeSchedule(id: string, text: string): ScheduleRecord | null 
     rev: rev as number,
     createdAt: createdAt as number,
     updatedAt: updatedAt as number,
+    url,
   };
 }
 

@@ -299,6 +299,16 @@ export interface RecurringRequest {
   ttrMs?: number;
   maxAttempts?: number;
   backoff?: Partial<BackoffPolicy>;
+  /** Push every occurrence to this URL, whatever its topic (docs/push.md, "Per-task url"). */
+  url?: string;
+}
+
+/** PUT /v1/schedules: many schedules in one call, each as PUT /v1/schedules/:id. */
+export type RecurringManyRequest = Array<RecurringRequest & { id: string }>;
+
+export interface RecurringManyResponse {
+  /** One per definition, in request order. */
+  results: Array<{ schedule: RecurringView; created: boolean; changed: boolean }>;
 }
 
 export interface RecurringView {
@@ -315,6 +325,8 @@ export interface RecurringView {
   ttrMs: number;
   maxAttempts: number;
   backoff: BackoffPolicy;
+  /** The push target of every occurrence, or null. */
+  url: string | null;
   paused: boolean;
   /** The next occurrence not yet created as a task; null once the schedule has ended. */
   nextAt: number | null;

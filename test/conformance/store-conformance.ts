@@ -59,7 +59,7 @@ export function scheduleRecord(id: string, overrides: Partial<ScheduleRecord> = 
     id, topic: 'reports', payload: '{"kind":"daily"}', cron: '30 2 * * *', tz: 'Europe/Berlin', everyMs: null,
     startAt: T0, endAt: null, limit: 10, misfire: 'once', ttrMs: 5_000, maxAttempts: 3,
     backoff: { baseMs: 100, factor: 2, maxMs: 1_000, jitter: 0.5 },
-    paused: false, nextAt: T0 + 60_000, lastAt: null, count: 0, rev: 1, createdAt: T0, updatedAt: T0,
+    paused: false, nextAt: T0 + 60_000, lastAt: null, count: 0, rev: 1, createdAt: T0, updatedAt: T0, url: null,
     ...overrides,
   };
 }
@@ -912,10 +912,14 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       it('gives back what was put, every field; an unknown id has none', async () => {
         const daily = scheduleRecord('daily');
         const every = scheduleRecord('every', { cron: null, tz: 'UTC', everyMs: 1_000, startAt: null, endAt: T0 + 1e9, limit: null, misfire: 'all', paused: true, nextAt: null, lastAt: T0, count: 7 });
+        const pushed = scheduleRecord('pushed', { url: 'https://hooks.example.com/cron?a=1,2' });
         await store.putSchedule(daily);
         await store.putSchedule(every);
+        await store.putSchedule(pushed);
         assert.deepEqual(await store.getSchedule('daily'), daily);
         assert.deepEqual(await store.getSchedule('every'), every);
+        assert.deepEqual(await store.getSchedule('pushed'), pushed);
+        assert.deepEqual((await store.listSchedules()).find((s) => s.id === 'pushed'), pushed);
         assert.equal(await store.getSchedule('never'), null);
       });
 
@@ -927,6 +931,18 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.equal(await store.deleteSchedule('b'), false);
         assert.equal(await store.getSchedule('b'), null);
         assert.equal((await store.listSchedules()).length, 4);
+      });
+
+      it('puts and gets many in one call: one answer per id in input order, null for none', async () => {
+        const a = scheduleRecord('a');
+        const b = scheduleRecord('b', { url: 'https://hooks.example.com/b', count: 3 });
+        await store.putSchedules([a, b]);
+        await store.putSchedules([]);
+        assert.deepEqual(await store.getSchedules(['b', 'none', 'a']), [b, null, a]);
+        assert.deepEqual(await store.getSchedules([]), []);
+        const a2 = { ...a, count: 9 };
+        await store.putSchedules([a2]);
+        assert.deepEqual(await store.getSchedule('a'), a2);
       });
 
       it('swaps only from the exact stored schedule: a stale expected record changes nothing', async () => {

@@ -8,6 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DelayQClient, isDelayQClientError } from '../../src/client/index.js';
+import { ManualClock } from '../../src/core/manual-clock.js';
+import { ScriptedTransport, testSigner } from '../helpers/push.js';
 import { runCliProcess, type CliResult } from '../helpers/service-process.js';
 import { openTestApp, send, type TestApp } from '../helpers/service.js';
 
@@ -77,6 +79,53 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/none/next' })).body.error.code, 'SCHEDULE_NOT_FOUND');
   });
 
+  it('url: 400 INVALID_URL (malformed, SSRF-refused), PUSH_NO_SECRET, nothing stored; then stored and shown', async () => {
+    const clock = new ManualClock(Date.now());
+    const pushing = await openTestApp({ clock, push: { transport: new ScriptedTransport(clock), signer: testSigner } });
+    try {
+      const cases: Array<[unknown, string, RegExp]> = [
+        [{ topic: 'own', everyMs: 1000, url: 'ftp://x.example.com/' }, 'INVALID_URL', /must be http or https/],
+        [{ topic: 'own', everyMs: 1000, url: 'http://10.0.0.1/in' }, 'INVALID_URL', /refused destination 10\.0\.0\.1/],
+        [{ topic: 'own', everyMs: 1000, url: 42 }, 'INVALID_URL', /url/],
+        [{ topic: 'own', everyMs: 1000, url: 'https://hooks.example.com/cron' }, 'PUSH_NO_SECRET', /no push subscription/],
+      ];
+      for (const [body, code, message] of cases) {
+        const answer = await send(pushing.app, { method: 'PUT', url: '/v1/schedules/pushed', body });
+        assert.equal(answer.status, 400, JSON.stringify(body));
+        assert.equal(answer.body.error.code, code, JSON.stringify(answer.body));
+        assert.match(answer.body.error.message, message);
+      }
+      assert.equal((await send(pushing.app, { method: 'GET', url: '/v1/schedules/pushed' })).status, 404);
+      await send(pushing.app, { method: 'PUT', url: '/v1/topics/own/push', body: { url: 'https://hooks.example.com/topic' } });
+      const created = await send(pushing.app, { method: 'PUT', url: '/v1/schedules/pushed', body: { topic: 'own', everyMs: 1_000, url: 'https://hooks.example.com/cron' } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      assert.equal(created.body.schedule.url, 'https://hooks.example.com/cron');
+      const task = await send(pushing.app, { method: 'GET', url: `/v1/tasks/pushed:${created.body.schedule.lastAt as number}` });
+      assert.equal(task.body.url, 'https://hooks.example.com/cron');
+    } finally {
+      await pushing.close();
+    }
+  });
+
+  it('PUT /v1/schedules: many in one call (one result each, in order); a bad one is 400 with its index and stores nothing; the client', async () => {
+    const body = [
+      { id: 'm1', topic: 'many', everyMs: 60_000 },
+      { id: 'm2', topic: 'many', cron: '0 9 * * *', tz: 'Europe/Berlin' },
+    ];
+    const answer = await send(t.app, { method: 'PUT', url: '/v1/schedules', body });
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.deepEqual(answer.body.results.map((r: { schedule: { id: string }; created: boolean }) => [r.schedule.id, r.created]), [['m1', true], ['m2', true]]);
+    const bad = await send(t.app, { method: 'PUT', url: '/v1/schedules', body: [{ id: 'm3', topic: 'many', everyMs: 60_000 }, { id: 'm4', topic: 'many', cron: 'nope' }] });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'INVALID_SCHEDULE');
+    assert.match(bad.body.error.message, /^schedules\[1\]\.cron/);
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/m3' })).status, 404);
+    assert.equal((await send(t.app, { method: 'PUT', url: '/v1/schedules', body: { id: 'x' } })).status, 400);
+    const viaClient = await client.schedules.upsertMany(body);
+    assert.deepEqual(viaClient.map((r) => [r.schedule.id, r.created, r.changed]), [['m1', false, false], ['m2', false, false]]);
+    for (const id of ['m1', 'm2']) await client.schedules.remove(id);
+  });
+
   it('the client: upsert, get, list, next, pause, resume, remove; typed errors', async () => {
     const { schedule, changed } = await client.schedules.upsert('beat', { topic: 'tick', everyMs: 60_000 });
     assert.equal(changed, true);
@@ -108,7 +157,9 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.equal((await cli('cron', 'pause', 'nightly')).code, 0);
     assert.equal((await cli('cron', 'resume', 'nightly')).code, 0);
     assert.equal((await cli('cron', 'rm', 'nightly')).code, 0);
-    const [again, bad] = await Promise.all([cli('cron', 'rm', 'nightly'), cli('cron', 'set', 'x', 't', '--cron', '* * *')]);
+    const [again, bad, badUrl] = await Promise.all([cli('cron', 'rm', 'nightly'), cli('cron', 'set', 'x', 't', '--cron', '* * *'), cli('cron', 'set', 'y', 't', '--every', '1s', '--url', 'ftp://x.example.com/')]);
+    assert.equal(badUrl.code, 1);
+    assert.match(badUrl.stderr, /INVALID_URL/);
     assert.equal(again.code, 1);
     assert.match(again.stderr, /SCHEDULE_NOT_FOUND/);
     assert.equal(bad.code, 1);

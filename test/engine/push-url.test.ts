@@ -138,6 +138,49 @@ describe('push delivery: a task with its own url', () => {
     await bare.close();
   });
 
+  it('a recurring schedule with a url: every occurrence is pushed there on its millisecond, signed, never pulled', async () => {
+    const secret = newSecret();
+    const opened = await openPushing({ pushSecret: secret });
+    q = opened.q;
+    const pulled: string[] = [];
+    q.work('reports', (d) => void pulled.push(d.id));
+    const { schedule } = await q.schedules.upsert('hourly', { topic: 'reports', everyMs: 1_000, payload: { n: 7 }, url: URL_A });
+    assert.equal(schedule.url, URL_A);
+    assert.equal((await q.schedules.get('hourly'))?.url, URL_A);
+    for (let i = 0; i < 30; i++) {
+      opened.clock.advance(100);
+      await flush();
+    }
+    const sent = opened.transport.sent;
+    assert.deepEqual(sent.map((s) => s.at), [T0, T0 + 1_000, T0 + 2_000, T0 + 3_000]);
+    for (const { request, at } of sent) {
+      assert.equal(request.url, URL_A);
+      assert.equal(request.body, '{"n":7}');
+      assert.equal(request.headers['delayq-topic'], 'reports');
+      assert.equal(request.headers['webhook-signature'], sign(secret, `hourly:${at}`, Math.floor(at / 1_000), request.body));
+    }
+    assert.equal((await q.get(`hourly:${T0 + 1_000}`))?.url, URL_A);
+    assert.deepEqual(pulled, []);
+    // The same definition without the url is a change: later occurrences go to the topic's consumers.
+    const changed = await q.schedules.upsert('hourly', { topic: 'reports', everyMs: 1_000, payload: { n: 7 } });
+    assert.deepEqual([changed.changed, changed.schedule.url], [true, null]);
+  });
+
+  it('a recurring schedule with a url is checked at upsert like a task: INVALID_URL, the SSRF rules, PUSH_NO_SECRET; nothing stored', async () => {
+    const opened = await openPushing();
+    q = opened.q;
+    await assert.rejects(q.schedules.upsert('s', { topic: 'orders', everyMs: 1_000, url: URL_A }), rejectsWith('PUSH_NO_SECRET'));
+    await assert.rejects(q.schedules.upsert('s', { topic: 'orders', everyMs: 1_000, url: 'http://10.0.0.1/hook' }), /refused destination 10\.0\.0\.1/);
+    await assert.rejects(q.schedules.upsert('s', { topic: 'orders', everyMs: 1_000, url: 'ftp://a.example.com/' }), rejectsWith('INVALID_URL'));
+    await assert.rejects(q.schedules.upsert('s', { topic: 'orders', everyMs: 1_000, url: 42 as unknown as string }), rejectsWith('INVALID_URL'));
+    assert.deepEqual(await q.schedules.list(), []);
+    await q.setPush('orders', { url: URL_B });
+    assert.equal((await q.schedules.upsert('s', { topic: 'orders', everyMs: 1_000, url: URL_A })).created, true);
+    const bare = EngineQueue.start(new MemoryStore(), { clock: new ManualClock(T0) });
+    await assert.rejects(bare.schedules.upsert('s', { topic: 'orders', everyMs: 1_000, url: URL_A }), /no push transport/);
+    await bare.close();
+  });
+
   it('refuses a malformed default secret when the queue starts', async () => {
     assert.throws(() => EngineQueue.start(new MemoryStore(), { pushSecret: 'whsec_c2hvcnQ=' }), rejectsWith('INVALID_SECRET'));
   });

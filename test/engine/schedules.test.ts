@@ -112,6 +112,67 @@ describe('schedules (library, ManualClock)', () => {
     assert.deepEqual(await q.schedules.list(), []);
   });
 
+  it('upsertMany: each as upsert would (created, unchanged, changed), an id twice in order; a bad one rejects the call with its index and stores nothing', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    const first = await q.schedules.upsertMany([
+      { id: 'a', topic: 'tick', everyMs: 1_000 },
+      { id: 'b', topic: 'tick', everyMs: 2_000, payload: { b: 1 } },
+    ]);
+    assert.deepEqual(first.map((r) => [r.schedule.id, r.created, r.changed]), [['a', true, true], ['b', true, true]]);
+    assert.ok(first.every((r) => r.schedule.lastAt !== null), 'the next occurrence of each exists already');
+    const second = await q.schedules.upsertMany([
+      { id: 'a', topic: 'tick', everyMs: 1_000 },
+      { id: 'b', topic: 'tick', everyMs: 2_000, payload: { b: 2 } },
+      { id: 'b', topic: 'tick', everyMs: 2_000, payload: { b: 2 } },
+    ]);
+    assert.deepEqual(second.map((r) => [r.schedule.id, r.created, r.changed]), [['a', false, false], ['b', false, true], ['b', false, false]]);
+    await assert.rejects(q.schedules.upsertMany([{ id: 'c', topic: 'tick', everyMs: 1_000 }, { id: 'd', topic: 'tick', everyMs: 5 }]), (error: unknown) => {
+      assert.ok(isDelayQError(error));
+      assert.equal(error.code, 'INVALID_SCHEDULE');
+      assert.equal(error.details?.['index'], 1);
+      return true;
+    });
+    assert.deepEqual((await q.schedules.list()).map((s) => s.id), ['a', 'b']);
+    await step(clock, 2_000);
+    assert.deepEqual(seen.map((s) => s.id).sort(), [`a:${T0}`, `a:${T0 + 1_000}`, `a:${T0 + 2_000}`, `b:${T0}`, `b:${T0 + 2_000}`]);
+  });
+
+  it('the first occurrence is created once it is due within scheduleLeadMs, not at upsert', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const seen = collect(q, clock);
+    const first = T0 + 60_000;
+    const { schedule } = await q.schedules.upsert('later', { topic: 'tick', everyMs: 60_000, startAt: first });
+    assert.deepEqual([schedule.nextAt, schedule.lastAt, schedule.count], [first, null, 0]);
+    assert.equal(await q.get(`later:${first}`), null, 'no task while the first time is beyond the lead');
+    await step(clock, 60_000 - 1_500 - 100, 1_000);
+    assert.equal(await q.get(`later:${first}`), null);
+    await step(clock, 200);
+    assert.equal((await q.get(`later:${first}`))?.state, 'pending', 'created within the lead');
+    await step(clock, 1_400);
+    assert.deepEqual(seen.map((s) => [s.id, s.at]), [[`later:${first}`, first]]);
+  });
+
+  it('concurrent upserts share their store calls and each gets its own answer', async () => {
+    const { q } = await openManual();
+    queues.push(q);
+    const results = await Promise.all([
+      q.schedules.upsert('x', { topic: 'tick', everyMs: 1_000 }),
+      q.schedules.upsert('y', { topic: 'tick', everyMs: 1_000 }),
+      q.schedules.upsert('x', { topic: 'tick', everyMs: 3_000 }),
+      q.schedules.upsert('bad', { topic: 'tick', everyMs: 5 }).catch((error: unknown) => error),
+    ]);
+    assert.deepEqual(results.slice(0, 3).map((r) => ('schedule' in (r as object) ? [(r as { schedule: { id: string; everyMs: number } }).schedule.id, (r as { schedule: { everyMs: number } }).schedule.everyMs, (r as { created: boolean }).created] : r)), [
+      ['x', 1_000, true],
+      ['y', 1_000, true],
+      ['x', 3_000, false],
+    ]);
+    assert.ok(isDelayQError(results[3]) && results[3].code === 'INVALID_SCHEDULE');
+    assert.equal((await q.schedules.get('x'))?.everyMs, 3_000);
+  });
+
   it('cron with a time zone: next() previews wall-clock times', async () => {
     const { q } = await openManual();
     queues.push(q);

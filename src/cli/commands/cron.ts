@@ -16,6 +16,7 @@ interface SetOptions {
   misfire?: 'skip' | 'once' | 'all';
   ttr?: number;
   attempts?: number;
+  url?: string;
 }
 
 function misfireArg(value: string): 'skip' | 'once' | 'all' {
@@ -34,6 +35,7 @@ function describeSchedule(s: RecurringView): string {
     ['rule', rule(s)],
     ['payload', JSON.stringify(s.payload)],
     ['misfire', s.misfire],
+    ...(s.url !== null ? [['url', s.url] as const] : []),
     ['state', s.paused ? 'paused' : s.nextAt === null ? 'ended' : 'active'],
     ['next', s.nextAt === null ? '-' : formatTime(s.nextAt)],
     ['last', s.lastAt === null ? '-' : `${formatTime(s.lastAt)} (task ${s.id}:${s.lastAt})`],
@@ -65,6 +67,7 @@ export function registerCronCommands(program: Command): void {
     .option('--misfire <policy>', 'occurrences missed while no server ran: skip, once (default), all', misfireArg)
     .option('--ttr <duration>', 'time to run of each occurrence', durationArg)
     .option('--attempts <n>', 'maxAttempts of each occurrence', positiveIntArg)
+    .option('--url <url>', 'push every occurrence to this URL, whatever its topic (docs/push.md)')
     .action(async (id: string, topic: string, options: SetOptions, command: Command) => {
       const { client, out } = contextOf(command);
       const input: RecurringRequest = {
@@ -79,6 +82,7 @@ export function registerCronCommands(program: Command): void {
         ...(options.misfire !== undefined ? { misfire: options.misfire } : {}),
         ...(options.ttr !== undefined ? { ttrMs: options.ttr } : {}),
         ...(options.attempts !== undefined ? { maxAttempts: options.attempts } : {}),
+        ...(options.url !== undefined ? { url: options.url } : {}),
       };
       const result = await client.schedules.upsert(id, input);
       out.result(result, () => `${result.changed ? 'set' : 'unchanged'}\n${describeSchedule(result.schedule)}`);

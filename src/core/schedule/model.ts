@@ -44,6 +44,11 @@ export interface ScheduleDefinition {
   readonly ttrMs: number;
   readonly maxAttempts: number;
   readonly backoff: BackoffPolicy;
+  /**
+   * The push target of every occurrence (a task's own `url`, docs/push.md), or null: then
+   * occurrences go to their topic's consumers or push subscription.
+   */
+  readonly url: string | null;
 }
 
 /** Where a schedule stands; the engine moves it forward (ScheduleStore.swapSchedule). */
@@ -92,7 +97,8 @@ export function sameDefinition(a: ScheduleDefinition, b: ScheduleDefinition): bo
     a.backoff.baseMs === b.backoff.baseMs &&
     a.backoff.factor === b.backoff.factor &&
     a.backoff.maxMs === b.backoff.maxMs &&
-    a.backoff.jitter === b.backoff.jitter
+    a.backoff.jitter === b.backoff.jitter &&
+    a.url === b.url
   );
 }
 

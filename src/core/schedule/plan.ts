@@ -10,7 +10,9 @@
  *    the latest, `all` each (the latest MAX_CATCH_UP, in order).
  * 2. Ahead. Occurrences are created in order until the latest created lies more than
  *    `leadMs` in the future, so the next occurrence is always a pending task before its
- *    time, and fires on the millisecond like any task.
+ *    time, and fires on the millisecond like any task. The first occurrence is created
+ *    once it is due within `leadMs`, like every later one (ADR 0030): a schedule whose
+ *    first time is far off holds no task until then.
  *
  * Example, `everyMs: 1000`, leadMs 1000, graceMs 1000, misfire `once`: state nextAt
  * 10_000, lastAt 9_000, and the process comes back at now = 15_500. Missed (before
@@ -83,7 +85,9 @@ export function planOccurrences(record: ScheduleRecord, next: NextOccurrence, no
 
   const maxAhead = options.maxAhead ?? MAX_CATCH_UP;
   let ahead = 0;
-  while (nextAt !== null && room() > 0 && ahead < maxAhead && (lastAt === null || lastAt <= now + options.leadMs)) {
+  // The first occurrence waits until it is due within the lead too (ADR 0030): a schedule
+  // whose next time is far off holds no task yet.
+  while (nextAt !== null && room() > 0 && ahead < maxAhead && (lastAt ?? nextAt) <= now + options.leadMs) {
     create.push(nextAt);
     lastAt = nextAt;
     ahead++;
@@ -100,6 +104,6 @@ export function planOccurrences(record: ScheduleRecord, next: NextOccurrence, no
  */
 export function planDueAt(state: ScheduleState, now: number, leadMs: number): number | null {
   if (state.paused || state.nextAt === null) return null;
-  if (state.lastAt === null) return now;
+  if (state.lastAt === null) return Math.max(now, state.nextAt - leadMs);
   return Math.max(now, state.lastAt - leadMs);
 }

@@ -5,6 +5,7 @@
  * with the codes tasks use. Nothing is stored when this throws.
  */
 import { DelayQError } from '../errors.js';
+import { validatePushUrl } from '../push-input.js';
 import type { BackoffPolicy } from '../task/model.js';
 import {
   DEFAULT_LIMITS,
@@ -40,9 +41,14 @@ export interface RecurringInput {
   ttrMs?: number;
   maxAttempts?: number;
   backoff?: Partial<BackoffPolicy>;
+  /**
+   * Push every occurrence to this URL, whatever its topic (a task's own `url`, docs/push.md):
+   * checked like a task's (INVALID_URL, the SSRF rules, PUSH_NO_SECRET) at upsert.
+   */
+  url?: string;
 }
 
-const KEYS = new Set(['topic', 'payload', 'cron', 'tz', 'everyMs', 'startAt', 'endAt', 'limit', 'misfire', 'ttrMs', 'maxAttempts', 'backoff']);
+const KEYS = new Set(['topic', 'payload', 'cron', 'tz', 'everyMs', 'startAt', 'endAt', 'limit', 'misfire', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
 /** The largest limit: a schedule's occurrences are counted in a double. */
 const MAX_LIMIT = 1_000_000_000;
 /** Ten years of milliseconds: no interval longer than the longest delay. */
@@ -113,6 +119,7 @@ export function validateRecurring(
   const ttrMs = given['ttrMs'] === undefined ? defaults.ttrMs : validateIntOption(given['ttrMs'], 'ttrMs', 1, limits.maxTtrMs);
   const maxAttempts = given['maxAttempts'] === undefined ? defaults.maxAttempts : validateIntOption(given['maxAttempts'], 'maxAttempts', 1, limits.maxAttempts);
   const backoff = validateBackoff(given['backoff'], defaults.backoff);
+  const url = given['url'] === undefined || given['url'] === null ? null : validatePushUrl(given['url']);
   const definition: ScheduleDefinition = {
     id: scheduleId,
     topic,
@@ -127,6 +134,7 @@ export function validateRecurring(
     ttrMs,
     maxAttempts,
     backoff,
+    url,
   };
   // A rule that can never fire (`0 0 30 2 *`, or endAt before its first occurrence) is refused too.
   const first = compileRule(definition, compile)(startAt === null ? -1 : startAt - 1);

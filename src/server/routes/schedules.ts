@@ -1,13 +1,13 @@
 /**
- * Recurring schedule routes (docs/cron.md): PUT, GET, DELETE /v1/schedules/:id, GET
- * /v1/schedules, POST /v1/schedules/:id/pause and /resume, GET /v1/schedules/:id/next?n=.
+ * Recurring schedule routes (docs/cron.md): PUT, GET, DELETE /v1/schedules/:id, GET and
+ * PUT (many) /v1/schedules, POST /v1/schedules/:id/pause and /resume, GET /v1/schedules/:id/next?n=.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
 import type { ScheduleInfo } from '../../engine/schedules.js';
-import type { RecurringDeleteResponse, RecurringListResponse, RecurringNextResponse, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
+import type { RecurringDeleteResponse, RecurringListResponse, RecurringManyRequest, RecurringManyResponse, RecurringNextResponse, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
-import { idParamsSchema, nextQuerySchema, scheduleDefinitionSchema } from '../schemas.js';
+import { idParamsSchema, nextQuerySchema, scheduleDefinitionSchema, scheduleDefinitionsSchema } from '../schemas.js';
 
 export const scheduleRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
   // 201 when there was no schedule with this id, 200 otherwise (`changed` says whether anything changed).
@@ -17,6 +17,16 @@ export const scheduleRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     async (request, reply) => {
       const { schedule, created, changed } = await queue.schedules.upsert(request.params.id, request.body);
       return reply.code(created ? 201 : 200).send({ schedule: view(schedule), changed });
+    },
+  );
+
+  // Many in one call: every definition is checked first (one bad one: 400 naming its index, nothing stored).
+  app.put<{ Body: RecurringManyRequest; Reply: RecurringManyResponse }>(
+    '/v1/schedules',
+    { bodyLimit: limits.maxBatchBodyBytes, schema: { body: scheduleDefinitionsSchema } },
+    async (request) => {
+      const results = await queue.schedules.upsertMany(request.body);
+      return { results: results.map(({ schedule, created, changed }) => ({ schedule: view(schedule), created, changed })) };
     },
   );
 

@@ -399,6 +399,19 @@ export class MemoryStore implements TaskStore, TimerHomes {
     return entry === undefined ? null : { ...entry.record };
   }
 
+  async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
+    this.assertOpen();
+    for (const record of records) this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
+  }
+
+  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
+    this.assertOpen();
+    return ids.map((id) => {
+      const entry = this.schedules.get(id);
+      return entry === undefined ? null : { ...entry.record };
+    });
+  }
+
   async listSchedules(): Promise<ScheduleRecord[]> {
     this.assertOpen();
     return [...this.schedules.values()].map((e) => ({ ...e.record })).sort(byId);

@@ -480,6 +480,23 @@ export class RedisStore implements TaskStore, SharedDispatch {
     return json === null ? null : this.decodeScheduleField(id, json);
   }
 
+  async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
+    this.assertOpen();
+    if (records.length === 0) return;
+    const fields = records.flatMap((r) => [r.id, encodeSchedule(r)]);
+    await this.call(() => this.client.hset(this.keys.schedules, ...fields));
+  }
+
+  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
+    this.assertOpen();
+    if (ids.length === 0) return [];
+    const texts = await this.call(() => this.client.hmget(this.keys.schedules, ...ids));
+    return ids.map((id, i) => {
+      const json = texts[i];
+      return json === null || json === undefined ? null : this.decodeScheduleField(id, json);
+    });
+  }
+
   async listSchedules(): Promise<ScheduleRecord[]> {
     this.assertOpen();
     const fields = await this.call(() => this.client.hgetall(this.keys.schedules));

@@ -401,6 +401,22 @@ export class SqliteStore implements TaskStore {
     return json === undefined ? null : this.decodeScheduleRow(id, json);
   }
 
+  putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
+    if (records.length === 0) return Promise.resolve();
+    const rows = records.map((r) => [r.id, encodeSchedule(r), r.updatedAt] as const);
+    return this.write(rows.length, () => {
+      for (const row of rows) this.sql.putSchedule.run(...row);
+    });
+  }
+
+  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
+    this.assertOpen();
+    return ids.map((id) => {
+      const json = this.sql.getSchedule.get(id);
+      return json === undefined ? null : this.decodeScheduleRow(id, json);
+    });
+  }
+
   async listSchedules(): Promise<ScheduleRecord[]> {
     this.assertOpen();
     const schedules: ScheduleRecord[] = [];
