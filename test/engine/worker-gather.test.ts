@@ -52,9 +52,29 @@ function source(total: number): WorkSource & { reserves: number[]; ackCalls: num
 /** A handler whose task ends in a timer callback of its own (as a response ends in a socket's callback). */
 const endsInOwnCallback = (): Promise<void> => new Promise<void>((resolve) => setTimeout(resolve, 5));
 
+/**
+ * Handlers that all end in one callback: every handler started before the shared timer
+ * fires is resolved by it, so they end in one turn however busy the host is (separate
+ * timers of the same delay may fire in separate turns on a loaded machine).
+ */
+function endInOneCallback(): () => Promise<void> {
+  let waiting: (() => void)[] = [];
+  let timer: NodeJS.Timeout | null = null;
+  return () =>
+    new Promise<void>((resolve) => {
+      waiting.push(resolve);
+      timer ??= setTimeout(() => {
+        const due = waiting;
+        waiting = [];
+        timer = null;
+        for (const end of due) end();
+      }, 5);
+    });
+}
+
 async function runWorker(gather: boolean): Promise<ReturnType<typeof source>> {
   const s = source(8);
-  const worker = new Worker('x', endsInOwnCallback, s, 4, undefined, { gather });
+  const worker = new Worker('x', gather ? endInOneCallback() : endsInOwnCallback, s, 4, undefined, { gather });
   while (s.ackCalls.reduce((a, b) => a + b, 0) < 8) await new Promise((resolve) => setTimeout(resolve, 5));
   await worker.close();
   return s;
@@ -77,7 +97,8 @@ describe('Worker gather', () => {
   it('with gather: a failed handler is settled on its own, and close() waits for every settlement', async () => {
     const s = source(3);
     let n = 0;
-    const worker = new Worker('x', () => (n++ === 1 ? Promise.reject(new Error('boom')) : endsInOwnCallback()), s, 4, undefined, { gather: true });
+    const oneCallback = endInOneCallback();
+    const worker = new Worker('x', () => (n++ === 1 ? Promise.reject(new Error('boom')) : oneCallback()), s, 4, undefined, { gather: true });
     while (s.ackCalls.reduce((a, b) => a + b, 0) + s.nacks < 3) await new Promise((resolve) => setTimeout(resolve, 5));
     await worker.close();
     assert.equal(s.nacks, 1);
