@@ -5,28 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { ManualClock } from '../../src/core/manual-clock.js';
-import { DelayQueue } from '../../src/open-queue.js';
+import type { DelayQueue } from '../../src/open-queue.js';
 import { T0, flush } from '../helpers/engine.js';
-import { OK, ScriptedTransport, newSecret, status, testSigner } from '../helpers/push.js';
+import { OK, newSecret, status, openPushing } from '../helpers/push.js';
 
 const HOOK = 'https://a.example.com/hook';
 const OTHER = 'https://b.example.com/hook';
 const ORIGIN = 'https://a.example.com';
 
-async function openPushing(): Promise<{ q: DelayQueue; clock: ManualClock; transport: ScriptedTransport }> {
-  const clock = new ManualClock(T0);
-  const transport = new ScriptedTransport(clock);
-  const q = await DelayQueue.open({
-    clock,
-    random: () => 0.5,
-    push: { transport, signer: testSigner },
-    pushSecret: newSecret(),
-    pushBreaker: { failureThreshold: 2, cooldownMs: 10_000, probeWaitMs: 500 },
-  });
-  await flush();
-  return { q, clock, transport };
-}
+const openBreaking = (): ReturnType<typeof openPushing> => openPushing({ pushSecret: newSecret(), pushBreaker: { failureThreshold: 2, cooldownMs: 10_000, probeWaitMs: 500 } });
 
 describe('push circuit breaker (engine)', () => {
   let q: DelayQueue | undefined;
@@ -36,7 +23,7 @@ describe('push circuit breaker (engine)', () => {
   });
 
   it('after failureThreshold failures pauses the origin: its due tasks are deferred to the probe time, their attempts not spent', async () => {
-    const opened = await openPushing();
+    const opened = await openBreaking();
     q = opened.q;
     const { transport, clock } = opened;
     transport.fallback = status(503, 'down');
@@ -94,7 +81,7 @@ describe('push circuit breaker (engine)', () => {
   });
 
   it('a failed probe opens the circuit for another cooldown', async () => {
-    const opened = await openPushing();
+    const opened = await openBreaking();
     q = opened.q;
     const { transport, clock } = opened;
     transport.fallback = { kind: 'failure', reason: 'ECONNREFUSED: connect ECONNREFUSED' };
@@ -111,7 +98,7 @@ describe('push circuit breaker (engine)', () => {
   });
 
   it('holds back tasks with their own url the same way: deferred on the push lane, never handed to pull consumers', async () => {
-    const opened = await openPushing();
+    const opened = await openBreaking();
     q = opened.q;
     const { transport, clock } = opened;
     transport.fallback = status(500, 'boom');

@@ -8,27 +8,13 @@ import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import { DelayQueue as EngineQueue } from '../../src/engine/delay-queue.js';
-import { DelayQueue } from '../../src/open-queue.js';
+import type { DelayQueue } from '../../src/open-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { T0, flush } from '../helpers/engine.js';
-import { ScriptedTransport, newSecret, sign, status, testSigner } from '../helpers/push.js';
+import { newSecret, sign, status, openPushing } from '../helpers/push.js';
 
 const URL_A = 'https://a.example.com/hook?x=1,2';
 const URL_B = 'https://b.example.com/other';
-
-async function openPushing(options: { pushSecret?: string; store?: string } = {}): Promise<{ q: DelayQueue; clock: ManualClock; transport: ScriptedTransport }> {
-  const clock = new ManualClock(T0);
-  const transport = new ScriptedTransport(clock);
-  const q = await DelayQueue.open({
-    store: options.store ?? 'memory',
-    clock,
-    random: () => 0.5,
-    push: { transport, signer: testSigner },
-    ...(options.pushSecret !== undefined ? { pushSecret: options.pushSecret } : {}),
-  });
-  await flush();
-  return { q, clock, transport };
-}
 
 function rejectsWith(code: string): (error: unknown) => boolean {
   return (error) => isDelayQError(error) && error.code === code;

@@ -4,26 +4,12 @@ import { isDelayQError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import { MAX_RETRY_AFTER_MS, SECRET_ROTATION_GRACE_MS } from '../../src/core/push.js';
 import { DelayQueue as EngineQueue } from '../../src/engine/delay-queue.js';
-import { DelayQueue } from '../../src/open-queue.js';
+import type { DelayQueue } from '../../src/open-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { T0, flush } from '../helpers/engine.js';
-import { ScriptedTransport, newSecret, sign, status, testSigner } from '../helpers/push.js';
+import { newSecret, sign, status, openPushing } from '../helpers/push.js';
 
 const URL_ORDERS = 'https://hooks.example.com/orders';
-
-async function openPushing(options: { pushSyncMs?: number; store?: MemoryStore } = {}): Promise<{ q: DelayQueue; clock: ManualClock; transport: ScriptedTransport }> {
-  const clock = new ManualClock(T0);
-  const transport = new ScriptedTransport(clock);
-  const q = await DelayQueue.open({
-    store: options.store ?? 'memory',
-    clock,
-    random: () => 0.5,
-    push: { transport, signer: testSigner },
-    ...(options.pushSyncMs !== undefined ? { pushSyncMs: options.pushSyncMs } : {}),
-  });
-  await flush();
-  return { q, clock, transport };
-}
 
 function rejectsWith(code: string): (error: unknown) => boolean {
   return (error) => isDelayQError(error) && error.code === code;

@@ -8,6 +8,9 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { DelayQError } from '../../src/core/errors.js';
 import type { PushRequest, PushResponse, PushSignInput, PushSigner, PushTransport } from '../../src/core/push.js';
 import type { Clock } from '../../src/core/ports.js';
+import { ManualClock } from '../../src/core/manual-clock.js';
+import { DelayQueue, type DelayQueueOptions } from '../../src/open-queue.js';
+import { T0, flush } from './engine.js';
 
 export interface SentPush {
   readonly request: PushRequest;
@@ -73,4 +76,16 @@ export const testSigner: PushSigner = {
 
 export function newSecret(): string {
   return testSigner.generateSecret();
+}
+
+/**
+ * A queue on a ManualClock at T0 whose pushes go to a ScriptedTransport, signed by
+ * testSigner; `options` adds to or replaces the defaults (store 'memory', random 0.5).
+ */
+export async function openPushing(options: Omit<DelayQueueOptions, 'clock' | 'push'> = {}): Promise<{ q: DelayQueue; clock: ManualClock; transport: ScriptedTransport }> {
+  const clock = new ManualClock(T0);
+  const transport = new ScriptedTransport(clock);
+  const q = await DelayQueue.open({ store: 'memory', random: () => 0.5, ...options, clock, push: { transport, signer: testSigner } });
+  await flush();
+  return { q, clock, transport };
 }
