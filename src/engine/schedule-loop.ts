@@ -19,7 +19,7 @@
  * earliest schedule needs a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
 import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports.js';
-import { occurrenceId, sameRule, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
+import { occurrenceId, sameRule, withState, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
 import { compileRule, type CronCompiler, type NextOccurrence } from '../core/schedule/rule.js';
 import type { NewTaskRecord } from '../core/task/model.js';
@@ -138,7 +138,7 @@ export class ScheduleLoop {
     const planned = records.map((from, i) => {
       const plan = planOccurrences(from, rules[i]!, now, this.options);
       this.pushTasks(tasks, from, plan.create);
-      return { ...from, ...plan.state };
+      return withState(from, plan.state);
     });
     for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));
     return planned;
@@ -263,11 +263,12 @@ export class ScheduleLoop {
     const entries = given.length < 2 ? given : [...new Map(given.map((e) => [e.record.id, e])).values()];
     const planned: Array<{ entry: Entry; from: ScheduleRecord; to: ScheduleRecord }> = [];
     const tasks: NewTaskRecord[] = [];
+    const options = { ...this.options, leadMs };
     for (const entry of entries) {
       const from = entry.record;
-      const plan = planOccurrences(from, entry.next, now, { ...this.options, leadMs });
+      const plan = planOccurrences(from, entry.next, now, options);
       if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
-      const to: ScheduleRecord = { ...from, ...plan.state };
+      const to = withState(from, plan.state);
       if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) continue;
       this.pushTasks(tasks, from, plan.create);
       planned.push({ entry, from, to });

@@ -7,7 +7,7 @@
  */
 import { DelayQError } from '../core/errors.js';
 import type { Clock, ScheduleStore, ScheduleSwap } from '../core/ports.js';
-import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
+import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, scheduleRecord, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { nextOccurrences } from '../core/schedule/next.js';
 import type { NextOccurrence } from '../core/schedule/rule.js';
 import { validateRecurring, validateScheduleId, type RecurringInput } from '../core/schedule/validate.js';
@@ -213,7 +213,7 @@ export class Schedules {
           if (existing !== null && sameDefinition(existing, def)) return item.resolve({ schedule: toScheduleInfo(existing), created: false, changed: false });
           const next = this.loop.ruleOfDefinition(def);
           if (existing === null) {
-            creates.push({ ...def, paused: false, nextAt: next(now - 1), lastAt: null, count: 0, rev: 1, createdAt: now, updatedAt: now });
+            creates.push(scheduleRecord(def, { paused: false, nextAt: next(now - 1), lastAt: null, count: 0 }, 1, now, now));
             createRules.push(next);
             createItems.push(item);
             return;
@@ -221,7 +221,7 @@ export class Schedules {
           let { nextAt } = existing;
           if (!sameRule(existing, def)) nextAt = next(Math.max(existing.lastAt ?? -Infinity, now - 1));
           if (def.limit !== null && existing.count >= def.limit) nextAt = null;
-          swaps.push({ expected: existing, next: { ...existing, ...def, nextAt, rev: existing.rev + 1, updatedAt: now } });
+          swaps.push({ expected: existing, next: scheduleRecord(def, { paused: existing.paused, nextAt, lastAt: existing.lastAt, count: existing.count }, existing.rev + 1, existing.createdAt, now) });
           swapRules.push(next);
           swapItems.push(item);
         });

@@ -70,6 +70,42 @@ export interface ScheduleRecord extends ScheduleDefinition, ScheduleState {
 }
 
 /**
+ * A record from a definition and a state, built field by field. The hot paths (an upsert,
+ * planning each occurrence) build records here, never with object spread: V8 copied a spread
+ * of these records on a slow path that made an upsert about 2.5x as costly (ADR 0031).
+ */
+export function scheduleRecord(def: ScheduleDefinition, state: ScheduleState, rev: number, createdAt: number, updatedAt: number): ScheduleRecord {
+  return {
+    id: def.id,
+    topic: def.topic,
+    payload: def.payload,
+    cron: def.cron,
+    tz: def.tz,
+    everyMs: def.everyMs,
+    startAt: def.startAt,
+    endAt: def.endAt,
+    limit: def.limit,
+    misfire: def.misfire,
+    ttrMs: def.ttrMs,
+    maxAttempts: def.maxAttempts,
+    backoff: def.backoff,
+    url: def.url,
+    paused: state.paused,
+    nextAt: state.nextAt,
+    lastAt: state.lastAt,
+    count: state.count,
+    rev,
+    createdAt,
+    updatedAt,
+  };
+}
+
+/** The record moved to another state (rev and times unchanged). */
+export function withState(record: ScheduleRecord, state: ScheduleState): ScheduleRecord {
+  return scheduleRecord(record, state, record.rev, record.createdAt, record.updatedAt);
+}
+
+/**
  * The task id of the occurrence of schedule `scheduleId` at `at`: `<scheduleId>:<at>`. The
  * part after the last ':' is always the decimal time (digits only, no leading zero), so two
  * different (schedule, time) pairs never give the same id, whatever ':' the schedule ids
