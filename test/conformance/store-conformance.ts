@@ -610,6 +610,63 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.deepEqual((await store.dueHistogram({ ...query, topic: 'nothing' })).counts, [0, 0, 0, 0, 0]);
       });
 
+      it('dueHistogram counts far-future (parked) tasks too: per hour over days, per minute over the next hour, by topic', async () => {
+        const MINUTE = 60_000;
+        const HOUR = 3_600_000;
+        const DAY = 24 * HOUR;
+        const topics = ['orders', 'mail', 'sms'];
+        // A fixed pseudo-random spread: a quarter due within the hour, a quarter within two
+        // days, half within three weeks (beyond every store's near index).
+        let seed = 7;
+        const random = (): number => (seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+        const spread = (from: number): number => {
+          const r = random();
+          const span = r < 0.25 ? HOUR : r < 0.5 ? 2 * DAY : 21 * DAY;
+          return from + Math.floor(random() * span);
+        };
+        let now = T0;
+        await store.loadDue(now + 10 * MINUTE, null, 100);
+        await store.schedule(Array.from({ length: 400 }, (_, i) => task(`t${i}`, { topic: topics[i % 3]!, runAt: spread(now) })), now);
+        for (let i = 0; i < 400; i += 7) await store.cancel(`t${i}`, now);
+        for (let i = 1; i < 400; i += 11) if (i % 7 !== 0) await store.reschedule(`t${i}`, spread(now), now);
+        // Time passes: the near index is read (far tasks come into it), due tasks are reserved.
+        for (const step of [20 * MINUTE, 3 * HOUR, 30 * HOUR]) {
+          now = T0 + step;
+          const due = await loadAll(store, now);
+          for (let i = 0; i < due.length; i += 100) await store.reserve(due.slice(i, i + 100).map((ref) => ref.id), now);
+          await store.schedule(Array.from({ length: 60 }, (_, i) => task(`n${step}-${i}`, { topic: topics[i % 3]!, runAt: spread(now) })), now);
+          for (let i = 2; i < 400; i += 13) await store.reschedule(`t${i}`, spread(now), now);
+        }
+        // The reference: every pending task, listed.
+        const pending: Array<{ topic: string; runAt: number }> = [];
+        for (let afterId: string | undefined; ; ) {
+          const page = await store.list({ state: 'pending', limit: 500, ...(afterId !== undefined ? { afterId } : {}) });
+          pending.push(...page);
+          if (page.length < 500) break;
+          afterId = page[page.length - 1]!.id;
+        }
+        assert.ok(pending.filter((t) => t.runAt >= now + 2 * DAY).length > 50, 'some tasks are far ahead');
+        const expected = (from: number, to: number, bucketMs: number, topic?: string): number[] => {
+          const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
+          for (const t of pending) if ((topic === undefined || t.topic === topic) && t.runAt >= from && t.runAt < to) counts[Math.floor((t.runAt - from) / bucketMs)]!++;
+          return counts;
+        };
+        const hourFrom = Math.floor(now / HOUR) * HOUR;
+        const minuteFrom = Math.floor(now / MINUTE) * MINUTE;
+        for (const topic of [undefined, 'orders', 'mail']) {
+          const label = topic ?? 'all topics';
+          for (const [from, to, bucketMs] of [
+            [hourFrom, hourFrom + 21 * DAY, HOUR],
+            [hourFrom, hourFrom + 22 * DAY, 2 * HOUR],
+            [minuteFrom, minuteFrom + HOUR, MINUTE],
+          ] as const) {
+            const got = await store.dueHistogram({ from, to, bucketMs, ...(topic !== undefined ? { topic } : {}) });
+            assert.equal(got.coveredUntil, to, `${label}, buckets of ${bucketMs / MINUTE} min: covered until ${(got.coveredUntil - from) / MINUTE} min`);
+            assert.deepEqual(got.counts, expected(from, to, bucketMs, topic), `${label}, buckets of ${bucketMs / MINUTE} min`);
+          }
+        }
+      });
+
       it('counts tasks by state and by topic', async () => {
         await store.schedule([task('a', { runAt: T0 }), task('b', { runAt: T0 }), task('c', { topic: 'mail' }), task('d', { topic: 'mail' })], T0);
         const [a] = await store.reserve(['a'], T0);
