@@ -50,6 +50,8 @@ import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
 const PURGE_BATCH = 1_000;
+/** parked_hours counts per hour of runAt (0009). */
+const HOUR_MS = 3_600_000;
 
 export class SqliteStore implements TaskStore {
   readonly description: string;
@@ -301,9 +303,11 @@ export class SqliteStore implements TaskStore {
 
   /**
    * A range of the index tasks_due, grouped by bucket: it reads the index entries in the
-   * range (and each one's row, for its state and topic), never the rest of the table.
-   * Parked tasks (due beyond the parking frontier, ~18.6 to 37 h ahead) are not in it: the
-   * counts are complete below the frontier.
+   * range (and each one's row, for its state and topic), never the rest of the table. Parked
+   * tasks (due beyond the parking frontier, ~18.6 to 37 h ahead) are not in that index but
+   * are counted per hour of runAt in parked_hours (0009): buckets of whole hours, from and
+   * to on the hour, count them too and cover the whole range; finer buckets are complete
+   * below the frontier.
    */
   async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
     this.assertOpen();
@@ -311,7 +315,12 @@ export class SqliteStore implements TaskStore {
     const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
     const rows = topic === undefined ? this.sql.dueBuckets.all(from, bucketMs, from, to) : this.sql.dueBucketsOfTopic.all(from, bucketMs, from, to, topic);
     for (const { b, n } of rows) counts[b] = n;
-    return { counts, coveredUntil: Math.min(to, Math.max(from, this.parking.indexedUntil())) };
+    const indexedUntil = Math.min(to, Math.max(from, this.parking.indexedUntil()));
+    if (bucketMs % HOUR_MS !== 0 || from % HOUR_MS !== 0 || to % HOUR_MS !== 0) return { counts, coveredUntil: indexedUntil };
+    const [first, end] = [from / HOUR_MS, to / HOUR_MS];
+    const parked = topic === undefined ? this.sql.parkedHours.all(first, end) : this.sql.parkedHoursOfTopic.all(first, end, topic);
+    for (const { hour, n } of parked) counts[Math.floor(((hour - first) * HOUR_MS) / bucketMs)]! += n;
+    return { counts, coveredUntil: to };
   }
 
   cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {

@@ -64,6 +64,10 @@ export interface Statements {
   readonly dueBuckets: Stmt<[number, number, number, number], { b: number; n: number }>;
   /** (from, bucketMs, from, to, topic) -> the same, of one topic. */
   readonly dueBucketsOfTopic: Stmt<[number, number, number, number, string], { b: number; n: number }>;
+  /** (first hour, end hour) -> parked tasks per hour of run_at (0009). */
+  readonly parkedHours: Stmt<[number, number], { hour: number; n: number }>;
+  /** (first hour, end hour, topic) -> the same, of one topic. */
+  readonly parkedHoursOfTopic: Stmt<[number, number, string], { hour: number; n: number }>;
   readonly parkingState: Stmt<[], { frontier: number; bucket_ms: number }>;
   readonly setFrontier: Stmt<[number], never>;
   readonly addRun: Stmt<[number, Buffer], never>;
@@ -175,6 +179,8 @@ export function prepareStatements(db: Database.Database): Statements {
       `SELECT CAST((due_at - ?) / ? AS INTEGER) AS b, count(*) AS n FROM tasks INDEXED BY tasks_due
        WHERE due_at IS NOT NULL AND due_at >= ? AND due_at < ? AND state = 'pending' AND topic = ? GROUP BY b`,
     ),
+    parkedHours: db.prepare<[number, number], { hour: number; n: number }>('SELECT hour, sum(n) AS n FROM parked_hours WHERE hour >= ? AND hour < ? GROUP BY hour'),
+    parkedHoursOfTopic: db.prepare<[number, number, string], { hour: number; n: number }>('SELECT hour, n FROM parked_hours WHERE hour >= ? AND hour < ? AND topic = ?'),
     addCount: db.prepare<[string, string, number], never>(
       'INSERT INTO task_counts (topic, state, n) VALUES (?, ?, ?) ON CONFLICT (topic, state) DO UPDATE SET n = n + excluded.n',
     ),

@@ -95,9 +95,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0008_acked_receipt, version 8', () => {
-    assert.equal(LATEST_VERSION, 8);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [8, '0008_acked_receipt']);
+  it('ends with 0009_parked_hours, version 9', () => {
+    assert.equal(LATEST_VERSION, 9);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [9, '0009_parked_hours']);
   });
 
   it('versions ascend', () => {
@@ -109,8 +109,9 @@ describe('sqlite store: migrations', () => {
     const store4 = await openSqliteStore(path, { clock: storeSystemClock });
     await store4.close();
     const db = new Database(path);
-    // Back to exactly version 5: without what 0006, 0007 and 0008 add.
+    // Back to exactly version 5: without what 0006, 0007, 0008 and 0009 add.
     db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt');
+    db.exec('DROP TRIGGER parked_hours_insert; DROP TRIGGER parked_hours_update; DROP TRIGGER parked_hours_delete; DROP TABLE parked_hours');
     db.pragma('user_version = 5');
     db.close();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
@@ -204,6 +205,32 @@ describe('sqlite store: migrations', () => {
     assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
     assert.equal(after.prepare("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'tasks_parked'").pluck().get(), 0);
     after.close();
+  });
+
+  it('counts the parked rows of an older file per hour (0009), and keeps counting as they are unparked', async () => {
+    const HOUR = 3_600_000;
+    const bucket = bucketOf(T0) + 3;
+    // Task i at bucket start + i ms: all within the bucket's first hour, or (every 10th) the next bucket's.
+    writeVersion2(path, 600, (i) => (i % 10 === 0 ? bucket + 1 : bucket));
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
+    const from = Math.floor((bucket * BUCKET_MS) / HOUR) * HOUR;
+    const to = from + 48 * HOUR;
+    const hourOf = (bucketIndex: number): number => Math.floor((bucketIndex * BUCKET_MS - from) / HOUR);
+    const expected = new Array<number>(48).fill(0);
+    expected[hourOf(bucket)] = 540;
+    expected[hourOf(bucket + 1)] = 60;
+    let got = await store.dueHistogram({ from, to, bucketMs: HOUR });
+    assert.equal(got.coveredUntil, to);
+    assert.deepEqual(got.counts, expected);
+    assert.deepEqual((await store.dueHistogram({ from, to, bucketMs: HOUR, topic: 't' })).counts, expected);
+    // Unparked into tasks_due (loadDue reaches them): counted from the index instead, once.
+    await store.loadDue(Number.POSITIVE_INFINITY, null, 1);
+    got = await store.dueHistogram({ from, to, bucketMs: HOUR });
+    assert.deepEqual(got.counts, expected);
+    await store.close();
+    const db = new Database(path, { readonly: true });
+    assert.equal(db.prepare('SELECT count(*) FROM parked_hours').pluck().get(), 0, 'nothing parked is left counted');
+    db.close();
   });
 
   it('builds runs that name each parked row of version 2 once, under its own bucket', async () => {
