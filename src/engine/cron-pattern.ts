@@ -30,7 +30,18 @@ class CronerPattern implements WallPattern {
   }
 }
 
+/** Parsed patterns by text: an upsert checks and plans the same pattern several times, and many schedules share a few patterns. */
+const cache = new Map<string, WallPattern>();
+const CACHE_SIZE = 1_000;
+
 /** Parses `pattern`; throws croner's own message when it is not a valid pattern. */
 export function compileCron(pattern: string): WallPattern {
-  return new CronerPattern(pattern);
+  let compiled = cache.get(pattern);
+  if (compiled === undefined) {
+    compiled = new CronerPattern(pattern);
+    // Dropped whole when full: cheaper than an LRU, and a miss only costs a parse.
+    if (cache.size >= CACHE_SIZE) cache.clear();
+    cache.set(pattern, compiled);
+  }
+  return compiled;
 }
