@@ -1,6 +1,7 @@
 /**
  * npm run bench -- ui [--store memory|sqlite] [--pending N] [--seconds N] [--runs N]
- *                     [--histogram N] [--skip-histogram]
+ *                     [--histogram N] [--histogram-stores memory,sqlite,redis]
+ *                     [--skip-histogram | --only-histogram]
  *
  * What looking at the queue costs the server (issue 26):
  *   a. `delayq serve` in a child process holding N pending tasks (default 1,000,000, 20
@@ -15,9 +16,10 @@
  *   b. GET /metrics against that server: 30 scrapes, wall time at the client over loopback
  *      (p50, max). Target <= 50 ms.
  *   c. The due-time histogram (the timeline's store query) with 10,000,000 pending tasks
- *      (--histogram) spread over 30 days in 10 topics, in this process: the memory store
- *      and a SQLite file; per minute over the next hour and per hour over the next 7 days,
- *      all topics and one; median of 5. --skip-histogram keeps the last run's table.
+ *      (--histogram) spread over 30 days in 10 topics, in this process: the memory store,
+ *      a SQLite file and a throwaway redis-server (16 shards); per minute over the next
+ *      hour and per hour over the next 7 days, all topics and one; median of 5.
+ *      --skip-histogram keeps the last run's table; --only-histogram skips a and b.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -29,8 +31,10 @@ import { DUE_HISTOGRAM_GRAIN_MS, type DueHistogramQuery, type TaskStore } from '
 import { DEFAULT_BACKOFF } from '../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../src/core/task/model.js';
 import { MemoryStore } from '../src/stores/memory/memory-store.js';
+import { openRedisStore } from '../src/stores/redis/index.js';
 import { openSqliteStore } from '../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../src/stores/system-clock.js';
+import { startRedis } from '../test/helpers/redis-servers.js';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -241,9 +245,15 @@ async function histogramPart(args: string[]): Promise<Table[]> {
   const rows: (string | number | null)[][] = [];
   const dir = mkdtempSync(join(tmpdir(), 'delayq-ui-histogram-'));
   try {
-    for (const kind of ['memory', 'sqlite'] as const) {
+    for (const kind of option(args, 'histogram-stores', 'memory,sqlite,redis').split(',')) {
       const now = Date.now();
-      const store: TaskStore = kind === 'memory' ? new MemoryStore() : await openSqliteStore(join(dir, 'h.db'), { clock: storeSystemClock });
+      const redis = kind === 'redis' ? await startRedis() : null;
+      const store: TaskStore =
+        kind === 'memory'
+          ? new MemoryStore()
+          : kind === 'sqlite'
+            ? await openSqliteStore(join(dir, 'h.db'), { clock: storeSystemClock })
+            : await openRedisStore(`redis://127.0.0.1:${redis!.port}`, { clock: storeSystemClock, prefix: 'histogram' });
       // The loader's first read: near tasks go to the SQLite store's index, far ones are parked.
       await store.loadDue(now + 60_000, null, 1);
       const started = preciseNow();
@@ -280,6 +290,7 @@ async function histogramPart(args: string[]): Promise<Table[]> {
         rows.push([`${kind}: ${what}`, median(times), counted, coverage]);
       }
       await store.close();
+      await redis?.stop();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -291,27 +302,31 @@ async function histogramPart(args: string[]): Promise<Table[]> {
       rows,
       notes: [
         'memory: per-topic counts by minute, kept as tasks move: cost ~ minutes asked x topics, whatever the number of tasks.',
-        "SQLite: a range of the index tasks_due grouped by bucket: cost ~ tasks in the range asked; tasks parked beyond the frontier (~18.6 to 37 h ahead) are not counted ('index covers').",
+        'SQLite: a range of the index tasks_due grouped by bucket (cost ~ tasks in the range up to the parking frontier, ~18.6 to 37 h ahead), plus parked_hours (migration 0009) for the tasks parked beyond it: buckets of whole hours cover everything.',
       ],
     },
   ];
 }
 
+/** The last run's tables that this run does not measure (each keeps its own run and date in the commit history). */
+function lastTables(keep: (table: Table) => boolean, flag: string): Table[] {
+  try {
+    const last = JSON.parse(readFileSync(join(import.meta.dirname, 'results', 'ui-latest.json'), 'utf8')) as { tables: Table[] };
+    return last.tables.filter(keep).map((t) => ({ ...t, notes: [...(t.notes ?? []), `From an earlier run (this one had ${flag}).`] }));
+  } catch {
+    return [];
+  }
+}
+
 export async function run(args: string[]): Promise<void> {
-  const tables: Table[] = [...(await serverPart(args))];
+  const tables: Table[] = args.includes('--only-histogram') ? lastTables((t) => !t.title.startsWith('Due-time histogram'), '--only-histogram') : [...(await serverPart(args))];
   for (const table of tables) printTable(table);
   if (!args.includes('--skip-histogram')) {
     const histogram = await histogramPart(args);
     for (const table of histogram) printTable(table);
     tables.push(...histogram);
   } else {
-    // Keep the last run's histogram table (its own run, its own date in the commit history).
-    try {
-      const last = JSON.parse(readFileSync(join(import.meta.dirname, 'results', 'ui-latest.json'), 'utf8')) as { tables: Table[] };
-      tables.push(...last.tables.filter((t) => t.title.startsWith('Due-time histogram')).map((t) => ({ ...t, notes: [...(t.notes ?? []), 'From an earlier run (this one had --skip-histogram).'] })));
-    } catch {
-      // none yet
-    }
+    tables.push(...lastTables((t) => t.title.startsWith('Due-time histogram'), '--skip-histogram'));
   }
   console.log(`\nresults: ${writeResults('ui', tables)}`);
 }
