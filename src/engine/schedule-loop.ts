@@ -113,15 +113,27 @@ export class ScheduleLoop {
    * resolves once its due occurrences exist (an upsert answers with those due within the lead pending).
    */
   async apply(record: ScheduleRecord, next: NextOccurrence = this.ruleOf(record)): Promise<ScheduleRecord> {
-    const entry: Entry = { record, next };
-    this.entries.set(record.id, entry);
-    if (!this.running) return record;
-    await this.planSoon(entry);
-    // Only this schedule's wake-up can have moved earlier: no pass over every schedule per call.
-    const current = this.entries.get(record.id);
-    const at = current === undefined ? null : planDueAt(current.record, this.clock.now(), this.options.leadMs);
-    if (at !== null) this.setWake(at);
-    return current?.record ?? record;
+    const [planned] = await this.applyMany([record], [next]);
+    return planned!;
+  }
+
+  /** `apply` of several schedules (an upsert batch), with one wait for their shared plan. */
+  async applyMany(records: readonly ScheduleRecord[], rules: readonly NextOccurrence[]): Promise<ScheduleRecord[]> {
+    const entries = records.map((record, i): Entry => ({ record, next: rules[i]! }));
+    for (const entry of entries) this.entries.set(entry.record.id, entry);
+    if (!this.running) return [...records];
+    await this.planSoon(entries);
+    // Only these schedules' wake-ups can have moved earlier: no pass over every schedule per call.
+    const now = this.clock.now();
+    let earliest = Infinity;
+    const planned = records.map((record) => {
+      const current = this.entries.get(record.id);
+      const at = current === undefined ? null : planDueAt(current.record, now, this.options.leadMs);
+      if (at !== null && at < earliest) earliest = at;
+      return current?.record ?? record;
+    });
+    this.setWake(earliest);
+    return planned;
   }
 
   /**
@@ -152,21 +164,21 @@ export class ScheduleLoop {
   }
 
   /**
-   * Plans `entry` together with the others applied in the same turn of the event loop:
+   * Plans `entries` together with the others applied in the same turn of the event loop:
    * concurrent upserts (an import of 10,000 schedules) share one create and one swap call.
    */
-  private planSoon(entry: Entry): Promise<void> {
+  private planSoon(entries: readonly Entry[]): Promise<void> {
     if (this.batch === null) {
-      const entries: Entry[] = [];
+      const batched: Entry[] = [];
       const done = new Promise<void>((resolve, reject) => {
         setImmediate(() => {
           this.batch = null;
-          this.planMany(entries, this.clock.now()).then(resolve, reject);
+          this.planMany(batched, this.clock.now()).then(resolve, reject);
         });
       });
-      this.batch = { entries, done };
+      this.batch = { entries: batched, done };
     }
-    this.batch.entries.push(entry);
+    for (const entry of entries) this.batch.entries.push(entry);
     return this.batch.done;
   }
 

@@ -244,14 +244,16 @@ export class Schedules {
       todo = [];
     }
     for (const item of todo) item.reject(conflict(item.def.id));
-    await Promise.all(
-      applied.map(({ item, record, next, created }) =>
-        this.loop.apply(record, next).then(
-          (planned) => item.resolve({ schedule: toScheduleInfo(planned), created, changed: true }),
-          (error: unknown) => item.reject(error),
-        ),
-      ),
-    );
+    if (applied.length === 0) return;
+    try {
+      const planned = await this.loop.applyMany(
+        applied.map((a) => a.record),
+        applied.map((a) => a.next),
+      );
+      applied.forEach(({ item, created }, i) => item.resolve({ schedule: toScheduleInfo(planned[i]!), created, changed: true }));
+    } catch (error) {
+      for (const { item } of applied) item.reject(error);
+    }
   }
 
   async get(id: string): Promise<ScheduleInfo | null> {
