@@ -7,9 +7,16 @@
  *
  * The lock file is never deleted: unlinking a lock file while another process waits on
  * it would let two processes each lock a different inode under the same name.
+ *
+ * Every lock taken stays in HELD until release(). better-sqlite3 closes a connection its
+ * garbage collector reclaims, and closing it drops the POSIX lock: a store the process no
+ * longer references (a holder that only waits to be killed, or a store dropped without
+ * close()) would otherwise give its lock away at the next GC while the process lives on.
  */
 import Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
+
+const HELD = new Set<Database.Database>();
 
 export class FileLock {
   private constructor(private readonly handle: Database.Database) {}
@@ -27,6 +34,7 @@ export class FileLock {
       handle.pragma('locking_mode = EXCLUSIVE');
       // A write transaction takes the exclusive lock; exclusive mode keeps it after COMMIT.
       handle.exec('BEGIN EXCLUSIVE; COMMIT');
+      HELD.add(handle);
       return new FileLock(handle);
     } catch (error) {
       handle.close();
@@ -38,6 +46,7 @@ export class FileLock {
   }
 
   release(): void {
+    HELD.delete(this.handle);
     if (this.handle.open) this.handle.close();
   }
 }

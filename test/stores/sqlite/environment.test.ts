@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { isDelayQError, type ErrorCode } from '../../../src/core/errors.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
+import type { TaskStore } from '../../../src/core/ports.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { LATEST_VERSION } from '../../../src/stores/sqlite/migrations/index.js';
@@ -27,8 +28,14 @@ function digest(path: string): string {
   return createHash('sha256').update(readFileSync(path)).digest('hex');
 }
 
-async function rejectsWith(promise: Promise<unknown>, code: ErrorCode, message: RegExp): Promise<void> {
-  await assert.rejects(promise, (error: unknown) => {
+async function rejectsWith(promise: Promise<TaskStore>, code: ErrorCode, message: RegExp): Promise<void> {
+  // A store that opened after all is closed before the test fails: left open, it would keep
+  // the file's process alive until the runner's file timeout.
+  const closed = promise.then(async (store) => {
+    await store.close();
+    return store;
+  });
+  await assert.rejects(closed, (error: unknown) => {
     assert.ok(isDelayQError(error, code), `expected ${code}, got ${String(error)}`);
     assert.match(error.message, message);
     return true;
@@ -131,12 +138,17 @@ describe('sqlite store: one process at a time', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
+  // --expose-gc: the holder collects garbage before it says "ready" (see the fixture).
   function holdInChild(path: string): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, path], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', fixture, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(child);
     return new Promise((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve(child));
-      child.once('exit', (code) => reject(new Error(`holder exited early (${String(code)})`)));
+      let said = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        said += chunk.toString();
+        if (said.includes('ready\n')) resolve(child);
+      });
+      child.once('exit', (code, signal) => reject(new Error(`holder exited early (${String(code ?? signal)})`)));
     });
   }
 
@@ -149,18 +161,24 @@ describe('sqlite store: one process at a time', () => {
     await exited;
     // The kernel dropped the dead holder's lock; its committed task is intact.
     const store = await openSqliteStore(path, { clock: storeSystemClock });
-    const held = await store.get('held');
-    assert.equal(held?.payload, '"mine"');
-    assert.equal(held?.state, 'pending');
-    await store.close();
+    try {
+      const held = await store.get('held');
+      assert.equal(held?.payload, '"mine"');
+      assert.equal(held?.state, 'pending');
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses a second open in the same process', async () => {
     const path = join(dir, 'twice.db');
     const first = await openSqliteStore(path, { clock: storeSystemClock });
-    await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_LOCKED', /only one may open it/);
-    await first.schedule([task('a')], T0);
-    assert.equal((await first.get('a'))?.state, 'pending');
-    await first.close();
+    try {
+      await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_LOCKED', /only one may open it/);
+      await first.schedule([task('a')], T0);
+      assert.equal((await first.get('a'))?.state, 'pending');
+    } finally {
+      await first.close();
+    }
   });
 });
