@@ -43,8 +43,8 @@ const SHARED_ROW = "(?, ?, ?, 'pending', ?, ?, ?, 0, @maxAttempts, @ttrMs, @base
 
 type Insert = Database.Statement<unknown[], never>;
 type BucketFor = (runAt: number) => number | null;
-/** Notes the seq of a row just parked in a bucket (Parking.record). */
-type RecordParked = (bucket: number, seq: number) => void;
+/** Notes a row just parked: its run (Parking.record) and its count (CountDeltas.parked). */
+type RecordParked = (bucket: number, seq: number, topic: string, runAt: number, counts: CountDeltas) => void;
 
 /** What the chunks of one insert call share. */
 interface Batch {
@@ -101,7 +101,7 @@ export class TaskInserter {
             created = 0;
           }
           created++;
-          if (!Number.isNaN(parkedIn[i]!)) this.recordParked(parkedIn[i]!, seq);
+          if (!Number.isNaN(parkedIn[i]!)) this.recordParked(parkedIn[i]!, seq, task.topic, task.runAt, counts);
           if (task.url !== undefined) this.setUrl.run(task.url, seq);
           outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) };
         } else {

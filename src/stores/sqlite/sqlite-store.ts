@@ -50,7 +50,7 @@ import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
 const PURGE_BATCH = 1_000;
-/** parked_hours counts per hour of runAt (0009). */
+/** parked_days counts per hour of runAt (0009). */
 const HOUR_MS = 3_600_000;
 
 export class SqliteStore implements TaskStore {
@@ -80,6 +80,7 @@ export class SqliteStore implements TaskStore {
       clock,
       (counts) => {
         for (const { topic, state, n } of counts.entries()) this.sql.addCount.run(topic, state, n);
+        for (const { day, topic, hours } of counts.parkedEntries()) this.sql.addParkedDay.run(day, topic, ...hours);
       },
       (error) => translate(error, path, 'write'),
       4_000, // maxWeight: a flush's writes, then the event loop's turn (ADR 0014)
@@ -90,7 +91,10 @@ export class SqliteStore implements TaskStore {
     this.parking = new Parking(this.sql, (weight, apply) => this.write(weight, apply), (error) =>
       logger.warn({ err: error, path }, 'sqlite: moving parked tasks ahead of time failed; the next load retries'),
     );
-    this.inserter = new TaskInserter(this.db, (bucket, seq) => this.parking.record(bucket, seq));
+    this.inserter = new TaskInserter(this.db, (bucket, seq, topic, runAt, counts) => {
+      this.parking.record(bucket, seq);
+      counts.parked(topic, runAt);
+    });
   }
 
   // ---------------------------------------------------------------------------------
@@ -126,7 +130,10 @@ export class SqliteStore implements TaskStore {
         }
         const seq = Number(lastInsertRowid);
         // Not a write: the run is filed when the transaction commits (Parking.flush).
-        if (parkBucket !== null) this.parking.record(parkBucket, seq);
+        if (parkBucket !== null) {
+          this.parking.record(parkBucket, seq);
+          counts.parked(task.topic, task.runAt);
+        }
         counts.add(task.topic, 'pending', +1);
         if (task.url !== undefined) this.sql.setUrl.run(task.url, seq);
         return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) }];
@@ -305,7 +312,7 @@ export class SqliteStore implements TaskStore {
    * A range of the index tasks_due, grouped by bucket: it reads the index entries in the
    * range (and each one's row, for its state and topic), never the rest of the table. Parked
    * tasks (due beyond the parking frontier, ~18.6 to 37 h ahead) are not in that index but
-   * are counted per hour of runAt in parked_hours (0009): buckets of whole hours, from and
+   * are counted per hour of runAt in parked_days (0009): buckets of whole hours, from and
    * to on the hour, count them too and cover the whole range; finer buckets are complete
    * below the frontier.
    */
@@ -317,9 +324,16 @@ export class SqliteStore implements TaskStore {
     for (const { b, n } of rows) counts[b] = n;
     const indexedUntil = Math.min(to, Math.max(from, this.parking.indexedUntil()));
     if (bucketMs % HOUR_MS !== 0 || from % HOUR_MS !== 0 || to % HOUR_MS !== 0) return { counts, coveredUntil: indexedUntil };
-    const [first, end] = [from / HOUR_MS, to / HOUR_MS];
-    const parked = topic === undefined ? this.sql.parkedHours.all(first, end) : this.sql.parkedHoursOfTopic.all(first, end, topic);
-    for (const { hour, n } of parked) counts[Math.floor(((hour - first) * HOUR_MS) / bucketMs)]! += n;
+    const [firstHour, endHour] = [from / HOUR_MS, to / HOUR_MS];
+    const [firstDay, endDay] = [Math.floor(firstHour / 24), Math.ceil(endHour / 24)];
+    const days = topic === undefined ? this.sql.parkedDays.all(firstDay, endDay) : this.sql.parkedDaysOfTopic.all(firstDay, endDay, topic);
+    for (const row of days) {
+      const day = row[0]!;
+      for (let h = 0; h < 24; h++) {
+        const hour = day * 24 + h;
+        if (row[h + 1] !== 0 && hour >= firstHour && hour < endHour) counts[Math.floor(((hour - firstHour) * HOUR_MS) / bucketMs)]! += row[h + 1]!;
+      }
+    }
     return { counts, coveredUntil: to };
   }
 

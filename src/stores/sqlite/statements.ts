@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { TaskState } from '../../core/task/model.js';
+import { ADD_PARKED_DAY } from './migrations/0009_parked_days.js';
 import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskRow } from './rows.js';
 
 
@@ -22,6 +23,8 @@ export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: n
  * reserved -> completed, only with the current receipt: (updatedAt, id, receipt). The
  * receipt moves to acked_receipt (SET reads the row as it was), so an ack sent again finds it.
  */
+const PARKED_HOURS = Array.from({ length: 24 }, (_, h) => `h${h}`).join(', ');
+
 const ACK = `UPDATE tasks SET state = 'completed', due_at = NULL, acked_receipt = receipt, receipt = NULL, reserved_until = NULL, updated_at = ?
        WHERE id = ? AND state = 'reserved' AND receipt = ?`;
 
@@ -64,10 +67,12 @@ export interface Statements {
   readonly dueBuckets: Stmt<[number, number, number, number], { b: number; n: number }>;
   /** (from, bucketMs, from, to, topic) -> the same, of one topic. */
   readonly dueBucketsOfTopic: Stmt<[number, number, number, number, string], { b: number; n: number }>;
-  /** (first hour, end hour) -> parked tasks per hour of run_at (0009). */
-  readonly parkedHours: Stmt<[number, number], { hour: number; n: number }>;
-  /** (first hour, end hour, topic) -> the same, of one topic. */
-  readonly parkedHoursOfTopic: Stmt<[number, number, string], { hour: number; n: number }>;
+  /** (first day, end day) -> rows [day, h0 .. h23] of parked tasks, every topic (0009; .raw()). */
+  readonly parkedDays: Stmt<[number, number], number[]>;
+  /** (first day, end day, topic) -> the same, of one topic. */
+  readonly parkedDaysOfTopic: Stmt<[number, number, string], number[]>;
+  /** (day, topic, h0 .. h23): adds newly parked tasks. */
+  readonly addParkedDay: Stmt<[number, string, ...number[]], never>;
   readonly parkingState: Stmt<[], { frontier: number; bucket_ms: number }>;
   readonly setFrontier: Stmt<[number], never>;
   readonly addRun: Stmt<[number, Buffer], never>;
@@ -179,8 +184,9 @@ export function prepareStatements(db: Database.Database): Statements {
       `SELECT CAST((due_at - ?) / ? AS INTEGER) AS b, count(*) AS n FROM tasks INDEXED BY tasks_due
        WHERE due_at IS NOT NULL AND due_at >= ? AND due_at < ? AND state = 'pending' AND topic = ? GROUP BY b`,
     ),
-    parkedHours: db.prepare<[number, number], { hour: number; n: number }>('SELECT hour, sum(n) AS n FROM parked_hours WHERE hour >= ? AND hour < ? GROUP BY hour'),
-    parkedHoursOfTopic: db.prepare<[number, number, string], { hour: number; n: number }>('SELECT hour, n FROM parked_hours WHERE hour >= ? AND hour < ? AND topic = ?'),
+    parkedDays: db.prepare<[number, number], number[]>(`SELECT day, ${PARKED_HOURS} FROM parked_days WHERE day >= ? AND day < ?`).raw(),
+    parkedDaysOfTopic: db.prepare<[number, number, string], number[]>(`SELECT day, ${PARKED_HOURS} FROM parked_days WHERE day >= ? AND day < ? AND topic = ?`).raw(),
+    addParkedDay: db.prepare<[number, string, ...number[]], never>(ADD_PARKED_DAY),
     addCount: db.prepare<[string, string, number], never>(
       'INSERT INTO task_counts (topic, state, n) VALUES (?, ?, ?) ON CONFLICT (topic, state) DO UPDATE SET n = n + excluded.n',
     ),

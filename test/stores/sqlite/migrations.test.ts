@@ -95,9 +95,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0009_parked_hours, version 9', () => {
+  it('ends with 0009_parked_days, version 9', () => {
     assert.equal(LATEST_VERSION, 9);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [9, '0009_parked_hours']);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [9, '0009_parked_days']);
   });
 
   it('versions ascend', () => {
@@ -111,7 +111,7 @@ describe('sqlite store: migrations', () => {
     const db = new Database(path);
     // Back to exactly version 5: without what 0006, 0007, 0008 and 0009 add.
     db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt');
-    db.exec('DROP TRIGGER parked_hours_insert; DROP TRIGGER parked_hours_update; DROP TRIGGER parked_hours_delete; DROP TABLE parked_hours');
+    db.exec('DROP TRIGGER parked_days_update; DROP TRIGGER parked_days_delete; DROP TABLE parked_days');
     db.pragma('user_version = 5');
     db.close();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
@@ -229,7 +229,7 @@ describe('sqlite store: migrations', () => {
     assert.deepEqual(got.counts, expected);
     await store.close();
     const db = new Database(path, { readonly: true });
-    assert.equal(db.prepare('SELECT count(*) FROM parked_hours').pluck().get(), 0, 'nothing parked is left counted');
+    assert.equal(db.prepare('SELECT count(*) FROM parked_days').pluck().get(), 0, 'nothing parked is left counted');
     db.close();
   });
 

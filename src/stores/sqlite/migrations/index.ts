@@ -15,7 +15,7 @@ import { sql as pushSubscriptions } from './0005_push_subscriptions.js';
 import { sql as taskUrl } from './0006_task_url.js';
 import { sql as schedules } from './0007_schedules.js';
 import { sql as ackedReceipt } from './0008_acked_receipt.js';
-import { sql as parkedHours } from './0009_parked_hours.js';
+import { sql as parkedDays } from './0009_parked_days.js';
 
 export interface Migration {
   readonly version: number;
@@ -33,7 +33,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 6, name: '0006_task_url', sql: taskUrl },
   { version: 7, name: '0007_schedules', sql: schedules },
   { version: 8, name: '0008_acked_receipt', sql: ackedReceipt },
-  { version: 9, name: '0009_parked_hours', sql: parkedHours },
+  { version: 9, name: '0009_parked_days', sql: parkedDays },
 ];
 
 /** The version the last migration leaves: the highest, since versions ascend. */
