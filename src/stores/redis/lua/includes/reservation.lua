@@ -6,7 +6,16 @@
 --   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
 -- Writes are queued and sent by flushReserved() as one HSET, ZREM (delayed) and ZADD
 -- (reserved) per call, plus two HINCRBY per topic.
+--
+-- A reserved task leaves `delayed`; one that was parked (due, but its park list not drained
+-- yet: a shard nobody loaded for a while) leaves the parked counts instead. The including
+-- script names the keys (reservationParked); only a task due in a bucket that has a park
+-- list is checked on its own (includes/parked.lua), which a due task almost never is.
 -- @include patch
+-- @include parked
+
+-- { parked = KEYS[..], counts = KEYS[..] }: set by the including script.
+local reservationParked = nil
 
 --            s    attempts  runAt    maxAtt   ttrMs   (backoff,createdAt,) updated reservedUntil seq   receipt topic   (,errLen|...)
 local RESERVE_PATTERN = '^(%a),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*,[^,]*,)[^,]*,[^,]*,([^,]*),([^,]*),([^,]*)(,.*)$'
@@ -53,7 +62,11 @@ local function reserveBody(id, body, now, now36, ttrOverride, nonce)
   local n = #rHset
   rHset[n + 1] = id
   rHset[n + 2] = newBody
-  rZrem[#rZrem + 1] = m
+  if mayBeParked(reservationParked.parked, runAt) then
+    parkedGone(KEYS[2], reservationParked.counts, m, runAt, topic)
+  else
+    rZrem[#rZrem + 1] = m
+  end
   n = #rZadd
   rZadd[n + 1] = reservedUntil
   rZadd[n + 2] = m
@@ -66,5 +79,6 @@ end
 local function flushReserved()
   flushPatched(rHset, 2, rZrem, {}, rMoved, 'p', 'r')
   for at = 1, #rZadd, 400 do redis.call('ZADD', KEYS[3], unpack(rZadd, at, math.min(at + 399, #rZadd))) end
+  flushParked(reservationParked.counts)
   rHset, rZrem, rZadd, rMoved = {}, {}, {}, {}
 end
