@@ -18,11 +18,11 @@
 --
 -- A cancelled task that was parked (not in `delayed`) leaves the parked counts
 -- (includes/parked.lua). Only a task due in a bucket that has a park list may be parked:
--- one ZRANGE per call finds the first such bucket, and only a task due there or later is
--- removed from `delayed` on its own, to see whether it was there; the others go in the
--- one ZREM. Whether a task was parked is decided by its own member in `delayed` (the
--- ZREM's answer), never by what the park lists hold: a stale id that a cancelled and
--- purged parked task left in a list cannot make a new task of that id count twice.
+-- one ZRANGE per call finds the first such bucket, and only the tasks due there or later
+-- are looked up in `delayed` (one ZMSCORE) before the one ZREM. Whether a task was parked
+-- is decided by its own member in `delayed`, never by what the park lists hold: a stale id
+-- that a cancelled and purged parked task left in a list cannot make a new task of that id
+-- count twice.
 -- @include patch
 -- @include parked
 local n = #ARGV - 1
@@ -32,6 +32,8 @@ local bodies = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
 local find, sub, byte = string.find, string.sub, string.byte
 local out, hset, zrem, done, deltas, seen = {}, {}, {}, {}, {}, {}
 local h, z = 0, 0
+-- The tasks that may be parked: members, runAts, topics.
+local cm, cr, ct = {}, {}, {}
 for i = 1, n do
   local body = bodies[i]
   if not body then
@@ -46,16 +48,15 @@ for i = 1, n do
       out[i] = 'p'
     else
       seen[id] = true
+      z = z + 1
       local m = seqBytes(tonumber(seq, 36)) .. id
-      local threshold = parkThreshold(KEYS[7])
-      local runAt = threshold ~= math.huge and tonumber(sub(body, ra, rb - 1), 36)
+      zrem[z] = m
+      done[z] = id
+      local runAt = parkThreshold(KEYS[7]) ~= math.huge and tonumber(sub(body, ra, rb - 1), 36)
       if runAt and mayBeParked(KEYS[7], runAt) then
-        parkedGone(KEYS[2], KEYS[8], m, runAt, topic)
-      else
-        z = z + 1
-        zrem[z] = m
+        local c = #cm + 1
+        cm[c], cr[c], ct[c] = m, runAt, topic
       end
-      done[#done + 1] = id
       hset[h + 1] = id
       hset[h + 2] = 'x' .. sub(body, 2, from - 1) .. now36 .. sub(body, to)
       h = h + 2
@@ -64,6 +65,7 @@ for i = 1, n do
     end
   end
 end
+parkedAmong(KEYS[2], KEYS[8], cm, cr, ct)
 flushPatched(hset, 2, zrem, done, deltas, 'p', 'x')
 flushParked(KEYS[8])
 return table.concat(out)

@@ -69,8 +69,8 @@ local function parkThreshold(parkedKey)
   return parkThresholdMemo
 end
 
--- Whether a pending task due at runAt may be parked (then its ZREM from `delayed` must be
--- checked one by one, as parkedGone does).
+-- Whether a pending task due at runAt may be parked (then whether it is in `delayed` must
+-- be checked before it leaves: parkedGone, or the batch of parkedAmong).
 local function mayBeParked(parkedKey, runAt)
   return math.floor(runAt / PARK_BUCKET_MS) >= parkThreshold(parkedKey)
 end
@@ -79,4 +79,17 @@ end
 -- there it was parked, and leaves the counts.
 local function parkedGone(delayedKey, countsKey, m, runAt, topic)
   if redis.call('ZREM', delayedKey, m) == 0 then parkedCount(countsKey, runAt, topic, -1) end
+end
+
+-- The batch form, before the caller's one ZREM of a batch: of the pending tasks that may
+-- be parked (members, and their runAts and topics, in step), those not in `delayed` leave
+-- the counts. One ZMSCORE per 400.
+local function parkedAmong(delayedKey, countsKey, members, runAts, topics)
+  for at = 1, #members, 400 do
+    local last = math.min(at + 399, #members)
+    local scores = redis.call('ZMSCORE', delayedKey, unpack(members, at, last))
+    for x = at, last do
+      if not scores[x - at + 1] then parkedCount(countsKey, runAts[x], topics[x], -1) end
+    end
+  end
 end
