@@ -124,8 +124,9 @@ export interface DueHistogram {
   readonly counts: number[];
   /**
    * The counts are complete for runAt < coveredUntil (from <= coveredUntil <= to). A store
-   * that keeps far-future tasks outside its time index (SQLite and Redis park them) counts
-   * only what the index holds: tasks due at or after coveredUntil may be missing.
+   * that keeps far-future tasks outside its time index (SQLite parks them), or that stops
+   * reading tasks at a bound (Redis), counts only part of the range: tasks due at or after
+   * coveredUntil may be missing.
    */
   readonly coveredUntil: number;
 }
@@ -235,10 +236,14 @@ export interface InspectorStore {
   stats(): Promise<StoreStats>;
   /**
    * How many pending tasks fall due in each bucket of the query (of one topic, or all),
-   * answered from the store's index of pending tasks by time (a count per bucket, never a
-   * read of the tasks themselves): its cost grows with the number of buckets and, on SQLite,
-   * with the tasks counted, not with every task the store holds. The caller checks the query
-   * (aligned to DUE_HISTOGRAM_GRAIN_MS, from < to, a bounded number of buckets).
+   * answered from what the store keeps by time: counts kept per minute (memory) or per hour
+   * of parked tasks (Redis), ZCOUNTs of a time index (Redis), or a range of its index and the
+   * tasks in it (SQLite; Redis for a topic or for parked tasks in buckets finer than an hour,
+   * reading at most a bounded number of them). Its cost grows with the number of buckets and
+   * with the tasks in the range read, never with every task the store holds; a store that
+   * stops reading says how far its counts are complete (DueHistogram.coveredUntil). The
+   * caller checks the query (aligned to DUE_HISTOGRAM_GRAIN_MS, from < to, a bounded number
+   * of buckets).
    */
   dueHistogram(query: DueHistogramQuery): Promise<DueHistogram>;
   /** dead -> cancelled: a dead task given up on (purged after the retention, like any cancelled task). */

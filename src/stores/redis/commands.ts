@@ -19,7 +19,8 @@ export const MAX_SCRIPT_BATCH = 500;
 
 /**
  * Scripts whose writes wait for replicas under `waitReplicas` (replication.ts): every one
- * that writes, but load-due (reads only) and the shard leases (whose loss in a failover
+ * that writes, but load-due and due-read (read only), parked-init (a marker set at open, set
+ * again by the next open if a failover lost it) and the shard leases (whose loss in a failover
  * costs a takeover, never a task: another process takes the shard and delivers its due
  * tasks, at least once).
  */
@@ -106,7 +107,7 @@ export async function scheduleScript(
   // The park lists this call may write: one KEY per distinct bucket, referred to by index.
   const parkIndex = new Map<number, number>();
   for (const t of tasks) if (t.parkBucket !== null && !parkIndex.has(t.parkBucket)) parkIndex.set(t.parkBucket, parkIndex.size + 1);
-  const keys = [...standardKeys(shard), shard.parkFrom, shard.parked];
+  const keys = [...standardKeys(shard), shard.parkFrom, shard.parked, shard.parkedCounts];
   const args: Arg[] = [now, initialParkFrom, parkIndex.size];
   for (const bucket of parkIndex.keys()) {
     keys.push(shard.park(bucket));
@@ -139,9 +140,49 @@ export interface UnparkReply {
 
 /** Moves the tasks parked in `buckets` (all before `target`) into `delayed`; see unpark.lua. */
 export async function unparkScript(client: RedisClient, shard: ShardKeys, target: number, buckets: readonly number[], limit: number): Promise<UnparkReply> {
-  const keys = [shard.pool, shard.delayed, shard.parkFrom, shard.parked, ...buckets.map((b) => shard.park(b))];
+  const keys = [shard.pool, shard.delayed, shard.parkFrom, shard.parked, shard.parkedCounts, ...buckets.map((b) => shard.park(b))];
   const reply = asArray(await run(client, 'unpark', keys, [target, limit, ...buckets]));
   return { taken: num(reply[0]), remaining: num(reply[1]), parkFrom: num(reply[2]) };
+}
+
+/** Makes sure the shard's parked counts say from which park bucket they count (parked-init.lua); returns that bucket. */
+export async function parkedInitScript(client: RedisClient, shard: ShardKeys): Promise<number> {
+  return num(await run(client, 'parked-init', [shard.parkedCounts, shard.parked], []));
+}
+
+/** Most entries one due-read call reads (its replies go through unpack in Lua: chunks of 400, as the other scripts). */
+export const DUE_READ_CHUNK = 400;
+
+/**
+ * The members of `delayed` with score in [min, max) of one topic, `count` from `offset` on
+ * (ZRANGEBYSCORE order): how many were read, the last score read, the scores of the topic's.
+ */
+export async function dueReadDelayedScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  min: number,
+  max: number,
+  offset: number,
+  count: number,
+  topic: string,
+): Promise<{ read: number; last: number; runAts: number[] }> {
+  const reply = asArray(await run(client, 'due-read', [shard.pool, shard.delayed], ['delayed', min, max, offset, count, `=${topic}`]));
+  return { read: num(reply[0]), last: reply[1] === '' ? min : num(reply[1]), runAts: reply.slice(2).map(num) };
+}
+
+/** Entries [start, stop] of a park list: how many were read, and (id, runAt) of those still parked there (of the topic, if given). */
+export async function dueReadParkedScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  bucket: number,
+  start: number,
+  stop: number,
+  topic: string | undefined,
+): Promise<{ read: number; parked: [id: string, runAt: number][] }> {
+  const reply = asArray(await run(client, 'due-read', [shard.pool, shard.delayed, shard.park(bucket)], ['list', bucket, start, stop, topic === undefined ? '' : `=${topic}`]));
+  const parked: [string, number][] = [];
+  for (let i = 1; i + 1 < reply.length; i += 2) parked.push([str(reply[i]), num(reply[i + 1])]);
+  return { read: num(reply[0]), parked };
 }
 
 const CANCEL_OUTCOMES: Readonly<Record<string, CancelOutcome>> = { c: 'cancelled', n: 'not_found', p: 'not_pending' };
@@ -153,7 +194,7 @@ export async function cancelScript(
   now: number,
   ids: readonly string[],
 ): Promise<CancelOutcome[]> {
-  const codes = str(await run(client, 'cancel', standardKeys(shard), [now, ...ids]));
+  const codes = str(await run(client, 'cancel', [...standardKeys(shard), shard.parked, shard.parkedCounts], [now, ...ids]));
   const out = new Array<CancelOutcome>(codes.length);
   for (let i = 0; i < codes.length; i++) out[i] = CANCEL_OUTCOMES[codes[i]!]!;
   return out;
@@ -180,7 +221,7 @@ function moveReply(reply: unknown): MoveReply {
 }
 
 export async function rescheduleScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {
-  return moveReply(await run(client, 'reschedule', standardKeys(shard), [now, id, runAt]));
+  return moveReply(await run(client, 'reschedule', [...standardKeys(shard), shard.parkedCounts], [now, id, runAt]));
 }
 
 export async function cancelDeadScript(client: RedisClient, shard: ShardKeys, now: number, id: string): Promise<string> {
@@ -221,7 +262,7 @@ export async function reserveScript(
   ttrMs: number | undefined,
   nonce: string,
 ): Promise<[string, string][]> {
-  const reply = asArray(await run(client, 'reserve', standardKeys(shard), [now, ttrMs ?? '', nonce, ...ids]));
+  const reply = asArray(await run(client, 'reserve', [...standardKeys(shard), shard.parked, shard.parkedCounts], [now, ttrMs ?? '', nonce, ...ids]));
   return pairs(reply);
 }
 
@@ -294,7 +335,7 @@ export async function promoteScript(
   p: PromoteArgs,
 ): Promise<{ owned: boolean; pushed: Map<string, number>; reserved: [string, string][] }> {
   const topics = [...new Set(p.entries.map((e) => e.topic))];
-  const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t))];
+  const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t)), shard.parked, shard.parkedCounts];
   const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.reserveFor), p.nonce];
   for (const e of p.entries) args.push(e.id, topics.indexOf(e.topic) + 1);
   const reply = asArray(await run(client, 'promote', keys, args));
@@ -326,7 +367,7 @@ export async function reserveReadyScript(
   ttrMs: number | undefined,
   nonce: string,
 ): Promise<{ reserved: [string, string][]; remaining: number; retryAt: number }> {
-  const keys = [...standardKeys(shard), shard.ready(topic), shard.reserveMemo(nonce)];
+  const keys = [...standardKeys(shard), shard.ready(topic), shard.reserveMemo(nonce), shard.parked, shard.parkedCounts];
   const reply = asArray(await run(client, 'reserve-ready', keys, [now, ttrMs ?? '', nonce, max, RESERVE_MEMO_MS]));
   return { remaining: num(reply[0]), retryAt: num(reply[1]), reserved: pairs(reply.slice(2)) };
 }

@@ -9,6 +9,7 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Clock, Logger, TaskStore } from '../../core/ports.js';
 import type { StoreOptions } from '../open-store.js';
+import { parkedInitScript } from './commands.js';
 import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient, type UrlStoreOptions } from './connection.js';
 import { ConsumerDemand } from './consumer-demand.js';
 import { KeptTaskReleaser } from './kept-releaser.js';
@@ -63,6 +64,8 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
     await preloadScripts(client, [...scripts().values()].map((script) => script.source));
     const keys = buildKeyspace(prefix, shards);
     await checkMeta(client, keys, shards);
+    // Before anything changes a task: each shard's parked counts know which buckets they count.
+    await Promise.all(keys.shards.map((shard) => parkedInitScript(client, shard)));
     return await build({ client, keys, horizonMs, description: `${parsed.cluster ? 'redis-cluster' : 'redis'}:${prefix}`, logger, clock: options.clock });
   } catch (error) {
     client.disconnect();

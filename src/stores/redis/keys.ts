@@ -20,6 +20,9 @@
  *   <prefix>:{...}:parkfrom                STRING the first park bucket that may hold parked tasks
  *   <prefix>:{...}:parked                  ZSET  park buckets that have a list, score = member = bucket
  *   <prefix>:{...}:park:<bucket>           LIST  ids of far-future tasks parked there (parking.ts)
+ *   <prefix>:{...}:parkedh                 HASH  parked pending tasks per hour of runAt: <hour> and <hour>:<topic>
+ *                                                -> count, hour = floor(runAt / 3600000); `from` = first park
+ *                                                bucket counted (includes/parked.lua, dueHistogram)
  *   <prefix>:{...}:took:<nonce>            STRING ids a reserve-ready call reserved, for ~10 s (reserve-ready.lua)
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
@@ -64,6 +67,8 @@ export interface ShardKeys {
   readonly parkFrom: string;
   /** The park buckets that have a list. */
   readonly parked: string;
+  /** Parked pending tasks counted per hour of runAt, all topics and per topic (includes/parked.lua). */
+  readonly parkedCounts: string;
   /** The ready list of one topic (shared dispatch). */
   ready(topic: string): string;
   /** The list of ids parked in one bucket of far-future time. */
@@ -105,6 +110,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
       fence: `${base}:fence`,
       parkFrom: `${base}:parkfrom`,
       parked: `${base}:parked`,
+      parkedCounts: `${base}:parkedh`,
       ready: (topic) => `${base}:ready:${topic}`,
       park: (bucket) => `${base}:park:${bucket}`,
       reserveMemo: (nonce) => `${base}:took:${nonce}`,

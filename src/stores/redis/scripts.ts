@@ -47,6 +47,8 @@ export const SCRIPT_NAMES = [
   'purge',
   'load-due',
   'unpark',
+  'parked-init',
+  'due-read',
   'promote',
   'reserve-ready',
   'release',

@@ -25,6 +25,9 @@ import {
   cancelDeadScript,
   scheduleScript,
   unparkScript,
+  parkedInitScript,
+  dueReadParkedScript,
+  dueReadDelayedScript,
 } from '../../../src/stores/redis/commands.js';
 import type { RedisClient } from '../../../src/stores/redis/connection.js';
 import { buildKeyspace, SLOTS } from '../../../src/stores/redis/keys.js';
@@ -56,8 +59,9 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    // schedule-swap touches the meta slot's schedules hash only: checked below.
-    const expected = SCRIPT_NAMES.length - 1;
+    // schedule-swap touches the meta slot's schedules hash only: checked below; due-read is
+    // called in both its modes.
+    const expected = SCRIPT_NAMES.length - 1 + 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -75,6 +79,9 @@ describe('redis keys', () => {
       await cancelDeadScript(client, shard, 0, 'a');
       await purgeScript(client, shard, 0, 10);
       await loadDueScript(client, shard, 10, null, 10);
+      await parkedInitScript(client, shard);
+      await dueReadParkedScript(client, shard, 3, 0, 10, 'orders');
+      await dueReadDelayedScript(client, shard, 0, 10, 0, 10, 'orders');
       await promoteScript(client, shard, {
         leaseValue: 'owner:1',
         now: 0,
@@ -132,7 +139,7 @@ describe('redis keys', () => {
     const keys = buildKeyspace('tenant-a', 16);
     assert.equal(keys.push, 'tenant-a:{tenant-a/meta}:push');
     assert.equal(keySlot(keys.push), keySlot(keys.meta));
-    const shardKeys = keys.shards.flatMap((s) => [s.pool, s.delayed, s.reserved, s.dead, s.done, s.counts, s.lease, s.fence, s.parkFrom, s.parked]);
+    const shardKeys = keys.shards.flatMap((s) => [s.pool, s.delayed, s.reserved, s.dead, s.done, s.counts, s.lease, s.fence, s.parkFrom, s.parked, s.parkedCounts]);
     assert.ok(!shardKeys.includes(keys.push) && keys.push !== keys.meta && keys.push !== keys.members);
   });
 

@@ -11,6 +11,8 @@ import { FORMAT_VERSION, openRedisStore } from '../../../src/stores/redis/index.
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { PARK_BUCKET_MS, parkBucketOf } from '../../../src/stores/redis/parking.js';
+import { decodeTask } from '../../../src/stores/redis/codec.js';
+import { unparkScript } from '../../../src/stores/redis/commands.js';
 import { task } from '../../conformance/store-conformance.js';
 import { redisSkip } from '../../helpers/redis-servers.js';
 import { redisForSuite, type SuiteRedis } from '../../helpers/redis-suite.js';
@@ -129,6 +131,134 @@ describe('redis store parking', { skip }, () => {
     }
   });
 
+  it('counts parked tasks per hour and topic through parking, cancel, purge and a reused id, reschedule, reserve and unpark', async () => {
+    const prefix = `p${++namespaces}`;
+    const store = await open(prefix);
+    const check = async (when: string): Promise<void> => assert.deepEqual(await parkedCounts(prefix), await parkedReference(prefix), when);
+    try {
+      // Dense enough (~2 per hour, topic and shard) that a count taken twice, or missed,
+      // shows: a count that would go below zero is dropped, which would hide it.
+      const topics = ['orders', 'mail', 'sms'];
+      const runAtOf = (i: number): number => T0 + 3 * HOUR + i * 150_000;
+      for (let from = 0; from < 1_200; from += 400)
+        await store.schedule(
+          Array.from({ length: 400 }, (_, i) => task(`t${from + i}`, { topic: topics[(from + i) % 3]!, runAt: runAtOf(from + i) })),
+          T0,
+        );
+      await store.schedule(Array.from({ length: 10 }, (_, i) => task(`near${i}`, { runAt: T0 + 5 * 60_000 + i })), T0);
+      assert.ok(Object.keys(await parkedReference(prefix)).length > 50, 'tasks are parked over many hours');
+      await check('after schedule');
+      for (let i = 0; i < 1_200; i += 9) assert.equal(await store.cancel(`t${i}`, T0 + 1), 'cancelled');
+      assert.deepEqual(await store.cancelMany(['t1', 't2', 'near0', 'missing'], T0 + 1), ['cancelled', 'cancelled', 'cancelled', 'not_found']);
+      await check('after cancel');
+      // Cancelled parked tasks purged, their ids used again while the stale ids wait in their
+      // park lists: parked in another bucket, in the same bucket (twice in one list), near.
+      await store.purge(T0 + 2, 1_000);
+      await store.schedule(
+        [
+          task('t0', { runAt: runAtOf(0) + 40 * HOUR }),
+          task('t9', { runAt: runAtOf(9) + 1, topic: 'mail' }),
+          task('t18', { runAt: T0 + 10 * 60_000 }),
+          task('t1', { runAt: runAtOf(1) }),
+        ],
+        T0 + 3,
+      );
+      await check('after ids used again');
+      // Reschedule parked tasks: later, earlier, near; and a task in `delayed` far ahead.
+      for (const [id, runAt] of [['t3', runAtOf(3) + 20 * HOUR], ['t4', runAtOf(4) - HOUR], ['t5', T0 + 2 * 60_000], ['near1', T0 + 30 * HOUR]] as const)
+        assert.equal((await store.reschedule(id, runAt, T0 + 4)).status, 'rescheduled');
+      assert.equal((await store.reschedule('t3', runAtOf(3) + 21 * HOUR, T0 + 4)).status, 'rescheduled');
+      await check('after reschedule');
+      // A parked task reserved by id once due, before anything unparked its bucket.
+      const [reserved] = await store.reserve(['t6'], runAtOf(6));
+      assert.equal(reserved?.id, 't6');
+      await check('after reserving a parked task');
+      // Unparking: the buckets up to 20 h ahead, then everything.
+      await store.loadDue(T0 + 20 * HOUR, null, 1_000);
+      await store.close();
+      await check('after unparking 20 h');
+      const again = await open(prefix);
+      try {
+        assert.deepEqual(await again.dueHistogram({ from: T0, to: T0 + 72 * HOUR, bucketMs: HOUR }), { counts: await pendingByHour(again, T0, 72), coveredUntil: T0 + 72 * HOUR });
+        assert.deepEqual((await again.dueHistogram({ from: T0, to: T0 + 72 * HOUR, bucketMs: HOUR, topic: 'mail' })).counts, await pendingByHour(again, T0, 72, 'mail'));
+        await again.loadDue(Number.POSITIVE_INFINITY, null, 1_000);
+        await check('after unparking everything');
+        assert.deepEqual(await parkedCounts(prefix), {});
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('takes a task out of the parked counts once when its id is twice in a park list', async () => {
+    const prefix = `p${++namespaces}`;
+    const store = await openRedisStore(redis.server.url, { clock: storeSystemClock, prefix, shards: 1 });
+    const [shard] = buildKeyspace(prefix, 1).shards;
+    try {
+      const runAt = T0 + 5 * HOUR;
+      // A parked task cancelled and purged, its id parked again in the same bucket: the list
+      // holds the stale entry, then the new one, then two more tasks.
+      await store.schedule([task('a', { runAt })], T0);
+      await store.cancel('a', T0 + 1);
+      await store.purge(T0 + 2, 10);
+      await store.schedule([task('a', { runAt: runAt + 5 }), task('b', { runAt: runAt + 10 }), task('c', { runAt: runAt + 11, topic: 'mail' })], T0 + 3);
+      const bucket = parkBucketOf(runAt);
+      assert.deepEqual(await redis.admin.lrange(shard!.park(bucket), 0, -1), ['a', 'a', 'b', 'c']);
+      const hour = Math.floor(runAt / HOUR);
+      assert.deepEqual(await parkedCounts(prefix, 1), sorted({ [hour]: 3, [`${hour}:orders`]: 2, [`${hour}:mail`]: 1 }));
+      // Unpark the two entries of 'a' alone.
+      await unparkScript(redis.admin, shard!, bucket + 1, [bucket], 2);
+      assert.deepEqual(await parkedCounts(prefix, 1), sorted({ [hour]: 2, [`${hour}:orders`]: 1, [`${hour}:mail`]: 1 }));
+      assert.deepEqual(await parkedCounts(prefix, 1), await parkedReference(prefix, 1));
+      // And 'b' twice: once as parked, once (from a second call) as already in `delayed`.
+      await redis.admin.lpush(shard!.park(bucket), 'b');
+      await unparkScript(redis.admin, shard!, bucket + 1, [bucket], 1);
+      await unparkScript(redis.admin, shard!, bucket + 1, [bucket], 1);
+      assert.deepEqual(await parkedCounts(prefix, 1), sorted({ [hour]: 1, [`${hour}:mail`]: 1 }));
+      assert.deepEqual(await parkedCounts(prefix, 1), await parkedReference(prefix, 1));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('counts a namespace parked before the counts from past its last park list, and reads the older lists', async () => {
+    const prefix = `p${++namespaces}`;
+    const keys = buildKeyspace(prefix, SHARDS);
+    const old = await open(prefix);
+    await old.schedule(Array.from({ length: 40 }, (_, i) => task(`old${i}`, { topic: i % 2 ? 'mail' : 'orders', runAt: T0 + 2 * HOUR + i * 37 * 60_000 })), T0);
+    await old.close();
+    // As a delayq without the counts left it: park lists, no counts.
+    for (const shard of keys.shards) await redis.admin.del(shard.parkedCounts);
+    const store = await open(prefix);
+    try {
+      const froms = await Promise.all(keys.shards.map(async (shard) => Number(await redis.admin.hget(shard.parkedCounts, 'from'))));
+      for (const [i, shard] of keys.shards.entries()) assert.equal(froms[i], Number((await redis.admin.zrange(shard.parked, -1, -1))[0]) + 1);
+      assert.deepEqual(await parkedCounts(prefix), {}, 'the older lists are not counted');
+      // New tasks among the older lists and beyond them, old ones cancelled and rescheduled.
+      await store.schedule(Array.from({ length: 40 }, (_, i) => task(`new${i}`, { topic: i % 2 ? 'mail' : 'orders', runAt: T0 + 2 * HOUR + i * 53 * 60_000 })), T0 + 1);
+      for (let i = 0; i < 40; i += 5) await store.cancel(`old${i}`, T0 + 2);
+      for (let i = 1; i < 40; i += 7) await store.reschedule(`old${i}`, T0 + 70 * HOUR + i, T0 + 2);
+      for (let i = 2; i < 40; i += 6) await store.cancel(`new${i}`, T0 + 2);
+      await store.close();
+      assert.deepEqual(await parkedCounts(prefix), await parkedReference(prefix));
+      const again = await open(prefix);
+      try {
+        for (const topic of [undefined, 'mail']) {
+          const got = await again.dueHistogram({ from: T0, to: T0 + 48 * HOUR, bucketMs: HOUR, ...(topic ? { topic } : {}) });
+          assert.deepEqual(got, { counts: await pendingByHour(again, T0, 48, topic), coveredUntil: T0 + 48 * HOUR });
+        }
+        await again.loadDue(Number.POSITIVE_INFINITY, null, 1_000);
+        assert.deepEqual(await parkedCounts(prefix), {});
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('keeps far tasks in far less Redis memory than near ones', async () => {
     const n = 20_000;
     const measure = async (offset: number): Promise<number> => {
@@ -166,6 +296,47 @@ describe('redis store parking', { skip }, () => {
     );
   });
 });
+
+/** The parked counts of a namespace (keys.ts `parkedh`), summed over its shards, without the `from` markers. */
+async function parkedCounts(prefix: string, shards = SHARDS): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const shard of buildKeyspace(prefix, shards).shards)
+    for (const [field, value] of Object.entries(await redis.admin.hgetall(shard.parkedCounts))) if (field !== 'from') out[field] = (out[field] ?? 0) + Number(value);
+  return sorted(out);
+}
+
+/**
+ * What the parked counts must be, from the tasks themselves: every pending task that is
+ * not in `delayed`, by hour of runAt and by hour and topic, of the buckets a shard counts.
+ */
+async function parkedReference(prefix: string, shards = SHARDS): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const shard of buildKeyspace(prefix, shards).shards) {
+    const countedFrom = Number((await redis.admin.hget(shard.parkedCounts, 'from')) ?? 0);
+    for (const [id, body] of Object.entries(await redis.admin.hgetall(shard.pool))) {
+      const { record, seq } = decodeTask(id, body);
+      if (record.state !== 'pending' || parkBucketOf(record.runAt) < countedFrom) continue;
+      const member = Buffer.concat([Buffer.from([Math.floor(seq / 2 ** 48)]), Buffer.alloc(6), Buffer.from(id)]);
+      member.writeUIntBE(seq % 2 ** 48, 1, 6);
+      if ((await redis.admin.zscore(shard.delayed, member)) !== null) continue;
+      const hour = Math.floor(record.runAt / HOUR);
+      for (const field of [`${hour}`, `${hour}:${record.topic}`]) out[field] = (out[field] ?? 0) + 1;
+    }
+  }
+  return sorted(out);
+}
+
+function sorted(counts: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+/** Every pending task by hour of runAt, from list(): what dueHistogram by the hour must answer. */
+async function pendingByHour(store: TaskStore, from: number, hours: number, topic?: string): Promise<number[]> {
+  const counts = new Array<number>(hours).fill(0);
+  for (const t of await store.list({ state: 'pending', limit: 100_000 }))
+    if ((topic === undefined || t.topic === topic) && t.runAt >= from && t.runAt < from + hours * HOUR) counts[Math.floor((t.runAt - from) / HOUR)]!++;
+  return counts;
+}
 
 async function listsOf(prefix: string): Promise<number> {
   let lists = 0;

@@ -6,13 +6,14 @@
 -- in a ready list stays pending and stays in `delayed` (loadDue still reports it; a new
 -- owner re-promotes it): reserve-ready.lua reserves it at most once, whatever the list entries.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] lease,
---   KEYS[8..7+T] the ready list of each topic in this call
+--   KEYS[8..7+T] the ready list of each topic in this call, KEYS[8+T] parked, KEYS[9+T] parkedh
 -- ARGV[1] lease value, ARGV[2] now, ARGV[3] the wakeup message ("<shard> <owner>"), ARGV[4] T,
 -- ARGV[5..4+T] the ready channel of each topic, ARGV[5+T..4+2T] how many to reserve per topic,
 -- ARGV[5+2T] receipt nonce; then pairs: id, topic number (1..T)
 -- Returns: { 1, pushed per topic (T values), then id, body per reserved task } or { 0 }
 --   when the lease is not ours.
 -- @include reservation
+reservationParked = { parked = KEYS[#KEYS - 1], counts = KEYS[#KEYS] }
 if redis.call('GET', KEYS[7]) ~= ARGV[1] then return { 0 } end
 local now = tonumber(ARGV[2])
 local now36 = base36(now)

@@ -3,7 +3,7 @@
 -- dropped. An id due within 1 s of `now` was promoted by a process whose clock runs a
 -- little ahead: it goes back to the head of the list and the caller retries at its runAt.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list,
---   KEYS[8] this call's memo (took:<nonce>)
+--   KEYS[8] this call's memo (took:<nonce>), KEYS[9] parked, KEYS[10] parkedh
 -- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000),
 -- ARGV[5] how long the memo lives (ms)
 -- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per reserved task }
@@ -15,6 +15,7 @@
 -- attempt would die undelivered). The second run finds the memo and hands back those of
 -- its tasks still reserved under this call's nonce, as they are, and pops nothing.
 -- @include reservation
+reservationParked = { parked = KEYS[9], counts = KEYS[10] }
 local nonce = ARGV[3]
 local memo = redis.call('GET', KEYS[8])
 if memo then

@@ -1,7 +1,8 @@
 -- schedule: creates each task that does not exist yet (create-if-absent by id, so a
 -- retried call never makes two), pending, attempts 0. The caller packs the bodies.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] parkfrom,
---   KEYS[8] parked, KEYS[8 + k] the park list of the k-th bucket in ARGV (see below)
+--   KEYS[8] parked, KEYS[9] parkedh (the parked counts), KEYS[9 + k] the park list of the
+--   k-th bucket in ARGV (see below)
 -- ARGV[1] now, ARGV[2] the first park bucket to record if parkfrom is unset,
 --   ARGV[3] K (park buckets in this call), ARGV[4 .. 3 + K] those buckets;
 --   then per task 6 values: id, packed body, runAt, seq (global, in input order), topic,
@@ -18,8 +19,11 @@
 -- Lean, like ack.lua and cancel.lua: it includes patch.lua only (seqBytes), not the codec,
 -- whose fixed cost per call counted when a few tasks arrive at a time (S3's pattern). Per
 -- task it builds no table and no string but the ZSET member of a task not parked: a
--- duplicate id remembers its ARGV position, and counts are summed per topic.
+-- duplicate id remembers its ARGV position, and counts are summed per topic. A parked task
+-- is also counted in the parked counts (includes/parked.lua: summed per hour and topic, in
+-- tables keyed by number, one HINCRBY per field and call).
 -- @include patch
+-- @include parked
 
 -- Whether a packed body has the url field (codec.lua: 13 header fields, 14 with a url).
 local function urlFieldIn(body)
@@ -83,6 +87,7 @@ for i = first, #ARGV, 6 do
     end
     if list then
       list[#list + 1] = id
+      parkedCount(KEYS[9], tonumber(ARGV[i + 2]), ARGV[i + 4], 1)
     else
       zadd[nz + 1] = ARGV[i + 2]
       zadd[nz + 2] = seqBytes(tonumber(ARGV[i + 3])) .. id
@@ -102,9 +107,10 @@ send('HSET', KEYS[1], hset)
 send('ZADD', KEYS[2], zadd)
 for park, list in pairs(parkLists) do
   if list then
-    send('RPUSH', KEYS[8 + park], list)
+    send('RPUSH', KEYS[9 + park], list)
     redis.call('ZADD', KEYS[8], ARGV[3 + park], ARGV[3 + park])
   end
 end
 for topic, n in pairs(perTopic) do redis.call('HINCRBY', KEYS[6], 'p' .. topic, n) end
+flushParked(KEYS[9])
 return out

@@ -24,6 +24,11 @@
 --   finishing: purge takes from its head)  KEYS[6] counts
 
 -- @include patch
+-- @include parked
+
+-- The parked counts key (parkedh) of a script that may take a pending task out of
+-- `delayed` (reschedule.lua sets it): unindex checks whether the task was parked.
+local parkedCountsKey = nil
 
 -- Memoised per call: a batch encodes the same now / reservedUntil for every task.
 local b36memo = {}
@@ -156,7 +161,9 @@ local function zadd(k, score, m) redis.call('ZADD', KEYS[k], score, m) end
 
 -- The index (ZSET) that holds a task in its state.
 local function unindex(t, id)
-  if t.s == 'p' then zrem(2, member(t, id))
+  if t.s == 'p' then
+    assert(parkedCountsKey, 'a pending task leaves delayed: the script must set parkedCountsKey')
+    parkedGone(KEYS[2], parkedCountsKey, member(t, id), t.runAt, t.topic)
   elseif t.s == 'r' then zrem(3, member(t, id))
   elseif t.s == 'd' then zrem(4, id) end
   -- Completed and cancelled tasks never change again: they leave `done` only by purge.

@@ -6,7 +6,17 @@
 --   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen|err payload
 -- Writes are queued and sent by flushReserved() as one HSET, ZREM (delayed) and ZADD
 -- (reserved) per call, plus two HINCRBY per topic.
+--
+-- A reserved task leaves `delayed`; one that was parked (due, but its park list not drained
+-- yet: a shard nobody loaded for a while) leaves the parked counts instead. The including
+-- script names the keys (reservationParked); only a task due in a bucket that has a park
+-- list is looked up in `delayed` before the ZREM (includes/parked.lua), which a due task
+-- almost never is.
 -- @include patch
+-- @include parked
+
+-- { parked = KEYS[..], counts = KEYS[..] }: set by the including script.
+local reservationParked = nil
 
 --            s    attempts  runAt    maxAtt   ttrMs   (backoff,createdAt,) updated reservedUntil seq   receipt topic   (,errLen|...)
 local RESERVE_PATTERN = '^(%a),([^,]*),([^,]*),([^,]*),([^,]*),([^,]*,[^,]*,)[^,]*,[^,]*,([^,]*),([^,]*),([^,]*)(,.*)$'
@@ -18,6 +28,8 @@ local function receiptFor(attempts, nonce)
 end
 
 local rHset, rZrem, rZadd, rMoved, rReserved = {}, {}, {}, {}, {}
+-- The reserved tasks that may have been parked: members, runAts, topics (parkedAmong).
+local rParkedM, rParkedR, rParkedT = {}, {}, {}
 local untilMemo = {}
 
 -- Reserves the task `id` whose current body is `body`, if it is pending and due by `now`:
@@ -54,6 +66,10 @@ local function reserveBody(id, body, now, now36, ttrOverride, nonce)
   rHset[n + 1] = id
   rHset[n + 2] = newBody
   rZrem[#rZrem + 1] = m
+  if mayBeParked(reservationParked.parked, runAt) then
+    local c = #rParkedM + 1
+    rParkedM[c], rParkedR[c], rParkedT[c] = m, runAt, topic
+  end
   n = #rZadd
   rZadd[n + 1] = reservedUntil
   rZadd[n + 2] = m
@@ -64,7 +80,10 @@ end
 
 -- Sends the queued writes: bodies, pending -> reserved in the indexes and the counters.
 local function flushReserved()
+  parkedAmong(KEYS[2], reservationParked.counts, rParkedM, rParkedR, rParkedT)
   flushPatched(rHset, 2, rZrem, {}, rMoved, 'p', 'r')
   for at = 1, #rZadd, 400 do redis.call('ZADD', KEYS[3], unpack(rZadd, at, math.min(at + 399, #rZadd))) end
+  flushParked(reservationParked.counts)
   rHset, rZrem, rZadd, rMoved = {}, {}, {}, {}
+  rParkedM, rParkedR, rParkedT = {}, {}, {}
 end
