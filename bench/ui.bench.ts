@@ -302,7 +302,8 @@ async function histogramPart(args: string[]): Promise<Table[]> {
       rows,
       notes: [
         'memory: per-topic counts by minute, kept as tasks move: cost ~ minutes asked x topics, whatever the number of tasks.',
-        'SQLite: a range of the index tasks_due grouped by bucket (cost ~ tasks in the range up to the parking frontier, ~18.6 to 37 h ahead), plus parked_hours (migration 0009) for the tasks parked beyond it: buckets of whole hours cover everything.',
+        'SQLite: a range of the index tasks_due grouped by bucket (cost ~ tasks in the range up to the parking frontier, ~18.6 to 37 h ahead), plus parked_days (migration 0009) for the tasks parked beyond it: buckets of whole hours cover everything.',
+        'Redis (16 shards): ZCOUNT of delayed per bucket and shard, plus the parked counts per hour (and topic); finer buckets read the park lists of the range, a topic reads the delayed members of the range: at most 100,000 tasks read one by one a query.',
       ],
     },
   ];
