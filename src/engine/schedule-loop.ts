@@ -57,6 +57,8 @@ const PLAN_WINDOW_MS = 100;
  * deliveries interleave with (250 and not 1,000: the spread p99 lateness, ADR 0030).
  */
 const CREATE_BATCH = 250;
+/** Schedules the periodic re-read applies between two yields to the event loop. */
+const SYNC_SLICE = 500;
 
 export class ScheduleLoop {
   private readonly entries = new Map<string, Entry>();
@@ -206,16 +208,26 @@ export class ScheduleLoop {
   private sync(): void {
     this.syncTimer = null;
     if (!this.running) return;
+    // Only the schedules known before the read can have been removed elsewhere: one upserted
+    // through this process meanwhile is missing from the read, and stays.
+    const known = new Set(this.entries.keys());
     void this.inFlight
       .track(this.store.listSchedules())
-      .then((records) => {
+      .then(async (records) => {
         const seen = new Set<string>();
-        for (const record of records) {
+        for (let i = 0; i < records.length; i++) {
+          // In slices: 10,000 schedules at once held the event loop for ~100 ms on a slow
+          // host, and every delivery due meanwhile waited (ADR 0031).
+          if (i > 0 && i % SYNC_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+          const record = records[i]!;
           seen.add(record.id);
           const old = this.entries.get(record.id);
-          this.entries.set(record.id, { record, next: old !== undefined && old.record.rev === record.rev && old.record.createdAt === record.createdAt ? old.next : this.safeRule(record) });
+          const sameRule = old !== undefined && old.record.rev === record.rev && old.record.createdAt === record.createdAt;
+          // This process's own copy is as new or newer (its swaps since the read): kept.
+          if (sameRule && old.record.count >= record.count && old.record.paused === record.paused) continue;
+          this.entries.set(record.id, { record, next: sameRule ? old.next : this.safeRule(record) });
         }
-        for (const id of [...this.entries.keys()]) if (!seen.has(id)) this.entries.delete(id);
+        for (const id of known) if (!seen.has(id)) this.entries.delete(id);
         this.runPass();
       })
       .catch((error: unknown) => this.logger.error({ err: error }, 'schedules: reading the schedules failed'))
