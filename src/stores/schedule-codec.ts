@@ -101,29 +101,18 @@ function isNumberOrNull(value: unknown): boolean {
   return value === null || isFiniteNumber(value);
 }
 
-/** Texts decoded between two yields to the event loop (decodeSchedules). */
-const DECODE_SLICE = 500;
-
 /**
- * Decodes a whole list of stored schedules (listSchedules), yielding to the event loop
- * between slices: every process reads all schedules every `scheduleSyncMs`, and 10,000 of
- * them decoded in one go held the loop ~100 ms on a slow host, which every delivery due
- * meanwhile waited out (the lateness p99 of `npm run bench -- cron`). `decode` answers null
- * for a text that is not a schedule (the store logs it); those are left out.
+ * Decodes stored schedules, leaving out a text that is not a schedule (`decode` answers
+ * null and the store logs it).
  */
-export async function decodeSchedules(
-  entries: readonly (readonly [string, string])[],
+export function decodeSchedules(
+  entries: Iterable<readonly [string, string]>,
   decode: (id: string, text: string) => ScheduleRecord | null,
-): Promise<ScheduleRecord[]> {
+): ScheduleRecord[] {
   const schedules: ScheduleRecord[] = [];
-  for (let i = 0; i < entries.length; i++) {
-    if (i > 0 && i % DECODE_SLICE === 0) await yieldToLoop();
-    const schedule = decode(entries[i]![0], entries[i]![1]);
+  for (const [id, text] of entries) {
+    const schedule = decode(id, text);
     if (schedule !== null) schedules.push(schedule);
   }
-  return schedules.sort(byId);
-}
-
-function yieldToLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
+  return schedules;
 }

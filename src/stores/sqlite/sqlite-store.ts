@@ -37,7 +37,7 @@ import type {
   TaskStore,
 } from '../../core/ports.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
-import { decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
+import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
 import type { ScheduleSwap } from '../../core/ports.js';
 import type { CountDeltas } from './count-deltas.js';
@@ -442,7 +442,7 @@ export class SqliteStore implements TaskStore {
 
   async listSchedules(): Promise<ScheduleRecord[]> {
     this.assertOpen();
-    return decodeSchedules(this.sql.listSchedules.all(), (id, json) => this.decodeScheduleRow(id, json));
+    return decodeSchedules(this.sql.listSchedules.all(), (id, json) => this.decodeScheduleRow(id, json)).sort(byId);
   }
 
   deleteSchedule(id: string): Promise<boolean> {
