@@ -47,7 +47,7 @@ import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRe
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
-import type { ScheduleSwap } from '../../core/ports.js';
+import { inWholeHours, PARKED_COUNT_GRAIN_MS, type ScheduleSwap } from '../../core/ports.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import { execAndWait, waitSetting } from './replication.js';
@@ -89,7 +89,6 @@ import type { ShardLeases } from './shard-leases.js';
 import type { Subscriber } from './subscriber.js';
 
 const MAX_LOAD_PAGE = 2_000;
-const HOUR_MS = 3_600_000;
 /**
  * The most task entries one dueHistogram reads one by one (members of `delayed` for a
  * topic, ids in park lists), over all shards, in due-read.lua calls of DUE_READ_CHUNK.
@@ -420,7 +419,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
   /** Adds one shard's pending tasks to `counts`; returns the time up to which they are all counted. */
   private async histogramOfShard(shard: ShardKeys, query: DueHistogramQuery, counts: number[], budget: number): Promise<number> {
     const { from, to, bucketMs, topic } = query;
-    const byHour = bucketMs % HOUR_MS === 0 && from % HOUR_MS === 0 && to % HOUR_MS === 0;
+    const byHour = inWholeHours(query);
     const add = (runAt: number, n: number): void => {
       if (runAt >= from && runAt < to) counts[Math.floor((runAt - from) / bucketMs)]! += n;
     };
@@ -429,7 +428,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
     // One MULTI (one slot): the listed park buckets, what the counts count, and for all
     // topics the ZCOUNTs and the hour counts, all of the same moment.
     const hours: number[] = [];
-    if (byHour) for (let hour = from / HOUR_MS; hour < to / HOUR_MS; hour++) hours.push(hour);
+    if (byHour) for (let hour = from / PARKED_COUNT_GRAIN_MS; hour < to / PARKED_COUNT_GRAIN_MS; hour++) hours.push(hour);
     const field = (hour: number): string => (topic === undefined ? String(hour) : `${hour}:${topic}`);
     const readAllHours = hours.length > MAX_HOUR_FIELDS;
     const multi = this.client.multi().zrange(shard.parked, 0, -1).hget(shard.parkedCounts, 'from');
@@ -451,9 +450,9 @@ export class RedisStore implements TaskStore, SharedDispatch {
       const reply = results[at++];
       if (readAllHours) {
         const all = reply as Record<string, string>;
-        for (const hour of hours) add(hour * HOUR_MS, Number(all[field(hour)] ?? 0));
+        for (const hour of hours) add(hour * PARKED_COUNT_GRAIN_MS, Number(all[field(hour)] ?? 0));
       } else {
-        (reply as (string | null)[]).forEach((n, i) => add(hours[i]! * HOUR_MS, Number(n ?? 0)));
+        (reply as (string | null)[]).forEach((n, i) => add(hours[i]! * PARKED_COUNT_GRAIN_MS, Number(n ?? 0)));
       }
     }
     if (topic === undefined) {

@@ -1,3 +1,4 @@
+import { PARKED_COUNT_GRAIN_MS } from '../../core/ports.js';
 import type { TaskState } from '../../core/task/model.js';
 
 /**
@@ -5,8 +6,7 @@ import type { TaskState } from '../../core/task/model.js';
  * written once per transaction: a batch of 1,000 schedules costs one counter upsert, not
  * 1,000, and stats() reads a handful of rows however many tasks there are.
  */
-const HOUR_MS = 3_600_000;
-const DAY_MS = 24 * HOUR_MS;
+const DAY_MS = 24 * PARKED_COUNT_GRAIN_MS;
 
 /** Parked tasks of one topic and UTC day, per hour of the day (the row of parked_days). */
 export interface ParkedDay {
@@ -36,7 +36,7 @@ export class CountDeltas {
    * topic, day and hour of runAt. Only inserts count here; triggers take parked rows out.
    */
   parked(topic: string, runAt: number): void {
-    this.addParked(topic, Math.floor(runAt / DAY_MS), Math.floor(runAt / HOUR_MS) % 24, 1);
+    this.addParked(topic, Math.floor(runAt / DAY_MS), Math.floor(runAt / PARKED_COUNT_GRAIN_MS) % 24, 1);
   }
 
   private addParked(topic: string, day: number, hour: number, n: number): void {

@@ -39,7 +39,7 @@ import type {
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
-import type { ScheduleSwap } from '../../core/ports.js';
+import { inWholeHours, PARKED_COUNT_GRAIN_MS, type ScheduleSwap } from '../../core/ports.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
@@ -50,8 +50,6 @@ import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
 const PURGE_BATCH = 1_000;
-/** parked_days counts per hour of runAt (0009). */
-const HOUR_MS = 3_600_000;
 
 export class SqliteStore implements TaskStore {
   readonly description: string;
@@ -323,15 +321,15 @@ export class SqliteStore implements TaskStore {
     const rows = topic === undefined ? this.sql.dueBuckets.all(from, bucketMs, from, to) : this.sql.dueBucketsOfTopic.all(from, bucketMs, from, to, topic);
     for (const { b, n } of rows) counts[b] = n;
     const indexedUntil = Math.min(to, Math.max(from, this.parking.indexedUntil()));
-    if (bucketMs % HOUR_MS !== 0 || from % HOUR_MS !== 0 || to % HOUR_MS !== 0) return { counts, coveredUntil: indexedUntil };
-    const [firstHour, endHour] = [from / HOUR_MS, to / HOUR_MS];
+    if (!inWholeHours(query)) return { counts, coveredUntil: indexedUntil };
+    const [firstHour, endHour] = [from / PARKED_COUNT_GRAIN_MS, to / PARKED_COUNT_GRAIN_MS];
     const [firstDay, endDay] = [Math.floor(firstHour / 24), Math.ceil(endHour / 24)];
     const days = topic === undefined ? this.sql.parkedDays.all(firstDay, endDay) : this.sql.parkedDaysOfTopic.all(firstDay, endDay, topic);
     for (const row of days) {
       const day = row[0]!;
       for (let h = 0; h < 24; h++) {
         const hour = day * 24 + h;
-        if (row[h + 1] !== 0 && hour >= firstHour && hour < endHour) counts[Math.floor(((hour - firstHour) * HOUR_MS) / bucketMs)]! += row[h + 1]!;
+        if (row[h + 1] !== 0 && hour >= firstHour && hour < endHour) counts[Math.floor(((hour - firstHour) * PARKED_COUNT_GRAIN_MS) / bucketMs)]! += row[h + 1]!;
       }
     }
     return { counts, coveredUntil: to };
