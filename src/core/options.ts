@@ -57,8 +57,9 @@ export interface EngineTuning {
    */
   readonly scheduleGraceMs: number;
   /**
-   * How often the engine reads every schedule again (those changed through other processes;
-   * its own changes apply at once). Default 5 s.
+   * How often the engine checks whether schedules changed through other processes (one
+   * small read) and, when some did, reads every schedule again; its own changes apply at
+   * once. Default 5 s.
    */
   readonly scheduleSyncMs: number;
   readonly loader: LoaderOptions;

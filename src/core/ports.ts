@@ -282,7 +282,8 @@ export interface PushSubscriptionStore {
 
 /**
  * Recurring schedules (src/core/schedule), durable as tasks are. Every engine process
- * reads them all (listSchedules) when it starts and every `scheduleSyncMs`, and moves a
+ * reads them all (listSchedules) when it starts and again whenever schedulesVersion has
+ * changed (checked every `scheduleSyncMs`), and moves a
  * schedule forward with swapSchedule after creating its occurrences: a compare-and-swap,
  * so two processes planning the same schedule move it once, and a change made meanwhile
  * (an upsert, a pause) is never overwritten by a plan made before it.
@@ -311,6 +312,21 @@ export interface ScheduleStore {
    * every due schedule through it at once.
    */
   swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]>;
+  /**
+   * A token that changes whenever what another process must re-read changes: a schedule
+   * put or deleted, or swapped to a new definition (`rev` or `createdAt`) or paused state.
+   * A swap that only moves a schedule forward (same rev, createdAt and paused: what the
+   * schedule loop does at every occurrence) leaves it as it is, so a process re-reads the
+   * list only after a change it has to learn of, not every `scheduleSyncMs` (ADR 0033).
+   * Changed atomically with the write that changes it.
+   */
+  schedulesVersion(): Promise<string>;
+}
+
+/** True when a swap changes what schedulesVersion covers (not a mere move forward). */
+export function swapChangesDefinition(swap: ScheduleSwap): boolean {
+  const { expected, next } = swap;
+  return next.rev !== expected.rev || next.createdAt !== expected.createdAt || next.paused !== expected.paused;
 }
 
 export interface ScheduleSwap {

@@ -15,8 +15,9 @@
  *   schedule and plans again from what is stored.
  *
  * Every process runs this loop over every schedule: there is no leader to lose. The loop
- * reads all schedules at start and every `scheduleSyncMs`; between reads it wakes when the
- * earliest schedule needs a plan (its latest occurrence comes within `scheduleLeadMs`).
+ * reads all schedules at start and again when the store's schedulesVersion has moved
+ * (checked every `scheduleSyncMs`); between reads it wakes when the earliest schedule needs
+ * a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
 import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports.js';
 import { occurrenceId, sameRule, withState, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
@@ -69,6 +70,8 @@ export class ScheduleLoop {
   private pass: Promise<void> | null = null;
   private again = false;
   private stopped: Promise<void> = Promise.resolve();
+  /** The store's schedulesVersion at the last full read (null: none yet). */
+  private syncedVersion: string | null = null;
   /** Schedules applied in this turn, planned together on the next (see planSoon). */
   private batch: { entries: Entry[]; done: Promise<void> } | null = null;
 
@@ -208,32 +211,44 @@ export class ScheduleLoop {
   private sync(): void {
     this.syncTimer = null;
     if (!this.running) return;
-    // Only the schedules known before the read can have been removed elsewhere: one upserted
-    // through this process meanwhile is missing from the read, and stays.
-    const known = new Set(this.entries.keys());
-    void this.inFlight
-      .track(this.store.listSchedules())
-      .then(async (records) => {
-        const seen = new Set<string>();
-        for (let i = 0; i < records.length; i++) {
-          // In slices: 10,000 schedules at once held the event loop for ~100 ms on a slow
-          // host, and every delivery due meanwhile waited (ADR 0031).
-          if (i > 0 && i % SYNC_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-          const record = records[i]!;
-          seen.add(record.id);
-          const old = this.entries.get(record.id);
-          const sameRule = old !== undefined && old.record.rev === record.rev && old.record.createdAt === record.createdAt;
-          // This process's own copy is as new or newer (its swaps since the read): kept.
-          if (sameRule && old.record.count >= record.count && old.record.paused === record.paused) continue;
-          this.entries.set(record.id, { record, next: sameRule ? old.next : this.safeRule(record) });
-        }
-        for (const id of known) if (!seen.has(id)) this.entries.delete(id);
-        this.runPass();
-      })
+    void this.syncIfChanged()
       .catch((error: unknown) => this.logger.error({ err: error }, 'schedules: reading the schedules failed'))
       .finally(() => {
         if (this.running) this.syncTimer = this.clock.setTimer(() => this.sync(), this.options.syncMs);
       });
+  }
+
+  /**
+   * Re-reads every schedule when the store's version has moved since the last read: a
+   * schedule put, deleted, changed or paused anywhere. The loops' own moves forward leave
+   * the version alone, so 10,000 schedules firing every second cost one small read per
+   * `syncMs`, not a read and decode of all 10,000 (ADR 0033). A copy of a schedule that
+   * another process has moved since is caught up by the swap that fails on it.
+   */
+  private async syncIfChanged(): Promise<void> {
+    // Read before the list: a change landing between the two is read again next time.
+    const version = await this.inFlight.track(this.store.schedulesVersion());
+    if (version === this.syncedVersion) return;
+    // Only the schedules known before the read can have been removed elsewhere: one upserted
+    // through this process meanwhile is missing from the read, and stays.
+    const known = new Set(this.entries.keys());
+    const records = await this.inFlight.track(this.store.listSchedules());
+    const seen = new Set<string>();
+    for (let i = 0; i < records.length; i++) {
+      // In slices: 10,000 schedules at once held the event loop for ~100 ms on a slow
+      // host, and every delivery due meanwhile waited (ADR 0031).
+      if (i > 0 && i % SYNC_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      const record = records[i]!;
+      seen.add(record.id);
+      const old = this.entries.get(record.id);
+      const sameRule = old !== undefined && old.record.rev === record.rev && old.record.createdAt === record.createdAt;
+      // This process's own copy is as new or newer (its swaps since the read): kept.
+      if (sameRule && old.record.count >= record.count && old.record.paused === record.paused) continue;
+      this.entries.set(record.id, { record, next: sameRule ? old.next : this.safeRule(record) });
+    }
+    for (const id of known) if (!seen.has(id)) this.entries.delete(id);
+    this.syncedVersion = version;
+    this.runPass();
   }
 
   /** A stored rule that no longer compiles (a later delayq wrote it) never plans. */

@@ -303,8 +303,9 @@ export class Schedules {
 
   /**
    * How many schedules are active, paused or ended (no next occurrence: endAt or limit
-   * reached), from this process's copy of the list (read every `scheduleSyncMs`; its own
-   * changes at once), not from the store: cheap enough for every metrics scrape.
+   * reached), from this process's copy of the list (re-read after changes elsewhere, checked
+   * every `scheduleSyncMs`; its own changes at once), not from the store: cheap enough for
+   * every metrics scrape.
    */
   countByState(): ScheduleCounts {
     return this.loop.countByState();

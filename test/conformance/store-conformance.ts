@@ -1032,6 +1032,37 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.deepEqual(await store.swapSchedules([]), []);
       });
 
+      it('moves schedulesVersion with every change another reader must re-read, not with moves forward', async () => {
+        const changed = async (what: string, change: () => Promise<unknown>, expected = true): Promise<void> => {
+          const before = await store.schedulesVersion();
+          await change();
+          const after = await store.schedulesVersion();
+          assert.equal(after !== before, expected, `${what}: ${before} -> ${after}`);
+        };
+        const a = scheduleRecord('a');
+        const b = scheduleRecord('b');
+        const c = scheduleRecord('c');
+        await changed('putSchedule', () => store.putSchedule(a));
+        await changed('putSchedules', () => store.putSchedules([b, c]));
+        const moved = { ...a, nextAt: T0 + 120_000, lastAt: T0 + 60_000, count: 1, updatedAt: T0 + 1 };
+        await changed('a swap moving a schedule forward', () => store.swapSchedule(a, moved), false);
+        await changed('a failed swap', () => store.swapSchedule(a, { ...a, rev: 9 }), false);
+        const redefined = { ...moved, rev: moved.rev + 1, everyMs: 5_000 };
+        await changed('a swap to a new rev', () => store.swapSchedule(moved, redefined));
+        const paused = { ...redefined, paused: true };
+        await changed('a swap pausing', () => store.swapSchedules([{ expected: redefined, next: paused }]));
+        // A call mixing both kinds answers in input order and counts the change.
+        const bMoved = { ...b, count: 1 };
+        await changed('swaps of both kinds', async () => {
+          const stale = { ...c, count: 3 };
+          assert.deepEqual(await store.swapSchedules([{ expected: b, next: bMoved }, { expected: paused, next: { ...paused, paused: false } }, { expected: stale, next: { ...stale, rev: 2 } }]), [true, true, false]);
+        });
+        assert.equal((await store.getSchedule('b'))?.count, 1);
+        assert.equal((await store.getSchedule('a'))?.paused, false);
+        await changed('deleteSchedule', () => store.deleteSchedule('b'));
+        assert.equal(await store.getSchedule('b'), null);
+      });
+
       it('concurrent swaps from one record: exactly one wins', async () => {
         const v1 = scheduleRecord('s');
         await store.putSchedule(v1);

@@ -12,6 +12,7 @@ import { isDelayQError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import type { MisfirePolicy } from '../../src/core/schedule/model.js';
 import { DelayQueue } from '../../src/open-queue.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { storeSystemClock } from '../../src/stores/system-clock.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 
@@ -171,6 +172,40 @@ describe('schedules (library, ManualClock)', () => {
     ]);
     assert.ok(isDelayQError(results[3]) && results[3].code === 'INVALID_SCHEDULE');
     assert.equal((await q.schedules.get('x'))?.everyMs, 3_000);
+  });
+
+  it('re-reads the schedules only after a change: not while they fire, at once after a write elsewhere', async () => {
+    const store = new MemoryStore();
+    let reads = 0;
+    const counted = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'listSchedules') return () => (reads++, target.listSchedules());
+        const value: unknown = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const { q, clock } = await openManual({ store: counted, scheduleSyncMs: 5_000 });
+    queues.push(q);
+    const seen = collect(q, clock);
+    await q.schedules.upsert('a', { topic: 'tick', everyMs: 1_000 });
+    await step(clock, 6_000);
+    const settled = reads;
+    await step(clock, 30_000, 250);
+    assert.equal(reads, settled, '30 s of occurrences (a swap each) and six sync periods: no read of the list');
+    assert.equal(seen.length, 37);
+    // Another process's writes (straight to the store): a new schedule, then a removal.
+    const a = (await store.getSchedule('a'))!;
+    await store.putSchedule({ ...a, id: 'b', topic: 'other', nextAt: clock.now() + 2_000, lastAt: null, count: 0 });
+    const others = collect(q, clock, 'other');
+    await step(clock, 5_000 + 2_000, 250);
+    assert.equal(reads, settled + 1, 'one read after the change');
+    assert.ok(others.length >= 1, 'the schedule written elsewhere fires here');
+    await store.deleteSchedule('a');
+    await step(clock, 5_000 + 1_000, 250);
+    const afterRemoval = seen.length;
+    await step(clock, 5_000, 250);
+    assert.equal(seen.length, afterRemoval, 'the schedule removed elsewhere stopped here');
+    assert.equal(reads, settled + 2);
   });
 
   it('cron with a time zone: next() previews wall-clock times', async () => {

@@ -30,7 +30,9 @@ import {
   type RetryDeadOutcome,
   type RunTimerHandle,
   type ScheduleOutcome,
+  type ScheduleSwap,
   type StoreStats,
+  swapChangesDefinition,
   type TaskStore,
   type TimerHome,
   type TimerHomes,
@@ -94,6 +96,8 @@ export class MemoryStore implements TaskStore, TimerHomes {
   private readonly pushSubscriptions = new Map<string, PushSubscription>();
   /** Each schedule with its text (schedule-codec.ts), which swapSchedule compares as the durable stores do. */
   private readonly schedules = new Map<string, { record: ScheduleRecord; text: string }>();
+  /** schedulesVersion: counts the changes another reader would have to re-read. */
+  private schedulesChanged = 0;
 
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     this.assertOpen();
@@ -391,6 +395,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
   async putSchedule(record: ScheduleRecord): Promise<void> {
     this.assertOpen();
     this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
+    this.schedulesChanged++;
   }
 
   async getSchedule(id: string): Promise<ScheduleRecord | null> {
@@ -402,6 +407,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
   async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
     this.assertOpen();
     for (const record of records) this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
+    if (records.length > 0) this.schedulesChanged++;
   }
 
   async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
@@ -419,23 +425,32 @@ export class MemoryStore implements TaskStore, TimerHomes {
 
   async deleteSchedule(id: string): Promise<boolean> {
     this.assertOpen();
-    return this.schedules.delete(id);
+    const deleted = this.schedules.delete(id);
+    if (deleted) this.schedulesChanged++;
+    return deleted;
   }
 
   async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
     this.assertOpen();
-    return this.swapOne(expected, next);
+    return this.swapOne({ expected, next });
   }
 
   async swapSchedules(swaps: readonly { expected: ScheduleRecord; next: ScheduleRecord }[]): Promise<boolean[]> {
     this.assertOpen();
-    return swaps.map((s) => this.swapOne(s.expected, s.next));
+    return swaps.map((s) => this.swapOne(s));
   }
 
-  private swapOne(expected: ScheduleRecord, next: ScheduleRecord): boolean {
+  async schedulesVersion(): Promise<string> {
+    this.assertOpen();
+    return String(this.schedulesChanged);
+  }
+
+  private swapOne(swap: ScheduleSwap): boolean {
+    const { expected, next } = swap;
     const entry = this.schedules.get(expected.id);
     if (entry === undefined || entry.text !== encodeSchedule(expected)) return false;
     this.schedules.set(next.id, { record: { ...next }, text: encodeSchedule(next) });
+    if (swapChangesDefinition(swap)) this.schedulesChanged++;
     return true;
   }
 

@@ -402,12 +402,20 @@ export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, 
   await run(client, 'lease-release', [shard.lease], [value]);
 }
 
-/** ScheduleStore.swapSchedules: each (id, expected text, next text) replaced only if still expected. */
-export async function swapScheduleScript(client: RedisClient, key: string, swaps: readonly (readonly [id: string, expected: string, next: string])[]): Promise<boolean[]> {
+/**
+ * ScheduleStore.swapSchedules: each (id, expected text, next text) replaced only if still
+ * expected; `versionKey` is bumped when `changesDefinitions` and any of them was replaced.
+ */
+export async function swapScheduleScript(
+  client: RedisClient,
+  keys: { readonly schedules: string; readonly schedulesVersion: string },
+  changesDefinitions: boolean,
+  swaps: readonly (readonly [id: string, expected: string, next: string])[],
+): Promise<boolean[]> {
   const out: boolean[] = [];
   for (let i = 0; i < swaps.length; i += MAX_SCRIPT_BATCH) {
     const chunk = swaps.slice(i, i + MAX_SCRIPT_BATCH);
-    const reply = str(await run(client, 'schedule-swap', [key], chunk.flat()));
+    const reply = str(await run(client, 'schedule-swap', [keys.schedules, keys.schedulesVersion], [changesDefinitions ? '1' : '0', ...chunk.flat()]));
     for (let j = 0; j < chunk.length; j++) out.push(reply[j] === '1');
   }
   return out;

@@ -28,6 +28,7 @@
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
  *   <prefix>:{<prefix>/meta}:push          HASH  topic -> push subscription JSON (push-subscription-codec.ts)
  *   <prefix>:{<prefix>/meta}:schedules     HASH  schedule id -> recurring schedule JSON (schedule-codec.ts)
+ *   <prefix>:{<prefix>/meta}:schedules-version  STRING  counter of schedule changes (schedulesVersion)
  *
  * Pub/sub channels (not keys, so outside any slot):
  *   <prefix>:ready:<topic>                 "shard" when tasks of the topic became ready
@@ -88,6 +89,8 @@ export interface Keyspace {
   readonly push: string;
   /** Recurring schedules, one field per schedule id, in the meta slot like `push`. */
   readonly schedules: string;
+  /** A counter bumped with every schedule change other processes must re-read (ScheduleStore.schedulesVersion). */
+  readonly schedulesVersion: string;
   /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
   readonly timerChannel: string;
   readonly shards: readonly ShardKeys[];
@@ -122,6 +125,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
     members: `${hashTag(prefix, 'meta')}:members`,
     push: `${hashTag(prefix, 'meta')}:push`,
     schedules: `${hashTag(prefix, 'meta')}:schedules`,
+    schedulesVersion: `${hashTag(prefix, 'meta')}:schedules-version`,
     timerChannel: `${prefix}:timers`,
     shards: shardKeys,
     readyChannel: (topic) => `${prefix}:ready:${topic}`,

@@ -47,7 +47,7 @@ import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRe
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
-import { inWholeHours, PARKED_COUNT_GRAIN_MS, type ScheduleSwap } from '../../core/ports.js';
+import { inWholeHours, PARKED_COUNT_GRAIN_MS, swapChangesDefinition, type ScheduleSwap } from '../../core/ports.js';
 import { ShardBatcher } from './batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import { execAndWait, waitSetting } from './replication.js';
@@ -437,12 +437,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
       else multi.hmget(shard.parkedCounts, ...hours.map(field));
     }
     if (topic === undefined) counts.forEach((_, i) => multi.zcount(shard.delayed, from + i * bucketMs, `(${Math.min(to, from + (i + 1) * bucketMs)}`));
-    const replies = await multi.exec();
-    if (replies === null) throw new Error('dueHistogram: MULTI aborted');
-    const results = replies.map(([error, value]) => {
-      if (error) throw error;
-      return value;
-    });
+    const results = execReplies(await multi.exec());
     const listed = (results[0] as string[]).map(Number);
     const countedFrom = Number(results[1] ?? 0);
     let at = 2;
@@ -597,8 +592,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   async putSchedule(record: ScheduleRecord): Promise<void> {
     this.assertOpen();
-    const json = encodeSchedule(record);
-    await this.call(() => this.client.hset(this.keys.schedules, record.id, json));
+    await this.putSchedules([record]);
   }
 
   async getSchedule(id: string): Promise<ScheduleRecord | null> {
@@ -611,7 +605,8 @@ export class RedisStore implements TaskStore, SharedDispatch {
     this.assertOpen();
     if (records.length === 0) return;
     const fields = records.flatMap((r) => [r.id, encodeSchedule(r)]);
-    await this.call(() => this.client.hset(this.keys.schedules, ...fields));
+    // One transaction (both keys are in the meta slot): no reader sees the write without the bump.
+    await this.call(() => this.client.multi().hset(this.keys.schedules, ...fields).incr(this.keys.schedulesVersion).exec().then(execReplies));
   }
 
   async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
@@ -644,7 +639,9 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   async deleteSchedule(id: string): Promise<boolean> {
     this.assertOpen();
-    return (await this.call(() => this.client.hdel(this.keys.schedules, id))) > 0;
+    // Bumped even when there was nothing to delete: a rare needless re-read, no script.
+    const [deleted] = await this.call(() => this.client.multi().hdel(this.keys.schedules, id).incr(this.keys.schedulesVersion).exec().then(execReplies));
+    return deleted === 1;
   }
 
   async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
@@ -654,7 +651,20 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   async swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
     this.assertOpen();
-    return swapScheduleScript(this.client, this.keys.schedules, swaps.map((s) => [s.expected.id, encodeSchedule(s.expected), encodeSchedule(s.next)] as const));
+    const text = (s: ScheduleSwap) => [s.expected.id, encodeSchedule(s.expected), encodeSchedule(s.next)] as const;
+    // The loop's moves (almost every swap) and definition changes go in separate calls:
+    // only the latter bump the version, and a call holds one kind.
+    const changes = swaps.map(swapChangesDefinition);
+    if (!changes.includes(true)) return swapScheduleScript(this.client, this.keys, false, swaps.map(text));
+    if (!changes.includes(false)) return swapScheduleScript(this.client, this.keys, true, swaps.map(text));
+    const moved = await swapScheduleScript(this.client, this.keys, false, swaps.filter((_, i) => !changes[i]).map(text));
+    const changed = await swapScheduleScript(this.client, this.keys, true, swaps.filter((_, i) => changes[i]).map(text));
+    return changes.map((change) => (change ? changed.shift() : moved.shift()) === true);
+  }
+
+  async schedulesVersion(): Promise<string> {
+    this.assertOpen();
+    return (await this.call(() => this.client.get(this.keys.schedulesVersion))) ?? '0';
   }
 
   private decodeScheduleField(id: string, json: string): ScheduleRecord | null {
@@ -770,6 +780,15 @@ export class RedisStore implements TaskStore, SharedDispatch {
     }
     return { status: reply.status as 'dead' | 'not_found' | 'stale' };
   }
+}
+
+/** The replies of a MULTI, or the first error in it. */
+function execReplies(replies: [error: Error | null, result: unknown][] | null): unknown[] {
+  if (replies === null) throw new Error('MULTI aborted');
+  return replies.map(([error, value]) => {
+    if (error) throw error;
+    return value;
+  });
 }
 
 function runRef(id: string, reply: MoveReply): TimerRef {

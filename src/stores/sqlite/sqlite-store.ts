@@ -39,7 +39,7 @@ import type {
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
-import { inWholeHours, PARKED_COUNT_GRAIN_MS, type ScheduleSwap } from '../../core/ports.js';
+import { inWholeHours, PARKED_COUNT_GRAIN_MS, swapChangesDefinition, type ScheduleSwap } from '../../core/ports.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
@@ -62,6 +62,8 @@ export class SqliteStore implements TaskStore {
   private readonly nonce = randomBytes(6).toString('base64url');
   private receipts = 0;
   private closed = false;
+  /** schedulesVersion: counts the schedule writes another reader would have to re-read. */
+  private schedulesChanged = 0;
 
   constructor(
     private readonly connection: Connection,
@@ -413,7 +415,14 @@ export class SqliteStore implements TaskStore {
 
   putSchedule(record: ScheduleRecord): Promise<void> {
     const json = encodeSchedule(record);
-    return this.write(1, () => void this.sql.putSchedule.run(record.id, json, record.updatedAt), true);
+    return this.write(
+      1,
+      () => {
+        this.sql.putSchedule.run(record.id, json, record.updatedAt);
+        this.schedulesChanged++;
+      },
+      true,
+    );
   }
 
   async getSchedule(id: string): Promise<ScheduleRecord | null> {
@@ -427,6 +436,7 @@ export class SqliteStore implements TaskStore {
     const rows = records.map((r) => [r.id, encodeSchedule(r), r.updatedAt] as const);
     return this.write(rows.length, () => {
       for (const row of rows) this.sql.putSchedule.run(...row);
+      this.schedulesChanged++;
     });
   }
 
@@ -444,7 +454,15 @@ export class SqliteStore implements TaskStore {
   }
 
   deleteSchedule(id: string): Promise<boolean> {
-    return this.write(1, () => this.sql.deleteSchedule.run(id).changes > 0, true);
+    return this.write(
+      1,
+      () => {
+        const deleted = this.sql.deleteSchedule.run(id).changes > 0;
+        if (deleted) this.schedulesChanged++;
+        return deleted;
+      },
+      true,
+    );
   }
 
   async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
@@ -454,7 +472,26 @@ export class SqliteStore implements TaskStore {
 
   swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
     const texts = swaps.map((s) => [encodeSchedule(s.next), s.next.updatedAt, s.expected.id, encodeSchedule(s.expected)] as const);
-    return this.write(swaps.length, () => texts.map((args) => this.sql.swapSchedule.run(...args).changes > 0), true);
+    return this.write(
+      swaps.length,
+      () =>
+        texts.map((args, i) => {
+          const swapped = this.sql.swapSchedule.run(...args).changes > 0;
+          if (swapped && swapChangesDefinition(swaps[i]!)) this.schedulesChanged++;
+          return swapped;
+        }),
+      true,
+    );
+  }
+
+  /**
+   * A counter in this process: only one process (and one store) opens a database file
+   * (lock.ts), so every write of a schedule passes here. Bumped inside the write's
+   * transaction; a rolled-back one leaves a bump behind, which costs one needless re-read.
+   */
+  async schedulesVersion(): Promise<string> {
+    this.assertOpen();
+    return String(this.schedulesChanged);
   }
 
   private decodeScheduleRow(id: string, json: string): ScheduleRecord | null {

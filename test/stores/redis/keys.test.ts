@@ -108,12 +108,13 @@ describe('redis keys', () => {
     }
   });
 
-  it('keeps the schedules hash in the meta slot, the one key schedule-swap touches', async () => {
+  it('keeps the schedules hash and its version in the meta slot, the keys schedule-swap touches', async () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
-    await swapScheduleScript(recordingClient(calls), keys.schedules, [['s', 'a', 'b']]);
-    assert.deepEqual(calls.map((c) => c.keys), [[keys.schedules]]);
+    await swapScheduleScript(recordingClient(calls), keys, true, [['s', 'a', 'b']]);
+    assert.deepEqual(calls.map((c) => c.keys), [[keys.schedules, keys.schedulesVersion]]);
     assert.equal(keySlot(keys.schedules), keySlot(keys.meta));
+    assert.equal(keySlot(keys.schedulesVersion), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedules), keySlot(keys.push));
   });
 
