@@ -294,6 +294,12 @@ export interface ScheduleStore {
   getSchedule(id: string): Promise<ScheduleRecord | null>;
   /** `putSchedule` of many schedules (distinct ids) in one call. */
   putSchedules(records: readonly ScheduleRecord[]): Promise<void>;
+  /**
+   * Stores each record whose id has no schedule yet (distinct ids), in one call: one answer
+   * each in input order, null when it was stored, the stored schedule (left as it is) when
+   * the id has one. An upsert of new schedules writes without reading first.
+   */
+  putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]>;
   /** `getSchedule` of many ids in one call, one answer each in input order. */
   getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]>;
   /** Every schedule, by id in ascending order. */

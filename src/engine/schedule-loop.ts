@@ -122,12 +122,23 @@ export class ScheduleLoop {
     return planned!;
   }
 
+  /**
+   * True when nothing of `record` is to be created yet: its next occurrence to create is
+   * further off than the lead (a new schedule whose first time is more than 1.5 s away).
+   */
+  plansNothingNow(record: ScheduleRecord, now: number): boolean {
+    const at = planDueAt(record, now, this.options.leadMs);
+    return at === null || at > now;
+  }
+
   /** `apply` of several schedules (an upsert batch), with one wait for their shared plan. */
   async applyMany(records: readonly ScheduleRecord[], rules: readonly NextOccurrence[]): Promise<ScheduleRecord[]> {
     const entries = records.map((record, i): Entry => ({ record, next: rules[i]! }));
     for (const entry of entries) this.entries.set(entry.record.id, entry);
     if (!this.running) return [...records];
-    await this.planSoon(entries);
+    // Nothing to create yet (an import of schedules that start later): no turn spent waiting
+    // for a plan; the wake-up below plans them when their time comes.
+    if (!records.every((record) => this.plansNothingNow(record, this.clock.now()))) await this.planSoon(entries);
     // Only these schedules' wake-ups can have moved earlier: no pass over every schedule per call.
     const now = this.clock.now();
     let earliest = Infinity;

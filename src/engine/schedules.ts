@@ -193,13 +193,25 @@ export class Schedules {
     }
   }
 
-  /** One read of every schedule, one write of the new ones, one swap of the changed ones (retried on a conflict), then one plan of them all. */
+  /**
+   * One write of the new schedules that create nothing yet (no read first), one read of the
+   * others, one write of the new ones among them, one swap of the changed ones (retried on a
+   * conflict), then one plan of them all.
+   */
   private async upsertRound(items: readonly UpsertItem[]): Promise<void> {
     const applied: Array<{ item: UpsertItem; record: ScheduleRecord; next: NextOccurrence; created: boolean }> = [];
     let todo = items;
     try {
+      // Stored already, as putNewSchedules answered: the first attempt need not read these.
+      const known = await this.putNew(items, applied);
+      const stored = new Set(applied.map((a) => a.item));
+      todo = items.filter((item) => !stored.has(item));
       for (let attempt = 0; attempt < MAX_CONFLICTS && todo.length > 0; attempt++) {
-        const stored = await this.inFlight.track(this.store.getSchedules(todo.map((item) => item.def.id)));
+        const unknown = todo.filter((item) => !known.has(item));
+        const read = unknown.length === 0 ? [] : await this.inFlight.track(this.store.getSchedules(unknown.map((item) => item.def.id)));
+        const readOf = new Map(unknown.map((item, i) => [item, read[i] ?? null]));
+        const stored = todo.map((item) => known.get(item) ?? readOf.get(item) ?? null);
+        known.clear();
         const now = this.clock.now();
         let creates: ScheduleRecord[] = [];
         const createRules: NextOccurrence[] = [];
@@ -213,7 +225,7 @@ export class Schedules {
           if (existing !== null && sameDefinition(existing, def)) return item.resolve({ schedule: toScheduleInfo(existing), created: false, changed: false });
           const next = this.loop.ruleOfDefinition(def);
           if (existing === null) {
-            creates.push(scheduleRecord(def, { paused: false, nextAt: next(now - 1), lastAt: null, count: 0 }, 1, now, now));
+            creates.push(newRecord(def, next, now));
             createRules.push(next);
             createItems.push(item);
             return;
@@ -254,6 +266,34 @@ export class Schedules {
     } catch (error) {
       for (const { item } of applied) item.reject(error);
     }
+  }
+
+  /**
+   * Writes the items that are new schedules creating nothing yet (their first occurrence is
+   * further off than the lead: an import, the common case) with putNewSchedules, no read
+   * before. Those stored are added to `applied`; the answer holds the stored schedule of
+   * each item whose id has one, for the read-and-swap path.
+   */
+  private async putNew(
+    items: readonly UpsertItem[],
+    applied: Array<{ item: UpsertItem; record: ScheduleRecord; next: NextOccurrence; created: boolean }>,
+  ): Promise<Map<UpsertItem, ScheduleRecord>> {
+    const known = new Map<UpsertItem, ScheduleRecord>();
+    const now = this.clock.now();
+    const fresh: Array<{ item: UpsertItem; record: ScheduleRecord; next: NextOccurrence }> = [];
+    for (const item of items) {
+      const next = this.loop.ruleOfDefinition(item.def);
+      const record = newRecord(item.def, next, now);
+      if (this.loop.plansNothingNow(record, now)) fresh.push({ item, record, next });
+    }
+    if (fresh.length === 0) return known;
+    const answers = await this.inFlight.track(this.store.putNewSchedules(fresh.map((f) => f.record)));
+    fresh.forEach(({ item, record, next }, i) => {
+      const stored = answers[i] ?? null;
+      if (stored === null) applied.push({ item, record, next, created: true });
+      else known.set(item, stored);
+    });
+    return known;
   }
 
   async get(id: string): Promise<ScheduleInfo | null> {
@@ -347,6 +387,11 @@ export class Schedules {
     const results = await this.cancel(times.map((t) => occurrenceId(r.id, t)));
     return results.filter(Boolean).length;
   }
+}
+
+/** A schedule as created: nothing created yet, its first occurrence the rule's first from now. */
+function newRecord(def: ScheduleDefinition, next: NextOccurrence, now: number): ScheduleRecord {
+  return scheduleRecord(def, { paused: false, nextAt: next(now - 1), lastAt: null, count: 0 }, 1, now, now);
 }
 
 function notFound(id: string): DelayQError {

@@ -1002,6 +1002,21 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.deepEqual(await store.getSchedule('a'), a2);
       });
 
+      it('puts new schedules only: an id that has one keeps it and answers it', async () => {
+        const a = scheduleRecord('a', { count: 4 });
+        await store.putSchedule(a);
+        const before = await store.schedulesVersion();
+        const b = scheduleRecord('b', { url: 'https://hooks.example.com/b' });
+        assert.deepEqual(await store.putNewSchedules([b, { ...a, count: 0, rev: 7 }]), [null, a]);
+        assert.deepEqual(await store.getSchedule('a'), a, 'left as it was');
+        assert.deepEqual(await store.getSchedule('b'), b);
+        assert.notEqual(await store.schedulesVersion(), before);
+        const after = await store.schedulesVersion();
+        assert.deepEqual(await store.putNewSchedules([a, b]), [a, b]);
+        assert.equal(await store.schedulesVersion(), after, 'nothing stored, nothing to re-read');
+        assert.deepEqual(await store.putNewSchedules([]), []);
+      });
+
       it('swaps only from the exact stored schedule: a stale expected record changes nothing', async () => {
         const v1 = scheduleRecord('s');
         await store.putSchedule(v1);

@@ -410,6 +410,18 @@ export class MemoryStore implements TaskStore, TimerHomes {
     if (records.length > 0) this.schedulesChanged++;
   }
 
+  async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
+    this.assertOpen();
+    const answers = records.map((record) => {
+      const entry = this.schedules.get(record.id);
+      if (entry !== undefined) return { ...entry.record };
+      this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
+      return null;
+    });
+    if (answers.includes(null)) this.schedulesChanged++;
+    return answers;
+  }
+
   async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
     this.assertOpen();
     return ids.map((id) => {

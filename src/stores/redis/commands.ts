@@ -402,6 +402,21 @@ export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, 
   await run(client, 'lease-release', [shard.lease], [value]);
 }
 
+/** ScheduleStore.putNewSchedules: each (id, text) stored unless the id has one; '' if stored, else the stored text. */
+export async function putNewSchedulesScript(
+  client: RedisClient,
+  keys: { readonly schedules: string; readonly schedulesVersion: string },
+  records: readonly (readonly [id: string, text: string])[],
+): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < records.length; i += MAX_SCRIPT_BATCH) {
+    const chunk = records.slice(i, i + MAX_SCRIPT_BATCH);
+    const reply = await run(client, 'schedule-put-new', [keys.schedules, keys.schedulesVersion], chunk.flat());
+    for (const text of reply as unknown[]) out.push(String(text));
+  }
+  return out;
+}
+
 /**
  * ScheduleStore.swapSchedules: each (id, expected text, next text) replaced only if still
  * expected; `versionKey` is bumped when `changesDefinitions` and any of them was replaced.

@@ -72,6 +72,7 @@ import {
   type MoveReply,
   type ScheduleArgs,
   swapScheduleScript,
+  putNewSchedulesScript,
 } from './commands.js';
 import type { RedisClient } from './connection.js';
 import { mergeDue } from './due-merge.js';
@@ -607,6 +608,17 @@ export class RedisStore implements TaskStore, SharedDispatch {
     const fields = records.flatMap((r) => [r.id, encodeSchedule(r)]);
     // One transaction (both keys are in the meta slot): no reader sees the write without the bump.
     await this.call(() => this.client.multi().hset(this.keys.schedules, ...fields).incr(this.keys.schedulesVersion).exec().then(execReplies));
+  }
+
+  async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
+    this.assertOpen();
+    if (records.length === 0) return [];
+    const texts = await this.call(() => putNewSchedulesScript(this.client, this.keys, records.map((r) => [r.id, encodeSchedule(r)] as const)));
+    const answers = texts.map((text, i) => (text === '' ? null : this.decodeScheduleField(records[i]!.id, text)));
+    // Stored but unreadable, which reads as no schedule: set again, as an upsert would.
+    const unreadable = records.filter((_, i) => texts[i] !== '' && answers[i] === null);
+    if (unreadable.length > 0) await this.putSchedules(unreadable);
+    return answers;
   }
 
   async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {

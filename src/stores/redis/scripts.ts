@@ -56,6 +56,7 @@ export const SCRIPT_NAMES = [
   'lease-renew',
   'lease-release',
   'schedule-swap',
+  'schedule-put-new',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -440,6 +440,24 @@ export class SqliteStore implements TaskStore {
     });
   }
 
+  putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
+    if (records.length === 0) return Promise.resolve([]);
+    const rows = records.map((r) => [r.id, encodeSchedule(r), r.updatedAt] as const);
+    return this.write(rows.length, () => {
+      const answers = rows.map((row): ScheduleRecord | null => {
+        if (this.sql.putNewSchedule.run(...row).changes > 0) return null;
+        const json = this.sql.getSchedule.get(row[0]);
+        const existing = json === undefined ? null : this.decodeScheduleRow(row[0], json);
+        if (existing !== null) return existing;
+        // Stored but unreadable, which reads as no schedule: set again, as an upsert would.
+        this.sql.putSchedule.run(...row);
+        return null;
+      });
+      if (answers.includes(null)) this.schedulesChanged++;
+      return answers;
+    });
+  }
+
   async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
     this.assertOpen();
     return ids.map((id) => {

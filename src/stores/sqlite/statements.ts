@@ -86,6 +86,8 @@ export interface Statements {
   readonly deletePush: Stmt<[string], never>;
   readonly putSchedule: Stmt<[string, string, number], never>;
   readonly getSchedule: Stmt<[string], string>;
+  /** Inserts a schedule unless its id has one (changes: 0). */
+  readonly putNewSchedule: Stmt<[string, string, number], never>;
   readonly listSchedules: Stmt<[], [id: string, schedule: string]>;
   readonly deleteSchedule: Stmt<[string], never>;
   /** schedule, updated_at, id, the expected schedule text. */
@@ -206,6 +208,7 @@ export function prepareStatements(db: Database.Database): Statements {
        ON CONFLICT (id) DO UPDATE SET schedule = excluded.schedule, updated_at = excluded.updated_at`,
     ),
     getSchedule: db.prepare<[string], string>('SELECT schedule FROM schedules WHERE id = ?').pluck(),
+    putNewSchedule: db.prepare<[string, string, number], never>('INSERT INTO schedules (id, schedule, updated_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING'),
     listSchedules: db.prepare<[], [string, string]>('SELECT id, schedule FROM schedules ORDER BY id').raw(),
     deleteSchedule: db.prepare<[string], never>('DELETE FROM schedules WHERE id = ?'),
     swapSchedule: db.prepare<[string, number, string, string], never>('UPDATE schedules SET schedule = ?, updated_at = ? WHERE id = ? AND schedule = ?'),

@@ -12,6 +12,7 @@ import {
   leaseAcquireScript,
   leaseReleaseScript,
   swapScheduleScript,
+  putNewSchedulesScript,
   leaseRenewScript,
   loadDueScript,
   nackScript,
@@ -59,9 +60,9 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    // schedule-swap touches the meta slot's schedules hash only: checked below; due-read is
-    // called in both its modes.
-    const expected = SCRIPT_NAMES.length - 1 + 1;
+    // schedule-swap and schedule-put-new touch the meta slot's schedule keys only: checked
+    // below; due-read is called in both its modes.
+    const expected = SCRIPT_NAMES.length - 2 + 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -112,7 +113,8 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     await swapScheduleScript(recordingClient(calls), keys, true, [['s', 'a', 'b']]);
-    assert.deepEqual(calls.map((c) => c.keys), [[keys.schedules, keys.schedulesVersion]]);
+    await putNewSchedulesScript(recordingClient(calls), keys, [['s', 'a']]);
+    assert.deepEqual(calls.map((c) => c.keys), [[keys.schedules, keys.schedulesVersion], [keys.schedules, keys.schedulesVersion]]);
     assert.equal(keySlot(keys.schedules), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedulesVersion), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedules), keySlot(keys.push));

@@ -5,7 +5,7 @@ import { backoffDelay, DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { scripts } from '../../../src/stores/redis/scripts.js';
-import { runStoreConformance, task } from '../../conformance/store-conformance.js';
+import { runStoreConformance, scheduleRecord, task } from '../../conformance/store-conformance.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
@@ -217,6 +217,24 @@ describe('redis store (one Redis)', { skip }, () => {
       assert.deepEqual(await admin.script('EXISTS', ...shas), shas.map(() => 1));
     } finally {
       await admin.quit();
+    }
+  });
+
+  it('takes an unreadable stored schedule as none: putNewSchedules sets it again', async () => {
+    const prefix = `bad${++namespaces}`;
+    const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix });
+    const { Redis } = await import('ioredis');
+    const admin = new Redis(server!.port, '127.0.0.1');
+    try {
+      const [key] = await admin.keys(`${prefix}:*:meta`);
+      await admin.hset(key!.replace(/:meta$/, ':schedules'), 'x', '[2,"written by a later layout"]');
+      assert.equal(await store.getSchedule('x'), null);
+      const x = scheduleRecord('x');
+      assert.deepEqual(await store.putNewSchedules([x]), [null]);
+      assert.deepEqual(await store.getSchedule('x'), x);
+    } finally {
+      await admin.quit();
+      await store.close();
     }
   });
 
