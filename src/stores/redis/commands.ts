@@ -408,13 +408,11 @@ export async function putNewSchedulesScript(
   keys: { readonly schedules: string; readonly schedulesVersion: string },
   records: readonly (readonly [id: string, text: string])[],
 ): Promise<string[]> {
-  const out: string[] = [];
-  for (let i = 0; i < records.length; i += MAX_SCRIPT_BATCH) {
-    const chunk = records.slice(i, i + MAX_SCRIPT_BATCH);
-    const reply = await run(client, 'schedule-put-new', [keys.schedules, keys.schedulesVersion], chunk.flat());
-    for (const text of reply as unknown[]) out.push(String(text));
-  }
-  return out;
+  // Every chunk sent at once: Redis runs the first while the next is encoded.
+  const replies = await Promise.all(
+    chunked(records).map((chunk) => run(client, 'schedule-put-new', [keys.schedules, keys.schedulesVersion], chunk.flat())),
+  );
+  return replies.flatMap((reply) => (reply as unknown[]).map(String));
 }
 
 /**
@@ -427,11 +425,15 @@ export async function swapScheduleScript(
   changesDefinitions: boolean,
   swaps: readonly (readonly [id: string, expected: string, next: string])[],
 ): Promise<boolean[]> {
-  const out: boolean[] = [];
-  for (let i = 0; i < swaps.length; i += MAX_SCRIPT_BATCH) {
-    const chunk = swaps.slice(i, i + MAX_SCRIPT_BATCH);
-    const reply = str(await run(client, 'schedule-swap', [keys.schedules, keys.schedulesVersion], [changesDefinitions ? '1' : '0', ...chunk.flat()]));
-    for (let j = 0; j < chunk.length; j++) out.push(reply[j] === '1');
-  }
-  return out;
+  const replies = await Promise.all(
+    chunked(swaps).map((chunk) => run(client, 'schedule-swap', [keys.schedules, keys.schedulesVersion], [changesDefinitions ? '1' : '0', ...chunk.flat()])),
+  );
+  return replies.flatMap((reply, c) => Array.from({ length: Math.min(MAX_SCRIPT_BATCH, swaps.length - c * MAX_SCRIPT_BATCH) }, (_, j) => str(reply)[j] === '1'));
+}
+
+/** `items` in chunks of MAX_SCRIPT_BATCH, each one script call. */
+function chunked<T>(items: readonly T[]): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += MAX_SCRIPT_BATCH) chunks.push(items.slice(i, i + MAX_SCRIPT_BATCH));
+  return chunks;
 }
