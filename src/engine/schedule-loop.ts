@@ -48,16 +48,17 @@ interface Entry {
 }
 
 /**
- * A pass plans the schedules due within this much of now too (see planDue). 100 ms and not
- * 250: smaller passes, each a shorter stretch in which planning holds the event loop and
- * the store while occurrences are being delivered (ADR 0030).
+ * A pass plans the schedules due within this much of now too (see planDue). 25 ms and not
+ * 100 or 250: smaller passes, each a shorter stretch in which planning holds the event loop
+ * and the store while occurrences are being delivered (ADR 0030, ADR 0033).
  */
-const PLAN_WINDOW_MS = 100;
+const PLAN_WINDOW_MS = 25;
 /**
  * Tasks per create call and schedules per swap call: each a short store call that
- * deliveries interleave with (250 and not 1,000: the spread p99 lateness, ADR 0030).
+ * deliveries interleave with (100 and not 250 or 1,000: the spread p99 lateness, ADR 0030,
+ * ADR 0033).
  */
-const CREATE_BATCH = 250;
+const CREATE_BATCH = 100;
 /** Schedules the periodic re-read applies between two yields to the event loop. */
 const SYNC_SLICE = 500;
 
