@@ -36,7 +36,7 @@ export const TIMED_STORE_OPERATIONS = [
   'schedule', 'cancel', 'cancelMany', 'reschedule', 'loadDue', 'reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire',
   'get', 'list', 'stats', 'retryDead', 'cancelDead', 'purge', 'dueHistogram', 'promote',
   'putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription',
-  'putSchedule', 'getSchedule', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules',
+  'putSchedule', 'putNewSchedules', 'getSchedule', 'listSchedules', 'schedulesVersion', 'deleteSchedule', 'swapSchedule', 'swapSchedules',
 ] as const;
 
 export interface MetricsOptions {

@@ -20,19 +20,7 @@ import { MISFIRE_POLICIES, type MisfirePolicy, type ScheduleRecord } from '../co
 const LAYOUT = 1;
 const FIELDS = 23;
 
-/**
- * The text of each record encoded (records are never changed in place): the schedule loop
- * swaps from the record it swapped to before, so the expected text of a swap is encoded once.
- */
-const texts = new WeakMap<ScheduleRecord, string>();
-
 export function encodeSchedule(s: ScheduleRecord): string {
-  let text = texts.get(s);
-  if (text === undefined) texts.set(s, (text = encodeRecord(s)));
-  return text;
-}
-
-function encodeRecord(s: ScheduleRecord): string {
   return JSON.stringify([
     LAYOUT,
     s.topic,
