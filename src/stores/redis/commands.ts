@@ -24,7 +24,10 @@ export const MAX_SCRIPT_BATCH = 500;
  * costs a takeover, never a task: another process takes the shard and delivers its due
  * tasks, at least once).
  */
-const WAITED: ReadonlySet<ScriptName> = new Set<ScriptName>(['schedule', 'cancel', 'reschedule', 'reserve', 'ack', 'nack', 'expire', 'retry-dead', 'purge', 'unpark', 'promote', 'reserve-ready', 'release']);
+const WAITED: ReadonlySet<ScriptName> = new Set<ScriptName>([
+  'schedule', 'cancel', 'reschedule', 'reserve', 'ack', 'nack', 'expire', 'retry-dead', 'purge', 'unpark', 'promote', 'reserve-ready', 'release',
+  'schedule-put', 'schedule-put-new', 'schedule-swap', 'schedule-delete',
+]);
 
 async function run(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly Arg[]): Promise<unknown> {
   const wait = WAITED.has(name) ? waitSetting(client) : undefined;
@@ -400,6 +403,18 @@ export async function leaseRenewScript(client: RedisClient, shard: ShardKeys, va
 
 export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, value: string): Promise<void> {
   await run(client, 'lease-release', [shard.lease], [value]);
+}
+
+type ScheduleKeys = { readonly schedules: string; readonly schedulesVersion: string };
+
+/** ScheduleStore.putSchedules: each (id, text) stored, replacing any; one version bump per chunk. */
+export async function putSchedulesScript(client: RedisClient, keys: ScheduleKeys, records: readonly (readonly [id: string, text: string])[]): Promise<void> {
+  await Promise.all(chunked(records).map((chunk) => run(client, 'schedule-put', [keys.schedules, keys.schedulesVersion], chunk.flat())));
+}
+
+/** ScheduleStore.deleteSchedule: true if there was one. */
+export async function deleteScheduleScript(client: RedisClient, keys: ScheduleKeys, id: string): Promise<boolean> {
+  return Number(await run(client, 'schedule-delete', [keys.schedules, keys.schedulesVersion], [id])) === 1;
 }
 
 /** ScheduleStore.putNewSchedules: each (id, text) stored unless the id has one; '' if stored, else the stored text. */

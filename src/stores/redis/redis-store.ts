@@ -73,6 +73,8 @@ import {
   type ScheduleArgs,
   swapScheduleScript,
   putNewSchedulesScript,
+  putSchedulesScript,
+  deleteScheduleScript,
 } from './commands.js';
 import type { RedisClient } from './connection.js';
 import { mergeDue } from './due-merge.js';
@@ -605,9 +607,9 @@ export class RedisStore implements TaskStore, SharedDispatch {
   async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
     this.assertOpen();
     if (records.length === 0) return;
-    const fields = records.flatMap((r) => [r.id, encodeSchedule(r)]);
-    // One transaction (both keys are in the meta slot): no reader sees the write without the bump.
-    await this.call(() => this.client.multi().hset(this.keys.schedules, ...fields).incr(this.keys.schedulesVersion).exec().then(execReplies));
+    // A script (both keys are in the meta slot): no reader sees the write without the bump,
+    // and under waitReplicas it waits for the replicas like every task write.
+    await this.call(() => putSchedulesScript(this.client, this.keys, records.map((r) => [r.id, encodeSchedule(r)] as const)));
   }
 
   async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
@@ -651,9 +653,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   async deleteSchedule(id: string): Promise<boolean> {
     this.assertOpen();
-    // Bumped even when there was nothing to delete: a rare needless re-read, no script.
-    const [deleted] = await this.call(() => this.client.multi().hdel(this.keys.schedules, id).incr(this.keys.schedulesVersion).exec().then(execReplies));
-    return deleted === 1;
+    return this.call(() => deleteScheduleScript(this.client, this.keys, id));
   }
 
   async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {

@@ -57,6 +57,8 @@ export const SCRIPT_NAMES = [
   'lease-release',
   'schedule-swap',
   'schedule-put-new',
+  'schedule-put',
+  'schedule-delete',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -13,6 +13,8 @@ import {
   leaseReleaseScript,
   swapScheduleScript,
   putNewSchedulesScript,
+  putSchedulesScript,
+  deleteScheduleScript,
   leaseRenewScript,
   loadDueScript,
   nackScript,
@@ -60,9 +62,9 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    // schedule-swap and schedule-put-new touch the meta slot's schedule keys only: checked
-    // below; due-read is called in both its modes.
-    const expected = SCRIPT_NAMES.length - 2 + 1;
+    // The four schedule-* scripts touch the meta slot's schedule keys only: checked below;
+    // due-read is called in both its modes.
+    const expected = SCRIPT_NAMES.length - 4 + 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -114,7 +116,9 @@ describe('redis keys', () => {
     const calls: Call[] = [];
     await swapScheduleScript(recordingClient(calls), keys, true, [['s', 'a', 'b']]);
     await putNewSchedulesScript(recordingClient(calls), keys, [['s', 'a']]);
-    assert.deepEqual(calls.map((c) => c.keys), [[keys.schedules, keys.schedulesVersion], [keys.schedules, keys.schedulesVersion]]);
+    await putSchedulesScript(recordingClient(calls), keys, [['s', 'a']]);
+    await deleteScheduleScript(recordingClient(calls), keys, 's');
+    assert.deepEqual(calls.map((c) => c.keys), Array.from({ length: 4 }, () => [keys.schedules, keys.schedulesVersion]));
     assert.equal(keySlot(keys.schedules), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedulesVersion), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedules), keySlot(keys.push));

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { openStore } from '../../../src/stores/open-store.js';
+import { scheduleRecord } from '../../conformance/store-conformance.js';
 import { cli, redisSkip, startCluster, startRedis, type RedisCluster, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
@@ -88,6 +89,13 @@ describe('redis store: waitReplicas', { skip }, () => {
         store.schedule([{ id: 'x', topic: 't', payload: 'null', runAt: at + 60_000, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } }], at),
         (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE') && /1 of the 2 replicas/.test((e as Error).message),
       );
+      // Schedule writes wait too: an acknowledged upsert survives a failover like a task.
+      const unreplicated = (e: unknown): boolean => isDelayQError(e, 'STORE_UNAVAILABLE') && /1 of the 2 replicas/.test((e as Error).message);
+      const s = scheduleRecord('s');
+      await assert.rejects(store.putSchedule(s), unreplicated);
+      await assert.rejects(store.putNewSchedules([scheduleRecord('n')]), unreplicated);
+      await assert.rejects(store.swapSchedule(s, { ...s, count: 1 }), unreplicated);
+      await assert.rejects(store.deleteSchedule('s'), unreplicated);
     } finally {
       await store.close();
     }
