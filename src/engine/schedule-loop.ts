@@ -139,7 +139,8 @@ export class ScheduleLoop {
     if (!this.running) return [...records];
     // Nothing to create yet (an import of schedules that start later): no turn spent waiting
     // for a plan; the wake-up below plans them when their time comes.
-    if (!records.every((record) => this.plansNothingNow(record, this.clock.now()))) await this.planSoon(entries);
+    const applied = this.clock.now();
+    if (!records.every((record) => this.plansNothingNow(record, applied))) await this.planSoon(entries);
     // Only these schedules' wake-ups can have moved earlier: no pass over every schedule per call.
     const now = this.clock.now();
     let earliest = Infinity;

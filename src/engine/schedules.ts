@@ -204,8 +204,8 @@ export class Schedules {
     try {
       // Stored already, as putNewSchedules answered: the first attempt need not read these.
       const known = await this.putNew(items, applied);
-      const stored = new Set(applied.map((a) => a.item));
-      todo = items.filter((item) => !stored.has(item));
+      const created = new Set(applied.map((a) => a.item));
+      todo = items.filter((item) => !created.has(item));
       for (let attempt = 0; attempt < MAX_CONFLICTS && todo.length > 0; attempt++) {
         const unknown = todo.filter((item) => !known.has(item));
         const read = unknown.length === 0 ? [] : await this.inFlight.track(this.store.getSchedules(unknown.map((item) => item.def.id)));

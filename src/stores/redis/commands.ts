@@ -420,7 +420,7 @@ export async function deleteScheduleScript(client: RedisClient, keys: ScheduleKe
 /** ScheduleStore.putNewSchedules: each (id, text) stored unless the id has one; '' if stored, else the stored text. */
 export async function putNewSchedulesScript(
   client: RedisClient,
-  keys: { readonly schedules: string; readonly schedulesVersion: string },
+  keys: ScheduleKeys,
   records: readonly (readonly [id: string, text: string])[],
 ): Promise<string[]> {
   // Every chunk sent at once: Redis runs the first while the next is encoded.
@@ -436,14 +436,15 @@ export async function putNewSchedulesScript(
  */
 export async function swapScheduleScript(
   client: RedisClient,
-  keys: { readonly schedules: string; readonly schedulesVersion: string },
+  keys: ScheduleKeys,
   changesDefinitions: boolean,
   swaps: readonly (readonly [id: string, expected: string, next: string])[],
 ): Promise<boolean[]> {
   const replies = await Promise.all(
     chunked(swaps).map((chunk) => run(client, 'schedule-swap', [keys.schedules, keys.schedulesVersion], [changesDefinitions ? '1' : '0', ...chunk.flat()])),
   );
-  return replies.flatMap((reply, c) => Array.from({ length: Math.min(MAX_SCRIPT_BATCH, swaps.length - c * MAX_SCRIPT_BATCH) }, (_, j) => str(reply)[j] === '1'));
+  // One character per triple of its chunk: '1' replaced.
+  return replies.flatMap((reply) => [...str(reply)].map((c) => c === '1'));
 }
 
 /** `items` in chunks of MAX_SCRIPT_BATCH, each one script call. */

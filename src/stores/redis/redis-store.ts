@@ -440,7 +440,12 @@ export class RedisStore implements TaskStore, SharedDispatch {
       else multi.hmget(shard.parkedCounts, ...hours.map(field));
     }
     if (topic === undefined) counts.forEach((_, i) => multi.zcount(shard.delayed, from + i * bucketMs, `(${Math.min(to, from + (i + 1) * bucketMs)}`));
-    const results = execReplies(await multi.exec());
+    const replies = await multi.exec();
+    if (replies === null) throw new Error('dueHistogram: MULTI aborted');
+    const results = replies.map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
     const listed = (results[0] as string[]).map(Number);
     const countedFrom = Number(results[1] ?? 0);
     let at = 2;
@@ -792,15 +797,6 @@ export class RedisStore implements TaskStore, SharedDispatch {
     }
     return { status: reply.status as 'dead' | 'not_found' | 'stale' };
   }
-}
-
-/** The replies of a MULTI, or the first error in it. */
-function execReplies(replies: [error: Error | null, result: unknown][] | null): unknown[] {
-  if (replies === null) throw new Error('MULTI aborted');
-  return replies.map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
 }
 
 function runRef(id: string, reply: MoveReply): TimerRef {
