@@ -320,7 +320,8 @@ export class DelayQClient {
     try {
       response = await this.fetch(`${this.base}${path}`, {
         method,
-        headers: body === undefined ? this.headers : { ...this.headers, 'content-type': 'application/json' },
+        // A POST says JSON even with no body: the server refuses one that does not (cross-site rule, docs/service.md).
+        headers: body === undefined && method !== 'POST' ? this.headers : { ...this.headers, 'content-type': 'application/json' },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal,
       });

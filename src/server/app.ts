@@ -5,9 +5,12 @@
  */
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import { MAX_SCHEDULE_ID_LENGTH } from '../core/schedule/model.js';
 import type { DelayQueue } from '../engine/delay-queue.js';
 import type { QueueMetrics } from '../metrics/prometheus.js';
+import { checkAccess, checkSameOrigin, type AccessRules } from './access.js';
 import { createTokenCheck } from './auth.js';
+import { answerClientError, answerFrameworkError, mapStatusError } from './framework-errors.js';
 import type { RouteContext } from './context.js';
 import { HttpError, errorBody, toWireError } from './errors.js';
 import { parseJsonBody } from './json-body.js';
@@ -51,16 +54,23 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return503OnClosing: false,
     // Defaults would strip unknown fields and coerce types; the contract is to reject both.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // Room for the longest id, topic or schedule id the validators accept (fastify's default is
+    // 100): the validators answer for those too long, not the router.
+    routerOptions: { maxParamLength: maxParamLength(options.queue) },
+    // fastify's own answers to a bad path or a malformed request, in our envelope.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   }) as unknown as FastifyInstance;
 
   // Only JSON bodies: fastify's text/plain parser would let a string reach the schemas.
   app.removeContentTypeParser('text/plain');
   // Our JSON parser: clear answers to hostile bodies (json-body.ts).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     let value: unknown;
     try {
-      value = parseJsonBody(body as string);
+      // A POST with no body still says it is JSON (access.ts): empty is no body, where none is needed.
+      value = (body as string).length === 0 && !needsBody(request.routeOptions.schema?.body) ? undefined : parseJsonBody(body as string);
     } catch (error) {
       done(error as Error, undefined);
       return;
@@ -68,17 +78,19 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     done(null, value);
   });
 
-  const metricsPublic = options.metricsPublic === true;
-  const checkToken = options.token === undefined || options.token === '' ? null : createTokenCheck(options.token);
+  const access: AccessRules = {
+    checkToken: options.token === undefined || options.token === '' ? null : createTokenCheck(options.token),
+    metricsPublic: options.metricsPublic === true,
+  };
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {
-    const path = request.url;
     try {
-      if (drain.signal.aborted && !path.startsWith('/healthz')) {
+      if (drain.signal.aborted && request.routeOptions.url !== '/healthz') {
         reply.header('connection', 'close');
         throw new HttpError('SHUTTING_DOWN', 'the server is shutting down; retry against another instance or later');
       }
-      if (checkToken !== null && (path.startsWith('/v1') || (!metricsPublic && isMetricsPath(path)))) checkToken(request.headers.authorization);
+      checkSameOrigin(request);
+      checkAccess(request, access);
     } catch (error) {
       done(error as Error);
       return;
@@ -110,6 +122,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       request.log.debug({ code: error.code, message: error.message }, 'client disconnected mid-request');
       return reply.code(400).send(errorBody('INVALID_JSON', 'body: the client disconnected before sending all of it'));
     }
+    // A plugin's 4xx (a dot segment under /ui): the client's fault, answered in the envelope, not logged as a failure.
+    const refused = mapStatusError(error);
+    if (refused !== null) {
+      request.log.debug({ code: error.code, status: error.statusCode }, 'request refused');
+      return reply.code(refused.status).send(refused.body);
+    }
     request.log.error({ err: error }, 'request failed');
     return reply.code(500).send(errorBody('INTERNAL_ERROR', `internal error (request ${request.id})`));
   });
@@ -122,7 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(systemRoutes, context);
   await app.register(operatorRoutes, context);
   await app.register(metricsRoutes, context);
-  if (options.ui !== false) await app.register(uiRoutes, { auth: checkToken !== null, version: SERVER_VERSION });
+  if (options.ui !== false) await app.register(uiRoutes, { auth: access.checkToken !== null, version: SERVER_VERSION });
   return app;
 }
 
@@ -133,6 +151,14 @@ function clientWentAway(error: FastifyError, raw: IncomingMessage): boolean {
   return gone && (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE' || error.message === 'aborted');
 }
 
-function isMetricsPath(path: string): boolean {
-  return path === '/metrics' || path.startsWith('/metrics?') || path.startsWith('/metrics/');
+/** Does a route's body schema require a body (an array, or an object with required fields)? */
+function needsBody(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  if ('type' in schema && schema.type === 'array') return true;
+  return 'required' in schema && Array.isArray(schema.required) && schema.required.length > 0;
+}
+
+/** The longest route parameter: twice the longest id or topic the queue accepts, so the validators answer for any near it. */
+function maxParamLength(queue: DelayQueue): number {
+  return Math.max(512, 2 * Math.max(queue.limits.maxIdLength, queue.limits.maxTopicLength, MAX_SCHEDULE_ID_LENGTH));
 }

@@ -8,10 +8,22 @@ import type { ErrorBody } from '../wire/types.js';
 import type { ServerErrorCode } from '../wire/error-codes.js';
 
 export const SERVER_ERROR_CODES = {
-  UNAUTHORIZED: { status: 401, description: 'missing or wrong `Authorization: Bearer <token>` on a /v1 route' },
+  UNAUTHORIZED: { status: 401, description: 'missing or wrong `Authorization: Bearer <token>` on a route that needs it (/v1, and /metrics unless public)' },
+  CROSS_ORIGIN_REFUSED: {
+    status: 403,
+    description: 'a request that can change state (POST, PUT, PATCH, DELETE) sent by a page of another origin, as its `Origin` or `Sec-Fetch-Site` header says',
+  },
   ROUTE_NOT_FOUND: { status: 404, description: 'no route for this method and path' },
+  BAD_REQUEST: { status: 400, description: 'the request is not valid HTTP, or is refused by the HTTP layer for a reason no other code names' },
+  INVALID_PATH: { status: 400, description: 'the path has a bad percent-escape, or a dot segment (`.` / `..`) where a file is served' },
+  PATH_TOO_LONG: { status: 414, description: 'a path segment (an id, a topic) is longer than any the server accepts' },
+  HEADERS_TOO_LARGE: { status: 431, description: 'the request headers are larger than the server accepts' },
+  REQUEST_TIMEOUT: { status: 408, description: 'the request was not received in full within the server\'s request timeout' },
   INVALID_JSON: { status: 400, description: 'the body is not valid JSON (or is empty where a JSON object is required)' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'a body with a Content-Type other than application/json' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    description: 'a body with a Content-Type other than application/json, or a POST without `Content-Type: application/json` (required even with no body)',
+  },
   BODY_TOO_LARGE: { status: 413, description: 'the request body is larger than the server accepts (a 1 MiB payload plus envelope by default)' },
   TOO_MANY_LONG_POLLS: { status: 429, description: 'too many reserve long-polls waiting at once; retry later' },
   SHUTTING_DOWN: { status: 503, description: 'the server is shutting down and takes no new requests' },

@@ -38,7 +38,13 @@ export const CORE_ERROR_CODES = [
 /** Codes only the HTTP layer produces (src/server/errors.ts). */
 export const SERVER_ERROR_CODES = [
   'UNAUTHORIZED',
+  'CROSS_ORIGIN_REFUSED',
   'ROUTE_NOT_FOUND',
+  'BAD_REQUEST',
+  'INVALID_PATH',
+  'PATH_TOO_LONG',
+  'HEADERS_TOO_LARGE',
+  'REQUEST_TIMEOUT',
   'INVALID_JSON',
   'UNSUPPORTED_MEDIA_TYPE',
   'BODY_TOO_LARGE',

@@ -49,6 +49,8 @@ export async function send<T = any>(app: FastifyInstance, spec: RequestSpec): Pr
     payload = JSON.stringify(spec.body);
     headers['content-type'] ??= 'application/json';
   }
+  // As the client does: a POST says JSON even with no body (the server refuses one that does not).
+  if (spec.method === 'POST' && !('content-type' in headers)) headers['content-type'] = 'application/json';
   const response = await app.inject({ method: spec.method, url: spec.url, headers, ...(payload !== undefined ? { payload } : {}) });
   return { status: response.statusCode, body: response.body.length > 0 ? (JSON.parse(response.body) as T) : (undefined as T), headers: response.headers };
 }

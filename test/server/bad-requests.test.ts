@@ -36,7 +36,9 @@ const CASES: Case[] = [
   { name: 'JSON with a trailing comma', request: post('/v1/tasks', '{"topic":"a",}', { 'content-type': 'application/json' }), status: 400, code: 'INVALID_JSON' },
   { name: 'empty JSON body', request: post('/v1/tasks', '', { 'content-type': 'application/json' }), status: 400, code: 'INVALID_JSON' },
   { name: 'body that is an array', request: post('/v1/tasks', [{ topic: 'a' }]), status: 400, code: 'INVALID_ARGUMENT' },
-  { name: 'no body at all', request: { method: 'POST', url: '/v1/tasks', headers: auth }, status: 400, code: 'INVALID_ARGUMENT' },
+  { name: 'no body at all', request: { method: 'POST', url: '/v1/tasks', headers: { ...auth, ...json } }, status: 400, code: 'INVALID_JSON' },
+  // A body-less POST not declared JSON is what a page on another origin can send without a preflight.
+  { name: 'a POST without a content-type', request: { method: 'POST', url: '/v1/schedules/s/pause', headers: { ...auth, 'content-type': '' } }, status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
   { name: 'text/plain body', request: post('/v1/tasks', 'topic=a', { 'content-type': 'text/plain' }), status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' },
   { name: 'missing topic', request: post('/v1/tasks', { delayMs: 5 }), status: 400, code: 'INVALID_TOPIC' },
   { name: 'topic of the wrong type', request: post('/v1/tasks', { topic: 42 }), status: 400, code: 'INVALID_TOPIC' },

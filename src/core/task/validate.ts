@@ -77,6 +77,12 @@ export interface WhenInput {
 }
 
 const NAME_PATTERN = /^[A-Za-z0-9._:-]+$/;
+/**
+ * `.` and `..` would be path segments in the routes (/v1/tasks/..), which browsers and URL
+ * libraries resolve away, escaped or not: such a task could not be read or acked over HTTP.
+ */
+const DOT_SEGMENT_REASON = 'must not be "." or ".." (a URL path would resolve them away)';
+const isDotSegment = (name: string): boolean => name === '.' || name === '..';
 const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
 const WHEN_KEYS = new Set(['delayMs', 'runAt']);
 const BACKOFF_KEYS = new Set(['baseMs', 'factor', 'maxMs', 'jitter']);
@@ -109,6 +115,7 @@ export function validateTopic(topic: unknown, limits: Limits = DEFAULT_LIMITS): 
   if (topic.length > limits.maxTopicLength)
     fail('INVALID_TOPIC', 'topic', `must be at most ${limits.maxTopicLength} characters`, topic);
   if (!NAME_PATTERN.test(topic)) fail('INVALID_TOPIC', 'topic', 'may contain only A-Z a-z 0-9 . _ : -', topic);
+  if (isDotSegment(topic)) fail('INVALID_TOPIC', 'topic', DOT_SEGMENT_REASON, topic);
   return topic;
 }
 
@@ -116,6 +123,7 @@ export function validateId(id: unknown, limits: Limits = DEFAULT_LIMITS): string
   if (typeof id !== 'string' || id.length === 0) fail('INVALID_ID', 'id', 'must be a non-empty string', id);
   if (id.length > limits.maxIdLength) fail('INVALID_ID', 'id', `must be at most ${limits.maxIdLength} characters`, id);
   if (!NAME_PATTERN.test(id)) fail('INVALID_ID', 'id', 'may contain only A-Z a-z 0-9 . _ : -', id);
+  if (isDotSegment(id)) fail('INVALID_ID', 'id', DOT_SEGMENT_REASON, id);
   return id;
 }
 

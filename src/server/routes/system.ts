@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { HealthResponse, StatsResponse } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
+import { PUBLIC_ROUTE } from '../access.js';
 import { buildOpenApi } from '../openapi.js';
 
 export const SERVER_VERSION = '0.1.0';
@@ -11,10 +12,10 @@ export const systemRoutes: FastifyPluginAsync<RouteContext> = async (app, { queu
 
   app.get<{ Reply: StatsResponse }>('/v1/stats', async () => (await queue.stats()));
 
-  app.get<{ Reply: HealthResponse }>('/healthz', async (_request, reply) => {
+  app.get<{ Reply: HealthResponse }>('/healthz', PUBLIC_ROUTE, async (_request, reply) => {
     const closing = draining.aborted || queue.closed;
     return reply.code(closing ? 503 : 200).send({ status: closing ? 'closing' : 'ok' });
   });
 
-  app.get('/openapi.json', async () => openApi);
+  app.get('/openapi.json', PUBLIC_ROUTE, async () => openApi);
 };

@@ -48,13 +48,16 @@ export interface UiOptions {
 }
 
 export const uiRoutes: FastifyPluginAsync<UiOptions> = async (app, { auth, version }) => {
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.url.startsWith('/ui')) {
-      reply.header('content-security-policy', UI_CSP);
-      reply.header('x-content-type-options', 'nosniff');
-      reply.header('referrer-policy', 'no-referrer');
-      reply.header('x-frame-options', 'DENY');
-    }
+  // The files hold nothing secret: every route of this plugin (the static ones included) is public.
+  app.addHook('onRoute', (route) => {
+    route.config = { ...route.config, access: 'public' };
+  });
+  // Hooks of this plugin run for its routes only (fastify encapsulation).
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    reply.header('content-security-policy', UI_CSP);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
     done(null, payload);
   });
 

@@ -31,10 +31,9 @@ export async function api(method, path, body) {
   const token = getToken();
   if (token) headers.authorization = `Bearer ${token}`;
   const init = { method, headers };
-  if (body !== undefined) {
-    headers['content-type'] = 'application/json';
-    init.body = JSON.stringify(body);
-  }
+  // The server refuses a POST not declared JSON, even one with no body (docs/service.md, Security).
+  if (body !== undefined || method === 'POST') headers['content-type'] = 'application/json';
+  if (body !== undefined) init.body = JSON.stringify(body);
   const response = await fetch(path, init);
   let data = null;
   try {
