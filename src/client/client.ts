@@ -113,7 +113,7 @@ export class DelayQClient {
 
   /** Cancels a pending task. True if it was pending; false if unknown or no longer pending. */
   async cancel(id: string): Promise<boolean> {
-    return this.falseWhenNotPending(this.call<CancelResponse>('DELETE', `/v1/tasks/${encodeURIComponent(id)}`));
+    return this.falseWhenNotPending(this.call<CancelResponse>('DELETE', `/v1/tasks/${idSegment(id)}`));
   }
 
   /** Cancels several tasks in one request: one answer per id, as `cancel` would give. */
@@ -125,13 +125,13 @@ export class DelayQClient {
   /** Moves a pending task to a new time. True if it was pending; false if unknown or no longer pending. */
   async reschedule(id: string, when: ClientWhen): Promise<boolean> {
     const body = { ...when, ...(when.runAt !== undefined ? { runAt: toWireTime(when.runAt) } : {}) };
-    return this.falseWhenNotPending(this.call<RescheduleResponse>('PATCH', `/v1/tasks/${encodeURIComponent(id)}`, body));
+    return this.falseWhenNotPending(this.call<RescheduleResponse>('PATCH', `/v1/tasks/${idSegment(id)}`, body));
   }
 
   /** The task, or null if there is none with this id. */
   async get<P = unknown>(id: string): Promise<TaskView<P> | null> {
     try {
-      return await this.call<TaskView<P>>('GET', `/v1/tasks/${encodeURIComponent(id)}`);
+      return await this.call<TaskView<P>>('GET', `/v1/tasks/${idSegment(id)}`);
     } catch (error) {
       if (error instanceof DelayQClientError && error.code === 'TASK_NOT_FOUND') return null;
       throw error;
@@ -169,7 +169,7 @@ export class DelayQClient {
   async retryDead(id: string, when: ClientWhen = {}): Promise<boolean> {
     const body = { ...when, ...(when.runAt !== undefined ? { runAt: toWireTime(when.runAt) } : {}) };
     try {
-      await this.call<{ retried: true }>('POST', `/v1/tasks/${encodeURIComponent(id)}/retry`, body);
+      await this.call<{ retried: true }>('POST', `/v1/tasks/${idSegment(id)}/retry`, body);
       return true;
     } catch (error) {
       if (error instanceof DelayQClientError && (error.code === 'TASK_NOT_FOUND' || error.code === 'TASK_NOT_DEAD')) return false;
@@ -179,12 +179,12 @@ export class DelayQClient {
 
   /** Gives up on up to `max` (default: the server's maxBatch) dead tasks of the topic: dead -> cancelled. */
   cancelDeadOfTopic(topic: string, options: { max?: number } = {}): Promise<CancelDeadManyResponse> {
-    return this.call<CancelDeadManyResponse>('POST', `/v1/topics/${encodeURIComponent(topic)}/dead/cancel`, options.max === undefined ? {} : { max: options.max });
+    return this.call<CancelDeadManyResponse>('POST', `/v1/topics/${topicSegment(topic)}/dead/cancel`, options.max === undefined ? {} : { max: options.max });
   }
 
   /** Brings up to `max` (default: the server's maxBatch) dead tasks of the topic back to pending, due now. */
   retryDeadOfTopic(topic: string, options: { max?: number } = {}): Promise<RetryDeadManyResponse> {
-    return this.call<RetryDeadManyResponse>('POST', `/v1/topics/${encodeURIComponent(topic)}/dead/retry`, options.max === undefined ? {} : { max: options.max });
+    return this.call<RetryDeadManyResponse>('POST', `/v1/topics/${topicSegment(topic)}/dead/retry`, options.max === undefined ? {} : { max: options.max });
   }
 
   health(): Promise<HealthResponse> {
@@ -198,7 +198,7 @@ export class DelayQClient {
   async reserve<P = unknown>(topic: string, options: ClientReserveOptions = {}): Promise<DeliveryView<P>[]> {
     const { signal, ...body } = options;
     try {
-      const { tasks } = await this.call<ReserveResponse<P>>('POST', `/v1/topics/${encodeURIComponent(topic)}/reserve`, body, {
+      const { tasks } = await this.call<ReserveResponse<P>>('POST', `/v1/topics/${topicSegment(topic)}/reserve`, body, {
         extraTimeoutMs: body.waitMs ?? 0,
         ...(signal ? { signal } : {}),
       });
@@ -211,7 +211,7 @@ export class DelayQClient {
 
   /** The task is done. Throws STALE_RECEIPT (409) if the reservation is no longer current. */
   async ack(id: string, receipt: string): Promise<void> {
-    await this.call<AckResponse>('POST', `/v1/tasks/${encodeURIComponent(id)}/ack`, { receipt });
+    await this.call<AckResponse>('POST', `/v1/tasks/${idSegment(id)}/ack`, { receipt });
   }
 
   /**
@@ -225,7 +225,7 @@ export class DelayQClient {
 
   /** The attempt failed: retried after `delayMs` or the task's backoff, or dead when out of attempts. */
   nack(id: string, receipt: string, options: ClientNackOptions = {}): Promise<NackResponse> {
-    return this.call<NackResponse>('POST', `/v1/tasks/${encodeURIComponent(id)}/nack`, { receipt, ...options });
+    return this.call<NackResponse>('POST', `/v1/tasks/${idSegment(id)}/nack`, { receipt, ...options });
   }
 
   /**
@@ -357,12 +357,23 @@ function badResponse(method: Method, path: string, status: number, text: string)
   return new DelayQClientError('BAD_RESPONSE', `${method} ${path}: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (status ${status}: ${shown})`, status);
 }
 
+/**
+ * A path segment. "." and ".." cannot be sent, escaped or not (URL parsing resolves them
+ * away, and the request would reach another route): refused here as the server refuses them.
+ */
+function segment(value: string, code: 'INVALID_ID' | 'INVALID_TOPIC'): string {
+  if (value === '.' || value === '..') throw new DelayQClientError(code, `${code === 'INVALID_ID' ? 'id' : 'topic'}: must not be "." or ".."`, 400);
+  return encodeURIComponent(value);
+}
+const idSegment = (id: string): string => segment(id, 'INVALID_ID');
+const topicSegment = (topic: string): string => segment(topic, 'INVALID_TOPIC');
+
 function schedulePath(id: string): string {
-  return `/v1/schedules/${encodeURIComponent(id)}`;
+  return `/v1/schedules/${idSegment(id)}`;
 }
 
 function pushPath(topic: string): string {
-  return `/v1/topics/${encodeURIComponent(topic)}/push`;
+  return `/v1/topics/${topicSegment(topic)}/push`;
 }
 
 /** A time as epoch ms, for a query string (an ISO string is parsed here; a bad one is NaN, which the server refuses). */
