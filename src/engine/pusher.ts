@@ -33,6 +33,7 @@ import { activeSecrets } from '../core/push-input.js';
 import { BREAKER_DEFAULTS, CircuitBreakers, type BreakerOptions } from '../core/push-breaker.js';
 import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../core/push.js';
 import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports.js';
+import { redactUrl } from '../core/redact.js';
 import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import { PushCounters, type PushStats } from './push-stats.js';
@@ -192,7 +193,7 @@ export class Pusher {
       const handler = this.handlerFor(subscription);
       const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS, GATHER);
       this.consumers.set(topic, { subscription, fingerprint, worker });
-      this.logger.info({ topic, url: subscription.url, concurrency: subscription.concurrency }, current ? 'push: subscription changed' : 'push: topic subscribed');
+      this.logger.info({ topic, url: redactUrl(subscription.url), concurrency: subscription.concurrency }, current ? 'push: subscription changed' : 'push: topic subscribed');
     }
     for (const [topic, consumer] of this.consumers) {
       if (listed.has(topic)) continue;

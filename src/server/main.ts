@@ -10,11 +10,13 @@ import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { DelayQueue } from '../open-queue.js';
+import { redactUrlsIn } from '../core/redact.js';
 import { buildApp } from './app.js';
 import { ConfigError, SETTINGS, isLoopback, kebab, parseServerConfig, type ServerConfig, type ServerFlags } from './config.js';
+import { createServerLogger } from './logger.js';
 
 /** The serve settings, for the CLI (which may import only this module of the server). */
 export { SETTINGS, kebab } from './config.js';
@@ -78,13 +80,13 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
     process.stderr.write(`delayq serve: ${error.message}\n`);
     return 2;
   }
-  const logger = pino({ name: 'delayq', level: config.logLevel });
+  const logger = createServerLogger(config.logLevel);
   let server: RunningServer;
   try {
     server = await startServer(config, logger);
   } catch (error) {
     logger.fatal({ err: error, store: config.store }, 'could not start');
-    process.stderr.write(`delayq serve: could not start: ${(error as Error).message}\n`);
+    process.stderr.write(`delayq serve: could not start: ${redactUrlsIn((error as Error).message)}\n`);
     return 1;
   }
   if (config.token === undefined) {

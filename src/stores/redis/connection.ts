@@ -10,6 +10,7 @@
 import { Socket } from 'node:net';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { DelayQError } from '../../core/errors.js';
+import { redactUrl } from '../../core/redact.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -46,7 +47,7 @@ function queryOptions(query: URLSearchParams, invalid: (why: string) => DelayQEr
 }
 
 export function parseRedisUrl(url: string): ParsedUrl {
-  const invalid = (why: string): DelayQError => new DelayQError('INVALID_STORE_URL', `store "${url}": ${why}`);
+  const invalid = (why: string): DelayQError => new DelayQError('INVALID_STORE_URL', `store "${redactUrl(url)}": ${why}`);
   if (url.startsWith('redis+cluster://')) {
     const question = url.indexOf('?');
     const storeOptions = question >= 0 ? queryOptions(new URLSearchParams(url.slice(question + 1)), invalid) : {};

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Clock, Logger, TaskStore } from '../../core/ports.js';
+import { redactUrl } from '../../core/redact.js';
 import type { StoreOptions } from '../open-store.js';
 import { parkedInitScript } from './commands.js';
 import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient, type UrlStoreOptions } from './connection.js';
@@ -71,7 +72,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
     client.disconnect();
     if (error instanceof DelayQError) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new DelayQError('STORE_UNAVAILABLE', `redis store "${url}": ${message}`, {}, { cause: error });
+    throw new DelayQError('STORE_UNAVAILABLE', `redis store "${redactUrl(url)}": ${message}`, {}, { cause: error });
   }
 }
 
