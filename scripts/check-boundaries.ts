@@ -21,6 +21,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
+import { STORE_KINDS } from '../src/stores/kinds.js';
 
 const root = resolve('src');
 
@@ -38,7 +39,9 @@ function area(file: string): string {
 }
 
 /** Each driver package, by the store that alone may import it. */
-const DRIVER_OF_STORE: Readonly<Record<string, string>> = { 'stores/sqlite': 'better-sqlite3', 'stores/redis': 'ioredis' };
+const DRIVER_OF_STORE: Readonly<Record<string, string>> = Object.fromEntries(
+  STORE_KINDS.flatMap((kind) => (kind.driver === null ? [] : [[`stores/${kind.name}`, kind.driver]])),
+);
 const openStore = join(root, 'stores', 'open-store.ts');
 
 const violations: string[] = [];

@@ -348,15 +348,24 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
    * ms. Infinity (the memory store) keeps everything; disk stores keep a window.
    */
   readonly horizonMs: number;
+  /**
+   * What several engine processes sharing this store's backing use to work as one queue
+   * (docs/stores.md): null for a store one process owns (memory, SQLite). Required of a
+   * store that more than one process may open, or two processes would each keep all the
+   * timers and deliver every task twice.
+   */
+  readonly shared: SharedDispatch | null;
+  /** Slots on the store's own task objects for the engine's run timers (the memory store), or null. */
+  readonly timerHomes: TimerHomes | null;
   /** Releases connections and files; idempotent. Later calls reject (QUEUE_CLOSED). */
   close(): Promise<void>;
 }
 
 /**
- * Optional capability of a store that several engine processes share (Redis). Each
- * process keeps in its wheel only the timers of the store partitions it owns; due tasks go
- * into shared ready lists instead of the process's own ready queue, so consumers in any
- * process reserve them. An engine uses it when the store has it (see `isSharedDispatch`).
+ * The coordination part of a store that several engine processes share (Redis): its
+ * `shared`. Each process keeps in its wheel only the timers of the store partitions it
+ * owns; due tasks go into shared ready lists instead of the process's own ready queue, so
+ * consumers in any process reserve them.
  */
 export interface SharedDispatch {
   /**
@@ -380,11 +389,6 @@ export interface SharedDispatch {
   onRemoteTimer(listener: (ref: TimerRef) => void): void;
 }
 
-export function isSharedDispatch(store: TaskStore): store is TaskStore & SharedDispatch {
-  const candidate = store as Partial<SharedDispatch>;
-  return typeof candidate.promote === 'function' && typeof candidate.reserveReady === 'function' && typeof candidate.onRemoteTimer === 'function';
-}
-
 /** The engine's handle on a task's run timer (the wheel's own handle). */
 export type RunTimerHandle = TimerHandle<TimerRef>;
 
@@ -404,8 +408,8 @@ export interface HomedRunRef extends TimerRef {
  * store): it lends the engine a slot on each task for the task's run timer, so the engine
  * keeps those timers in no map by id of its own, and scheduling and firing a timer touch
  * no map at all. Every 'run' ref such a store hands out is a `HomedRunRef`; its 'ttr' refs
- * carry no home (the engine keeps reservation timers by id). An engine uses it when the
- * store has it (see `hasTimerHomes`).
+ * carry no home (the engine keeps reservation timers by id). A store that has it sets its
+ * `timerHomes`.
  */
 export interface TimerHomes {
   /**
@@ -414,10 +418,6 @@ export interface TimerHomes {
    * on the engine's own path.
    */
   timerHome(id: string): TimerHome | undefined;
-}
-
-export function hasTimerHomes(store: TaskStore): store is TaskStore & TimerHomes {
-  return typeof (store as Partial<TimerHomes>).timerHome === 'function';
 }
 
 /** The home a run ref of a `TimerHomes` store carries; undefined for any other ref. */

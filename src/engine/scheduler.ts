@@ -20,7 +20,7 @@
  * lies beyond the window (the loader reads it when its time comes near).
  */
 import type { EngineTuning } from '../core/options.js';
-import { hasTimerHomes, isSharedDispatch, type Clock, type Logger, type TaskStore } from '../core/ports.js';
+import type { Clock, Logger, TaskStore } from '../core/ports.js';
 import { UNKNOWN_TOPIC, type QueueObserver } from '../core/observer.js';
 import type { PushPorts } from '../core/push.js';
 import { PUSH_LANE, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
@@ -75,10 +75,12 @@ export class Scheduler implements WorkScheduler {
     readonly observer: QueueObserver,
   ) {
     this.expirer = new Expirer(store, clock, logger, inFlight, tuning.storeRetryMs, this.place, observer);
-    this.dispatcher = isSharedDispatch(store)
-      ? new SharedDispatcher(store, clock, inFlight, new Promoter(store, clock, logger, inFlight, tuning.storeRetryMs), this.placeLoaded)
-      : new LocalDispatcher(store, clock, inFlight);
-    this.driver = new TimerDriver(clock, this.onDue, tuning.tickMs, hasTimerHomes(store) ? store : undefined);
+    const shared = store.shared;
+    this.dispatcher =
+      shared !== null
+        ? new SharedDispatcher(shared, clock, inFlight, new Promoter(shared, clock, logger, inFlight, tuning.storeRetryMs), this.placeLoaded)
+        : new LocalDispatcher(store, clock, inFlight);
+    this.driver = new TimerDriver(clock, this.onDue, tuning.tickMs, store.timerHomes ?? undefined);
     this.loader = new Loader(store, clock, store.horizonMs, this.placeLoaded, this.dispatcher, logger, tuning.loader);
     this.janitor = new Janitor(store, clock, logger, inFlight, tuning);
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.

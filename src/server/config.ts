@@ -4,6 +4,8 @@
  * and the variable, so a bad deployment fails with one clear message instead of later.
  */
 import { isValidSecret } from '../core/push-input.js';
+import { redactUrl } from '../core/redact.js';
+import { storeKindOf, storeUsages } from '../stores/kinds.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 
 export interface ServerConfig {
@@ -41,7 +43,7 @@ interface Setting {
 
 /** Every setting: the source of the CLI's `serve` options and of the table in docs/service.md. */
 export const SETTINGS = {
-  store: { flag: 'store', env: 'DELAYQ_STORE', description: 'where tasks live: sqlite:<file>, memory, redis://host:port[/db][?prefix=ns&shards=16], redis+cluster://h:p,h:p[?prefix=ns]', default: 'sqlite:./delayq.db' },
+  store: { flag: 'store', env: 'DELAYQ_STORE', description: `where tasks live: ${storeUsages()} (Redis options in the query: ?prefix=ns&shards=16)`, default: 'sqlite:./delayq.db' },
   host: { flag: 'host', env: 'DELAYQ_HOST', description: 'address to listen on', default: '127.0.0.1' },
   port: { flag: 'port', env: 'DELAYQ_PORT', description: 'port to listen on (0: any free port)', default: '7420' },
   token: { flag: 'token', env: 'DELAYQ_TOKEN', description: 'bearer token every /v1 request must carry', default: '' },
@@ -113,8 +115,9 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
   };
 
   const store = text('store');
-  if (!/^(memory:?|sqlite:.+|rediss?:\/\/.+|redis\+cluster:\/\/.+)$/.test(store))
-    problems.push(`${where('store')}: expected memory, sqlite:<file>, redis://host:port or redis+cluster://host:port,... (got "${store}")`);
+  const kind = storeKindOf(store);
+  if (kind === undefined || (kind.name !== 'memory' && kind.schemes.includes(store)))
+    problems.push(`${where('store')}: expected ${storeUsages()} (got "${redactUrl(store)}")`);
   const host = text('host');
   if (host.length === 0) problems.push(`${where('host')}: must not be empty`);
   const port = int('port', 0, 65_535);

@@ -1,6 +1,7 @@
 /**
- * Opens a store from a URL-like spec. Each kind is imported on demand, so a process that
- * uses the memory store never loads better-sqlite3 or ioredis.
+ * Opens a store from a URL-like spec, by the registry of kinds (kinds.ts). Each kind is
+ * imported on demand, so a process that uses the memory store never loads better-sqlite3
+ * or ioredis.
  *
  *   memory                               in-process, nothing survives
  *   sqlite:./path/to/file.db             durable, embedded (the server's default)
@@ -10,6 +11,8 @@
  */
 import { DelayQError } from '../core/errors.js';
 import type { Clock, Logger, TaskStore } from '../core/ports.js';
+import { redactUrl } from '../core/redact.js';
+import { storeKindOf, storeUsages, type StoreKindName } from './kinds.js';
 import { storeSystemClock } from './system-clock.js';
 
 /** Options for stores opened by spec. Each store reads the ones it knows. */
@@ -45,25 +48,30 @@ export interface StoreOptions {
   clock?: Clock;
 }
 
-export async function openStore(spec: string, options: StoreOptions = {}): Promise<TaskStore> {
-  if (spec === 'memory' || spec === 'memory:') {
+type StoreLoader = (spec: string, options: StoreOptions) => Promise<TaskStore>;
+
+/** How each kind of the registry (kinds.ts) opens: a kind without a loader does not compile. */
+const LOADERS: Readonly<Record<StoreKindName, StoreLoader>> = {
+  memory: async () => {
     const { MemoryStore } = await import('./memory/memory-store.js');
     return new MemoryStore();
-  }
-  if (spec.startsWith('sqlite:')) {
+  },
+  sqlite: async (spec, options) => {
     const path = spec.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (path.length === 0) throw new DelayQError('INVALID_STORE_URL', `store "${spec}": give a file path, e.g. sqlite:./delayq.db`);
     const { openSqliteStore } = await import('./sqlite/index.js').catch(driverMissing(spec, 'better-sqlite3'));
     return openSqliteStore(path, { ...options, clock: options.clock ?? storeSystemClock });
-  }
-  if (spec.startsWith('redis://') || spec.startsWith('rediss://') || spec.startsWith('redis+cluster://')) {
+  },
+  redis: async (spec, options) => {
     const { openRedisStore } = await import('./redis/index.js').catch(driverMissing(spec, 'ioredis'));
     return openRedisStore(spec, { ...options, clock: options.clock ?? storeSystemClock });
-  }
-  throw new DelayQError(
-    'INVALID_STORE_URL',
-    `store "${spec}": unknown kind; use memory, sqlite:<path>, redis://host:port or redis+cluster://host:port,...`,
-  );
+  },
+};
+
+export async function openStore(spec: string, options: StoreOptions = {}): Promise<TaskStore> {
+  const kind = storeKindOf(spec);
+  if (kind === undefined) throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": unknown kind; use ${storeUsages()}`);
+  return LOADERS[kind.name](spec, options);
 }
 
 /** A store's driver may be left out (better-sqlite3 is optional: docs/adr/0002-store-drivers.md): say which to install. */

@@ -39,6 +39,7 @@ class FlakyStore extends MemoryStore {
  * own ready list until reserved. Its next `failures` promotions reject.
  */
 class SharedMemoryStore extends MemoryStore implements SharedDispatch {
+  override readonly shared: SharedDispatch = this;
   failures = 0;
   promotions = 0;
   private ready: TimerRef[] = [];

@@ -35,6 +35,7 @@ import {
   swapChangesDefinition,
   type TaskStore,
   type TimerHome,
+  type SharedDispatch,
   type TimerHomes,
 } from '../../core/ports.js';
 
@@ -72,6 +73,8 @@ interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil
 export class MemoryStore implements TaskStore, TimerHomes {
   readonly description = 'memory';
   readonly horizonMs = Number.POSITIVE_INFINITY;
+  readonly shared: SharedDispatch | null = null;
+  readonly timerHomes: TimerHomes | null = this;
   private readonly tasks = new Map<string, StoredTask>();
   /**
    * Reserved tasks by their reservation number, direct-mapped (slot = number mod

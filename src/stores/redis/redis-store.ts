@@ -126,6 +126,9 @@ export interface RedisStoreParts {
 export class RedisStore implements TaskStore, SharedDispatch {
   readonly description: string;
   readonly horizonMs: number;
+  /** Several processes share a Redis namespace: this store coordinates them itself. */
+  readonly shared: SharedDispatch = this;
+  readonly timerHomes = null;
   private readonly client: RedisClient;
   private readonly keys: Keyspace;
   private readonly shardCount: number;

@@ -53,6 +53,9 @@ const PURGE_BATCH = 1_000;
 
 export class SqliteStore implements TaskStore {
   readonly description: string;
+  /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
+  readonly shared = null;
+  readonly timerHomes = null;
   private readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly writer: GroupCommit;

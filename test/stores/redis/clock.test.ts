@@ -9,7 +9,6 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ManualClock } from '../../../src/core/manual-clock.js';
-import { isSharedDispatch } from '../../../src/core/ports.js';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { KEEP_MS } from '../../../src/stores/redis/kept-releaser.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
@@ -56,19 +55,20 @@ describe('redis store on an injected clock', () => {
       const clock = new ManualClock();
       const store = await openRedisStore(redis.server.url, { prefix: 'clock-keep', shards: 1, clock });
       try {
-        assert.ok(isSharedDispatch(store));
+        const shared = store.shared;
+        assert.ok(shared !== null);
         const now = clock.now();
         const outcomes = await store.schedule(
           Array.from({ length: 10 }, (_, i) => task(`k-${i}`, { topic: 'keep', runAt: now })),
           now,
         );
         // No consumer asks yet: the promotion puts all ten in the shared ready list.
-        await store.promote(
+        await shared.promote(
           outcomes.map((o) => o.ref!),
           now,
         );
         // One asked for, the rest of the prefetch kept for the next call of the topic.
-        const [first, ...none] = await store.reserveReady('keep', 1, () => clock.now(), undefined, new AbortController().signal);
+        const [first, ...none] = await shared.reserveReady('keep', 1, () => clock.now(), undefined, new AbortController().signal);
         assert.equal(first?.id, 'k-0');
         assert.deepEqual(none, []);
         const reserved = async (): Promise<number> => (await store.stats()).byState.reserved;
