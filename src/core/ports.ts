@@ -362,6 +362,31 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
 }
 
 /**
+ * Every method of the port, by role: what the metrics time, and what a store written
+ * outside delayq implements. The compiler checks the list is complete (below).
+ */
+export const TASK_STORE_OPERATIONS = {
+  producer: ['schedule', 'cancel', 'cancelMany', 'reschedule'],
+  timers: ['loadDue'],
+  consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'defer'],
+  inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge'],
+  pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
+  schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
+  lifecycle: ['close'],
+} as const satisfies Record<string, readonly (keyof TaskStore)[]>;
+
+/** The methods of the shared part (`store.shared`). */
+export const SHARED_DISPATCH_OPERATIONS = ['promote', 'reserveReady', 'onRemoteTimer'] as const satisfies readonly (keyof SharedDispatch)[];
+
+type MethodOf<T> = { [K in keyof T]-?: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
+type Listed = (typeof TASK_STORE_OPERATIONS)[keyof typeof TASK_STORE_OPERATIONS][number];
+// A method added to the port and not to the list above fails to compile here, naming it.
+const everyOperationListed: [Exclude<MethodOf<TaskStore>, Listed>] extends [never] ? true : Exclude<MethodOf<TaskStore>, Listed> = true;
+const everySharedOperationListed: [Exclude<MethodOf<SharedDispatch>, (typeof SHARED_DISPATCH_OPERATIONS)[number]>] extends [never] ? true : never = true;
+void everyOperationListed;
+void everySharedOperationListed;
+
+/**
  * The coordination part of a store that several engine processes share (Redis): its
  * `shared`. Each process keeps in its wheel only the timers of the store partitions it
  * owns; due tasks go into shared ready lists instead of the process's own ready queue, so

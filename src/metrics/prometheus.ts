@@ -18,7 +18,7 @@
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
-import type { TaskStore } from '../core/ports.js';
+import { SHARED_DISPATCH_OPERATIONS, TASK_STORE_OPERATIONS, type TaskStore } from '../core/ports.js';
 import type { PushRequest, PushResponse, PushTransport } from '../core/push.js';
 import { TASK_STATES } from '../core/task/model.js';
 
@@ -31,13 +31,15 @@ export const LATENESS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/** Store methods timed (the others, such as the long-poll reserveReady, pass through untimed). */
-export const TIMED_STORE_OPERATIONS = [
-  'schedule', 'cancel', 'cancelMany', 'reschedule', 'loadDue', 'reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire',
-  'get', 'list', 'stats', 'retryDead', 'cancelDead', 'purge', 'dueHistogram', 'promote',
-  'putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription',
-  'putSchedule', 'putNewSchedules', 'getSchedule', 'listSchedules', 'schedulesVersion', 'deleteSchedule', 'swapSchedule', 'swapSchedules',
-] as const;
+/**
+ * Store methods timed: every method of the port (src/core/ports.ts lists them, and the
+ * compiler keeps that list complete) but close, and the shared part's promote. The long-poll
+ * reserveReady and the listener onRemoteTimer pass through untimed.
+ */
+export const TIMED_STORE_OPERATIONS: readonly string[] = Object.values(TASK_STORE_OPERATIONS)
+  .flat()
+  .filter((operation) => operation !== 'close');
+export const TIMED_SHARED_OPERATIONS: readonly string[] = SHARED_DISPATCH_OPERATIONS.filter((operation) => operation === 'promote');
 
 export interface MetricsOptions {
   /** Where the metrics are registered (a prom-client Registry). */
@@ -277,15 +279,22 @@ export class QueueMetrics implements QueueObserver {
    * the store as `this`); its other members, and capabilities such as timerHome, pass through.
    */
   wrapStore<S extends TaskStore>(store: S): S {
+    const timed = this.timedMethods(store, TIMED_STORE_OPERATIONS);
+    // The shared part is reached through the store: its promotions are timed too.
+    if (store.shared !== null) timed.set('shared', this.timedProxy(store.shared, this.timedMethods(store.shared, TIMED_SHARED_OPERATIONS)));
+    return this.timedProxy(store, timed);
+  }
+
+  private timedMethods(target: object, operations: readonly string[]): Map<PropertyKey, unknown> {
     const timed = new Map<PropertyKey, unknown>();
     const durations = this.storeDurations;
-    for (const operation of TIMED_STORE_OPERATIONS) {
-      const method = (store as unknown as Record<string, unknown>)[operation];
+    for (const operation of operations) {
+      const method = (target as Record<string, unknown>)[operation];
       if (typeof method !== 'function') continue;
       const observe = durations.labels(operation);
       timed.set(operation, (...args: unknown[]): unknown => {
         const started = performance.now();
-        const result = (method as (...a: unknown[]) => unknown).apply(store, args);
+        const result = (method as (...a: unknown[]) => unknown).apply(target, args);
         if (result instanceof Promise) {
           const done = (): void => observe.observe((performance.now() - started) / 1000);
           result.then(done, done);
@@ -293,6 +302,10 @@ export class QueueMetrics implements QueueObserver {
         return result;
       });
     }
+    return timed;
+  }
+
+  private timedProxy<T extends object>(store: T, timed: Map<PropertyKey, unknown>): T {
     return new Proxy(store, {
       get(target, property) {
         const wrapped = timed.get(property);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
+import type { SharedDispatch } from '../../src/core/ports.js';
 import type { PushRequest, PushResponse, PushTransport } from '../../src/core/push.js';
 import { QueueMetrics } from '../../src/metrics/prometheus.js';
 import { buildApp } from '../../src/server/app.js';
@@ -193,4 +194,50 @@ test('GET /metrics needs the token unless metricsPublic; default process metrics
     await none.close();
     await q.close();
   }
+});
+
+test('every operation of the store port is timed, the shared part\'s promote included', async () => {
+  const { MemoryStore } = await import('../../src/stores/memory/memory-store.js');
+  const { TASK_STORE_OPERATIONS } = await import('../../src/core/ports.js');
+  const { TIMED_STORE_OPERATIONS } = await import('../../src/metrics/prometheus.js');
+  const registry = new Registry();
+  const metrics = new QueueMetrics({ registry });
+  const store = new MemoryStore();
+  const wrapped = metrics.wrapStore(store);
+  // The port's list (complete by a compile-time check in src/core/ports.ts) is what is timed.
+  assert.deepEqual(new Set(TIMED_STORE_OPERATIONS), new Set(Object.values(TASK_STORE_OPERATIONS).flat().filter((op) => op !== 'close')));
+  for (const operation of TIMED_STORE_OPERATIONS) {
+    const original = (store as unknown as Record<string, unknown>)[operation];
+    assert.equal(typeof original, 'function', `${operation} is a method of the memory store`);
+    assert.notEqual((wrapped as unknown as Record<string, unknown>)[operation], original, `${operation} is wrapped`);
+  }
+  // The three the old hand-kept list missed.
+  await wrapped.putSchedules([]);
+  await wrapped.getSchedules([]);
+  await wrapped.defer('none', 'r', T0, T0);
+  const text = await registry.metrics();
+  for (const operation of ['putSchedules', 'getSchedules', 'defer']) assert.match(text, new RegExp(`delayq_store_operation_duration_seconds_count\\{operation="${operation}"\\} 1`));
+  await store.close();
+});
+
+test('a shared store\'s promotions are timed through store.shared', async () => {
+  const { MemoryStore } = await import('../../src/stores/memory/memory-store.js');
+  class PromotingStore extends MemoryStore implements SharedDispatch {
+    override readonly shared: SharedDispatch = this;
+    promotions = 0;
+    async promote(): Promise<void> {
+      this.promotions++;
+    }
+    async reserveReady(): Promise<never[]> {
+      return [];
+    }
+    onRemoteTimer(): void {}
+  }
+  const registry = new Registry();
+  const store = new PromotingStore();
+  const wrapped = new QueueMetrics({ registry }).wrapStore(store);
+  await wrapped.shared?.promote([], T0);
+  assert.equal(store.promotions, 1);
+  assert.match(await registry.metrics(), /delayq_store_operation_duration_seconds_count\{operation="promote"\} 1/);
+  await store.close();
 });
