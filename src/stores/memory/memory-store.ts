@@ -8,8 +8,8 @@ import type { ScheduleRecord } from '../../core/schedule/model.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
 import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
-import { backoffDelay } from '../../core/task/backoff.js';
-import { afterFailure, makeReceipt, nextState, type TaskEvent } from '../../core/task/lifecycle.js';
+import { decideDefer, decideFailure, decideMove, type FailureCause } from '../../core/task/decide.js';
+import { makeReceipt, nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import {
   homeOf,
@@ -149,17 +149,17 @@ export class MemoryStore implements TaskStore, TimerHomes {
 
   private cancelOne(id: string, now: number): CancelOutcome {
     const task = this.tasks.get(id);
-    if (!task) return 'not_found';
-    if (nextState(task.state, 'cancel') === undefined) return 'not_pending';
-    this.apply(task, 'cancel', now);
+    const decision = decideMove(task?.state, 'cancel', 'not_pending');
+    if (decision !== 'go') return decision;
+    this.apply(task!, 'cancel', now);
     return 'cancelled';
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
-    if (!task) return { status: 'not_found' };
-    if (nextState(task.state, 'reschedule') === undefined) return { status: 'not_pending' };
+    const decision = decideMove(task?.state, 'reschedule', 'not_pending');
+    if (decision !== 'go' || task === undefined) return { status: decision === 'go' ? 'not_found' : decision };
     this.apply(task, 'reschedule', now);
     task.runAt = runAt;
     addDue(task);
@@ -229,8 +229,8 @@ export class MemoryStore implements TaskStore, TimerHomes {
   async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
-    if (!task) return { status: 'not_found' };
-    if (!this.holds(task, receipt)) return { status: 'stale' };
+    const decision = decideDefer(task?.state, task !== undefined && this.holds(task, receipt));
+    if (decision !== 'go' || task === undefined) return { status: decision === 'go' ? 'not_found' : decision };
     this.apply(task, 'defer', now);
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
@@ -265,20 +265,12 @@ export class MemoryStore implements TaskStore, TimerHomes {
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
     this.assertOpen();
-    const task = this.tasks.get(id);
-    if (!task) return { status: 'not_found' };
-    if (!this.holds(task, receipt)) return { status: 'stale' };
-    const delay = options.delayMs ?? backoffDelay(task.backoff, task.attempts, () => options.random);
-    return this.settleFailure(task, now, now + delay, options.error ?? null);
+    return this.settleFailure(id, receipt, now, { kind: 'nack', ...options });
   }
 
   async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
     this.assertOpen();
-    const task = this.tasks.get(id);
-    if (!task) return { status: 'not_found' };
-    if (!this.holds(task, receipt) || task.reservedUntil > now)
-      return { status: 'stale' };
-    return this.settleFailure(task, now, now, 'reservation expired (ttr)');
+    return this.settleFailure(id, receipt, now, { kind: 'expire' });
   }
 
   async get(id: string): Promise<TaskRecord | null> {
@@ -337,17 +329,17 @@ export class MemoryStore implements TaskStore, TimerHomes {
   async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
-    if (!task) return 'not_found';
-    if (nextState(task.state, 'cancelDead') === undefined) return 'not_dead';
-    this.apply(task, 'cancelDead', now);
+    const decision = decideMove(task?.state, 'cancelDead', 'not_dead');
+    if (decision !== 'go') return decision;
+    this.apply(task!, 'cancelDead', now);
     return 'cancelled';
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
     const task = this.tasks.get(id);
-    if (!task) return { status: 'not_found' };
-    if (nextState(task.state, 'retryDead') === undefined) return { status: 'not_dead' };
+    const decision = decideMove(task?.state, 'retryDead', 'not_dead');
+    if (decision !== 'go' || task === undefined) return { status: decision === 'go' ? 'not_found' : decision };
     this.apply(task, 'retryDead', now);
     task.attempts = 0;
     task.runAt = runAt;
@@ -524,14 +516,18 @@ export class MemoryStore implements TaskStore, TimerHomes {
     };
   }
 
-  private settleFailure(task: StoredTask, now: number, retryAt: number, error: string | null): NackOutcome {
-    const bury = afterFailure(task.attempts, task.maxAttempts) === 'bury';
-    this.apply(task, bury ? 'bury' : 'retry', now);
+  private settleFailure(id: string, receipt: string, now: number, cause: FailureCause): NackOutcome {
+    const task = this.tasks.get(id);
+    const decision = decideFailure(task, task !== undefined && this.holds(task, receipt), now, cause);
+    if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
+    // Narrows `task`: a decision to retry or bury was made on a task that exists.
+    if (task === undefined) return { status: 'not_found' };
+    this.apply(task, decision.status === 'dead' ? 'bury' : 'retry', now);
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
-    task.lastError = error;
-    if (bury) return { status: 'dead' };
-    task.runAt = retryAt;
+    task.lastError = decision.error;
+    if (decision.status === 'dead') return { status: 'dead' };
+    task.runAt = decision.runAt;
     addDue(task);
     return { status: 'retrying', ref: runRef(task) };
   }
