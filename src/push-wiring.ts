@@ -15,7 +15,10 @@ export interface PushOptions {
   transport?: PushTransport;
   /** The signing side; default: src/push's Standard Webhooks signer. */
   signer?: PushSigner;
-  /** CIDRs the SSRF guard lets through (local receivers): `--push-allow`, DELAYQ_PUSH_ALLOW. */
+  /**
+   * Addresses or CIDRs, each with an optional port, the SSRF guard lets through (local
+   * receivers: `127.0.0.1:8080`, `[::1]:9000`, `10.0.0.0/8`): `--push-allow`, DELAYQ_PUSH_ALLOW.
+   */
   allow?: readonly string[];
   /** Pushes in flight at once in this process, across every subscription. Default 256. */
   maxInFlight?: number;

@@ -23,7 +23,7 @@ import { DelayQError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { silentLogger } from '../core/logger.js';
 import { PUSH_ERROR_BODY_BYTES, type PushRequest, type PushResponse, type PushTransport } from '../core/push.js';
-import { checkUrl, createAddressGuard, systemLookupAll, type AddressGuard, type LookupAll } from './address-guard.js';
+import { checkUrl, createAddressGuard, portOf, systemLookupAll, type AddressGuard, type LookupAll } from './address-guard.js';
 import { InFlightCap } from './in-flight-cap.js';
 
 export const PUSH_TRANSPORT_DEFAULTS = {
@@ -34,7 +34,7 @@ export const PUSH_TRANSPORT_DEFAULTS = {
 const DRAIN_BYTES = 64 * 1024;
 
 export interface PushTransportOptions {
-  /** CIDRs the SSRF rules let through (`127.0.0.1/32,::1/128`); none by default. */
+  /** What the SSRF rules let through (allow-list.ts: `127.0.0.1:8080,[::1]:9000`); nothing by default. */
   readonly allow?: string | readonly string[];
   /** Pushes in flight at once in this process, across every subscription. */
   readonly maxInFlight?: number;
@@ -61,7 +61,7 @@ export class RefusedDestinationError extends Error {
 type Connect = (...args: Parameters<buildConnector.connector>) => Socket | undefined;
 
 const refusalOf = (guard: AddressGuard, socket: Socket): string | null =>
-  socket.remoteAddress === undefined ? 'refused destination: no remote address' : guard.refusal(socket.remoteAddress);
+  socket.remoteAddress === undefined || socket.remotePort === undefined ? 'refused destination: no remote address' : guard.refusal(socket.remoteAddress, socket.remotePort);
 
 /**
  * The backstop: wraps a connector so that a socket whose connected address the guard
@@ -97,11 +97,12 @@ export function guardedConnector(guard: AddressGuard): buildConnector.connector 
   const connect = refuseConnected(buildConnector({}), guard);
   return (options, callback) => {
     const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
-    const literalRefusal = isIP(host) !== 0 ? guard.refusal(host) : null;
+    const port = portOf(options.protocol, options.port);
+    const literalRefusal = isIP(host) !== 0 ? guard.refusal(host, port) : null;
     if (literalRefusal !== null) return callback(new RefusedDestinationError(literalRefusal), null);
     const socket = (connect as Connect)(options, callback);
     socket?.on('lookup', (error: Error | null, address: string) => {
-      const refusal = error === null && typeof address === 'string' ? guard.refusal(address) : null;
+      const refusal = error === null && typeof address === 'string' ? guard.refusal(address, port) : null;
       if (refusal !== null) socket.destroy(new RefusedDestinationError(refusal));
     });
   };

@@ -89,7 +89,7 @@ describe('the push transport', () => {
 
   it('refuses a bad maxInFlight or allowlist as INVALID_OPTION', () => {
     assert.throws(() => createPushTransport({ maxInFlight: 0 }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
-    assert.throws(() => createPushTransport({ allow: '127.0.0.1' }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
+    assert.throws(() => createPushTransport({ allow: '127.0.0.1/33' }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
   });
 
   it('never rejects: a bad URL or timeout is a failure too', async () => {
@@ -244,6 +244,9 @@ describe('the push transport refuses local destinations unless allowlisted (SSRF
     [`http://127.0.0.1:${port}/`, /127\.0\.0\.1: loopback/],
     [`http://[::1]:${port6}/`, /::1: loopback/],
     [`http://[::ffff:127.0.0.1]:${port}/`, /127\.0\.0\.1: loopback/],
+    [`http://[::7f00:1]:${port}/`, /::7f00:1: ipv4Compatible/],
+    [`http://[::127.0.0.1]:${port}/`, /::7f00:1: ipv4Compatible/],
+    [`http://[64:ff9b::7f00:1]:${port}/`, /127\.0\.0\.1: loopback/],
     [`http://0.0.0.0:${port}/`, /0\.0\.0\.0: unspecified/],
     [`http://2130706433:${port}/`, /127\.0\.0\.1: loopback/],
     [`http://0x7f.1:${port}/`, /127\.0\.0\.1: loopback/],
@@ -281,5 +284,25 @@ describe('the push transport refuses local destinations unless allowlisted (SSRF
     assert.ok(error instanceof RefusedDestinationError);
     assert.equal(error.message, 'refused destination 127.0.0.1: loopback');
     assert.equal(v4.received.length, 0);
+  });
+
+  it('an allowlist entry with a port: that port gets through, another port of the same address is refused at every check', async () => {
+    const ported = createPushTransport({ allow: `127.0.0.1:${v4.port}` });
+    const other = await startReceiver('127.0.0.1');
+    try {
+      assert.equal(responseOf(await ported.send(push(v4.url))).status, 204);
+      await ported.checkUrl(v4.url);
+      await assert.rejects(ported.checkUrl(other.url), (error: unknown) => isDelayQError(error, 'INVALID_URL') && /allowlisted on other ports only/.test(error.message));
+      assert.match(failureOf(await ported.send(push(other.url))), new RegExp(`127\\.0\\.0\\.1: loopback \\(allowlisted on other ports only, not ${other.port}\\)`));
+      assert.match(failureOf(await ported.send(push(`http://localhost:${other.port}/`))), /loopback/);
+      const connect = refuseConnected(buildConnector({}), createAddressGuard(`127.0.0.1:${v4.port}`));
+      const error = await new Promise<Error | null>((resolve) => connect({ hostname: '127.0.0.1', protocol: 'http:', port: String(other.port) }, (...args) => resolve(args[0])));
+      assert.ok(error instanceof RefusedDestinationError);
+      assert.equal(other.received.length, 0);
+      assert.equal(v4.received.length, 1);
+    } finally {
+      await ported.close();
+      await other.close();
+    }
   });
 });
