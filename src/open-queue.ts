@@ -10,18 +10,20 @@
  * working exactly as before for every caller, and the engine has no hook that a process
  * must remember to fill before it can open a queue.
  */
+import { MAX_PUSH_IN_FLIGHT } from './core/options.js';
 import type { TaskStore } from './core/ports.js';
+import { validateIntOption } from './core/task/validate.js';
 import { DelayQueue as EngineQueue } from './engine/delay-queue.js';
 import type { EngineOptions } from './engine/queue-types.js';
 import type { MetricsOptions, QueueMetrics } from './metrics/prometheus.js';
 import { resolvePushPorts, type PushOptions } from './push-wiring.js';
 import { openStore, type StoreOptions } from './stores/open-store.js';
 
-export interface DelayQueueOptions extends Omit<EngineOptions, 'push'> {
+export interface DelayQueueOptions extends Omit<EngineOptions, 'push' | 'pushMaxInFlight'> {
   /**
    * Push delivery (docs/push.md): the transport and signer default to src/push's (undici
-   * with the SSRF guard, Standard Webhooks signing); `allow` lists the CIDRs the guard lets
-   * through (local receivers).
+   * with the SSRF guard, Standard Webhooks signing); `allow` lists what the guard lets
+   * through (local receivers); `maxInFlight` bounds the pushes in flight.
    */
   push?: PushOptions;
   /**
@@ -98,8 +100,10 @@ export class DelayQueue extends EngineQueue {
 function withPushPorts(options: DelayQueueOptions, metrics: QueueMetrics | null): EngineOptions {
   const { push, metrics: _metrics, ...rest } = options;
   const ports = resolvePushPorts(push, options.logger, options.clock);
-  if (metrics === null) return { ...rest, push: ports };
+  // The engine bounds the pushes in flight; the number is checked here, under the name the caller gave it.
+  const engine: EngineOptions = push?.maxInFlight === undefined ? rest : { ...rest, pushMaxInFlight: validateIntOption(push.maxInFlight, 'push.maxInFlight', 1, MAX_PUSH_IN_FLIGHT) };
+  if (metrics === null) return { ...engine, push: ports };
   const clock = options.clock;
   const transport = metrics.wrapTransport(ports.transport, clock ? () => clock.now() : Date.now);
-  return { ...rest, push: { ...ports, transport }, observer: metrics };
+  return { ...engine, push: { ...ports, transport }, observer: metrics };
 }

@@ -1,7 +1,6 @@
 /**
  * The default push ports of a queue opened with `DelayQueue.open`: src/push's undici
- * transport, with its SSRF guard and global cap on pushes in flight, and its Standard
- * Webhooks signer. A caller may inject either (tests inject both). The transport loads
+ * transport, with its SSRF guard, and its Standard Webhooks signer. A caller may inject either (tests inject both). The transport loads
  * undici at the first push (push/lazy-transport.ts), not when delayq is imported.
  */
 import type { Clock, Logger } from './core/ports.js';
@@ -15,9 +14,15 @@ export interface PushOptions {
   transport?: PushTransport;
   /** The signing side; default: src/push's Standard Webhooks signer. */
   signer?: PushSigner;
-  /** CIDRs the SSRF guard lets through (local receivers): `--push-allow`, DELAYQ_PUSH_ALLOW. */
+  /**
+   * Addresses or CIDRs, each with an optional port, the SSRF guard lets through (local
+   * receivers: `127.0.0.1:8080`, `[::1]:9000`, `10.0.0.0/8`): `--push-allow`, DELAYQ_PUSH_ALLOW.
+   */
   allow?: readonly string[];
-  /** Pushes in flight at once in this process, across every subscription. Default 256. */
+  /**
+   * Pushes in flight at once in this process, shared fairly between the pushed topics (the
+   * engine's `pushMaxInFlight`, docs/push.md "Slots"). Default 256.
+   */
   maxInFlight?: number;
 }
 
@@ -33,7 +38,6 @@ export function resolvePushPorts(options: PushOptions | undefined, logger: Logge
     options?.transport ??
     createLazyPushTransport({
       allow: options?.allow ?? [],
-      ...(options?.maxInFlight !== undefined ? { maxInFlight: options.maxInFlight } : {}),
       ...(logger ? { logger } : {}),
       ...(clock ? { now: () => clock.now() } : {}),
     });

@@ -11,6 +11,9 @@ import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, MAX_PAYLOAD_DEPTH, validateBacko
 /** The longest delay a Clock timer takes (Node's setTimeout fires at once beyond it). */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
+/** The most push slots a process may have (`pushMaxInFlight`). */
+export const MAX_PUSH_IN_FLIGHT = 1_000_000;
+
 export interface LoaderOptions {
   /** Timers per loadDue call. Default 2,000. */
   readonly pageSize: number;
@@ -45,6 +48,11 @@ export interface EngineTuning {
   /** The push circuit breaker per destination origin (docs/push.md): 5 failures, 30 s, 1 s. */
   readonly pushBreaker: BreakerOptions;
   /**
+   * Pushes in flight at once in this process, shared fairly between the pushed topics
+   * (docs/push.md, "Slots"; `push.maxInFlight` of DelayQueue.open). Default 256.
+   */
+  readonly pushMaxInFlight: number;
+  /**
    * Recurring schedules (docs/cron.md): each occurrence is created once the one before it
    * is due within this long, so the next one is always a pending task ahead of its time.
    * Default 1.5 s: not a whole second, so planning falls between the whole seconds on which
@@ -73,6 +81,7 @@ export const DEFAULT_ENGINE_TUNING: EngineTuning = {
   storeRetryMs: 1_000,
   pushSyncMs: 1_000,
   pushBreaker: BREAKER_DEFAULTS,
+  pushMaxInFlight: 256,
   scheduleLeadMs: 1_500,
   scheduleGraceMs: 1_000,
   scheduleSyncMs: 5_000,
@@ -101,6 +110,7 @@ export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
     purgeBatch: pick(input.purgeBatch, d.purgeBatch, 'purgeBatch', 1, 1_000_000),
     storeRetryMs: pick(input.storeRetryMs, d.storeRetryMs, 'storeRetryMs', 1, MAX_TIMER_DELAY_MS),
     pushSyncMs: pick(input.pushSyncMs, d.pushSyncMs, 'pushSyncMs', 1, MAX_TIMER_DELAY_MS),
+    pushMaxInFlight: pick(input.pushMaxInFlight, d.pushMaxInFlight, 'pushMaxInFlight', 1, MAX_PUSH_IN_FLIGHT),
     pushBreaker: {
       failureThreshold: pick(breaker.failureThreshold, d.pushBreaker.failureThreshold, 'pushBreaker.failureThreshold', 1, 1_000_000),
       cooldownMs: pick(breaker.cooldownMs, d.pushBreaker.cooldownMs, 'pushBreaker.cooldownMs', 1, MAX_TIMER_DELAY_MS),

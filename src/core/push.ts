@@ -59,13 +59,8 @@ export interface PushRequest {
   readonly url: string;
   readonly body: string;
   readonly headers: Readonly<Record<string, string>>;
-  /** The answer's time, from when the request may go (it has its slot of the transport's cap). */
+  /** The answer's time, from when the request is sent. */
   readonly timeoutMs: number;
-  /**
-   * The longest the push may wait for that slot, when the transport's cap is full; past it
-   * the push fails without being sent. None: it waits as long as it takes.
-   */
-  readonly maxWaitMs?: number;
 }
 
 /** What came back: a response (any status), or no response at all. */
@@ -116,8 +111,7 @@ export function judgePush(response: PushResponse): PushVerdict {
 
 /**
  * How a push ended, for the counters in stats: `ok` (2xx), or why not. `aborted`: given up
- * before it reached the receiver (queued behind the global cap until its reservation was
- * nearly out, or the queue closed); `unsigned`: no secret to sign with.
+ * before it reached the receiver (the queue closed); `unsigned`: no secret to sign with.
  */
 export type PushResultClass = 'ok' | 'timeout' | 'connection' | 'refused' | 'aborted' | 'http5xx' | 'http429' | 'http4xx' | 'http3xx' | 'unsigned';
 

@@ -1,7 +1,7 @@
 /**
  * Push counters per topic and per destination origin, for `stats().push`: pushes sent,
- * acked (2xx), failed by class, and deferred by the circuit breaker (not sent, no attempt
- * spent). Counted since this process started. Origins past MAX_ORIGINS are counted
+ * acked (2xx), failed by class, deferred by the circuit breaker and deferred for lack of a
+ * push slot (neither sent, nor an attempt spent). Counted since this process started. Origins past MAX_ORIGINS are counted
  * together under OTHER_ORIGINS, so tasks with their own urls cannot grow this without bound.
  */
 import type { CircuitBreakers, CircuitView } from '../core/push-breaker.js';
@@ -18,6 +18,8 @@ export interface PushCounts {
   readonly failed: Readonly<Partial<Record<PushFailureClass, number>>>;
   /** Held back by an open circuit: given back uncounted, due again when a probe may go. */
   readonly deferred: number;
+  /** Found no free push slot in time: given back uncounted, due again at once (its runAt unchanged). */
+  readonly noSlot: number;
 }
 
 export interface PushOriginStats extends PushCounts {
@@ -37,9 +39,10 @@ interface Counts {
   ok: number;
   failed: Partial<Record<PushFailureClass, number>>;
   deferred: number;
+  noSlot: number;
 }
 
-const zero = (): Counts => ({ sent: 0, ok: 0, failed: {}, deferred: 0 });
+const zero = (): Counts => ({ sent: 0, ok: 0, failed: {}, deferred: 0, noSlot: 0 });
 
 export class PushCounters {
   private readonly topics = new Map<string, Counts>();
@@ -58,6 +61,10 @@ export class PushCounters {
 
   deferred(topic: string, origin: string): void {
     this.of(topic, origin, (c) => c.deferred++);
+  }
+
+  noSlot(topic: string, origin: string): void {
+    this.of(topic, origin, (c) => c.noSlot++);
   }
 
   snapshot(breakers: CircuitBreakers, now: number): PushStats {
@@ -82,5 +89,5 @@ export class PushCounters {
 }
 
 function copy(c: Counts): PushCounts {
-  return { sent: c.sent, ok: c.ok, failed: { ...c.failed }, deferred: c.deferred };
+  return { sent: c.sent, ok: c.ok, failed: { ...c.failed }, deferred: c.deferred, noSlot: c.noSlot };
 }

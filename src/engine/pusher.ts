@@ -26,9 +26,17 @@
  * a probe may go) instead of sent, so a receiver that is down spends no attempts (ADR 0022).
  * Counters per topic and origin, with each circuit's state, are `stats().push`.
  *
+ * Every push holds one of the process's `maxInFlight` slots while it is sent, shared fairly
+ * between the consumers (engine/push-slots.ts, core/fair-share.ts: each topic, and the lane
+ * as one): a consumer reserves no more tasks than its share leaves it room for, so a topic
+ * whose receiver hangs holds its share and no more, and the others' tasks never wait behind
+ * it (ADR 0034). A push that still finds no slot waits briefly for one, then is deferred
+ * like the breaker's: no attempt spent, no failure of its origin.
+ *
  * A push is a reservation of timeoutMs + PUSH_RESERVATION_MARGIN_MS: if the process dies
  * mid-push, the task is delivered again once that runs out.
  */
+import { DEFAULT_ENGINE_TUNING } from '../core/options.js';
 import { activeSecrets } from '../core/push-input.js';
 import { BREAKER_DEFAULTS, CircuitBreakers, type BreakerOptions } from '../core/push-breaker.js';
 import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../core/push.js';
@@ -36,14 +44,16 @@ import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/p
 import { redactUrl } from '../core/redact.js';
 import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
+import { PushSlots } from './push-slots.js';
 import { PushCounters, type PushStats } from './push-stats.js';
 import { DeferTo, RetryAfter } from './work-source.js';
 import { Worker, type Handler, type WorkerOptions, type WorkSource } from './worker.js';
 
-/** Pushes end one by one, as their responses arrive: their acks and reserves are gathered per turn. */
-const GATHER: WorkerOptions = { gather: true };
-/** The longest a push waits for a slot of the transport's global cap (see push()). */
-const PUSH_MAX_WAIT_MS = PUSH_RESERVATION_MARGIN_MS / 2;
+/**
+ * The longest a push waits for a slot when its consumer's room was taken by another
+ * between its reserve and its push: it still settles before its reservation runs out.
+ */
+export const PUSH_SLOT_WAIT_MS = PUSH_RESERVATION_MARGIN_MS / 2;
 
 /** What the Pusher needs for tasks with their own url. */
 export interface PushTargets {
@@ -53,6 +63,8 @@ export interface PushTargets {
   readonly targetOf: (delivery: Delivery) => string | undefined;
   /** The circuit breaker's settings (EngineTuning.pushBreaker). */
   readonly breaker?: BreakerOptions;
+  /** Pushes in flight at once, over every consumer (EngineTuning.pushMaxInFlight). */
+  readonly maxInFlight?: number;
 }
 
 interface TopicConsumer {
@@ -79,6 +91,7 @@ export class Pusher {
   /** The consumer of PUSH_LANE: tasks with their own url. */
   private lane: Worker | null = null;
   private readonly breakers: CircuitBreakers;
+  private readonly slots: PushSlots;
   private readonly counters = new PushCounters();
   /** Each url's origin, for the breaker: parsed once per url (a subscription pushes one url many times). */
   private readonly origins = new Map<string, string>();
@@ -97,6 +110,7 @@ export class Pusher {
     private readonly targets: PushTargets = { defaultSecret: null, targetOf: () => undefined },
   ) {
     this.breakers = new CircuitBreakers(targets.breaker ?? BREAKER_DEFAULTS);
+    this.slots = new PushSlots(targets.maxInFlight ?? DEFAULT_ENGINE_TUNING.pushMaxInFlight, clock);
   }
 
   /** Push counters per topic and origin, with each origin's circuit, since this process started. */
@@ -106,7 +120,7 @@ export class Pusher {
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
-    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS, GATHER);
+    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS, this.workerOptions(PUSH_LANE));
   }
 
   /**
@@ -157,6 +171,8 @@ export class Pusher {
     this.stopped = true;
     if (this.timer !== null) this.clock.clearTimer(this.timer);
     this.timer = null;
+    // Pushes waiting for a slot are deferred now, not when their wait runs out.
+    this.slots.close();
     for (const consumer of this.consumers.values()) this.retire(consumer);
     this.consumers.clear();
     if (this.lane !== null) this.retire({ worker: this.lane });
@@ -191,7 +207,7 @@ export class Pusher {
       if (current !== undefined) this.retire(current);
       else this.markPushed(topic);
       const handler = this.handlerFor(subscription);
-      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS, GATHER);
+      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS, this.workerOptions(topic));
       this.consumers.set(topic, { subscription, fingerprint, worker });
       this.logger.info({ topic, url: redactUrl(subscription.url), concurrency: subscription.concurrency }, current ? 'push: subscription changed' : 'push: topic subscribed');
     }
@@ -204,9 +220,17 @@ export class Pusher {
     }
   }
 
+  /**
+   * Pushes end one by one, as their responses arrive: their acks and reserves are gathered
+   * per turn. Each consumer reserves only what its share of the slots leaves room for.
+   */
+  private workerOptions(consumer: string): WorkerOptions {
+    return { gather: true, room: { available: () => this.slots.room(consumer), wait: (signal) => this.slots.whenRoom(consumer, signal) } };
+  }
+
   private handlerFor(subscription: PushSubscription): Handler {
-    const { url, timeoutMs, headers } = subscription;
-    return (delivery: Delivery): Promise<void> => this.push(delivery, url, timeoutMs, headers, activeSecrets(subscription.secrets, this.clock.now()));
+    const { topic, url, timeoutMs, headers } = subscription;
+    return (delivery: Delivery): Promise<void> => this.push(delivery, topic, url, timeoutMs, headers, activeSecrets(subscription.secrets, this.clock.now()));
   }
 
   /**
@@ -225,10 +249,11 @@ export class Pusher {
       this.counters.result(delivery.topic, this.originOf(url), 'unsigned');
       throw new Error(`push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`);
     }
-    return this.push(delivery, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
+    return this.push(delivery, PUSH_LANE, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
   };
 
-  private async push(delivery: Delivery, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[]): Promise<void> {
+  /** One push of `consumer` (a subscribed topic, or PUSH_LANE), holding one of its slots while it is sent. */
+  private async push(delivery: Delivery, consumer: string, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[]): Promise<void> {
     const { transport, signer } = this.ports;
     const now = this.clock.now();
     const origin = this.originOf(url);
@@ -238,11 +263,23 @@ export class Pusher {
       this.counters.deferred(topic, origin);
       throw new DeferTo(`push: circuit open for ${origin}`, admission.retryAt);
     }
+    let sentAt = now;
+    if (!this.slots.tryTake(consumer)) {
+      if (!(await this.slots.take(consumer, PUSH_SLOT_WAIT_MS))) {
+        // Not sent, so it says nothing of the origin: a probe gives its turn back.
+        if (admission.probe) this.breakers.record(origin, 'neutral', this.clock.now(), true);
+        this.counters.noSlot(topic, origin);
+        // Due again at once, its runAt unchanged: its consumer takes it when it has room (the
+        // wait above ended without a slot only because it has none now).
+        throw new DeferTo(`push: no free push slot for ${consumer} (maxInFlight ${this.slots.limit}): not sent`, delivery.runAt);
+      }
+      sentAt = this.clock.now();
+    }
     let result: PushResultClass = 'aborted';
     try {
       // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
       const body = JSON.stringify(delivery.payload) ?? 'null';
-      const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(now / 1000), body, secrets });
+      const signed = signer.sign({ id: delivery.id, timestampSeconds: Math.floor(sentAt / 1000), body, secrets });
       const headers = {
         ...extra,
         'content-type': 'application/json',
@@ -252,13 +289,12 @@ export class Pusher {
         'delayq-run-at': String(delivery.runAt),
       };
       this.counters.sent(topic, origin);
-      // A push queued behind the transport's global cap still settles before its reservation
-      // runs out: it waits for a slot at most half the margin, then has timeoutMs.
-      const response = await transport.send({ url, body, headers, timeoutMs, maxWaitMs: PUSH_MAX_WAIT_MS });
+      const response = await transport.send({ url, body, headers, timeoutMs });
       result = classifyPush(response);
       const verdict = judgePush(response);
       if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
     } finally {
+      this.slots.release(consumer);
       // Recorded whatever happened, so that a probe never stays out.
       this.breakers.record(origin, breakerOutcome(result), this.clock.now(), admission.probe);
       this.counters.result(topic, origin, result);

@@ -11,7 +11,7 @@ import type { PushStats } from './push-stats.js';
 /**
  * The engine's options: its ports (clock, logger, randomness), the limits and task
  * defaults, and its tuning (core/options.ts: tickMs, retentionMs, purgeIntervalMs,
- * purgeBatch, storeRetryMs, pushSyncMs, loader), each checked when the queue starts (INVALID_OPTION).
+ * purgeBatch, storeRetryMs, pushSyncMs, pushBreaker, pushMaxInFlight, loader), each checked when the queue starts (INVALID_OPTION).
  */
 export interface EngineOptions extends EngineTuningInput {
   /** Injected time; tests pass a ManualClock. Default: the system clock. */

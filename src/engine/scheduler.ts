@@ -98,6 +98,7 @@ export class Scheduler implements WorkScheduler {
             defaultSecret: push.defaultSecret,
             targetOf: (delivery) => this.pushTargets.get(delivery),
             breaker: tuning.pushBreaker,
+            maxInFlight: tuning.pushMaxInFlight,
           });
   }
 

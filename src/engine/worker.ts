@@ -43,6 +43,20 @@ export interface WorkerOptions {
    * after one reserve, need not.
    */
   readonly gather?: boolean;
+  /**
+   * Something scarcer than the worker's own slots that each handler needs (the Pusher's
+   * share of the process's push slots, engine/push-slots.ts): the worker reserves no more
+   * tasks than `available()`, and with none waits in `wait` instead of reserving, so that a
+   * task it could not start stays pending in the store, in its order.
+   */
+  readonly room?: Room;
+}
+
+export interface Room {
+  /** How many more handlers could start now. */
+  available(): number;
+  /** Resolves once available() may be above 0 again, or when `signal` aborts. */
+  wait(signal: AbortSignal): Promise<void>;
 }
 
 export interface WorkOptions {
@@ -87,6 +101,7 @@ export class Worker {
   private readonly loop: Promise<void>;
   /** Whether handlers that end are gathered until the end of the event loop's turn (WorkerOptions.gather). */
   private readonly gather: boolean;
+  private readonly room: Room | undefined;
   private turnQueued = false;
   // The end of a turn (gather): the acks of every handler that ended in it go in one call,
   // and the slots they freed are refilled by one reserve.
@@ -105,6 +120,7 @@ export class Worker {
     options: WorkerOptions = {},
   ) {
     this.gather = options.gather ?? false;
+    this.room = options.room;
     this.loop = this.run();
   }
 
@@ -133,10 +149,18 @@ export class Worker {
       // A slot is free once its handler returns. Acks in flight are bounded apart
       // (SETTLEMENTS_PER_SLOT): enough to keep a remote store's round trips overlapped
       // through a burst, few enough that a slow store holds the worker back (ADR 0008).
-      const free = this.concurrency - this.active;
+      let free = this.concurrency - this.active;
       if (free === 0 || this.settling >= this.concurrency * SETTLEMENTS_PER_SLOT) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
+      }
+      if (this.room !== undefined) {
+        const room = this.room.available();
+        if (room === 0) {
+          await this.room.wait(signal);
+          continue;
+        }
+        free = Math.min(free, room);
       }
       let deliveries: Delivery[];
       try {

@@ -1,12 +1,16 @@
 /**
- * Where a push may go (SSRF rules). A destination address is allowed when ipaddr.js
- * classifies it as `unicast` (public), or when it lies inside an allowlisted CIDR (local
- * receivers in development and tests: `--push-allow 127.0.0.1/32,::1/128`). Everything else
- * is refused with ipaddr.js's name for its range: loopback, private, linkLocal (cloud
- * metadata 169.254.169.254 included), carrierGradeNat, unspecified (0.0.0.0, ::), multicast,
- * broadcast, uniqueLocal (fc00::/7), reserved, 6to4, teredo, rfc6052...
+ * Where a push may go (SSRF rules). A destination is allowed when an allowlist entry names
+ * its address and port (allow-list.ts: local receivers in development and tests,
+ * `--push-allow 127.0.0.1:8080,[::1]:9000`), or else when ipaddr.js classifies its address
+ * as `unicast` (public). Everything else is refused with ipaddr.js's name for its range:
+ * loopback, private, linkLocal (cloud metadata 169.254.169.254 included), carrierGradeNat,
+ * unspecified (0.0.0.0, ::), multicast, broadcast, uniqueLocal (fc00::/7), reserved, 6to4,
+ * teredo, rfc6052 (the local-use NAT64 prefix 64:ff9b:1::/48), rfc6145..., or
+ * `ipv4Compatible` for ::/96, which ipaddr.js calls unicast.
  *
- * An IPv4-mapped IPv6 address (::ffff:127.0.0.1) is judged as the IPv4 it carries.
+ * An IPv6 address that carries an IPv4 one a connection ends up at (IPv4-mapped
+ * ::ffff:127.0.0.1, NAT64 64:ff9b::7f00:1) is judged as that IPv4 address, by the
+ * allowlist and by the ranges alike; how each literal is read: ip-address.ts.
  *
  * The guard is applied twice: checkUrl, when a subscription is set (a literal host is judged
  * directly, a hostname by every address it resolves to), and by the transport on the address
@@ -15,15 +19,16 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { DelayQError } from '../core/errors.js';
-
-type Address = ipaddr.IPv4 | ipaddr.IPv6;
-type Cidr = [Address, number];
+import { allowListed, parseAllowList } from './allow-list.js';
+import { embeddedIPv4, isIPv4Compatible, parseIp, type Address } from './ip-address.js';
 
 export interface AddressGuard {
-  /** Why `address` may not be connected to ("refused destination 10.0.0.1: private"), or null when it may. */
-  refusal(address: string): string | null;
+  /**
+   * Why a connection to `address` on `port` may not be made ("refused destination 10.0.0.1:
+   * private"), or null when it may.
+   */
+  refusal(address: string, port: number): string | null;
 }
 
 /** Every address a hostname resolves to (dns.lookup with all: true, as undici connects). */
@@ -31,41 +36,31 @@ export type LookupAll = (hostname: string) => Promise<readonly string[]>;
 
 export const systemLookupAll: LookupAll = async (hostname) => (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
-/**
- * The allowlist from `127.0.0.1/32,::1/128` (or a list of such strings); an empty text is
- * an empty list. A CIDR ipaddr.js cannot parse is INVALID_OPTION (field `pushAllow`).
- */
-export function parseAllowList(cidrs: string | readonly string[]): readonly Cidr[] {
-  const texts = (typeof cidrs === 'string' ? cidrs.split(',') : cidrs).map((text) => text.trim()).filter((text) => text.length > 0);
-  return texts.map((text) => {
-    try {
-      return ipaddr.parseCIDR(text);
-    } catch {
-      throw new DelayQError('INVALID_OPTION', `pushAllow: "${text}" is not a CIDR (e.g. 127.0.0.1/32 or ::1/128)`, { field: 'pushAllow' });
-    }
-  });
+/** The port a URL's scheme implies when it names none. */
+export function portOf(protocol: string, port: string): number {
+  return port !== '' ? Number(port) : protocol === 'https:' ? 443 : 80;
 }
 
-/** The IPv4 inside an IPv4-mapped IPv6 address, or the address itself. */
-function unmapped(address: Address): Address {
-  return address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress() ? (address as ipaddr.IPv6).toIPv4Address() : address;
-}
-
-function inside(address: Address, cidr: Cidr): boolean {
-  return address.kind() === cidr[0].kind() && address.match(cidr);
+function rangeOf(address: Address): string {
+  return isIPv4Compatible(address) ? 'ipv4Compatible' : address.range();
 }
 
 export function createAddressGuard(allow: string | readonly string[] = []): AddressGuard {
   const allowList = parseAllowList(allow);
   return {
-    refusal(text) {
-      // A zone id (fe80::1%eth0) names a link-local address; ipaddr.js parses it, range() judges it.
-      if (isIP(text) === 0) return `refused destination ${text}: not an IP address`;
-      const given = ipaddr.parse(text);
-      const address = unmapped(given);
-      if (allowList.some((cidr) => inside(given, cidr) || inside(address, cidr))) return null;
-      const range = address.range();
-      return range === 'unicast' ? null : `refused destination ${address.toString()}: ${range}`;
+    refusal(text, port) {
+      // A zone id (fe80::1%eth0) names a link-local address: the range judges it.
+      const given = parseIp(text);
+      if (given === null) return `refused destination ${text}: not an IP address`;
+      const carried = embeddedIPv4(given);
+      const listed = allowListed(allowList, given, port);
+      const listedCarried = carried === null ? false : allowListed(allowList, carried, port);
+      if (listed === true || listedCarried === true) return null;
+      const judged = carried ?? given;
+      const range = rangeOf(judged);
+      if (range === 'unicast') return null;
+      const otherPorts = listed === 'port' || listedCarried === 'port' ? ` (allowlisted on other ports only, not ${port})` : '';
+      return `refused destination ${judged.toString()}: ${range}${otherPorts}`;
     },
   };
 }
@@ -92,6 +87,7 @@ export async function checkUrl(url: string, guard: AddressGuard, lookup: LookupA
   // Credentials in a URL end up in logs and stores; a receiver that needs them takes a header.
   if (parsed.username !== '' || parsed.password !== '') throw invalid('credentials in the URL are not accepted; use a header');
   const { host, literal } = hostOf(parsed);
+  const port = portOf(parsed.protocol, parsed.port);
   let addresses: readonly string[];
   if (literal) addresses = [host];
   else {
@@ -103,7 +99,7 @@ export async function checkUrl(url: string, guard: AddressGuard, lookup: LookupA
     if (addresses.length === 0) throw invalid(`${host} resolves to no address`);
   }
   for (const address of addresses) {
-    const refusal = guard.refusal(address);
+    const refusal = guard.refusal(address, port);
     if (refusal !== null) throw invalid(literal ? refusal : `${host}: ${refusal}`);
   }
 }

@@ -1,20 +1,16 @@
 /**
  * The default push transport, loaded when it is first used: `import 'delayq'` and a queue
- * that never pushes do not load undici. The options are checked at once (the allowlist's
- * CIDRs, maxInFlight), so a bad one still fails `DelayQueue.open`; `checkUrl` needs only
- * the address guard; the first `send` imports src/push/transport.ts (and undici) and
- * builds the real transport, which every later push uses.
+ * that never pushes do not load undici. The allowlist is parsed at once, so a bad entry
+ * still fails `DelayQueue.open`; `checkUrl` needs only the address guard; the first `send`
+ * imports src/push/transport.ts (and undici) and builds the real transport, which every
+ * later push uses.
  */
-import { DelayQError } from '../core/errors.js';
 import type { PushTransport } from '../core/push.js';
 import { checkUrl, createAddressGuard, systemLookupAll } from './address-guard.js';
 import type { PushTransportOptions, UndiciPushTransport } from './transport.js';
 
 export function createLazyPushTransport(options: PushTransportOptions = {}): PushTransport {
   const guard = createAddressGuard(options.allow ?? []);
-  const maxInFlight = options.maxInFlight;
-  if (maxInFlight !== undefined && !(Number.isSafeInteger(maxInFlight) && maxInFlight >= 1))
-    throw new DelayQError('INVALID_OPTION', `maxInFlight: a positive integer (got ${String(maxInFlight)})`, { field: 'maxInFlight' });
   const lookup = options.lookup ?? systemLookupAll;
   let loaded: Promise<UndiciPushTransport> | null = null;
   let closed = false;

@@ -13,31 +13,24 @@
  * `0.0.0.0`), and a hostname may resolve differently at connect time than when checkUrl
  * looked it up (DNS rebinding). Sockets are then reused only for the same origin.
  *
- * Every push holds a slot of a global cap (`maxInFlight`) from before it connects until
- * undici is done with it; pushes beyond it wait in order. A push that gets no complete answer within
- * its timeoutMs is a failure `timeout after N ms`. `send` never rejects.
+ * The transport sends each push at once: how many are in flight is the engine's to bound
+ * (engine/push-slots.ts shares `maxInFlight` fairly between the pushed topics). A push
+ * that gets no complete answer within its timeoutMs is a failure `timeout after N ms`.
+ * `send` never rejects.
  */
 import { isIP, type Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { DelayQError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { silentLogger } from '../core/logger.js';
 import { PUSH_ERROR_BODY_BYTES, type PushRequest, type PushResponse, type PushTransport } from '../core/push.js';
-import { checkUrl, createAddressGuard, systemLookupAll, type AddressGuard, type LookupAll } from './address-guard.js';
-import { InFlightCap } from './in-flight-cap.js';
-
-export const PUSH_TRANSPORT_DEFAULTS = {
-  maxInFlight: 256,
-} as const;
+import { checkUrl, createAddressGuard, portOf, systemLookupAll, type AddressGuard, type LookupAll } from './address-guard.js';
 
 /** Read past the first bytes so the connection can be reused; a longer answer closes it instead. */
 const DRAIN_BYTES = 64 * 1024;
 
 export interface PushTransportOptions {
-  /** CIDRs the SSRF rules let through (`127.0.0.1/32,::1/128`); none by default. */
+  /** What the SSRF rules let through (allow-list.ts: `127.0.0.1:8080,[::1]:9000`); nothing by default. */
   readonly allow?: string | readonly string[];
-  /** Pushes in flight at once in this process, across every subscription. */
-  readonly maxInFlight?: number;
   readonly logger?: Logger;
   /** How checkUrl resolves hostnames (tests inject one); connections always use the system resolver. */
   readonly lookup?: LookupAll;
@@ -46,8 +39,8 @@ export interface PushTransportOptions {
 }
 
 export interface PushTransportStats {
+  /** Pushes undici is not done with yet. */
   readonly inFlight: number;
-  readonly queued: number;
 }
 
 export interface UndiciPushTransport extends PushTransport {
@@ -61,7 +54,7 @@ export class RefusedDestinationError extends Error {
 type Connect = (...args: Parameters<buildConnector.connector>) => Socket | undefined;
 
 const refusalOf = (guard: AddressGuard, socket: Socket): string | null =>
-  socket.remoteAddress === undefined ? 'refused destination: no remote address' : guard.refusal(socket.remoteAddress);
+  socket.remoteAddress === undefined || socket.remotePort === undefined ? 'refused destination: no remote address' : guard.refusal(socket.remoteAddress, socket.remotePort);
 
 /**
  * The backstop: wraps a connector so that a socket whose connected address the guard
@@ -97,11 +90,12 @@ export function guardedConnector(guard: AddressGuard): buildConnector.connector 
   const connect = refuseConnected(buildConnector({}), guard);
   return (options, callback) => {
     const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
-    const literalRefusal = isIP(host) !== 0 ? guard.refusal(host) : null;
+    const port = portOf(options.protocol, options.port);
+    const literalRefusal = isIP(host) !== 0 ? guard.refusal(host, port) : null;
     if (literalRefusal !== null) return callback(new RefusedDestinationError(literalRefusal), null);
     const socket = (connect as Connect)(options, callback);
     socket?.on('lookup', (error: Error | null, address: string) => {
-      const refusal = error === null && typeof address === 'string' ? guard.refusal(address) : null;
+      const refusal = error === null && typeof address === 'string' ? guard.refusal(address, port) : null;
       if (refusal !== null) socket.destroy(new RefusedDestinationError(refusal));
     });
   };
@@ -130,7 +124,7 @@ const failure = (reason: string): PushResponse => ({ kind: 'failure', reason });
  * One push through undici's dispatch API: the status, Retry-After and the first bytes of
  * the answer, read as they come (no response stream), under one timer. It settles at the
  * first of: the complete answer, an error, its timeout, the caller's signal; `done` runs
- * once undici is finished with the request (then the push's slot of the cap is free).
+ * once undici is finished with the request.
  */
 class Exchange implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
@@ -255,19 +249,16 @@ function redacted(url: string): string {
 
 export function createPushTransport(options: PushTransportOptions = {}): UndiciPushTransport {
   const guard = createAddressGuard(options.allow ?? []);
-  const maxInFlight = options.maxInFlight ?? PUSH_TRANSPORT_DEFAULTS.maxInFlight;
-  if (!Number.isSafeInteger(maxInFlight) || maxInFlight < 1)
-    throw new DelayQError('INVALID_OPTION', `maxInFlight: a positive integer (got ${String(maxInFlight)})`, { field: 'maxInFlight' });
-  const cap = new InFlightCap(maxInFlight);
   const logger = options.logger ?? silentLogger;
   const lookup = options.lookup ?? systemLookupAll;
   const now = options.now ?? Date.now;
   // Each push's Exchange times it, so undici's own timeouts are off.
   const agent = new Agent({ connect: guardedConnector(guard), headersTimeout: 0, bodyTimeout: 0 });
-  const release = (): void => cap.release();
+  let inFlight = 0;
+  const release = (): void => void inFlight--;
 
-  /** Sends a push that holds a slot of the cap; the slot is released once undici is done with it. */
   function start(push: PushRequest, signal: AbortSignal | undefined): Promise<PushResponse> {
+    inFlight++;
     const exchange = new Exchange(push.timeoutMs, signal, now, logger, push.url, release);
     try {
       const { origin, path } = targetOf(push.url);
@@ -301,14 +292,9 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
     send(push, signal) {
       if (!(Number.isSafeInteger(push.timeoutMs) && push.timeoutMs > 0)) return Promise.resolve(failure(`timeoutMs: a positive integer (got ${String(push.timeoutMs)})`));
       if (signal?.aborted === true) return Promise.resolve(failure('aborted'));
-      // Waiting for a slot is not the receiver's time: the timeout starts once the push has one.
-      if (cap.tryAcquire()) return start(push, signal);
-      const { maxWaitMs } = push;
-      return cap
-        .acquire(signal, maxWaitMs)
-        .then((acquired) => (acquired ? start(push, signal) : failure(signal?.aborted === true ? 'aborted' : `no free slot (maxInFlight ${maxInFlight}) within ${maxWaitMs} ms: not sent`)));
+      return start(push, signal);
     },
-    stats: () => ({ inFlight: cap.inFlight, queued: cap.queued }),
+    stats: () => ({ inFlight }),
 
     close: () => agent.close(),
   };

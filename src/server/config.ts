@@ -5,6 +5,7 @@
  */
 import { isValidSecret } from '../core/push-input.js';
 import { redactUrl } from '../core/redact.js';
+import { parseAllowList } from '../push/allow-list.js';
 import { storeKindOf, storeUsages } from '../stores/kinds.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 
@@ -18,7 +19,7 @@ export interface ServerConfig {
   readonly logRequests: boolean;
   /** How long a graceful stop may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
-  /** Addresses (CIDRs) push may reach although the SSRF rules refuse them: local receivers. */
+  /** Addresses or CIDRs, each with an optional port, push may reach although the SSRF rules refuse them: local receivers. */
   readonly pushAllow: readonly string[];
   /** The default push secret: signs tasks with their own url on topics without a subscription. */
   readonly pushSecret: string | undefined;
@@ -57,7 +58,7 @@ export const SETTINGS = {
   maxDelayMs: { flag: 'maxDelayMs', env: 'DELAYQ_MAX_DELAY_MS', description: 'longest delay (default 10 years)', default: String(DEFAULT_SERVER_LIMITS.maxDelayMs) },
   maxReserve: { flag: 'maxReserve', env: 'DELAYQ_MAX_RESERVE', description: 'most tasks in one reserve (at most 1000)', default: String(DEFAULT_SERVER_LIMITS.maxReserve) },
   maxWaitMs: { flag: 'maxWaitMs', env: 'DELAYQ_MAX_WAIT_MS', description: 'longest reserve long-poll (at most 60000)', default: String(DEFAULT_SERVER_LIMITS.maxWaitMs) },
-  pushAllow: { flag: 'pushAllow', env: 'DELAYQ_PUSH_ALLOW', description: 'comma-separated CIDRs push may reach although the SSRF rules refuse them (local receivers, e.g. 127.0.0.1/32)', default: '' },
+  pushAllow: { flag: 'pushAllow', env: 'DELAYQ_PUSH_ALLOW', description: 'comma-separated addresses or CIDRs, each with an optional :port (IPv6 in brackets), push may reach although the SSRF rules refuse them (local receivers, e.g. 127.0.0.1:8080,[::1]:9000)', default: '' },
   pushSecret: { flag: 'pushSecret', env: 'DELAYQ_PUSH_SECRET', description: 'default push secret (whsec_...): signs tasks scheduled with their own url on a topic without a push subscription', default: '' },
   metricsPublic: { flag: 'metricsPublic', env: 'DELAYQ_METRICS_PUBLIC', description: 'serve GET /metrics without the token (1/true)', default: 'false' },
   metricsMaxTopics: { flag: 'metricsMaxTopics', env: 'DELAYQ_METRICS_MAX_TOPICS', description: 'topics with a metrics label of their own; the rest are counted as topic="_other"', default: '100' },
@@ -103,15 +104,20 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     return n;
   };
 
-  // The shape only: the push transport parses each range when the queue opens.
-  const cidrs = (name: SettingName): string[] => {
-    const ranges = text(name)
+  // Parsed as the push transport will parse it, so a bad entry stops the start with its reason.
+  const allowList = (name: SettingName): string[] => {
+    const entries = text(name)
       .split(',')
       .map((part) => part.trim())
       .filter((part) => part.length > 0);
-    for (const range of ranges)
-      if (!/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/.test(range)) problems.push(`${where(name)}: expected comma-separated CIDRs such as 127.0.0.1/32 or ::1/128 (got "${range}")`);
-    return ranges;
+    for (const entry of entries) {
+      try {
+        parseAllowList([entry]);
+      } catch (error) {
+        problems.push(`${where(name)}: ${error instanceof Error ? error.message.replace(/^pushAllow: /, '') : String(error)}`);
+      }
+    }
+    return entries;
   };
 
   const store = text('store');
@@ -155,7 +161,7 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     logLevel,
     logRequests: bool('logRequests'),
     shutdownTimeoutMs: int('shutdownTimeoutMs', 0, 3_600_000),
-    pushAllow: cidrs('pushAllow'),
+    pushAllow: allowList('pushAllow'),
     pushSecret: pushSecret.length > 0 ? pushSecret : undefined,
     metricsPublic: bool('metricsPublic'),
     metricsMaxTopics: int('metricsMaxTopics', 0, 100_000),

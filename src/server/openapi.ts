@@ -135,7 +135,7 @@ export function buildOpenApi(version: string): object {
       '/v1/stats': {
         get: {
           summary: 'Counts, timers, backlog, oldest ready, waiting long-polls, lateness and push counters',
-          responses: { 200: ok('{store, counts, topics, timers, ready, oldestReady, waiting, lateness, push?: {topics: {topic: {sent, ok, failed, deferred}}, origins: {origin: {sent, ok, failed, deferred, breaker: {state, consecutiveFailures, openUntil}}}}}'), default: error },
+          responses: { 200: ok('{store, counts, topics, timers, ready, oldestReady, waiting, lateness, push?: {topics: {topic: {sent, ok, failed, deferred, noSlot}}, origins: {origin: {sent, ok, failed, deferred, noSlot, breaker: {state, consecutiveFailures, openUntil}}}}}'), default: error },
         },
       },
       '/healthz': { get: { summary: 'Liveness (no auth)', security: [], responses: { 200: ok('{status: "ok"}'), 503: ok('{status: "closing"}') } } },

@@ -199,6 +199,8 @@ export interface PushCountsView {
   failed: Partial<Record<string, number>>;
   /** Held back by an open circuit breaker: not sent, no attempt spent. */
   deferred: number;
+  /** Found no free push slot in time: not sent, no attempt spent, due again at once. Absent from servers before 0.2. */
+  noSlot?: number;
 }
 
 export interface PushStatsView {

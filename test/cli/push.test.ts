@@ -61,8 +61,8 @@ describe('delayq push', () => {
     for (let i = 0; i < 100 && (await t.queue.stats()).push?.topics['st']?.ok !== 1; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     const stats = await cli('stats');
     assert.equal(stats.code, 0, stats.stderr);
-    assert.match(stats.stdout, /^PUSH TOPIC\s+SENT\s+OK\s+FAILED\s+DEFERRED$/m);
-    assert.match(stats.stdout, /^st\s+1\s+1\s+0\s+0$/m);
-    assert.match(stats.stdout, /^https:\/\/stats\.example\.com\s+closed\s+1\s+1\s+0\s+0$/m);
+    assert.match(stats.stdout, /^PUSH TOPIC\s+SENT\s+OK\s+FAILED\s+DEFERRED\s+NO SLOT$/m);
+    assert.match(stats.stdout, /^st\s+1\s+1\s+0\s+0\s+0$/m);
+    assert.match(stats.stdout, /^https:\/\/stats\.example\.com\s+closed\s+1\s+1\s+0\s+0\s+0$/m);
   });
 });

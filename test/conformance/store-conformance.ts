@@ -862,6 +862,17 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
         assert.deepEqual([stats.byState.reserved, stats.byState.pending], [1, 0]);
       });
 
+      it('to its own runAt, already past (a push that found no slot): pending and due at once, its attempt not counted', async () => {
+        await store.schedule([task('d')], T0);
+        const [first] = await store.reserve(['d'], T0 + 1_000);
+        const deferred = await store.defer('d', first!.receipt!, T0, T0 + 1_001);
+        assert.equal(deferred.status === 'deferred' ? deferred.ref.dueAt : deferred.status, T0);
+        const back = await store.get('d');
+        assert.deepEqual([back?.state, back?.attempts, back?.runAt], ['pending', 0, T0]);
+        const [again] = await store.reserve(['d'], T0 + 1_002);
+        assert.deepEqual([again?.id, again?.attempts, again?.runAt], ['d', 1, T0]);
+      });
+
       it('is refused with a stale receipt or for an unknown id, and changes nothing', async () => {
         await store.schedule([task('d')], T0);
         assert.deepEqual(await store.defer('d', '1.nope', T0 + 5_000, T0), { status: 'stale' }, 'pending, not reserved');

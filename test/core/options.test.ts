@@ -14,6 +14,7 @@ describe('engine options', () => {
       storeRetryMs: 1_000,
       pushSyncMs: 1_000,
       pushBreaker: { failureThreshold: 5, cooldownMs: 30_000, probeWaitMs: 1_000 },
+      pushMaxInFlight: 256,
       scheduleLeadMs: 1_500,
       scheduleGraceMs: 1_000,
       scheduleSyncMs: 5_000,
@@ -33,6 +34,11 @@ describe('engine options', () => {
   it('check pushSyncMs like the other periods', () => {
     assert.equal(resolveEngineTuning({ pushSyncMs: 250 }).pushSyncMs, 250);
     assert.throws(() => resolveEngineTuning({ pushSyncMs: 0 }), /pushSyncMs: must be an integer from 1/);
+  });
+
+  it('check pushMaxInFlight: a positive integer', () => {
+    assert.equal(resolveEngineTuning({ pushMaxInFlight: 1 }).pushMaxInFlight, 1);
+    for (const bad of [0, -1, 1.5, Number.NaN]) assert.throws(() => resolveEngineTuning({ pushMaxInFlight: bad }), /pushMaxInFlight: must be an integer from 1/, String(bad));
   });
 
   it('merge limits and task defaults with theirs, checking each against the limits', () => {

@@ -10,6 +10,7 @@ import type { PushRequest, PushResponse, PushSignInput, PushSigner, PushTranspor
 import type { Clock } from '../../src/core/ports.js';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import { DelayQueue, type DelayQueueOptions } from '../../src/open-queue.js';
+import type { PushOptions } from '../../src/push-wiring.js';
 import { T0, flush } from './engine.js';
 
 export interface SentPush {
@@ -26,8 +27,12 @@ export function status(code: number, bodyStart = '', retryAfterMs: number | null
 
 export class ScriptedTransport implements PushTransport {
   readonly sent: SentPush[] = [];
-  /** Answers of requests the test holds (hold = true), in the order they were sent. */
+  /** Answers of requests the test holds (hold = true, or holdIf), in the order they were sent. */
   readonly held: ((response: PushResponse) => void)[] = [];
+  /** The requests whose answers are in `held`, in the same order. */
+  readonly heldRequests: PushRequest[] = [];
+  /** Holds the requests it picks even with hold false: a receiver that never answers, for some urls only. */
+  holdIf: ((request: PushRequest) => boolean) | null = null;
   /** Answers to give, one per request; then `fallback`. */
   readonly script: PushResponse[] = [];
   fallback: PushResponse = OK;
@@ -42,14 +47,21 @@ export class ScriptedTransport implements PushTransport {
 
   send(request: PushRequest): Promise<PushResponse> {
     this.sent.push({ request, at: this.clock.now() });
-    if (this.hold) return new Promise<PushResponse>((resolve) => this.held.push(resolve));
+    if (this.hold || this.holdIf?.(request) === true)
+      return new Promise<PushResponse>((resolve) => {
+        this.held.push(resolve);
+        this.heldRequests.push(request);
+      });
     return Promise.resolve(this.script.shift() ?? this.fallback);
   }
 
-  /** Answers the oldest held request. */
-  release(response: PushResponse = OK): void {
-    const answer = this.held.shift();
-    if (answer === undefined) throw new Error('no request is held');
+  /** Answers the oldest held request (to `url`, when given). */
+  release(response: PushResponse = OK, url?: string): void {
+    const at = url === undefined ? 0 : this.heldRequests.findIndex((request) => request.url === url);
+    const answer = at < 0 ? undefined : this.held[at];
+    if (answer === undefined) throw new Error(`no request${url === undefined ? '' : ` to ${url}`} is held`);
+    this.held.splice(at, 1);
+    this.heldRequests.splice(at, 1);
     answer(response);
   }
 
@@ -80,12 +92,16 @@ export function newSecret(): string {
 
 /**
  * A queue on a ManualClock at T0 whose pushes go to a ScriptedTransport, signed by
- * testSigner; `options` adds to or replaces the defaults (store 'memory', random 0.5).
+ * testSigner; `options` adds to or replaces the defaults (store 'memory', random 0.5);
+ * `push` adds push options (maxInFlight).
  */
-export async function openPushing(options: Omit<DelayQueueOptions, 'clock' | 'push'> = {}): Promise<{ q: DelayQueue; clock: ManualClock; transport: ScriptedTransport }> {
+export async function openPushing(
+  options: Omit<DelayQueueOptions, 'clock' | 'push'> = {},
+  push: Pick<PushOptions, 'maxInFlight'> = {},
+): Promise<{ q: DelayQueue; clock: ManualClock; transport: ScriptedTransport }> {
   const clock = new ManualClock(T0);
   const transport = new ScriptedTransport(clock);
-  const q = await DelayQueue.open({ store: 'memory', random: () => 0.5, ...options, clock, push: { transport, signer: testSigner } });
+  const q = await DelayQueue.open({ store: 'memory', random: () => 0.5, ...options, clock, push: { ...push, transport, signer: testSigner } });
   await flush();
   return { q, clock, transport };
 }

@@ -14,8 +14,7 @@ describe('lazy push transport', () => {
   });
 
   it('checks its options at once, and refuses URLs without loading anything', async () => {
-    assert.throws(() => createLazyPushTransport({ allow: ['not a cidr'] }));
-    assert.throws(() => createLazyPushTransport({ maxInFlight: 0 }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
+    assert.throws(() => createLazyPushTransport({ allow: ['not a cidr'] }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
     const transport = createLazyPushTransport();
     await assert.rejects(transport.checkUrl('http://10.0.0.1/x'), (error: unknown) => isDelayQError(error, 'INVALID_URL'));
     await transport.close();

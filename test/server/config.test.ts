@@ -46,10 +46,15 @@ describe('server config', () => {
     assert.ok(found.some((p) => p.startsWith('--max-wait-ms / DELAYQ_MAX_WAIT_MS')));
   });
 
-  it('reads the push allowlist as comma-separated CIDRs, flag over variable', () => {
+  it('reads the push allowlist as comma-separated addresses or CIDRs with optional ports, flag over variable', () => {
     assert.deepEqual(parseServerConfig({}, {}).pushAllow, []);
     assert.deepEqual(parseServerConfig({}, { DELAYQ_PUSH_ALLOW: '127.0.0.1/32, ::1/128' }).pushAllow, ['127.0.0.1/32', '::1/128']);
     assert.deepEqual(parseServerConfig({ pushAllow: '10.0.0.0/8' }, { DELAYQ_PUSH_ALLOW: '127.0.0.1/32' }).pushAllow, ['10.0.0.0/8']);
-    assert.match(problems({ pushAllow: 'localhost' }).join(), /--push-allow \/ DELAYQ_PUSH_ALLOW: expected comma-separated CIDRs/);
+    assert.deepEqual(parseServerConfig({ pushAllow: '127.0.0.1:8080,[::1]:9000,10.0.0.0/8:443' }, {}).pushAllow, ['127.0.0.1:8080', '[::1]:9000', '10.0.0.0/8:443']);
+    assert.match(problems({ pushAllow: 'localhost' }).join(), /--push-allow \/ DELAYQ_PUSH_ALLOW: "localhost" is not an allowlist entry: "localhost" is not an IP address/);
+    const found = problems({ pushAllow: '127.0.0.1:0,[::1]:9000,[::1' });
+    assert.equal(found.length, 2, found.join('\n'));
+    assert.match(found[0] ?? '', /^--push-allow \/ DELAYQ_PUSH_ALLOW: "127\.0\.0\.1:0" .*port must be 1 to 65535/);
+    assert.match(found[1] ?? '', /"\[::1" .*a \[ without its \]/);
   });
 });

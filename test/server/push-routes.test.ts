@@ -125,12 +125,13 @@ describe('push subscription routes (inject)', () => {
     await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'counted', payload: 1 } });
     for (let i = 0; i < 20; i++) await flush();
     const stats = await send(t.app, { method: 'GET', url: '/v1/stats' });
-    assert.deepEqual(stats.body.push.topics.counted, { sent: 1, ok: 1, failed: {}, deferred: 0 });
+    assert.deepEqual(stats.body.push.topics.counted, { sent: 1, ok: 1, failed: {}, deferred: 0, noSlot: 0 });
     assert.deepEqual(stats.body.push.origins['https://counted.example.com'], {
       sent: 1,
       ok: 1,
       failed: {},
       deferred: 0,
+      noSlot: 0,
       breaker: { state: 'closed', consecutiveFailures: 0, openUntil: null },
     });
   });

@@ -12,14 +12,15 @@ function failures(counts: PushCountsView): string {
 
 function pushTables(push: PushStatsView | undefined): string[] {
   if (push === undefined || Object.keys(push.topics).length === 0) return [];
-  const row = (c: PushCountsView): string[] => [String(c.sent), String(c.ok), failures(c), String(c.deferred)];
+  // A server from before noSlot leaves it out.
+  const row = (c: PushCountsView): string[] => [String(c.sent), String(c.ok), failures(c), String(c.deferred), String(c.noSlot ?? 0)];
   const topics = Object.entries(push.topics).map(([topic, c]) => [topic, ...row(c)]);
   const origins = Object.entries(push.origins).map(([origin, c]) => {
     const b = c.breaker;
     const state = b.state === 'closed' ? (b.consecutiveFailures > 0 ? `closed (${b.consecutiveFailures} failed)` : 'closed') : `${b.state} until ${new Date(b.openUntil ?? 0).toISOString()}`;
     return [origin, state, ...row(c)];
   });
-  return [`\n${table(['PUSH TOPIC', 'SENT', 'OK', 'FAILED', 'DEFERRED'], topics)}`, `\n${table(['PUSH ORIGIN', 'BREAKER', 'SENT', 'OK', 'FAILED', 'DEFERRED'], origins)}`];
+  return [`\n${table(['PUSH TOPIC', 'SENT', 'OK', 'FAILED', 'DEFERRED', 'NO SLOT'], topics)}`, `\n${table(['PUSH ORIGIN', 'BREAKER', 'SENT', 'OK', 'FAILED', 'DEFERRED', 'NO SLOT'], origins)}`];
 }
 
 export function registerStatsCommand(program: Command): void {
