@@ -18,6 +18,7 @@
  * that gets no complete answer within its timeoutMs is a failure `timeout after N ms`.
  * `send` never rejects.
  */
+import { redactUrl } from '../core/redact.js';
 import { isIP, type Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { Logger } from '../core/ports.js';
@@ -204,7 +205,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
     if (!this.settled) {
       const reason = reasonOf(error);
-      this.logger.debug({ url: redacted(this.url), reason }, 'push failed without a response');
+      this.logger.debug({ url: redactUrl(this.url), reason }, 'push failed without a response');
       this.settle(failure(reason));
     }
     this.done();
@@ -235,16 +236,6 @@ function reasonOf(error: unknown): string {
     return code !== undefined && !error.message.includes(code) ? `${code}: ${error.message}` : error.message;
   }
   return String(error);
-}
-
-/** A URL for logs: its origin and path, never its query (tokens live there). */
-function redacted(url: string): string {
-  try {
-    const { origin, pathname } = new URL(url);
-    return origin + pathname;
-  } catch {
-    return '(not a URL)';
-  }
 }
 
 export function createPushTransport(options: PushTransportOptions = {}): UndiciPushTransport {
