@@ -12,9 +12,9 @@ import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { PushSubscription } from '../../core/push.js';
-import { backoffDelay } from '../../core/task/backoff.js';
+import { decideDefer, decideFailure, decideMove, type FailureCause } from '../../core/task/decide.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import { afterFailure, makeReceipt } from '../../core/task/lifecycle.js';
+import { makeReceipt } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type {
   AckOutcome,
@@ -45,7 +45,7 @@ import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';
 import { TaskInserter } from './inserts.js';
 import { Parking } from './parking.js';
-import { backoffOf, dueRef, runRef, toRecord, type ControlRow } from './rows.js';
+import { backoffOf, dueRef, runRef, toRecord } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
@@ -157,8 +157,8 @@ export class SqliteStore implements TaskStore {
 
   private cancelRow(id: string, now: number, counts: CountDeltas): CancelOutcome {
     const row = this.sql.control.get(id);
-    if (!row) return 'not_found';
-    if (row.state !== 'pending') return 'not_pending';
+    const decision = decideMove(row?.state, 'cancel', 'not_pending');
+    if (decision !== 'go' || row === undefined) return decision === 'go' ? 'not_found' : decision;
     this.sql.cancel.run(now, row.seq);
     counts.move(row.topic, 'pending', 'cancelled');
     return 'cancelled';
@@ -167,8 +167,8 @@ export class SqliteStore implements TaskStore {
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     return this.write(1, (): RescheduleOutcome => {
       const row = this.sql.control.get(id);
-      if (!row) return { status: 'not_found' };
-      if (row.state !== 'pending') return { status: 'not_pending' };
+      const decision = decideMove(row?.state, 'reschedule', 'not_pending');
+      if (decision !== 'go' || row === undefined) return { status: decision === 'go' ? 'not_found' : decision };
       this.sql.reschedule.run(runAt, runAt, now, row.seq);
       return { status: 'rescheduled', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
@@ -250,29 +250,18 @@ export class SqliteStore implements TaskStore {
   }
 
   nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
-    return this.write(1, (counts): NackOutcome => {
-      const row = this.sql.control.get(id);
-      if (!row) return { status: 'not_found' };
-      if (row.state !== 'reserved' || row.receipt !== receipt) return { status: 'stale' };
-      const delay = options.delayMs ?? backoffDelay(backoffOf(row), row.attempts, () => options.random);
-      return this.settleFailure(id, row, now, now + delay, options.error ?? null, counts);
-    }, true);
+    return this.write(1, (counts) => this.settleFailure(id, receipt, now, { kind: 'nack', ...options }, counts), true);
   }
 
   expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
-    return this.write(1, (counts): NackOutcome => {
-      const row = this.sql.control.get(id);
-      if (!row) return { status: 'not_found' };
-      if (row.state !== 'reserved' || row.receipt !== receipt || (row.reserved_until ?? Infinity) > now) return { status: 'stale' };
-      return this.settleFailure(id, row, now, now, 'reservation expired (ttr)', counts);
-    }, true);
+    return this.write(1, (counts) => this.settleFailure(id, receipt, now, { kind: 'expire' }, counts), true);
   }
 
   defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
     return this.write(1, (counts): DeferOutcome => {
       const row = this.sql.control.get(id);
-      if (!row) return { status: 'not_found' };
-      if (row.state !== 'reserved' || row.receipt !== receipt) return { status: 'stale' };
+      const decision = decideDefer(row?.state, row?.receipt === receipt);
+      if (decision !== 'go' || row === undefined) return { status: decision === 'go' ? 'not_found' : decision };
       this.sql.defer.run(Math.max(0, row.attempts - 1), runAt, runAt, now, row.seq);
       counts.move(row.topic, 'reserved', 'pending');
       return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
@@ -343,8 +332,8 @@ export class SqliteStore implements TaskStore {
   cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
     return this.write(1, (counts): CancelDeadOutcome => {
       const row = this.sql.control.get(id);
-      if (!row) return 'not_found';
-      if (row.state !== 'dead') return 'not_dead';
+      const decision = decideMove(row?.state, 'cancelDead', 'not_dead');
+      if (decision !== 'go' || row === undefined) return decision === 'go' ? 'not_found' : decision;
       this.sql.cancelDead.run(now, row.seq);
       counts.move(row.topic, 'dead', 'cancelled');
       return 'cancelled';
@@ -354,8 +343,8 @@ export class SqliteStore implements TaskStore {
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     return this.write(1, (counts): RetryDeadOutcome => {
       const row = this.sql.control.get(id);
-      if (!row) return { status: 'not_found' };
-      if (row.state !== 'dead') return { status: 'not_dead' };
+      const decision = decideMove(row?.state, 'retryDead', 'not_dead');
+      if (decision !== 'go' || row === undefined) return { status: decision === 'go' ? 'not_found' : decision };
       this.sql.retryDead.run(runAt, runAt, now, row.seq);
       counts.move(row.topic, 'dead', 'pending');
       return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
@@ -531,15 +520,22 @@ export class SqliteStore implements TaskStore {
 
   // ---------------------------------------------------------------------------------
 
-  private settleFailure(id: string, row: ControlRow, now: number, retryAt: number, error: string | null, counts: CountDeltas): NackOutcome {
-    if (afterFailure(row.attempts, row.max_attempts) === 'bury') {
-      this.sql.bury.run(error, now, row.seq);
+  /** A failed attempt (nack, expiry), as core/task/decide.ts decides it. */
+  private settleFailure(id: string, receipt: string, now: number, cause: FailureCause, counts: CountDeltas): NackOutcome {
+    const row = this.sql.control.get(id);
+    const facts = row && { state: row.state, attempts: row.attempts, maxAttempts: row.max_attempts, backoff: backoffOf(row), reservedUntil: row.reserved_until };
+    const decision = decideFailure(facts, row?.receipt === receipt, now, cause);
+    if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
+    // Narrows `row`: a decision to retry or bury was made on a row that exists.
+    if (row === undefined) return { status: 'not_found' };
+    if (decision.status === 'dead') {
+      this.sql.bury.run(decision.error, now, row.seq);
       counts.move(row.topic, 'reserved', 'dead');
       return { status: 'dead' };
     }
-    this.sql.retry.run(retryAt, retryAt, error, now, row.seq);
+    this.sql.retry.run(decision.runAt, decision.runAt, decision.error, now, row.seq);
     counts.move(row.topic, 'reserved', 'pending');
-    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), retryAt, row.seq) };
+    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq) };
   }
 
   /** `oneStatement`: see GroupCommit.submit; true only where the single write comes last. */

@@ -1,0 +1,61 @@
+// The shared decisions of the check-then-change operations, against the state machine's
+// table and a plain restatement of the failure rule.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { decideDefer, decideFailure, decideMove, EXPIRED_ERROR } from '../../src/core/task/decide.js';
+import { nextState, type TaskEvent } from '../../src/core/task/lifecycle.js';
+import { TASK_STATES, type TaskState } from '../../src/core/task/model.js';
+
+const EVENTS: TaskEvent[] = ['reserve', 'ack', 'retry', 'bury', 'cancel', 'reschedule', 'retryDead', 'defer', 'cancelDead'];
+const backoff = { baseMs: 1_000, factor: 2, maxMs: 60_000, jitter: 0 };
+
+describe('decideMove', () => {
+  it('goes exactly where the state machine allows, says not_found without a task', () => {
+    for (const event of EVENTS) {
+      assert.equal(decideMove(undefined, event, 'refused'), 'not_found');
+      for (const state of TASK_STATES) assert.equal(decideMove(state, event, 'refused'), nextState(state, event) === undefined ? 'refused' : 'go', `${event} from ${state}`);
+    }
+  });
+});
+
+describe('decideDefer', () => {
+  it('goes only for a reserved task under its receipt', () => {
+    assert.equal(decideDefer(undefined, false), 'not_found');
+    for (const state of TASK_STATES) for (const holds of [true, false]) assert.equal(decideDefer(state, holds), state === 'reserved' && holds ? 'go' : 'stale');
+  });
+});
+
+describe('decideFailure', () => {
+  const facts = fc.record({
+    state: fc.constantFrom<TaskState>(...TASK_STATES),
+    attempts: fc.integer({ min: 1, max: 10 }),
+    maxAttempts: fc.integer({ min: 1, max: 10 }),
+    backoff: fc.constant(backoff),
+    reservedUntil: fc.integer({ min: 0, max: 2_000 }),
+  });
+  const cause = fc.oneof(
+    fc.constant({ kind: 'expire' as const }),
+    fc.record({ kind: fc.constant('nack' as const), delayMs: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }), error: fc.option(fc.string(), { nil: undefined }), random: fc.double({ min: 0, max: 1, noNaN: true }) }),
+  );
+
+  it('matches the rule: stale unless reserved under the receipt (and run out, for an expiry); then retry while attempts remain, else dead', () => {
+    fc.assert(
+      fc.property(facts, fc.boolean(), fc.integer({ min: 0, max: 2_000 }), cause, (task, holds, now, why) => {
+        const decision = decideFailure(task, holds, now, why);
+        const stale = task.state !== 'reserved' || !holds || (why.kind === 'expire' && task.reservedUntil > now);
+        if (stale) return assert.deepEqual(decision, { status: 'stale' });
+        const error = why.kind === 'expire' ? EXPIRED_ERROR : (why.error ?? null);
+        if (task.attempts >= task.maxAttempts) return assert.deepEqual(decision, { status: 'dead', error });
+        assert.equal(decision.status, 'retrying');
+        if (decision.status !== 'retrying') return;
+        assert.equal(decision.error, error);
+        if (why.kind === 'expire') assert.equal(decision.runAt, now);
+        else if (why.delayMs !== undefined) assert.equal(decision.runAt, now + why.delayMs);
+        else assert.equal(decision.runAt, now + Math.min(backoff.maxMs, backoff.baseMs * 2 ** (task.attempts - 1)));
+      }),
+    );
+  });
+
+  it('says not_found without a task', () => assert.deepEqual(decideFailure(undefined, true, 0, { kind: 'expire' }), { status: 'not_found' }));
+});
