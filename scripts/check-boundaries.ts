@@ -2,7 +2,8 @@
 //   src/core      imports nothing outside src/core, and no node: built-ins or packages (no I/O);
 //   src/engine    imports src/core and itself only: it knows stores by their ports (src/core/ports.ts),
 //                 and opening one by URL is the composition root's job (src/open-queue.ts);
-//   src/stores/X  never imports another store;
+//   src/stores/X  never imports another store; what stores share lives in src/stores/shared,
+//                 which imports only src/core, itself and node: built-ins (no driver);
 //   src/client    imports only src/client and src/wire (no server, engine or store in its graph);
 //   src/cli       never imports src/engine or a store (it talks to a server through the client);
 //                 of src/server it imports the settings table, and the server itself only
@@ -56,8 +57,12 @@ for (const file of walk(root)) {
     if (from === 'core' && target !== 'core') violations.push(`${where}: src/core must stay pure`);
     if (from === 'engine' && relative_ && target !== 'engine' && target !== 'core')
       violations.push(`${where}: the engine depends on ports only (src/core), never on a store, the server or the wire`);
-    if (from.startsWith('stores/') && target.startsWith('stores/') && target !== from)
-      violations.push(`${where}: stores never import each other`);
+    if (from.startsWith('stores/') && target.startsWith('stores/') && target !== from && target !== 'stores/shared')
+      violations.push(`${where}: stores never import each other (what they share lives in src/stores/shared)`);
+    if (from === 'stores/shared' && relative_ && target !== 'stores/shared' && target !== 'core')
+      violations.push(`${where}: src/stores/shared imports only src/core and itself: it is the driver-free part every shared store reuses`);
+    if (from === 'stores/shared' && !relative_ && !spec.startsWith('node:'))
+      violations.push(`${where}: src/stores/shared uses no package (no driver)`);
     if (from === 'push' && relative_ && target !== 'push' && target !== 'core')
       violations.push(`${where}: src/push imports only src/core and packages (the engine reaches it through the PushTransport port)`);
     if (from === 'client' && relative_ && target !== 'client' && target !== 'wire')

@@ -12,7 +12,7 @@ import { redactUrl } from '../../core/redact.js';
 import type { StoreOptions } from '../open-store.js';
 import { parkedInitScript } from './commands.js';
 import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient, type UrlStoreOptions } from './connection.js';
-import { ConsumerDemand } from './consumer-demand.js';
+import { ConsumerDemand } from '../shared/consumer-demand.js';
 import { KeptTaskReleaser } from './kept-releaser.js';
 import { buildKeyspace, type Keyspace } from './keys.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -20,12 +20,12 @@ import { OverdueRecoverer } from './overdue-recoverer.js';
 import { Unparker } from './parking.js';
 import { Promoter } from './promoter.js';
 import { ReadyReserver } from './ready-reserver.js';
-import { ReadyWaiters } from './ready-waiters.js';
+import { ReadyWaiters } from '../shared/ready-waiters.js';
 import { RedisStore } from './redis-store.js';
 import { RemoteTimers } from './remote-timers.js';
 import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
-import { ShardLeases } from './shard-leases.js';
+import { ShardLeases } from '../shared/shard-leases.js';
 import { Subscriber } from './subscriber.js';
 
 /** The Redis store's options: those of StoreOptions, with the clock given (openStore gives the system clock). */

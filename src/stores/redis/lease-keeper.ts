@@ -15,8 +15,8 @@ import type { Clock, TimerToken } from '../../core/ports.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './commands.js';
-import { shardOf } from './router.js';
-import type { ShardLeases } from './shard-leases.js';
+import { shardOf } from '../shared/router.js';
+import type { ShardLeases } from '../shared/shard-leases.js';
 
 export interface LeaseEvents {
   /** This process now owns `shard` (not called for the shards taken by start()). */

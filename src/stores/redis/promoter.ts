@@ -7,17 +7,17 @@
  * consumers are woken directly (ready-waiters.ts), without waiting for the PUBLISH.
  */
 import type { TimerRef } from '../../core/task/model.js';
-import { ShardBatcher } from './batcher.js';
+import { ShardBatcher } from '../shared/batcher.js';
 import { decodeTask } from './codec.js';
 import { MAX_SCRIPT_BATCH, promoteScript } from './commands.js';
-import type { ConsumerDemand } from './consumer-demand.js';
+import type { ConsumerDemand } from '../shared/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
 import { nextNonce } from './nonce.js';
-import type { ReadyWaiters } from './ready-waiters.js';
-import { groupByShard } from './router.js';
-import type { ShardLeases } from './shard-leases.js';
+import type { ReadyWaiters } from '../shared/ready-waiters.js';
+import { groupByShard } from '../shared/router.js';
+import type { ShardLeases } from '../shared/shard-leases.js';
 
 interface Promotion {
   readonly ref: TimerRef;

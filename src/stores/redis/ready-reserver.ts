@@ -14,13 +14,13 @@ import type { Logger } from '../../core/ports.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
 import { reserveReadyScript } from './commands.js';
-import type { ConsumerDemand } from './consumer-demand.js';
+import type { ConsumerDemand } from '../shared/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
 import { nextNonce } from './nonce.js';
-import type { ReadyWaiters } from './ready-waiters.js';
-import { planReserveSteps, type ReserveStep } from './reserve-plan.js';
+import type { ReadyWaiters } from '../shared/ready-waiters.js';
+import { planReserveSteps, type ReserveStep } from '../shared/reserve-plan.js';
 import type { Subscriber } from './subscriber.js';
 
 /** The most tasks one call reserves (reserve-ready.lua pops at most 4x this per call). */

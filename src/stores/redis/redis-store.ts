@@ -48,7 +48,7 @@ import { byTopic, decodePushSubscription, encodePushSubscription } from '../push
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
 import { inWholeHours, PARKED_COUNT_GRAIN_MS, swapChangesDefinition, type ScheduleSwap } from '../../core/ports.js';
-import { ShardBatcher } from './batcher.js';
+import { ShardBatcher } from '../shared/batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import { execAndWait, waitSetting } from './replication.js';
 import {
@@ -77,7 +77,7 @@ import {
   deleteScheduleScript,
 } from './commands.js';
 import type { RedisClient } from './connection.js';
-import { mergeDue } from './due-merge.js';
+import { mergeDue } from '../shared/due-merge.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace, ShardKeys } from './keys.js';
 import type { LeaseKeeper } from './lease-keeper.js';
@@ -87,8 +87,8 @@ import { PARK_BUCKET_MS, firstParkBucket, parkBucketOf, type Unparker } from './
 import type { Promoter } from './promoter.js';
 import type { ReadyReserver } from './ready-reserver.js';
 import type { RemoteTimers } from './remote-timers.js';
-import { groupByShard, shardOf } from './router.js';
-import type { ShardLeases } from './shard-leases.js';
+import { groupByShard, shardOf } from '../shared/router.js';
+import type { ShardLeases } from '../shared/shard-leases.js';
 import type { Subscriber } from './subscriber.js';
 
 const MAX_LOAD_PAGE = 2_000;

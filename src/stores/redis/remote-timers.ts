@@ -13,8 +13,8 @@ import { loadDueScript } from './commands.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 import type { Unparker } from './parking.js';
-import { shardOf } from './router.js';
-import type { ShardLeases } from './shard-leases.js';
+import { shardOf } from '../shared/router.js';
+import type { ShardLeases } from '../shared/shard-leases.js';
 
 /** A failed load of a taken-over shard is tried again after this long. */
 const LOAD_RETRY_MS = 500;

@@ -8,26 +8,25 @@
  * again from its own last entry, so a page is exact (never short while timers remain).
  */
 import type { DueCursor } from '../../core/ports.js';
-import type { DueEntry } from './commands.js';
 
-export type ShardReader = (shard: number, after: DueCursor | null, limit: number) => Promise<DueEntry[]>;
+export type ShardReader<E extends DueCursor> = (shard: number, after: DueCursor | null, limit: number) => Promise<E[]>;
 
-interface Stream {
+interface Stream<E extends DueCursor> {
   readonly shard: number;
-  buffer: DueEntry[];
+  buffer: E[];
   head: number;
   exhausted: boolean;
   after: DueCursor | null;
 }
 
-const before = (a: DueEntry, b: DueEntry): boolean => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq);
+const before = (a: DueCursor, b: DueCursor): boolean => a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq);
 
-export async function mergeDue(shards: readonly number[], after: DueCursor | null, limit: number, read: ShardReader): Promise<DueEntry[]> {
+export async function mergeDue<E extends DueCursor>(shards: readonly number[], after: DueCursor | null, limit: number, read: ShardReader<E>): Promise<E[]> {
   if (limit <= 0 || shards.length === 0) return [];
   // First chunk: a fair share plus slack, so an even spread needs one round trip per shard.
   const chunk = Math.min(limit, Math.max(64, Math.ceil((limit / shards.length) * 1.5)));
-  const streams: Stream[] = shards.map((shard) => ({ shard, buffer: [], head: 0, exhausted: false, after }));
-  const refill = async (s: Stream, size: number): Promise<void> => {
+  const streams: Stream<E>[] = shards.map((shard) => ({ shard, buffer: [], head: 0, exhausted: false, after }));
+  const refill = async (s: Stream<E>, size: number): Promise<void> => {
     const page = await read(s.shard, s.after, size);
     s.buffer = page;
     s.head = 0;
@@ -36,9 +35,9 @@ export async function mergeDue(shards: readonly number[], after: DueCursor | nul
     if (last) s.after = { dueAt: last.dueAt, seq: last.seq };
   };
   await Promise.all(streams.map((s) => refill(s, chunk)));
-  const out: DueEntry[] = [];
+  const out: E[] = [];
   while (out.length < limit) {
-    let best: Stream | null = null;
+    let best: Stream<E> | null = null;
     for (const s of streams) {
       if (s.head >= s.buffer.length) {
         if (s.exhausted) continue;
