@@ -4,6 +4,7 @@ import { Cluster } from 'ioredis';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
+import { runSharedConformance } from '../../conformance/shared-conformance.js';
 import { runStoreConformance, task } from '../../conformance/store-conformance.js';
 import { redisSkip, startCluster, type RedisCluster } from '../../helpers/redis-servers.js';
 
@@ -20,6 +21,7 @@ describe('redis store (3-master Redis Cluster)', { skip }, () => {
   });
 
   runStoreConformance('redis cluster', async () => ({ store: await openRedisStore(cluster!.url, { clock: storeSystemClock, prefix: `c${++namespaces}` }) }));
+  runSharedConformance('redis cluster', { namespace: async () => ({ url: cluster!.url, storeOptions: { prefix: `s${++namespaces}` } }), takeoverMs: 6_000 });
 
   it('spreads the shards of one namespace over all masters, and uses them all', async () => {
     const prefix = `spread${++namespaces}`;

@@ -5,6 +5,7 @@ import { backoffDelay, DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { scripts } from '../../../src/stores/redis/scripts.js';
+import { runSharedConformance } from '../../conformance/shared-conformance.js';
 import { runStoreConformance, scheduleRecord, task } from '../../conformance/store-conformance.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
@@ -24,6 +25,8 @@ describe('redis store (one Redis)', { skip }, () => {
   // A fresh namespace per case: the same server, nothing shared.
   runStoreConformance('redis', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `t${++namespaces}`, shards: 4 }) }));
   runStoreConformance('redis, 16 shards', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `u${++namespaces}` }) }));
+  // Several processes on one namespace; a shard lease runs 5 s and a tick renews or takes one every second (docs/redis.md).
+  runSharedConformance('redis', { namespace: async () => ({ url: server!.url, storeOptions: { prefix: `s${++namespaces}`, shards: 8 } }), takeoverMs: 6_000 });
 
   it('refuses a Redis that may evict keys', async () => {
     const evicting = await startRedis({ maxmemoryPolicy: 'allkeys-lru' });

@@ -1,0 +1,221 @@
+/**
+ * The contract of a store several processes share (docs/stores.md, "Stores several
+ * processes share"), as tests. Every shared store kind runs it unchanged with a backing:
+ *
+ *   runSharedConformance('redis', { namespace: async () => ({ url, storeOptions: { prefix } }), takeoverMs: 6_000 });
+ *
+ * Real processes (test/conformance/fixtures/shared-node.ts) open the store URL, and this
+ * process opens it too as a producer: each case checks one promise of the contract across
+ * them. Bounds are the store's documented ones (`takeoverMs`) or far from what a missing
+ * mechanism would give (a task no process was told about waits for a loader pass, every
+ * horizonMs / 4 = 15 s).
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { after, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DelayQueue } from '../../src/open-queue.js';
+
+export interface SharedNamespace {
+  /** The store URL every process opens. */
+  readonly url: string;
+  /** Store options of this namespace (a fresh one per case), passed to every process. */
+  readonly storeOptions: Record<string, unknown>;
+}
+
+export interface SharedBacking {
+  /** A fresh, empty namespace on the backing, for one case. */
+  namespace(): Promise<SharedNamespace>;
+  /** Within how long a dead process's partitions are owned again, as the store documents it. */
+  readonly takeoverMs: number;
+}
+
+/** How late a task may fire and still be on time here: far below a loader pass (15 s). */
+export const ON_TIME_MS = 2_000;
+
+interface Delivery {
+  readonly node: number;
+  readonly runAt: number;
+  readonly at: number;
+  readonly attempt: number;
+}
+
+class Nodes {
+  readonly children: ChildProcess[] = [];
+  readonly deliveries = new Map<string, Delivery[]>();
+  /** When each task's handler finished, by node. */
+  readonly finished = new Map<string, { node: number; at: number }[]>();
+
+  /** Starts a node per entry of `holdMs` (how long its handler holds each task). */
+  async start(holdMs: readonly number[], space: SharedNamespace, topic: string): Promise<void> {
+    const ready: Promise<void>[] = [];
+    for (const hold of holdMs) {
+      const node = this.children.length;
+      const config = JSON.stringify({ url: space.url, storeOptions: space.storeOptions, topic, holdMs: hold, concurrency: 50 });
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/conformance/fixtures/shared-node.ts', config], { stdio: ['ignore', 'pipe', 'inherit'] });
+      this.children.push(child);
+      const lines = createInterface({ input: child.stdout });
+      ready.push(
+        new Promise<void>((resolve, reject) => {
+          child.once('exit', (code) => reject(new Error(`node ${node} exited (${code}) before it was ready`)));
+          lines.on('line', (line) => {
+            if (line === 'READY') return resolve();
+            const [tag, id, a, b, c] = line.split(' ');
+            if (id === undefined) return;
+            if (tag === 'D') push(this.deliveries, id, { node, runAt: Number(a), at: Number(b), attempt: Number(c) });
+            if (tag === 'A') push(this.finished, id, { node, at: Number(a) });
+          });
+        }),
+      );
+    }
+    await Promise.all(ready);
+  }
+
+  /** Waits until every id was delivered and its handler finished, or `ms` passed. */
+  async settled(ids: readonly string[], ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (ids.some((id) => !this.finished.has(id)) && Date.now() < deadline) await sleep(50);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.children.map(async (child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGCONT');
+        child.kill('SIGTERM');
+        const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(forced);
+      }),
+    );
+  }
+}
+
+function push<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+export function runSharedConformance(name: string, backing: SharedBacking): void {
+  describe(`shared store conformance: ${name}`, () => {
+    const opened: { nodes: Nodes; producer: DelayQueue | null }[] = [];
+    const open = async (holdMs: readonly number[], space: SharedNamespace, topic: string): Promise<{ nodes: Nodes; producer: DelayQueue }> => {
+      const nodes = new Nodes();
+      const entry: { nodes: Nodes; producer: DelayQueue | null } = { nodes, producer: null };
+      opened.push(entry);
+      await nodes.start(holdMs, space, topic);
+      entry.producer = await DelayQueue.open({ store: space.url, storeOptions: space.storeOptions });
+      return { nodes, producer: entry.producer };
+    };
+    after(async () => {
+      for (const { nodes, producer } of opened) {
+        await producer?.close();
+        await nodes.stop();
+      }
+    });
+
+    it('a task scheduled through one process fires on time in whichever process owns its partition', { timeout: 120_000 }, async () => {
+      const space = await backing.namespace();
+      const { nodes, producer } = await open([2, 2], space, 'window');
+      const start = Date.now();
+      // Due within every process's loaded window (horizon 60 s): most land in partitions
+      // the producer does not own, which only hear of them from the store.
+      const tasks = Array.from({ length: 300 }, (_, i) => ({ id: `w-${i}`, topic: 'window', payload: null, runAt: start + 1_500 + (i % 100) * 10 }));
+      await producer.scheduleMany(tasks);
+      await nodes.settled(
+        tasks.map((t) => t.id),
+        30_000,
+      );
+      const missing = tasks.filter((t) => !nodes.deliveries.has(t.id)).map((t) => t.id);
+      assert.deepEqual(missing, [], 'every task delivered');
+      const all = [...nodes.deliveries.values()].flat();
+      assert.deepEqual(
+        all.filter((d) => d.at < d.runAt),
+        [],
+        'none before its runAt',
+      );
+      const late = all.filter((d) => d.at - d.runAt > ON_TIME_MS);
+      assert.deepEqual(late, [], `every task within ${ON_TIME_MS} ms of its runAt`);
+    });
+
+    it('each ready task is reserved once across processes', { timeout: 120_000 }, async () => {
+      const space = await backing.namespace();
+      const { nodes, producer } = await open([2, 2, 2], space, 'once');
+      const now = Date.now();
+      const tasks = Array.from({ length: 600 }, (_, i) => ({ id: `o-${i}`, topic: 'once', payload: null, runAt: now + 500 }));
+      await producer.scheduleMany(tasks);
+      await nodes.settled(
+        tasks.map((t) => t.id),
+        30_000,
+      );
+      await sleep(500);
+      for (const task of tasks) {
+        const list = nodes.deliveries.get(task.id) ?? [];
+        assert.equal(list.length, 1, `${task.id} delivered ${list.length} times: ${JSON.stringify(list)}`);
+        assert.equal(list[0]!.attempt, 1);
+      }
+    });
+
+    it("a dead owner's partitions are taken over within the documented time, and its tasks delivered", { timeout: 120_000 }, async () => {
+      const space = await backing.namespace();
+      const { nodes, producer } = await open([2, 2], space, 'takeover');
+      const start = Date.now();
+      const tasks = Array.from({ length: 200 }, (_, i) => ({ id: `t-${i}`, topic: 'takeover', payload: null, runAt: start + 2_000 + (i % 50) * 20 }));
+      await producer.scheduleMany(tasks);
+      // The first node dies holding its partitions and their loaded timers.
+      nodes.children[0]!.kill('SIGKILL');
+      const killedAt = Date.now();
+      await nodes.settled(
+        tasks.map((t) => t.id),
+        backing.takeoverMs + 30_000,
+      );
+      const missing = tasks.filter((t) => !nodes.finished.has(t.id)).map((t) => t.id);
+      assert.deepEqual(missing, [], 'every task delivered after the kill');
+      const bound = killedAt + backing.takeoverMs + ON_TIME_MS;
+      for (const task of tasks) {
+        const first = nodes.deliveries.get(task.id)![0]!;
+        assert.ok(first.at >= task.runAt, `${task.id} early`);
+        assert.ok(first.at <= Math.max(task.runAt + ON_TIME_MS, bound), `${task.id} delivered ${first.at - task.runAt} ms after its runAt (taken over late)`);
+      }
+    });
+
+    it("a zombie's writes are fenced: a process stopped past its lease and its reservations does not settle or deliver what others took over", { timeout: 120_000 }, async () => {
+      const space = await backing.namespace();
+      // The first node alone takes the tasks, and is stopped while its handler holds them
+      // (3 s each, within their 4 s ttr); then a second node, which settles at once, starts.
+      const { nodes, producer } = await open([3_000], space, 'zombie');
+      const now = Date.now();
+      const tasks = Array.from({ length: 40 }, (_, i) => ({ id: `z-${i}`, topic: 'zombie', payload: null, runAt: now + 300, ttrMs: 4_000 }));
+      await producer.scheduleMany(tasks);
+      const zombie = nodes.children[0]!;
+      const deadline = Date.now() + 10_000;
+      while (nodes.deliveries.size === 0 && Date.now() < deadline) await sleep(20);
+      zombie.kill('SIGSTOP');
+      const stoppedAt = Date.now();
+      await nodes.start([2], space, 'zombie');
+      const held = [...nodes.deliveries.entries()].filter(([, list]) => list.some((d) => d.node === 0)).map(([id]) => id);
+      assert.ok(held.length > 0, 'the zombie held reservations when it stopped');
+      // Past its lease and the reservations' ttr: the other node takes over and redelivers.
+      await nodes.settled(tasks.map((t) => t.id).filter((id) => !held.includes(id)), backing.takeoverMs + 30_000);
+      const retakenBy = Date.now() + backing.takeoverMs + 30_000;
+      while (held.some((id) => !(nodes.finished.get(id) ?? []).some((f) => f.node === 1)) && Date.now() < retakenBy) await sleep(50);
+      for (const id of held) assert.ok((nodes.finished.get(id) ?? []).some((f) => f.node === 1), `${id}, held by the zombie, was delivered again and finished by the live node`);
+      // Stopped past its lease too, so its partitions have been taken over when it wakes.
+      await sleep(Math.max(0, stoppedAt + backing.takeoverMs + 1_000 - Date.now()));
+      const resumedAt = Date.now();
+      zombie.kill('SIGCONT');
+      // The zombie finishes its stale handlers (its acks are refused) and keeps running.
+      await sleep(5_000);
+      const lateDeliveries = [...nodes.deliveries.entries()].flatMap(([id, list]) => list.filter((d) => d.node === 0 && d.at >= resumedAt).map((d) => ({ id, ...d })));
+      assert.deepEqual(lateDeliveries, [], 'the zombie delivers nothing the live node took over');
+      for (const id of held) {
+        const record = await producer.get(id);
+        assert.equal(record?.state, 'completed', `${id} completed`);
+        assert.equal(record?.attempts, 2, `${id}: the zombie's attempt and the live node's, no third`);
+      }
+    });
+  });
+}
