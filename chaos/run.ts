@@ -24,7 +24,8 @@
  * told from a fact that went missing.
  *
  * Every process (workers, delayq serve, redis-server, the load) is started here and
- * stopped by PID; SIGINT or SIGTERM stops the workers, servers and load at once.
+ * stopped by PID; SIGINT or SIGTERM stops the workers, servers and load at once, and
+ * reports the rounds finished so far.
  * Bounded: the full run takes a few minutes (<= 15) a round, --short (fewer kills,
  * shorter loads, what .ci/run runs) ~2-3 minutes.
  */
@@ -85,7 +86,12 @@ interface Row extends Verdict {
   readonly notes: string[];
   /** The round failed before its verdict (a process that would not start, a fault not injected). */
   readonly error?: string;
+  readonly round: number;
 }
+
+const started = Date.now();
+/** Every round's row so far: an interrupted run still reports the rounds it finished. */
+const rows: Row[] = [];
 
 // ---------------------------------------------------------------------------------------
 // Processes
@@ -110,6 +116,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const)
   process.once(signal, () => {
     console.error(`\nchaos: ${signal}, stopping every process started here`);
     stopAllNow();
+    if (rows.length > 0) report(signal);
     process.exit(130);
   });
 process.once('exit', stopAllNow);
@@ -279,19 +286,19 @@ async function scenario(
       appendFacts((runnerFacts ??= openFacts(join(dir, 'facts-runner.log'))), `${line}\n`);
     },
   };
-  const started = Date.now();
+  const roundStarted = Date.now();
   console.log(`\n# ${name}${ROUNDS > 1 ? ` (round ${current.round}/${ROUNDS})` : ''}: ${faults}`);
   let row: Row;
   try {
     await body(round);
     readFacts(round, true);
     const verdict = check(round.facts);
-    row = { name, faults, promise, seconds: Math.round((Date.now() - started) / 1000), notes: round.notes, ...verdict };
+    row = { name, faults, promise, round: current.round, seconds: Math.round((Date.now() - roundStarted) / 1000), notes: round.notes, ...verdict };
   } catch (error) {
     // Rounds run one at a time: whatever still runs is this round's, and must not run into the next.
     await Promise.all([...live].map((child) => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')))));
     readFacts(round, true);
-    row = { name, faults, promise, seconds: Math.round((Date.now() - started) / 1000), notes: round.notes, error: String(error), ...check(round.facts) };
+    row = { name, faults, promise, round: current.round, seconds: Math.round((Date.now() - roundStarted) / 1000), notes: round.notes, error: String(error), ...check(round.facts) };
   }
   const { facts, notes } = round;
   // The facts behind each offending id, for the report.
@@ -620,8 +627,6 @@ for (const n of names) if (!(n in SCENARIOS)) throw new Error(`unknown scenario 
 const loadText = LOAD === null ? 'no load' : `load: ${LOAD.cpu} CPU spinner(s), ${LOAD.io} fsync writer(s)`;
 if (LOAD !== null || ROUNDS > 1) console.log(`chaos: ${names.join(', ')}; ${ROUNDS} round(s); ${loadText}`);
 
-const started = Date.now();
-const rows: Row[] = [];
 for (let r = 1; r <= ROUNDS; r++)
   for (const n of names) {
     current.key = n;
@@ -638,61 +643,70 @@ for (let r = 1; r <= ROUNDS; r++)
     }
   }
 
-const summaries = summarize(rows);
-const header = [
-  'scenario',
-  ...(ROUNDS > 1 ? ['rounds (failed)'] : []),
-  'scheduled',
-  'delivered',
-  'lost',
-  'early',
-  'acked-again',
-  'duplicates (unexplained)',
-  'recovery (max lateness)',
-];
-const table = summaries.map((s) => [
-  s.name,
-  ...(ROUNDS > 1 ? [`${s.rounds} (${s.failedRounds})`] : []),
-  s.scheduled.toLocaleString('en-US'),
-  s.delivered.toLocaleString('en-US'),
-  String(s.lost),
-  String(s.early),
-  String(s.ackedAgain),
-  `${s.duplicates} (${s.unexplainedDuplicates})`,
-  `${(s.maxLatenessMs / 1000).toFixed(1)} s`,
-]);
-const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-const title = [SHORT ? 'short' : '', ROUNDS > 1 ? `${ROUNDS} rounds` : '', LOAD === null ? '' : loadText].filter((t) => t !== '').join(', ');
-console.log(`\n### chaos${title === '' ? '' : ` (${title})`}: ${Math.round((Date.now() - started) / 1000)} s\n`);
-console.log(line(header));
-console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-for (const r of table) console.log(line(r));
+const code = report(null);
+if (code !== 0) process.exit(code);
 
-const problems = rows.flatMap((r, i) => failures(r).map((f) => `${r.name}${ROUNDS > 1 ? ` (round ${Math.floor(i / names.length) + 1})` : ''}: ${f}`));
-mkdirSync(RESULTS, { recursive: true });
-const file = join(RESULTS, `chaos${SHORT ? '-short' : ''}${LOAD === null ? '' : '-load'}${ROUNDS > 1 ? '-rounds' : ''}-latest.json`);
-writeFileSync(
-  file,
-  `${JSON.stringify(
-    {
-      at: new Date().toISOString(),
-      short: SHORT,
-      ...(ROUNDS > 1 ? { rounds: ROUNDS } : {}),
-      ...(LOAD === null ? {} : { load: LOAD }),
-      seconds: Math.round((Date.now() - started) / 1000),
-      machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model },
-      ...(ROUNDS > 1 ? { summary: summaries } : {}),
-      scenarios: rows,
-      problems,
-    },
-    null,
-    2,
-  )}\n`,
-);
-console.log(`\nwritten to ${file}`);
-if (problems.length > 0) {
-  console.error(`\nchaos: promises broken:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  process.exit(1);
+/** Prints the table (scenarios added up over their rounds), writes the JSON; the exit code. */
+function report(interrupted: NodeJS.Signals | null): number {
+  const summaries = summarize(rows);
+  const header = [
+    'scenario',
+    ...(ROUNDS > 1 ? ['rounds (failed)'] : []),
+    'scheduled',
+    'delivered',
+    'lost',
+    'early',
+    'acked-again',
+    'duplicates (unexplained)',
+    'recovery (max lateness)',
+  ];
+  const table = summaries.map((s) => [
+    s.name,
+    ...(ROUNDS > 1 ? [`${s.rounds} (${s.failedRounds})`] : []),
+    s.scheduled.toLocaleString('en-US'),
+    s.delivered.toLocaleString('en-US'),
+    String(s.lost),
+    String(s.early),
+    String(s.ackedAgain),
+    `${s.duplicates} (${s.unexplainedDuplicates})`,
+    `${(s.maxLatenessMs / 1000).toFixed(1)} s`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const title = [SHORT ? 'short' : '', ROUNDS > 1 ? `${ROUNDS} rounds` : '', LOAD === null ? '' : loadText].filter((t) => t !== '').join(', ');
+  const ended = interrupted === null ? '' : `, stopped by ${interrupted} with ${rows.length} scenario run(s) finished`;
+  console.log(`\n### chaos${title === '' ? '' : ` (${title})`}: ${Math.round((Date.now() - started) / 1000)} s${ended}\n`);
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of table) console.log(line(r));
+
+  const problems = rows.flatMap((r) => failures(r).map((f) => `${r.name}${ROUNDS > 1 ? ` (round ${r.round})` : ''}: ${f}`));
+  mkdirSync(RESULTS, { recursive: true });
+  const file = join(RESULTS, `chaos${SHORT ? '-short' : ''}${LOAD === null ? '' : '-load'}${ROUNDS > 1 ? '-rounds' : ''}-latest.json`);
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        short: SHORT,
+        ...(interrupted === null ? {} : { interrupted }),
+        ...(ROUNDS > 1 ? { rounds: ROUNDS } : {}),
+        ...(LOAD === null ? {} : { load: LOAD }),
+        seconds: Math.round((Date.now() - started) / 1000),
+        machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model },
+        ...(ROUNDS > 1 ? { summary: summaries } : {}),
+        scenarios: rows,
+        problems,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(`\nwritten to ${file}`);
+  if (problems.length > 0) {
+    console.error(`\nchaos: promises broken:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    return 1;
+  }
+  console.log(interrupted === null ? 'chaos: every promise held' : `chaos: every promise held in the rounds finished before the ${interrupted}`);
+  return 0;
 }
-console.log('chaos: every promise held');
