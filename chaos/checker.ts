@@ -57,6 +57,12 @@ export function addLine(facts: Facts, line: string): void {
   else if (kind === 'A') facts.acks.push({ id, attempt: Number(a), at: Number(b) });
 }
 
+/** The acknowledged schedules with no delivery (yet), in the order they were acknowledged. */
+export function undelivered(facts: Facts): string[] {
+  const delivered = new Set(facts.deliveries.map((d) => d.id));
+  return [...facts.scheduled.keys()].filter((id) => !delivered.has(id));
+}
+
 export function check(facts: Facts): Verdict {
   const deliveriesOf = new Map<string, { attempt: number; at: number }[]>();
   for (const d of facts.deliveries) {

@@ -1,30 +1,81 @@
 /**
- * npm run chaos [-- --short] [-- <scenario name> ...]
+ * npm run chaos [-- --short] [-- --rounds N] [-- --load [--load-cpu N] [--load-io N]] [-- <scenario name> ...]
  *
  * Fault scenarios against real processes under load, each judged by the checker
  * (checker.ts): every task whose schedule was acknowledged delivered at least once and
  * never before its runAt, no delivery after an acknowledged ack, duplicates counted and
  * explained by open leases. Prints one table and writes chaos/results/chaos-latest.json
- * (chaos-short-latest.json with --short). Exits 1 when a scenario breaks a promise it makes.
+ * (chaos-short-latest.json with --short; -load and -rounds in the name when given). Exits
+ * 1 when a scenario breaks a promise it makes.
  *
- * Every process (workers, delayq serve, redis-server) is started here and stopped by PID.
- * Bounded: the full run takes a few minutes (<= 15), --short (fewer kills, shorter loads,
- * what .ci/run runs) ~2-3 minutes.
+ * --rounds N   runs the chosen scenarios N times over (round 1: each scenario once, then
+ *              round 2 ...) and sums them up per scenario: rounds (failed), tasks
+ *              acknowledged, lost, early, acked again, duplicates. A failing round does
+ *              not stop the run.
+ * --load       adds background load while each scenario runs (load.ts): one CPU spinner
+ *              per core and one writer that writes and fsyncs files in a temp dir in a
+ *              loop; --load-cpu N / --load-io N set the counts (and imply --load). Started
+ *              with the scenario, stopped by PID after it, bounded at LOAD_MAX_MS each.
+ *
+ * A broken round keeps its files: its directory (the SQLite database with its -wal and
+ * -shm, every worker's facts file, verdict.json) moves to chaos/results/kept/, and for
+ * each offending task the runner prints where it stands in the store (its row: state,
+ * runAt, attempts, parked or not, receipt, reservation; sqlite-rows.ts), so a loss can be
+ * told from a fact that went missing.
+ *
+ * Every process (workers, delayq serve, redis-server, the load) is started here and
+ * stopped by PID; SIGINT or SIGTERM stops the workers, servers and load at once, and
+ * reports the rounds finished so far.
+ * Bounded: the full run takes a few minutes (<= 15) a round, --short (fewer kills,
+ * shorter loads, what .ci/run runs) ~2-3 minutes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
 import { DelayQClient } from '../src/client/index.js';
 import { cli, freePort, redisSkip, startCluster, startRedis, type RedisServer } from '../test/helpers/redis-servers.js';
-import { addLine, check, newFacts, type Facts, type Verdict } from './checker.js';
+import { addLine, check, newFacts, undelivered, type Facts, type Verdict } from './checker.js';
+import { appendFacts, FactsTail, openFacts } from '../test/helpers/facts-file.js';
+import { startLoad, type Load, type LoadSpec } from './load.js';
+import { owed, standings } from './sqlite-rows.js';
 import type { WorkerConfig } from './worker.js';
 
-const SHORT = process.argv.includes('--short');
-const ONLY = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const ROOT = join(import.meta.dirname, '..');
+const RESULTS = join(ROOT, 'chaos', 'results');
+/** A scenario takes a minute or two; its load ends by itself well after, should the runner hang. */
+const LOAD_MAX_MS = 10 * 60_000;
+/** Offending tasks printed with their rows; the kept directory's standings.txt has them all. */
+const PRINTED_STANDINGS = 30;
+
+const args = parseArgs({
+  allowPositionals: true,
+  options: {
+    short: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
+    load: { type: 'boolean', default: false },
+    'load-cpu': { type: 'string' },
+    'load-io': { type: 'string' },
+  },
+});
+
+function count(name: string, text: string | undefined, fallback: number, min: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min) throw new Error(`--${name} wants a whole number >= ${min}, got "${text}"`);
+  return n;
+}
+
+const SHORT = args.values.short;
+const ONLY = args.positionals;
+const ROUNDS = count('rounds', args.values.rounds, 1, 1);
+const LOAD: LoadSpec | null =
+  args.values.load || args.values['load-cpu'] !== undefined || args.values['load-io'] !== undefined
+    ? { cpu: count('load-cpu', args.values['load-cpu'], cpus().length, 0), io: count('load-io', args.values['load-io'], 1, 0) }
+    : null;
 
 interface Row extends Verdict {
   readonly name: string;
@@ -33,10 +84,42 @@ interface Row extends Verdict {
   readonly promise: 'clean' | 'may-lose';
   readonly seconds: number;
   readonly notes: string[];
+  /** The round failed before its verdict (a process that would not start, a fault not injected). */
+  readonly error?: string;
+  readonly round: number;
 }
+
+const started = Date.now();
+/** Every round's row so far: an interrupted run still reports the rounds it finished. */
+const rows: Row[] = [];
 
 // ---------------------------------------------------------------------------------------
 // Processes
+
+/** Every worker and server running now, by PID, the load and the rounds' directories: what SIGINT must not leave behind. */
+const live = new Set<ChildProcess>();
+const loads = new Set<Load>();
+const roundDirs = new Set<string>();
+
+function track(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+}
+
+function stopAllNow(): void {
+  for (const child of live) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const load of loads) load.killNow();
+  for (const dir of roundDirs) rmSync(dir, { recursive: true, force: true });
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    console.error(`\nchaos: ${signal}, stopping every process started here`);
+    stopAllNow();
+    if (rows.length > 0) report(signal);
+    process.exit(130);
+  });
+process.once('exit', stopAllNow);
 
 interface Worker {
   readonly child: ChildProcess;
@@ -45,19 +128,21 @@ interface Worker {
   signal(signal: NodeJS.Signals): void;
 }
 
-function spawnWorker(config: WorkerConfig, facts: Facts): Worker {
+function spawnWorker(config: Omit<WorkerConfig, 'factsFile'>, round: Round): Worker {
+  const factsFile = join(round.dir, `facts-${config.idPrefix}.log`);
+  round.tails.push(new FactsTail(factsFile));
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'chaos/worker.ts')], {
     cwd: ROOT,
-    env: { ...process.env, CHAOS_WORKER: JSON.stringify(config) },
+    env: { ...process.env, CHAOS_WORKER: JSON.stringify({ ...config, factsFile } satisfies WorkerConfig) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  track(child);
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => void (stderr.length < 10_000 && (stderr += chunk.toString())));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (line === 'R') resolve();
-      else addLine(facts, line);
     });
     void exited.then(() => reject(new Error(`chaos worker exited before it was ready: ${stderr}`)));
   });
@@ -93,6 +178,7 @@ async function spawnServer(store: string, port: number): Promise<Server> {
     env: { ...process.env, DELAYQ_TOKEN: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  track(child);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let logs = '';
   child.stderr.on('data', (chunk: Buffer) => void (logs.length < 10_000 && (logs += chunk.toString())));
@@ -113,7 +199,7 @@ async function spawnServer(store: string, port: number): Promise<Server> {
 // ---------------------------------------------------------------------------------------
 // Load, drain, verdict
 
-const base = (store: string, idPrefix: string, extra: Partial<WorkerConfig> = {}): WorkerConfig => ({
+const base = (store: string, idPrefix: string, extra: Partial<WorkerConfig> = {}): Omit<WorkerConfig, 'factsFile'> => ({
   store,
   idPrefix,
   rate: 150,
@@ -124,57 +210,147 @@ const base = (store: string, idPrefix: string, extra: Partial<WorkerConfig> = {}
   ...extra,
 });
 
+/** One round of one scenario: its facts, and the directory of its files. */
+interface Round {
+  readonly facts: Facts;
+  readonly notes: string[];
+  /** Databases and facts files: removed after a clean verdict, kept after a broken one. */
+  readonly dir: string;
+  /** The SQLite file the scenario's processes share, if it has one. */
+  sqlite: string | null;
+  readonly tails: FactsTail[];
+  /** A fact the runner saw itself (the HTTP scenario's client), into the facts and facts-runner.log. */
+  record(line: string): void;
+}
+
+function readFacts(round: Round, last = false): void {
+  for (const tail of round.tails) for (const line of last ? tail.close() : tail.poll()) addLine(round.facts, line);
+}
+
 /**
  * Waits until every acknowledged schedule has been delivered, or nothing new has been
- * delivered for `quietMs` (a task lost never comes), or `maxMs` passed.
+ * delivered for `quietMs` (a task lost never comes), or `maxMs` passed. On SQLite a quiet
+ * spell ends the wait only if the store owes none of the missing tasks (none is pending or
+ * reserved): on a loaded machine a store still working through them can be quiet that long.
  */
-async function drain(facts: Facts, quietMs = 6_000, maxMs = 60_000): Promise<void> {
+async function drain(round: Round, quietMs = 6_000, maxMs = 60_000): Promise<void> {
   const started = Date.now();
   let seen = -1;
   let since = Date.now();
+  let owedSince: number | null = null;
   for (;;) {
     await sleep(250);
-    const delivered = new Set(facts.deliveries.map((d) => d.id));
-    let missing = 0;
-    for (const id of facts.scheduled.keys()) if (!delivered.has(id)) missing++;
-    if (missing === 0) {
+    readFacts(round);
+    const missing = undelivered(round.facts);
+    if (missing.length === 0) {
       // The last deliveries' acks land.
       await sleep(500);
-      return;
+      readFacts(round);
+      break;
     }
-    if (facts.deliveries.length !== seen) {
-      seen = facts.deliveries.length;
+    if (round.facts.deliveries.length !== seen) {
+      seen = round.facts.deliveries.length;
       since = Date.now();
     }
-    if (Date.now() - since > quietMs || Date.now() - started > maxMs) return;
+    if (Date.now() - started > maxMs) break;
+    if (Date.now() - since <= quietMs) continue;
+    const stillOwed = round.sqlite === null ? null : owed(round.sqlite, missing);
+    if (stillOwed === null || stillOwed === 0) break;
+    owedSince ??= since + quietMs;
+    // Asked again in a second, not every 250 ms.
+    since = Date.now() - quietMs + 1_000;
   }
+  if (owedSince !== null) round.notes.push(`the drain waited ${((Date.now() - owedSince) / 1000).toFixed(1)} s past its quiet spell for tasks the store still owed`);
 }
+
+/** Which scenario and round is running: names the directory a broken round is kept in. */
+const current = { key: '', round: 0 };
 
 async function scenario(
   name: string,
   faults: string,
   promise: Row['promise'],
-  body: (facts: Facts, notes: string[]) => Promise<void>,
+  body: (round: Round) => Promise<void>,
 ): Promise<Row> {
-  const facts = newFacts();
-  const notes: string[] = [];
-  const started = Date.now();
-  console.log(`\n# ${name}: ${faults}`);
-  await body(facts, notes);
-  const verdict = check(facts);
+  const dir = mkdtempSync(join(tmpdir(), `delayq-chaos-${current.key}-`));
+  roundDirs.add(dir);
+  let runnerFacts: number | null = null;
+  const round: Round = {
+    facts: newFacts(),
+    notes: [],
+    dir,
+    sqlite: null,
+    tails: [],
+    record(line) {
+      addLine(this.facts, line);
+      appendFacts((runnerFacts ??= openFacts(join(dir, 'facts-runner.log'))), `${line}\n`);
+    },
+  };
+  const roundStarted = Date.now();
+  console.log(`\n# ${name}${ROUNDS > 1 ? ` (round ${current.round}/${ROUNDS})` : ''}: ${faults}`);
+  let row: Row;
+  try {
+    await body(round);
+    readFacts(round, true);
+    const verdict = check(round.facts);
+    row = { name, faults, promise, round: current.round, seconds: Math.round((Date.now() - roundStarted) / 1000), notes: round.notes, ...verdict };
+  } catch (error) {
+    // Rounds run one at a time: whatever still runs is this round's, and must not run into the next.
+    await Promise.all([...live].map((child) => new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL')))));
+    readFacts(round, true);
+    row = { name, faults, promise, round: current.round, seconds: Math.round((Date.now() - roundStarted) / 1000), notes: round.notes, error: String(error), ...check(round.facts) };
+  }
+  const { facts, notes } = round;
   // The facts behind each offending id, for the report.
-  const offending = new Set([...verdict.examples.lost, ...verdict.examples.early, ...verdict.examples.ackedAgain, ...verdict.examples.unexplained]);
+  const offending = new Set([...row.examples.lost, ...row.examples.early, ...row.examples.ackedAgain, ...row.examples.unexplained]);
   for (const id of offending)
     notes.push(
       `${id}: scheduled runAt ${facts.scheduled.get(id) ?? '-'}; delivered ${JSON.stringify(facts.deliveries.filter((d) => d.id === id))}; acked ${JSON.stringify(facts.acks.filter((a) => a.id === id))}`,
     );
-  const row: Row = { name, faults, promise, seconds: Math.round((Date.now() - started) / 1000), notes, ...verdict };
   console.log(
     `  scheduled ${row.scheduled}, delivered ${row.delivered}, lost ${row.lost}, early ${row.early}, acked-again ${row.ackedAgain}, ` +
       `duplicates ${row.duplicates} (unexplained ${row.unexplainedDuplicates}), max lateness ${row.maxLatenessMs} ms, ${row.seconds} s`,
   );
+  if (runnerFacts !== null) closeSync(runnerFacts);
+  if (failures(row).length > 0) keep(round, row);
+  else rmSync(dir, { recursive: true, force: true });
+  roundDirs.delete(dir);
   for (const note of notes) console.log(`  ${note}`);
   return row;
+}
+
+/**
+ * Moves a broken round's directory to chaos/results/kept/, with its verdict and, on SQLite,
+ * the standing of every offending task in the store (every lost one, the examples of the rest).
+ */
+function keep(round: Round, row: Row): void {
+  const checkedAt = Date.now();
+  const lost = undelivered(round.facts);
+  const ids = [...new Set([...lost, ...row.examples.early, ...row.examples.ackedAgain, ...row.examples.unexplained])];
+  writeFileSync(join(round.dir, 'verdict.json'), `${JSON.stringify({ ...row, lostIds: lost, checkedAt }, null, 2)}\n`);
+  if (round.sqlite !== null && existsSync(round.sqlite) && ids.length > 0) {
+    try {
+      const rows = standings(round.sqlite, ids, checkedAt);
+      const lines = rows.map((r) => `${r.id}: ${r.reading}; row ${JSON.stringify(r.row)}`);
+      writeFileSync(join(round.dir, 'standings.txt'), `${lines.join('\n')}\n`);
+      const byReading = new Map<string, number>();
+      for (const r of rows) {
+        const kind = r.row === null ? 'no row' : r.row.park_bucket !== null ? `${r.row.state}, parked` : r.row.state;
+        byReading.set(kind, (byReading.get(kind) ?? 0) + 1);
+      }
+      round.notes.push(`in the store: ${[...byReading].map(([kind, n]) => `${n} ${kind}`).join(', ')}`);
+      for (const line of lines.slice(0, PRINTED_STANDINGS)) round.notes.push(line);
+      if (lines.length > PRINTED_STANDINGS) round.notes.push(`... and ${lines.length - PRINTED_STANDINGS} more in standings.txt`);
+    } catch (error) {
+      round.notes.push(`could not read the offending tasks' rows: ${String(error)}`);
+    }
+  }
+  const kept = join(RESULTS, 'kept', `${new Date(checkedAt).toISOString().replace(/[:.]/g, '-')}-${current.key}-r${current.round}`);
+  mkdirSync(kept, { recursive: true });
+  // Copied, not renamed: the temp dir is often on another file system.
+  cpSync(round.dir, kept, { recursive: true });
+  rmSync(round.dir, { recursive: true, force: true });
+  round.notes.push(`kept: ${relative(ROOT, kept)}`);
 }
 
 const pick = (low: number, high: number): number => low + Math.random() * (high - low);
@@ -183,31 +359,27 @@ const pick = (low: number, high: number): number => low + Math.random() * (high 
 // Scenarios
 
 async function sqliteKills(kills: number): Promise<Row> {
-  return scenario('sqlite: SIGKILL', `the one process SIGKILLed ${kills}x under load`, 'clean', async (facts) => {
-    const dir = mkdtempSync(join(tmpdir(), 'delayq-chaos-sqlite-'));
-    const store = `sqlite:${join(dir, 'q.db')}`;
-    try {
-      for (let k = 0; k < kills; k++) {
-        const worker = spawnWorker(base(store, `s${k}`), facts);
-        await worker.ready;
-        await sleep(pick(600, 1_500));
-        worker.signal('SIGKILL');
-        await worker.exited;
-      }
-      const last = spawnWorker(base(store, 'last', { rate: 0 }), facts);
-      await last.ready;
-      await drain(facts);
-      await stopWorker(last);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+  return scenario('sqlite: SIGKILL', `the one process SIGKILLed ${kills}x under load`, 'clean', async (round) => {
+    round.sqlite = join(round.dir, 'q.db');
+    const store = `sqlite:${round.sqlite}`;
+    for (let k = 0; k < kills; k++) {
+      const worker = spawnWorker(base(store, `s${k}`), round);
+      await worker.ready;
+      await sleep(pick(600, 1_500));
+      worker.signal('SIGKILL');
+      await worker.exited;
     }
+    const last = spawnWorker(base(store, 'last', { rate: 0 }), round);
+    await last.ready;
+    await drain(round);
+    await stopWorker(last);
   });
 }
 
 async function httpKills(kills: number): Promise<Row> {
-  return scenario('http: server SIGKILL', `delayq serve (SQLite) SIGKILLed ${kills}x under HTTP load (POST + reserve + ack)`, 'clean', async (facts) => {
-    const dir = mkdtempSync(join(tmpdir(), 'delayq-chaos-http-'));
-    const store = `sqlite:${join(dir, 'q.db')}`;
+  return scenario('http: server SIGKILL', `delayq serve (SQLite) SIGKILLed ${kills}x under HTTP load (POST + reserve + ack)`, 'clean', async (round) => {
+    round.sqlite = join(round.dir, 'q.db');
+    const store = `sqlite:${round.sqlite}`;
     const port = await freePort();
     const client = new DelayQClient({ url: `http://127.0.0.1:${port}`, timeoutMs: 5_000 });
     let server = await spawnServer(store, port);
@@ -227,7 +399,7 @@ async function httpKills(kills: number): Promise<Row> {
         for (;;) {
           try {
             const results = await client.scheduleMany(tasks);
-            for (let i = 0; i < tasks.length; i++) if (!('error' in results[i]!)) addLine(facts, `S ${tasks[i]!.id} ${tasks[i]!.runAt}`);
+            for (let i = 0; i < tasks.length; i++) if (!('error' in results[i]!)) round.record(`S ${tasks[i]!.id} ${tasks[i]!.runAt}`);
             break;
           } catch {
             if (!producing) break;
@@ -247,12 +419,12 @@ async function httpKills(kills: number): Promise<Row> {
           continue;
         }
         if (batch.length === 0) continue;
-        for (const d of batch) addLine(facts, `D ${d.id} ${d.attempt} ${d.reservedUntil - 1_500}`);
+        for (const d of batch) round.record(`D ${d.id} ${d.attempt} ${d.reservedUntil - 1_500}`);
         for (let tries = 0; tries < 20 && running; tries++) {
           try {
             const outcomes = await client.ackMany(batch);
             const done = Date.now();
-            batch.forEach((d, i) => outcomes[i] === 'acked' && addLine(facts, `A ${d.id} ${d.attempt} ${done}`));
+            batch.forEach((d, i) => outcomes[i] === 'acked' && round.record(`A ${d.id} ${d.attempt} ${done}`));
             break;
           } catch {
             await sleep(100);
@@ -270,13 +442,12 @@ async function httpKills(kills: number): Promise<Row> {
       await sleep(1_000);
       producing = false;
       await producer;
-      await drain(facts);
+      await drain(round);
     } finally {
       running = false;
       producing = false;
       await Promise.all([producer, ...consumers]);
       await server.stop();
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 }
@@ -291,48 +462,48 @@ async function withRedis<T>(options: Parameters<typeof startRedis>[0], body: (re
   }
 }
 
-async function runWorkers(workers: Worker[], facts: Facts, loadMs: number): Promise<void> {
+async function runWorkers(workers: Worker[], round: Round, loadMs: number): Promise<void> {
   await sleep(loadMs);
   for (const w of workers) w.signal('SIGUSR2');
-  await drain(facts);
+  await drain(round);
   await Promise.all(workers.map(stopWorker));
 }
 
 async function redisOwnerKill(): Promise<Row> {
-  return scenario('redis: owner SIGKILL', 'one of 3 processes SIGKILLed; its shards taken over when its lease (5 s) runs out', 'clean', (facts) =>
+  return scenario('redis: owner SIGKILL', 'one of 3 processes SIGKILLed; its shards taken over when its lease (5 s) runs out', 'clean', (round) =>
     withRedis({ appendonly: true }, async (redis) => {
       const store = `${redis.url}?prefix=own&shards=16`;
-      const workers = [0, 1, 2].map((i) => spawnWorker(base(store, `o${i}`, { rate: 100 }), facts));
+      const workers = [0, 1, 2].map((i) => spawnWorker(base(store, `o${i}`, { rate: 100 }), round));
       await Promise.all(workers.map((w) => w.ready));
       await sleep(SHORT ? 2_000 : 4_000);
       workers[0]!.signal('SIGKILL');
-      await runWorkers(workers.slice(1), facts, SHORT ? 7_000 : 10_000);
+      await runWorkers(workers.slice(1), round, SHORT ? 7_000 : 10_000);
     }),
   );
 }
 
 async function redisOwnerStop(): Promise<Row> {
-  return scenario('redis: owner SIGSTOP', 'one of 3 processes frozen (SIGSTOP) 7 s, past its 5 s lease, then SIGCONT', 'clean', (facts) =>
+  return scenario('redis: owner SIGSTOP', 'one of 3 processes frozen (SIGSTOP) 7 s, past its 5 s lease, then SIGCONT', 'clean', (round) =>
     withRedis({ appendonly: true }, async (redis) => {
       const store = `${redis.url}?prefix=stp&shards=16`;
-      const workers = [0, 1, 2].map((i) => spawnWorker(base(store, `p${i}`, { rate: 100 }), facts));
+      const workers = [0, 1, 2].map((i) => spawnWorker(base(store, `p${i}`, { rate: 100 }), round));
       await Promise.all(workers.map((w) => w.ready));
       await sleep(SHORT ? 2_000 : 4_000);
       workers[0]!.signal('SIGSTOP');
       await sleep(7_000);
       workers[0]!.signal('SIGCONT');
-      await runWorkers(workers, facts, SHORT ? 3_000 : 6_000);
+      await runWorkers(workers, round, SHORT ? 3_000 : 6_000);
     }),
   );
 }
 
 async function redisServerKill(): Promise<Row> {
-  return scenario('redis: redis-server SIGKILL', 'redis-server (AOF, appendfsync always) SIGKILLed and restarted on its data', 'clean', async (facts) => {
+  return scenario('redis: redis-server SIGKILL', 'redis-server (AOF, appendfsync always) SIGKILLed and restarted on its data', 'clean', async (round) => {
     let redis = await startRedis({ appendonly: true });
     const { port, dir } = redis;
     try {
       const store = `${redis.url}?prefix=rk&shards=16`;
-      const workers = [0, 1].map((i) => spawnWorker(base(store, `k${i}`, { rate: 150 }), facts));
+      const workers = [0, 1].map((i) => spawnWorker(base(store, `k${i}`, { rate: 150 }), round));
       await Promise.all(workers.map((w) => w.ready));
       const kills = SHORT ? 1 : 2;
       for (let k = 0; k < kills; k++) {
@@ -341,7 +512,7 @@ async function redisServerKill(): Promise<Row> {
         await sleep(1_000);
         redis = await startRedis({ appendonly: true, port, dir });
       }
-      await runWorkers(workers, facts, 3_000);
+      await runWorkers(workers, round, 3_000);
     } finally {
       await redis.stop();
       redis.remove();
@@ -352,7 +523,7 @@ async function redisServerKill(): Promise<Row> {
 async function clusterFailover(waitReplicas: 0 | 1): Promise<Row> {
   const name = waitReplicas === 0 ? 'redis cluster: failover' : 'redis cluster: failover, waitReplicas=1';
   const faults = '3 masters + 3 replicas; a replica lags 1.5 s (SIGSTOP), then its master is SIGKILLed and the replica takes over';
-  return scenario(name, faults, waitReplicas === 0 ? 'may-lose' : 'clean', async (facts, notes) => {
+  return scenario(name, faults, waitReplicas === 0 ? 'may-lose' : 'clean', async (round) => {
     const cluster = await startCluster(3, 1);
     const servers = [...cluster.servers];
     try {
@@ -361,7 +532,7 @@ async function clusterFailover(waitReplicas: 0 | 1): Promise<Row> {
       if (!replica) throw new Error('no replica of the first master');
       const store = `${cluster.url}?prefix=cf${waitReplicas}&shards=16${waitReplicas ? `&waitReplicas=1&waitTimeoutMs=500` : ''}`;
       // Large payloads, so the replica's lag is more than the socket buffers hold.
-      const workers = [0, 1].map((i) => spawnWorker(base(store, `c${i}`, { rate: 150, payloadBytes: 16 * 1024, ttrMs: 3_000 }), facts));
+      const workers = [0, 1].map((i) => spawnWorker(base(store, `c${i}`, { rate: 150, payloadBytes: 16 * 1024, ttrMs: 3_000 }), round));
       await Promise.all(workers.map((w) => w.ready));
       await sleep(SHORT ? 2_000 : 4_000);
       replica.pause();
@@ -374,10 +545,10 @@ async function clusterFailover(waitReplicas: 0 | 1): Promise<Row> {
         if (Date.now() > deadline) throw new Error('the replica did not take over in 30 s');
         await sleep(50);
       }
-      notes.push(`replica promoted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after its master was killed`);
+      round.notes.push(`replica promoted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after its master was killed`);
       // The old master comes back as a replica of the new one (so waitReplicas=1 can be met again).
       servers[0] = await startRedis({ cluster: true, port: victim.port, dir: victim.dir });
-      await runWorkers(workers, facts, SHORT ? 3_000 : 6_000);
+      await runWorkers(workers, round, SHORT ? 3_000 : 6_000);
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
       for (const s of servers) s.remove();
@@ -399,6 +570,7 @@ const SCENARIOS: Record<string, () => Promise<Row>> = {
 
 function failures(row: Row): string[] {
   const out: string[] = [];
+  if (row.error !== undefined) out.push(`failed: ${row.error}`);
   if (row.early > 0) out.push(`${row.early} early (${row.examples.early.join(', ')})`);
   if (row.promise === 'clean') {
     if (row.lost > 0) out.push(`${row.lost} lost (${row.examples.lost.join(', ')})`);
@@ -409,55 +581,132 @@ function failures(row: Row): string[] {
   return out;
 }
 
+/** A scenario's rounds added up. */
+interface Summary {
+  readonly name: string;
+  rounds: number;
+  failedRounds: number;
+  scheduled: number;
+  delivered: number;
+  lost: number;
+  early: number;
+  ackedAgain: number;
+  duplicates: number;
+  unexplainedDuplicates: number;
+  maxLatenessMs: number;
+  seconds: number;
+}
+
+function summarize(rows: readonly Row[]): Summary[] {
+  const byName = new Map<string, Summary>();
+  for (const r of rows) {
+    let s = byName.get(r.name);
+    if (!s) {
+      s = { name: r.name, rounds: 0, failedRounds: 0, scheduled: 0, delivered: 0, lost: 0, early: 0, ackedAgain: 0, duplicates: 0, unexplainedDuplicates: 0, maxLatenessMs: 0, seconds: 0 };
+      byName.set(r.name, s);
+    }
+    s.rounds++;
+    if (failures(r).length > 0) s.failedRounds++;
+    s.scheduled += r.scheduled;
+    s.delivered += r.delivered;
+    s.lost += r.lost;
+    s.early += r.early;
+    s.ackedAgain += r.ackedAgain;
+    s.duplicates += r.duplicates;
+    s.unexplainedDuplicates += r.unexplainedDuplicates;
+    s.maxLatenessMs = Math.max(s.maxLatenessMs, r.maxLatenessMs);
+    s.seconds += r.seconds;
+  }
+  return [...byName.values()];
+}
+
 const redisNames = Object.keys(SCENARIOS).filter((n) => n.startsWith('redis') || n.startsWith('cluster'));
 const skipRedis = redisSkip();
 const names = (ONLY.length > 0 ? ONLY : Object.keys(SCENARIOS)).filter((n) => !(skipRedis && redisNames.includes(n)));
 for (const n of names) if (!(n in SCENARIOS)) throw new Error(`unknown scenario "${n}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
+const loadText = LOAD === null ? 'no load' : `load: ${LOAD.cpu} CPU spinner(s), ${LOAD.io} fsync writer(s)`;
+if (LOAD !== null || ROUNDS > 1) console.log(`chaos: ${names.join(', ')}; ${ROUNDS} round(s); ${loadText}`);
 
-const started = Date.now();
-const rows: Row[] = [];
-for (const n of names) rows.push(await SCENARIOS[n]!());
+for (let r = 1; r <= ROUNDS; r++)
+  for (const n of names) {
+    current.key = n;
+    current.round = r;
+    const load = LOAD === null ? null : startLoad(LOAD, LOAD_MAX_MS);
+    if (load !== null) loads.add(load);
+    try {
+      rows.push(await SCENARIOS[n]!());
+    } finally {
+      if (load !== null) {
+        await load.stop();
+        loads.delete(load);
+      }
+    }
+  }
 
-const header = ['scenario', 'scheduled', 'delivered', 'lost', 'early', 'acked-again', 'duplicates (unexplained)', 'recovery (max lateness)'];
-const table = rows.map((r) => [
-  r.name,
-  r.scheduled.toLocaleString('en-US'),
-  r.delivered.toLocaleString('en-US'),
-  String(r.lost),
-  String(r.early),
-  String(r.ackedAgain),
-  `${r.duplicates} (${r.unexplainedDuplicates})`,
-  `${(r.maxLatenessMs / 1000).toFixed(1)} s`,
-]);
-const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-console.log(`\n### chaos${SHORT ? ' (short)' : ''}: ${Math.round((Date.now() - started) / 1000)} s\n`);
-console.log(line(header));
-console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-for (const r of table) console.log(line(r));
+const code = report(null);
+if (code !== 0) process.exit(code);
 
-const problems = rows.flatMap((r) => failures(r).map((f) => `${r.name}: ${f}`));
-const dir = join(ROOT, 'chaos', 'results');
-mkdirSync(dir, { recursive: true });
-const file = join(dir, SHORT ? 'chaos-short-latest.json' : 'chaos-latest.json');
-writeFileSync(
-  file,
-  `${JSON.stringify(
-    {
-      at: new Date().toISOString(),
-      short: SHORT,
-      seconds: Math.round((Date.now() - started) / 1000),
-      machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model },
-      scenarios: rows,
-      problems,
-    },
-    null,
-    2,
-  )}\n`,
-);
-console.log(`\nwritten to ${file}`);
-if (problems.length > 0) {
-  console.error(`\nchaos: promises broken:\n${problems.map((p) => `  ${p}`).join('\n')}`);
-  process.exit(1);
+/** Prints the table (scenarios added up over their rounds), writes the JSON; the exit code. */
+function report(interrupted: NodeJS.Signals | null): number {
+  const summaries = summarize(rows);
+  const header = [
+    'scenario',
+    ...(ROUNDS > 1 ? ['rounds (failed)'] : []),
+    'scheduled',
+    'delivered',
+    'lost',
+    'early',
+    'acked-again',
+    'duplicates (unexplained)',
+    'recovery (max lateness)',
+  ];
+  const table = summaries.map((s) => [
+    s.name,
+    ...(ROUNDS > 1 ? [`${s.rounds} (${s.failedRounds})`] : []),
+    s.scheduled.toLocaleString('en-US'),
+    s.delivered.toLocaleString('en-US'),
+    String(s.lost),
+    String(s.early),
+    String(s.ackedAgain),
+    `${s.duplicates} (${s.unexplainedDuplicates})`,
+    `${(s.maxLatenessMs / 1000).toFixed(1)} s`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+  const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  const title = [SHORT ? 'short' : '', ROUNDS > 1 ? `${ROUNDS} rounds` : '', LOAD === null ? '' : loadText].filter((t) => t !== '').join(', ');
+  const ended = interrupted === null ? '' : `, stopped by ${interrupted} with ${rows.length} scenario run(s) finished`;
+  console.log(`\n### chaos${title === '' ? '' : ` (${title})`}: ${Math.round((Date.now() - started) / 1000)} s${ended}\n`);
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of table) console.log(line(r));
+
+  const problems = rows.flatMap((r) => failures(r).map((f) => `${r.name}${ROUNDS > 1 ? ` (round ${r.round})` : ''}: ${f}`));
+  mkdirSync(RESULTS, { recursive: true });
+  const file = join(RESULTS, `chaos${SHORT ? '-short' : ''}${LOAD === null ? '' : '-load'}${ROUNDS > 1 ? '-rounds' : ''}-latest.json`);
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        short: SHORT,
+        ...(interrupted === null ? {} : { interrupted }),
+        ...(ROUNDS > 1 ? { rounds: ROUNDS } : {}),
+        ...(LOAD === null ? {} : { load: LOAD }),
+        seconds: Math.round((Date.now() - started) / 1000),
+        machine: { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model },
+        ...(ROUNDS > 1 ? { summary: summaries } : {}),
+        scenarios: rows,
+        problems,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(`\nwritten to ${file}`);
+  if (problems.length > 0) {
+    console.error(`\nchaos: promises broken:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    return 1;
+  }
+  console.log(interrupted === null ? 'chaos: every promise held' : `chaos: every promise held in the rounds finished before the ${interrupted}`);
+  return 0;
 }
-console.log('chaos: every promise held');

@@ -1,14 +1,16 @@
 /**
  * A chaos worker: one delayq process that produces and consumes under load, and logs every
- * fact the checker needs to stdout, one line each (a pipe: Node writes it synchronously on
- * Linux, so a line written survives the SIGKILL that follows it):
+ * fact the checker needs to its facts file, one line each, with a write(2) that has
+ * returned before the worker goes on, so a line written survives the SIGKILL that follows
+ * it (test/helpers/facts-file.ts says why not stdout):
  *
  *   S <id> <runAt>            the schedule of <id> was acknowledged (scheduleMany resolved)
  *   D <id> <attempt> <at>     <id> was reserved for this consumer at <at> (the store's time of
  *                             the reservation: reservedUntil - ttrMs), whenever the answer
  *                             reached the consumer (a process frozen meanwhile gets it late)
  *   A <id> <attempt> <at>     the ack of that delivery was acknowledged (acked) at <at>
- *   R                         ready (the queue is open)
+ *
+ * and `R` to stdout once the queue is open (ready).
  *
  * Configured by the CHAOS_WORKER environment variable (JSON, WorkerConfig). SIGUSR2 stops
  * producing (the drain phase); SIGTERM closes the queue and exits.
@@ -17,6 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDelayQError } from '../src/core/errors.js';
 import { DelayQueue } from '../src/open-queue.js';
 import type { StoreOptions } from '../src/stores/open-store.js';
+import { appendFacts, openFacts } from '../test/helpers/facts-file.js';
 
 export interface WorkerConfig {
   readonly store: string;
@@ -31,10 +34,15 @@ export interface WorkerConfig {
   readonly ttrMs: number;
   /** Concurrent reserve loops. */
   readonly consumers: number;
+  /** Where the facts go (appended; the runner reads it as it grows). */
+  readonly factsFile: string;
 }
 
 const config = JSON.parse(process.env['CHAOS_WORKER'] ?? '{}') as WorkerConfig;
-const out = (text: string): void => void process.stdout.write(text);
+const facts = openFacts(config.factsFile);
+const out = (text: string): void => {
+  if (text !== '') appendFacts(facts, text);
+};
 
 let producing = config.rate > 0;
 let running = true;
@@ -111,7 +119,7 @@ async function consume(queue: DelayQueue): Promise<void> {
 }
 
 const queue = await openQueue();
-out('R\n');
+process.stdout.write('R\n');
 let stopping = false;
 process.on('SIGTERM', () => {
   if (stopping) return;

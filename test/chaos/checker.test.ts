@@ -2,7 +2,7 @@
 // of broken promise, and must not call a legitimate redelivery one.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addLine, check, newFacts } from '../../chaos/checker.js';
+import { addLine, check, newFacts, undelivered } from '../../chaos/checker.js';
 
 function verdict(lines: string[]): ReturnType<typeof check> {
   const facts = newFacts();
@@ -29,6 +29,12 @@ describe('chaos checker', () => {
   it('counts an ack acknowledged for an attempt older than one delivered before it (a stale receipt that acked)', () => {
     const v = verdict(['S x 0', 'D x 1 10', 'D x 2 2000', 'A x 1 2100']);
     assert.equal(v.ackedAgain, 1);
+  });
+
+  it('lists every acknowledged schedule not delivered yet, in the order acknowledged (what a drain waits for)', () => {
+    const facts = newFacts();
+    for (const line of ['S c 100', 'S a 100', 'S b 100', 'D a 1 100', 'D orphan 1 10']) addLine(facts, line);
+    assert.deepEqual(undelivered(facts), ['c', 'b']);
   });
 
   it('ignores deliveries of tasks whose schedule was never acknowledged, except as deliveries', () => {
