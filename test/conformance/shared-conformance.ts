@@ -12,10 +12,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayQueue } from '../../src/open-queue.js';
+import { FactsTail } from '../helpers/facts-file.js';
 
 export interface SharedNamespace {
   /** The store URL every process opens. */
@@ -43,6 +47,9 @@ interface Delivery {
 
 class Nodes {
   readonly children: ChildProcess[] = [];
+  private readonly dir = mkdtempSync(join(tmpdir(), 'delayq-shared-'));
+  private readonly tails: { node: number; tail: FactsTail }[] = [];
+  private readonly poller = setInterval(() => this.poll(), 20);
   readonly deliveries = new Map<string, Delivery[]>();
   /** When each task's handler finished, by node. */
   readonly finished = new Map<string, { node: number; at: number }[]>();
@@ -52,7 +59,9 @@ class Nodes {
     const ready: Promise<void>[] = [];
     for (const hold of holdMs) {
       const node = this.children.length;
-      const config = JSON.stringify({ url: space.url, storeOptions: space.storeOptions, topic, holdMs: hold, concurrency: 50 });
+      const factsPath = join(this.dir, `node-${node}.facts`);
+      this.tails.push({ node, tail: new FactsTail(factsPath) });
+      const config = JSON.stringify({ url: space.url, storeOptions: space.storeOptions, topic, holdMs: hold, concurrency: 50, factsPath });
       const child = spawn(process.execPath, ['--import', 'tsx', 'test/conformance/fixtures/shared-node.ts', config], { stdio: ['ignore', 'pipe', 'inherit'] });
       this.children.push(child);
       const lines = createInterface({ input: child.stdout });
@@ -60,16 +69,22 @@ class Nodes {
         new Promise<void>((resolve, reject) => {
           child.once('exit', (code) => reject(new Error(`node ${node} exited (${code}) before it was ready`)));
           lines.on('line', (line) => {
-            if (line === 'READY') return resolve();
-            const [tag, id, a, b, c] = line.split(' ');
-            if (id === undefined) return;
-            if (tag === 'D') push(this.deliveries, id, { node, runAt: Number(a), at: Number(b), attempt: Number(c) });
-            if (tag === 'A') push(this.finished, id, { node, at: Number(a) });
+            if (line === 'READY') resolve();
           });
         }),
       );
     }
     await Promise.all(ready);
+  }
+
+  private poll(): void {
+    for (const { node, tail } of this.tails)
+      for (const line of tail.poll()) {
+        const [tag, id, a, b, c] = line.split(' ');
+        if (id === undefined) continue;
+        if (tag === 'D') push(this.deliveries, id, { node, runAt: Number(a), at: Number(b), attempt: Number(c) });
+        if (tag === 'A') push(this.finished, id, { node, at: Number(a) });
+      }
   }
 
   /** Waits until every id was delivered and its handler finished, or `ms` passed. */
@@ -90,6 +105,9 @@ class Nodes {
         clearTimeout(forced);
       }),
     );
+    clearInterval(this.poller);
+    for (const { tail } of this.tails) tail.close();
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 

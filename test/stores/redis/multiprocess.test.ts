@@ -6,10 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayQueue } from '../../../src/open-queue.js';
+import { FactsTail } from '../../helpers/facts-file.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
@@ -30,30 +34,40 @@ describe('redis store shared by several processes', { skip }, () => {
     server?.remove();
   });
 
-  it('delivers every task, none early, when one of 3 processes is killed mid-run', { timeout: 90_000 }, async () => {
+  it('delivers every task, none early, when one of 3 processes is killed mid-run', { timeout: 90_000 }, async (t) => {
     server = await startRedis();
     const prefix = 'mp';
     const deliveries = new Map<string, Delivery[]>();
     const ready: Promise<void>[] = [];
+    const factsDir = mkdtempSync(join(tmpdir(), 'delayq-mp-'));
+    const tails: FactsTail[] = [];
     for (let n = 0; n < 3; n++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/stores/redis/fixtures/mp-child.ts', server.url, prefix], {
+      const factsPath = join(factsDir, `child-${n}.facts`);
+      tails.push(new FactsTail(factsPath));
+      const child = spawn(process.execPath, ['--import', 'tsx', 'test/stores/redis/fixtures/mp-child.ts', server.url, prefix, factsPath], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       children.push(child);
       const lines = createInterface({ input: child.stdout });
-      ready.push(
-        new Promise<void>((resolve) => {
-          lines.on('line', (line) => {
-            if (line === 'READY') return resolve();
-            const [tag, id, runAt, at] = line.split(' ');
-            if (tag !== 'D' || id === undefined) return;
-            const list = deliveries.get(id) ?? [];
-            list.push({ runAt: Number(runAt), at: Number(at), child: n });
-            deliveries.set(id, list);
-          });
-        }),
-      );
+      ready.push(new Promise<void>((resolve) => lines.on('line', (line) => line === 'READY' && resolve())));
     }
+    // Deliveries come through each child's facts file, which a SIGKILL does not cut short.
+    const poll = (): void =>
+      tails.forEach((tail, n) => {
+        for (const line of tail.poll()) {
+          const [tag, id, runAt, at] = line.split(' ');
+          if (tag !== 'D' || id === undefined) continue;
+          const list = deliveries.get(id) ?? [];
+          list.push({ runAt: Number(runAt), at: Number(at), child: n });
+          deliveries.set(id, list);
+        }
+      });
+    const poller = setInterval(poll, 20);
+    t.after(() => {
+      clearInterval(poller);
+      for (const tail of tails) tail.close();
+      rmSync(factsDir, { recursive: true, force: true });
+    });
     await Promise.all(ready);
 
     // The producer: this process (it owns a share of the shards too, but runs no consumer).
@@ -81,6 +95,7 @@ describe('redis store shared by several processes', { skip }, () => {
     while (ids.some((id) => !deliveries.has(id)) && Date.now() < deadline) await sleep(100);
     await sleep(500);
 
+    poll();
     const missing = ids.filter((id) => !deliveries.has(id));
     const early = [...deliveries.values()].flat().filter((d) => d.at < d.runAt);
     const duplicates = [...deliveries.values()].filter((list) => list.length > 1).length;
