@@ -157,8 +157,8 @@ export class DelayQClient {
   /** Pending tasks falling due per bucket (whole minutes) between from and to: the timeline. */
   timeline(options: { from?: ClientTime; to?: ClientTime; bucketMs?: number; topic?: string } = {}): Promise<TimelineResponse> {
     const query = new URLSearchParams();
-    if (options.from !== undefined) query.set('from', String(toEpochMs(options.from)));
-    if (options.to !== undefined) query.set('to', String(toEpochMs(options.to)));
+    if (options.from !== undefined) query.set('from', String(toWireTime(options.from)));
+    if (options.to !== undefined) query.set('to', String(toWireTime(options.to)));
     if (options.bucketMs !== undefined) query.set('bucketMs', String(options.bucketMs));
     if (options.topic !== undefined) query.set('topic', options.topic);
     const qs = query.toString();
@@ -364,11 +364,7 @@ function pushPath(topic: string): string {
   return `/v1/topics/${encodeURIComponent(topic)}/push`;
 }
 
-/** A time as epoch ms, for a query string (an ISO string is parsed here; a bad one is NaN, which the server refuses). */
-function toEpochMs(time: ClientTime): number {
-  return time instanceof Date ? time.getTime() : typeof time === 'string' ? Date.parse(time) : time;
-}
-
+/** A Date as epoch ms; a string goes as it is, for the server to read strictly (one parser for every caller). */
 function toWireTime(time: ClientTime): number | string {
   return time instanceof Date ? time.getTime() : time;
 }

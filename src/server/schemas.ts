@@ -171,8 +171,8 @@ export const timelineQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    from: { type: 'string', pattern: '^[0-9]{1,16}$' },
-    to: { type: 'string', pattern: '^[0-9]{1,16}$' },
+    from: { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' },
+    to: { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' },
     bucketMs: { type: 'string', pattern: '^[0-9]{1,16}$' },
     topic: { type: 'string' },
   },

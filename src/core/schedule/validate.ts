@@ -10,7 +10,6 @@ import type { BackoffPolicy } from '../task/model.js';
 import {
   DEFAULT_LIMITS,
   DEFAULT_TASK_DEFAULTS,
-  parseTime,
   serializePayload,
   validateBackoff,
   validateId,
@@ -18,8 +17,8 @@ import {
   validateTopic,
   type Limits,
   type TaskDefaults,
-  type TimeInput,
 } from '../task/validate.js';
+import { parseTime, type TimeInput } from '../time.js';
 import { DEFAULT_MISFIRE, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, type MisfirePolicy, type ScheduleDefinition } from './model.js';
 import { compileRule, type CronCompiler } from './rule.js';
 import { isKnownTimeZone } from './zone.js';
