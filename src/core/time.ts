@@ -12,6 +12,7 @@
  * milliseconds is cut, as Date.parse does.
  */
 import { DelayQError } from './errors.js';
+import { shown } from './shown.js';
 
 /** A time: epoch ms, a Date, or an ISO 8601 string with a date and time. */
 export type TimeInput = number | Date | string;
@@ -58,13 +59,7 @@ export function parseIsoDateTime(text: string): number | null {
 }
 
 function fail(field: string, problem: string, value: unknown): never {
-  throw new DelayQError('INVALID_DELAY', `${field}: ${problem} (got ${describe(value)})`, { field });
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  return typeof value;
+  throw new DelayQError('INVALID_DELAY', `${field}: ${problem} (got ${shown(value)})`, { field });
 }
 
 /**

@@ -137,7 +137,7 @@ export class Schedules {
    */
   async upsert(id: string, input: RecurringInput): Promise<UpsertScheduleResult> {
     this.assertOpen();
-    const def = validateRecurring(id, input, compileCron, this.limits, this.defaults);
+    const def = validateRecurring(id, input, compileCron, this.clock.now(), this.limits, this.defaults);
     if (def.url !== null) await this.checkPushTarget(def.topic, def.url);
     return new Promise<UpsertScheduleResult>((resolve, reject) => {
       if (this.queued === null) {
@@ -160,11 +160,12 @@ export class Schedules {
   async upsertMany(schedules: readonly (RecurringInput & { id: string })[]): Promise<UpsertScheduleResult[]> {
     this.assertOpen();
     validateBatch(schedules, this.limits, 'schedules');
+    const now = this.clock.now();
     const defs = schedules.map((given, index) =>
       atIndex(schedules.length, index, () => {
         if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new DelayQError('INVALID_ARGUMENT', 'schedule: must be an object', { field: 'schedule' });
         const { id, ...input } = given;
-        return validateRecurring(id, input, compileCron, this.limits, this.defaults);
+        return validateRecurring(id, input, compileCron, now, this.limits, this.defaults);
       }),
     );
     for (const [index, def] of defs.entries()) if (def.url !== null) await atIndexAsync(defs.length, index, () => this.checkPushTarget(def.topic, def.url!));

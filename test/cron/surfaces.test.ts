@@ -79,6 +79,39 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/none/next' })).body.error.code, 'SCHEDULE_NOT_FOUND');
   });
 
+  it('limits: a 28 MB cron pattern in a bulk PUT is 400 at once with a short answer; long patterns, impossible or out-of-range times and a schedule with no occurrence left are 400 on every route', async () => {
+    const huge = `0 0 * * ${'MON,'.repeat(7_000_000)}MON`;
+    const started = performance.now();
+    const bulk = await send(t.app, { method: 'PUT', url: '/v1/schedules', body: [{ id: 'fine', topic: 't', everyMs: 60_000 }, { id: 'probe', topic: 't', cron: huge }] });
+    const took = performance.now() - started;
+    assert.equal(bulk.status, 400, JSON.stringify(bulk.body).slice(0, 300));
+    assert.equal(bulk.body.error.code, 'INVALID_SCHEDULE');
+    assert.match(bulk.body.error.message, /^schedules\[1\]\.cron: must be at most 256 characters/);
+    assert.ok(JSON.stringify(bulk.body).length < 500, 'the answer does not echo the pattern');
+    assert.ok(took < 5_000, `answered in ${Math.round(took)} ms (was 13 s)`);
+    const now = Date.now();
+    const cases: Array<[string, unknown, RegExp]> = [
+      ['cron of 257 characters', { topic: 't', cron: `0 0 1 1 ${' '.repeat(248)}*` }, /^cron: must be at most 256 characters/],
+      ['tz of 65 characters', { topic: 't', cron: '* * * * *', tz: `Europe/${'x'.repeat(58)}` }, /^tz: must be at most 64 characters/],
+      ['startAt on 29 February 2031', { topic: 't', everyMs: 1000, startAt: '2031-02-29T00:00:00Z' }, /^startAt: /],
+      ['endAt at 24:00', { topic: 't', everyMs: 1000, endAt: '2031-01-01T24:00:00Z' }, /^endAt: /],
+      ['startAt 1e20', { topic: 't', everyMs: 1000, startAt: 1e20 }, /^startAt: must be at most 8640000000000000/],
+      ['endAt 1e20', { topic: 't', everyMs: 1000, endAt: 1e20 }, /^endAt: must be at most/],
+      ['endAt already past', { topic: 't', everyMs: 60_000, endAt: now - 1_000 }, /^endAt: is already past/],
+      ['no occurrence before endAt', { topic: 't', cron: '0 0 1 1 *', startAt: now, endAt: now + 60_000 }, /no occurrence from now on/],
+    ];
+    for (const [name, body, message] of cases) {
+      for (const request of [{ method: 'PUT' as const, url: '/v1/schedules/limits', body }, { method: 'PUT' as const, url: '/v1/schedules', body: [{ id: 'limits', ...(body as object) }] }]) {
+        const answer = await send(t.app, request);
+        assert.equal(answer.status, 400, `${name}: ${JSON.stringify(answer.body)}`);
+        assert.equal(answer.body.error.code, 'INVALID_SCHEDULE', name);
+        assert.match(answer.body.error.message.replace(/^schedules\[0\]\./, ''), message, name);
+      }
+      await assert.rejects(client.schedules.upsert('limits', body as never), (e: unknown) => isDelayQClientError(e, 'INVALID_SCHEDULE') && message.test(e.message), name);
+    }
+    for (const id of ['fine', 'probe', 'limits']) assert.equal((await send(t.app, { method: 'GET', url: `/v1/schedules/${id}` })).status, 404, `${id}: nothing stored`);
+  });
+
   it('url: 400 INVALID_URL (malformed, SSRF-refused), PUSH_NO_SECRET, nothing stored; then stored and shown', async () => {
     const clock = new ManualClock(Date.now());
     const pushing = await openTestApp({ clock, push: { transport: new ScriptedTransport(clock), signer: testSigner } });
@@ -157,7 +190,17 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.equal((await cli('cron', 'pause', 'nightly')).code, 0);
     assert.equal((await cli('cron', 'resume', 'nightly')).code, 0);
     assert.equal((await cli('cron', 'rm', 'nightly')).code, 0);
-    const [again, bad, badUrl] = await Promise.all([cli('cron', 'rm', 'nightly'), cli('cron', 'set', 'x', 't', '--cron', '* * *'), cli('cron', 'set', 'y', 't', '--every', '1s', '--url', 'ftp://x.example.com/')]);
+    const [again, bad, badUrl, badStart, ended] = await Promise.all([
+      cli('cron', 'rm', 'nightly'),
+      cli('cron', 'set', 'x', 't', '--cron', '* * *'),
+      cli('cron', 'set', 'y', 't', '--every', '1s', '--url', 'ftp://x.example.com/'),
+      cli('cron', 'set', 'z', 't', '--every', '1m', '--start', '2031-02-29T00:00:00Z'),
+      cli('cron', 'set', 'z', 't', '--every', '1m', '--end', '2020-01-01T00:00:00Z'),
+    ]);
+    for (const [result, says] of [[badStart, /INVALID_SCHEDULE: startAt: /], [ended, /INVALID_SCHEDULE: endAt: is already past/]] as const) {
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, says);
+    }
     assert.equal(badUrl.code, 1);
     assert.match(badUrl.stderr, /INVALID_URL/);
     assert.equal(again.code, 1);

@@ -6,6 +6,7 @@
 import { DelayQError, type ErrorCode } from '../errors.js';
 import { DUE_HISTOGRAM_GRAIN_MS, type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions } from '../ports.js';
 import { validatePushUrl } from '../push-input.js';
+import { shown, shownKey } from '../shown.js';
 import { parseTime, type TimeInput } from '../time.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { TASK_STATES, type BackoffPolicy, type NewTaskRecord, type TaskState } from './model.js';
@@ -80,14 +81,8 @@ const WHEN_KEYS = new Set(['delayMs', 'runAt']);
 const BACKOFF_KEYS = new Set(['baseMs', 'factor', 'maxMs', 'jitter']);
 
 function fail(code: ErrorCode, field: string, problem: string, value?: unknown): never {
-  const shown = value === undefined ? '' : ` (got ${describe(value)})`;
-  throw new DelayQError(code, `${field}: ${problem}${shown}`, { field });
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  return typeof value;
+  const got = value === undefined ? '' : ` (got ${shown(value)})`;
+  throw new DelayQError(code, `${field}: ${problem}${got}`, { field });
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -96,7 +91,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function rejectUnknownKeys(input: Record<string, unknown>, allowed: ReadonlySet<string>, what: string): void {
   for (const key of Object.keys(input)) {
-    if (!allowed.has(key)) fail('INVALID_ARGUMENT', `${what}.${key}`, 'unknown field');
+    if (!allowed.has(key)) fail('INVALID_ARGUMENT', `${what}.${shownKey(key)}`, 'unknown field');
   }
 }
 
