@@ -72,6 +72,14 @@ export interface ClientListOptions {
   afterId?: string;
 }
 
+export interface ClientSchedulePageOptions {
+  limit?: number;
+  afterId?: string;
+}
+
+/** The server's largest page of schedules (MAX_SCHEDULE_PAGE): `schedules.list` follows pages of this size. */
+const SCHEDULES_PER_REQUEST = 1_000;
+
 export interface ClientReserveOptions {
   max?: number;
   waitMs?: number;
@@ -284,7 +292,21 @@ export class DelayQClient {
         throw error;
       }
     },
-    list: async (): Promise<RecurringView[]> => (await this.call<RecurringListResponse>('GET', '/v1/schedules')).schedules,
+    /** Every schedule, by id: follows the pages of GET /v1/schedules to the last. */
+    list: async (): Promise<RecurringView[]> => {
+      const all: RecurringView[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await this.schedulePage({ limit: SCHEDULES_PER_REQUEST, ...(after !== undefined ? { afterId: after } : {}) });
+        all.push(...page.schedules);
+        if (page.next === null) return all;
+        // A cursor that does not move on would loop for ever: not a delayq answer.
+        if (after !== undefined && page.next <= after) throw new DelayQClientError('BAD_RESPONSE', `GET /v1/schedules: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (next ${page.next} after ${after})`, 200);
+        after = page.next;
+      }
+    },
+    /** One page of the schedules by id: after `afterId`, at most `limit` (default 100, at most 1,000); pass `next` as `afterId` for the next. */
+    listPage: (options: ClientSchedulePageOptions = {}): Promise<RecurringListResponse> => this.schedulePage(options),
     /** Deletes the schedule (and cancels its occurrences not yet due): true if there was one. */
     remove: async (id: string): Promise<boolean> => {
       try {
@@ -300,6 +322,14 @@ export class DelayQClient {
     /** The next `n` occurrence times (epoch ms) at or after now. */
     next: async (id: string, n = 10): Promise<number[]> => (await this.call<RecurringNextResponse>('GET', `${schedulePath(id)}/next?n=${n}`)).times,
   };
+
+  private schedulePage(options: ClientSchedulePageOptions): Promise<RecurringListResponse> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.afterId !== undefined) query.set('after', options.afterId);
+    const qs = query.toString();
+    return this.call<RecurringListResponse>('GET', `/v1/schedules${qs ? `?${qs}` : ''}`);
+  }
 
   private async falseWhenNotPending(call: Promise<unknown>): Promise<boolean> {
     try {

@@ -10,7 +10,8 @@ import type { Clock, ScheduleStore, ScheduleSwap } from '../core/ports.js';
 import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, scheduleRecord, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { nextOccurrences } from '../core/schedule/next.js';
 import type { NextOccurrence } from '../core/schedule/rule.js';
-import { validateRecurring, validateScheduleId, type RecurringInput } from '../core/schedule/validate.js';
+import { schedulePage } from '../core/schedule/page.js';
+import { validateRecurring, validateScheduleId, validateSchedulePage, type RecurringInput } from '../core/schedule/validate.js';
 import type { BackoffPolicy } from '../core/task/model.js';
 import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
 import { compileCron } from './cron-pattern.js';
@@ -303,8 +304,20 @@ export class Schedules {
     return record === null ? null : toScheduleInfo(record);
   }
 
+  /** Every schedule, by id. Over HTTP, or for many schedules, page with listPage. */
   async list(): Promise<ScheduleInfo[]> {
     return (await this.inFlight.track(this.store.listSchedules())).map(toScheduleInfo);
+  }
+
+  /**
+   * A page of the schedules by id: those after `afterId`, at most `limit` (default 100, at
+   * most 1,000), fewer when their payloads pass 4 MiB; `next` is the `afterId` of the page
+   * after, null on the last. The store is read whole (its listSchedules), the answer is not.
+   */
+  async listPage(options: { afterId?: string; limit?: number } = {}): Promise<{ schedules: ScheduleInfo[]; next: string | null }> {
+    const query = validateSchedulePage(options, this.limits);
+    const page = schedulePage(await this.inFlight.track(this.store.listSchedules()), query);
+    return { schedules: page.items.map(toScheduleInfo), next: page.next };
   }
 
   /** Deletes the schedule and cancels its occurrences still to come: true if there was one. */

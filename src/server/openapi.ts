@@ -84,7 +84,14 @@ export function buildOpenApi(version: string): object {
       },
       '/v1/push': { get: { summary: 'Every push subscription, secrets masked', responses: { 200: ok('{subscriptions}'), default: error } } },
       '/v1/schedules': {
-        get: { summary: 'Every recurring schedule, by id', responses: { 200: ok('{schedules}'), default: error } },
+        get: {
+          summary: 'A page of the recurring schedules, by id: after `after`, at most `limit` (default 100, at most 1000), fewer when their payloads pass 4 MiB; pass `next` as `after` for the next page (null on the last)',
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+            { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,200}$' } },
+          ],
+          responses: { 200: ok('{schedules, next}'), default: error },
+        },
         put: {
           summary: 'Create or change many recurring schedules in one call: an array of definitions, each with its id; all are checked first (400 naming the index, nothing stored)',
           requestBody: json(scheduleDefinitionsSchema),

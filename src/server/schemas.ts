@@ -161,6 +161,16 @@ export const scheduleDefinitionsSchema = {
   items: { type: 'object' },
 } as const;
 
+/** GET /v1/schedules: a page by id (limit and after checked by the core: INVALID_OPTION, INVALID_ID). */
+export const scheduleListQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^[0-9]{1,6}$' },
+    after: { type: 'string' },
+  },
+} as const;
+
 export const nextQuerySchema = {
   type: 'object',
   additionalProperties: false,

@@ -343,8 +343,11 @@ export interface RecurringResponse {
   changed?: boolean;
 }
 
+/** GET /v1/schedules?limit=&after=: a page of schedules by id. */
 export interface RecurringListResponse {
   schedules: RecurringView[];
+  /** Pass as `after` for the next page; null when this page was the last. */
+  next: string | null;
 }
 
 export interface RecurringNextResponse {

@@ -209,8 +209,49 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.match(bad.stderr, /INVALID_SCHEDULE/);
   });
 
-  it('OpenAPI lists the schedule routes', async () => {
-    const doc = (await send(t.app, { method: 'GET', url: '/openapi.json' })).body as { paths: Record<string, object> };
+  it('OpenAPI lists the schedule routes, and the page parameters of GET /v1/schedules', async () => {
+    const doc = (await send(t.app, { method: 'GET', url: '/openapi.json' })).body as { paths: Record<string, { get?: { parameters?: Array<{ name: string }> } }> };
     for (const path of ['/v1/schedules', '/v1/schedules/{id}', '/v1/schedules/{id}/pause', '/v1/schedules/{id}/resume', '/v1/schedules/{id}/next']) assert.ok(path in doc.paths, path);
+    assert.deepEqual(doc.paths['/v1/schedules']?.get?.parameters?.map((p) => p.name), ['limit', 'after']);
+  });
+
+  it('GET /v1/schedules pages by id (default 100, at most 1000, fewer past 4 MiB of payloads); client.list follows the pages, listPage gives one; cron ls shows all or one page', async () => {
+    const ids = Array.from({ length: 2_500 }, (_, i) => `p${String(i).padStart(4, '0')}`);
+    const far = Date.now() + 30 * 86_400_000;
+    const put = await send(t.app, { method: 'PUT', url: '/v1/schedules', body: ids.map((id) => ({ id, topic: 'paged', everyMs: 86_400_000, startAt: far })) });
+    assert.equal(put.status, 200);
+    try {
+      const first = await send(t.app, { method: 'GET', url: '/v1/schedules' });
+      assert.deepEqual([first.body.schedules.length, first.body.schedules[0].id, first.body.next], [100, 'p0000', 'p0099']);
+      const big = await send(t.app, { method: 'GET', url: '/v1/schedules?limit=1000&after=p0099' });
+      assert.deepEqual([big.body.schedules.length, big.body.schedules[0].id, big.body.next], [1_000, 'p0100', 'p1099']);
+      const last = await send(t.app, { method: 'GET', url: '/v1/schedules?limit=1000&after=p1999' });
+      assert.deepEqual([last.body.schedules.length, last.body.next], [500, null]);
+      const bad: Array<[string, string]> = [['limit=1001', 'INVALID_OPTION'], ['limit=0', 'INVALID_OPTION'], ['limit=ten', 'INVALID_OPTION'], ['after=a%20b', 'INVALID_ID'], [`after=${'x'.repeat(201)}`, 'INVALID_ID'], ['sort=id', 'INVALID_ARGUMENT']];
+      for (const [query, code] of bad) {
+        const answer = await send(t.app, { method: 'GET', url: `/v1/schedules?${query}` });
+        assert.deepEqual([answer.status, answer.body.error.code], [400, code], query);
+      }
+
+      const all = await client.schedules.list();
+      assert.deepEqual(all.map((x) => x.id), ids);
+      assert.deepEqual(await client.schedules.listPage({ limit: 2, afterId: 'p2497' }).then((p) => [p.schedules.map((x) => x.id), p.next]), [['p2498', 'p2499'], null]);
+      await assert.rejects(client.schedules.listPage({ limit: 5_000 }), (e: unknown) => isDelayQClientError(e, 'INVALID_OPTION'));
+
+      const [every, onePage, lastPage] = await Promise.all([cli('cron', 'ls', '--json'), cli('cron', 'ls', '--limit', '2'), cli('cron', 'ls', '--after', 'p2497', '--json')]);
+      assert.equal(every.code, 0, every.stderr);
+      assert.equal((JSON.parse(every.stdout) as { schedules: unknown[] }).schedules.length, 2_500);
+      assert.match(onePage.stdout, /^ID\s+TOPIC\s+RULE.*\np0000\s.*\np0001\s.*\nmore: delayq cron ls --after p0001 --limit 2\n$/s);
+      assert.deepEqual(JSON.parse(lastPage.stdout), { schedules: (await client.schedules.listPage({ afterId: 'p2497' })).schedules, next: null });
+
+      // Payloads of 1,000,002 characters each: a page stops after the one that passes 4 MiB.
+      const heavy = ['big0', 'big1', 'big2', 'big3', 'big4', 'big5'].map((id) => ({ id, topic: 'paged', everyMs: 86_400_000, startAt: far, payload: 'x'.repeat(1_000_000) }));
+      assert.equal((await send(t.app, { method: 'PUT', url: '/v1/schedules', body: heavy })).status, 200);
+      const heavyPage = await send(t.app, { method: 'GET', url: '/v1/schedules?limit=1000' });
+      assert.deepEqual([heavyPage.body.schedules.map((x: { id: string }) => x.id), heavyPage.body.next], [['big0', 'big1', 'big2', 'big3', 'big4'], 'big4']);
+      assert.equal((await client.schedules.list()).length, 2_506);
+    } finally {
+      for (const id of [...ids, 'big0', 'big1', 'big2', 'big3', 'big4', 'big5']) await t.queue.schedules.remove(id);
+    }
   });
 });

@@ -120,6 +120,19 @@ describe('schedules (library, ManualClock)', () => {
     assert.deepEqual(await q.schedules.list(), []);
   });
 
+  it('listPage: pages by id with a cursor; limit 1 to 1000 (INVALID_OPTION), after a schedule id (INVALID_ID)', async () => {
+    const { q } = await openManual();
+    queues.push(q);
+    await q.schedules.upsertMany(['c', 'a', 'd', 'b'].map((id) => ({ id, topic: 't', everyMs: 86_400_000, startAt: T0 + 86_400_000 })));
+    const first = await q.schedules.listPage({ limit: 3 });
+    assert.deepEqual([first.schedules.map((s) => s.id), first.next], [['a', 'b', 'c'], 'c']);
+    const second = await q.schedules.listPage({ limit: 3, afterId: 'c' });
+    assert.deepEqual([second.schedules.map((s) => s.id), second.next], [['d'], null]);
+    assert.equal((await q.schedules.listPage()).schedules.length, 4);
+    await assert.rejects(q.schedules.listPage({ limit: 1_001 }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+    await assert.rejects(q.schedules.listPage({ afterId: 'a b' }), (e: unknown) => isDelayQError(e, 'INVALID_ID'));
+  });
+
   it('remove deletes the schedule and cancels its occurrence created ahead', async () => {
     const { q, clock } = await openManual();
     queues.push(q);

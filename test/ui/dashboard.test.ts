@@ -302,6 +302,26 @@ describe('dashboard in Chromium', () => {
     assertClean(w);
   });
 
+  it('schedules: pages of 100 by id, with Next and Previous', async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => `pg${String(i).padStart(3, '0')}`);
+    const startAt = Date.now() + 86_400_000;
+    assert.equal((await api('PUT', '/v1/schedules', ids.map((id) => ({ id, topic: 'pages', everyMs: 86_400_000, startAt })))).status, 200);
+    const w = await openPage('#/schedules');
+    const table = w.page.getByTestId('schedules-table');
+    const rows = table.locator('tbody tr[data-id]');
+    await table.locator('tr[data-id="pg099"]').waitFor();
+    assert.equal(await rows.count(), 100);
+    assert.equal(await w.page.getByTestId('schedules-prev-page').isDisabled(), true);
+    await w.page.getByTestId('schedules-next-page').click();
+    await table.locator('tr[data-id="pg149"]').waitFor();
+    assert.equal(await rows.count(), 50);
+    assert.equal(await w.page.getByTestId('schedules-next-page').isDisabled(), true);
+    await w.page.getByTestId('schedules-prev-page').click();
+    await table.locator('tr[data-id="pg000"]').waitFor();
+    for (const id of ids) await api('DELETE', `/v1/schedules/${id}`);
+    assertClean(w);
+  });
+
   it('serves every page under a strict CSP, and no /ui file needs the token', async () => {
     const response = await fetch(`${server.address}/ui/`);
     assert.equal(response.status, 200);

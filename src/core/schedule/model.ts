@@ -29,6 +29,15 @@ export const MAX_SCHEDULE_ID_LENGTH = 200;
 export const MAX_CRON_LENGTH = 256;
 /** The longest time zone name (IANA names are at most about 32 characters). */
 export const MAX_TZ_LENGTH = 64;
+/** Schedules in one page of a listing (GET /v1/schedules), by default and at most. */
+export const DEFAULT_SCHEDULE_PAGE = 100;
+export const MAX_SCHEDULE_PAGE = 1_000;
+/**
+ * A page of schedules ends after the schedule whose payload takes the page's payloads past
+ * this many characters (JSON text), whatever its `limit`: a thousand schedules with 1 MiB
+ * payloads would otherwise be a 1 GiB answer. A page always holds at least one schedule.
+ */
+export const SCHEDULE_PAGE_PAYLOAD_BUDGET = 4 * 1024 * 1024;
 
 /** What a caller defines; `upsert` of the same definition changes nothing. */
 export interface ScheduleDefinition {

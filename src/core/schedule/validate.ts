@@ -28,8 +28,10 @@ import {
 import { parseTime, type TimeInput } from '../time.js';
 import {
   DEFAULT_MISFIRE,
+  DEFAULT_SCHEDULE_PAGE,
   MAX_CRON_LENGTH,
   MAX_SCHEDULE_ID_LENGTH,
+  MAX_SCHEDULE_PAGE,
   MAX_TZ_LENGTH,
   MIN_EVERY_MS,
   MISFIRE_POLICIES,
@@ -75,6 +77,20 @@ function invalid(field: string, problem: string): never {
 
 export function validateScheduleId(id: unknown, limits: Limits = DEFAULT_LIMITS): string {
   return validateId(id, { ...limits, maxIdLength: Math.min(limits.maxIdLength, MAX_SCHEDULE_ID_LENGTH) });
+}
+
+/** Which page of schedules to list: after `afterId` (a schedule id), at most `limit`. */
+export interface SchedulePageQuery {
+  readonly afterId: string | null;
+  readonly limit: number;
+}
+
+/** A listing's page options, checked (INVALID_ID, INVALID_OPTION) and defaulted (DEFAULT_SCHEDULE_PAGE). */
+export function validateSchedulePage(options: { afterId?: unknown; limit?: unknown }, limits: Limits = DEFAULT_LIMITS): SchedulePageQuery {
+  return {
+    afterId: options.afterId === undefined ? null : validateScheduleId(options.afterId, limits),
+    limit: options.limit === undefined ? DEFAULT_SCHEDULE_PAGE : validateIntOption(options.limit, 'limit', 1, MAX_SCHEDULE_PAGE),
+  };
 }
 
 /** Checks schedule `id`'s definition at time `now` (an upsert's clock reading). */

@@ -502,7 +502,10 @@ function When({ at, none = '—' }) {
 }
 
 function SchedulesPage() {
-  const { data, error } = usePoll(async () => ({ list: await api('GET', '/v1/schedules'), now: Date.now() }), 5_000, []);
+  // Pages of 100 by id, as the tasks list: the API answers at most 1,000 schedules a request.
+  const [cursors, setCursors] = useState([undefined]);
+  const after = cursors[cursors.length - 1];
+  const { data, error } = usePoll(async () => ({ list: await api('GET', '/v1/schedules' + qs({ limit: 100, after })), now: Date.now() }), 5_000, [after]);
   const schedules = data?.list.schedules ?? [];
   return html`<section>
     <h1>Schedules</h1>
@@ -527,6 +530,11 @@ function SchedulesPage() {
           })}
         </tbody>
       </table>
+    </div>
+    <div class="row pager">
+      <button disabled=${cursors.length <= 1} onClick=${() => setCursors(cursors.slice(0, -1))} data-testid="schedules-prev-page">Previous</button>
+      <span class="muted">page ${cursors.length}</span>
+      <button disabled=${!data?.list.next} onClick=${() => setCursors([...cursors, data.list.next])} data-testid="schedules-next-page">Next</button>
     </div>
   </section>`;
 }
