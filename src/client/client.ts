@@ -72,6 +72,12 @@ export interface ClientListOptions {
   afterId?: string;
 }
 
+export interface ClientStatsOptions {
+  topicLimit?: number;
+  /** The topic after which the page of topics starts (the last page's `topicsNext`). */
+  after?: string;
+}
+
 export interface ClientSchedulePageOptions {
   limit?: number;
   afterId?: string;
@@ -158,8 +164,16 @@ export class DelayQClient {
     return tasks;
   }
 
-  stats(): Promise<StatsResponse> {
-    return this.call<StatsResponse>('GET', '/v1/stats');
+  /**
+   * Counts, timers, lateness and push counters; the per-topic parts for one page of topics
+   * by name (`topicLimit`, default 1,000, at most 10,000; `after`: pass `topicsNext`).
+   */
+  stats(options: ClientStatsOptions = {}): Promise<StatsResponse> {
+    const query = new URLSearchParams();
+    if (options.topicLimit !== undefined) query.set('topicLimit', String(options.topicLimit));
+    if (options.after !== undefined) query.set('after', options.after);
+    const qs = query.toString();
+    return this.call<StatsResponse>('GET', `/v1/stats${qs ? `?${qs}` : ''}`);
   }
 
   /** Pending tasks falling due per bucket (whole minutes) between from and to: the timeline. */

@@ -6,6 +6,7 @@ export type {
   ClientReserveOptions,
   ClientScheduleInput,
   ClientSchedulePageOptions,
+  ClientStatsOptions,
   ClientTime,
   ClientWhen,
   DelayQClientOptions,

@@ -171,6 +171,16 @@ export const scheduleListQuerySchema = {
   },
 } as const;
 
+/** GET /v1/stats: a page of topics (topicLimit and after checked by stats-page.ts: INVALID_OPTION, INVALID_TOPIC). */
+export const statsQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    topicLimit: { type: 'string', pattern: '^[0-9]{1,6}$' },
+    after: { type: 'string' },
+  },
+} as const;
+
 export const nextQuerySchema = {
   type: 'object',
   additionalProperties: false,
