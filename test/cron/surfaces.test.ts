@@ -112,6 +112,17 @@ describe('schedules over HTTP, client and CLI', () => {
     for (const id of ['fine', 'probe', 'limits']) assert.equal((await send(t.app, { method: 'GET', url: `/v1/schedules/${id}` })).status, 404, `${id}: nothing stored`);
   });
 
+  it('PUT /v1/schedules/:id takes a payload as large as a task may carry (1 MiB), as PUT /v1/schedules does; beyond: 413', async () => {
+    const startAt = Date.now() + 86_400_000;
+    const fits = await send(t.app, { method: 'PUT', url: '/v1/schedules/heavy', body: { topic: 't', everyMs: 60_000, startAt, payload: 'x'.repeat(1_000_000) } });
+    assert.equal(fits.status, 201, JSON.stringify(fits.body).slice(0, 200));
+    const payload = await send(t.app, { method: 'PUT', url: '/v1/schedules/heavy', body: { topic: 't', everyMs: 60_000, startAt, payload: 'x'.repeat(1024 * 1024) } });
+    assert.deepEqual([payload.status, payload.body.error.code], [413, 'PAYLOAD_TOO_LARGE']);
+    const body = await send(t.app, { method: 'PUT', url: '/v1/schedules/heavy', body: { topic: 't', everyMs: 60_000, startAt, payload: 'x'.repeat(1_200_000) } });
+    assert.deepEqual([body.status, body.body.error.code], [413, 'BODY_TOO_LARGE']);
+    assert.equal((await send(t.app, { method: 'DELETE', url: '/v1/schedules/heavy' })).status, 200);
+  });
+
   it('url: 400 INVALID_URL (malformed, SSRF-refused), PUSH_NO_SECRET, nothing stored; then stored and shown', async () => {
     const clock = new ManualClock(Date.now());
     const pushing = await openTestApp({ clock, push: { transport: new ScriptedTransport(clock), signer: testSigner } });

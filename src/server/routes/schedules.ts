@@ -12,9 +12,10 @@ import { idParamsSchema, nextQuerySchema, scheduleDefinitionSchema, scheduleDefi
 
 export const scheduleRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
   // 201 when there was no schedule with this id, 200 otherwise (`changed` says whether anything changed).
+  // The body may hold a payload as large as a task's (PUT /v1/schedules takes them too).
   app.put<{ Params: { id: string }; Body: RecurringRequest; Reply: RecurringResponse }>(
     '/v1/schedules/:id',
-    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: scheduleDefinitionSchema } },
+    { bodyLimit: limits.maxPayloadBytes + limits.envelopeBytes, schema: { params: idParamsSchema, body: scheduleDefinitionSchema } },
     async (request, reply) => {
       const { schedule, created, changed } = await queue.schedules.upsert(request.params.id, request.body);
       return reply.code(created ? 201 : 200).send({ schedule: view(schedule), changed });
