@@ -72,6 +72,20 @@ export interface ClientListOptions {
   afterId?: string;
 }
 
+export interface ClientStatsOptions {
+  topicLimit?: number;
+  /** The topic after which the page of topics starts (the last page's `topicsNext`). */
+  after?: string;
+}
+
+export interface ClientSchedulePageOptions {
+  limit?: number;
+  afterId?: string;
+}
+
+/** The server's largest page of schedules (MAX_SCHEDULE_PAGE): `schedules.list` follows pages of this size. */
+const SCHEDULES_PER_REQUEST = 1_000;
+
 export interface ClientReserveOptions {
   max?: number;
   waitMs?: number;
@@ -150,15 +164,23 @@ export class DelayQClient {
     return tasks;
   }
 
-  stats(): Promise<StatsResponse> {
-    return this.call<StatsResponse>('GET', '/v1/stats');
+  /**
+   * Counts, timers, lateness and push counters; the per-topic parts for one page of topics
+   * by name (`topicLimit`, default 1,000, at most 10,000; `after`: pass `topicsNext`).
+   */
+  stats(options: ClientStatsOptions = {}): Promise<StatsResponse> {
+    const query = new URLSearchParams();
+    if (options.topicLimit !== undefined) query.set('topicLimit', String(options.topicLimit));
+    if (options.after !== undefined) query.set('after', options.after);
+    const qs = query.toString();
+    return this.call<StatsResponse>('GET', `/v1/stats${qs ? `?${qs}` : ''}`);
   }
 
   /** Pending tasks falling due per bucket (whole minutes) between from and to: the timeline. */
   timeline(options: { from?: ClientTime; to?: ClientTime; bucketMs?: number; topic?: string } = {}): Promise<TimelineResponse> {
     const query = new URLSearchParams();
-    if (options.from !== undefined) query.set('from', String(toEpochMs(options.from)));
-    if (options.to !== undefined) query.set('to', String(toEpochMs(options.to)));
+    if (options.from !== undefined) query.set('from', String(toWireTime(options.from)));
+    if (options.to !== undefined) query.set('to', String(toWireTime(options.to)));
     if (options.bucketMs !== undefined) query.set('bucketMs', String(options.bucketMs));
     if (options.topic !== undefined) query.set('topic', options.topic);
     const qs = query.toString();
@@ -284,7 +306,21 @@ export class DelayQClient {
         throw error;
       }
     },
-    list: async (): Promise<RecurringView[]> => (await this.call<RecurringListResponse>('GET', '/v1/schedules')).schedules,
+    /** Every schedule, by id: follows the pages of GET /v1/schedules to the last. */
+    list: async (): Promise<RecurringView[]> => {
+      const all: RecurringView[] = [];
+      let after: string | undefined;
+      for (;;) {
+        const page = await this.schedulePage({ limit: SCHEDULES_PER_REQUEST, ...(after !== undefined ? { afterId: after } : {}) });
+        all.push(...page.schedules);
+        if (page.next === null) return all;
+        // A cursor that does not move on would loop for ever: not a delayq answer.
+        if (after !== undefined && page.next <= after) throw new DelayQClientError('BAD_RESPONSE', `GET /v1/schedules: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (next ${page.next} after ${after})`, 200);
+        after = page.next;
+      }
+    },
+    /** One page of the schedules by id: after `afterId`, at most `limit` (default 100, at most 1,000); pass `next` as `afterId` for the next. */
+    listPage: (options: ClientSchedulePageOptions = {}): Promise<RecurringListResponse> => this.schedulePage(options),
     /** Deletes the schedule (and cancels its occurrences not yet due): true if there was one. */
     remove: async (id: string): Promise<boolean> => {
       try {
@@ -300,6 +336,14 @@ export class DelayQClient {
     /** The next `n` occurrence times (epoch ms) at or after now. */
     next: async (id: string, n = 10): Promise<number[]> => (await this.call<RecurringNextResponse>('GET', `${schedulePath(id)}/next?n=${n}`)).times,
   };
+
+  private schedulePage(options: ClientSchedulePageOptions): Promise<RecurringListResponse> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.afterId !== undefined) query.set('after', options.afterId);
+    const qs = query.toString();
+    return this.call<RecurringListResponse>('GET', `/v1/schedules${qs ? `?${qs}` : ''}`);
+  }
 
   private async falseWhenNotPending(call: Promise<unknown>): Promise<boolean> {
     try {
@@ -376,11 +420,7 @@ function pushPath(topic: string): string {
   return `/v1/topics/${topicSegment(topic)}/push`;
 }
 
-/** A time as epoch ms, for a query string (an ISO string is parsed here; a bad one is NaN, which the server refuses). */
-function toEpochMs(time: ClientTime): number {
-  return time instanceof Date ? time.getTime() : typeof time === 'string' ? Date.parse(time) : time;
-}
-
+/** A Date as epoch ms; a string goes as it is, for the server to read strictly (one parser for every caller). */
 function toWireTime(time: ClientTime): number | string {
   return time instanceof Date ? time.getTime() : time;
 }

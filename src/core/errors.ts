@@ -8,7 +8,7 @@ export const ERROR_CODES = {
   INVALID_ARGUMENT: 'a generic malformed argument (wrong type, unknown option, a `__proto__` or `constructor.prototype` key in a body or payload, named in the message)',
   INVALID_TOPIC: 'topic empty, longer than 200 characters or outside [A-Za-z0-9._:-]',
   INVALID_ID: 'id empty, longer than 256 characters or outside [A-Za-z0-9._:-]',
-  INVALID_DELAY: 'delay or runAt not a finite non-negative integer, too far in the future, or both given',
+  INVALID_DELAY: 'delay or runAt not a finite non-negative integer, an ISO 8601 date-time with a field out of range (2030-02-30, 24:00), past the latest time a Date holds, too far in the future, or both given',
   INVALID_PAYLOAD: 'payload not JSON-serialisable',
   PAYLOAD_TOO_LARGE: 'serialised payload larger than the limit (1 MiB by default)',
   PAYLOAD_TOO_DEEP: 'payload nested deeper than the limit (128 levels of objects and arrays by default; `limits.maxPayloadDepth`)',
@@ -27,7 +27,7 @@ export const ERROR_CODES = {
   INVALID_SECRET: 'a push secret not in the `whsec_` + base64 (24 to 64 bytes) format',
   PUSH_NOT_FOUND: 'the topic has no push subscription',
   PUSH_NO_SECRET: 'a task with its own push url on a topic without a push subscription, and no default push secret configured',
-  INVALID_SCHEDULE: 'a recurring schedule with an invalid cron pattern or time zone, both or neither of cron and everyMs, everyMs below 1000, endAt not after startAt, or a bad limit or misfire (the reason is in the message)',
+  INVALID_SCHEDULE: 'a recurring schedule with an invalid cron pattern or time zone (or one longer than 256 or 64 characters), both or neither of cron and everyMs, everyMs below 1000, a startAt or endAt that is no valid time (a field out of range, past the latest time a Date holds), endAt not after startAt or already past, no occurrence from now on, or a bad limit or misfire (the reason is in the message)',
   SCHEDULE_NOT_FOUND: 'no recurring schedule with this id',
 } as const;
 

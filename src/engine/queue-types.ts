@@ -5,6 +5,7 @@ import type { Clock, Logger, StoreStats } from '../core/ports.js';
 import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
+import type { TimeInput } from '../core/time.js';
 import type { LatenessSummary } from './lateness.js';
 import type { PushStats } from './push-stats.js';
 
@@ -102,9 +103,9 @@ export interface QueueStats {
 
 export interface DueHistogramOptions {
   /** Default now; rounded down to its minute. */
-  from?: number;
+  from?: TimeInput;
   /** Default 60 buckets after from. */
-  to?: number;
+  to?: TimeInput;
   /** A whole number of minutes; default one minute. */
   bucketMs?: number;
   topic?: string;

@@ -10,7 +10,8 @@ import type { Clock, ScheduleStore, ScheduleSwap } from '../core/ports.js';
 import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, scheduleRecord, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { nextOccurrences } from '../core/schedule/next.js';
 import type { NextOccurrence } from '../core/schedule/rule.js';
-import { validateRecurring, validateScheduleId, type RecurringInput } from '../core/schedule/validate.js';
+import { schedulePage } from '../core/schedule/page.js';
+import { validateRecurring, validateScheduleId, validateSchedulePage, type RecurringInput } from '../core/schedule/validate.js';
 import type { BackoffPolicy } from '../core/task/model.js';
 import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
 import { compileCron } from './cron-pattern.js';
@@ -137,7 +138,7 @@ export class Schedules {
    */
   async upsert(id: string, input: RecurringInput): Promise<UpsertScheduleResult> {
     this.assertOpen();
-    const def = validateRecurring(id, input, compileCron, this.limits, this.defaults);
+    const def = validateRecurring(id, input, compileCron, this.clock.now(), this.limits, this.defaults);
     if (def.url !== null) await this.checkPushTarget(def.topic, def.url);
     return new Promise<UpsertScheduleResult>((resolve, reject) => {
       if (this.queued === null) {
@@ -160,11 +161,12 @@ export class Schedules {
   async upsertMany(schedules: readonly (RecurringInput & { id: string })[]): Promise<UpsertScheduleResult[]> {
     this.assertOpen();
     validateBatch(schedules, this.limits, 'schedules');
+    const now = this.clock.now();
     const defs = schedules.map((given, index) =>
       atIndex(schedules.length, index, () => {
         if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new DelayQError('INVALID_ARGUMENT', 'schedule: must be an object', { field: 'schedule' });
         const { id, ...input } = given;
-        return validateRecurring(id, input, compileCron, this.limits, this.defaults);
+        return validateRecurring(id, input, compileCron, now, this.limits, this.defaults);
       }),
     );
     for (const [index, def] of defs.entries()) if (def.url !== null) await atIndexAsync(defs.length, index, () => this.checkPushTarget(def.topic, def.url!));
@@ -302,8 +304,20 @@ export class Schedules {
     return record === null ? null : toScheduleInfo(record);
   }
 
+  /** Every schedule, by id. Over HTTP, or for many schedules, page with listPage. */
   async list(): Promise<ScheduleInfo[]> {
     return (await this.inFlight.track(this.store.listSchedules())).map(toScheduleInfo);
+  }
+
+  /**
+   * A page of the schedules by id: those after `afterId`, at most `limit` (default 100, at
+   * most 1,000), fewer when their payloads pass 4 MiB; `next` is the `afterId` of the page
+   * after, null on the last. The store is read whole (its listSchedules), the answer is not.
+   */
+  async listPage(options: { afterId?: string; limit?: number } = {}): Promise<{ schedules: ScheduleInfo[]; next: string | null }> {
+    const query = validateSchedulePage(options, this.limits);
+    const page = schedulePage(await this.inFlight.track(this.store.listSchedules()), query);
+    return { schedules: page.items.map(toScheduleInfo), next: page.next };
   }
 
   /** Deletes the schedule and cancels its occurrences still to come: true if there was one. */

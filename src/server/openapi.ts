@@ -84,7 +84,14 @@ export function buildOpenApi(version: string): object {
       },
       '/v1/push': { get: { summary: 'Every push subscription, secrets masked', responses: { 200: ok('{subscriptions}'), default: error } } },
       '/v1/schedules': {
-        get: { summary: 'Every recurring schedule, by id', responses: { 200: ok('{schedules}'), default: error } },
+        get: {
+          summary: 'A page of the recurring schedules, by id: after `after`, at most `limit` (default 100, at most 1000), fewer when their payloads pass 4 MiB; pass `next` as `after` for the next page (null on the last)',
+          parameters: [
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+            { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,200}$' } },
+          ],
+          responses: { 200: ok('{schedules, next}'), default: error },
+        },
         put: {
           summary: 'Create or change many recurring schedules in one call: an array of definitions, each with its id; all are checked first (400 naming the index, nothing stored)',
           requestBody: json(scheduleDefinitionsSchema),
@@ -126,7 +133,7 @@ export function buildOpenApi(version: string): object {
       },
       '/v1/timeline': {
         get: {
-          summary: 'Pending tasks falling due per bucket (whole minutes) between from and to, optionally of one topic',
+          summary: 'Pending tasks falling due per bucket (whole minutes) between from and to (epoch ms or ISO 8601 date-times), optionally of one topic',
           parameters: ['from', 'to', 'bucketMs', 'topic'].map((name) => ({ name, in: 'query', schema: { type: 'string' } })),
           responses: { 200: ok('{from, to, bucketMs, topic, counts, coveredUntil}'), default: error },
         },
@@ -134,8 +141,16 @@ export function buildOpenApi(version: string): object {
       '/metrics': { get: { summary: 'Prometheus metrics (text format; the token unless --metrics-public)', responses: { 200: { description: 'text/plain; version=0.0.4' } } } },
       '/v1/stats': {
         get: {
-          summary: 'Counts, timers, backlog, oldest ready, waiting long-polls, lateness and push counters',
-          responses: { 200: ok('{store, counts, topics, timers, ready, oldestReady, waiting, lateness, push?: {topics: {topic: {sent, ok, failed, deferred, noSlot}}, origins: {origin: {sent, ok, failed, deferred, noSlot, breaker: {state, consecutiveFailures, openUntil}}}}}'), default: error },
+          summary:
+            'Counts, timers, backlog, oldest ready, waiting long-polls, lateness and push counters; the per-topic parts (topics, ready, oldestReady, push.topics) for one page of topics by name: after `after`, at most `topicLimit` (default 1000, at most 10000); pass `topicsNext` as `after` for the next page (null on the last)',
+          parameters: [
+            { name: 'topicLimit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 10000, default: 1000 } },
+            { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,200}$' } },
+          ],
+          responses: {
+            200: ok('{store, counts, topics, timers, ready, oldestReady, waiting, lateness, push?: {topics: {topic: {sent, ok, failed, deferred, noSlot}}, origins: {origin: {sent, ok, failed, deferred, noSlot, breaker: {state, consecutiveFailures, openUntil}}}}, readyTotal, topicsNext, topicCount}'),
+            default: error,
+          },
         },
       },
       '/healthz': { get: { summary: 'Liveness (no auth)', security: [], responses: { 200: ok('{status: "ok"}'), 503: ok('{status: "closing"}') } } },

@@ -161,6 +161,26 @@ export const scheduleDefinitionsSchema = {
   items: { type: 'object' },
 } as const;
 
+/** GET /v1/schedules: a page by id (limit and after checked by the core: INVALID_OPTION, INVALID_ID). */
+export const scheduleListQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    limit: { type: 'string', pattern: '^[0-9]{1,6}$' },
+    after: { type: 'string' },
+  },
+} as const;
+
+/** GET /v1/stats: a page of topics (topicLimit and after checked by stats-page.ts: INVALID_OPTION, INVALID_TOPIC). */
+export const statsQuerySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    topicLimit: { type: 'string', pattern: '^[0-9]{1,6}$' },
+    after: { type: 'string' },
+  },
+} as const;
+
 export const nextQuerySchema = {
   type: 'object',
   additionalProperties: false,
@@ -171,8 +191,8 @@ export const timelineQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    from: { type: 'string', pattern: '^[0-9]{1,16}$' },
-    to: { type: 'string', pattern: '^[0-9]{1,16}$' },
+    from: { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' },
+    to: { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' },
     bucketMs: { type: 'string', pattern: '^[0-9]{1,16}$' },
     topic: { type: 'string' },
   },

@@ -24,6 +24,7 @@ const FIELD_CODES: Readonly<Record<string, ErrorCode>> = {
   max: 'INVALID_OPTION',
   waitMs: 'INVALID_OPTION',
   limit: 'INVALID_OPTION',
+  topicLimit: 'INVALID_OPTION',
   url: 'INVALID_URL',
   secret: 'INVALID_SECRET',
   timeoutMs: 'INVALID_OPTION',

@@ -175,6 +175,10 @@ export interface LatenessSummary {
   max: number;
 }
 
+/**
+ * GET /v1/stats?topicLimit=&after=: the queue's totals, and its per-topic parts (`topics`,
+ * `ready`, `oldestReady`, `push.topics`) for one page of topics in name order (docs/service.md).
+ */
 export interface StatsResponse {
   store: string;
   counts: Record<TaskState, number>;
@@ -188,6 +192,12 @@ export interface StatsResponse {
   lateness: LatenessSummary;
   /** Push counters since the server started, per topic and destination origin (docs/push.md, "Stats"). */
   push?: PushStatsView;
+  /** Due tasks waiting for a consumer, over every topic (`ready` holds this page's topics only). */
+  readyTotal: number;
+  /** Pass as `after` for the next page of topics; null when this page has the last. */
+  topicsNext: string | null;
+  /** Topics in all pages. */
+  topicCount: number;
 }
 
 export interface PushCountsView {
@@ -345,8 +355,11 @@ export interface RecurringResponse {
   changed?: boolean;
 }
 
+/** GET /v1/schedules?limit=&after=: a page of schedules by id. */
 export interface RecurringListResponse {
   schedules: RecurringView[];
+  /** Pass as `after` for the next page; null when this page was the last. */
+  next: string | null;
 }
 
 export interface RecurringNextResponse {

@@ -65,10 +65,11 @@ describe('delayq CLI', () => {
       cli('cancel', 'done1'),
       cli('touch', 'done1', '--delay', '5s'),
       cli('add', 'bad topic'),
+      cli('add', 'x', '--at', '2031-02-29T09:00:00Z'),
       runCliProcess(['--server', url, 'stats']),
       runCliProcess(['--server', 'http://127.0.0.1:1', 'stats']),
     ]);
-    const codes = ['TASK_NOT_FOUND', 'TASK_NOT_FOUND', 'TASK_NOT_PENDING', 'TASK_NOT_PENDING', 'INVALID_TOPIC', 'UNAUTHORIZED', 'SERVER_UNREACHABLE'];
+    const codes = ['TASK_NOT_FOUND', 'TASK_NOT_FOUND', 'TASK_NOT_PENDING', 'TASK_NOT_PENDING', 'INVALID_TOPIC', 'INVALID_DELAY', 'UNAUTHORIZED', 'SERVER_UNREACHABLE'];
     results.forEach((r, i) => {
       assert.equal(r.code, 1, `${codes[i]}: ${r.stderr}`);
       assert.match(r.stderr, new RegExp(`^delayq: ${codes[i]}: `));

@@ -28,6 +28,9 @@ describe('client', () => {
     assert.deepEqual(timeline.counts, [0, 1, 0]);
     assert.equal(timeline.coveredUntil, minute + 120_000);
     assert.equal((await client.timeline({ from: '2031-06-01T10:30:00Z', to: minute + 60_000 })).counts[0], 1);
+    assert.equal((await client.timeline({ from: '2031-06-01T12:30:00+02:00', to: minute + 60_000 })).counts[0], 1);
+    // Strings go to the server as they are and are read there, strictly: 31 June is refused, not 1 July.
+    await assert.rejects(client.timeline({ from: '2031-06-31T10:30:00Z' }), (e: unknown) => isDelayQClientError(e, 'INVALID_ARGUMENT') && e.status === 400);
     for (const id of ['rd1', 'rd2']) await client.schedule({ id, topic: 'redo', maxAttempts: 1 });
     const tasks = await client.reserve('redo', { max: 2, waitMs: 2_000 });
     for (const task of tasks) await client.nack(task.id, task.receipt, { error: 'no' });
@@ -58,6 +61,11 @@ describe('client', () => {
     assert.equal((await client.list({ topic: 'orders', afterId: listed.at(-1)!.id })).length, 0);
     assert.equal(await client.reschedule('c1', { delayMs: 1_000 }), true);
     assert.equal(await client.reschedule('c1', { runAt: '2031-01-01T00:00:00Z' }), true);
+    assert.equal((await client.get('c1'))?.runAt, Date.UTC(2031, 0, 1));
+    for (const impossible of ['2031-02-29T00:00:00Z', '2031-01-01T24:00:00Z', '2031-01-32T00:00:00Z']) {
+      await assert.rejects(client.reschedule('c1', { runAt: impossible }), (e: unknown) => isDelayQClientError(e, 'INVALID_DELAY') && e.status === 400, impossible);
+      await assert.rejects(client.schedule({ topic: 'orders', runAt: impossible }), (e: unknown) => isDelayQClientError(e, 'INVALID_DELAY'), impossible);
+    }
     assert.equal((await client.get('c1'))?.runAt, Date.UTC(2031, 0, 1));
     assert.equal(await client.reschedule('missing', { delayMs: 1 }), false);
     assert.equal(await client.cancel('c1'), true);

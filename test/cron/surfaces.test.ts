@@ -79,6 +79,50 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/none/next' })).body.error.code, 'SCHEDULE_NOT_FOUND');
   });
 
+  it('limits: a 28 MB cron pattern in a bulk PUT is 400 at once with a short answer; long patterns, impossible or out-of-range times and a schedule with no occurrence left are 400 on every route', async () => {
+    const huge = `0 0 * * ${'MON,'.repeat(7_000_000)}MON`;
+    const started = performance.now();
+    const bulk = await send(t.app, { method: 'PUT', url: '/v1/schedules', body: [{ id: 'fine', topic: 't', everyMs: 60_000 }, { id: 'probe', topic: 't', cron: huge }] });
+    const took = performance.now() - started;
+    assert.equal(bulk.status, 400, JSON.stringify(bulk.body).slice(0, 300));
+    assert.equal(bulk.body.error.code, 'INVALID_SCHEDULE');
+    assert.match(bulk.body.error.message, /^schedules\[1\]\.cron: must be at most 256 characters/);
+    assert.ok(JSON.stringify(bulk.body).length < 500, 'the answer does not echo the pattern');
+    assert.ok(took < 5_000, `answered in ${Math.round(took)} ms (was 13 s)`);
+    const now = Date.now();
+    const cases: Array<[string, unknown, RegExp]> = [
+      ['cron of 257 characters', { topic: 't', cron: `0 0 1 1 ${' '.repeat(248)}*` }, /^cron: must be at most 256 characters/],
+      ['tz of 65 characters', { topic: 't', cron: '* * * * *', tz: `Europe/${'x'.repeat(58)}` }, /^tz: must be at most 64 characters/],
+      ['startAt on 29 February 2031', { topic: 't', everyMs: 1000, startAt: '2031-02-29T00:00:00Z' }, /^startAt: /],
+      ['endAt at 24:00', { topic: 't', everyMs: 1000, endAt: '2031-01-01T24:00:00Z' }, /^endAt: /],
+      ['startAt 1e20', { topic: 't', everyMs: 1000, startAt: 1e20 }, /^startAt: must be at most 8640000000000000/],
+      ['endAt 1e20', { topic: 't', everyMs: 1000, endAt: 1e20 }, /^endAt: must be at most/],
+      ['endAt already past', { topic: 't', everyMs: 60_000, endAt: now - 1_000 }, /^endAt: is already past/],
+      ['no occurrence before endAt', { topic: 't', cron: '0 0 1 1 *', startAt: now, endAt: now + 60_000 }, /no occurrence from now on/],
+    ];
+    for (const [name, body, message] of cases) {
+      for (const request of [{ method: 'PUT' as const, url: '/v1/schedules/limits', body }, { method: 'PUT' as const, url: '/v1/schedules', body: [{ id: 'limits', ...(body as object) }] }]) {
+        const answer = await send(t.app, request);
+        assert.equal(answer.status, 400, `${name}: ${JSON.stringify(answer.body)}`);
+        assert.equal(answer.body.error.code, 'INVALID_SCHEDULE', name);
+        assert.match(answer.body.error.message.replace(/^schedules\[0\]\./, ''), message, name);
+      }
+      await assert.rejects(client.schedules.upsert('limits', body as never), (e: unknown) => isDelayQClientError(e, 'INVALID_SCHEDULE') && message.test(e.message), name);
+    }
+    for (const id of ['fine', 'probe', 'limits']) assert.equal((await send(t.app, { method: 'GET', url: `/v1/schedules/${id}` })).status, 404, `${id}: nothing stored`);
+  });
+
+  it('PUT /v1/schedules/:id takes a payload as large as a task may carry (1 MiB), as PUT /v1/schedules does; beyond: 413', async () => {
+    const startAt = Date.now() + 86_400_000;
+    const fits = await send(t.app, { method: 'PUT', url: '/v1/schedules/heavy', body: { topic: 't', everyMs: 60_000, startAt, payload: 'x'.repeat(1_000_000) } });
+    assert.equal(fits.status, 201, JSON.stringify(fits.body).slice(0, 200));
+    const payload = await send(t.app, { method: 'PUT', url: '/v1/schedules/heavy', body: { topic: 't', everyMs: 60_000, startAt, payload: 'x'.repeat(1024 * 1024) } });
+    assert.deepEqual([payload.status, payload.body.error.code], [413, 'PAYLOAD_TOO_LARGE']);
+    const body = await send(t.app, { method: 'PUT', url: '/v1/schedules/heavy', body: { topic: 't', everyMs: 60_000, startAt, payload: 'x'.repeat(1_200_000) } });
+    assert.deepEqual([body.status, body.body.error.code], [413, 'BODY_TOO_LARGE']);
+    assert.equal((await send(t.app, { method: 'DELETE', url: '/v1/schedules/heavy' })).status, 200);
+  });
+
   it('url: 400 INVALID_URL (malformed, SSRF-refused), PUSH_NO_SECRET, nothing stored; then stored and shown', async () => {
     const clock = new ManualClock(Date.now());
     const pushing = await openTestApp({ clock, push: { transport: new ScriptedTransport(clock), signer: testSigner } });
@@ -157,7 +201,17 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.equal((await cli('cron', 'pause', 'nightly')).code, 0);
     assert.equal((await cli('cron', 'resume', 'nightly')).code, 0);
     assert.equal((await cli('cron', 'rm', 'nightly')).code, 0);
-    const [again, bad, badUrl] = await Promise.all([cli('cron', 'rm', 'nightly'), cli('cron', 'set', 'x', 't', '--cron', '* * *'), cli('cron', 'set', 'y', 't', '--every', '1s', '--url', 'ftp://x.example.com/')]);
+    const [again, bad, badUrl, badStart, ended] = await Promise.all([
+      cli('cron', 'rm', 'nightly'),
+      cli('cron', 'set', 'x', 't', '--cron', '* * *'),
+      cli('cron', 'set', 'y', 't', '--every', '1s', '--url', 'ftp://x.example.com/'),
+      cli('cron', 'set', 'z', 't', '--every', '1m', '--start', '2031-02-29T00:00:00Z'),
+      cli('cron', 'set', 'z', 't', '--every', '1m', '--end', '2020-01-01T00:00:00Z'),
+    ]);
+    for (const [result, says] of [[badStart, /INVALID_SCHEDULE: startAt: /], [ended, /INVALID_SCHEDULE: endAt: is already past/]] as const) {
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(result.stderr, says);
+    }
     assert.equal(badUrl.code, 1);
     assert.match(badUrl.stderr, /INVALID_URL/);
     assert.equal(again.code, 1);
@@ -166,8 +220,49 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.match(bad.stderr, /INVALID_SCHEDULE/);
   });
 
-  it('OpenAPI lists the schedule routes', async () => {
-    const doc = (await send(t.app, { method: 'GET', url: '/openapi.json' })).body as { paths: Record<string, object> };
+  it('OpenAPI lists the schedule routes, and the page parameters of GET /v1/schedules', async () => {
+    const doc = (await send(t.app, { method: 'GET', url: '/openapi.json' })).body as { paths: Record<string, { get?: { parameters?: Array<{ name: string }> } }> };
     for (const path of ['/v1/schedules', '/v1/schedules/{id}', '/v1/schedules/{id}/pause', '/v1/schedules/{id}/resume', '/v1/schedules/{id}/next']) assert.ok(path in doc.paths, path);
+    assert.deepEqual(doc.paths['/v1/schedules']?.get?.parameters?.map((p) => p.name), ['limit', 'after']);
+  });
+
+  it('GET /v1/schedules pages by id (default 100, at most 1000, fewer past 4 MiB of payloads); client.list follows the pages, listPage gives one; cron ls shows all or one page', async () => {
+    const ids = Array.from({ length: 2_500 }, (_, i) => `p${String(i).padStart(4, '0')}`);
+    const far = Date.now() + 30 * 86_400_000;
+    const put = await send(t.app, { method: 'PUT', url: '/v1/schedules', body: ids.map((id) => ({ id, topic: 'paged', everyMs: 86_400_000, startAt: far })) });
+    assert.equal(put.status, 200);
+    try {
+      const first = await send(t.app, { method: 'GET', url: '/v1/schedules' });
+      assert.deepEqual([first.body.schedules.length, first.body.schedules[0].id, first.body.next], [100, 'p0000', 'p0099']);
+      const big = await send(t.app, { method: 'GET', url: '/v1/schedules?limit=1000&after=p0099' });
+      assert.deepEqual([big.body.schedules.length, big.body.schedules[0].id, big.body.next], [1_000, 'p0100', 'p1099']);
+      const last = await send(t.app, { method: 'GET', url: '/v1/schedules?limit=1000&after=p1999' });
+      assert.deepEqual([last.body.schedules.length, last.body.next], [500, null]);
+      const bad: Array<[string, string]> = [['limit=1001', 'INVALID_OPTION'], ['limit=0', 'INVALID_OPTION'], ['limit=ten', 'INVALID_OPTION'], ['after=a%20b', 'INVALID_ID'], [`after=${'x'.repeat(201)}`, 'INVALID_ID'], ['sort=id', 'INVALID_ARGUMENT']];
+      for (const [query, code] of bad) {
+        const answer = await send(t.app, { method: 'GET', url: `/v1/schedules?${query}` });
+        assert.deepEqual([answer.status, answer.body.error.code], [400, code], query);
+      }
+
+      const all = await client.schedules.list();
+      assert.deepEqual(all.map((x) => x.id), ids);
+      assert.deepEqual(await client.schedules.listPage({ limit: 2, afterId: 'p2497' }).then((p) => [p.schedules.map((x) => x.id), p.next]), [['p2498', 'p2499'], null]);
+      await assert.rejects(client.schedules.listPage({ limit: 5_000 }), (e: unknown) => isDelayQClientError(e, 'INVALID_OPTION'));
+
+      const [every, onePage, lastPage] = await Promise.all([cli('cron', 'ls', '--json'), cli('cron', 'ls', '--limit', '2'), cli('cron', 'ls', '--after', 'p2497', '--json')]);
+      assert.equal(every.code, 0, every.stderr);
+      assert.equal((JSON.parse(every.stdout) as { schedules: unknown[] }).schedules.length, 2_500);
+      assert.match(onePage.stdout, /^ID\s+TOPIC\s+RULE.*\np0000\s.*\np0001\s.*\nmore: delayq cron ls --after p0001 --limit 2\n$/s);
+      assert.deepEqual(JSON.parse(lastPage.stdout), { schedules: (await client.schedules.listPage({ afterId: 'p2497' })).schedules, next: null });
+
+      // Payloads of 1,000,002 characters each: a page stops after the one that passes 4 MiB.
+      const heavy = ['big0', 'big1', 'big2', 'big3', 'big4', 'big5'].map((id) => ({ id, topic: 'paged', everyMs: 86_400_000, startAt: far, payload: 'x'.repeat(1_000_000) }));
+      assert.equal((await send(t.app, { method: 'PUT', url: '/v1/schedules', body: heavy })).status, 200);
+      const heavyPage = await send(t.app, { method: 'GET', url: '/v1/schedules?limit=1000' });
+      assert.deepEqual([heavyPage.body.schedules.map((x: { id: string }) => x.id), heavyPage.body.next], [['big0', 'big1', 'big2', 'big3', 'big4'], 'big4']);
+      assert.equal((await client.schedules.list()).length, 2_506);
+    } finally {
+      for (const id of [...ids, 'big0', 'big1', 'big2', 'big3', 'big4', 'big5']) await t.queue.schedules.remove(id);
+    }
   });
 });

@@ -97,6 +97,40 @@ describe('schedules (library, ManualClock)', () => {
     assert.equal(seen.filter((s) => s.id.startsWith('end:')).length, 3);
     assert.equal((await q.schedules.get('lim'))?.nextAt, null);
     assert.deepEqual(await q.schedules.next('lim', 5), []);
+    // Past its endAt (the queue's clock), the same definition is refused: it has no occurrence left.
+    await assert.rejects(q.schedules.upsert('end', { topic: 'tick', everyMs: 1_000, startAt: T0 + 500, endAt: T0 + 2_600 }), (e: unknown) => isDelayQError(e, 'INVALID_SCHEDULE') && /^endAt: is already past/.test(e.message));
+  });
+
+  it('upsert and upsertMany refuse, by the queue clock, a 28 MB cron pattern at once, impossible dates, times past the Date range and a schedule with no occurrence left', async () => {
+    const { q, clock } = await openManual();
+    queues.push(q);
+    const started = performance.now();
+    const huge = `0 0 * * ${'MON,'.repeat(7_000_000)}MON`;
+    await assert.rejects(q.schedules.upsertMany([{ id: 'ok', topic: 't', everyMs: 1_000 }, { id: 'huge', topic: 't', cron: huge }]), (e: unknown) => isDelayQError(e, 'INVALID_SCHEDULE') && e.details?.['index'] === 1 && e.message.length < 200);
+    assert.ok(performance.now() - started < 2_000);
+    const bad: Array<[object, RegExp]> = [
+      [{ topic: 't', cron: '0 0 * * *', startAt: '2030-02-30T00:00:00Z' }, /^startAt: /],
+      [{ topic: 't', everyMs: 1_000, endAt: 1e20 }, /^endAt: must be at most/],
+      [{ topic: 't', everyMs: 1_000, endAt: T0 }, /^endAt: is already past/],
+      [{ topic: 't', everyMs: 86_400_000, endAt: T0 + 60_000, startAt: T0 - 1 }, /no occurrence from now on/],
+    ];
+    for (const [input, message] of bad) await assert.rejects(q.schedules.upsert('s', input as never), (e: unknown) => isDelayQError(e, 'INVALID_SCHEDULE') && message.test(e.message), message.source);
+    clock.advance(60_000);
+    await assert.rejects(q.schedules.upsert('s', { topic: 't', everyMs: 1_000, endAt: T0 + 30_000 }), (e: unknown) => isDelayQError(e, 'INVALID_SCHEDULE'));
+    assert.deepEqual(await q.schedules.list(), []);
+  });
+
+  it('listPage: pages by id with a cursor; limit 1 to 1000 (INVALID_OPTION), after a schedule id (INVALID_ID)', async () => {
+    const { q } = await openManual();
+    queues.push(q);
+    await q.schedules.upsertMany(['c', 'a', 'd', 'b'].map((id) => ({ id, topic: 't', everyMs: 86_400_000, startAt: T0 + 86_400_000 })));
+    const first = await q.schedules.listPage({ limit: 3 });
+    assert.deepEqual([first.schedules.map((s) => s.id), first.next], [['a', 'b', 'c'], 'c']);
+    const second = await q.schedules.listPage({ limit: 3, afterId: 'c' });
+    assert.deepEqual([second.schedules.map((s) => s.id), second.next], [['d'], null]);
+    assert.equal((await q.schedules.listPage()).schedules.length, 4);
+    await assert.rejects(q.schedules.listPage({ limit: 1_001 }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+    await assert.rejects(q.schedules.listPage({ afterId: 'a b' }), (e: unknown) => isDelayQError(e, 'INVALID_ID'));
   });
 
   it('remove deletes the schedule and cancels its occurrence created ahead', async () => {

@@ -22,6 +22,14 @@ test('GET /v1/timeline: pending tasks per minute, per topic, checked query', asy
     assert.equal(all.body.counts.length, 60);
     const hourly = await send(t.app, { method: 'GET', url: `/v1/timeline?from=${T0}&to=${T0 + 2 * 3_600_000}&bucketMs=3600000&topic=y` });
     assert.deepEqual(hourly.body.counts, [1, 1]);
+    // ISO 8601 from/to, read strictly: an impossible calendar date is 400, not rolled over.
+    const iso = (ms: number): string => encodeURIComponent(new Date(ms).toISOString());
+    const byIso = await send(t.app, { method: 'GET', url: `/v1/timeline?from=${iso(T0)}&to=${iso(T0 + 2 * 3_600_000)}&bucketMs=3600000&topic=y` });
+    assert.deepEqual([byIso.status, byIso.body.from, byIso.body.counts], [200, T0, [1, 1]]);
+    for (const impossible of ['from=2030-02-30T00%3A00%3A00Z', 'to=2030-01-01T24%3A00%3A00Z', 'from=1e20', `from=${'9'.repeat(17)}`]) {
+      const answer = await send(t.app, { method: 'GET', url: `/v1/timeline?${impossible}` });
+      assert.deepEqual([answer.status, answer.body.error.code], [400, 'INVALID_ARGUMENT'], impossible);
+    }
     for (const bad of ['bucketMs=1000', 'bucketMs=60000&from=120000&to=60000', `from=${T0}&to=${T0 + 86_400_000 * 2}`, 'topic=%3Cimg%3E', 'bucketMs=abc', 'extra=1']) {
       const answer = await send(t.app, { method: 'GET', url: `/v1/timeline?${bad}` });
       assert.equal(answer.status, 400, bad);

@@ -251,6 +251,25 @@ describe('dashboard in Chromium', () => {
     assertClean(phone);
   });
 
+  it('topics: pages of 100 by name, with Next and Previous; the topic pickers still list every topic', async () => {
+    const names = Array.from({ length: 110 }, (_, i) => `zz-pg-${String(i).padStart(3, '0')}`);
+    assert.equal((await api('POST', '/v1/tasks/batch', { tasks: names.map((topic) => ({ topic, delayMs: 3_600_000 })) })).status, 200);
+    const w = await openPage('#/topics');
+    const table = w.page.getByTestId('topics-table');
+    const rows = table.locator('tbody tr[data-topic]');
+    await rows.nth(99).waitFor();
+    assert.equal(await rows.count(), 100);
+    assert.equal(await table.locator('tr[data-topic="zz-pg-109"]').count(), 0);
+    await w.page.getByTestId('topics-next-page').click();
+    await table.locator('tr[data-topic="zz-pg-109"]').waitFor();
+    assert.equal(await w.page.getByTestId('topics-next-page').isDisabled(), true);
+    await w.page.getByTestId('topics-prev-page').click();
+    await w.page.getByTestId('topics-prev-page').and(w.page.locator('[disabled]')).waitFor();
+    await w.page.getByTestId('nav-tasks').click();
+    await w.page.getByTestId('list-topic').locator('option', { hasText: 'zz-pg-109' }).waitFor({ state: 'attached' });
+    assertClean(w);
+  });
+
   it('schedules: listed with their next time; pause, resume and delete from the page, each confirmed by the API', async () => {
     const put = await api('PUT', '/v1/schedules/nightly', { topic: 'backup', cron: '30 2 * * *', tz: 'Europe/Berlin', payload: { full: true, note: XSS }, misfire: 'skip' });
     assert.equal(put.status, 201);
@@ -299,6 +318,26 @@ describe('dashboard in Chromium', () => {
     await page.waitForTimeout(300);
     assert.equal(await page.locator('img').count(), 0, 'no img element was made');
     assert.equal((await api('DELETE', '/v1/schedules/hourly')).status, 200);
+    assertClean(w);
+  });
+
+  it('schedules: pages of 100 by id, with Next and Previous', async () => {
+    const ids = Array.from({ length: 150 }, (_, i) => `pg${String(i).padStart(3, '0')}`);
+    const startAt = Date.now() + 86_400_000;
+    assert.equal((await api('PUT', '/v1/schedules', ids.map((id) => ({ id, topic: 'pages', everyMs: 86_400_000, startAt })))).status, 200);
+    const w = await openPage('#/schedules');
+    const table = w.page.getByTestId('schedules-table');
+    const rows = table.locator('tbody tr[data-id]');
+    await table.locator('tr[data-id="pg099"]').waitFor();
+    assert.equal(await rows.count(), 100);
+    assert.equal(await w.page.getByTestId('schedules-prev-page').isDisabled(), true);
+    await w.page.getByTestId('schedules-next-page').click();
+    await table.locator('tr[data-id="pg149"]').waitFor();
+    assert.equal(await rows.count(), 50);
+    assert.equal(await w.page.getByTestId('schedules-next-page').isDisabled(), true);
+    await w.page.getByTestId('schedules-prev-page').click();
+    await table.locator('tr[data-id="pg000"]').waitFor();
+    for (const id of ids) await api('DELETE', `/v1/schedules/${id}`);
     assertClean(w);
   });
 

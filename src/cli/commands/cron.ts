@@ -99,18 +99,25 @@ export function registerCronCommands(program: Command): void {
 
   cron
     .command('ls')
-    .description('every schedule')
-    .action(async (_options: object, command: Command) => {
+    .description('every schedule by id (all pages), or one page with --limit / --after')
+    .option('--limit <n>', 'one page of at most this many (the server allows 1 to 1000)', positiveIntArg)
+    .option('--after <id>', 'one page, starting after this schedule id (the last page said where)')
+    .action(async (options: { limit?: number; after?: string }, command: Command) => {
       const { client, out } = contextOf(command);
-      const schedules = await client.schedules.list();
-      out.result({ schedules }, () =>
-        schedules.length === 0
-          ? 'no schedules'
-          : table(
-              ['ID', 'TOPIC', 'RULE', 'STATE', 'NEXT', 'COUNT'],
-              schedules.map((s) => [s.id, s.topic, rule(s), s.paused ? 'paused' : s.nextAt === null ? 'ended' : 'active', s.nextAt === null ? '-' : formatTime(s.nextAt), String(s.count)]),
-            ),
-      );
+      const paged = options.limit !== undefined || options.after !== undefined;
+      const { schedules, next } = paged
+        ? await client.schedules.listPage({ ...(options.limit !== undefined ? { limit: options.limit } : {}), ...(options.after !== undefined ? { afterId: options.after } : {}) })
+        : { schedules: await client.schedules.list(), next: null };
+      out.result(paged ? { schedules, next } : { schedules }, () => {
+        const listed =
+          schedules.length === 0
+            ? 'no schedules'
+            : table(
+                ['ID', 'TOPIC', 'RULE', 'STATE', 'NEXT', 'COUNT'],
+                schedules.map((s) => [s.id, s.topic, rule(s), s.paused ? 'paused' : s.nextAt === null ? 'ended' : 'active', s.nextAt === null ? '-' : formatTime(s.nextAt), String(s.count)]),
+              );
+        return next === null ? listed : `${listed}\nmore: delayq cron ls --after ${next}${options.limit !== undefined ? ` --limit ${options.limit}` : ''}`;
+      });
     });
 
   cron

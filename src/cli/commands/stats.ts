@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { contextOf } from '../context.js';
 import { keyValues, table } from '../output.js';
 import type { PushCountsView, PushStatsView } from '../../wire/types.js';
+import { positiveIntArg } from './tasks.js';
 
 /** "3 (http5xx 2, timeout 1)", or "0". */
 function failures(counts: PushCountsView): string {
@@ -26,10 +27,12 @@ function pushTables(push: PushStatsView | undefined): string[] {
 export function registerStatsCommand(program: Command): void {
   program
     .command('stats')
-    .description('task counts by state and topic, timers, backlog and lateness')
-    .action(async (_options: object, command: Command) => {
+    .description('task counts by state and topic, timers, backlog and lateness (topics a page at a time: the first 1000 by name)')
+    .option('--topic-limit <n>', 'topics in the page (default 1000, at most 10000)', positiveIntArg)
+    .option('--after <topic>', 'the page of topics after this one (the last page said where)')
+    .action(async (options: { topicLimit?: number; after?: string }, command: Command) => {
       const { client, out } = contextOf(command);
-      const stats = await client.stats();
+      const stats = await client.stats({ ...(options.topicLimit !== undefined ? { topicLimit: options.topicLimit } : {}), ...(options.after !== undefined ? { after: options.after } : {}) });
       out.result(stats, () => {
         const states = Object.keys(stats.counts) as (keyof typeof stats.counts)[];
         const topics = Object.entries(stats.topics).map(([topic, counts]) => [
@@ -47,6 +50,7 @@ export function registerStatsCommand(program: Command): void {
           ]),
           topics.length > 0 ? `\n${table(['TOPIC', ...states.map((s) => s.toUpperCase()), 'READY'], topics)}` : '',
           ...pushTables(stats.push),
+          stats.topicsNext === null ? '' : `\nmore topics (${stats.topicCount} in all): delayq stats --after ${stats.topicsNext}${options.topicLimit !== undefined ? ` --topic-limit ${options.topicLimit}` : ''}`,
         ].join('\n').trimEnd();
       });
     });

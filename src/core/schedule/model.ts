@@ -21,6 +21,23 @@ export const MIN_EVERY_MS = 1_000;
 export const MAX_CATCH_UP = 1_000;
 /** A schedule id is at most this long, so that id + ':' + a 13-to-16-digit time fits a task id (256). */
 export const MAX_SCHEDULE_ID_LENGTH = 200;
+/**
+ * The longest cron pattern: the longest useful one (every field a list of names) is about
+ * 150 characters, while the parser's time grows with the text (a 28 MB pattern held the
+ * server 13 s), so the length is checked before the pattern is parsed.
+ */
+export const MAX_CRON_LENGTH = 256;
+/** The longest time zone name (IANA names are at most about 32 characters). */
+export const MAX_TZ_LENGTH = 64;
+/** Schedules in one page of a listing (GET /v1/schedules), by default and at most. */
+export const DEFAULT_SCHEDULE_PAGE = 100;
+export const MAX_SCHEDULE_PAGE = 1_000;
+/**
+ * A page of schedules ends after the schedule whose payload takes the page's payloads past
+ * this many characters (JSON text), whatever its `limit`: a thousand schedules with 1 MiB
+ * payloads would otherwise be a 1 GiB answer. A page always holds at least one schedule.
+ */
+export const SCHEDULE_PAGE_PAYLOAD_BUDGET = 4 * 1024 * 1024;
 
 /** What a caller defines; `upsert` of the same definition changes nothing. */
 export interface ScheduleDefinition {

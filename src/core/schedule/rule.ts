@@ -2,8 +2,10 @@
  * A schedule's rule as a function: the first occurrence strictly after an instant, within
  * startAt/endAt. Cron rules go through next.ts (time zones, daylight saving); intervals
  * fall on startAt + k * everyMs (startAt defaulting to the epoch, so `everyMs: 60000` fires
- * on each whole UTC minute, the same on every process and after every restart).
+ * on each whole UTC minute, the same on every process and after every restart). No
+ * occurrence falls past MAX_TIME_MS: a task's runAt is a time a Date can hold.
  */
+import { MAX_TIME_MS } from '../time.js';
 import { nextCronOccurrence, type WallPattern } from './next.js';
 import type { ScheduleDefinition } from './model.js';
 
@@ -30,6 +32,6 @@ export function compileRule(def: Pick<ScheduleDefinition, 'cron' | 'tz' | 'every
   }
   return (after) => {
     const at = raw(Math.max(after, floor));
-    return at === null || (endAt !== null && at >= endAt) ? null : at;
+    return at === null || at > MAX_TIME_MS || (endAt !== null && at >= endAt) ? null : at;
   };
 }

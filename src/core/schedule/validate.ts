@@ -3,14 +3,20 @@
  * ScheduleDefinition stored: every rule problem is INVALID_SCHEDULE with the reason (the
  * cron parser's own message for a bad pattern); topic, id, payload and task options fail
  * with the codes tasks use. Nothing is stored when this throws.
+ *
+ * Every string is bounded before it is used (a cron pattern at MAX_CRON_LENGTH, before the
+ * parser sees it; a time zone at MAX_TZ_LENGTH), startAt and endAt are times a Date can
+ * hold, read strictly (src/core/time.ts), and a schedule must have an occurrence from now
+ * on: `endAt` already past, or a rule whose first occurrence at or after max(now, startAt)
+ * is at or after endAt, is refused rather than stored to never fire.
  */
 import { DelayQError } from '../errors.js';
 import { validatePushUrl } from '../push-input.js';
+import { shown, shownKey } from '../shown.js';
 import type { BackoffPolicy } from '../task/model.js';
 import {
   DEFAULT_LIMITS,
   DEFAULT_TASK_DEFAULTS,
-  parseTime,
   serializePayload,
   validateBackoff,
   validateId,
@@ -18,9 +24,20 @@ import {
   validateTopic,
   type Limits,
   type TaskDefaults,
-  type TimeInput,
 } from '../task/validate.js';
-import { DEFAULT_MISFIRE, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, type MisfirePolicy, type ScheduleDefinition } from './model.js';
+import { parseTime, type TimeInput } from '../time.js';
+import {
+  DEFAULT_MISFIRE,
+  DEFAULT_SCHEDULE_PAGE,
+  MAX_CRON_LENGTH,
+  MAX_SCHEDULE_ID_LENGTH,
+  MAX_SCHEDULE_PAGE,
+  MAX_TZ_LENGTH,
+  MIN_EVERY_MS,
+  MISFIRE_POLICIES,
+  type MisfirePolicy,
+  type ScheduleDefinition,
+} from './model.js';
 import { compileRule, type CronCompiler } from './rule.js';
 import { isKnownTimeZone } from './zone.js';
 
@@ -62,10 +79,26 @@ export function validateScheduleId(id: unknown, limits: Limits = DEFAULT_LIMITS)
   return validateId(id, { ...limits, maxIdLength: Math.min(limits.maxIdLength, MAX_SCHEDULE_ID_LENGTH) });
 }
 
+/** Which page of schedules to list: after `afterId` (a schedule id), at most `limit`. */
+export interface SchedulePageQuery {
+  readonly afterId: string | null;
+  readonly limit: number;
+}
+
+/** A listing's page options, checked (INVALID_ID, INVALID_OPTION) and defaulted (DEFAULT_SCHEDULE_PAGE). */
+export function validateSchedulePage(options: { afterId?: unknown; limit?: unknown }, limits: Limits = DEFAULT_LIMITS): SchedulePageQuery {
+  return {
+    afterId: options.afterId === undefined ? null : validateScheduleId(options.afterId, limits),
+    limit: options.limit === undefined ? DEFAULT_SCHEDULE_PAGE : validateIntOption(options.limit, 'limit', 1, MAX_SCHEDULE_PAGE),
+  };
+}
+
+/** Checks schedule `id`'s definition at time `now` (an upsert's clock reading). */
 export function validateRecurring(
   id: unknown,
   input: unknown,
   compile: CronCompiler,
+  now: number,
   limits: Limits = DEFAULT_LIMITS,
   defaults: TaskDefaults = DEFAULT_TASK_DEFAULTS,
 ): ScheduleDefinition {
@@ -73,7 +106,8 @@ export function validateRecurring(
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new DelayQError('INVALID_ARGUMENT', 'schedule: must be an object', { field: 'schedule' });
   const given = input as Record<string, unknown>;
-  for (const key of Object.keys(given)) if (!KEYS.has(key)) throw new DelayQError('INVALID_ARGUMENT', `schedule.${key}: unknown field`, { field: `schedule.${key}` });
+  for (const key of Object.keys(given))
+    if (!KEYS.has(key)) throw new DelayQError('INVALID_ARGUMENT', `schedule.${shownKey(key)}: unknown field`, { field: `schedule.${shownKey(key)}` });
   const topic = validateTopic(given['topic'], limits);
   const payload = serializePayload(given['payload'], limits);
 
@@ -85,9 +119,11 @@ export function validateRecurring(
   let tz = 'UTC';
   if (cronGiven) {
     if (typeof given['cron'] !== 'string' || given['cron'].trim() === '') invalid('cron', 'must be a non-empty string');
+    if (given['cron'].length > MAX_CRON_LENGTH) invalid('cron', `must be at most ${MAX_CRON_LENGTH} characters (got ${given['cron'].length})`);
     cron = given['cron'].trim().replace(/\s+/g, ' ');
     if (given['tz'] !== undefined) {
       if (typeof given['tz'] !== 'string' || given['tz'] === '') invalid('tz', 'must be an IANA time zone name');
+      if (given['tz'].length > MAX_TZ_LENGTH) invalid('tz', `must be at most ${MAX_TZ_LENGTH} characters (got ${given['tz'].length})`);
       if (!isKnownTimeZone(given['tz'])) invalid('tz', `unknown time zone ${JSON.stringify(given['tz'])}`);
       tz = given['tz'];
     }
@@ -99,7 +135,7 @@ export function validateRecurring(
   } else {
     const every = given['everyMs'];
     if (typeof every !== 'number' || !Number.isInteger(every) || every < MIN_EVERY_MS || every > MAX_EVERY_MS)
-      invalid('everyMs', `must be an integer from ${MIN_EVERY_MS} to ${MAX_EVERY_MS} (got ${JSON.stringify(every)})`);
+      invalid('everyMs', `must be an integer from ${MIN_EVERY_MS} to ${MAX_EVERY_MS} (got ${shown(every)})`);
     everyMs = every;
     if (given['tz'] !== undefined && given['tz'] !== 'UTC') invalid('tz', 'applies to cron schedules only');
   }
@@ -107,14 +143,15 @@ export function validateRecurring(
   const startAt = optionalTime(given['startAt'], 'startAt');
   const endAt = optionalTime(given['endAt'], 'endAt');
   if (startAt !== null && endAt !== null && endAt <= startAt) invalid('endAt', 'must be after startAt');
+  if (endAt !== null && endAt <= now) invalid('endAt', `is already past (now is ${now}): the schedule has no occurrence from now on`);
   let limit: number | null = null;
   if (given['limit'] !== undefined && given['limit'] !== null) {
     const l = given['limit'];
-    if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || l > MAX_LIMIT) invalid('limit', `must be an integer from 1 to ${MAX_LIMIT} (got ${JSON.stringify(l)})`);
+    if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || l > MAX_LIMIT) invalid('limit', `must be an integer from 1 to ${MAX_LIMIT} (got ${shown(l)})`);
     limit = l;
   }
   const misfire = given['misfire'] ?? DEFAULT_MISFIRE;
-  if (!MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) invalid('misfire', `must be one of ${MISFIRE_POLICIES.join(', ')} (got ${JSON.stringify(misfire)})`);
+  if (!MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) invalid('misfire', `must be one of ${MISFIRE_POLICIES.join(', ')} (got ${shown(misfire)})`);
 
   const ttrMs = given['ttrMs'] === undefined ? defaults.ttrMs : validateIntOption(given['ttrMs'], 'ttrMs', 1, limits.maxTtrMs);
   const maxAttempts = given['maxAttempts'] === undefined ? defaults.maxAttempts : validateIntOption(given['maxAttempts'], 'maxAttempts', 1, limits.maxAttempts);
@@ -136,9 +173,9 @@ export function validateRecurring(
     backoff,
     url,
   };
-  // A rule that can never fire (`0 0 30 2 *`, or endAt before its first occurrence) is refused too.
-  const first = compileRule(definition, compile)(startAt === null ? -1 : startAt - 1);
-  if (first === null) invalid(cron !== null ? 'cron' : 'endAt', 'the schedule has no occurrence');
+  // A rule that never fires again (`0 0 30 2 *`, or endAt before its next occurrence) is refused too.
+  const first = compileRule(definition, compile)(now - 1);
+  if (first === null) invalid(cron !== null && endAt === null ? 'cron' : 'endAt', 'the schedule has no occurrence from now on');
   return definition;
 }
 

@@ -6,6 +6,8 @@
 import { DelayQError, type ErrorCode } from '../errors.js';
 import { DUE_HISTOGRAM_GRAIN_MS, type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions } from '../ports.js';
 import { validatePushUrl } from '../push-input.js';
+import { shown, shownKey } from '../shown.js';
+import { parseTime, type TimeInput } from '../time.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { TASK_STATES, type BackoffPolicy, type NewTaskRecord, type TaskState } from './model.js';
 
@@ -49,9 +51,6 @@ export interface TaskDefaults {
 
 export const DEFAULT_TASK_DEFAULTS: TaskDefaults = { ttrMs: 30_000, maxAttempts: 5, backoff: DEFAULT_BACKOFF };
 
-/** A time: epoch ms, a Date, or an ISO 8601 string with a date and time. */
-export type TimeInput = number | Date | string;
-
 export interface ScheduleInput {
   topic: string;
   payload?: unknown;
@@ -86,18 +85,10 @@ const isDotSegment = (name: string): boolean => name === '.' || name === '..';
 const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
 const WHEN_KEYS = new Set(['delayMs', 'runAt']);
 const BACKOFF_KEYS = new Set(['baseMs', 'factor', 'maxMs', 'jitter']);
-// ISO 8601 with a time part; Date.parse alone accepts too much ("1", "March 7").
-const ISO_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
 function fail(code: ErrorCode, field: string, problem: string, value?: unknown): never {
-  const shown = value === undefined ? '' : ` (got ${describe(value)})`;
-  throw new DelayQError(code, `${field}: ${problem}${shown}`, { field });
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  return typeof value;
+  const got = value === undefined ? '' : ` (got ${shown(value)})`;
+  throw new DelayQError(code, `${field}: ${problem}${got}`, { field });
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -106,7 +97,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 function rejectUnknownKeys(input: Record<string, unknown>, allowed: ReadonlySet<string>, what: string): void {
   for (const key of Object.keys(input)) {
-    if (!allowed.has(key)) fail('INVALID_ARGUMENT', `${what}.${key}`, 'unknown field');
+    if (!allowed.has(key)) fail('INVALID_ARGUMENT', `${what}.${shownKey(key)}`, 'unknown field');
   }
 }
 
@@ -125,20 +116,6 @@ export function validateId(id: unknown, limits: Limits = DEFAULT_LIMITS): string
   if (!NAME_PATTERN.test(id)) fail('INVALID_ID', 'id', 'may contain only A-Z a-z 0-9 . _ : -', id);
   if (isDotSegment(id)) fail('INVALID_ID', 'id', DOT_SEGMENT_REASON, id);
   return id;
-}
-
-/** Parses a time given as epoch ms, a Date or an ISO 8601 string into epoch ms. */
-export function parseTime(value: unknown, field = 'runAt'): number {
-  let ms: number;
-  if (typeof value === 'number') ms = value;
-  else if (value instanceof Date) ms = value.getTime();
-  else if (typeof value === 'string') {
-    if (!ISO_PATTERN.test(value)) fail('INVALID_DELAY', field, 'must be epoch ms or an ISO 8601 date-time', value);
-    ms = Date.parse(value);
-  } else fail('INVALID_DELAY', field, 'must be epoch ms, a Date or an ISO 8601 string', value);
-  if (!Number.isFinite(ms)) fail('INVALID_DELAY', field, 'is not a valid time', value);
-  if (!Number.isInteger(ms) || ms < 0) fail('INVALID_DELAY', field, 'must be a whole, non-negative number of ms', ms);
-  return ms;
 }
 
 /** Resolves `{delayMs} | {runAt}` against `now` into an absolute, bounded runAt. */
@@ -432,7 +409,8 @@ export const MAX_DUE_HISTOGRAM_BUCKETS = 1_440;
 
 /**
  * A due-time histogram's options, checked (INVALID_ARGUMENT): `bucketMs` (default one
- * minute) a whole number of minutes; `from` (default now) rounded down to its minute; `to`
+ * minute) a whole number of minutes; `from` (default now; epoch ms, a Date or an ISO 8601
+ * text, read strictly as parseTime reads it) rounded down to its minute; `to`
  * (default 60 buckets on) after it, with at most MAX_DUE_HISTOGRAM_BUCKETS buckets between.
  */
 export function validateDueHistogramOptions(
@@ -445,8 +423,11 @@ export function validateDueHistogramOptions(
   if (typeof bucketMs !== 'number' || !Number.isSafeInteger(bucketMs) || bucketMs < DUE_HISTOGRAM_GRAIN_MS || bucketMs % DUE_HISTOGRAM_GRAIN_MS !== 0)
     fail('INVALID_ARGUMENT', 'bucketMs', `must be a whole number of minutes (a multiple of ${DUE_HISTOGRAM_GRAIN_MS})`, bucketMs);
   const time = (value: unknown, field: string): number => {
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) fail('INVALID_ARGUMENT', field, 'must be a time in epoch ms', value);
-    return value;
+    try {
+      return parseTime(value, field);
+    } catch {
+      fail('INVALID_ARGUMENT', field, 'must be a time: epoch ms or an ISO 8601 date-time with every field in range', value);
+    }
   };
   const start = options.from === undefined ? now : time(options.from, 'from');
   const from = start - (start % DUE_HISTOGRAM_GRAIN_MS);

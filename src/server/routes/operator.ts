@@ -30,8 +30,8 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
   app.get<{ Querystring: TimelineQuery }>('/v1/timeline', { schema: { querystring: timelineQuerySchema } }, async (request) => {
     const { from, to, bucketMs, topic } = request.query;
     return queue.dueHistogram({
-      ...(from !== undefined ? { from: Number(from) } : {}),
-      ...(to !== undefined ? { to: Number(to) } : {}),
+      ...(from !== undefined ? { from: queryTime(from) } : {}),
+      ...(to !== undefined ? { to: queryTime(to) } : {}),
       ...(bucketMs !== undefined ? { bucketMs: Number(bucketMs) } : {}),
       ...(topic !== undefined ? { topic } : {}),
     });
@@ -85,3 +85,8 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     },
   );
 };
+
+/** A time in a query: digits are epoch ms; anything else is read as an ISO 8601 date-time by the core. */
+function queryTime(text: string): number | string {
+  return /^[0-9]{1,16}$/.test(text) ? Number(text) : text;
+}

@@ -1,19 +1,21 @@
 /**
- * Recurring schedule routes (docs/cron.md): PUT, GET, DELETE /v1/schedules/:id, GET and
- * PUT (many) /v1/schedules, POST /v1/schedules/:id/pause and /resume, GET /v1/schedules/:id/next?n=.
+ * Recurring schedule routes (docs/cron.md): PUT, GET, DELETE /v1/schedules/:id, GET (a page
+ * by id) and PUT (many) /v1/schedules, POST /v1/schedules/:id/pause and /resume, GET
+ * /v1/schedules/:id/next?n=.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
 import type { ScheduleInfo } from '../../engine/schedules.js';
 import type { RecurringDeleteResponse, RecurringListResponse, RecurringManyRequest, RecurringManyResponse, RecurringNextResponse, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
-import { idParamsSchema, nextQuerySchema, scheduleDefinitionSchema, scheduleDefinitionsSchema } from '../schemas.js';
+import { idParamsSchema, nextQuerySchema, scheduleDefinitionSchema, scheduleDefinitionsSchema, scheduleListQuerySchema } from '../schemas.js';
 
 export const scheduleRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
   // 201 when there was no schedule with this id, 200 otherwise (`changed` says whether anything changed).
+  // The body may hold a payload as large as a task's (PUT /v1/schedules takes them too).
   app.put<{ Params: { id: string }; Body: RecurringRequest; Reply: RecurringResponse }>(
     '/v1/schedules/:id',
-    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: scheduleDefinitionSchema } },
+    { bodyLimit: limits.maxPayloadBytes + limits.envelopeBytes, schema: { params: idParamsSchema, body: scheduleDefinitionSchema } },
     async (request, reply) => {
       const { schedule, created, changed } = await queue.schedules.upsert(request.params.id, request.body);
       return reply.code(created ? 201 : 200).send({ schedule: view(schedule), changed });
@@ -36,7 +38,16 @@ export const scheduleRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     return { schedule: view(schedule) };
   });
 
-  app.get<{ Reply: RecurringListResponse }>('/v1/schedules', async () => ({ schedules: (await queue.schedules.list()).map(view) }));
+  // Pages by id, as GET /v1/tasks: `next` is the `after` of the next page, null on the last.
+  app.get<{ Querystring: { limit?: string; after?: string }; Reply: RecurringListResponse }>(
+    '/v1/schedules',
+    { schema: { querystring: scheduleListQuerySchema } },
+    async (request) => {
+      const { limit, after } = request.query;
+      const page = await queue.schedules.listPage({ ...(limit !== undefined ? { limit: Number(limit) } : {}), ...(after !== undefined ? { afterId: after } : {}) });
+      return { schedules: page.schedules.map(view), next: page.next };
+    },
+  );
 
   app.delete<{ Params: { id: string }; Reply: RecurringDeleteResponse }>('/v1/schedules/:id', { schema: { params: idParamsSchema } }, async (request) => {
     if (!(await queue.schedules.remove(request.params.id))) throw notFound(request.params.id);

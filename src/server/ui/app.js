@@ -99,7 +99,7 @@ function OverviewPage() {
   const rateData = [xs, ...RATE_SERIES.map((_, i) => rated.map((s) => s.rates[i]))];
   const latenessData = [xs, rated.map((s) => s.p50), rated.map((s) => s.p99)];
   const last = rated[rated.length - 1];
-  const ready = Object.values(stats.ready).reduce((a, b) => a + b, 0);
+  const ready = stats.readyTotal;
   return html`<section>
     <h1>Overview</h1>
     <${ErrorLine} error=${error} />
@@ -137,8 +137,20 @@ function TopicSelect({ topics, value, onChange, testid, any = 'all topics' }) {
   </select>`;
 }
 
+/** Every topic with tasks, for the pickers: /v1/stats answers 10,000 topics a page at most. */
+async function allTopics() {
+  const names = [];
+  let after;
+  do {
+    const stats = await api('GET', '/v1/stats' + qs({ topicLimit: 10_000, after }));
+    names.push(...Object.keys(stats.topics));
+    after = stats.topicsNext ?? undefined;
+  } while (after !== undefined);
+  return names.sort();
+}
+
 function useTopics() {
-  const { data } = usePoll(async () => Object.keys((await api('GET', '/v1/stats')).topics).sort(), 10_000, []);
+  const { data } = usePoll(allTopics, 10_000, []);
   return data ?? [];
 }
 
@@ -203,20 +215,25 @@ function TimelinePage() {
 
 function TopicsPage() {
   const previous = useRef(null);
+  // Pages of 100 topics by name, as /v1/stats gives them.
+  const [cursors, setCursors] = useState([undefined]);
+  const after = cursors[cursors.length - 1];
   const { data, error } = usePoll(
     async () => {
-      const [stats, feed, push] = await Promise.all([api('GET', '/v1/stats'), api('GET', '/v1/activity'), api('GET', '/v1/push')]);
+      const [stats, feed, push] = await Promise.all([api('GET', '/v1/stats' + qs({ topicLimit: 100, after })), api('GET', '/v1/activity'), api('GET', '/v1/push')]);
       const before = previous.current;
       previous.current = feed;
       return { stats, feed, push, before };
     },
     REFRESH_MS,
-    [],
+    [after],
   );
   if (!data) return html`<section><h1>Topics</h1><${ErrorLine} error=${error} /><p>Loading…</p></section>`;
   const { stats, feed, push, before } = data;
   const subscriptions = new Map(push.subscriptions.map((s) => [s.topic, s]));
-  const names = [...new Set([...Object.keys(stats.topics), ...subscriptions.keys()])].sort();
+  // A subscribed topic without tasks is shown on the page whose range of names holds it.
+  const inPage = (topic) => (after === undefined || topic > after) && (stats.topicsNext === null || topic <= stats.topicsNext);
+  const names = [...new Set([...Object.keys(stats.topics), ...[...subscriptions.keys()].filter(inPage)])].sort();
   const rateOf = (topic, name) => {
     const now = feed.activity?.topics[topic];
     const then = before?.activity?.topics[topic];
@@ -249,6 +266,11 @@ function TopicsPage() {
           })}
         </tbody>
       </table>
+    </div>
+    <div class="row pager">
+      <button disabled=${cursors.length <= 1} onClick=${() => setCursors(cursors.slice(0, -1))} data-testid="topics-prev-page">Previous</button>
+      <span class="muted">page ${cursors.length} (${number(stats.topicCount)} topics)</span>
+      <button disabled=${!stats.topicsNext} onClick=${() => setCursors([...cursors, stats.topicsNext])} data-testid="topics-next-page">Next</button>
     </div>
   </section>`;
 }
@@ -502,7 +524,10 @@ function When({ at, none = '—' }) {
 }
 
 function SchedulesPage() {
-  const { data, error } = usePoll(async () => ({ list: await api('GET', '/v1/schedules'), now: Date.now() }), 5_000, []);
+  // Pages of 100 by id, as the tasks list: the API answers at most 1,000 schedules a request.
+  const [cursors, setCursors] = useState([undefined]);
+  const after = cursors[cursors.length - 1];
+  const { data, error } = usePoll(async () => ({ list: await api('GET', '/v1/schedules' + qs({ limit: 100, after })), now: Date.now() }), 5_000, [after]);
   const schedules = data?.list.schedules ?? [];
   return html`<section>
     <h1>Schedules</h1>
@@ -527,6 +552,11 @@ function SchedulesPage() {
           })}
         </tbody>
       </table>
+    </div>
+    <div class="row pager">
+      <button disabled=${cursors.length <= 1} onClick=${() => setCursors(cursors.slice(0, -1))} data-testid="schedules-prev-page">Previous</button>
+      <span class="muted">page ${cursors.length}</span>
+      <button disabled=${!data?.list.next} onClick=${() => setCursors([...cursors, data.list.next])} data-testid="schedules-next-page">Next</button>
     </div>
   </section>`;
 }

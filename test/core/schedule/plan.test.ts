@@ -71,6 +71,7 @@ describe('planOccurrences', () => {
 });
 
 describe('validateRecurring', () => {
+  const NOW = Date.UTC(2030, 0, 1);
   const bad: Array<[string, unknown, string]> = [
     ['invalid cron', { topic: 't', cron: '61 * * * *' }, 'minute'],
     ['7 fields', { topic: 't', cron: '* * * * * * *' }, 'parts'],
@@ -85,15 +86,15 @@ describe('validateRecurring', () => {
   ];
   for (const [name, input, reason] of bad) {
     it(`refuses ${name} with INVALID_SCHEDULE and the reason`, () => {
-      assert.throws(() => validateRecurring('s', input, compileCron), (e: unknown) => isDelayQError(e, 'INVALID_SCHEDULE') && e.message.includes(reason));
+      assert.throws(() => validateRecurring('s', input, compileCron, NOW), (e: unknown) => isDelayQError(e, 'INVALID_SCHEDULE') && e.message.includes(reason));
     });
   }
   it('refuses a schedule id outside the alphabet or too long', () => {
-    assert.throws(() => validateRecurring('a b', { topic: 't', everyMs: 1000 }, compileCron), (e: unknown) => isDelayQError(e, 'INVALID_ID'));
-    assert.throws(() => validateRecurring('x'.repeat(201), { topic: 't', everyMs: 1000 }, compileCron), (e: unknown) => isDelayQError(e, 'INVALID_ID'));
+    assert.throws(() => validateRecurring('a b', { topic: 't', everyMs: 1000 }, compileCron, NOW), (e: unknown) => isDelayQError(e, 'INVALID_ID'));
+    assert.throws(() => validateRecurring('x'.repeat(201), { topic: 't', everyMs: 1000 }, compileCron, NOW), (e: unknown) => isDelayQError(e, 'INVALID_ID'));
   });
   it('defaults: tz UTC, misfire once, task options from the queue defaults', () => {
-    const def = validateRecurring('s', { topic: 't', cron: '0  9 * * MON-FRI ', payload: { a: 1 } }, compileCron);
+    const def = validateRecurring('s', { topic: 't', cron: '0  9 * * MON-FRI ', payload: { a: 1 } }, compileCron, NOW);
     assert.equal(def.cron, '0 9 * * MON-FRI');
     assert.equal(def.tz, 'UTC');
     assert.equal(def.misfire, 'once');
