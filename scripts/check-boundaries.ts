@@ -1,6 +1,6 @@
 // Keeps the architecture's import rules true (STYLE.md):
 //   src/core      imports nothing outside src/core, and no node: built-ins or packages (no I/O);
-//   src/engine    imports src/core and itself only: it knows stores by their ports (src/core/ports.ts),
+//   src/engine    imports src/core and itself only: it knows stores by their ports (src/core/ports/),
 //                 and opening one by URL is the composition root's job (src/open-queue.ts);
 //   src/stores/X  never imports another store; what stores share lives in src/stores/shared,
 //                 which imports only src/core, itself and node: built-ins (no driver);
@@ -14,7 +14,7 @@
 //   src/stores    reads no clock and sets no timer: no Date.now(), new Date(), performance.now(),
 //                 process.hrtime, setTimeout/setInterval/setImmediate or their clears, no
 //                 node:timers or node:perf_hooks; time and timers come from the Clock a store
-//                 is handed (src/core/ports.ts). Exempt: src/stores/system-clock.ts, the
+//                 is handed (src/core/ports/). Exempt: src/stores/system-clock.ts, the
 //                 default Clock openStore hands a store when its caller gives none;
 //   store drivers  better-sqlite3 and ioredis are imported only by their store, and a store
 //                 that has a driver only by src/stores/open-store.ts, with import(): a process

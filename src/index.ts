@@ -69,15 +69,15 @@ export type {
   TimerHomes,
   TimerSource,
   TimerToken,
-} from './core/ports.js';
+} from './core/ports/index.js';
 export { TASK_STATES } from './core/task/model.js';
 // Names before 0.2 (docs/architecture.md, "Vocabulary"), kept as deprecated aliases.
 /** @deprecated Use `StoreNackOptions`. */
-export type { StoreNackOptions as FailOptions } from './core/ports.js';
+export type { StoreNackOptions as FailOptions } from './core/ports/index.js';
 /** @deprecated Use `NackOutcome`. */
-export type { NackOutcome as FailOutcome } from './core/ports.js';
+export type { NackOutcome as FailOutcome } from './core/ports/index.js';
 /** @deprecated Use `RetryDeadOutcome`. */
-export type { RetryDeadOutcome as ReviveOutcome } from './core/ports.js';
+export type { RetryDeadOutcome as ReviveOutcome } from './core/ports/index.js';
 /** @deprecated Use `ReservedTask`. */
 export type { ReservedTask as ClaimedTask } from './core/task/model.js';
 export type { BackoffPolicy, Delivery, NewTaskRecord, ReservedTask, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';

@@ -1,6 +1,6 @@
 /**
  * The composition root of a queue: the one place that knows both the engine and the
- * stores. The engine (src/engine) depends on the store port only (src/core/ports.ts; `npm
+ * stores. The engine (src/engine) depends on the store port only (src/core/ports/; `npm
  * run boundaries` keeps it so) and starts over a store already open (`DelayQueue.start`).
  * This DelayQueue, the one the package exports, adds what needs the stores: `open`, which
  * opens the store a URL names (src/stores/open-store.ts, each kind loaded on demand) and
@@ -11,7 +11,7 @@
  * must remember to fill before it can open a queue.
  */
 import { MAX_PUSH_IN_FLIGHT } from './core/options.js';
-import type { TaskStore } from './core/ports.js';
+import type { TaskStore } from './core/ports/index.js';
 import { validateIntOption } from './core/task/validate.js';
 import { DelayQueue as EngineQueue } from './engine/delay-queue.js';
 import type { EngineOptions } from './engine/queue-types.js';

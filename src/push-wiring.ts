@@ -3,7 +3,7 @@
  * transport, with its SSRF guard, and its Standard Webhooks signer. A caller may inject either (tests inject both). The transport loads
  * undici at the first push (push/lazy-transport.ts), not when delayq is imported.
  */
-import type { Clock, Logger } from './core/ports.js';
+import type { Clock, Logger } from './core/ports/index.js';
 import type { PushPorts, PushSigner, PushTransport } from './core/push.js';
 import { generateSecret, signedHeaders, webhookIdOf } from './push/signature.js';
 import { createLazyPushTransport } from './push/lazy-transport.js';

@@ -8,7 +8,7 @@
  * The calls are issued together, as one call each would be: every outcome is what the
  * single call answers, in input order, and the batch resolves once every call has.
  */
-import type { AckOutcome, AckRequest, CancelOutcome, ConsumerStore, ProducerStore } from './ports.js';
+import type { AckOutcome, AckRequest, CancelOutcome, ConsumerStore, ProducerStore } from './ports/index.js';
 import type { ReservedTask, TimerRef } from './task/model.js';
 
 export function ackEachOneByOne(store: Pick<ConsumerStore, 'ack'>, acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {

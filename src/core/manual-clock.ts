@@ -1,4 +1,4 @@
-import type { Clock, TimerToken } from './ports.js';
+import type { Clock, TimerToken } from './ports/index.js';
 
 interface ManualTimer {
   readonly at: number;

@@ -3,7 +3,7 @@
  * makes the store change, and tells the Scheduler (scheduler.ts), which owns the engine's
  * loops, what that did to the task's timer. Its workers see it through QueueWorkSource.
  *
- * The engine knows its store by the ports alone (core/ports.ts): opening a store by URL is
+ * The engine knows its store by the ports alone (core/ports/): opening a store by URL is
  * the job of the composition root outside it (src/open-queue.ts, whose DelayQueue extends
  * this one with `open`). Here a queue starts over a store already open: `DelayQueue.start`.
  *
@@ -15,7 +15,7 @@ import { DelayQError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
 import { NO_OBSERVER, type QueueObserver } from '../core/observer.js';
-import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } from '../core/ports.js';
+import type { AckOutcome, AckRequest, CancelOutcome, Clock, Logger, TaskStore } from '../core/ports/index.js';
 import type { PushInput } from '../core/push-input.js';
 import { isValidSecret } from '../core/push-input.js';
 import type { PushPorts, PushSubscription } from '../core/push.js';

@@ -1,5 +1,5 @@
 import type { QueueObserver } from '../core/observer.js';
-import type { ConsumerStore, Clock, Logger } from '../core/ports.js';
+import type { ConsumerStore, Clock, Logger } from '../core/ports/index.js';
 import type { TimerRef } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import { RetryingLoop } from './retry-timers.js';

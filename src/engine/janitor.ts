@@ -1,4 +1,4 @@
-import type { Clock, InspectorStore, Logger, TimerToken } from '../core/ports.js';
+import type { Clock, InspectorStore, Logger, TimerToken } from '../core/ports/index.js';
 import type { InFlight } from './in-flight.js';
 
 export interface JanitorOptions {

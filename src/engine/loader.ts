@@ -1,5 +1,5 @@
 import { DEFAULT_LOADER_OPTIONS, type LoaderOptions } from '../core/options.js';
-import type { Clock, DueCursor, Logger, TimerSource, TimerToken } from '../core/ports.js';
+import type { Clock, DueCursor, Logger, TimerSource, TimerToken } from '../core/ports/index.js';
 import type { TimerRef } from '../core/task/model.js';
 
 /** Due tasks waiting for a consumer: the loader pauses while there are too many. */

@@ -1,4 +1,4 @@
-import type { Clock, ConsumerStore } from '../core/ports.js';
+import type { Clock, ConsumerStore } from '../core/ports/index.js';
 import type { Delivery, ReservedTask, TimerRef } from '../core/task/model.js';
 import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';

@@ -1,4 +1,4 @@
-import type { Clock, Logger, SharedDispatch } from '../core/ports.js';
+import type { Clock, Logger, SharedDispatch } from '../core/ports/index.js';
 import type { TimerRef } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import { RetryingLoop } from './retry-timers.js';

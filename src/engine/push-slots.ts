@@ -15,7 +15,7 @@
  * Timers come from the queue's Clock.
  */
 import { FairShare } from '../core/fair-share.js';
-import type { Clock, TimerToken } from '../core/ports.js';
+import type { Clock, TimerToken } from '../core/ports/index.js';
 
 interface Taker {
   readonly key: string;

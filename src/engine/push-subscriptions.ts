@@ -7,7 +7,7 @@
  */
 import { DelayQError } from '../core/errors.js';
 import { maskSubscription, rotateSecrets, validatePushInput } from '../core/push-input.js';
-import type { Clock, PushSubscriptionStore } from '../core/ports.js';
+import type { Clock, PushSubscriptionStore } from '../core/ports/index.js';
 import type { PushPorts, PushSubscription } from '../core/push.js';
 import type { InFlight } from './in-flight.js';
 

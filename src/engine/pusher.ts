@@ -40,7 +40,7 @@ import { DEFAULT_ENGINE_TUNING } from '../core/options.js';
 import { activeSecrets } from '../core/push-input.js';
 import { BREAKER_DEFAULTS, CircuitBreakers, type BreakerOptions } from '../core/push-breaker.js';
 import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../core/push.js';
-import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports.js';
+import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports/index.js';
 import { redactUrl } from '../core/redact.js';
 import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';

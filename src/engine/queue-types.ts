@@ -1,7 +1,7 @@
 /** The types of DelayQueue's options, calls and answers (the library's public API). */
 import type { EngineTuningInput } from '../core/options.js';
 import type { QueueObserver } from '../core/observer.js';
-import type { Clock, Logger, StoreStats } from '../core/ports.js';
+import type { Clock, Logger, StoreStats } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';

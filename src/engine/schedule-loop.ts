@@ -19,7 +19,7 @@
  * (checked every `scheduleSyncMs`); between reads it wakes when the earliest schedule needs
  * a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
-import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports.js';
+import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports/index.js';
 import { occurrenceId, sameRule, withState, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
 import { compileRule, type CronCompiler, type NextOccurrence } from '../core/schedule/rule.js';

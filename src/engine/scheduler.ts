@@ -20,7 +20,7 @@
  * lies beyond the window (the loader reads it when its time comes near).
  */
 import type { EngineTuning } from '../core/options.js';
-import type { Clock, Logger, TaskStore } from '../core/ports.js';
+import type { Clock, Logger, TaskStore } from '../core/ports/index.js';
 import { UNKNOWN_TOPIC, type QueueObserver } from '../core/observer.js';
 import type { PushPorts } from '../core/push.js';
 import { PUSH_LANE, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';

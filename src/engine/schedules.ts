@@ -6,7 +6,7 @@
  * a loop in this or another process.
  */
 import { DelayQError } from '../core/errors.js';
-import type { Clock, ScheduleStore, ScheduleSwap } from '../core/ports.js';
+import type { Clock, ScheduleStore, ScheduleSwap } from '../core/ports/index.js';
 import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, scheduleRecord, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
 import { nextOccurrences } from '../core/schedule/next.js';
 import type { NextOccurrence } from '../core/schedule/rule.js';

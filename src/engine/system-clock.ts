@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Clock, TimerToken } from '../core/ports.js';
+import type { Clock, TimerToken } from '../core/ports/index.js';
 import { FineWaitBudget, WallTimer, type TimerHost } from './wall-timer.js';
 
 const nodeTimers: TimerHost = {

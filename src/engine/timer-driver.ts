@@ -1,5 +1,6 @@
 import { MAX_TIMER_DELAY_MS } from '../core/options.js';
-import { homeOf, type Clock, type RunTimerHandle, type TimerHome, type TimerHomes, type TimerToken } from '../core/ports.js';
+import { type Clock, type RunTimerHandle, type TimerHome, type TimerHomes, type TimerToken } from '../core/ports/index.js';
+import { homeOf } from '../core/timer-home.js';
 import type { TimerRef } from '../core/task/model.js';
 import { TimingWheel } from '../core/wheel/timing-wheel.js';
 import { IdMap } from './id-map.js';
@@ -14,7 +15,7 @@ export const SPLIT_SLICE = 2_048;
  * or reserved, never both), so replacing a task's timer is a cancel and an insert.
  *
  * A timer's handle is kept by task id in `handles`, or, for the run ref of a store with
- * timer homes (TimerHomes in core/ports.ts: the memory store), in the home the ref
+ * timer homes (TimerHomes in core/ports/: the memory store), in the home the ref
  * carries: then scheduling and firing touch no map at all, and `homes.timerHome` finds the
  * home by id for a cancel: at high rates the delete from a large map was the largest single
  * cost of a delivery (ADR 0019).

@@ -1,6 +1,6 @@
 import { isDelayQError } from '../core/errors.js';
 import type { QueueObserver } from '../core/observer.js';
-import type { AckOutcome, Clock, ConsumerStore, Logger } from '../core/ports.js';
+import type { AckOutcome, Clock, ConsumerStore, Logger } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import type { Job, Outcome, WorkSource } from './worker.js';
 

@@ -18,7 +18,7 @@
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
-import { SHARED_DISPATCH_OPERATIONS, TASK_STORE_OPERATIONS, type TaskStore } from '../core/ports.js';
+import { SHARED_DISPATCH_OPERATIONS, TASK_STORE_OPERATIONS, type TaskStore } from '../core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../core/push.js';
 import { TASK_STATES } from '../core/task/model.js';
 
@@ -32,7 +32,7 @@ const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
 const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * Store methods timed: every method of the port (src/core/ports.ts lists them, and the
+ * Store methods timed: every method of the port (src/core/ports/ lists them, and the
  * compiler keeps that list complete) but close, and the shared part's promote. The long-poll
  * reserveReady and the listener onRemoteTimer pass through untimed.
  */

@@ -21,7 +21,7 @@
 import { redactUrl } from '../core/redact.js';
 import { isIP, type Socket } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import type { Logger } from '../core/ports.js';
+import type { Logger } from '../core/ports/index.js';
 import { silentLogger } from '../core/logger.js';
 import { PUSH_ERROR_BODY_BYTES, type PushRequest, type PushResponse, type PushTransport } from '../core/push.js';
 import { checkUrl, createAddressGuard, portOf, systemLookupAll, type AddressGuard, type LookupAll } from './address-guard.js';

@@ -10,7 +10,7 @@
  *   (either with ?prefix=ns&shards=16&horizonMs=60000: the Redis options below, by URL)
  */
 import { DelayQError } from '../core/errors.js';
-import type { Clock, Logger, TaskStore } from '../core/ports.js';
+import type { Clock, Logger, TaskStore } from '../core/ports/index.js';
 import { redactUrl } from '../core/redact.js';
 import { storeKindOf, storeUsages, type StoreKindName } from './kinds.js';
 import { storeSystemClock } from './system-clock.js';

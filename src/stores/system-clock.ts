@@ -9,7 +9,7 @@
  * millisecond. A zero delay is an immediate: it runs after this turn's I/O, which is what
  * batches every write of one turn into one commit.
  */
-import type { Clock, TimerToken } from '../core/ports.js';
+import type { Clock, TimerToken } from '../core/ports/index.js';
 
 export const storeSystemClock: Clock = {
   now: () => Date.now(),

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, afterEach, beforeEach, describe, it } from 'node:test';
-import type { TaskStore } from '../../src/core/ports.js';
+import type { TaskStore } from '../../src/core/ports/index.js';
 import type { PushSubscription } from '../../src/core/push.js';
 import type { ScheduleRecord } from '../../src/core/schedule/model.js';
 import { DEFAULT_BACKOFF } from '../../src/core/task/backoff.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import { ackEachOneByOne } from '../../src/core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest } from '../../src/core/ports.js';
+import type { AckOutcome, AckRequest } from '../../src/core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';

@@ -7,7 +7,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { DelayQError } from '../../src/core/errors.js';
 import type { PushRequest, PushResponse, PushSignInput, PushSigner, PushTransport } from '../../src/core/push.js';
-import type { Clock } from '../../src/core/ports.js';
+import type { Clock } from '../../src/core/ports/index.js';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import { DelayQueue, type DelayQueueOptions } from '../../src/open-queue.js';
 import type { PushOptions } from '../../src/push-wiring.js';

@@ -2,7 +2,7 @@
    HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
 // Shared by the server, client and CLI tests: an app on a memory queue, and request helpers.
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../../src/core/ports.js';
+import type { Clock } from '../../src/core/ports/index.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import type { PushOptions } from '../../src/push-wiring.js';
 import { buildApp } from '../../src/server/app.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
-import type { SharedDispatch } from '../../src/core/ports.js';
+import type { SharedDispatch } from '../../src/core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../../src/core/push.js';
 import { QueueMetrics } from '../../src/metrics/prometheus.js';
 import { buildApp } from '../../src/server/app.js';
@@ -198,13 +198,13 @@ test('GET /metrics needs the token unless metricsPublic; default process metrics
 
 test('every operation of the store port is timed, the shared part\'s promote included', async () => {
   const { MemoryStore } = await import('../../src/stores/memory/memory-store.js');
-  const { TASK_STORE_OPERATIONS } = await import('../../src/core/ports.js');
+  const { TASK_STORE_OPERATIONS } = await import('../../src/core/ports/index.js');
   const { TIMED_STORE_OPERATIONS } = await import('../../src/metrics/prometheus.js');
   const registry = new Registry();
   const metrics = new QueueMetrics({ registry });
   const store = new MemoryStore();
   const wrapped = metrics.wrapStore(store);
-  // The port's list (complete by a compile-time check in src/core/ports.ts) is what is timed.
+  // The port's list (complete by a compile-time check in src/core/ports/) is what is timed.
   assert.deepEqual(new Set(TIMED_STORE_OPERATIONS), new Set(Object.values(TASK_STORE_OPERATIONS).flat().filter((op) => op !== 'close')));
   for (const operation of TIMED_STORE_OPERATIONS) {
     const original = (store as unknown as Record<string, unknown>)[operation];

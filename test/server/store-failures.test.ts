@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DelayQError, ERROR_CODES, type ErrorCode } from '../../src/core/errors.js';
-import type { TaskStore } from '../../src/core/ports.js';
+import type { TaskStore } from '../../src/core/ports/index.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import { CORE_ERROR_STATUS, HttpError, SERVER_ERROR_CODES, toWireError } from '../../src/server/errors.js';

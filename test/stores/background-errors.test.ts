@@ -11,7 +11,7 @@ import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
-import type { Logger } from '../../src/core/ports.js';
+import type { Logger } from '../../src/core/ports/index.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { Checkpointer, FALLBACK_AUTOCHECKPOINT } from '../../src/stores/sqlite/checkpointer.js';
 import { storeSystemClock } from '../../src/stores/system-clock.js';

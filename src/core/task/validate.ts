@@ -4,7 +4,8 @@
  * code; validation runs before any store is touched, so a bad call changes nothing.
  */
 import { DelayQError, type ErrorCode } from '../errors.js';
-import { DUE_HISTOGRAM_GRAIN_MS, type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions } from '../ports.js';
+import { type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions } from '../ports/index.js';
+import { DUE_HISTOGRAM_GRAIN_MS } from '../due-histogram.js';
 import { validatePushUrl } from '../push-input.js';
 import { shown, shownKey } from '../shown.js';
 import { parseTime, type TimeInput } from '../time.js';

@@ -11,33 +11,10 @@ import { DelayQError } from '../../core/errors.js';
 import { decideDefer, decideFailure, decideMove, type FailureCause } from '../../core/task/decide.js';
 import { makeReceipt, nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import {
-  homeOf,
-  type AckOutcome,
-  type AckRequest,
-  type CancelDeadOutcome,
-  type CancelOutcome,
-  type DeferOutcome,
-  DUE_HISTOGRAM_GRAIN_MS,
-  type DueCursor,
-  type DueHistogram,
-  type DueHistogramQuery,
-  type HomedRunRef,
-  type StoreNackOptions,
-  type NackOutcome,
-  type ListFilter,
-  type RescheduleOutcome,
-  type RetryDeadOutcome,
-  type RunTimerHandle,
-  type ScheduleOutcome,
-  type ScheduleSwap,
-  type StoreStats,
-  swapChangesDefinition,
-  type TaskStore,
-  type TimerHome,
-  type SharedDispatch,
-  type TimerHomes,
-} from '../../core/ports.js';
+import { type AckOutcome, type AckRequest, type CancelDeadOutcome, type CancelOutcome, type DeferOutcome, type DueCursor, type DueHistogram, type DueHistogramQuery, type HomedRunRef, type StoreNackOptions, type NackOutcome, type ListFilter, type RescheduleOutcome, type RetryDeadOutcome, type RunTimerHandle, type ScheduleOutcome, type ScheduleSwap, type StoreStats, type TaskStore, type TimerHome, type SharedDispatch, type TimerHomes } from '../../core/ports/index.js';
+import { homeOf } from '../../core/timer-home.js';
+import { DUE_HISTOGRAM_GRAIN_MS } from '../../core/due-histogram.js';
+import { swapChangesDefinition } from '../../core/schedule/swap.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 /**

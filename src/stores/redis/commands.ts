@@ -5,7 +5,7 @@
  * but typed instead of dynamically added methods.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { CancelOutcome } from '../../core/ports.js';
+import type { CancelOutcome } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import { sendCoalesced, type RedisClient } from './connection.js';
 import { execAndWait, waitSetting, type WaitReplicas } from './replication.js';

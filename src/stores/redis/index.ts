@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
-import type { Clock, Logger, TaskStore } from '../../core/ports.js';
+import type { Clock, Logger, TaskStore } from '../../core/ports/index.js';
 import { redactUrl } from '../../core/redact.js';
 import type { StoreOptions } from '../open-store.js';
 import { parkedInitScript } from './commands.js';

@@ -6,7 +6,7 @@
  * any process. One timer per topic, armed for when its oldest kept task has waited KEEP_MS.
  * `stop()` gives back everything kept (a clean close loses no delivery to a ttr).
  */
-import type { Clock, Logger, TimerToken } from '../../core/ports.js';
+import type { Clock, Logger, TimerToken } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { releaseScript } from './commands.js';
 import type { RedisClient } from './connection.js';

@@ -11,7 +11,7 @@
  * after its last tick, so the others, on their next tick, have taken its shards within
  * leaseMs of its death (before: up to leaseMs plus a tick, ~6 s by default).
  */
-import type { Clock, TimerToken } from '../../core/ports.js';
+import type { Clock, TimerToken } from '../../core/ports/index.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './commands.js';

@@ -4,7 +4,7 @@
  * them. Their consumer's own process had its chance to expire them on time; still reserved
  * this late, that process has died.
  */
-import type { Clock } from '../../core/ports.js';
+import type { Clock } from '../../core/ports/index.js';
 import { loadDueScript } from './commands.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';

@@ -10,7 +10,7 @@
  * tasks, ahead of them: promotions keep refilling the kept tasks while a burst lasts, and
  * the tasks pushed to the lists would otherwise wait for the burst to pass.
  */
-import type { Logger } from '../../core/ports.js';
+import type { Logger } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
 import { reserveReadyScript } from './commands.js';

@@ -23,31 +23,14 @@ import type { ChainableCommander } from 'ioredis';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { DelayQError } from '../../core/errors.js';
 import type { PushSubscription } from '../../core/push.js';
-import type {
-  AckOutcome,
-  AckRequest,
-  CancelOutcome,
-  DeferOutcome,
-  DueCursor,
-  StoreNackOptions,
-  NackOutcome,
-  ListFilter,
-  Logger,
-  RescheduleOutcome,
-  RetryDeadOutcome,
-  ScheduleOutcome,
-  SharedDispatch,
-  StoreStats,
-  TaskStore,
-  DueHistogram,
-  DueHistogramQuery,
-  CancelDeadOutcome,
-} from '../../core/ports.js';
+import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
 import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
-import { inWholeHours, PARKED_COUNT_GRAIN_MS, swapChangesDefinition, type ScheduleSwap } from '../../core/ports.js';
+import { type ScheduleSwap } from '../../core/ports/index.js';
+import { inWholeHours, PARKED_COUNT_GRAIN_MS } from '../../core/due-histogram.js';
+import { swapChangesDefinition } from '../../core/schedule/swap.js';
 import { ShardBatcher } from '../shared/batcher.js';
 import { decodeTask, encodeNewTask, stateOfChar } from './codec.js';
 import { execAndWait, waitSetting } from './replication.js';

@@ -7,7 +7,7 @@
  * - the timers of a shard this process takes over (`loadShard`, retried until it works);
  * - reservations that ran out in a dead process (overdue-recoverer.ts emits them here).
  */
-import type { Clock, TimerToken } from '../../core/ports.js';
+import type { Clock, TimerToken } from '../../core/ports/index.js';
 import type { TimerRef } from '../../core/task/model.js';
 import { loadDueScript } from './commands.js';
 import type { RedisClient } from './connection.js';

@@ -7,7 +7,7 @@
  * `limit` timers from all shards together, and a shard whose chunk runs out is read
  * again from its own last entry, so a page is exact (never short while timers remain).
  */
-import type { DueCursor } from '../../core/ports.js';
+import type { DueCursor } from '../../core/ports/index.js';
 
 export type ShardReader<E extends DueCursor> = (shard: number, after: DueCursor | null, limit: number) => Promise<E[]>;
 

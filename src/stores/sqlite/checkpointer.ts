@@ -25,7 +25,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
-import type { Clock, Logger, TimerToken } from '../../core/ports.js';
+import type { Clock, Logger, TimerToken } from '../../core/ports/index.js';
 
 /** From a commit to the pass that copies it, at most (the main thread never waits for it; ADR 0017). */
 export const INTERVAL_MS = 200;

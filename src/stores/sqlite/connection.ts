@@ -17,7 +17,7 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
-import type { Clock, Logger } from '../../core/ports.js';
+import type { Clock, Logger } from '../../core/ports/index.js';
 import { Checkpointer } from './checkpointer.js';
 import { FileLock } from './lock.js';
 import { identify, judgeHeader, migrate } from './schema.js';

@@ -1,4 +1,4 @@
-import { PARKED_COUNT_GRAIN_MS } from '../../core/ports.js';
+import { PARKED_COUNT_GRAIN_MS } from '../../core/due-histogram.js';
 import type { TaskState } from '../../core/task/model.js';
 
 /**

@@ -26,7 +26,7 @@
  * the receipt inside its own transaction, which is the reservation's or a later one.
  */
 import type Database from 'better-sqlite3';
-import type { Clock, TimerToken } from '../../core/ports.js';
+import type { Clock, TimerToken } from '../../core/ports/index.js';
 import { CountDeltas } from './count-deltas.js';
 
 export type Apply<T> = (counts: CountDeltas) => T;

@@ -3,7 +3,7 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
-import type { Clock, TaskStore } from '../../core/ports.js';
+import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
 import { openConnection } from './connection.js';
 import { chooseBucketWidth } from './parking.js';

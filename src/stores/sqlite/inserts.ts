@@ -25,7 +25,7 @@
  * transaction's runs at COMMIT: ~40 short rows for batches with delays over 30 days.
  */
 import type Database from 'better-sqlite3';
-import type { ScheduleOutcome } from '../../core/ports.js';
+import type { ScheduleOutcome } from '../../core/ports/index.js';
 import type { NewTaskRecord } from '../../core/task/model.js';
 import type { CountDeltas } from './count-deltas.js';
 import { laneOf } from '../../core/task/model.js';

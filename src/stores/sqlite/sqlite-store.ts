@@ -16,30 +16,13 @@ import { decideDefer, decideFailure, decideMove, type FailureCause } from '../..
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { makeReceipt } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type {
-  AckOutcome,
-  AckRequest,
-  CancelDeadOutcome,
-  CancelOutcome,
-  DeferOutcome,
-  Clock,
-  DueCursor,
-  DueHistogram,
-  DueHistogramQuery,
-  StoreNackOptions,
-  NackOutcome,
-  Logger,
-  ListFilter,
-  RescheduleOutcome,
-  RetryDeadOutcome,
-  ScheduleOutcome,
-  StoreStats,
-  TaskStore,
-} from '../../core/ports.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
-import { inWholeHours, PARKED_COUNT_GRAIN_MS, swapChangesDefinition, type ScheduleSwap } from '../../core/ports.js';
+import { type ScheduleSwap } from '../../core/ports/index.js';
+import { inWholeHours, PARKED_COUNT_GRAIN_MS } from '../../core/due-histogram.js';
+import { swapChangesDefinition } from '../../core/schedule/swap.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { GroupCommit } from './group-commit.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ackEachOneByOne, cancelEachOneByOne } from '../../../src/core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest, CancelOutcome } from '../../../src/core/ports.js';
+import type { AckOutcome, AckRequest, CancelOutcome } from '../../../src/core/ports/index.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
 import { runStoreConformance, task } from '../../conformance/store-conformance.js';
 

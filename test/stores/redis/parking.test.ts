@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
-import type { TaskStore } from '../../../src/core/ports.js';
+import type { TaskStore } from '../../../src/core/ports/index.js';
 import { FORMAT_VERSION, openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';

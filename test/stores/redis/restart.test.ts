@@ -10,7 +10,7 @@ import { DelayQueue } from '../../../src/open-queue.js';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { silentLogger } from '../../../src/core/logger.js';
-import type { TaskStore } from '../../../src/core/ports.js';
+import type { TaskStore } from '../../../src/core/ports/index.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { pushSubscription, task } from '../../conformance/store-conformance.js';
 import { cli, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';

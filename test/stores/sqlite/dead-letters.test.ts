@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { TaskStore } from '../../../src/core/ports.js';
+import type { TaskStore } from '../../../src/core/ports/index.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { prepareStatements } from '../../../src/stores/sqlite/statements.js';

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { isDelayQError, type ErrorCode } from '../../../src/core/errors.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../../src/core/task/model.js';
-import type { TaskStore } from '../../../src/core/ports.js';
+import type { TaskStore } from '../../../src/core/ports/index.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { LATEST_VERSION } from '../../../src/stores/sqlite/migrations/index.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import type { TaskStore } from '../../../src/core/ports.js';
+import type { TaskStore } from '../../../src/core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import type { NewTaskRecord, TimerRef } from '../../../src/core/task/model.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';

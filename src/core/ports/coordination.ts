@@ -1,0 +1,65 @@
+/**
+ * The coordination parts a store may have: the shared part of a store several processes
+ * open (`store.shared`), and timer homes on a store's own task objects (`store.timerHomes`).
+ */
+import type { ReservedTask, TimerRef } from '../task/model.js';
+import type { TimerHandle } from '../wheel/timer.js';
+
+/**
+ * The coordination part of a store that several engine processes share (Redis): its
+ * `shared`. Each process keeps in its wheel only the timers of the store partitions it
+ * owns; due tasks go into shared ready lists instead of the process's own ready queue, so
+ * consumers in any process reserve them.
+ */
+export interface SharedDispatch {
+  /**
+   * Makes due 'run' timers available to every process's consumers. Refs of tasks no
+   * longer pending and due, or of partitions this process does not own, are ignored (the
+   * owner has them). A rejection means nothing may have been made ready: retry the refs.
+   */
+  promote(refs: readonly TimerRef[], now: number): Promise<void>;
+  /**
+   * Reserves up to `max` ready tasks of `topic`, as `reserve` does (new receipt,
+   * reservedUntil = now() + (ttrMs ?? the task's ttrMs)); waits until one is ready or
+   * `signal` aborts (then resolves with []). `now` is read at each reservation, not at the
+   * call.
+   */
+  reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]>;
+  /**
+   * Registers the receiver of timers this process must now keep although it did not
+   * create them: near-window tasks scheduled by other processes into its partitions, the
+   * timers of partitions it takes over, and reservations that ran out in a dead process.
+   */
+  onRemoteTimer(listener: (ref: TimerRef) => void): void;
+}
+
+/** The engine's handle on a task's run timer (the wheel's own handle). */
+export type RunTimerHandle = TimerHandle<TimerRef>;
+
+/** A slot on a task, lent to the engine for that task's run timer. */
+export interface TimerHome {
+  /** Written and cleared by the engine only; a store creates it undefined and never reads it. */
+  runTimer: RunTimerHandle | undefined;
+}
+
+/** A run ref of a store with timer homes: it carries its task's home. */
+export interface HomedRunRef extends TimerRef {
+  readonly home: TimerHome;
+}
+
+/**
+ * Optional capability of a store that keeps its tasks as objects in memory (the memory
+ * store): it lends the engine a slot on each task for the task's run timer, so the engine
+ * keeps those timers in no map by id of its own, and scheduling and firing a timer touch
+ * no map at all. Every 'run' ref such a store hands out is a `HomedRunRef`; its 'ttr' refs
+ * carry no home (the engine keeps reservation timers by id). A store that has it sets its
+ * `timerHomes`.
+ */
+export interface TimerHomes {
+  /**
+   * The home of task `id`'s run timer, or undefined for an unknown id: how the engine finds
+   * a timer when a task is cancelled, rescheduled or settled by id. Synchronous: it is asked
+   * on the engine's own path.
+   */
+  timerHome(id: string): TimerHome | undefined;
+}

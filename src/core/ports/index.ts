@@ -1,0 +1,75 @@
+/**
+ * The ports: what the engine needs from the outside world, as interfaces only, one file
+ * per role (clock, tasks, schedules, push subscriptions, coordination) and the whole
+ * store port here.
+ *
+ * The store port is split by role, so each caller sees only what it uses and each
+ * contract is small enough to state. Every store (memory, SQLite, Redis) implements all
+ * of them and must pass the conformance suite in test/conformance/ unchanged.
+ *
+ * Contract shared by every method:
+ * - `now` is passed in; a store never reads a clock, so time-dependent behaviour is
+ *   decided by the caller and testable with a manual clock.
+ * - A returned promise resolves only once the change is as durable as the store
+ *   promises (memory: applied; SQLite: committed; Redis: acknowledged by Redis).
+ * - A change is atomic per task: a concurrent caller sees the state before or after it.
+ * - Outcomes that a caller can act on ("not found", "stale receipt") are returned
+ *   values; a rejected promise means the store itself failed (DelayQError with
+ *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
+ */
+import type { SharedDispatch, TimerHomes } from './coordination.js';
+import type { PushSubscriptionStore } from './push-subscriptions.js';
+import type { ScheduleStore } from './schedules.js';
+import type { ConsumerStore, InspectorStore, ProducerStore, TimerSource } from './tasks.js';
+
+export type * from './clock.js';
+export type * from './coordination.js';
+export type * from './push-subscriptions.js';
+export type * from './schedules.js';
+export type * from './tasks.js';
+
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, ScheduleStore {
+  /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
+  readonly description: string;
+  /**
+   * How much of the schedule the engine keeps in its wheel: tasks due within this many
+   * ms. Infinity (the memory store) keeps everything; disk stores keep a window.
+   */
+  readonly horizonMs: number;
+  /**
+   * What several engine processes sharing this store's backing use to work as one queue
+   * (docs/stores.md): null for a store one process owns (memory, SQLite). Required of a
+   * store that more than one process may open, or two processes would each keep all the
+   * timers and deliver every task twice.
+   */
+  readonly shared: SharedDispatch | null;
+  /** Slots on the store's own task objects for the engine's run timers (the memory store), or null. */
+  readonly timerHomes: TimerHomes | null;
+  /** Releases connections and files; idempotent. Later calls reject (QUEUE_CLOSED). */
+  close(): Promise<void>;
+}
+
+/**
+ * Every method of the port, by role: what the metrics time, and what a store written
+ * outside delayq implements. The compiler checks the list is complete (below).
+ */
+export const TASK_STORE_OPERATIONS = {
+  producer: ['schedule', 'cancel', 'cancelMany', 'reschedule'],
+  timers: ['loadDue'],
+  consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'defer'],
+  inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge'],
+  pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
+  schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
+  lifecycle: ['close'],
+} as const satisfies Record<string, readonly (keyof TaskStore)[]>;
+
+/** The methods of the shared part (`store.shared`). */
+export const SHARED_DISPATCH_OPERATIONS = ['promote', 'reserveReady', 'onRemoteTimer'] as const satisfies readonly (keyof SharedDispatch)[];
+
+type MethodOf<T> = { [K in keyof T]-?: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
+type Listed = (typeof TASK_STORE_OPERATIONS)[keyof typeof TASK_STORE_OPERATIONS][number];
+// A method added to the port and not to the list above fails to compile here, naming it.
+const everyOperationListed: [Exclude<MethodOf<TaskStore>, Listed>] extends [never] ? true : Exclude<MethodOf<TaskStore>, Listed> = true;
+const everySharedOperationListed: [Exclude<MethodOf<SharedDispatch>, (typeof SHARED_DISPATCH_OPERATIONS)[number]>] extends [never] ? true : never = true;
+void everyOperationListed;
+void everySharedOperationListed;

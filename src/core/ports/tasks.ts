@@ -1,0 +1,222 @@
+/**
+ * The store port's task roles: producers, the timer source, consumers and operators, with
+ * the outcomes their calls answer.
+ */
+import type { ReservedTask, NewTaskRecord, TaskRecord, TaskState, TimerRef } from '../task/model.js';
+
+// ---------------------------------------------------------------------------------------
+// Outcomes
+
+export interface ScheduleOutcome {
+  readonly id: string;
+  readonly runAt: number;
+  /** false when a task with this id already existed: nothing was changed. */
+  readonly created: boolean;
+  /**
+   * The timer of the new pending task; null when not created. A store may also give the
+   * timer of an existing task that is pending on the same topic (the Redis store does: the
+   * call may repeat one whose reply was lost after it created the task, and then nothing
+   * else would put its timer in a wheel); the engine places it unless it holds it already.
+   */
+  readonly ref: TimerRef | null;
+}
+
+export type CancelOutcome = 'cancelled' | 'not_found' | 'not_pending';
+
+export type RescheduleOutcome =
+  | { readonly status: 'rescheduled'; readonly ref: TimerRef }
+  | { readonly status: 'not_found' | 'not_pending' };
+
+export type AckOutcome = 'acked' | 'not_found' | 'stale';
+
+/** One delivery to ack: a Delivery itself fits. */
+export interface AckRequest {
+  readonly id: string;
+  readonly receipt: string;
+  /**
+   * The task's topic, when the caller holds the delivery (the engine's workers pass their
+   * deliveries): a store may use it instead of reading it back. It must be the task's own
+   * topic, so the engine never passes one its caller supplied.
+   */
+  readonly topic?: string;
+}
+
+export type NackOutcome =
+  | { readonly status: 'retrying'; readonly ref: TimerRef }
+  | { readonly status: 'dead' }
+  | { readonly status: 'not_found' | 'stale' };
+
+export type DeferOutcome =
+  | { readonly status: 'deferred'; readonly ref: TimerRef }
+  | { readonly status: 'not_found' | 'stale' };
+
+export type RetryDeadOutcome =
+  | { readonly status: 'retried'; readonly ref: TimerRef }
+  | { readonly status: 'not_found' | 'not_dead' };
+
+export type CancelDeadOutcome = 'cancelled' | 'not_found' | 'not_dead';
+
+export interface StoreNackOptions {
+  /** Retry after exactly this delay instead of the task's backoff policy. */
+  readonly delayMs?: number;
+  readonly error?: string;
+  /** A number in [0, 1) for the backoff jitter (the store has no randomness of its own). */
+  readonly random: number;
+}
+
+export interface ListFilter {
+  readonly topic?: string;
+  readonly state?: TaskState;
+  readonly limit: number;
+  /** Resume after this id (ids are listed in ascending order). */
+  readonly afterId?: string;
+}
+
+export interface StoreStats {
+  readonly byState: Readonly<Record<TaskState, number>>;
+  readonly byTopic: Readonly<Record<string, Readonly<Partial<Record<TaskState, number>>>>>;
+}
+
+/** A due-time histogram's question: pending tasks with from <= runAt < to, in buckets of bucketMs. */
+export interface DueHistogramQuery {
+  readonly from: number;
+  readonly to: number;
+  /** A multiple of DUE_HISTOGRAM_GRAIN_MS; from is one too. */
+  readonly bucketMs: number;
+  readonly topic?: string;
+}
+
+/** The answer: counts[i] = pending tasks with runAt in [from + i * bucketMs, from + (i + 1) * bucketMs), capped at `to`. */
+export interface DueHistogram {
+  readonly counts: number[];
+  /**
+   * The counts are complete for runAt < coveredUntil (from <= coveredUntil <= to). A store
+   * that keeps far-future tasks outside its time index (SQLite parks them), or that stops
+   * reading tasks at a bound (Redis), counts only part of the range: tasks due at or after
+   * coveredUntil may be missing.
+   */
+  readonly coveredUntil: number;
+}
+
+export interface DueCursor {
+  readonly dueAt: number;
+  readonly seq: number;
+}
+
+// ---------------------------------------------------------------------------------------
+// Roles
+
+/** Producers: create, cancel and move pending tasks. */
+export interface ProducerStore {
+  /**
+   * Creates each task that does not exist yet, in `pending` with attempts 0. An id that
+   * exists (in any state) is left untouched and reported with `created: false` and its
+   * current runAt. Outcomes come back in input order. Ids repeated inside one call: the
+   * first wins. All tasks of one call commit together or not at all.
+   */
+  schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]>;
+  /** pending -> cancelled. Any other state is `not_pending`. */
+  cancel(id: string, now: number): Promise<CancelOutcome>;
+  /**
+   * `cancel` for many ids at once, one outcome per id in input order (an id given twice is
+   * cancelled by its first occurrence; the second is `not_pending`). Not atomic as a whole
+   * (the Redis store is atomic per shard), but every outcome is final. A store with no
+   * batch path of its own uses `cancelEachOneByOne` (core/batch-fallbacks.ts).
+   */
+  cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]>;
+  /** Moves a pending task's runAt (earlier or later); any other state is `not_pending`. */
+  reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome>;
+}
+
+/** The scheduler's feed: what is due when, so the engine can keep a near window in its wheel. */
+export interface TimerSource {
+  /**
+   * Timers with `dueAt < until`, ordered by (dueAt, seq), strictly after `after` when
+   * given, at most `limit`: every pending task (kind 'run', dueAt = runAt) and every
+   * reservation (kind 'ttr', dueAt = reservedUntil, with its receipt). Completed,
+   * cancelled and dead tasks never appear.
+   */
+  loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]>;
+}
+
+/** Consumers: reserve due tasks and settle them. */
+export interface ConsumerStore {
+  /**
+   * For each id that is `pending` with `runAt <= now`: -> `reserved`, attempts + 1, a new
+   * receipt, reservedUntil = now + (ttrMs ?? the task's ttrMs). Other ids are skipped
+   * (cancelled, rescheduled later, already reserved...). Returns the reserved records in
+   * input order. A task is never reserved before its runAt.
+   */
+  reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
+  /**
+   * `reserve` given the timer refs this store handed out (from schedule, reschedule, nack,
+   * expire, retryDead or loadDue) instead of bare ids, answering as `reserve` of their ids
+   * would; except that a ref to a task since purged may be refused even when a new task
+   * took its id (that task has a ref of its own). A store may keep in its refs whatever
+   * spares it a lookup (the memory store keeps the task); one that has nothing to gain
+   * reserves by id (`reserveRefsByIds`, src/core/batch-fallbacks.ts). The engine reserves
+   * the due tasks of its ready queue through it.
+   */
+  reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
+  /**
+   * reserved -> completed, only with the current receipt. Idempotent: the ack that completed
+   * the task, sent again with the same receipt (its reply was lost), answers `acked` and
+   * changes nothing, for as long as the completed task is kept (until purge). Any other
+   * receipt is `stale`.
+   */
+  ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
+  /**
+   * `ack` of several deliveries in one call, outcomes in input order, each exactly what
+   * `ack` would have answered alone (an id twice with one receipt: both `acked`). The engine uses it
+   * for `DelayQueue.ackMany` and for the acks of its own workers' handlers that finish in
+   * the same turn. Resolves only once every ack in it is durable. A store with no batch path
+   * of its own uses `ackEachOneByOne` (core/batch-fallbacks.ts).
+   */
+  ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]>;
+  /**
+   * A failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
+   * else -> pending at now + (delayMs ?? backoff(attempts)).
+   */
+  nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome>;
+  /**
+   * The reservation named by `receipt` ran out (`reservedUntil <= now`): -> dead when
+   * attempts >= maxAttempts, else -> pending at `now` (delivered again at once).
+   * `stale` when the task is no longer reserved with that receipt or has not run out.
+   */
+  expire(id: string, receipt: string, now: number): Promise<NackOutcome>;
+  /**
+   * Gives the reservation named by `receipt` back without counting its attempt: -> pending
+   * at `runAt`, attempts - 1, lastError unchanged; `stale` unless reserved with that receipt.
+   * The Pusher defers the pushes its circuit breaker holds back (ADR 0022): a task waiting
+   * for an origin to recover never dies of it.
+   */
+  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome>;
+}
+
+/** Operators: look at tasks, bring dead ones back, clean up finished ones. */
+export interface InspectorStore {
+  get(id: string): Promise<TaskRecord | null>;
+  list(filter: ListFilter): Promise<TaskRecord[]>;
+  stats(): Promise<StoreStats>;
+  /**
+   * How many pending tasks fall due in each bucket of the query (of one topic, or all),
+   * answered from what the store keeps by time: counts kept per minute (memory) or per hour
+   * of parked tasks (Redis), ZCOUNTs of a time index (Redis), or a range of its index and the
+   * tasks in it (SQLite; Redis for a topic or for parked tasks in buckets finer than an hour,
+   * reading at most a bounded number of them). Its cost grows with the number of buckets and
+   * with the tasks in the range read, never with every task the store holds; a store that
+   * stops reading says how far its counts are complete (DueHistogram.coveredUntil). The
+   * caller checks the query (aligned to DUE_HISTOGRAM_GRAIN_MS, from < to, a bounded number
+   * of buckets).
+   */
+  dueHistogram(query: DueHistogramQuery): Promise<DueHistogram>;
+  /** dead -> cancelled: a dead task given up on (purged after the retention, like any cancelled task). */
+  cancelDead(id: string, now: number): Promise<CancelDeadOutcome>;
+  /** dead -> pending at runAt, attempts reset to 0. */
+  retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome>;
+  /**
+   * Deletes up to `limit` completed and cancelled tasks last updated before `before`,
+   * freeing their ids. Returns how many were deleted. Never touches live or dead tasks.
+   */
+  purge(before: number, limit: number): Promise<number>;
+}
