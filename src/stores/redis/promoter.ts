@@ -14,7 +14,7 @@ import type { ConsumerDemand } from '../shared/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
-import { nextNonce } from './nonce.js';
+import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import { groupByShard } from '../shared/router.js';
 import type { ShardLeases } from '../shared/shard-leases.js';

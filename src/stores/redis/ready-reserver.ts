@@ -18,7 +18,7 @@ import type { ConsumerDemand } from '../shared/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
-import { nextNonce } from './nonce.js';
+import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import { planReserveSteps, type ReserveStep } from '../shared/reserve-plan.js';
 import type { Subscriber } from './subscriber.js';

@@ -19,6 +19,7 @@
  * the kept-task release (kept-releaser.ts), the timers channel and shard takeover
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
+import { decodedOrWarn } from '../decode-or-warn.js';
 import type { ChainableCommander } from 'ioredis';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { DelayQError } from '../../core/errors.js';
@@ -64,7 +65,7 @@ import { mergeDue } from '../shared/due-merge.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace, ShardKeys } from './keys.js';
 import type { LeaseKeeper } from './lease-keeper.js';
-import { nextNonce } from './nonce.js';
+import { nextNonce } from '../shared/nonce.js';
 import type { OverdueRecoverer } from './overdue-recoverer.js';
 import { PARK_BUCKET_MS, firstParkBucket, parkBucketOf, type Unparker } from './parking.js';
 import type { Promoter } from './promoter.js';
@@ -575,10 +576,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   /** A field that is not a subscription is skipped, not thrown: one bad field must not stop the pushes of every topic. */
   private decodePush(topic: string, json: string): PushSubscription | null {
-    const subscription = decodePushSubscription(topic, json);
-    if (subscription === null)
-      this.parts.logger.warn({ store: this.description, topic }, 'redis: a stored push subscription is unreadable; ignored until it is set again');
-    return subscription;
+    return decodedOrWarn(decodePushSubscription(topic, json), 'push subscription', this.description, { topic }, this.parts.logger);
   }
 
   // ---------------------------------------------------------------------------------
@@ -671,9 +669,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
   }
 
   private decodeScheduleField(id: string, json: string): ScheduleRecord | null {
-    const schedule = decodeSchedule(id, json);
-    if (schedule === null) this.parts.logger.warn({ store: this.description, id }, 'redis: a stored schedule is unreadable; ignored until it is set again');
-    return schedule;
+    return decodedOrWarn(decodeSchedule(id, json), 'schedule', this.description, { id }, this.parts.logger);
   }
 
   // ---------------------------------------------------------------------------------

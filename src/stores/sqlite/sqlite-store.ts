@@ -7,7 +7,6 @@
  * Reads (get, list, stats, loadDue) run directly on the connection: one connection and
  * one thread mean they see every committed write and never a half-applied one.
  */
-import { randomBytes } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
@@ -15,6 +14,8 @@ import type { PushSubscription } from '../../core/push.js';
 import { decideDefer, decideFailure, decideMove, type FailureCause } from '../../core/task/decide.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { makeReceipt } from '../../core/task/lifecycle.js';
+import { nextNonce } from '../shared/nonce.js';
+import { decodedOrWarn } from '../decode-or-warn.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
@@ -45,8 +46,6 @@ export class SqliteStore implements TaskStore {
   private readonly parking: Parking;
   private readonly inserter: TaskInserter;
   private readonly bucketFor = (runAt: number): number | null => this.parking.bucketFor(runAt);
-  private readonly nonce = randomBytes(6).toString('base64url');
-  private receipts = 0;
   private closed = false;
   /** schedulesVersion: counts the schedule writes another reader would have to re-read. */
   private schedulesChanged = 0;
@@ -187,7 +186,7 @@ export class SqliteStore implements TaskStore {
         if (!row || row[2] !== 'pending' || row[3] > now) continue;
         const [seq, topic, , runAt, previousAttempts, maxAttempts, taskTtrMs, payload, url] = row;
         const attempts = previousAttempts + 1;
-        const receipt = makeReceipt(attempts, `${this.nonce}${(this.receipts++).toString(36)}`);
+        const receipt = makeReceipt(attempts, nextNonce());
         const reservedUntil = now + (ttrMs ?? taskTtrMs);
         this.sql.reserve.run(attempts, receipt, reservedUntil, reservedUntil, now, seq);
         counts.move(topic, 'pending', 'reserved');
@@ -380,9 +379,7 @@ export class SqliteStore implements TaskStore {
 
   /** A row that is not a subscription is skipped, not thrown: one bad row must not stop the pushes of every topic. */
   private decodePush(topic: string, json: string): PushSubscription | null {
-    const subscription = decodePushSubscription(topic, json);
-    if (subscription === null) this.logger.warn({ path: this.path, topic }, 'sqlite: a stored push subscription is unreadable; ignored until it is set again');
-    return subscription;
+    return decodedOrWarn(decodePushSubscription(topic, json), 'push subscription', this.description, { path: this.path, topic }, this.logger);
   }
 
   // ---------------------------------------------------------------------------------
@@ -488,9 +485,7 @@ export class SqliteStore implements TaskStore {
   }
 
   private decodeScheduleRow(id: string, json: string): ScheduleRecord | null {
-    const schedule = decodeSchedule(id, json);
-    if (schedule === null) this.logger.warn({ path: this.path, id }, 'sqlite: a stored schedule is unreadable; ignored until it is set again');
-    return schedule;
+    return decodedOrWarn(decodeSchedule(id, json), 'schedule', this.description, { path: this.path, id }, this.logger);
   }
 
   async close(): Promise<void> {

@@ -13,7 +13,7 @@ import { encodeNewTask } from '../../../src/stores/redis/codec.js';
 import { scheduleScript } from '../../../src/stores/redis/commands.js';
 import { connect, parseRedisUrl, type RedisClient } from '../../../src/stores/redis/connection.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
-import { nextNonce } from '../../../src/stores/redis/nonce.js';
+import { nextNonce } from '../../../src/stores/shared/nonce.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
