@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { DelayQClient } from '../src/client/index.js';
 import { cli, freePort, redisSkip, startCluster, startRedis, type RedisServer } from '../test/helpers/redis-servers.js';
 import { addLine, check, newFacts, undelivered, type Facts, type Verdict } from './checker.js';
-import { appendFacts, FactsTail, openFacts } from '../test/helpers/facts-file.js';
+import { appendFacts, FactsTail, openFacts } from '../src/testing/facts-file.js';
 import { startLoad, type Load, type LoadSpec } from './load.js';
 import { owed, standings } from './sqlite-rows.js';
 import type { WorkerConfig } from './worker.js';

@@ -2,7 +2,7 @@
  * A chaos worker: one delayq process that produces and consumes under load, and logs every
  * fact the checker needs to its facts file, one line each, with a write(2) that has
  * returned before the worker goes on, so a line written survives the SIGKILL that follows
- * it (test/helpers/facts-file.ts says why not stdout):
+ * it (src/testing/facts-file.ts says why not stdout):
  *
  *   S <id> <runAt>            the schedule of <id> was acknowledged (scheduleMany resolved)
  *   D <id> <attempt> <at>     <id> was reserved for this consumer at <at> (the store's time of
@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDelayQError } from '../src/core/errors.js';
 import { DelayQueue } from '../src/open-queue.js';
 import type { StoreOptions } from '../src/stores/open-store.js';
-import { appendFacts, openFacts } from '../test/helpers/facts-file.js';
+import { appendFacts, openFacts } from '../src/testing/facts-file.js';
 
 export interface WorkerConfig {
   readonly store: string;

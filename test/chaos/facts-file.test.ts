@@ -1,4 +1,4 @@
-// The facts channel of the kill tests (test/helpers/facts-file.ts): a fact a child wrote
+// The facts channel of the kill tests (src/testing/facts-file.ts): a fact a child wrote
 // before its SIGKILL reaches the parent even when the parent was not reading at the time,
 // which is not so for the child's stdout, and a line the kill cut short is never read.
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { FactsTail } from '../helpers/facts-file.js';
+import { FactsTail } from '../../src/testing/facts-file.js';
 
 const child = join(import.meta.dirname, 'fixtures', 'facts-child.ts');
 

@@ -59,7 +59,7 @@ describe('the packed package', { timeout: 300_000 }, () => {
   after(() => rmSync(work, { recursive: true, force: true }));
 
   it('ships dist, built by prepack, with declarations, the Lua scripts, the dashboard and the binary; no sources or tests', () => {
-    for (const file of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli/main.js', 'dist/stores/redis/lua/schedule.lua', 'dist/server/ui/index.html', 'dist/server/ui/app.js'])
+    for (const file of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli/main.js', 'dist/stores/redis/lua/schedule.lua', 'dist/server/ui/index.html', 'dist/server/ui/app.js', 'dist/testing/index.js', 'dist/testing/shared-node.js'])
       assert.ok(files.includes(file), `${file} is packed`);
     assert.deepEqual(
       files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('bench/') || f.startsWith('scripts/')),
@@ -114,6 +114,22 @@ console.log(JSON.stringify({ early: early.length, due: due.map((d) => [d.id === 
       // better-sqlite3 is optional and was left out: opening a SQLite store says so.
       sqlite: 'STORE_UNAVAILABLE',
     });
+  });
+
+  it('runs delayq/testing: the store suite, under node --test, against a store the consumer opens', () => {
+    writeFileSync(
+      join(consumer, 'store.test.mjs'),
+      `import { MemoryStore } from 'delayq';
+import { runStoreConformance } from 'delayq/testing';
+runStoreConformance('memory, from the package', async () => ({ store: new MemoryStore() }));
+`,
+    );
+    // Without NODE_TEST_CONTEXT, which this runner sets and which makes a nested `node --test` report in its binary form.
+    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+    const report = execFileSync(process.execPath, ['--test', '--test-reporter=tap', 'store.test.mjs'], { cwd: consumer, encoding: 'utf8', env });
+    const count = (name: string): number => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(report)?.[1] ?? NaN);
+    assert.equal(count('fail'), 0, report.slice(-2_000));
+    assert.ok(count('pass') >= 63, `the whole suite ran (63 cases when this test was written): ${count('pass')} passed`);
   });
 
   it('serves delayq/client, and types a TypeScript consumer from the emitted declarations', () => {

@@ -5,7 +5,7 @@
  *
  * The store port is split by role, so each caller sees only what it uses and each
  * contract is small enough to state. Every store (memory, SQLite, Redis) implements all
- * of them and must pass the conformance suite in test/conformance/ unchanged.
+ * of them and must pass the conformance suites of src/testing/ (delayq/testing) unchanged.
  *
  * Contract shared by every method:
  * - `now` is passed in; a store never reads a clock, so time-dependent behaviour is

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ackEachOneByOne, cancelEachOneByOne } from '../../../src/core/batch-fallbacks.js';
 import type { AckOutcome, AckRequest, CancelOutcome } from '../../../src/core/ports/index.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
-import { runStoreConformance, task } from '../../conformance/store-conformance.js';
+import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 
 runStoreConformance('memory', () => Promise.resolve({ store: new MemoryStore() }));
 

@@ -12,7 +12,7 @@ import { ManualClock } from '../../../src/core/manual-clock.js';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { KEEP_MS } from '../../../src/stores/redis/kept-releaser.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
-import { task } from '../../conformance/store-conformance.js';
+import { task } from '../../../src/testing/store-conformance/index.js';
 import { redisSkip } from '../../helpers/redis-servers.js';
 import { redisForSuite } from '../../helpers/redis-suite.js';
 

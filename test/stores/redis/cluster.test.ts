@@ -4,8 +4,8 @@ import { Cluster } from 'ioredis';
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
-import { runSharedConformance } from '../../conformance/shared-conformance.js';
-import { runStoreConformance, task } from '../../conformance/store-conformance.js';
+import { runSharedConformance } from '../../../src/testing/shared-conformance.js';
+import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 import { cli, redisSkip, startCluster, type RedisCluster } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();

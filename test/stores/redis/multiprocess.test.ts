@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayQueue } from '../../../src/open-queue.js';
-import { FactsTail } from '../../helpers/facts-file.js';
+import { FactsTail } from '../../../src/testing/facts-file.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();

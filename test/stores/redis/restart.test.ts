@@ -12,7 +12,7 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import type { TaskStore } from '../../../src/core/ports/index.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
-import { pushSubscription, task } from '../../conformance/store-conformance.js';
+import { pushSubscription, task } from '../../../src/testing/store-conformance/index.js';
 import { cli, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();

@@ -5,8 +5,8 @@ import { backoffDelay, DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js
 import { openRedisStore } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { scripts } from '../../../src/stores/redis/scripts.js';
-import { runSharedConformance } from '../../conformance/shared-conformance.js';
-import { runStoreConformance, scheduleRecord, task } from '../../conformance/store-conformance.js';
+import { runSharedConformance } from '../../../src/testing/shared-conformance.js';
+import { runStoreConformance, scheduleRecord, task } from '../../../src/testing/store-conformance/index.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();

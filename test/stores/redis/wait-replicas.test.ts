@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { openStore } from '../../../src/stores/open-store.js';
-import { scheduleRecord } from '../../conformance/store-conformance.js';
+import { scheduleRecord } from '../../../src/testing/store-conformance/index.js';
 import { cli, redisSkip, startCluster, startRedis, type RedisCluster, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();

@@ -5,7 +5,7 @@
 // started but whose ack was not yet committed are what at-least-once allows; they are
 // counted and printed, not failed. Real time and real processes: this is a process test.
 //
-// The child's facts come through a file (test/helpers/facts-file.ts), not its stdout: once
+// The child's facts come through a file (src/testing/facts-file.ts), not its stdout: once
 // this process falls behind reading a pipe (a loaded machine), the child's later writes wait
 // in its memory and die with its SIGKILL, and a handler start lost that way, whose ack then
 // committed, would read as an acknowledged schedule never delivered.
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { FactsTail } from '../../helpers/facts-file.js';
+import { FactsTail } from '../../../src/testing/facts-file.js';
 
 const child = join(import.meta.dirname, 'fixtures', 'crash-child.ts');
 const KILLS = 24;

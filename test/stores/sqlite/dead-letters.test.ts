@@ -11,7 +11,7 @@ import type { TaskStore } from '../../../src/core/ports/index.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { prepareStatements } from '../../../src/stores/sqlite/statements.js';
-import { T0, task } from '../../conformance/store-conformance.js';
+import { T0, task } from '../../../src/testing/store-conformance/index.js';
 
 describe('sqlite store: dead letters', () => {
   let dir: string;

@@ -21,7 +21,7 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { BUCKET_MS, bucketOf } from '../../../src/stores/sqlite/parking.js';
 import { APPLICATION_ID } from '../../../src/stores/sqlite/schema.js';
 import { decodeSeqs } from '../../../src/stores/sqlite/seq-runs.js';
-import { pushSubscription } from '../../conformance/store-conformance.js';
+import { pushSubscription } from '../../../src/testing/store-conformance/index.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 

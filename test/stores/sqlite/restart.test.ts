@@ -15,7 +15,7 @@ import { DelayQueue } from '../../../src/open-queue.js';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
-import { pushSubscription } from '../../conformance/store-conformance.js';
+import { pushSubscription } from '../../../src/testing/store-conformance/index.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openSqliteStore } from '../../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
-import { runStoreConformance, scheduleRecord } from '../../conformance/store-conformance.js';
+import { runStoreConformance, scheduleRecord } from '../../../src/testing/store-conformance/index.js';
 
 runStoreConformance('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-'));

@@ -4,7 +4,7 @@
  *
  *   runSharedConformance('redis', { namespace: async () => ({ url, storeOptions: { prefix } }), takeoverMs: 6_000 });
  *
- * Real processes (test/conformance/fixtures/shared-node.ts) open the store URL, and this
+ * Real processes (./shared-node.ts) open the store URL, and this
  * process opens it too as a producer: each case checks one promise of the contract across
  * them. Bounds are the store's documented ones (`takeoverMs`) or far from what a missing
  * mechanism would give (a task no process was told about waits for a loader pass, every
@@ -14,12 +14,13 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DelayQueue } from '../../src/open-queue.js';
-import { FactsTail } from '../helpers/facts-file.js';
+import { fileURLToPath } from 'node:url';
+import { DelayQueue } from '../open-queue.js';
+import { FactsTail } from './facts-file.js';
 
 export interface SharedNamespace {
   /** The store URL every process opens. */
@@ -34,6 +35,15 @@ export interface SharedBacking {
   /** Within how long a dead process's partitions are owned again, as the store documents it. */
   readonly takeoverMs: number;
 }
+
+/**
+ * How a node process starts: the built suite (delayq/testing in a package) runs its built
+ * node; this repository's sources, run through tsx, run the TypeScript one with tsx.
+ */
+const NODE_ARGS: readonly string[] =
+  extname(fileURLToPath(import.meta.url)) === '.ts'
+    ? ['--import', 'tsx', fileURLToPath(new URL('./shared-node.ts', import.meta.url))]
+    : [fileURLToPath(new URL('./shared-node.js', import.meta.url))];
 
 /** How late a task may fire and still be on time here: far below a loader pass (15 s). */
 export const ON_TIME_MS = 2_000;
@@ -62,7 +72,7 @@ class Nodes {
       const factsPath = join(this.dir, `node-${node}.facts`);
       this.tails.push({ node, tail: new FactsTail(factsPath) });
       const config = JSON.stringify({ url: space.url, storeOptions: space.storeOptions, topic, holdMs: hold, concurrency: 50, factsPath });
-      const child = spawn(process.execPath, ['--import', 'tsx', 'test/conformance/fixtures/shared-node.ts', config], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [...NODE_ARGS, config], { stdio: ['ignore', 'pipe', 'inherit'] });
       this.children.push(child);
       const lines = createInterface({ input: child.stdout });
       ready.push(

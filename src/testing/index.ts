@@ -1,0 +1,11 @@
+/**
+ * delayq/testing: the two conformance suites a store passes (docs/stores.md, "Adding a
+ * store"), for stores written outside this repository too. They define node:test suites;
+ * run the file that calls them with `node --test`.
+ *
+ *   runStoreConformance(name, factory)   the store port's contract, on one store instance
+ *   runSharedConformance(name, backing)  what several processes sharing one backing need:
+ *                                        real processes open the store URL through DelayQueue.open
+ */
+export { runSharedConformance, ON_TIME_MS, type SharedBacking, type SharedNamespace } from './shared-conformance.js';
+export { runStoreConformance, T0, pushSubscription, scheduleRecord, task, type StoreFactory, type StoreUnderTest } from './store-conformance/index.js';

@@ -1,0 +1,73 @@
+/** The store suite's cases of "cancel and reschedule" (runStoreConformance, ./index.ts). */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TaskStore } from '../../core/ports/index.js';
+import { T0, task, loadAll } from './fixtures.js';
+
+/** `store` is the store of the case running: a fresh one for each. */
+export function cancelAndRescheduleCases(store: TaskStore): void {
+  describe('cancel and reschedule', () => {
+    it('cancels a pending task once', async () => {
+      await store.schedule([task('a')], T0);
+      assert.equal(await store.cancel('a', T0 + 1), 'cancelled');
+      assert.equal((await store.get('a'))?.state, 'cancelled');
+      assert.equal(await store.cancel('a', T0 + 2), 'not_pending');
+      assert.equal(await store.cancel('missing', T0), 'not_found');
+      assert.deepEqual(await loadAll(store, T0 + 10_000), []);
+    });
+
+    it('cancels many ids in one call, each as cancel would alone', async () => {
+      const many = Array.from({ length: 1_200 }, (_, i) => task(`c${i}`, { runAt: T0 + 1_000 + i }));
+      await store.schedule([...many, task('taken', { runAt: T0 }), task('far', { runAt: T0 + 3 * 24 * 3_600_000 })], T0);
+      await store.reserve(['taken'], T0, undefined);
+      const victims = [...many.filter((_, i) => i % 2 === 0).map((x) => x.id), 'taken', 'missing', 'c0', 'far'];
+      const outcomes = await store.cancelMany(victims, T0 + 1);
+      assert.equal(outcomes.length, victims.length);
+      assert.ok(outcomes.slice(0, 600).every((o) => o === 'cancelled'));
+      assert.deepEqual(outcomes.slice(600), ['not_pending', 'not_found', 'not_pending', 'cancelled'], 'reserved, unknown, repeated, far');
+      const c0 = await store.get('c0');
+      assert.equal(c0?.state, 'cancelled');
+      assert.equal(c0?.updatedAt, T0 + 1, 'a cancel stamps updatedAt');
+      assert.equal(c0?.payload, many[0]!.payload, 'and keeps the payload');
+      assert.equal((await store.get('c1'))?.state, 'pending');
+      assert.equal((await store.get('taken'))?.state, 'reserved');
+      const left = await loadAll(store, T0 + 4 * 24 * 3_600_000);
+      assert.deepEqual(
+        left.filter((r) => r.kind === 'run').map((r) => r.id),
+        many.filter((_, i) => i % 2 === 1).map((x) => x.id),
+      );
+      const stats = await store.stats();
+      assert.equal(stats.byState.cancelled, 601);
+      assert.equal(stats.byState.pending, 600);
+      assert.deepEqual(await store.cancelMany([], T0 + 2), []);
+    });
+
+    it('refuses to cancel a reserved task', async () => {
+      await store.schedule([task('a', { runAt: T0 })], T0);
+      await store.reserve(['a'], T0, undefined);
+      assert.equal(await store.cancel('a', T0 + 1), 'not_pending');
+      assert.equal((await store.get('a'))?.state, 'reserved');
+    });
+
+    it('moves a pending task later and earlier', async () => {
+      await store.schedule([task('a')], T0);
+      const later = await store.reschedule('a', T0 + 30_000, T0 + 1);
+      assert.equal(later.status, 'rescheduled');
+      assert.equal(later.status === 'rescheduled' && later.ref.dueAt, T0 + 30_000);
+      assert.equal((await store.get('a'))?.runAt, T0 + 30_000);
+      const earlier = await store.reschedule('a', T0 + 10, T0 + 2);
+      assert.equal(earlier.status === 'rescheduled' && earlier.ref.dueAt, T0 + 10);
+      assert.deepEqual(
+        (await loadAll(store, T0 + 100_000)).map((r) => [r.id, r.dueAt]),
+        [['a', T0 + 10]],
+      );
+    });
+
+    it('refuses to reschedule what is not pending', async () => {
+      assert.equal((await store.reschedule('missing', T0, T0)).status, 'not_found');
+      await store.schedule([task('a')], T0);
+      await store.cancel('a', T0);
+      assert.equal((await store.reschedule('a', T0 + 5, T0)).status, 'not_pending');
+    });
+  });
+}

@@ -1,0 +1,78 @@
+/** The store suite's cases of "schedule" (runStoreConformance, ./index.ts). */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { TaskStore } from '../../core/ports/index.js';
+import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
+import { T0, task } from './fixtures.js';
+
+/** `store` is the store of the case running: a fresh one for each. */
+export function scheduleCases(store: TaskStore): void {
+  describe('schedule', () => {
+    it('creates pending tasks and reports each in input order', async () => {
+      const outcomes = await store.schedule([task('a'), task('b', { runAt: T0 + 500 })], T0);
+      assert.deepEqual(
+        outcomes.map((o) => [o.id, o.runAt, o.created]),
+        [
+          ['a', T0 + 1_000, true],
+          ['b', T0 + 500, true],
+        ],
+      );
+      assert.equal(outcomes[0]!.ref?.kind, 'run');
+      assert.equal(outcomes[0]!.ref?.dueAt, T0 + 1_000);
+      assert.equal(outcomes[0]!.ref?.topic, 'orders');
+      const a = await store.get('a');
+      assert.ok(a);
+      assert.equal(a.state, 'pending');
+      assert.equal(a.attempts, 0);
+      assert.equal(a.topic, 'orders');
+      assert.deepEqual(JSON.parse(a.payload), { id: 'a', n: 1 });
+      assert.equal(a.runAt, T0 + 1_000);
+      assert.equal(a.maxAttempts, 3);
+      assert.equal(a.ttrMs, 5_000);
+      assert.deepEqual(a.backoff, { ...DEFAULT_BACKOFF, jitter: 0 });
+      assert.equal(a.createdAt, T0);
+      assert.equal(a.receipt, null);
+      assert.equal(a.reservedUntil, null);
+    });
+
+    it('is idempotent by id: an existing id is reported, not changed', async () => {
+      await store.schedule([task('a')], T0);
+      const [again] = await store.schedule([task('a', { runAt: T0 + 9_999, topic: 'other', payload: '"x"' })], T0 + 1);
+      assert.deepEqual([again!.id, again!.runAt, again!.created, again!.ref], ['a', T0 + 1_000, false, null]);
+      const a = await store.get('a');
+      assert.equal(a?.topic, 'orders');
+      assert.equal(a?.runAt, T0 + 1_000);
+    });
+
+    it('answers an id already pending on the same topic with no timer or with its own (a retried call)', async () => {
+      await store.schedule([task('r')], T0);
+      const [again] = await store.schedule([task('r', { runAt: T0 + 5_000 })], T0 + 1);
+      assert.deepEqual([again!.created, again!.runAt], [false, T0 + 1_000]);
+      // The Redis store gives it, so that a task whose first call's reply was lost still fires.
+      if (again!.ref !== null) assert.deepEqual([again!.ref.id, again!.ref.topic, again!.ref.kind, again!.ref.dueAt], ['r', 'orders', 'run', T0 + 1_000]);
+      assert.equal((await store.get('r'))?.runAt, T0 + 1_000);
+    });
+
+    it('keeps the first of ids repeated within one call', async () => {
+      const outcomes = await store.schedule([task('dup', { runAt: T0 + 1 }), task('dup', { runAt: T0 + 2 })], T0);
+      assert.deepEqual(
+        outcomes.map((o) => [o.created, o.runAt]),
+        [
+          [true, T0 + 1],
+          [false, T0 + 1],
+        ],
+      );
+      assert.equal((await store.get('dup'))?.runAt, T0 + 1);
+    });
+
+    it('stores payloads exactly, including unicode and large ones', async () => {
+      const big = JSON.stringify({ s: 'x'.repeat(200_000), u: 'ünïcødé ✓ 😀' });
+      await store.schedule([task('big', { payload: big })], T0);
+      assert.equal((await store.get('big'))?.payload, big);
+    });
+
+    it('returns null for unknown ids', async () => {
+      assert.equal(await store.get('nope'), null);
+    });
+  });
+}
