@@ -4,8 +4,10 @@ export type { DelayQueueOptions } from './open-queue.js';
 export type { PushOptions } from './push-wiring.js';
 export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
 export type { QueueObserver, SettleOutcome } from './core/observer.js';
-export type { SetPushResult } from './engine/push-subscriptions.js';
-export { Schedules, MAX_PREVIEW } from './engine/schedules.js';
+export type { SetPushResult } from './engine/push-rules.js';
+export { RecurringSchedules, MAX_PREVIEW } from './engine/schedules.js';
+/** @deprecated Use `RecurringSchedules`. */
+export { RecurringSchedules as Schedules } from './engine/schedules.js';
 export type { ScheduleInfo, UpsertScheduleResult } from './engine/schedules.js';
 export type { ScheduleCounts } from './engine/schedule-loop.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';

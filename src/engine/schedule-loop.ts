@@ -26,6 +26,7 @@ import { compileRule, type CronCompiler, type NextOccurrence } from '../core/sch
 import type { NewTaskRecord } from '../core/task/model.js';
 import { MAX_TIMER_DELAY_MS } from '../core/options.js';
 import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 
 export interface ScheduleLoopOptions extends PlanOptions {
   readonly syncMs: number;
@@ -62,7 +63,7 @@ const CREATE_BATCH = 100;
 /** Schedules the periodic re-read applies between two yields to the event loop. */
 const SYNC_SLICE = 500;
 
-export class ScheduleLoop {
+export class RecurringScheduleLoop {
   private readonly entries = new Map<string, Entry>();
   private running = false;
   private wakeTimer: TimerToken | null = null;
@@ -76,15 +77,21 @@ export class ScheduleLoop {
   /** Schedules applied in this turn, planned together on the next (see planSoon). */
   private batch: { entries: Entry[]; done: Promise<void> } | null = null;
 
-  constructor(
-    private readonly store: ScheduleStore,
-    private readonly compile: CronCompiler,
-    private readonly create: CreateTasks,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly inFlight: InFlight,
-    private readonly options: ScheduleLoopOptions,
-  ) {}
+  private readonly store: ScheduleStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly inFlight: InFlight;
+  private readonly options: ScheduleLoopOptions;
+  private readonly compile: CronCompiler;
+  private readonly create: CreateTasks;
+
+  constructor(context: LoopContext, { compile, create }: { compile: CronCompiler; create: CreateTasks }) {
+    ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
+    const { tuning } = context;
+    this.options = { leadMs: tuning.scheduleLeadMs, graceMs: tuning.scheduleGraceMs, syncMs: tuning.scheduleSyncMs, retryMs: tuning.storeRetryMs };
+    this.compile = compile;
+    this.create = create;
+  }
 
   start(): void {
     this.running = true;

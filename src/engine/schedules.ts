@@ -16,7 +16,8 @@ import type { BackoffPolicy } from '../core/task/model.js';
 import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
 import { compileCron } from './cron-pattern.js';
 import type { InFlight } from './in-flight.js';
-import type { ScheduleCounts, ScheduleLoop } from './schedule-loop.js';
+import type { LoopContext } from './loop-context.js';
+import type { ScheduleCounts, RecurringScheduleLoop } from './schedule-loop.js';
 
 /** A schedule as callers see it. */
 export interface ScheduleInfo {
@@ -112,23 +113,36 @@ export function toScheduleInfo(r: ScheduleRecord): ScheduleInfo {
   };
 }
 
-export class Schedules {
+/** What recurring schedules need of their queue, besides the loop context. */
+export interface RecurringSchedulesParams {
+  readonly loop: RecurringScheduleLoop;
+  readonly limits: Limits;
+  readonly defaults: TaskDefaults;
+  /** Throws QUEUE_CLOSED once the queue is closing. */
+  readonly assertOpen: () => void;
+  /** Cancels pending occurrence tasks by id (those not pending are left alone). */
+  readonly cancel: (ids: readonly string[]) => Promise<boolean[]>;
+  /** The checks of a task's own push url (SSRF rules: INVALID_URL; a secret: PUSH_NO_SECRET), as `schedule` makes them. */
+  readonly checkPushTarget: (topic: string, url: string) => Promise<void>;
+}
+
+export class RecurringSchedules {
   /** Upserts of this turn, upserted together on the next (see upsert). */
   private queued: UpsertItem[] | null = null;
+  private readonly store: ScheduleStore;
+  private readonly clock: Clock;
+  private readonly inFlight: InFlight;
+  private readonly loop: RecurringScheduleLoop;
+  private readonly limits: Limits;
+  private readonly defaults: TaskDefaults;
+  private readonly assertOpen: () => void;
+  private readonly cancel: RecurringSchedulesParams['cancel'];
+  private readonly checkPushTarget: RecurringSchedulesParams['checkPushTarget'];
 
-  constructor(
-    private readonly store: ScheduleStore,
-    private readonly loop: ScheduleLoop,
-    private readonly clock: Clock,
-    private readonly inFlight: InFlight,
-    private readonly limits: Limits,
-    private readonly defaults: TaskDefaults,
-    private readonly assertOpen: () => void,
-    /** Cancels pending occurrence tasks by id (those not pending are left alone). */
-    private readonly cancel: (ids: readonly string[]) => Promise<boolean[]>,
-    /** The checks of a task's own push url (SSRF rules: INVALID_URL; a secret: PUSH_NO_SECRET), as `schedule` makes them. */
-    private readonly checkPushTarget: (topic: string, url: string) => Promise<void>,
-  ) {}
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, params: RecurringSchedulesParams) {
+    ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
+    ({ loop: this.loop, limits: this.limits, defaults: this.defaults, assertOpen: this.assertOpen, cancel: this.cancel, checkPushTarget: this.checkPushTarget } = params);
+  }
 
   /**
    * Creates or changes schedule `id`. The same definition again changes nothing. A new rule
