@@ -3,23 +3,25 @@
  * recoverer.go, janitor.go): it builds each one complete over the store's ports, starts
  * them in this order and stops them in reverse.
  *
- *   Expirer      a reservation's TTR timer fired: the store expires it (retried on failure)
- *   Dispatcher   due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for a
- *                store several processes share, SharedDispatcher (through the Promoter)
- *   TimerDriver  the timing wheel and its one timer: hands due timers to the two above
- *   Loader       keeps the wheel filled with the store's timers due within the horizon
- *   Janitor      purges finished tasks past their retention
- *   Pusher       (when push is configured) POSTs the due tasks of topics with a push
- *                subscription to their URLs, and holds pull consumers of those topics back
- *   ScheduleLoop creates the occurrences of recurring schedules ahead of their time, as
- *                ordinary tasks with derived ids (docs/cron.md)
+ *   Expirer        a reservation's TTR timer fired: the store expires it (retried on failure)
+ *   Dispatcher     due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for
+ *                  a store several processes share, SharedDispatcher (through the Promoter)
+ *   TimerDriver    the timing wheel and its one timer: hands due timers to the two above
+ *   Loader         keeps the wheel filled with the store's timers due within the horizon
+ *   Janitor        purges finished tasks past their retention
+ *   Pusher         (when push is configured) POSTs the due tasks of topics with a push
+ *                  subscription to their URLs, and holds pull consumers of those topics back
+ *   RecurringScheduleLoop  creates the occurrences of recurring schedules ahead of their
+ *                  time, as ordinary tasks with derived ids (docs/cron.md)
+ *
+ * Each is built over the same LoopContext (loop-context.ts) and its own named parameters.
  *
  * Between them it places every timer the engine learns of (a task scheduled, moved or
  * retried, a reservation made, a timer loaded): into the wheel when it falls within the
  * loaded window, to the dispatcher or the expirer when it is due already, nowhere when it
  * lies beyond the window (the loader reads it when its time comes near). Tasks are created
- * through it too (`createTasks`: the facade's schedule and the ScheduleLoop's occurrences),
- * so a new task's timer has one way in.
+ * through it too (`createTasks`: the facade's schedule and the recurring occurrences), so a
+ * new task's timer has one way in, and a moved one another (`move`).
  *
  * Its lifecycle is explicit (asynq's server state): built -> running -> stopping -> stopped
  * -> sealed. `start` runs once, from built; `stop` from any phase resolves once the loops
