@@ -9,10 +9,15 @@ import type { LoopContext } from './loop-context.js';
 import type { DueHistogramOptions, DueHistogramResult, ListOptions, QueueStats } from './queue-types.js';
 import type { Scheduler } from './scheduler.js';
 
+export interface InspectionParams {
+  readonly scheduler: Pick<Scheduler, 'stats'>;
+  readonly limits: Limits;
+}
+
 export class Inspection {
   constructor(
     private readonly context: Pick<LoopContext, 'store' | 'clock'>,
-    private readonly params: { readonly scheduler: Pick<Scheduler, 'stats'>; readonly limits: Limits },
+    private readonly params: InspectionParams,
   ) {}
 
   async get<P>(id: string): Promise<TaskInfo<P> | null> {

@@ -74,6 +74,8 @@ export class Scheduler implements WorkScheduler {
   private readonly pushTargets = new WeakMap<Delivery, string>();
   private current: SchedulerPhase = 'built';
   private stopping: Promise<void> | null = null;
+  /** Reserve long-polls waiting now (calls of DelayQueue.reserve with waitMs > 0 not yet answered). */
+  private waiting = 0;
   readonly observer: LoopContext['observer'];
 
   constructor(
@@ -104,9 +106,6 @@ export class Scheduler implements WorkScheduler {
   get phase(): SchedulerPhase {
     return this.current;
   }
-
-  /** Reserve long-polls waiting now (calls of DelayQueue.reserve with waitMs > 0 not yet answered). */
-  private waiting = 0;
 
   /** What the engine holds, for DelayQueue.stats(): the wheel, the ready backlog, long-polls, lateness, push. */
   stats(): Omit<QueueStats, 'store' | 'counts' | 'topics'> {
