@@ -4,13 +4,13 @@ export type { DelayQueueOptions } from './open-queue.js';
 export type { PushOptions } from './push-wiring.js';
 export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
 export type { QueueObserver, SettleOutcome } from './core/observer.js';
-export type { SetPushResult } from './engine/push-subscriptions.js';
-export { Schedules, MAX_PREVIEW } from './engine/schedules.js';
-export type { ScheduleInfo, UpsertScheduleResult } from './engine/schedules.js';
-export type { ScheduleCounts } from './engine/schedule-loop.js';
+export type { SetPushResult } from './engine/push-rules.js';
+export { RecurringSchedules, MAX_PREVIEW } from './engine/schedules.js';
+export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/schedules.js';
+export type { RecurringScheduleCounts } from './engine/schedule-loop.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
-export type { MisfirePolicy, ScheduleDefinition, ScheduleRecord, ScheduleState } from './core/schedule/model.js';
-export type { RecurringInput } from './core/schedule/validate.js';
+export type { MisfirePolicy, RecurringScheduleDefinition, RecurringScheduleRecord, RecurringScheduleState } from './core/schedule/model.js';
+export type { RecurringScheduleInput } from './core/schedule/validate.js';
 export { MAX_RETRY_AFTER_MS, PUSH_DEFAULTS, PUSH_ERROR_BODY_BYTES, PUSH_RESERVATION_MARGIN_MS, SECRET_ROTATION_GRACE_MS, judgePush } from './core/push.js';
 export type { PushPorts, PushRequest, PushResponse, PushSecret, PushSignInput, PushSigner, PushSubscription, PushTransport, PushVerdict } from './core/push.js';
 export { MAX_PUSH_CONCURRENCY, MAX_PUSH_TIMEOUT_MS, isValidSecret, maskSecret } from './core/push-input.js';
@@ -56,8 +56,8 @@ export type {
   ProducerStore,
   PushSubscriptionStore,
   RescheduleOutcome,
-  ScheduleStore,
-  ScheduleSwap,
+  RecurringScheduleStore,
+  RecurringScheduleSwap,
   RetryDeadOutcome,
   RunTimerHandle,
   ScheduleOutcome,
@@ -80,6 +80,27 @@ export type { NackOutcome as FailOutcome } from './core/ports/index.js';
 export type { RetryDeadOutcome as ReviveOutcome } from './core/ports/index.js';
 /** @deprecated Use `ReservedTask`. */
 export type { ReservedTask as ClaimedTask } from './core/task/model.js';
+// Recurring-schedule names before 0.2: "schedule" now means scheduling a task only (docs/architecture.md, "Vocabulary").
+/** @deprecated Use `RecurringSchedules`. */
+export { RecurringSchedules as Schedules } from './engine/schedules.js';
+/** @deprecated Use `RecurringScheduleInfo`. */
+export type { RecurringScheduleInfo as ScheduleInfo } from './engine/schedules.js';
+/** @deprecated Use `RecurringUpsertResult`. */
+export type { RecurringUpsertResult as UpsertScheduleResult } from './engine/schedules.js';
+/** @deprecated Use `RecurringScheduleCounts`. */
+export type { RecurringScheduleCounts as ScheduleCounts } from './engine/schedule-loop.js';
+/** @deprecated Use `RecurringScheduleDefinition`. */
+export type { RecurringScheduleDefinition as ScheduleDefinition } from './core/schedule/model.js';
+/** @deprecated Use `RecurringScheduleRecord`. */
+export type { RecurringScheduleRecord as ScheduleRecord } from './core/schedule/model.js';
+/** @deprecated Use `RecurringScheduleState`. */
+export type { RecurringScheduleState as ScheduleState } from './core/schedule/model.js';
+/** @deprecated Use `RecurringScheduleInput`. */
+export type { RecurringScheduleInput as RecurringInput } from './core/schedule/validate.js';
+/** @deprecated Use `RecurringScheduleStore`. */
+export type { RecurringScheduleStore as ScheduleStore } from './core/ports/index.js';
+/** @deprecated Use `RecurringScheduleSwap`. */
+export type { RecurringScheduleSwap as ScheduleSwap } from './core/ports/index.js';
 export type { BackoffPolicy, Delivery, NewTaskRecord, ReservedTask, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';
 export { DEFAULT_BACKOFF, backoffDelay } from './core/task/backoff.js';
 export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, MAX_RESERVE, MAX_WAIT_MS, validateScheduleInput } from './core/task/validate.js';

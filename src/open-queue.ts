@@ -44,25 +44,25 @@ export interface DelayQueueOptions extends Omit<EngineOptions, 'push' | 'pushMax
 }
 
 export class DelayQueue extends EngineQueue {
-  /** The queue's metrics, when opened with `metrics`. */
-  metrics: QueueMetrics | null = null;
+  /**
+   * The queue's metrics, when opened with `metrics`: built before the queue, they observe it
+   * from its construction (the engine's observer) and their gauges read it from then on.
+   */
+  readonly metrics: QueueMetrics | null;
+
+  protected constructor(store: TaskStore, options: EngineOptions, metrics: QueueMetrics | null) {
+    super(store, metrics === null ? options : { ...options, observer: metrics });
+    this.metrics = metrics;
+    metrics?.registerGauges(this);
+  }
 
   /** Opens (or creates) the store and starts the engine over it. */
   static async open(options: DelayQueueOptions = {}): Promise<DelayQueue> {
     // prom-client loads only for a queue that asks for metrics.
     const metrics = options.metrics ? new (await import('./metrics/prometheus.js')).QueueMetrics(options.metrics) : null;
-    const queue = await DelayQueue.openWith(options, metrics);
-    if (metrics !== null) {
-      queue.metrics = metrics;
-      metrics.attach(queue);
-    }
-    return queue;
-  }
-
-  private static async openWith(options: DelayQueueOptions, metrics: QueueMetrics | null): Promise<DelayQueue> {
     const spec = options.store ?? 'memory';
     const engineOptions = withPushPorts(options, metrics);
-    const start = (store: TaskStore): DelayQueue => DelayQueue.start(metrics === null ? store : metrics.wrapStore(store), engineOptions);
+    const start = (store: TaskStore): DelayQueue => new DelayQueue(metrics === null ? store : metrics.wrapStore(store), engineOptions, metrics).startLoops();
     if (typeof spec !== 'string') {
       try {
         return start(spec);
@@ -93,7 +93,7 @@ export class DelayQueue extends EngineQueue {
 
   /** Starts the engine over a store already open, which close() will close. */
   static override start(store: TaskStore, options: EngineOptions = {}): DelayQueue {
-    return new DelayQueue(store, options).startLoops();
+    return new DelayQueue(store, options, null).startLoops();
   }
 }
 
@@ -105,5 +105,5 @@ function withPushPorts(options: DelayQueueOptions, metrics: QueueMetrics | null)
   if (metrics === null) return { ...engine, push: ports };
   const clock = options.clock;
   const transport = metrics.wrapTransport(ports.transport, clock ? () => clock.now() : Date.now);
-  return { ...engine, push: { ...ports, transport }, observer: metrics };
+  return { ...engine, push: { ...ports, transport } };
 }

@@ -1,7 +1,7 @@
 import type { QueueObserver } from '../core/observer.js';
-import type { ConsumerStore, Clock, Logger } from '../core/ports/index.js';
+import type { ConsumerStore } from '../core/ports/index.js';
 import type { TimerRef } from '../core/task/model.js';
-import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 import { RetryingLoop } from './retry-timers.js';
 
 /**
@@ -15,17 +15,16 @@ import { RetryingLoop } from './retry-timers.js';
  * the queue stops: a reservation that ran out must not stay reserved until a restart.
  */
 export class Expirer extends RetryingLoop {
-  constructor(
-    private readonly store: Pick<ConsumerStore, 'expire'>,
-    clock: Clock,
-    logger: Logger,
-    inFlight: InFlight,
-    storeRetryMs: number,
-    /** Where the run timer of a task to retry goes. */
-    private readonly place: (ref: TimerRef) => void,
-    private readonly observer: QueueObserver,
-  ) {
-    super(clock, logger, inFlight, storeRetryMs);
+  private readonly store: Pick<ConsumerStore, 'expire'>;
+  private readonly observer: QueueObserver;
+  /** Where the run timer of a task to retry goes. */
+  private readonly place: (ref: TimerRef) => void;
+
+  constructor(context: LoopContext, { place }: { place: (ref: TimerRef) => void }) {
+    super(context);
+    this.store = context.store;
+    this.observer = context.observer;
+    this.place = place;
   }
 
   expire(ref: TimerRef): void {

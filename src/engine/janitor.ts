@@ -1,5 +1,6 @@
 import type { Clock, InspectorStore, Logger, TimerToken } from '../core/ports/index.js';
 import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 
 export interface JanitorOptions {
   /** Finished tasks are kept this long after their last change. */
@@ -21,13 +22,15 @@ export class Janitor {
   private timer: TimerToken | null = null;
   private running = false;
 
-  constructor(
-    private readonly store: Pick<InspectorStore, 'purge'>,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly inFlight: InFlight,
-    private readonly options: JanitorOptions,
-  ) {}
+  private readonly store: Pick<InspectorStore, 'purge'>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly inFlight: InFlight;
+  private readonly options: JanitorOptions;
+
+  constructor(context: LoopContext) {
+    ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight, tuning: this.options } = context);
+  }
 
   start(): void {
     this.running = true;

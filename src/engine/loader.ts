@@ -1,6 +1,7 @@
-import { DEFAULT_LOADER_OPTIONS, type LoaderOptions } from '../core/options.js';
+import type { LoaderOptions } from '../core/options.js';
 import type { Clock, DueCursor, Logger, TimerSource, TimerToken } from '../core/ports/index.js';
 import type { TimerRef } from '../core/task/model.js';
+import type { LoopContext } from './loop-context.js';
 
 /** Due tasks waiting for a consumer: the loader pauses while there are too many. */
 export interface Backlog {
@@ -24,15 +25,22 @@ export class Loader {
   private timer: TimerToken | null = null;
   private pass: Promise<void> | null = null;
 
-  constructor(
-    private readonly source: TimerSource,
-    private readonly clock: Clock,
-    private readonly horizonMs: number,
-    private readonly place: (ref: TimerRef) => void,
-    private readonly backlog: Backlog,
-    private readonly logger: Logger,
-    private readonly options: LoaderOptions = DEFAULT_LOADER_OPTIONS,
-  ) {}
+  private readonly source: TimerSource;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  /** The store's: how far ahead its timers are held in the wheel. */
+  private readonly horizonMs: number;
+  private readonly options: LoaderOptions;
+  private readonly place: (ref: TimerRef) => void;
+  private readonly backlog: Backlog;
+
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { place, backlog }: { place: (ref: TimerRef) => void; backlog: Backlog }) {
+    ({ store: this.source, clock: this.clock, logger: this.logger } = context);
+    this.horizonMs = context.store.horizonMs;
+    this.options = context.tuning.loader;
+    this.place = place;
+    this.backlog = backlog;
+  }
 
   /** Timers due before this belong in the wheel (producers place them themselves). */
   get loadTarget(): number {

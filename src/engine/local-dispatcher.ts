@@ -2,6 +2,7 @@ import type { Clock, ConsumerStore } from '../core/ports/index.js';
 import type { Delivery, ReservedTask, TimerRef } from '../core/task/model.js';
 import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 import { ReadyQueue } from './ready-queue.js';
 
 /**
@@ -14,11 +15,13 @@ export class LocalDispatcher implements Dispatcher {
   private readonly ready = new ReadyQueue();
   private running = false;
 
-  constructor(
-    private readonly store: Pick<ConsumerStore, 'reserve' | 'reserveRefs'>,
-    private readonly clock: Clock,
-    private readonly inFlight: InFlight,
-  ) {}
+  private readonly store: Pick<ConsumerStore, 'reserve' | 'reserveRefs'>;
+  private readonly clock: Clock;
+  private readonly inFlight: InFlight;
+
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>) {
+    ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
+  }
 
   start(): void {
     this.running = true;

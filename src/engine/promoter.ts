@@ -1,6 +1,6 @@
-import type { Clock, Logger, SharedDispatch } from '../core/ports/index.js';
+import type { SharedDispatch } from '../core/ports/index.js';
 import type { TimerRef } from '../core/task/model.js';
-import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 import { RetryingLoop } from './retry-timers.js';
 
 /**
@@ -14,14 +14,12 @@ import { RetryingLoop } from './retry-timers.js';
  * wait for a restart to be delivered.
  */
 export class Promoter extends RetryingLoop {
-  constructor(
-    private readonly store: SharedDispatch,
-    clock: Clock,
-    logger: Logger,
-    inFlight: InFlight,
-    storeRetryMs: number,
-  ) {
-    super(clock, logger, inFlight, storeRetryMs);
+  private readonly store: SharedDispatch;
+
+  /** `shared`: the store's shared part (`store.shared`), which promotes. */
+  constructor(context: LoopContext, { shared }: { shared: SharedDispatch }) {
+    super(context);
+    this.store = shared;
   }
 
   promote(refs: readonly TimerRef[]): void {

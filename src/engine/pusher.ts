@@ -36,14 +36,14 @@
  * A push is a reservation of timeoutMs + PUSH_RESERVATION_MARGIN_MS: if the process dies
  * mid-push, the task is delivered again once that runs out.
  */
-import { DEFAULT_ENGINE_TUNING } from '../core/options.js';
 import { activeSecrets } from '../core/push-input.js';
-import { BREAKER_DEFAULTS, CircuitBreakers, type BreakerOptions } from '../core/push-breaker.js';
+import { CircuitBreakers } from '../core/push-breaker.js';
 import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../core/push.js';
 import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports/index.js';
 import { redactUrl } from '../core/redact.js';
 import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 import { PushSlots } from './push-slots.js';
 import { PushCounters, type PushStats } from './push-stats.js';
 import { DeferTo, RetryAfter } from './work-source.js';
@@ -55,16 +55,15 @@ import { Worker, type Handler, type WorkerOptions, type WorkSource } from './wor
  */
 export const PUSH_SLOT_WAIT_MS = PUSH_RESERVATION_MARGIN_MS / 2;
 
-/** What the Pusher needs for tasks with their own url. */
-export interface PushTargets {
+/** The Pusher's own: its ports, its consumers' source, and what tasks with their own url need. */
+export interface PusherParams {
+  readonly ports: PushPorts;
+  /** The queue as the pushing workers see it (they reserve past the pull gate). */
+  readonly source: WorkSource;
   /** Signs when the task's topic has no subscription; null: such a push fails its attempt. */
   readonly defaultSecret: string | null;
   /** The own url of a delivery reserved from PUSH_LANE. */
   readonly targetOf: (delivery: Delivery) => string | undefined;
-  /** The circuit breaker's settings (EngineTuning.pushBreaker). */
-  readonly breaker?: BreakerOptions;
-  /** Pushes in flight at once, over every consumer (EngineTuning.pushMaxInFlight). */
-  readonly maxInFlight?: number;
 }
 
 interface TopicConsumer {
@@ -99,18 +98,24 @@ export class Pusher {
   private started: Promise<void> = Promise.resolve();
   private startedDone = false;
 
-  constructor(
-    private readonly store: Pick<PushSubscriptionStore, 'listPushSubscriptions'>,
-    private readonly ports: PushPorts,
-    private readonly source: WorkSource,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly inFlight: InFlight,
-    private readonly syncMs: number,
-    private readonly targets: PushTargets = { defaultSecret: null, targetOf: () => undefined },
-  ) {
-    this.breakers = new CircuitBreakers(targets.breaker ?? BREAKER_DEFAULTS);
-    this.slots = new PushSlots(targets.maxInFlight ?? DEFAULT_ENGINE_TUNING.pushMaxInFlight, clock);
+  private readonly store: Pick<PushSubscriptionStore, 'listPushSubscriptions'>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly inFlight: InFlight;
+  private readonly syncMs: number;
+  private readonly ports: PushPorts;
+  private readonly source: WorkSource;
+  private readonly targets: Pick<PusherParams, 'defaultSecret' | 'targetOf'>;
+
+  constructor(context: LoopContext, { ports, source, defaultSecret, targetOf }: PusherParams) {
+    ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
+    const { tuning } = context;
+    this.syncMs = tuning.pushSyncMs;
+    this.ports = ports;
+    this.source = source;
+    this.targets = { defaultSecret, targetOf };
+    this.breakers = new CircuitBreakers(tuning.pushBreaker);
+    this.slots = new PushSlots(tuning.pushMaxInFlight, context.clock);
   }
 
   /** Push counters per topic and origin, with each origin's circuit, since this process started. */
@@ -120,7 +125,13 @@ export class Pusher {
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
-    this.lane = new Worker(PUSH_LANE, this.laneHandler, this.source, PUSH_LANE_CONCURRENCY, PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS, this.workerOptions(PUSH_LANE));
+    this.lane = new Worker(this.source, {
+      topic: PUSH_LANE,
+      handler: this.laneHandler,
+      concurrency: PUSH_LANE_CONCURRENCY,
+      ttrMs: PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS,
+      ...this.workerOptions(PUSH_LANE),
+    });
   }
 
   /**
@@ -207,7 +218,13 @@ export class Pusher {
       if (current !== undefined) this.retire(current);
       else this.markPushed(topic);
       const handler = this.handlerFor(subscription);
-      const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS, this.workerOptions(topic));
+      const worker = new Worker(this.source, {
+        topic,
+        handler,
+        concurrency: subscription.concurrency,
+        ttrMs: subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS,
+        ...this.workerOptions(topic),
+      });
       this.consumers.set(topic, { subscription, fingerprint, worker });
       this.logger.info({ topic, url: redactUrl(subscription.url), concurrency: subscription.concurrency }, current ? 'push: subscription changed' : 'push: topic subscribed');
     }

@@ -1,5 +1,6 @@
 import type { Clock, Logger, TimerToken } from '../core/ports/index.js';
 import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 
 /**
  * Background store calls to make again later: a loop whose store call failed hands the
@@ -40,14 +41,13 @@ export class RetryTimers {
 export abstract class RetryingLoop {
   protected running = false;
   protected readonly retries: RetryTimers;
+  protected readonly clock: Clock;
+  protected readonly logger: Logger;
+  protected readonly inFlight: InFlight;
 
-  constructor(
-    protected readonly clock: Clock,
-    protected readonly logger: Logger,
-    protected readonly inFlight: InFlight,
-    storeRetryMs: number,
-  ) {
-    this.retries = new RetryTimers(clock, storeRetryMs);
+  constructor(context: Pick<LoopContext, 'clock' | 'logger' | 'inFlight' | 'tuning'>) {
+    ({ clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
+    this.retries = new RetryTimers(context.clock, context.tuning.storeRetryMs);
   }
 
   start(): void {

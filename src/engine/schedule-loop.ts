@@ -1,9 +1,9 @@
 /**
- * The schedule loop: keeps every active recurring schedule ahead of time. For each one it
+ * The recurring schedule loop: keeps every active recurring schedule ahead of time. For each one it
  * plans (core/schedule/plan.ts: misfire first, then the occurrences due within the lead),
  * creates the occurrences as ordinary pending tasks with ids derived from the schedule and
  * the time (`<schedule id>:<ms>`), and only then moves the schedule forward with a
- * compare-and-swap (ScheduleStore.swapSchedules).
+ * compare-and-swap (RecurringScheduleStore.swapSchedules).
  *
  * Why this gives each occurrence exactly once:
  * - creating a task whose id exists changes nothing (ProducerStore.schedule), so a plan
@@ -19,21 +19,22 @@
  * (checked every `scheduleSyncMs`); between reads it wakes when the earliest schedule needs
  * a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
-import type { Clock, Logger, ScheduleStore, TimerToken } from '../core/ports/index.js';
-import { occurrenceId, sameRule, withState, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
+import type { Clock, Logger, RecurringScheduleStore, TimerToken } from '../core/ports/index.js';
+import { occurrenceId, sameRule, withState, type RecurringScheduleDefinition, type RecurringScheduleRecord } from '../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
 import { compileRule, type CronCompiler, type NextOccurrence } from '../core/schedule/rule.js';
 import type { NewTaskRecord } from '../core/task/model.js';
 import { MAX_TIMER_DELAY_MS } from '../core/options.js';
 import type { InFlight } from './in-flight.js';
+import type { LoopContext } from './loop-context.js';
 
 export interface ScheduleLoopOptions extends PlanOptions {
   readonly syncMs: number;
   readonly retryMs: number;
 }
 
-/** Schedules by state (ScheduleLoop.countByState). */
-export interface ScheduleCounts {
+/** Recurring schedules by state (RecurringScheduleLoop.countByState). */
+export interface RecurringScheduleCounts {
   readonly active: number;
   readonly paused: number;
   readonly ended: number;
@@ -43,7 +44,7 @@ export interface ScheduleCounts {
 export type CreateTasks = (tasks: readonly NewTaskRecord[]) => Promise<void>;
 
 interface Entry {
-  record: ScheduleRecord;
+  record: RecurringScheduleRecord;
   readonly next: NextOccurrence;
 }
 
@@ -62,7 +63,7 @@ const CREATE_BATCH = 100;
 /** Schedules the periodic re-read applies between two yields to the event loop. */
 const SYNC_SLICE = 500;
 
-export class ScheduleLoop {
+export class RecurringScheduleLoop {
   private readonly entries = new Map<string, Entry>();
   private running = false;
   private wakeTimer: TimerToken | null = null;
@@ -76,15 +77,21 @@ export class ScheduleLoop {
   /** Schedules applied in this turn, planned together on the next (see planSoon). */
   private batch: { entries: Entry[]; done: Promise<void> } | null = null;
 
-  constructor(
-    private readonly store: ScheduleStore,
-    private readonly compile: CronCompiler,
-    private readonly create: CreateTasks,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly inFlight: InFlight,
-    private readonly options: ScheduleLoopOptions,
-  ) {}
+  private readonly store: RecurringScheduleStore;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly inFlight: InFlight;
+  private readonly options: ScheduleLoopOptions;
+  private readonly compile: CronCompiler;
+  private readonly create: CreateTasks;
+
+  constructor(context: LoopContext, { compile, create }: { compile: CronCompiler; create: CreateTasks }) {
+    ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
+    const { tuning } = context;
+    this.options = { leadMs: tuning.scheduleLeadMs, graceMs: tuning.scheduleGraceMs, syncMs: tuning.scheduleSyncMs, retryMs: tuning.storeRetryMs };
+    this.compile = compile;
+    this.create = create;
+  }
 
   start(): void {
     this.running = true;
@@ -101,14 +108,14 @@ export class ScheduleLoop {
   }
 
   /** The rule of a record, compiled once per definition revision. */
-  ruleOf(record: ScheduleRecord): NextOccurrence {
+  ruleOf(record: RecurringScheduleRecord): NextOccurrence {
     const entry = this.entries.get(record.id);
     if (entry !== undefined && entry.record.rev === record.rev && entry.record.createdAt === record.createdAt) return entry.next;
     return compileRule(record, this.compile);
   }
 
   /** The rule of a definition about to be stored: the compiled one when the loop has this very rule. */
-  ruleOfDefinition(def: ScheduleDefinition): NextOccurrence {
+  ruleOfDefinition(def: RecurringScheduleDefinition): NextOccurrence {
     const entry = this.entries.get(def.id);
     if (entry !== undefined && sameRule(entry.record, def)) return entry.next;
     return compileRule(def, this.compile);
@@ -118,7 +125,7 @@ export class ScheduleLoop {
    * A schedule changed through this process (upserted, paused, resumed): plans it now, and
    * resolves once its due occurrences exist (an upsert answers with those due within the lead pending).
    */
-  async apply(record: ScheduleRecord, next: NextOccurrence = this.ruleOf(record)): Promise<ScheduleRecord> {
+  async apply(record: RecurringScheduleRecord, next: NextOccurrence = this.ruleOf(record)): Promise<RecurringScheduleRecord> {
     const [planned] = await this.applyMany([record], [next]);
     return planned!;
   }
@@ -127,13 +134,13 @@ export class ScheduleLoop {
    * True when nothing of `record` is to be created yet: its next occurrence to create is
    * further off than the lead (a new schedule whose first time is more than 1.5 s away).
    */
-  plansNothingNow(record: ScheduleRecord, now: number): boolean {
+  plansNothingNow(record: RecurringScheduleRecord, now: number): boolean {
     const at = planDueAt(record, now, this.options.leadMs);
     return at === null || at > now;
   }
 
   /** `apply` of several schedules (an upsert batch), with one wait for their shared plan. */
-  async applyMany(records: readonly ScheduleRecord[], rules: readonly NextOccurrence[]): Promise<ScheduleRecord[]> {
+  async applyMany(records: readonly RecurringScheduleRecord[], rules: readonly NextOccurrence[]): Promise<RecurringScheduleRecord[]> {
     const entries = records.map((record, i): Entry => ({ record, next: rules[i]! }));
     for (const entry of entries) this.entries.set(entry.record.id, entry);
     if (!this.running) return [...records];
@@ -161,7 +168,7 @@ export class ScheduleLoop {
    * id exists once however often it is created, and a store failure leaves tasks that a
    * retried upsert (same ids) finds. Without a running loop, the records as given.
    */
-  async createAhead(records: readonly ScheduleRecord[], rules: readonly NextOccurrence[]): Promise<ScheduleRecord[]> {
+  async createAhead(records: readonly RecurringScheduleRecord[], rules: readonly NextOccurrence[]): Promise<RecurringScheduleRecord[]> {
     if (!this.running) return [...records];
     const now = this.clock.now();
     const tasks: NewTaskRecord[] = [];
@@ -174,7 +181,7 @@ export class ScheduleLoop {
     return planned;
   }
 
-  private pushTasks(tasks: NewTaskRecord[], from: ScheduleRecord, times: readonly number[]): void {
+  private pushTasks(tasks: NewTaskRecord[], from: RecurringScheduleRecord, times: readonly number[]): void {
     for (const at of times) {
       const task: NewTaskRecord = { id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff };
       tasks.push(from.url === null ? task : { ...task, url: from.url });
@@ -209,7 +216,7 @@ export class ScheduleLoop {
    * its own calls) by state: `paused`, `ended` (no next occurrence: endAt or limit reached)
    * or `active`. O(schedules), no store read (the metrics gauge reads it at each scrape).
    */
-  countByState(): ScheduleCounts {
+  countByState(): RecurringScheduleCounts {
     let active = 0;
     let paused = 0;
     let ended = 0;
@@ -265,7 +272,7 @@ export class ScheduleLoop {
   }
 
   /** A stored rule that no longer compiles (a later delayq wrote it) never plans. */
-  private safeRule(record: ScheduleRecord): NextOccurrence {
+  private safeRule(record: RecurringScheduleRecord): NextOccurrence {
     try {
       return compileRule(record, this.compile);
     } catch (error) {
@@ -313,7 +320,7 @@ export class ScheduleLoop {
   private async planMany(given: readonly Entry[], now: number, leadMs = this.options.leadMs): Promise<void> {
     // One plan per schedule: the entry applied last stands for its id.
     const entries = given.length < 2 ? given : [...new Map(given.map((e) => [e.record.id, e])).values()];
-    const planned: Array<{ entry: Entry; from: ScheduleRecord; to: ScheduleRecord }> = [];
+    const planned: Array<{ entry: Entry; from: RecurringScheduleRecord; to: RecurringScheduleRecord }> = [];
     const tasks: NewTaskRecord[] = [];
     const options = { ...this.options, leadMs };
     for (const entry of entries) {

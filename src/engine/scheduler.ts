@@ -3,52 +3,62 @@
  * recoverer.go, janitor.go): it builds each one complete over the store's ports, starts
  * them in this order and stops them in reverse.
  *
- *   Expirer      a reservation's TTR timer fired: the store expires it (retried on failure)
- *   Dispatcher   due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for a
- *                store several processes share, SharedDispatcher (through the Promoter)
- *   TimerDriver  the timing wheel and its one timer: hands due timers to the two above
- *   Loader       keeps the wheel filled with the store's timers due within the horizon
- *   Janitor      purges finished tasks past their retention
- *   Pusher       (when push is configured) POSTs the due tasks of topics with a push
- *                subscription to their URLs, and holds pull consumers of those topics back
- *   ScheduleLoop creates the occurrences of recurring schedules ahead of their time, as
- *                ordinary tasks with derived ids (docs/cron.md)
+ *   Expirer        a reservation's TTR timer fired: the store expires it (retried on failure)
+ *   Dispatcher     due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for
+ *                  a store several processes share, SharedDispatcher (through the Promoter)
+ *   TimerDriver    the timing wheel and its one timer: hands due timers to the two above
+ *   Loader         keeps the wheel filled with the store's timers due within the horizon
+ *   Janitor        purges finished tasks past their retention
+ *   Pusher         (when push is configured) POSTs the due tasks of topics with a push
+ *                  subscription to their URLs, and holds pull consumers of those topics back
+ *   RecurringScheduleLoop  creates the occurrences of recurring schedules ahead of their
+ *                  time, as ordinary tasks with derived ids (docs/cron.md)
+ *
+ * Each is built over the same LoopContext (loop-context.ts) and its own named parameters.
  *
  * Between them it places every timer the engine learns of (a task scheduled, moved or
  * retried, a reservation made, a timer loaded): into the wheel when it falls within the
  * loaded window, to the dispatcher or the expirer when it is due already, nowhere when it
- * lies beyond the window (the loader reads it when its time comes near).
+ * lies beyond the window (the loader reads it when its time comes near). Tasks are created
+ * through it too (`createTasks`: the facade's schedule and the recurring occurrences), so a
+ * new task's timer has one way in, and a moved one another (`move`).
+ *
+ * Its lifecycle is explicit (asynq's server state): built -> running -> stopping -> stopped
+ * -> sealed. `start` runs once, from built; `stop` from any phase resolves once the loops
+ * have stopped (the same promise when called again; before a start it stops the loops that
+ * never ran, which releases what they hold, such as the push transport); a stopped
+ * Scheduler never starts again. Timers are still placed while stopping and stopped, since
+ * handlers running at close still settle, until `seal()` (the store is about to close).
  */
-import type { EngineTuning } from '../core/options.js';
-import type { Clock, Logger, TaskStore } from '../core/ports/index.js';
-import { UNKNOWN_TOPIC, type QueueObserver } from '../core/observer.js';
+import { UNKNOWN_TOPIC } from '../core/observer.js';
+import type { ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
 import { PUSH_LANE, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
 import { compileCron } from './cron-pattern.js';
 import { Expirer } from './expirer.js';
-import type { InFlight } from './in-flight.js';
 import { Janitor } from './janitor.js';
-import { LatenessRecorder, type LatenessSummary } from './lateness.js';
+import { LatenessRecorder } from './lateness.js';
 import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
-import { Promoter } from './promoter.js';
-import type { PushStats } from './push-stats.js';
+import type { LoopContext } from './loop-context.js';
 import { Pusher } from './pusher.js';
-import { ScheduleLoop } from './schedule-loop.js';
+import { RecurringScheduleLoop } from './schedule-loop.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
+import type { QueueStats } from './queue-types.js';
 import { QueueWorkSource, type WorkScheduler } from './work-source.js';
 
-/** What push delivery needs from the queue: its ports, and the queue's nack (it places the retry's timer). */
+/** What push delivery needs from the queue: its ports, and the queue's nack (validated like a consumer's). */
 export interface PushSetup {
   readonly ports: PushPorts;
   readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
-  /** The queue's defer: the reservation given back uncounted (the circuit breaker's hold). */
-  readonly defer: (delivery: Delivery, runAt: number) => Promise<unknown>;
   /** Signs the pushes of tasks with their own url on a topic without a subscription; null: none. */
   readonly defaultSecret: string | null;
 }
+
+/** Where the Scheduler is in its life (see the header). */
+export type SchedulerPhase = 'built' | 'running' | 'stopping' | 'stopped' | 'sealed';
 
 export class Scheduler implements WorkScheduler {
   private readonly expirer: Expirer;
@@ -57,78 +67,91 @@ export class Scheduler implements WorkScheduler {
   private readonly loader: Loader;
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
-  /** Recurring schedules: DelayQueue.schedules reaches it through `schedules`. */
-  readonly schedules: ScheduleLoop;
+  /** Recurring schedules: DelayQueue.schedules reaches it through `recurring`. */
+  readonly recurring: RecurringScheduleLoop;
   private readonly lateness = new LatenessRecorder();
   /** The own push url of each task the Pusher reserved from PUSH_LANE, by its delivery. */
   private readonly pushTargets = new WeakMap<Delivery, string>();
-  /** Set once the store is about to close: no timer is placed any more. */
-  private closed = false;
+  private current: SchedulerPhase = 'built';
+  private stopping: Promise<void> | null = null;
+  /** Reserve long-polls waiting now (calls of DelayQueue.reserve with waitMs > 0 not yet answered). */
+  private waiting = 0;
+  readonly observer: LoopContext['observer'];
 
   constructor(
-    store: TaskStore,
-    clock: Clock,
-    logger: Logger,
-    tuning: EngineTuning,
-    inFlight: InFlight,
-    push: PushSetup | undefined,
-    readonly observer: QueueObserver,
+    private readonly context: LoopContext,
+    { push }: { push: PushSetup | null },
   ) {
-    this.expirer = new Expirer(store, clock, logger, inFlight, tuning.storeRetryMs, this.place, observer);
-    const shared = store.shared;
-    this.dispatcher =
-      shared !== null
-        ? new SharedDispatcher(shared, clock, inFlight, new Promoter(shared, clock, logger, inFlight, tuning.storeRetryMs), this.placeLoaded)
-        : new LocalDispatcher(store, clock, inFlight);
-    this.driver = new TimerDriver(clock, this.onDue, tuning.tickMs, store.timerHomes ?? undefined);
-    this.loader = new Loader(store, clock, store.horizonMs, this.placeLoaded, this.dispatcher, logger, tuning.loader);
-    this.janitor = new Janitor(store, clock, logger, inFlight, tuning);
+    const { store, tuning } = context;
+    this.observer = context.observer;
+    this.expirer = new Expirer(context, { place: this.place });
+    this.dispatcher = store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeLoaded }) : new LocalDispatcher(context);
+    this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined });
+    this.loader = new Loader(context, { place: this.placeLoaded, backlog: this.dispatcher });
+    this.janitor = new Janitor(context);
+    this.recurring = new RecurringScheduleLoop(context, { compile: compileCron, create: async (tasks) => void (await this.createTasks(tasks)) });
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
-    const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d), observer };
-    this.schedules = new ScheduleLoop(store, compileCron, (tasks) => this.createTasks(store, clock, inFlight, tasks), clock, logger, inFlight, {
-      leadMs: tuning.scheduleLeadMs,
-      graceMs: tuning.scheduleGraceMs,
-      syncMs: tuning.scheduleSyncMs,
-      retryMs: tuning.storeRetryMs,
-    });
+    const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d), observer: this.observer };
     this.pusher =
-      push === undefined
+      push === null
         ? null
-        : new Pusher(store, push.ports, new QueueWorkSource(store, clock, logger, pushScheduler, push.nack, tuning.storeRetryMs, push.defer), clock, logger, inFlight, tuning.pushSyncMs, {
+        : new Pusher(context, {
+            ports: push.ports,
+            source: new QueueWorkSource(context, { scheduler: pushScheduler, nack: push.nack, defer: (d, runAt) => this.defer(d, runAt) }),
             defaultSecret: push.defaultSecret,
             targetOf: (delivery) => this.pushTargets.get(delivery),
-            breaker: tuning.pushBreaker,
-            maxInFlight: tuning.pushMaxInFlight,
           });
   }
 
-  /** Reserve long-polls waiting now (calls of DelayQueue.reserve with waitMs > 0 not yet answered). */
-  waiting = 0;
-
-  /** Timers in the wheel. */
-  get timers(): number {
-    return this.driver.size;
+  get phase(): SchedulerPhase {
+    return this.current;
   }
 
+  /** What the engine holds, for DelayQueue.stats(): the wheel, the ready backlog, long-polls, lateness, push. */
+  stats(): Omit<QueueStats, 'store' | 'counts' | 'topics'> {
+    const push = this.pusher?.stats() ?? null;
+    return {
+      timers: this.driver.size,
+      ready: this.dispatcher.backlogByTopic(),
+      oldestReady: this.dispatcher.oldestReadyByTopic(),
+      waiting: this.waiting,
+      lateness: this.lateness.summary(),
+      ...(push !== null ? { push } : {}),
+    };
+  }
+
+  /** Starts the loops in order: built -> running. Throws in any other phase (a Scheduler runs once). */
   start(): void {
+    if (this.current !== 'built') throw new Error(`Scheduler.start: the scheduler is ${this.current}; it starts once, from built`);
+    this.current = 'running';
     this.expirer.start();
     this.dispatcher.start();
     this.driver.start();
     this.loader.start();
     this.janitor.start();
     this.pusher?.start();
-    this.schedules.start();
+    this.recurring.start();
   }
 
   /**
-   * Stops every loop: consumers' reserves answer [], no expiry or promotion is started, no
-   * load is read. Timers may still be placed (running handlers settle while the queue
-   * closes) until `seal()`.
+   * Stops every loop, in reverse: consumers' reserves answer [], no expiry or promotion is
+   * started, no load is read. Timers may still be placed (running handlers settle while the
+   * queue closes) until `seal()`. Called again, it answers the same promise.
    */
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    if (this.stopping === null) {
+      if (this.current === 'built' || this.current === 'running') this.current = 'stopping';
+      this.stopping = this.stopLoops().finally(() => {
+        if (this.current === 'stopping') this.current = 'stopped';
+      });
+    }
+    return this.stopping;
+  }
+
+  private async stopLoops(): Promise<void> {
     // In-flight pushes finish and settle (the dispatcher only stops new reserves), then the transport closes.
     const pusherStopped = this.pusher?.stop();
-    const schedulesStopped = this.schedules.stop();
+    const recurringStopped = this.recurring.stop();
     this.janitor.stop();
     const loaderStopped = this.loader.stop();
     this.driver.stop();
@@ -136,30 +159,54 @@ export class Scheduler implements WorkScheduler {
     this.expirer.stop();
     await loaderStopped;
     await pusherStopped;
-    await schedulesStopped;
+    await recurringStopped;
   }
 
-  /** Creates tasks whose ids may exist already (occurrences of schedules) and places the new timers. */
-  private async createTasks(store: TaskStore, clock: Clock, inFlight: InFlight, tasks: readonly NewTaskRecord[]): Promise<void> {
+  /** No timer is placed from now on: the store is closing. Only once stopped. */
+  seal(): void {
+    if (this.current !== 'stopped' && this.current !== 'sealed') throw new Error(`Scheduler.seal: the scheduler is ${this.current}; it seals once stopped`);
+    this.current = 'sealed';
+  }
+
+  /**
+   * Creates tasks (an id that exists is left as it is: a retried call, an occurrence another
+   * process made first), counts those created, and places their timers: the one way a new
+   * task's timer comes in.
+   */
+  async createTasks(tasks: readonly NewTaskRecord[]): Promise<ScheduleOutcome[]> {
+    const { store, clock, inFlight } = this.context;
     const outcomes = await inFlight.track(store.schedule(tasks, clock.now()));
     for (let i = 0; i < outcomes.length; i++) {
       const outcome = outcomes[i]!;
-      // Counted by the process that created it: an occurrence another process made first is not.
       if (outcome.created) this.observer.scheduled(tasks[i]!.topic, 1);
       if (outcome.ref === null) continue;
+      // A ref not created now is a task already pending: its timer may be in the wheel already.
       if (outcome.created) this.place(outcome.ref, true);
       else this.placeLoaded(outcome.ref);
     }
+    return outcomes;
+  }
+
+  /** The task's timer moved (rescheduled, retried, deferred): the old one goes, the new one is placed. */
+  move(ref: TimerRef): void {
+    this.driver.remove(ref.id);
+    this.place(ref);
+  }
+
+  /**
+   * Gives a delivery's reservation back uncounted, due again at `runAt` (the Pusher's
+   * circuit breaker). A reservation that moved on meanwhile is left alone.
+   */
+  async defer(delivery: Delivery, runAt: number): Promise<void> {
+    const { store, clock, inFlight, logger } = this.context;
+    const outcome = await inFlight.track(store.defer(delivery.id, delivery.receipt, runAt, clock.now()));
+    if (outcome.status === 'deferred') this.move(outcome.ref);
+    else logger.warn({ id: delivery.id, outcome: outcome.status }, 'push: deferring after the reservation ran out');
   }
 
   /** Applies the store's push subscriptions now (after a change through this queue). */
   syncPush(): Promise<void> {
     return this.pusher?.sync() ?? Promise.resolve();
-  }
-
-  /** No timer is placed from now on: the store is closing. */
-  seal(): void {
-    this.closed = true;
   }
 
   /**
@@ -174,26 +221,28 @@ export class Scheduler implements WorkScheduler {
     return this.pusher.pull(topic, signal, (gated) => this.dispatcher.reserve(topic, max, gated, ttrMs, deliver));
   }
 
+  /**
+   * A pull consumer's reserve (DelayQueue.reserve): waits up to `waitMs` for a due task, or
+   * until one of `signals` aborts, counted in `waiting` meanwhile.
+   */
+  async longPoll(topic: string, max: number, waitMs: number, ttrMs: number | undefined, signals: readonly AbortSignal[]): Promise<Delivery[]> {
+    const { clock } = this.context;
+    const deadline = new AbortController();
+    const timer = waitMs > 0 ? clock.setTimer(() => deadline.abort(), waitMs) : null;
+    if (timer === null) deadline.abort();
+    const signal = AbortSignal.any([deadline.signal, ...signals]);
+    if (timer === null) return this.reserve(topic, max, signal, ttrMs, true);
+    this.waiting++;
+    try {
+      return await this.reserve(topic, max, signal, ttrMs, true);
+    } finally {
+      this.waiting--;
+      clock.clearTimer(timer);
+    }
+  }
+
   private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
     this.dispatcher.reserve(topic, max, signal, ttrMs, topic === PUSH_LANE ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
-
-  /** How late deliveries were (delivered at - runAt). */
-  latenessSummary(): LatenessSummary {
-    return this.lateness.summary();
-  }
-
-  /** Push counters and circuits (null when the queue does not push). */
-  pushStats(): PushStats | null {
-    return this.pusher?.stats() ?? null;
-  }
-
-  backlogByTopic(): Readonly<Record<string, number>> {
-    return this.dispatcher.backlogByTopic();
-  }
-
-  oldestReadyByTopic(): Readonly<Record<string, number>> {
-    return this.dispatcher.oldestReadyByTopic();
-  }
 
   /**
    * Forgets the task's timer, whichever kind (it was cancelled, moved or settled). Returns
@@ -213,7 +262,7 @@ export class Scheduler implements WorkScheduler {
    * `created`: the task is new, so it has no timer to replace yet.
    */
   readonly place = (ref: TimerRef, created = false): void => {
-    if (this.closed || ref.dueAt >= this.loader.loadTarget) return;
+    if (this.current === 'sealed' || ref.dueAt >= this.loader.loadTarget) return;
     const held = created ? this.driver.addNew(ref) : this.driver.add(ref);
     if (!held) this.onDue([ref]);
   };

@@ -6,20 +6,21 @@
  * a loop in this or another process.
  */
 import { DelayQError } from '../core/errors.js';
-import type { Clock, ScheduleStore, ScheduleSwap } from '../core/ports/index.js';
-import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, scheduleRecord, type ScheduleDefinition, type ScheduleRecord } from '../core/schedule/model.js';
+import type { Clock, RecurringScheduleStore, RecurringScheduleSwap } from '../core/ports/index.js';
+import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, scheduleRecord, type RecurringScheduleDefinition, type RecurringScheduleRecord } from '../core/schedule/model.js';
 import { nextOccurrences } from '../core/schedule/next.js';
 import type { NextOccurrence } from '../core/schedule/rule.js';
 import { schedulePage } from '../core/schedule/page.js';
-import { validateRecurring, validateScheduleId, validateSchedulePage, type RecurringInput } from '../core/schedule/validate.js';
+import { validateRecurring, validateScheduleId, validateSchedulePage, type RecurringScheduleInput } from '../core/schedule/validate.js';
 import type { BackoffPolicy } from '../core/task/model.js';
 import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
 import { compileCron } from './cron-pattern.js';
 import type { InFlight } from './in-flight.js';
-import type { ScheduleCounts, ScheduleLoop } from './schedule-loop.js';
+import type { LoopContext } from './loop-context.js';
+import type { RecurringScheduleCounts, RecurringScheduleLoop } from './schedule-loop.js';
 
 /** A schedule as callers see it. */
-export interface ScheduleInfo {
+export interface RecurringScheduleInfo {
   readonly id: string;
   readonly topic: string;
   readonly payload: unknown;
@@ -29,7 +30,7 @@ export interface ScheduleInfo {
   readonly startAt: number | null;
   readonly endAt: number | null;
   readonly limit: number | null;
-  readonly misfire: ScheduleRecord['misfire'];
+  readonly misfire: RecurringScheduleRecord['misfire'];
   readonly ttrMs: number;
   readonly maxAttempts: number;
   readonly backoff: BackoffPolicy;
@@ -46,8 +47,8 @@ export interface ScheduleInfo {
   readonly updatedAt: number;
 }
 
-export interface UpsertScheduleResult {
-  readonly schedule: ScheduleInfo;
+export interface RecurringUpsertResult {
+  readonly schedule: RecurringScheduleInfo;
   /** true when there was no schedule with this id. */
   readonly created: boolean;
   /** false when the schedule existed with this very definition: nothing was changed. */
@@ -59,8 +60,8 @@ export const MAX_PREVIEW = 1_000;
 const MAX_CONFLICTS = 100;
 
 interface UpsertItem {
-  readonly def: ScheduleDefinition;
-  readonly resolve: (result: UpsertScheduleResult) => void;
+  readonly def: RecurringScheduleDefinition;
+  readonly resolve: (result: RecurringUpsertResult) => void;
   readonly reject: (error: unknown) => void;
 }
 
@@ -87,7 +88,7 @@ function withIndex(count: number, index: number, error: unknown): unknown {
   return error;
 }
 
-export function toScheduleInfo(r: ScheduleRecord): ScheduleInfo {
+export function toScheduleInfo(r: RecurringScheduleRecord): RecurringScheduleInfo {
   return {
     id: r.id,
     topic: r.topic,
@@ -112,23 +113,36 @@ export function toScheduleInfo(r: ScheduleRecord): ScheduleInfo {
   };
 }
 
-export class Schedules {
+/** What recurring schedules need of their queue, besides the loop context. */
+export interface RecurringSchedulesParams {
+  readonly loop: RecurringScheduleLoop;
+  readonly limits: Limits;
+  readonly defaults: TaskDefaults;
+  /** Throws QUEUE_CLOSED once the queue is closing. */
+  readonly assertOpen: () => void;
+  /** Cancels pending occurrence tasks by id (those not pending are left alone). */
+  readonly cancel: (ids: readonly string[]) => Promise<boolean[]>;
+  /** The checks of a task's own push url (SSRF rules: INVALID_URL; a secret: PUSH_NO_SECRET), as `schedule` makes them. */
+  readonly checkPushTarget: (topic: string, url: string) => Promise<void>;
+}
+
+export class RecurringSchedules {
   /** Upserts of this turn, upserted together on the next (see upsert). */
   private queued: UpsertItem[] | null = null;
+  private readonly store: RecurringScheduleStore;
+  private readonly clock: Clock;
+  private readonly inFlight: InFlight;
+  private readonly loop: RecurringScheduleLoop;
+  private readonly limits: Limits;
+  private readonly defaults: TaskDefaults;
+  private readonly assertOpen: () => void;
+  private readonly cancel: RecurringSchedulesParams['cancel'];
+  private readonly checkPushTarget: RecurringSchedulesParams['checkPushTarget'];
 
-  constructor(
-    private readonly store: ScheduleStore,
-    private readonly loop: ScheduleLoop,
-    private readonly clock: Clock,
-    private readonly inFlight: InFlight,
-    private readonly limits: Limits,
-    private readonly defaults: TaskDefaults,
-    private readonly assertOpen: () => void,
-    /** Cancels pending occurrence tasks by id (those not pending are left alone). */
-    private readonly cancel: (ids: readonly string[]) => Promise<boolean[]>,
-    /** The checks of a task's own push url (SSRF rules: INVALID_URL; a secret: PUSH_NO_SECRET), as `schedule` makes them. */
-    private readonly checkPushTarget: (topic: string, url: string) => Promise<void>,
-  ) {}
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, params: RecurringSchedulesParams) {
+    ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
+    ({ loop: this.loop, limits: this.limits, defaults: this.defaults, assertOpen: this.assertOpen, cancel: this.cancel, checkPushTarget: this.checkPushTarget } = params);
+  }
 
   /**
    * Creates or changes schedule `id`. The same definition again changes nothing. A new rule
@@ -136,11 +150,11 @@ export class Schedules {
    * created; occurrences already created stay as they are. Calls made in the same turn of
    * the event loop share their store calls (one read, one write, one swap for all of them).
    */
-  async upsert(id: string, input: RecurringInput): Promise<UpsertScheduleResult> {
+  async upsert(id: string, input: RecurringScheduleInput): Promise<RecurringUpsertResult> {
     this.assertOpen();
     const def = validateRecurring(id, input, compileCron, this.clock.now(), this.limits, this.defaults);
     if (def.url !== null) await this.checkPushTarget(def.topic, def.url);
-    return new Promise<UpsertScheduleResult>((resolve, reject) => {
+    return new Promise<RecurringUpsertResult>((resolve, reject) => {
       if (this.queued === null) {
         const items: UpsertItem[] = (this.queued = []);
         setImmediate(() => {
@@ -158,7 +172,7 @@ export class Schedules {
    * is checked first: a bad one rejects the call (its index in `details.index`) and nothing is
    * stored. `result[i]` answers `schedules[i]`; an id given twice is applied in order.
    */
-  async upsertMany(schedules: readonly (RecurringInput & { id: string })[]): Promise<UpsertScheduleResult[]> {
+  async upsertMany(schedules: readonly (RecurringScheduleInput & { id: string })[]): Promise<RecurringUpsertResult[]> {
     this.assertOpen();
     validateBatch(schedules, this.limits, 'schedules');
     const now = this.clock.now();
@@ -171,7 +185,7 @@ export class Schedules {
     );
     for (const [index, def] of defs.entries()) if (def.url !== null) await atIndexAsync(defs.length, index, () => this.checkPushTarget(def.topic, def.url!));
     const items: UpsertItem[] = [];
-    const results = defs.map((def) => new Promise<UpsertScheduleResult>((resolve, reject) => items.push({ def, resolve, reject })));
+    const results = defs.map((def) => new Promise<RecurringUpsertResult>((resolve, reject) => items.push({ def, resolve, reject })));
     await this.upsertAll(items);
     return Promise.all(results);
   }
@@ -201,7 +215,7 @@ export class Schedules {
    * conflict), then one plan of them all.
    */
   private async upsertRound(items: readonly UpsertItem[]): Promise<void> {
-    const applied: Array<{ item: UpsertItem; record: ScheduleRecord; next: NextOccurrence; created: boolean }> = [];
+    const applied: Array<{ item: UpsertItem; record: RecurringScheduleRecord; next: NextOccurrence; created: boolean }> = [];
     let todo = items;
     try {
       // Stored already, as putNewSchedules answered: the first attempt need not read these.
@@ -215,11 +229,11 @@ export class Schedules {
         const stored = todo.map((item) => known.get(item) ?? readOf.get(item) ?? null);
         known.clear();
         const now = this.clock.now();
-        let creates: ScheduleRecord[] = [];
+        let creates: RecurringScheduleRecord[] = [];
         const createRules: NextOccurrence[] = [];
         const createItems: UpsertItem[] = [];
         const swapRules: NextOccurrence[] = [];
-        const swaps: ScheduleSwap[] = [];
+        const swaps: RecurringScheduleSwap[] = [];
         const swapItems: UpsertItem[] = [];
         todo.forEach((item, i) => {
           const { def } = item;
@@ -278,11 +292,11 @@ export class Schedules {
    */
   private async putNew(
     items: readonly UpsertItem[],
-    applied: Array<{ item: UpsertItem; record: ScheduleRecord; next: NextOccurrence; created: boolean }>,
-  ): Promise<Map<UpsertItem, ScheduleRecord>> {
-    const known = new Map<UpsertItem, ScheduleRecord>();
+    applied: Array<{ item: UpsertItem; record: RecurringScheduleRecord; next: NextOccurrence; created: boolean }>,
+  ): Promise<Map<UpsertItem, RecurringScheduleRecord>> {
+    const known = new Map<UpsertItem, RecurringScheduleRecord>();
     const now = this.clock.now();
-    const fresh: Array<{ item: UpsertItem; record: ScheduleRecord; next: NextOccurrence }> = [];
+    const fresh: Array<{ item: UpsertItem; record: RecurringScheduleRecord; next: NextOccurrence }> = [];
     for (const item of items) {
       const next = this.loop.ruleOfDefinition(item.def);
       const record = newRecord(item.def, next, now);
@@ -298,14 +312,14 @@ export class Schedules {
     return known;
   }
 
-  async get(id: string): Promise<ScheduleInfo | null> {
+  async get(id: string): Promise<RecurringScheduleInfo | null> {
     validateScheduleId(id, this.limits);
     const record = await this.inFlight.track(this.store.getSchedule(id));
     return record === null ? null : toScheduleInfo(record);
   }
 
   /** Every schedule, by id. Over HTTP, or for many schedules, page with listPage. */
-  async list(): Promise<ScheduleInfo[]> {
+  async list(): Promise<RecurringScheduleInfo[]> {
     return (await this.inFlight.track(this.store.listSchedules())).map(toScheduleInfo);
   }
 
@@ -314,7 +328,7 @@ export class Schedules {
    * most 1,000), fewer when their payloads pass 4 MiB; `next` is the `afterId` of the page
    * after, null on the last. The store is read whole (its listSchedules), the answer is not.
    */
-  async listPage(options: { afterId?: string; limit?: number } = {}): Promise<{ schedules: ScheduleInfo[]; next: string | null }> {
+  async listPage(options: { afterId?: string; limit?: number } = {}): Promise<{ schedules: RecurringScheduleInfo[]; next: string | null }> {
     const query = validateSchedulePage(options, this.limits);
     const page = schedulePage(await this.inFlight.track(this.store.listSchedules()), query);
     return { schedules: page.items.map(toScheduleInfo), next: page.next };
@@ -336,7 +350,7 @@ export class Schedules {
    * Stops creating occurrences and cancels those created ahead that are not due yet.
    * Occurrences due while paused are skipped (not misfires).
    */
-  async pause(id: string): Promise<ScheduleInfo> {
+  async pause(id: string): Promise<RecurringScheduleInfo> {
     return this.change(id, async (r) => {
       if (r.paused) return null;
       const cancelled = await this.cancelAhead(r);
@@ -345,7 +359,7 @@ export class Schedules {
   }
 
   /** Creates occurrences again, from the first at or after now. */
-  async resume(id: string): Promise<ScheduleInfo> {
+  async resume(id: string): Promise<RecurringScheduleInfo> {
     return this.change(id, async (r) => {
       if (!r.paused) return null;
       const now = this.clock.now();
@@ -361,7 +375,7 @@ export class Schedules {
    * every `scheduleSyncMs`; its own changes at once), not from the store: cheap enough for
    * every metrics scrape.
    */
-  countByState(): ScheduleCounts {
+  countByState(): RecurringScheduleCounts {
     return this.loop.countByState();
   }
 
@@ -379,7 +393,7 @@ export class Schedules {
     return times.slice(0, created + Math.max(0, record.limit - record.count));
   }
 
-  private async change(id: string, update: (r: ScheduleRecord) => Promise<ScheduleRecord | null>): Promise<ScheduleInfo> {
+  private async change(id: string, update: (r: RecurringScheduleRecord) => Promise<RecurringScheduleRecord | null>): Promise<RecurringScheduleInfo> {
     this.assertOpen();
     validateScheduleId(id, this.limits);
     for (let i = 0; i < MAX_CONFLICTS; i++) {
@@ -393,7 +407,7 @@ export class Schedules {
   }
 
   /** Cancels the occurrences created ahead of now; how many were pending and are now cancelled. */
-  private async cancelAhead(r: ScheduleRecord): Promise<number> {
+  private async cancelAhead(r: RecurringScheduleRecord): Promise<number> {
     const now = this.clock.now();
     if (r.lastAt === null || r.lastAt <= now) return 0;
     const times = nextOccurrences(this.loop.ruleOf(r), now, MAX_CATCH_UP).filter((t) => t <= r.lastAt!);
@@ -404,7 +418,7 @@ export class Schedules {
 }
 
 /** A schedule as created: nothing created yet, its first occurrence the rule's first from now. */
-function newRecord(def: ScheduleDefinition, next: NextOccurrence, now: number): ScheduleRecord {
+function newRecord(def: RecurringScheduleDefinition, next: NextOccurrence, now: number): RecurringScheduleRecord {
   return scheduleRecord(def, { paused: false, nextAt: next(now - 1), lastAt: null, count: 0 }, 1, now, now);
 }
 

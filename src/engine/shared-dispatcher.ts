@@ -2,7 +2,8 @@ import type { Clock, SharedDispatch } from '../core/ports/index.js';
 import type { Delivery, TimerRef } from '../core/task/model.js';
 import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
-import type { Promoter } from './promoter.js';
+import type { LoopContext } from './loop-context.js';
+import { Promoter } from './promoter.js';
 
 /**
  * Dispatch through a store that several processes share (see Dispatcher and the store
@@ -13,14 +14,19 @@ import type { Promoter } from './promoter.js';
  */
 export class SharedDispatcher implements Dispatcher {
   private running = false;
+  private readonly store: SharedDispatch;
+  private readonly clock: Clock;
+  private readonly inFlight: InFlight;
+  private readonly promoter: Promoter;
+  private readonly placeRemote: (ref: TimerRef) => void;
 
-  constructor(
-    private readonly store: SharedDispatch,
-    private readonly clock: Clock,
-    private readonly inFlight: InFlight,
-    private readonly promoter: Promoter,
-    private readonly placeRemote: (ref: TimerRef) => void,
-  ) {}
+  /** `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other processes hand over go. */
+  constructor(context: LoopContext, { shared, placeRemote }: { shared: SharedDispatch; placeRemote: (ref: TimerRef) => void }) {
+    ({ clock: this.clock, inFlight: this.inFlight } = context);
+    this.store = shared;
+    this.promoter = new Promoter(context, { shared });
+    this.placeRemote = placeRemote;
+  }
 
   start(): void {
     this.running = true;

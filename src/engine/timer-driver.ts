@@ -4,6 +4,16 @@ import { homeOf } from '../core/timer-home.js';
 import type { TimerRef } from '../core/task/model.js';
 import { TimingWheel } from '../core/wheel/timing-wheel.js';
 import { IdMap } from './id-map.js';
+import type { LoopContext } from './loop-context.js';
+
+export interface TimerDriverParams {
+  /** Gets the due timers, in order. */
+  readonly onDue: (refs: TimerRef[]) => void;
+  /** The wheel's tick (EngineTuning.tickMs). Default 1 ms. */
+  readonly tickMs?: number;
+  /** The store's homes for run timers, when it lends them (TimerHomes). */
+  readonly homes?: TimerHomes | undefined;
+}
 
 /** Timers moved per split-ahead slice (see TimingWheel.splitAhead): short enough never to hold back a due delivery for long (ADR 0001). */
 export const SPLIT_SLICE = 2_048;
@@ -39,14 +49,16 @@ export class TimerDriver {
     this.arm();
   };
 
-  constructor(
-    private readonly clock: Clock,
-    private readonly onDue: (refs: TimerRef[]) => void,
-    tickMs = 1,
-    /** The store, when it lends the engine homes for run timers. */
-    private readonly homes?: TimerHomes,
-  ) {
-    this.wheel = new TimingWheel<TimerRef>({ startMs: clock.now(), tickMs });
+  private readonly clock: Clock;
+  private readonly onDue: (refs: TimerRef[]) => void;
+  /** The store, when it lends the engine homes for run timers. */
+  private readonly homes: TimerHomes | undefined;
+
+  constructor(context: Pick<LoopContext, 'clock'>, { onDue, tickMs = 1, homes }: TimerDriverParams) {
+    this.clock = context.clock;
+    this.onDue = onDue;
+    this.homes = homes;
+    this.wheel = new TimingWheel<TimerRef>({ startMs: context.clock.now(), tickMs });
   }
 
   get size(): number {

@@ -2,7 +2,17 @@ import { isDelayQError } from '../core/errors.js';
 import type { QueueObserver } from '../core/observer.js';
 import type { AckOutcome, Clock, ConsumerStore, Logger } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
+import type { LoopContext } from './loop-context.js';
 import type { Job, Outcome, WorkSource } from './worker.js';
+
+/** A work source's own: the scheduler it reserves through, and how its failed handlers are settled. */
+export interface WorkSourceParams {
+  readonly scheduler: WorkScheduler;
+  /** The queue's own nack (validated like a consumer's; it places the retry's timer). */
+  readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
+  /** The scheduler's defer (it places the deferred task's timer); without it a DeferTo nacks. */
+  readonly defer?: (delivery: Delivery, runAt: number) => Promise<unknown>;
+}
 
 /**
  * A handler failure that names when to retry (the pusher's, for a receiver's Retry-After);
@@ -54,18 +64,22 @@ export interface WorkScheduler {
  * here rejects.
  */
 export class QueueWorkSource implements WorkSource {
-  constructor(
-    private readonly store: Pick<ConsumerStore, 'ack' | 'ackMany'>,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly scheduler: WorkScheduler,
-    /** The queue's own nack (it places the retry's timer). */
-    private readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>,
-    /** The pause after a failed reserve. */
-    private readonly storeRetryMs: number,
-    /** The queue's own defer (it places the deferred task's timer); without it a DeferTo nacks. */
-    private readonly deferDelivery?: (delivery: Delivery, runAt: number) => Promise<unknown>,
-  ) {}
+  private readonly store: Pick<ConsumerStore, 'ack' | 'ackMany'>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  /** The pause after a failed reserve. */
+  private readonly storeRetryMs: number;
+  private readonly scheduler: WorkScheduler;
+  private readonly nack: WorkSourceParams['nack'];
+  private readonly deferDelivery: WorkSourceParams['defer'];
+
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { scheduler, nack, defer }: WorkSourceParams) {
+    ({ store: this.store, clock: this.clock, logger: this.logger } = context);
+    this.storeRetryMs = context.tuning.storeRetryMs;
+    this.scheduler = scheduler;
+    this.nack = nack;
+    this.deferDelivery = defer;
+  }
 
   // The worker's own signal suffices: close() closes every worker first.
   reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]> {

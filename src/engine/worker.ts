@@ -52,6 +52,16 @@ export interface WorkerOptions {
   readonly room?: Room;
 }
 
+/** A worker's own: the topic it works on, its handler, its slots and its reservation length. */
+export interface WorkerParams extends WorkerOptions {
+  readonly topic: string;
+  readonly handler: Handler;
+  /** Handlers running at once. */
+  readonly concurrency: number;
+  /** Reservation length of its deliveries; undefined: each task's ttrMs. */
+  readonly ttrMs: number | undefined;
+}
+
 export interface Room {
   /** How many more handlers could start now. */
   available(): number;
@@ -111,16 +121,19 @@ export class Worker {
     this.notify();
   };
 
+  readonly topic: string;
+  private readonly handler: Handler;
+  private readonly concurrency: number;
+  private readonly ttrMs: number | undefined;
+
+  /** Starts reserving at once; `source` is the queue as the worker sees it. */
   constructor(
-    readonly topic: string,
-    private readonly handler: Handler,
     private readonly source: WorkSource,
-    private readonly concurrency: number,
-    private readonly ttrMs: number | undefined,
-    options: WorkerOptions = {},
+    params: WorkerParams,
   ) {
-    this.gather = options.gather ?? false;
-    this.room = options.room;
+    ({ topic: this.topic, handler: this.handler, concurrency: this.concurrency, ttrMs: this.ttrMs } = params);
+    this.gather = params.gather ?? false;
+    this.room = params.room;
     this.loop = this.run();
   }
 

@@ -6,7 +6,7 @@
  *   acked, failed, dead and cancelled by topic, and the delivery lateness histogram;
  * - wrappers around the store and the push transport: store operation durations by
  *   operation, push requests by topic and status class and their durations;
- * - gauges read at scrape time (collect) from what the queue already keeps counted
+ * - gauges read at scrape time (collect, gauges.ts) from what the queue already keeps counted
  *   (`stats()`: the store's per-(topic, state) counters, the wheel's size, the ready
  *   queue's backlog; the schedules by state from the engine's copy of the list): a scrape
  *   costs O(topics + schedules), never O(tasks), and reads no schedule from the store.
@@ -16,11 +16,11 @@
  * topic per task cannot blow up the scrape or Prometheus.
  */
 import { performance } from 'node:perf_hooks';
-import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
 import { SHARED_DISPATCH_OPERATIONS, TASK_STORE_OPERATIONS, type TaskStore } from '../core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../core/push.js';
-import { TASK_STATES } from '../core/task/model.js';
+import { QueueGauges, type StatsSource } from './gauges.js';
 
 /** The topic label of every topic past the cap. */
 export const OTHER_TOPIC = '_other';
@@ -39,6 +39,7 @@ const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 export const TIMED_STORE_OPERATIONS: readonly string[] = Object.values(TASK_STORE_OPERATIONS)
   .flat()
   .filter((operation) => operation !== 'close');
+export { RECURRING_STATES, type StatsSource } from './gauges.js';
 export const TIMED_SHARED_OPERATIONS: readonly string[] = SHARED_DISPATCH_OPERATIONS.filter((operation) => operation === 'promote');
 
 export interface MetricsOptions {
@@ -49,23 +50,6 @@ export interface MetricsOptions {
   /** Also collect prom-client's default process metrics on the registry. Default false (the server: true). */
   readonly defaultMetrics?: boolean;
 }
-
-/** What the gauges read at scrape time: the queue's stats. */
-export interface StatsSource {
-  stats(): Promise<{
-    readonly store: string;
-    readonly topics: Readonly<Record<string, Readonly<Partial<Record<string, number>>>>>;
-    readonly timers: number;
-    readonly ready: Readonly<Record<string, number>>;
-    readonly waiting: number;
-  }>;
-  /** Recurring schedules by state, counted from the engine's copy of the list (no store read). */
-  readonly schedules?: { countByState(): Readonly<Record<ScheduleState, number>> };
-}
-
-/** The `state` label values of delayq_schedules. */
-export const SCHEDULE_STATES = ['active', 'paused', 'ended'] as const;
-type ScheduleState = (typeof SCHEDULE_STATES)[number];
 
 /** The last failed push of a topic (for the dashboard's topics page). */
 export interface PushFailure {
@@ -103,8 +87,7 @@ export class QueueMetrics implements QueueObserver {
   private readonly pushRequests: Counter<'topic' | 'status_class'>;
   private readonly pushDurations: Histogram<'topic'>;
   private readonly pushFailures = new Map<string, PushFailure>();
-  private source: StatsSource | null = null;
-  private pending: ReturnType<StatsSource['stats']> | null = null;
+  private gauges: QueueGauges | null = null;
 
   constructor(options: MetricsOptions) {
     const registers = [options.registry];
@@ -147,85 +130,16 @@ export class QueueMetrics implements QueueObserver {
       buckets: PUSH_BUCKETS,
       registers,
     });
-    // Gauges: read at scrape time from the queue's counts (O(topics)).
-    const gauges = { stats: () => this.stats(), topicLabel: (topic: string) => this.topicLabel(topic) };
-    new Gauge({
-      name: 'delayq_tasks',
-      help: 'Tasks by state and topic (the store counters).',
-      labelNames: ['state', 'topic'],
-      registers,
-      async collect() {
-        const stats = await gauges.stats();
-        this.reset();
-        if (stats === null) return;
-        const sums = new Map<string, number>();
-        for (const [topic, counts] of Object.entries(stats.topics)) {
-          const label = gauges.topicLabel(topic);
-          for (const state of TASK_STATES) {
-            const n = counts[state];
-            if (n === undefined || n === 0) continue;
-            const key = `${state}\u0000${label}`;
-            sums.set(key, (sums.get(key) ?? 0) + n);
-          }
-        }
-        for (const [key, n] of sums) {
-          const [state, topic] = key.split('\u0000') as [string, string];
-          this.set({ state, topic }, n);
-        }
-      },
-    });
-    new Gauge({
-      name: 'delayq_wheel_timers',
-      help: 'Timers in the timing wheel (pending tasks within the loaded window, and reservations).',
-      registers,
-      async collect() {
-        const stats = await gauges.stats();
-        this.set(stats?.timers ?? 0);
-      },
-    });
-    new Gauge({
-      name: 'delayq_ready_tasks',
-      help: 'Due tasks waiting for a consumer, by topic.',
-      labelNames: ['topic'],
-      registers,
-      async collect() {
-        const stats = await gauges.stats();
-        this.reset();
-        if (stats === null) return;
-        const sums = new Map<string, number>();
-        for (const [topic, n] of Object.entries(stats.ready)) {
-          const label = gauges.topicLabel(topic);
-          sums.set(label, (sums.get(label) ?? 0) + n);
-        }
-        for (const [topic, n] of sums) this.set({ topic }, n);
-      },
-    });
-    new Gauge({
-      name: 'delayq_reserve_waiting',
-      help: 'Reserve long-polls waiting for a task.',
-      registers,
-      async collect() {
-        const stats = await gauges.stats();
-        this.set(stats?.waiting ?? 0);
-      },
-    });
-    const scheduleCounts = (): Readonly<Record<ScheduleState, number>> | null => this.source?.schedules?.countByState() ?? null;
-    new Gauge({
-      name: 'delayq_schedules',
-      help: 'Recurring schedules by state: active, paused, or ended (endAt or limit reached).',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const counts = scheduleCounts();
-        for (const state of SCHEDULE_STATES) this.set({ state }, counts?.[state] ?? 0);
-      },
-    });
     if (options.defaultMetrics === true) collectDefaultMetrics({ register: options.registry });
   }
 
-  /** The queue whose stats the gauges read (once it is open). */
-  attach(source: StatsSource): void {
-    this.source = source;
+  /**
+   * Registers the gauges read at scrape time (gauges.ts) over `source`, the queue these
+   * metrics observe: its constructor calls this, so they read it from the start. Once.
+   */
+  registerGauges(source: StatsSource): void {
+    if (this.gauges !== null) throw new Error('metrics: the gauges are registered already; a QueueMetrics observes one queue');
+    this.gauges = new QueueGauges(this.registry, source, this);
   }
 
   // QueueObserver
@@ -358,27 +272,6 @@ export class QueueMetrics implements QueueObserver {
       this.children.set(key, child);
     }
     return child;
-  }
-
-  /**
-   * One stats() read shared by the gauges of a scrape: the registry starts every collect in
-   * the same turn, so they all join the read in flight; the next scrape reads afresh.
-   */
-  private async stats(): Promise<Awaited<ReturnType<StatsSource['stats']>> | null> {
-    if (this.source === null) return null;
-    if (this.pending === null) {
-      const read = this.source.stats();
-      this.pending = read;
-      const clear = (): void => {
-        if (this.pending === read) this.pending = null;
-      };
-      read.then(clear, clear);
-    }
-    try {
-      return await this.pending;
-    } catch {
-      return null;
-    }
   }
 }
 

@@ -15,9 +15,9 @@ describe('TimerDriver', () => {
   it('splits a coarse bucket ahead in slices between turns, and every timer still fires on time, in order', () => {
     const clock = new ManualClock(T0);
     const fired: { id: string; at: number; dueAt: number }[] = [];
-    const driver = new TimerDriver(clock, (refs) => {
+    const driver = new TimerDriver({ clock }, { onDue: (refs) => {
       for (const r of refs) fired.push({ id: r.id, at: clock.now(), dueAt: r.dueAt });
-    });
+    } });
     driver.start();
     // 3 slices' worth of timers, all in the level-2 bucket that starts 4,096 ms out.
     const count = 3 * SPLIT_SLICE;
@@ -43,7 +43,7 @@ describe('TimerDriver', () => {
 
   it('leaves no timer behind when stopped', () => {
     const clock = new ManualClock(T0);
-    const driver = new TimerDriver(clock, () => undefined);
+    const driver = new TimerDriver({ clock }, { onDue: () => undefined });
     driver.start();
     driver.addNew(ref(1, T0 + 5_000));
     assert.equal(clock.pendingTimers, 2, 'the deadline timer and a split slice');
@@ -53,7 +53,7 @@ describe('TimerDriver', () => {
 
   it('queues no split slice while nothing is due to be split', () => {
     const clock = new ManualClock(T0);
-    const driver = new TimerDriver(clock, () => undefined);
+    const driver = new TimerDriver({ clock }, { onDue: () => undefined });
     driver.start();
     // An hour out: in a level-3 bucket that is not the next one.
     for (let i = 0; i < 100; i++) driver.addNew(ref(i, T0 + 3_600_000 + i));
@@ -72,7 +72,7 @@ describe('TimerDriver with timer homes', () => {
     const clock = new ManualClock(T0);
     const homes = new Map<string, Home>();
     const fired: string[] = [];
-    const driver = new TimerDriver(clock, (refs) => fired.push(...refs.map((r) => r.id)), 1, { timerHome: (id) => homes.get(id) });
+    const driver = new TimerDriver({ clock }, { onDue: (refs) => fired.push(...refs.map((r) => r.id)), homes: { timerHome: (id) => homes.get(id) } });
     driver.start();
     for (let i = 0; i < 3; i++) {
       const home: Home = { runTimer: undefined };
@@ -96,7 +96,7 @@ describe('TimerDriver with timer homes', () => {
     const clock = new ManualClock(T0);
     const home: Home = { runTimer: undefined };
     const fired: TimerRef[] = [];
-    const driver = new TimerDriver(clock, (refs) => fired.push(...refs), 1, { timerHome: (id) => (id === 't1' ? home : undefined) });
+    const driver = new TimerDriver({ clock }, { onDue: (refs) => fired.push(...refs), homes: { timerHome: (id) => (id === 't1' ? home : undefined) } });
     driver.start();
     driver.addNew(homed(1, T0 + 100, home));
     // A ttr ref carries no home: it lives in the map, and the run timer in the home goes.

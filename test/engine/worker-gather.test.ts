@@ -74,7 +74,7 @@ function endInOneCallback(): () => Promise<void> {
 
 async function runWorker(gather: boolean): Promise<ReturnType<typeof source>> {
   const s = source(8);
-  const worker = new Worker('x', gather ? endInOneCallback() : endsInOwnCallback, s, 4, undefined, { gather });
+  const worker = new Worker(s, { topic: 'x', handler: gather ? endInOneCallback() : endsInOwnCallback, concurrency: 4, ttrMs: undefined, gather });
   while (s.ackCalls.reduce((a, b) => a + b, 0) < 8) await new Promise((resolve) => setTimeout(resolve, 5));
   await worker.close();
   return s;
@@ -98,7 +98,7 @@ describe('Worker gather', () => {
     const s = source(3);
     let n = 0;
     const oneCallback = endInOneCallback();
-    const worker = new Worker('x', () => (n++ === 1 ? Promise.reject(new Error('boom')) : oneCallback()), s, 4, undefined, { gather: true });
+    const worker = new Worker(s, { topic: 'x', handler: () => (n++ === 1 ? Promise.reject(new Error('boom')) : oneCallback()), concurrency: 4, ttrMs: undefined, gather: true });
     while (s.ackCalls.reduce((a, b) => a + b, 0) + s.nacks < 3) await new Promise((resolve) => setTimeout(resolve, 5));
     await worker.close();
     assert.equal(s.nacks, 1);

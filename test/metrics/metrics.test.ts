@@ -241,3 +241,19 @@ test('a shared store\'s promotions are timed through store.shared', async () => 
   assert.match(await registry.metrics(), /delayq_store_operation_duration_seconds_count\{operation="promote"\} 1/);
   await store.close();
 });
+
+test('metrics are built before the queue: the queue holds them from its construction, and their gauges read that one queue', async () => {
+  const registry = new Registry();
+  const { q } = await openManual({ metrics: { registry } });
+  try {
+    assert.ok(q.metrics !== null);
+    // The gauges were registered by the queue's constructor: a scrape right after open reads it.
+    assert.equal(sample(await registry.metrics(), 'delayq_wheel_timers'), 0);
+    assert.throws(() => q.metrics!.registerGauges(q), /the gauges are registered already/);
+    const plain = await openManual();
+    assert.equal(plain.q.metrics, null);
+    await plain.q.close();
+  } finally {
+    await q.close();
+  }
+});

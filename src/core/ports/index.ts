@@ -19,7 +19,7 @@
  */
 import type { SharedDispatch, TimerHomes } from './coordination.js';
 import type { PushSubscriptionStore } from './push-subscriptions.js';
-import type { ScheduleStore } from './schedules.js';
+import type { RecurringScheduleStore } from './schedules.js';
 import type { ConsumerStore, InspectorStore, ProducerStore, TimerSource } from './tasks.js';
 
 export type * from './clock.js';
@@ -28,7 +28,7 @@ export type * from './push-subscriptions.js';
 export type * from './schedules.js';
 export type * from './tasks.js';
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, ScheduleStore {
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
   /**

@@ -1,5 +1,5 @@
 /** The store port's recurring schedule role: whole records, compare-and-swap, a version. */
-import type { ScheduleRecord } from '../schedule/model.js';
+import type { RecurringScheduleRecord } from '../schedule/model.js';
 
 /**
  * Recurring schedules (src/core/schedule), durable as tasks are. Every engine process
@@ -9,22 +9,22 @@ import type { ScheduleRecord } from '../schedule/model.js';
  * so two processes planning the same schedule move it once, and a change made meanwhile
  * (an upsert, a pause) is never overwritten by a plan made before it.
  */
-export interface ScheduleStore {
+export interface RecurringScheduleStore {
   /** Creates or replaces the schedule `record.id`. */
-  putSchedule(record: ScheduleRecord): Promise<void>;
-  getSchedule(id: string): Promise<ScheduleRecord | null>;
+  putSchedule(record: RecurringScheduleRecord): Promise<void>;
+  getSchedule(id: string): Promise<RecurringScheduleRecord | null>;
   /** `putSchedule` of many schedules (distinct ids) in one call. */
-  putSchedules(records: readonly ScheduleRecord[]): Promise<void>;
+  putSchedules(records: readonly RecurringScheduleRecord[]): Promise<void>;
   /**
    * Stores each record whose id has no schedule yet (distinct ids), in one call: one answer
    * each in input order, null when it was stored, the stored schedule (left as it is) when
    * the id has one. An upsert of new schedules writes without reading first.
    */
-  putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]>;
+  putNewSchedules(records: readonly RecurringScheduleRecord[]): Promise<(RecurringScheduleRecord | null)[]>;
   /** `getSchedule` of many ids in one call, one answer each in input order. */
-  getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]>;
+  getSchedules(ids: readonly string[]): Promise<(RecurringScheduleRecord | null)[]>;
   /** Every schedule, by id in ascending order. */
-  listSchedules(): Promise<ScheduleRecord[]>;
+  listSchedules(): Promise<RecurringScheduleRecord[]>;
   /** True if there was one. */
   deleteSchedule(id: string): Promise<boolean>;
   /**
@@ -32,13 +32,13 @@ export interface ScheduleStore {
    * field equal, as read by getSchedule or listSchedules); false, changing nothing, when it
    * changed since or is gone. Atomic like a task change.
    */
-  swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean>;
+  swapSchedule(expected: RecurringScheduleRecord, next: RecurringScheduleRecord): Promise<boolean>;
   /**
    * `swapSchedule` of many schedules in one call (distinct ids), one answer each in input
    * order; each swap is atomic on its own, not the call as a whole. The schedule loop moves
    * every due schedule through it at once.
    */
-  swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]>;
+  swapSchedules(swaps: readonly RecurringScheduleSwap[]): Promise<boolean[]>;
   /**
    * A token that changes whenever what another process must re-read changes: a schedule
    * put or deleted, or swapped to a new definition (`rev` or `createdAt`) or paused state.
@@ -50,7 +50,10 @@ export interface ScheduleStore {
   schedulesVersion(): Promise<string>;
 }
 
-export interface ScheduleSwap {
-  readonly expected: ScheduleRecord;
-  readonly next: ScheduleRecord;
+export interface RecurringScheduleSwap {
+  readonly expected: RecurringScheduleRecord;
+  readonly next: RecurringScheduleRecord;
 }
+
+/** @deprecated Use `RecurringScheduleSwap`. Kept for src/stores, which still says ScheduleSwap (they move after the merge). */
+export type ScheduleSwap = RecurringScheduleSwap;

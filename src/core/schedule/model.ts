@@ -40,7 +40,7 @@ export const MAX_SCHEDULE_PAGE = 1_000;
 export const SCHEDULE_PAGE_PAYLOAD_BUDGET = 4 * 1024 * 1024;
 
 /** What a caller defines; `upsert` of the same definition changes nothing. */
-export interface ScheduleDefinition {
+export interface RecurringScheduleDefinition {
   readonly id: string;
   readonly topic: string;
   /** The payload as JSON text, as tasks keep it. */
@@ -68,8 +68,8 @@ export interface ScheduleDefinition {
   readonly url: string | null;
 }
 
-/** Where a schedule stands; the engine moves it forward (ScheduleStore.swapSchedule). */
-export interface ScheduleState {
+/** Where a schedule stands; the engine moves it forward (RecurringScheduleStore.swapSchedule). */
+export interface RecurringScheduleState {
   readonly paused: boolean;
   /** The next occurrence not yet created, or null when the schedule has ended (endAt, limit). */
   readonly nextAt: number | null;
@@ -79,7 +79,7 @@ export interface ScheduleState {
   readonly count: number;
 }
 
-export interface ScheduleRecord extends ScheduleDefinition, ScheduleState {
+export interface RecurringScheduleRecord extends RecurringScheduleDefinition, RecurringScheduleState {
   /** Bumped by every change of the definition. */
   readonly rev: number;
   readonly createdAt: number;
@@ -87,11 +87,17 @@ export interface ScheduleRecord extends ScheduleDefinition, ScheduleState {
 }
 
 /**
+ * @deprecated Use `RecurringScheduleRecord`. Kept for src/stores, which still says
+ * ScheduleRecord (the stores are being split on another branch; they move after the merge).
+ */
+export type ScheduleRecord = RecurringScheduleRecord;
+
+/**
  * A record from a definition and a state, built field by field. The hot paths (an upsert,
  * planning each occurrence) build records here, never with object spread: V8 copied a spread
  * of these records on a slow path that made an upsert about 2.5x as costly (ADR 0031).
  */
-export function scheduleRecord(def: ScheduleDefinition, state: ScheduleState, rev: number, createdAt: number, updatedAt: number): ScheduleRecord {
+export function scheduleRecord(def: RecurringScheduleDefinition, state: RecurringScheduleState, rev: number, createdAt: number, updatedAt: number): RecurringScheduleRecord {
   return {
     id: def.id,
     topic: def.topic,
@@ -118,7 +124,7 @@ export function scheduleRecord(def: ScheduleDefinition, state: ScheduleState, re
 }
 
 /** The record moved to another state (rev and times unchanged). */
-export function withState(record: ScheduleRecord, state: ScheduleState): ScheduleRecord {
+export function withState(record: RecurringScheduleRecord, state: RecurringScheduleState): RecurringScheduleRecord {
   return scheduleRecord(record, state, record.rev, record.createdAt, record.updatedAt);
 }
 
@@ -133,7 +139,7 @@ export function occurrenceId(scheduleId: string, at: number): string {
 }
 
 /** The definition's fields, for comparing two definitions (upsert of an unchanged one is a no-op). */
-export function sameDefinition(a: ScheduleDefinition, b: ScheduleDefinition): boolean {
+export function sameDefinition(a: RecurringScheduleDefinition, b: RecurringScheduleDefinition): boolean {
   return (
     a.id === b.id &&
     a.topic === b.topic &&
@@ -156,6 +162,6 @@ export function sameDefinition(a: ScheduleDefinition, b: ScheduleDefinition): bo
 }
 
 /** Whether the rule (when occurrences fall) differs: then the next occurrence is computed anew. */
-export function sameRule(a: ScheduleDefinition, b: ScheduleDefinition): boolean {
+export function sameRule(a: RecurringScheduleDefinition, b: RecurringScheduleDefinition): boolean {
   return a.cron === b.cron && a.tz === b.tz && a.everyMs === b.everyMs && a.startAt === b.startAt && a.endAt === b.endAt && a.limit === b.limit;
 }

@@ -19,7 +19,7 @@
  * 14_500): 10_000 ... 14_000; `once` creates 14_000. Then ahead: 15_000 (late but within
  * grace), 16_000, 17_000 (> now + lead: stop). State: lastAt 17_000, nextAt 18_000.
  */
-import { MAX_CATCH_UP, type ScheduleRecord, type ScheduleState } from './model.js';
+import { MAX_CATCH_UP, type RecurringScheduleRecord, type RecurringScheduleState } from './model.js';
 import type { NextOccurrence } from './rule.js';
 
 export interface PlanOptions {
@@ -35,7 +35,7 @@ export interface Plan {
   /** Occurrence times to create, ascending. */
   readonly create: readonly number[];
   /** The state once they are created. */
-  readonly state: ScheduleState;
+  readonly state: RecurringScheduleState;
   /** Missed occurrences not created (misfire `skip`, `once`, or beyond MAX_CATCH_UP). */
   readonly skipped: number;
 }
@@ -43,7 +43,7 @@ export interface Plan {
 /** Enumerations of missed occurrences step at most this often before jumping ahead. */
 const MAX_MISSED_STEPS = 100_000;
 
-export function planOccurrences(record: ScheduleRecord, next: NextOccurrence, now: number, options: PlanOptions): Plan {
+export function planOccurrences(record: RecurringScheduleRecord, next: NextOccurrence, now: number, options: PlanOptions): Plan {
   const create: number[] = [];
   let { nextAt, lastAt, count } = record;
   const { limit } = record;
@@ -102,7 +102,7 @@ export function planOccurrences(record: ScheduleRecord, next: NextOccurrence, no
  * When the schedule next needs a plan: now when it is behind, else when its latest created
  * occurrence comes within leadMs; null when it has ended or is paused.
  */
-export function planDueAt(state: ScheduleState, now: number, leadMs: number): number | null {
+export function planDueAt(state: RecurringScheduleState, now: number, leadMs: number): number | null {
   if (state.paused || state.nextAt === null) return null;
   if (state.lastAt === null) return Math.max(now, state.nextAt - leadMs);
   return Math.max(now, state.lastAt - leadMs);

@@ -7,14 +7,14 @@
  */
 import { MAX_TIME_MS } from '../time.js';
 import { nextCronOccurrence, type WallPattern } from './next.js';
-import type { ScheduleDefinition } from './model.js';
+import type { RecurringScheduleDefinition } from './model.js';
 
 /** Parses a cron pattern; throws an Error whose message is the parser's reason. */
 export type CronCompiler = (pattern: string) => WallPattern;
 
 export type NextOccurrence = (after: number) => number | null;
 
-export function compileRule(def: Pick<ScheduleDefinition, 'cron' | 'tz' | 'everyMs' | 'startAt' | 'endAt'>, compile: CronCompiler): NextOccurrence {
+export function compileRule(def: Pick<RecurringScheduleDefinition, 'cron' | 'tz' | 'everyMs' | 'startAt' | 'endAt'>, compile: CronCompiler): NextOccurrence {
   const { startAt, endAt } = def;
   const floor = startAt === null ? -Infinity : startAt - 1;
   let raw: NextOccurrence;

@@ -1,8 +1,8 @@
 /** What a schedule swap changes. */
-import type { ScheduleSwap } from '../ports/index.js';
+import type { RecurringScheduleSwap } from '../ports/index.js';
 
 /** True when a swap changes what schedulesVersion covers (not a mere move forward). */
-export function swapChangesDefinition(swap: ScheduleSwap): boolean {
+export function swapChangesDefinition(swap: RecurringScheduleSwap): boolean {
   const { expected, next } = swap;
   return next.rev !== expected.rev || next.createdAt !== expected.createdAt || next.paused !== expected.paused;
 }

@@ -1,6 +1,6 @@
 /**
  * Checks a schedule definition (what `upsert` is given) and resolves it into the
- * ScheduleDefinition stored: every rule problem is INVALID_SCHEDULE with the reason (the
+ * RecurringScheduleDefinition stored: every rule problem is INVALID_SCHEDULE with the reason (the
  * cron parser's own message for a bad pattern); topic, id, payload and task options fail
  * with the codes tasks use. Nothing is stored when this throws.
  *
@@ -36,13 +36,13 @@ import {
   MIN_EVERY_MS,
   MISFIRE_POLICIES,
   type MisfirePolicy,
-  type ScheduleDefinition,
+  type RecurringScheduleDefinition,
 } from './model.js';
 import { compileRule, type CronCompiler } from './rule.js';
 import { isKnownTimeZone } from './zone.js';
 
 /** A recurring schedule as a caller defines it (its id is given separately). */
-export interface RecurringInput {
+export interface RecurringScheduleInput {
   topic: string;
   payload?: unknown;
   /** 5 fields (minute precision) or 6 (with seconds first). Give this or `everyMs`. */
@@ -101,7 +101,7 @@ export function validateRecurring(
   now: number,
   limits: Limits = DEFAULT_LIMITS,
   defaults: TaskDefaults = DEFAULT_TASK_DEFAULTS,
-): ScheduleDefinition {
+): RecurringScheduleDefinition {
   const scheduleId = validateScheduleId(id, limits);
   if (typeof input !== 'object' || input === null || Array.isArray(input))
     throw new DelayQError('INVALID_ARGUMENT', 'schedule: must be an object', { field: 'schedule' });
@@ -157,7 +157,7 @@ export function validateRecurring(
   const maxAttempts = given['maxAttempts'] === undefined ? defaults.maxAttempts : validateIntOption(given['maxAttempts'], 'maxAttempts', 1, limits.maxAttempts);
   const backoff = validateBackoff(given['backoff'], defaults.backoff);
   const url = given['url'] === undefined || given['url'] === null ? null : validatePushUrl(given['url']);
-  const definition: ScheduleDefinition = {
+  const definition: RecurringScheduleDefinition = {
     id: scheduleId,
     topic,
     payload,

@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
-import type { ScheduleInfo } from '../../engine/schedules.js';
+import type { RecurringScheduleInfo } from '../../engine/schedules.js';
 import type { RecurringDeleteResponse, RecurringListResponse, RecurringManyRequest, RecurringManyResponse, RecurringNextResponse, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { idParamsSchema, nextQuerySchema, scheduleDefinitionSchema, scheduleDefinitionsSchema, scheduleListQuerySchema } from '../schemas.js';
@@ -73,6 +73,6 @@ function notFound(id: string): DelayQError {
   return new DelayQError('SCHEDULE_NOT_FOUND', `schedule ${id}: not found`, { id });
 }
 
-function view(s: ScheduleInfo): RecurringView {
+function view(s: RecurringScheduleInfo): RecurringView {
   return { ...s, backoff: { ...s.backoff } };
 }

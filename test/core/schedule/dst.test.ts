@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { ManualClock } from '../../../src/core/manual-clock.js';
 import { planDueAt, planOccurrences } from '../../../src/core/schedule/plan.js';
 import { compileRule } from '../../../src/core/schedule/rule.js';
-import type { ScheduleRecord } from '../../../src/core/schedule/model.js';
+import type { RecurringScheduleRecord } from '../../../src/core/schedule/model.js';
 import { nextOffsetChange } from '../../../src/core/schedule/zone.js';
 import { compileCron } from '../../../src/engine/cron-pattern.js';
 
@@ -68,7 +68,7 @@ describe('cron across daylight-saving changes (table)', () => {
   });
 });
 
-function record(cron: string, tz: string, nextAt: number): ScheduleRecord {
+function record(cron: string, tz: string, nextAt: number): RecurringScheduleRecord {
   return {
     id: 's', topic: 't', payload: 'null', cron, tz, everyMs: null, startAt: null, endAt: null, limit: null, misfire: 'once',
     ttrMs: 1000, maxAttempts: 1, backoff: { baseMs: 0, factor: 1, maxMs: 0, jitter: 0 },

@@ -5,13 +5,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
-import { MAX_CATCH_UP, occurrenceId, type ScheduleRecord } from '../../../src/core/schedule/model.js';
+import { MAX_CATCH_UP, occurrenceId, type RecurringScheduleRecord } from '../../../src/core/schedule/model.js';
 import { planDueAt, planOccurrences } from '../../../src/core/schedule/plan.js';
 import { compileRule } from '../../../src/core/schedule/rule.js';
 import { validateRecurring } from '../../../src/core/schedule/validate.js';
 import { compileCron } from '../../../src/engine/cron-pattern.js';
 
-function every(ms: number, over: Partial<ScheduleRecord> = {}): ScheduleRecord {
+function every(ms: number, over: Partial<RecurringScheduleRecord> = {}): RecurringScheduleRecord {
   return {
     id: 's', topic: 't', payload: 'null', cron: null, tz: 'UTC', everyMs: ms, startAt: null, endAt: null, limit: null, misfire: 'once',
     ttrMs: 1000, maxAttempts: 1, backoff: { baseMs: 0, factor: 1, maxMs: 0, jitter: 0 },
@@ -21,7 +21,7 @@ function every(ms: number, over: Partial<ScheduleRecord> = {}): ScheduleRecord {
 const opts = { leadMs: 1_000, graceMs: 1_000 };
 
 describe('planOccurrences', () => {
-  const cases: Array<[string, Partial<ScheduleRecord>, number, number[], Partial<ScheduleRecord>, number]> = [
+  const cases: Array<[string, Partial<RecurringScheduleRecord>, number, number[], Partial<RecurringScheduleRecord>, number]> = [
     ['first plan: the next occurrences within the lead, and one beyond', { nextAt: 10_000 }, 9_500, [10_000, 11_000], { nextAt: 12_000, lastAt: 11_000, count: 2 }, 0],
     ['ahead already: nothing', { nextAt: 12_000, lastAt: 11_000, count: 2 }, 9_800, [], { nextAt: 12_000, lastAt: 11_000, count: 2 }, 0],
     ['misfire once: the latest missed, then ahead', { nextAt: 10_000, lastAt: 9_000, count: 1 }, 15_500, [14_000, 15_000, 16_000, 17_000], { nextAt: 18_000, lastAt: 17_000, count: 5 }, 4],

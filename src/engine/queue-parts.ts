@@ -1,0 +1,86 @@
+/**
+ * The parts behind the DelayQueue facade, built complete over one store from its options
+ * (each checked here: INVALID_OPTION, INVALID_SECRET) before anything runs. The one place
+ * that knows how they depend on each other: the facade only calls them.
+ */
+import { silentLogger } from '../core/logger.js';
+import { NO_OBSERVER } from '../core/observer.js';
+import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
+import type { TaskStore } from '../core/ports/index.js';
+import type { Delivery } from '../core/task/model.js';
+import type { Limits } from '../core/task/validate.js';
+import { InFlight } from './in-flight.js';
+import { Inspection } from './inspection.js';
+import type { LoopContext } from './loop-context.js';
+import { PushRules } from './push-rules.js';
+import type { EngineOptions, NackResult } from './queue-types.js';
+import { Scheduler } from './scheduler.js';
+import { RecurringSchedules } from './schedules.js';
+import { Settlements } from './settlements.js';
+import { systemClock } from './system-clock.js';
+import { TaskChanges } from './task-changes.js';
+import { QueueWorkSource } from './work-source.js';
+
+export interface QueueParts {
+  readonly limits: Limits;
+  readonly context: LoopContext;
+  /** The loops, their lifecycle, and every timer. */
+  readonly scheduler: Scheduler;
+  /** schedule, cancel, reschedule, retryDead, cancelDead. */
+  readonly changes: TaskChanges;
+  /** ack, ackMany, nack. */
+  readonly settlements: Settlements;
+  /** get, list, stats, dueHistogram. */
+  readonly inspection: Inspection;
+  /** The queue as `work` handlers see it. */
+  readonly workSource: QueueWorkSource;
+  /** Push subscriptions and the checks of tasks' own push urls. */
+  readonly push: PushRules;
+  readonly schedules: RecurringSchedules;
+}
+
+/** What recurring schedules need of the facade itself: its open check and its cancelMany. */
+export interface FacadeHooks {
+  readonly assertOpen: () => void;
+  readonly cancelMany: (ids: readonly string[]) => Promise<boolean[]>;
+}
+
+export function buildQueueParts(store: TaskStore, options: EngineOptions, facade: FacadeHooks): QueueParts {
+  const tuning = resolveEngineTuning(options);
+  const limits = resolveLimits(options.limits);
+  const defaults = resolveTaskDefaults(options.defaults, limits);
+  const context: LoopContext = {
+    store,
+    clock: options.clock ?? systemClock,
+    logger: options.logger ?? silentLogger,
+    observer: options.observer ?? NO_OBSERVER,
+    tuning,
+    inFlight: new InFlight(),
+  };
+  const ports = options.push ?? null;
+  // The scheduler and the settlements need each other (the pusher nacks, a nack places a timer): the pusher's nack is late-bound.
+  let settlements: Settlements | null = null;
+  const nack = (d: Delivery, error: string, delayMs?: number): Promise<NackResult> => settlements!.nackDelivery(d, error, delayMs);
+  let scheduler: Scheduler | null = null;
+  const push = new PushRules(context, { ports, defaultSecret: options.pushSecret, applied: () => scheduler!.syncPush(), limits });
+  scheduler = new Scheduler(context, { push: ports === null ? null : { ports, nack, defaultSecret: push.defaultSecret } });
+  settlements = new Settlements(context, { scheduler, limits, random: options.random ?? Math.random });
+  return {
+    limits,
+    context,
+    scheduler,
+    changes: new TaskChanges(context, { scheduler, push, limits, defaults }),
+    settlements,
+    inspection: new Inspection(context, { scheduler, limits }),
+    workSource: new QueueWorkSource(context, { scheduler, nack }),
+    push,
+    schedules: new RecurringSchedules(context, {
+      loop: scheduler.recurring,
+      limits,
+      defaults,
+      assertOpen: facade.assertOpen,
+      cancel: facade.cancelMany,
+      checkPushTarget: (topic, url) => push.checkTargets([{ topic, url }]),
+    }),
+  };
+}

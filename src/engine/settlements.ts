@@ -1,0 +1,96 @@
+/**
+ * Settling deliveries (ack, ackMany, nack) for the facade and the workers: checks the call
+ * (core/task/validate.ts), makes the store change, tells the observer, and has the
+ * Scheduler forget the reservation's TTR timer or place the retry's run timer.
+ *
+ * The store fences every settlement by its receipt, so a settlement that lost the race
+ * with an expiry (or a second one) changes nothing and answers STALE_RECEIPT.
+ */
+import { DelayQError } from '../core/errors.js';
+import type { AckOutcome, AckRequest } from '../core/ports/index.js';
+import type { Delivery } from '../core/task/model.js';
+import { validateAckBatch, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
+import type { LoopContext } from './loop-context.js';
+import type { NackOptions, NackResult } from './queue-types.js';
+import type { Scheduler } from './scheduler.js';
+
+export interface SettlementsParams {
+  readonly scheduler: Pick<Scheduler, 'remove' | 'move'>;
+  readonly limits: Limits;
+  /** Randomness for backoff jitter. */
+  readonly random: () => number;
+}
+
+export class Settlements {
+  private readonly context: LoopContext;
+  private readonly scheduler: SettlementsParams['scheduler'];
+  private readonly limits: Limits;
+  private readonly random: () => number;
+
+  constructor(context: LoopContext, { scheduler, limits, random }: SettlementsParams) {
+    this.context = context;
+    this.scheduler = scheduler;
+    this.limits = limits;
+    this.random = random;
+  }
+
+  /** Acks a delivery: the task is done. Throws STALE_RECEIPT if the reservation is not current. */
+  async ack(id: string, receipt: string): Promise<void> {
+    validateId(id, this.limits);
+    const { store, clock, inFlight, observer } = this.context;
+    const outcome = await inFlight.track(store.ack(id, validateReceipt(receipt), clock.now()));
+    if (outcome === 'not_found') throw notFound(id);
+    if (outcome === 'stale') throw staleReceipt(id);
+    observer.settled(this.scheduler.remove(id), 'acked');
+  }
+
+  /** Acks several deliveries in one store call; `result[i]` answers `acks[i]`. Every id and receipt is checked first. */
+  async ackMany(acks: readonly AckRequest[]): Promise<AckOutcome[]> {
+    const requests = validateAckBatch(acks, this.limits);
+    const { store, clock, inFlight, observer } = this.context;
+    const outcomes = await inFlight.track(store.ackMany(requests, clock.now()));
+    for (let i = 0; i < requests.length; i++) {
+      if (outcomes[i] !== 'acked') continue;
+      const removed = this.scheduler.remove(requests[i]!.id);
+      observer.settled(requests[i]!.topic ?? removed, 'acked');
+    }
+    return outcomes;
+  }
+
+  /**
+   * Fails a delivery: the task is retried (after `delayMs`, or its backoff) or, out of
+   * attempts, dead. `topic`: the task's, when the caller holds its delivery (for the observer).
+   */
+  async nack(id: string, receipt: string, options: NackOptions, topic?: string): Promise<NackResult> {
+    validateId(id, this.limits);
+    const nackOptions = validateNackOptions(options, this.random(), this.limits);
+    const { store, clock, inFlight, observer } = this.context;
+    const outcome = await inFlight.track(store.nack(id, validateReceipt(receipt), clock.now(), nackOptions));
+    switch (outcome.status) {
+      case 'not_found':
+        throw notFound(id);
+      case 'stale':
+        throw staleReceipt(id);
+      case 'dead':
+        observer.settled(topic ?? this.scheduler.remove(id), 'dead');
+        this.scheduler.remove(id);
+        return { state: 'dead' };
+      case 'retrying':
+        observer.settled(topic ?? this.scheduler.remove(id), 'failed');
+        this.scheduler.move(outcome.ref);
+        return { state: 'pending', runAt: outcome.ref.dueAt };
+    }
+  }
+
+  /** A worker's failed handler: `nack` of its delivery. */
+  readonly nackDelivery = (delivery: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
+    this.nack(delivery.id, delivery.receipt, delayMs === undefined ? { error } : { error, delayMs }, delivery.topic);
+}
+
+function notFound(id: string): DelayQError {
+  return new DelayQError('TASK_NOT_FOUND', `task ${id} not found`, { id });
+}
+
+function staleReceipt(id: string): DelayQError {
+  return new DelayQError('STALE_RECEIPT', `task ${id}: the receipt is not the current reservation`, { id });
+}

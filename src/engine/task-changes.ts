@@ -1,0 +1,89 @@
+/**
+ * The task changes of producers and operators (schedule, cancel, reschedule, retryDead,
+ * cancelDead) for the facade: checks the call (core/task/validate.ts), makes the store
+ * change, and has the Scheduler place, move or forget the task's timer. The consumers'
+ * changes (ack, nack) are settlements.ts.
+ */
+import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome } from '../core/ports/index.js';
+import { resolveRunAt, validateId, validateIdBatch, validateScheduleBatch, validateWhen, type Limits, type ScheduleInput, type TaskDefaults, type WhenInput } from '../core/task/validate.js';
+import { createIdGenerator } from './ids.js';
+import type { LoopContext } from './loop-context.js';
+import type { PushRules } from './push-rules.js';
+import type { Scheduler } from './scheduler.js';
+
+export interface TaskChangesParams {
+  readonly scheduler: Pick<Scheduler, 'createTasks' | 'remove' | 'move'>;
+  /** Checks the tasks with their own push url. */
+  readonly push: Pick<PushRules, 'checkTargets'>;
+  readonly limits: Limits;
+  readonly defaults: TaskDefaults;
+}
+
+export class TaskChanges {
+  private readonly context: LoopContext;
+  private readonly scheduler: TaskChangesParams['scheduler'];
+  private readonly push: TaskChangesParams['push'];
+  private readonly limits: Limits;
+  private readonly defaults: TaskDefaults;
+  private readonly makeId: () => string;
+
+  constructor(context: LoopContext, { scheduler, push, limits, defaults }: TaskChangesParams) {
+    this.context = context;
+    this.scheduler = scheduler;
+    this.push = push;
+    this.limits = limits;
+    this.defaults = defaults;
+    this.makeId = createIdGenerator(() => context.clock.now());
+  }
+
+  /** Every task is checked first: one bad task rejects the call (its index in `details.index`), nothing stored. */
+  async scheduleMany(inputs: readonly ScheduleInput[]): Promise<ScheduleOutcome[]> {
+    const records = validateScheduleBatch(inputs, this.context.clock.now(), this.makeId, this.limits, this.defaults);
+    if (records.length === 0) return [];
+    if (records.some((r) => r.url !== undefined)) await this.push.checkTargets(records);
+    return this.scheduler.createTasks(records);
+  }
+
+  async cancel(id: string): Promise<CancelOutcome> {
+    validateId(id, this.limits);
+    const { store, clock, inFlight, observer } = this.context;
+    const outcome = await inFlight.track(store.cancel(id, clock.now()));
+    if (outcome === 'cancelled') observer.settled(this.scheduler.remove(id), 'cancelled');
+    return outcome;
+  }
+
+  /** Every id is checked first, so a bad one cancels nothing. */
+  async cancelMany(ids: readonly string[]): Promise<CancelOutcome[]> {
+    validateIdBatch(ids, this.limits);
+    const { store, clock, inFlight, observer } = this.context;
+    const outcomes = await inFlight.track(store.cancelMany(ids, clock.now()));
+    for (let i = 0; i < ids.length; i++) if (outcomes[i] === 'cancelled') observer.settled(this.scheduler.remove(ids[i]!), 'cancelled');
+    return outcomes;
+  }
+
+  async reschedule(id: string, when: WhenInput): Promise<RescheduleOutcome> {
+    validateId(id, this.limits);
+    const { store, clock, inFlight } = this.context;
+    const now = clock.now();
+    const outcome = await inFlight.track(store.reschedule(id, validateWhen(when, now, this.limits), now));
+    if (outcome.status === 'rescheduled') this.scheduler.move(outcome.ref);
+    return outcome;
+  }
+
+  /** dead -> cancelled: true if it was dead. */
+  async cancelDead(id: string): Promise<boolean> {
+    validateId(id, this.limits);
+    const { store, clock, inFlight } = this.context;
+    return (await inFlight.track(store.cancelDead(id, clock.now()))) === 'cancelled';
+  }
+
+  /** dead -> pending (attempts reset): true if it was dead. */
+  async retryDead(id: string, when: WhenInput): Promise<boolean> {
+    validateId(id, this.limits);
+    const { store, clock, inFlight } = this.context;
+    const now = clock.now();
+    const outcome = await inFlight.track(store.retryDead(id, resolveRunAt(when, now, this.limits), now));
+    if (outcome.status === 'retried') this.scheduler.move(outcome.ref);
+    return outcome.status === 'retried';
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The gauges of a queue's metrics, read at scrape time (collect) from what the queue already
+ * keeps counted: its `stats()` (the store's per-(topic, state) counters, the wheel's size,
+ * the ready backlog, the long-polls waiting) and its recurring schedules by state (the
+ * engine's copy of the list). A scrape costs O(topics + schedules), never O(tasks), and
+ * reads no schedule from the store. Built over the queue it reads, by the queue's own
+ * constructor (QueueMetrics.registerGauges), so there is no moment when they read nothing.
+ */
+import { Gauge, type Registry } from 'prom-client';
+import { TASK_STATES } from '../core/task/model.js';
+
+/** What the gauges read at scrape time: the queue's stats. */
+export interface StatsSource {
+  stats(): Promise<{
+    readonly store: string;
+    readonly topics: Readonly<Record<string, Readonly<Partial<Record<string, number>>>>>;
+    readonly timers: number;
+    readonly ready: Readonly<Record<string, number>>;
+    readonly waiting: number;
+  }>;
+  /** Recurring schedules by state, counted from the engine's copy of the list (no store read). */
+  readonly schedules?: { countByState(): Readonly<Record<RecurringStateLabel, number>> };
+}
+
+/** The `state` label values of delayq_schedules (recurring schedules). */
+export const RECURRING_STATES = ['active', 'paused', 'ended'] as const;
+type RecurringStateLabel = (typeof RECURRING_STATES)[number];
+
+type Stats = Awaited<ReturnType<StatsSource['stats']>>;
+
+export class QueueGauges {
+  private pending: Promise<Stats> | null = null;
+
+  /** `labels`: the topic label of a topic under the metrics' cap (QueueMetrics.topicLabel). */
+  constructor(
+    registry: Registry,
+    private readonly source: StatsSource,
+    labels: { topicLabel(topic: string): string },
+  ) {
+    const registers = [registry];
+    const gauges = { stats: () => this.stats(), topicLabel: (topic: string) => labels.topicLabel(topic) };
+    new Gauge({
+      name: 'delayq_tasks',
+      help: 'Tasks by state and topic (the store counters).',
+      labelNames: ['state', 'topic'],
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.reset();
+        if (stats === null) return;
+        const sums = new Map<string, number>();
+        for (const [topic, counts] of Object.entries(stats.topics)) {
+          const label = gauges.topicLabel(topic);
+          for (const state of TASK_STATES) {
+            const n = counts[state];
+            if (n === undefined || n === 0) continue;
+            const key = `${state}\u0000${label}`;
+            sums.set(key, (sums.get(key) ?? 0) + n);
+          }
+        }
+        for (const [key, n] of sums) {
+          const [state, topic] = key.split('\u0000') as [string, string];
+          this.set({ state, topic }, n);
+        }
+      },
+    });
+    new Gauge({
+      name: 'delayq_wheel_timers',
+      help: 'Timers in the timing wheel (pending tasks within the loaded window, and reservations).',
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.set(stats?.timers ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'delayq_ready_tasks',
+      help: 'Due tasks waiting for a consumer, by topic.',
+      labelNames: ['topic'],
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.reset();
+        if (stats === null) return;
+        const sums = new Map<string, number>();
+        for (const [topic, n] of Object.entries(stats.ready)) {
+          const label = gauges.topicLabel(topic);
+          sums.set(label, (sums.get(label) ?? 0) + n);
+        }
+        for (const [topic, n] of sums) this.set({ topic }, n);
+      },
+    });
+    new Gauge({
+      name: 'delayq_reserve_waiting',
+      help: 'Reserve long-polls waiting for a task.',
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.set(stats?.waiting ?? 0);
+      },
+    });
+    const recurringCounts = (): Readonly<Record<RecurringStateLabel, number>> | undefined => source.schedules?.countByState();
+    new Gauge({
+      name: 'delayq_schedules',
+      help: 'Recurring schedules by state: active, paused, or ended (endAt or limit reached).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const counts = recurringCounts();
+        for (const state of RECURRING_STATES) this.set({ state }, counts?.[state] ?? 0);
+      },
+    });
+  }
+
+  /**
+   * One stats() read shared by the gauges of a scrape: the registry starts every collect in
+   * the same turn, so they all join the read in flight; the next scrape reads afresh.
+   */
+  private async stats(): Promise<Stats | null> {
+    if (this.pending === null) {
+      const read = this.source.stats();
+      this.pending = read;
+      const clear = (): void => {
+        if (this.pending === read) this.pending = null;
+      };
+      read.then(clear, clear);
+    }
+    try {
+      return await this.pending;
+    } catch {
+      return null;
+    }
+  }
+}

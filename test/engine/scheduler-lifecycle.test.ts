@@ -1,0 +1,133 @@
+// The Scheduler's lifecycle (built -> running -> stopping -> stopped -> sealed), table-driven
+// like asynq's server state tests: each row starts from a phase, makes one call and says
+// what it answers and where the Scheduler ends up. Real parts on a ManualClock, no sleeps.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ManualClock } from '../../src/core/manual-clock.js';
+import { NO_OBSERVER } from '../../src/core/observer.js';
+import { DEFAULT_ENGINE_TUNING } from '../../src/core/options.js';
+import type { TimerRef } from '../../src/core/task/model.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { InFlight } from '../../src/engine/in-flight.js';
+import type { LoopContext } from '../../src/engine/loop-context.js';
+import { Scheduler, type SchedulerPhase } from '../../src/engine/scheduler.js';
+import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import { T0, flush } from '../helpers/engine.js';
+import { ScriptedTransport, testSigner } from '../helpers/push.js';
+
+interface Built {
+  readonly scheduler: Scheduler;
+  readonly clock: ManualClock;
+  readonly store: MemoryStore;
+  readonly transport: ScriptedTransport;
+}
+
+function build(): Built {
+  const clock = new ManualClock(T0);
+  const store = new MemoryStore();
+  const context: LoopContext = { store, clock, logger: silentLogger, observer: NO_OBSERVER, tuning: DEFAULT_ENGINE_TUNING, inFlight: new InFlight() };
+  const transport = new ScriptedTransport(clock);
+  const push = { ports: { transport, signer: testSigner }, nack: async () => undefined, defaultSecret: null };
+  return { scheduler: new Scheduler(context, { push }), clock, store, transport };
+}
+
+/** Brings a fresh Scheduler to `phase` by its own calls. */
+async function reach(phase: SchedulerPhase): Promise<Built> {
+  const built = build();
+  const { scheduler } = built;
+  if (phase === 'built') return built;
+  scheduler.start();
+  if (phase === 'running') return built;
+  const stopped = scheduler.stop();
+  if (phase === 'stopping') return built;
+  await stopped;
+  if (phase === 'stopped') return built;
+  scheduler.seal();
+  return built;
+}
+
+type Call = 'start' | 'stop' | 'seal';
+const CALLS: Readonly<Record<Call, (s: Scheduler) => Promise<void>>> = {
+  start: async (s) => s.start(),
+  stop: (s) => s.stop(),
+  seal: async (s) => s.seal(),
+};
+
+// from, call -> answer ('ok' or the error), then the phase once the call has settled.
+const TABLE: readonly [SchedulerPhase, Call, 'ok' | RegExp, SchedulerPhase][] = [
+  ['built', 'start', 'ok', 'running'],
+  ['built', 'stop', 'ok', 'stopped'],
+  ['built', 'seal', /^Error: Scheduler\.seal: the scheduler is built/, 'built'],
+  ['running', 'start', /^Error: Scheduler\.start: the scheduler is running/, 'running'],
+  ['running', 'stop', 'ok', 'stopped'],
+  ['running', 'seal', /^Error: Scheduler\.seal: the scheduler is running/, 'running'],
+  ['stopping', 'start', /^Error: Scheduler\.start: the scheduler is stopping/, 'stopping'],
+  ['stopping', 'stop', 'ok', 'stopped'],
+  ['stopping', 'seal', /^Error: Scheduler\.seal: the scheduler is stopping/, 'stopping'],
+  ['stopped', 'start', /^Error: Scheduler\.start: the scheduler is stopped/, 'stopped'],
+  ['stopped', 'stop', 'ok', 'stopped'],
+  ['stopped', 'seal', 'ok', 'sealed'],
+  ['sealed', 'start', /^Error: Scheduler\.start: the scheduler is sealed/, 'sealed'],
+  ['sealed', 'stop', 'ok', 'sealed'],
+  ['sealed', 'seal', 'ok', 'sealed'],
+];
+
+describe('Scheduler lifecycle', () => {
+  for (const [from, call, answer, to] of TABLE) {
+    it(`${from} + ${call}() -> ${answer === 'ok' ? 'ok' : 'throws'}, then ${to}`, async () => {
+      const { scheduler, clock, store } = await reach(from);
+      assert.equal(scheduler.phase, from);
+      const result = CALLS[call](scheduler);
+      if (answer === 'ok') await result;
+      else await assert.rejects(result, (error: unknown) => answer.test(String(error)));
+      assert.equal(scheduler.phase, to);
+      // Whatever the path, once stopped no loop keeps a timer on the clock.
+      await scheduler.stop();
+      assert.equal(clock.pendingTimers, 0);
+      await store.close();
+    });
+  }
+
+  it('stop() called twice answers the same promise; the loops stop once', async () => {
+    const { scheduler, transport, store } = await reach('running');
+    const first = scheduler.stop();
+    assert.equal(scheduler.phase, 'stopping');
+    assert.equal(scheduler.stop(), first);
+    await first;
+    assert.equal(scheduler.phase, 'stopped');
+    assert.equal(transport.closed, true);
+    await store.close();
+  });
+
+  it('stop() before start() stops the loops that never ran, releasing what they hold (the push transport)', async () => {
+    const { scheduler, transport, clock, store } = build();
+    await scheduler.stop();
+    assert.equal(scheduler.phase, 'stopped');
+    assert.equal(transport.closed, true);
+    assert.equal(clock.pendingTimers, 0);
+    assert.throws(() => scheduler.start(), /the scheduler is stopped; it starts once, from built/);
+    await store.close();
+  });
+
+  it('start() arms the loops on the clock; stop() disarms every one', async () => {
+    const { scheduler, clock, store } = build();
+    assert.equal(clock.pendingTimers, 0, 'built: nothing runs');
+    scheduler.start();
+    await flush();
+    assert.ok(clock.pendingTimers > 0, 'running: the janitor, the pusher and the recurring loop wait on the clock');
+    await scheduler.stop();
+    assert.equal(clock.pendingTimers, 0);
+    await store.close();
+  });
+
+  it('timers are placed while stopped (handlers still settle at close), never once sealed', async () => {
+    const { scheduler, store } = await reach('stopped');
+    const ref = (id: string): TimerRef => ({ id, topic: 't', kind: 'run', dueAt: T0 + 1_000, seq: 0, receipt: null });
+    scheduler.place(ref('a'), true);
+    assert.equal(scheduler.stats().timers, 1);
+    scheduler.seal();
+    scheduler.place(ref('b'), true);
+    assert.equal(scheduler.stats().timers, 1);
+    await store.close();
+  });
+});
