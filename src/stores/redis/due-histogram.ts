@@ -4,7 +4,7 @@
  */
 import { inWholeHours, PARKED_COUNT_GRAIN_MS } from '../../core/due-histogram.js';
 import type { DueHistogram, DueHistogramQuery } from '../../core/ports/index.js';
-import { DUE_READ_CHUNK, dueReadDelayedScript, dueReadParkedScript } from './commands.js';
+import { DUE_READ_CHUNK, dueReadDelayedScript, dueReadParkedScript } from './parking-commands.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace, ShardKeys } from './keys.js';
 import { PARK_BUCKET_MS } from './parking.js';

@@ -1,6 +1,6 @@
 /**
  * Plain (non-script) commands of the store's parts: a Redis error becomes STORE_UNAVAILABLE,
- * as a script's does (commands.ts), and a write under waitReplicas goes in a pipeline with
+ * as a script's does (script-runner.ts), and a write under waitReplicas goes in a pipeline with
  * WAIT (replication.ts), so it resolves only once the replicas have it.
  */
 import type { ChainableCommander } from 'ioredis';

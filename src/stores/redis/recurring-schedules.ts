@@ -10,7 +10,7 @@ import { swapChangesDefinition } from '../../core/schedule/swap.js';
 import type { StoredRecordReader } from '../decode-or-warn.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
 import { FIRST_SCHEDULES_VERSION } from '../shared/schedules-version.js';
-import { deleteScheduleScript, putNewSchedulesScript, putSchedulesScript, swapScheduleScript } from './commands.js';
+import { deleteScheduleScript, putNewSchedulesScript, putSchedulesScript, swapScheduleScript } from './schedule-commands.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 import { call } from './plain-commands.js';

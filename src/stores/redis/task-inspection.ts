@@ -8,7 +8,7 @@ import { statsOfCounters } from '../../core/task/counter-deltas.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, stateOfChar } from './codec.js';
-import { MAX_SCRIPT_BATCH } from './commands.js';
+import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 import { call } from './plain-commands.js';

@@ -11,24 +11,8 @@ import { mergeDue } from '../shared/due-merge.js';
 import { nextNonce } from '../shared/nonce.js';
 import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, encodeNewTask } from './codec.js';
-import {
-  ackScript,
-  cancelDeadScript,
-  cancelScript,
-  deferScript,
-  expireScript,
-  loadDueScript,
-  MAX_SCRIPT_BATCH,
-  nackScript,
-  purgeScript,
-  rescheduleScript,
-  reserveScript,
-  retryDeadScript,
-  scheduleScript,
-  type DueEntry,
-  type MoveReply,
-  type ScheduleArgs,
-} from './commands.js';
+import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace, ShardKeys } from './keys.js';
 import { firstParkBucket, parkBucketOf } from './parking.js';
