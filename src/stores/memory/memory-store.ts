@@ -3,22 +3,21 @@
  * reference implementation of the store port (simple enough to read against the
  * contract) and the fastest store for tests, benchmarks and caches of short-lived work.
  */
-import type { PushSubscription } from '../../core/push.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
 import { DelayQError } from '../../core/errors.js';
 import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-deltas.js';
 import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, ScheduleSwap, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
 import { MemoryReceipts } from './receipts.js';
 import { MemorySchedules } from './recurring-schedules.js';
 import { runRef, type StoredTask } from './stored-task.js';
+import { StoredRecordRoles } from '../shared/record-roles.js';
 
-export class MemoryStore implements TaskStore, TimerHomes {
+export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHomes {
   readonly description = 'memory';
   readonly horizonMs = Number.POSITIVE_INFINITY;
   readonly shared: SharedDispatch | null = null;
@@ -36,8 +35,8 @@ export class MemoryStore implements TaskStore, TimerHomes {
   private readonly counts = new Map<string, Record<TaskState, number>>();
   private readonly dueMinutes = new DueMinutes();
   private readonly receipts = new MemoryReceipts();
-  private readonly pushSubscriptions = new MemoryPushSubscriptions();
-  private readonly schedules = new MemorySchedules();
+  protected readonly pushSubscriptionPart = new MemoryPushSubscriptions();
+  protected readonly schedulePart = new MemorySchedules();
   private nextSeq = 1;
   private closed = false;
 
@@ -264,79 +263,6 @@ export class MemoryStore implements TaskStore, TimerHomes {
     return deleted;
   }
 
-  // ---------------------------------------------------------------------------------
-  // Push subscriptions and recurring schedules: parts of their own, behind the open check.
-
-  async putPushSubscription(subscription: PushSubscription): Promise<void> {
-    this.assertOpen();
-    this.pushSubscriptions.put(subscription);
-  }
-
-  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
-    this.assertOpen();
-    return this.pushSubscriptions.get(topic);
-  }
-
-  async listPushSubscriptions(): Promise<PushSubscription[]> {
-    this.assertOpen();
-    return this.pushSubscriptions.list();
-  }
-
-  async deletePushSubscription(topic: string): Promise<boolean> {
-    this.assertOpen();
-    return this.pushSubscriptions.delete(topic);
-  }
-
-  async putSchedule(record: ScheduleRecord): Promise<void> {
-    this.assertOpen();
-    this.schedules.putAll([record]);
-  }
-
-  async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
-    this.assertOpen();
-    this.schedules.putAll(records);
-  }
-
-  async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    return this.schedules.putNew(records);
-  }
-
-  async getSchedule(id: string): Promise<ScheduleRecord | null> {
-    this.assertOpen();
-    return this.schedules.get(id);
-  }
-
-  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    return ids.map((id) => this.schedules.get(id));
-  }
-
-  async listSchedules(): Promise<ScheduleRecord[]> {
-    this.assertOpen();
-    return this.schedules.list();
-  }
-
-  async deleteSchedule(id: string): Promise<boolean> {
-    this.assertOpen();
-    return this.schedules.delete(id);
-  }
-
-  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
-    this.assertOpen();
-    return this.schedules.swap({ expected, next });
-  }
-
-  async swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
-    this.assertOpen();
-    return swaps.map((s) => this.schedules.swap(s));
-  }
-
-  async schedulesVersion(): Promise<string> {
-    this.assertOpen();
-    return this.schedules.versionToken();
-  }
-
   async close(): Promise<void> {
     this.closed = true;
   }
@@ -412,7 +338,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
     return counts;
   }
 
-  private assertOpen(): void {
+  protected assertOpen(): void {
     if (this.closed) throw new DelayQError('QUEUE_CLOSED', 'the memory store is closed');
   }
 }

@@ -1,8 +1,9 @@
 /** The memory store's push subscriptions: one record per topic, listed in topic order. */
 import type { PushSubscription } from '../../core/push.js';
 import { byTopic } from '../push-subscription-codec.js';
+import type { PushSubscriptionPart } from '../shared/record-roles.js';
 
-export class MemoryPushSubscriptions {
+export class MemoryPushSubscriptions implements PushSubscriptionPart {
   private readonly byTopic = new Map<string, PushSubscription>();
 
   put(subscription: PushSubscription): void {

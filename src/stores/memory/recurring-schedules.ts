@@ -7,9 +7,10 @@
 import type { ScheduleSwap } from '../../core/ports/index.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
+import type { SchedulePart } from '../shared/record-roles.js';
 import { SchedulesVersion } from '../shared/schedules-version.js';
 
-export class MemorySchedules {
+export class MemorySchedules implements SchedulePart {
   private readonly byId = new Map<string, { record: ScheduleRecord; text: string }>();
   private readonly version = new SchedulesVersion();
 
@@ -20,7 +21,7 @@ export class MemorySchedules {
 
   putNew(records: readonly ScheduleRecord[]): (ScheduleRecord | null)[] {
     const answers = records.map((record) => {
-      const stored = this.get(record.id);
+      const stored = this.getOne(record.id);
       if (stored === null) this.set(record);
       return stored;
     });
@@ -28,9 +29,8 @@ export class MemorySchedules {
     return answers;
   }
 
-  get(id: string): ScheduleRecord | null {
-    const entry = this.byId.get(id);
-    return entry === undefined ? null : { ...entry.record };
+  get(ids: readonly string[]): (ScheduleRecord | null)[] {
+    return ids.map((id) => this.getOne(id));
   }
 
   list(): ScheduleRecord[] {
@@ -41,7 +41,11 @@ export class MemorySchedules {
     return this.version.delete(this.byId.delete(id));
   }
 
-  swap(swap: ScheduleSwap): boolean {
+  swapAll(swaps: readonly ScheduleSwap[]): boolean[] {
+    return swaps.map((swap) => this.swap(swap));
+  }
+
+  private swap(swap: ScheduleSwap): boolean {
     const entry = this.byId.get(swap.expected.id);
     const swapped = entry !== undefined && entry.text === encodeSchedule(swap.expected);
     if (swapped) this.set(swap.next);
@@ -50,6 +54,11 @@ export class MemorySchedules {
 
   versionToken(): string {
     return this.version.read();
+  }
+
+  private getOne(id: string): ScheduleRecord | null {
+    const entry = this.byId.get(id);
+    return entry === undefined ? null : { ...entry.record };
   }
 
   private set(record: ScheduleRecord): void {

@@ -5,10 +5,11 @@
 import type { PushSubscription } from '../../core/push.js';
 import type { StoredRecordReader } from '../decode-or-warn.js';
 import { encodePushSubscription } from '../push-subscription-codec.js';
+import type { PushSubscriptionPart } from '../shared/record-roles.js';
 import type { RedisClient } from './connection.js';
 import { call, write } from './plain-commands.js';
 
-export class RedisPushSubscriptions {
+export class RedisPushSubscriptions implements PushSubscriptionPart {
   constructor(
     private readonly client: RedisClient,
     /** keys.ts `push`. */

@@ -9,6 +9,7 @@ import type { ScheduleRecord } from '../../core/schedule/model.js';
 import { swapChangesDefinition } from '../../core/schedule/swap.js';
 import type { StoredRecordReader } from '../decode-or-warn.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
+import type { SchedulePart } from '../shared/record-roles.js';
 import { FIRST_SCHEDULES_VERSION } from '../shared/schedules-version.js';
 import { deleteScheduleScript, putNewSchedulesScript, putSchedulesScript, swapScheduleScript } from './schedule-commands.js';
 import type { RedisClient } from './connection.js';
@@ -18,7 +19,7 @@ import { call } from './plain-commands.js';
 /** Schedules per HSCAN page of list: one short reply to parse at a time. */
 const SCHEDULE_SCAN_COUNT = 500;
 
-export class RedisSchedules {
+export class RedisSchedules implements SchedulePart {
   constructor(
     private readonly client: RedisClient,
     private readonly keys: Keyspace,

@@ -22,10 +22,8 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { PushSubscription } from '../../core/push.js';
-import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, ScheduleSwap, SharedDispatch, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
 import { RedisDueHistogram } from './due-histogram.js';
@@ -43,6 +41,7 @@ import type { ShardLeases } from '../shared/shard-leases.js';
 import type { Subscriber } from './subscriber.js';
 import { RedisTaskInspection } from './task-inspection.js';
 import { RedisTaskOps } from './task-ops.js';
+import { StoredRecordRoles } from '../shared/record-roles.js';
 
 /** Everything the store is made of, each part complete (index.ts builds them in order). */
 export interface RedisStoreParts {
@@ -62,7 +61,7 @@ export interface RedisStoreParts {
   readonly keeper: LeaseKeeper;
 }
 
-export class RedisStore implements TaskStore, SharedDispatch {
+export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDispatch {
   readonly description: string;
   readonly horizonMs: number;
   /** Several processes share a Redis namespace: this store coordinates them itself. */
@@ -74,10 +73,11 @@ export class RedisStore implements TaskStore, SharedDispatch {
   private readonly tasks: RedisTaskOps;
   private readonly inspection: RedisTaskInspection;
   private readonly histogram: RedisDueHistogram;
-  private readonly pushSubscriptions: RedisPushSubscriptions;
-  private readonly schedules: RedisSchedules;
+  protected readonly pushSubscriptionPart: RedisPushSubscriptions;
+  protected readonly schedulePart: RedisSchedules;
 
   constructor(private readonly parts: RedisStoreParts) {
+    super();
     const { client, keys } = parts;
     this.client = client;
     this.description = parts.description;
@@ -86,8 +86,8 @@ export class RedisStore implements TaskStore, SharedDispatch {
     const reader = new StoredRecordReader(this.description, parts.logger);
     this.inspection = new RedisTaskInspection(client, keys);
     this.histogram = new RedisDueHistogram(client, keys);
-    this.pushSubscriptions = new RedisPushSubscriptions(client, keys.push, reader);
-    this.schedules = new RedisSchedules(client, keys, reader);
+    this.pushSubscriptionPart = new RedisPushSubscriptions(client, keys.push, reader);
+    this.schedulePart = new RedisSchedules(client, keys, reader);
   }
 
   // ---------------------------------------------------------------------------------
@@ -192,81 +192,6 @@ export class RedisStore implements TaskStore, SharedDispatch {
   }
 
   // ---------------------------------------------------------------------------------
-  // Push subscriptions and recurring schedules: hashes in the meta slot
-  // (push-subscriptions.ts, recurring-schedules.ts).
-
-  async putPushSubscription(subscription: PushSubscription): Promise<void> {
-    this.assertOpen();
-    await this.pushSubscriptions.put(subscription);
-  }
-
-  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
-    this.assertOpen();
-    return this.pushSubscriptions.get(topic);
-  }
-
-  async listPushSubscriptions(): Promise<PushSubscription[]> {
-    this.assertOpen();
-    return this.pushSubscriptions.list();
-  }
-
-  async deletePushSubscription(topic: string): Promise<boolean> {
-    this.assertOpen();
-    return this.pushSubscriptions.delete(topic);
-  }
-
-  async putSchedule(record: ScheduleRecord): Promise<void> {
-    this.assertOpen();
-    await this.schedules.putAll([record]);
-  }
-
-  async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
-    this.assertOpen();
-    await this.schedules.putAll(records);
-  }
-
-  async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    return this.schedules.putNew(records);
-  }
-
-  async getSchedule(id: string): Promise<ScheduleRecord | null> {
-    this.assertOpen();
-    const [schedule] = await this.schedules.get([id]);
-    return schedule ?? null;
-  }
-
-  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    return this.schedules.get(ids);
-  }
-
-  async listSchedules(): Promise<ScheduleRecord[]> {
-    this.assertOpen();
-    return this.schedules.list();
-  }
-
-  async deleteSchedule(id: string): Promise<boolean> {
-    this.assertOpen();
-    return this.schedules.delete(id);
-  }
-
-  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
-    const [swapped] = await this.swapSchedules([{ expected, next }]);
-    return swapped === true;
-  }
-
-  async swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
-    this.assertOpen();
-    return this.schedules.swapAll(swaps);
-  }
-
-  async schedulesVersion(): Promise<string> {
-    this.assertOpen();
-    return this.schedules.versionToken();
-  }
-
-  // ---------------------------------------------------------------------------------
   // Shared dispatch
 
   async promote(refs: readonly TimerRef[], now: number): Promise<void> {
@@ -306,7 +231,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
     await this.client.quit().catch(() => this.client.disconnect());
   }
 
-  private assertOpen(): void {
+  protected assertOpen(): void {
     if (this.closed) throw new DelayQError('QUEUE_CLOSED', `the redis store (${this.description}) is closed`);
   }
 

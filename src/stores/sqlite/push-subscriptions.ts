@@ -6,10 +6,11 @@
 import type { PushSubscription } from '../../core/push.js';
 import type { StoredRecordReader } from '../decode-or-warn.js';
 import { encodePushSubscription } from '../push-subscription-codec.js';
+import type { PushSubscriptionPart } from '../shared/record-roles.js';
 import type { SubmitWrite } from './group-commit.js';
 import type { Statements } from './statements.js';
 
-export class SqlitePushSubscriptions {
+export class SqlitePushSubscriptions implements PushSubscriptionPart {
   constructor(
     private readonly sql: Statements,
     private readonly write: SubmitWrite,

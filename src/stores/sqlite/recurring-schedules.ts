@@ -9,13 +9,14 @@ import type { ScheduleSwap } from '../../core/ports/index.js';
 import type { ScheduleRecord } from '../../core/schedule/model.js';
 import type { StoredRecordReader } from '../decode-or-warn.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
+import type { SchedulePart } from '../shared/record-roles.js';
 import { SchedulesVersion } from '../shared/schedules-version.js';
 import type { SubmitWrite } from './group-commit.js';
 import type { Statements } from './statements.js';
 
 type ScheduleRow = readonly [id: string, text: string, updatedAt: number];
 
-export class SqliteSchedules {
+export class SqliteSchedules implements SchedulePart {
   private readonly version = new SchedulesVersion();
 
   constructor(
@@ -41,7 +42,7 @@ export class SqliteSchedules {
     return this.write(rows.length, () => {
       const answers = rows.map((row): ScheduleRecord | null => {
         if (this.sql.putNewSchedule.run(...row).changes > 0) return null;
-        const existing = this.get(row[0]);
+        const existing = this.getOne(row[0]);
         if (existing !== null) return existing;
         // Stored but unreadable, which reads as no schedule: set again, as an upsert would.
         this.sql.putSchedule.run(...row);
@@ -52,7 +53,11 @@ export class SqliteSchedules {
     });
   }
 
-  get(id: string): ScheduleRecord | null {
+  get(ids: readonly string[]): (ScheduleRecord | null)[] {
+    return ids.map((id) => this.getOne(id));
+  }
+
+  private getOne(id: string): ScheduleRecord | null {
     const json = this.sql.getSchedule.get(id);
     return json === undefined ? null : this.reader.schedule(id, json);
   }

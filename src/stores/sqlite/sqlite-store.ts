@@ -10,7 +10,6 @@
 import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
-import type { PushSubscription } from '../../core/push.js';
 import { statsOfCounters } from '../../core/task/counter-deltas.js';
 import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
@@ -18,8 +17,7 @@ import { makeReceipt } from '../../core/task/lifecycle.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, ScheduleSwap, StoreStats, TaskStore } from '../../core/ports/index.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -28,13 +26,14 @@ import { TaskInserter } from './inserts.js';
 import { Parking } from './parking.js';
 import { SqlitePushSubscriptions } from './push-subscriptions.js';
 import { SqliteSchedules } from './recurring-schedules.js';
+import { StoredRecordRoles } from '../shared/record-roles.js';
 import { backoffOf, dueRef, runRef, toRecord } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
 const PURGE_BATCH = 1_000;
 
-export class SqliteStore implements TaskStore {
+export class SqliteStore extends StoredRecordRoles implements TaskStore {
   readonly description: string;
   /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
   readonly shared = null;
@@ -45,8 +44,8 @@ export class SqliteStore implements TaskStore {
   private readonly parking: Parking;
   private readonly inserter: TaskInserter;
   private readonly bucketFor = (runAt: number): number | null => this.parking.bucketFor(runAt);
-  private readonly pushSubscriptions: SqlitePushSubscriptions;
-  private readonly schedules: SqliteSchedules;
+  protected readonly pushSubscriptionPart: SqlitePushSubscriptions;
+  protected readonly schedulePart: SqliteSchedules;
   private closed = false;
 
   constructor(
@@ -56,6 +55,7 @@ export class SqliteStore implements TaskStore {
     clock: Clock,
     private readonly logger: Logger = silentLogger,
   ) {
+    super();
     this.description = `sqlite:${path}`;
     this.db = connection.db;
     this.sql = prepareStatements(this.db);
@@ -81,8 +81,8 @@ export class SqliteStore implements TaskStore {
     });
     const reader = new StoredRecordReader(this.description, logger, { path });
     const write = this.write.bind(this);
-    this.pushSubscriptions = new SqlitePushSubscriptions(this.sql, write, reader);
-    this.schedules = new SqliteSchedules(this.sql, write, reader);
+    this.pushSubscriptionPart = new SqlitePushSubscriptions(this.sql, write, reader);
+    this.schedulePart = new SqliteSchedules(this.sql, write, reader);
   }
 
   // ---------------------------------------------------------------------------------
@@ -317,73 +317,6 @@ export class SqliteStore implements TaskStore {
     return deleted;
   }
 
-  // ---------------------------------------------------------------------------------
-  // Push subscriptions and recurring schedules: parts of their own (push-subscriptions.ts,
-  // recurring-schedules.ts), writing through the group commit.
-
-  putPushSubscription(subscription: PushSubscription): Promise<void> {
-    return this.pushSubscriptions.put(subscription);
-  }
-
-  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
-    this.assertOpen();
-    return this.pushSubscriptions.get(topic);
-  }
-
-  async listPushSubscriptions(): Promise<PushSubscription[]> {
-    this.assertOpen();
-    return this.pushSubscriptions.list();
-  }
-
-  deletePushSubscription(topic: string): Promise<boolean> {
-    return this.pushSubscriptions.delete(topic);
-  }
-
-  putSchedule(record: ScheduleRecord): Promise<void> {
-    return this.schedules.putAll([record]);
-  }
-
-  putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
-    return records.length === 0 ? Promise.resolve() : this.schedules.putAll(records);
-  }
-
-  putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
-    return records.length === 0 ? Promise.resolve([]) : this.schedules.putNew(records);
-  }
-
-  async getSchedule(id: string): Promise<ScheduleRecord | null> {
-    this.assertOpen();
-    return this.schedules.get(id);
-  }
-
-  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    return ids.map((id) => this.schedules.get(id));
-  }
-
-  async listSchedules(): Promise<ScheduleRecord[]> {
-    this.assertOpen();
-    return this.schedules.list();
-  }
-
-  deleteSchedule(id: string): Promise<boolean> {
-    return this.schedules.delete(id);
-  }
-
-  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
-    const [swapped] = await this.schedules.swapAll([{ expected, next }]);
-    return swapped === true;
-  }
-
-  swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
-    return this.schedules.swapAll(swaps);
-  }
-
-  async schedulesVersion(): Promise<string> {
-    this.assertOpen();
-    return this.schedules.versionToken();
-  }
-
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -418,7 +351,7 @@ export class SqliteStore implements TaskStore {
     return this.writer.submit(Math.max(1, weight), apply, oneStatement);
   }
 
-  private assertOpen(): void {
+  protected assertOpen(): void {
     if (this.closed) throw closedError(this.path);
   }
 }
