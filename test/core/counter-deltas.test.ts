@@ -45,6 +45,17 @@ describe('counter deltas', () => {
     );
   });
 
+  it('apply in place exactly as listed', () => {
+    for (const from of SIDES)
+      for (const to of SIDES) {
+        const counts = { pending: 5, reserved: 5, completed: 5, dead: 5, cancelled: 5 };
+        const expected = { ...counts };
+        for (const { state, n } of stateDeltas(from, to)) expected[state] += 2 * n;
+        applyStateDeltas(counts, from, to, 2);
+        assert.deepEqual(counts, expected, `${from} -> ${to}`);
+      }
+  });
+
   it('merge as one batch would have summed them', () => {
     const a = new CounterTally();
     const b = new CounterTally();
