@@ -100,19 +100,3 @@ function isFiniteNumber(value: unknown): value is number {
 function isNumberOrNull(value: unknown): boolean {
   return value === null || isFiniteNumber(value);
 }
-
-/**
- * Decodes stored schedules, leaving out a text that is not a schedule (`decode` answers
- * null and the store logs it).
- */
-export function decodeSchedules(
-  entries: Iterable<readonly [string, string]>,
-  decode: (id: string, text: string) => ScheduleRecord | null,
-): ScheduleRecord[] {
-  const schedules: ScheduleRecord[] = [];
-  for (const [id, text] of entries) {
-    const schedule = decode(id, text);
-    if (schedule !== null) schedules.push(schedule);
-  }
-  return schedules;
-}

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decideDefer, decideFailure, decideMove, EXPIRED_ERROR } from '../../src/core/task/decide.js';
+import { decideDefer, decideFailure, decideMove, deferrableOr, EXPIRED_ERROR, movableOr } from '../../src/core/task/decide.js';
 import { nextState, type TaskEvent } from '../../src/core/task/lifecycle.js';
 import { TASK_STATES, type TaskState } from '../../src/core/task/model.js';
 
@@ -58,4 +58,22 @@ describe('decideFailure', () => {
   });
 
   it('says not_found without a task', () => assert.deepEqual(decideFailure(undefined, true, 0, { kind: 'expire' }), { status: 'not_found' }));
+});
+
+describe('movableOr and deferrableOr', () => {
+  it('hand back the task itself where the decider says go, else what the caller is told', () => {
+    for (const event of EVENTS) {
+      assert.equal(movableOr(undefined, event, 'refused'), 'not_found');
+      for (const state of TASK_STATES) {
+        const found = { state };
+        assert.equal(movableOr(found, event, 'refused'), nextState(state, event) === undefined ? 'refused' : found, `${event} from ${state}`);
+      }
+    }
+    assert.equal(deferrableOr(undefined, true), 'not_found');
+    for (const state of TASK_STATES)
+      for (const holds of [true, false]) {
+        const found = { state };
+        assert.equal(deferrableOr(found, holds), state === 'reserved' && holds ? found : 'stale');
+      }
+  });
 });

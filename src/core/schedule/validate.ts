@@ -17,7 +17,6 @@ import type { BackoffPolicy } from '../task/model.js';
 import {
   DEFAULT_LIMITS,
   DEFAULT_TASK_DEFAULTS,
-  serializePayload,
   validateBackoff,
   validateId,
   validateIntOption,
@@ -25,6 +24,7 @@ import {
   type Limits,
   type TaskDefaults,
 } from '../task/validate.js';
+import { serializePayload } from '../task/payload.js';
 import { parseTime, type TimeInput } from '../time.js';
 import {
   DEFAULT_MISFIRE,

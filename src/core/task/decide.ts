@@ -63,3 +63,19 @@ export function decideDefer(state: TaskState | undefined, holds: boolean): 'go' 
   if (state === undefined) return 'not_found';
   return state === 'reserved' && holds ? 'go' : 'stale';
 }
+
+/**
+ * decideMove on what a store read (undefined: no such task): the task itself when `event`
+ * may move it, else what the caller is told. A store writes `if (typeof t === 'string')
+ * return t;` and goes on with the task narrowed.
+ */
+export function movableOr<T extends { readonly state: TaskState }, R extends string>(task: T | undefined, event: TaskEvent, refused: R): T | 'not_found' | R {
+  const decision = decideMove(task?.state, event, refused);
+  return decision === 'go' ? task! : decision;
+}
+
+/** decideDefer on what a store read, in the same form as movableOr. */
+export function deferrableOr<T extends { readonly state: TaskState }>(task: T | undefined, holds: boolean): T | 'not_found' | 'stale' {
+  const decision = decideDefer(task?.state, holds);
+  return decision === 'go' ? task! : decision;
+}

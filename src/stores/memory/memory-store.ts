@@ -3,51 +3,21 @@
  * reference implementation of the store port (simple enough to read against the
  * contract) and the fastest store for tests, benchmarks and caches of short-lived work.
  */
-import type { PushSubscription } from '../../core/push.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
-import { byId, encodeSchedule } from '../schedule-codec.js';
-import { randomBytes } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
-import { decideDefer, decideFailure, decideMove, type FailureCause } from '../../core/task/decide.js';
-import { makeReceipt, nextState, type TaskEvent } from '../../core/task/lifecycle.js';
+import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-deltas.js';
+import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import { type AckOutcome, type AckRequest, type CancelDeadOutcome, type CancelOutcome, type DeferOutcome, type DueCursor, type DueHistogram, type DueHistogramQuery, type HomedRunRef, type StoreNackOptions, type NackOutcome, type ListFilter, type RescheduleOutcome, type RetryDeadOutcome, type RunTimerHandle, type ScheduleOutcome, type ScheduleSwap, type StoreStats, type TaskStore, type TimerHome, type SharedDispatch, type TimerHomes } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
-import { DUE_HISTOGRAM_GRAIN_MS } from '../../core/due-histogram.js';
-import { swapChangesDefinition } from '../../core/schedule/swap.js';
+import { addDue, dropDue, DueMinutes } from './due-minutes.js';
+import { MemoryPushSubscriptions } from './push-subscriptions.js';
+import { MemoryReceipts } from './receipts.js';
+import { MemorySchedules } from './recurring-schedules.js';
+import { runRef, type StoredTask } from './stored-task.js';
+import { StoredRecordRoles } from '../shared/record-roles.js';
 
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-/**
- * A task as the store keeps it. The reservation is held as numbers, not as a receipt
- * string and a nullable time: a task lives long (in V8's old generation) while a
- * receipt is new on every delivery, and each such old-to-new pointer is work for every
- * young-generation collection; at 100,000 deliveries a second that was most of the
- * collector's pause. The receipt string is rebuilt from the numbers when asked for.
- */
-interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>>, TimerHome {
-  seq: number;
-  /** The counters of the task's topic, held here so a state change needs no map lookup. */
-  counts: Record<TaskState, number>;
-  /** The topic's pending tasks by minute of runAt (dueHistogram), held here like counts. */
-  dueMinutes: Map<number, number>;
-  /**
-   * The current reservation's serial number; 0 when never reserved. Kept when the task is
-   * acked (a completed task remembers the reservation that completed it, so the same ack
-   * sent again answers 'acked'); cleared when an attempt fails. Only a `reserved` task
-   * has a current receipt.
-   */
-  reservation: number;
-  /** When the current reservation runs out; NaN when not reserved (always a number). */
-  reservedUntil: number;
-  /**
-   * The engine's run timer for this task (TimerHomes): kept on the task, so scheduling and
-   * firing a timer need no map by id (a delete from a map of every pending timer was the
-   * largest single cost of a delivery).
-   */
-  runTimer: RunTimerHandle | undefined;
-}
-
-export class MemoryStore implements TaskStore, TimerHomes {
+export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHomes {
   readonly description = 'memory';
   readonly horizonMs = Number.POSITIVE_INFINITY;
   readonly shared: SharedDispatch | null = null;
@@ -63,21 +33,12 @@ export class MemoryStore implements TaskStore, TimerHomes {
    */
   private readonly reservedSlots = new Array<StoredTask | undefined>(RESERVED_SLOTS).fill(undefined);
   private readonly counts = new Map<string, Record<TaskState, number>>();
-  /**
-   * Per topic, the pending tasks by minute of runAt: what dueHistogram counts from, so its
-   * cost is a lookup per minute asked per topic, not a pass over every task. Kept exact on
-   * every move into and out of pending (a map add each: schedule, reserve, cancel...).
-   */
-  private readonly dueMinutes = new Map<string, Map<number, number>>();
+  private readonly dueMinutes = new DueMinutes();
+  private readonly receipts = new MemoryReceipts();
+  protected readonly pushSubscriptionPart = new MemoryPushSubscriptions();
+  protected readonly schedulePart = new MemorySchedules();
   private nextSeq = 1;
-  private receipts = 0;
-  private readonly nonce = randomBytes(6).toString('base64url');
   private closed = false;
-  private readonly pushSubscriptions = new Map<string, PushSubscription>();
-  /** Each schedule with its text (schedule-codec.ts), which swapSchedule compares as the durable stores do. */
-  private readonly schedules = new Map<string, { record: ScheduleRecord; text: string }>();
-  /** schedulesVersion: counts the changes another reader would have to re-read. */
-  private schedulesChanged = 0;
 
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     this.assertOpen();
@@ -103,12 +64,12 @@ export class MemoryStore implements TaskStore, TimerHomes {
         reservedUntil: Number.NaN,
         seq: this.nextSeq++,
         counts: this.topicCounts(task.topic),
-        dueMinutes: this.topicDueMinutes(task.topic),
+        dueMinutes: this.dueMinutes.ofTopic(task.topic),
         runTimer: undefined,
       };
       this.tasks.set(task.id, stored);
-      stored.counts.pending++;
-      addDue(stored);
+      applyStateDeltas(stored.counts, null, 'pending');
+      addDue(stored.dueMinutes, stored.runAt);
       return { id: task.id, runAt: task.runAt, created: true, ref: runRef(stored) };
     });
     return outcomes;
@@ -125,22 +86,18 @@ export class MemoryStore implements TaskStore, TimerHomes {
   }
 
   private cancelOne(id: string, now: number): CancelOutcome {
-    const task = this.tasks.get(id);
-    const decision = decideMove(task?.state, 'cancel', 'not_pending');
-    if (decision !== 'go') return decision;
-    this.apply(task!, 'cancel', now);
+    const task = movableOr(this.tasks.get(id), 'cancel', 'not_pending');
+    if (typeof task === 'string') return task;
+    this.apply(task, 'cancel', now);
     return 'cancelled';
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     this.assertOpen();
-    const task = this.tasks.get(id);
-    const decision = decideMove(task?.state, 'reschedule', 'not_pending');
-    if (decision !== 'go' || task === undefined) return { status: decision === 'go' ? 'not_found' : decision };
+    const task = movableOr(this.tasks.get(id), 'reschedule', 'not_pending');
+    if (typeof task === 'string') return { status: task };
     this.apply(task, 'reschedule', now);
-    task.runAt = runAt;
-    addDue(task);
-    return { status: 'rescheduled', ref: runRef(task) };
+    return { status: 'rescheduled', ref: this.pendingAt(task, runAt) };
   }
 
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
@@ -187,7 +144,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
     if (task.state !== 'pending' || task.runAt > now) return;
     this.apply(task, 'reserve', now);
     task.attempts++;
-    task.reservation = ++this.receipts;
+    task.reservation = this.receipts.next();
     this.reservedSlots[task.reservation & (RESERVED_SLOTS - 1)] = task;
     task.reservedUntil = now + (ttrMs ?? task.ttrMs);
     reserved.push({
@@ -197,7 +154,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
       runAt: task.runAt,
       attempts: task.attempts,
       maxAttempts: task.maxAttempts,
-      receipt: this.receiptOf(task),
+      receipt: this.receipts.receiptOf(task),
       reservedUntil: task.reservedUntil,
       url: task.url,
     });
@@ -205,15 +162,15 @@ export class MemoryStore implements TaskStore, TimerHomes {
 
   async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
     this.assertOpen();
-    const task = this.tasks.get(id);
-    const decision = decideDefer(task?.state, task !== undefined && this.holds(task, receipt));
-    if (decision !== 'go' || task === undefined) return { status: decision === 'go' ? 'not_found' : decision };
+    const found = this.tasks.get(id);
+    const task = deferrableOr(found, found !== undefined && this.receipts.holds(found, receipt));
+    if (typeof task === 'string') return { status: task };
     this.apply(task, 'defer', now);
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
     task.attempts--;
-    task.runAt = runAt;
-    return { status: 'deferred', ref: runRef(task) };
+    // Counted by its minute like every task made pending (dueHistogram missed deferred ones).
+    return { status: 'deferred', ref: this.pendingAt(task, runAt) };
   }
 
   async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
@@ -229,11 +186,11 @@ export class MemoryStore implements TaskStore, TimerHomes {
   }
 
   private ackOne(id: string, receipt: string, now: number): AckOutcome {
-    const reservation = this.reservationIn(receipt);
+    const reservation = this.receipts.reservationIn(receipt);
     const slotted = this.reservedSlots[reservation & (RESERVED_SLOTS - 1)];
     const task = slotted !== undefined && slotted.id === id ? slotted : this.tasks.get(id);
     if (!task) return 'not_found';
-    if (!this.holds(task, receipt, reservation)) return this.completedBy(task, receipt, reservation) ? 'acked' : 'stale';
+    if (!this.receipts.holds(task, receipt, reservation)) return this.receipts.completedBy(task, receipt, reservation) ? 'acked' : 'stale';
     this.apply(task, 'ack', now);
     // The reservation number stays: it names the receipt that completed the task.
     task.reservedUntil = Number.NaN;
@@ -267,61 +224,29 @@ export class MemoryStore implements TaskStore, TimerHomes {
 
   async stats(): Promise<StoreStats> {
     this.assertOpen();
-    const byState = zeroCounts();
-    const byTopic: Record<string, Partial<Record<TaskState, number>>> = {};
-    for (const [topic, counts] of this.counts) {
-      const topicCounts: Partial<Record<TaskState, number>> = {};
-      for (const state of TASK_STATES) {
-        if (counts[state] === 0) continue;
-        topicCounts[state] = counts[state];
-        byState[state] += counts[state];
-      }
-      if (Object.keys(topicCounts).length > 0) byTopic[topic] = topicCounts;
-    }
-    return { byState, byTopic };
+    return statsOfCounters([...this.counts].flatMap(([topic, counts]) => TASK_STATES.map((state) => ({ topic, state, n: counts[state] }))));
   }
 
   async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
     this.assertOpen();
-    const { from, to, bucketMs, topic } = query;
-    const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
-    const maps = topic === undefined ? [...this.dueMinutes.values()] : [this.dueMinutes.get(topic)].filter((m) => m !== undefined);
-    const first = Math.floor(from / DUE_HISTOGRAM_GRAIN_MS);
-    const end = Math.ceil(to / DUE_HISTOGRAM_GRAIN_MS);
-    for (const minutes of maps) {
-      // Whichever is smaller: the minutes asked, or the minutes the topic has tasks in.
-      if (end - first <= minutes.size) {
-        for (let minute = first; minute < end; minute++) {
-          const n = minutes.get(minute);
-          if (n !== undefined) counts[Math.floor((minute * DUE_HISTOGRAM_GRAIN_MS - from) / bucketMs)]! += n;
-        }
-      } else {
-        for (const [minute, n] of minutes)
-          if (minute >= first && minute < end) counts[Math.floor((minute * DUE_HISTOGRAM_GRAIN_MS - from) / bucketMs)]! += n;
-      }
-    }
-    return { counts, coveredUntil: to };
+    return this.dueMinutes.histogram(query);
   }
 
   async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
     this.assertOpen();
-    const task = this.tasks.get(id);
-    const decision = decideMove(task?.state, 'cancelDead', 'not_dead');
-    if (decision !== 'go') return decision;
-    this.apply(task!, 'cancelDead', now);
+    const task = movableOr(this.tasks.get(id), 'cancelDead', 'not_dead');
+    if (typeof task === 'string') return task;
+    this.apply(task, 'cancelDead', now);
     return 'cancelled';
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
-    const task = this.tasks.get(id);
-    const decision = decideMove(task?.state, 'retryDead', 'not_dead');
-    if (decision !== 'go' || task === undefined) return { status: decision === 'go' ? 'not_found' : decision };
+    const task = movableOr(this.tasks.get(id), 'retryDead', 'not_dead');
+    if (typeof task === 'string') return { status: task };
     this.apply(task, 'retryDead', now);
     task.attempts = 0;
-    task.runAt = runAt;
-    addDue(task);
-    return { status: 'retried', ref: runRef(task) };
+    return { status: 'retried', ref: this.pendingAt(task, runAt) };
   }
 
   async purge(before: number, limit: number): Promise<number> {
@@ -331,146 +256,19 @@ export class MemoryStore implements TaskStore, TimerHomes {
       if (deleted >= limit) break;
       if ((task.state === 'completed' || task.state === 'cancelled') && task.updatedAt < before) {
         this.tasks.delete(task.id);
-        task.counts[task.state]--;
+        applyStateDeltas(task.counts, task.state, null);
         deleted++;
       }
     }
     return deleted;
   }
 
-  // ---------------------------------------------------------------------------------
-  // Push subscriptions
-
-  async putPushSubscription(subscription: PushSubscription): Promise<void> {
-    this.assertOpen();
-    this.pushSubscriptions.set(subscription.topic, subscription);
-  }
-
-  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
-    this.assertOpen();
-    return this.pushSubscriptions.get(topic) ?? null;
-  }
-
-  async listPushSubscriptions(): Promise<PushSubscription[]> {
-    this.assertOpen();
-    return [...this.pushSubscriptions.values()].sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
-  }
-
-  async deletePushSubscription(topic: string): Promise<boolean> {
-    this.assertOpen();
-    return this.pushSubscriptions.delete(topic);
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Recurring schedules
-
-  async putSchedule(record: ScheduleRecord): Promise<void> {
-    this.assertOpen();
-    this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
-    this.schedulesChanged++;
-  }
-
-  async getSchedule(id: string): Promise<ScheduleRecord | null> {
-    this.assertOpen();
-    const entry = this.schedules.get(id);
-    return entry === undefined ? null : { ...entry.record };
-  }
-
-  async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
-    this.assertOpen();
-    for (const record of records) this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
-    if (records.length > 0) this.schedulesChanged++;
-  }
-
-  async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    const answers = records.map((record) => {
-      const entry = this.schedules.get(record.id);
-      if (entry !== undefined) return { ...entry.record };
-      this.schedules.set(record.id, { record: { ...record }, text: encodeSchedule(record) });
-      return null;
-    });
-    if (answers.includes(null)) this.schedulesChanged++;
-    return answers;
-  }
-
-  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    return ids.map((id) => {
-      const entry = this.schedules.get(id);
-      return entry === undefined ? null : { ...entry.record };
-    });
-  }
-
-  async listSchedules(): Promise<ScheduleRecord[]> {
-    this.assertOpen();
-    return [...this.schedules.values()].map((e) => ({ ...e.record })).sort(byId);
-  }
-
-  async deleteSchedule(id: string): Promise<boolean> {
-    this.assertOpen();
-    const deleted = this.schedules.delete(id);
-    if (deleted) this.schedulesChanged++;
-    return deleted;
-  }
-
-  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
-    this.assertOpen();
-    return this.swapOne({ expected, next });
-  }
-
-  async swapSchedules(swaps: readonly { expected: ScheduleRecord; next: ScheduleRecord }[]): Promise<boolean[]> {
-    this.assertOpen();
-    return swaps.map((s) => this.swapOne(s));
-  }
-
-  async schedulesVersion(): Promise<string> {
-    this.assertOpen();
-    return String(this.schedulesChanged);
-  }
-
-  private swapOne(swap: ScheduleSwap): boolean {
-    const { expected, next } = swap;
-    const entry = this.schedules.get(expected.id);
-    if (entry === undefined || entry.text !== encodeSchedule(expected)) return false;
-    this.schedules.set(next.id, { record: { ...next }, text: encodeSchedule(next) });
-    if (swapChangesDefinition(swap)) this.schedulesChanged++;
-    return true;
-  }
-
   async close(): Promise<void> {
     this.closed = true;
   }
 
-  /**
-   * True when `receipt` names the task's current reservation. A receipt is
-   * `<attempts>.<nonce><reservation in base 36>` (see receiptOf); it is read in place, so an
-   * ack allocates nothing. Only the canonical spelling matches (no leading zeros).
-   */
-  private holds(task: StoredTask, receipt: string, reservation = this.reservationIn(receipt)): boolean {
-    if (task.state !== 'reserved' || reservation !== task.reservation) return false;
-    return parseCanonical(receipt, 0, receipt.indexOf('.'), 10) === task.attempts;
-  }
-
-  /** True when `receipt` is the one whose ack completed the task (an ack sent again). */
-  private completedBy(task: StoredTask, receipt: string, reservation: number): boolean {
-    if (task.state !== 'completed' || task.reservation === 0 || reservation !== task.reservation) return false;
-    return parseCanonical(receipt, 0, receipt.indexOf('.'), 10) === task.attempts;
-  }
-
-  /** The reservation number a receipt of this store names, or NaN (not ours, or malformed). */
-  private reservationIn(receipt: string): number {
-    const dot = receipt.indexOf('.');
-    if (dot <= 0 || !receipt.startsWith(this.nonce, dot + 1)) return Number.NaN;
-    return parseCanonical(receipt, dot + 1 + this.nonce.length, receipt.length, 36);
-  }
-
-  private receiptOf(task: StoredTask): string | null {
-    return task.state !== 'reserved' ? null : makeReceipt(task.attempts, this.nonce + task.reservation.toString(36));
-  }
-
   private ttrRef(task: StoredTask): TimerRef {
-    return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'ttr', dueAt: task.reservedUntil, seq: task.seq, receipt: this.receiptOf(task) };
+    return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'ttr', dueAt: task.reservedUntil, seq: task.seq, receipt: this.receipts.receiptOf(task) };
   }
 
   private publicRecord(task: StoredTask): TaskRecord {
@@ -486,7 +284,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
       backoff: task.backoff,
       createdAt: task.createdAt,
       updatedAt: task.updatedAt,
-      receipt: this.receiptOf(task),
+      receipt: this.receipts.receiptOf(task),
       reservedUntil: task.state !== 'reserved' ? null : task.reservedUntil,
       lastError: task.lastError,
       url: task.url,
@@ -495,7 +293,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
 
   private settleFailure(id: string, receipt: string, now: number, cause: FailureCause): NackOutcome {
     const task = this.tasks.get(id);
-    const decision = decideFailure(task, task !== undefined && this.holds(task, receipt), now, cause);
+    const decision = decideFailure(task, task !== undefined && this.receipts.holds(task, receipt), now, cause);
     if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
     // Narrows `task`: a decision to retry or bury was made on a task that exists.
     if (task === undefined) return { status: 'not_found' };
@@ -504,82 +302,46 @@ export class MemoryStore implements TaskStore, TimerHomes {
     task.reservedUntil = Number.NaN;
     task.lastError = decision.error;
     if (decision.status === 'dead') return { status: 'dead' };
-    task.runAt = decision.runAt;
-    addDue(task);
-    return { status: 'retrying', ref: runRef(task) };
+    return { status: 'retrying', ref: this.pendingAt(task, decision.runAt) };
+  }
+
+  /** A task just made pending (again), due at `runAt`: counted by its minute, and its run ref. */
+  private pendingAt(task: StoredTask, runAt: number): TimerRef {
+    task.runAt = runAt;
+    addDue(task.dueMinutes, runAt);
+    return runRef(task);
   }
 
   /**
-   * Moves the task by `event` of the state machine (core/task/lifecycle.ts), with its
-   * counts; a task leaving `reserved` still has its reservation number here. Callers check
-   * first, so a refused transition here is a bug in this store.
+   * Moves the task by `event` of the state machine (core/task/lifecycle.ts), its counters
+   * by the deltas of that move (core/task/counter-deltas.ts); a task leaving `reserved`
+   * still has its reservation number here. Callers check first, so a refused transition
+   * here is a bug in this store.
    */
   private apply(task: StoredTask, event: TaskEvent, now: number): void {
     const state = nextState(task.state, event);
     if (state === undefined) throw new Error(`memory store: ${event} is not a transition from ${task.state} (task ${task.id})`);
     // Leaving pending (a reschedule too: its caller adds the new runAt back).
-    if (task.state === 'pending') dropDue(task);
+    if (task.state === 'pending') dropDue(task.dueMinutes, task.runAt);
     if (task.state === 'reserved') {
       const slot = task.reservation & (RESERVED_SLOTS - 1);
       if (this.reservedSlots[slot] === task) this.reservedSlots[slot] = undefined;
     }
-    task.counts[task.state]--;
-    task.counts[state]++;
+    applyStateDeltas(task.counts, task.state, state);
     task.state = state;
     task.updatedAt = now;
   }
 
-  private topicDueMinutes(topic: string): Map<number, number> {
-    let minutes = this.dueMinutes.get(topic);
-    if (!minutes) this.dueMinutes.set(topic, (minutes = new Map<number, number>()));
-    return minutes;
-  }
-
   private topicCounts(topic: string): Record<TaskState, number> {
     let counts = this.counts.get(topic);
-    if (!counts) this.counts.set(topic, (counts = zeroCounts()));
+    if (!counts) this.counts.set(topic, (counts = { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 }));
     return counts;
   }
 
-  private assertOpen(): void {
+  protected assertOpen(): void {
     if (this.closed) throw new DelayQError('QUEUE_CLOSED', 'the memory store is closed');
   }
 }
 
 /** Slots of the reserved-task table (a power of two): a burst's reservations, in a table that stays in cache (ADR 0019). */
 const RESERVED_SLOTS = 4096;
-
-function zeroCounts(): Record<TaskState, number> {
-  return { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 };
-}
-
-/** The number spelled by text[from, to) in `radix` (digits, then a-z), or NaN. */
-function parseCanonical(text: string, from: number, to: number, radix: 10 | 36): number {
-  if (from >= to || (text.charCodeAt(from) === 48 && to - from > 1)) return Number.NaN;
-  let value = 0;
-  for (let i = from; i < to; i++) {
-    const c = text.charCodeAt(i);
-    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 122 ? c - 87 : 99;
-    if (digit >= radix) return Number.NaN;
-    value = value * radix + digit;
-  }
-  return value;
-}
-
-/** A run ref of this store: its home is the task itself, which reserveRefs also reads. */
-function runRef(task: StoredTask): HomedRunRef {
-  return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
-}
-
-
-function addDue(task: StoredTask): void {
-  const minute = Math.floor(task.runAt / DUE_HISTOGRAM_GRAIN_MS);
-  task.dueMinutes.set(minute, (task.dueMinutes.get(minute) ?? 0) + 1);
-}
-
-function dropDue(task: StoredTask): void {
-  const minute = Math.floor(task.runAt / DUE_HISTOGRAM_GRAIN_MS);
-  const n = task.dueMinutes.get(minute) ?? 0;
-  if (n <= 1) task.dueMinutes.delete(minute);
-  else task.dueMinutes.set(minute, n - 1);
-}

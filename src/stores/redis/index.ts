@@ -10,7 +10,7 @@ import { silentLogger } from '../../core/logger.js';
 import type { Clock, Logger, TaskStore } from '../../core/ports/index.js';
 import { redactUrl } from '../../core/redact.js';
 import type { StoreOptions } from '../open-store.js';
-import { parkedInitScript } from './commands.js';
+import { parkedInitScript } from './parking-commands.js';
 import { assertNoEviction, connect, parseRedisUrl, preloadScripts, type RedisClient, type UrlStoreOptions } from './connection.js';
 import { ConsumerDemand } from '../shared/consumer-demand.js';
 import { KeptTaskReleaser } from './kept-releaser.js';

@@ -8,7 +8,7 @@
  */
 import type { Clock, Logger, TimerToken } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
-import { releaseScript } from './commands.js';
+import { releaseScript } from './dispatch-commands.js';
 import type { RedisClient } from './connection.js';
 import { KeptTasks } from '../shared/kept-tasks.js';
 import type { Keyspace } from './keys.js';

@@ -14,7 +14,7 @@
 import type { Clock, TimerToken } from '../../core/ports/index.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
-import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './commands.js';
+import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './dispatch-commands.js';
 import { shardOf } from '../shared/router.js';
 import type { ShardLeases } from '../shared/shard-leases.js';
 

@@ -21,7 +21,7 @@
  * always correct, so tasks within a bucket of the horizon, moved tasks (reschedule, nack,
  * retryDead) and tasks of a shard whose parkfrom is already past their bucket go there.
  */
-import { unparkScript } from './commands.js';
+import { unparkScript } from './parking-commands.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
 

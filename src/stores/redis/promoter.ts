@@ -9,7 +9,8 @@
 import type { TimerRef } from '../../core/task/model.js';
 import { ShardBatcher } from '../shared/batcher.js';
 import { decodeTask } from './codec.js';
-import { MAX_SCRIPT_BATCH, promoteScript } from './commands.js';
+import { promoteScript } from './dispatch-commands.js';
+import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { ConsumerDemand } from '../shared/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';

@@ -13,7 +13,7 @@
 import type { Logger } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
-import { reserveReadyScript } from './commands.js';
+import { reserveReadyScript } from './dispatch-commands.js';
 import type { ConsumerDemand } from '../shared/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';

@@ -34,7 +34,7 @@ export const MAX_WAIT_TIMEOUT_MS = 60_000;
 
 const settings = new WeakMap<RedisClient, WaitReplicas>();
 
-/** Every later write through `client` (commands.ts, the push subscription writes) waits for replicas. */
+/** Every later write through `client` (script-runner.ts, plain-commands.ts) waits for replicas. */
 export function requireReplicas(client: RedisClient, wait: WaitReplicas): void {
   if (wait.replicas > 0) settings.set(client, wait);
 }

@@ -1,10 +1,13 @@
 import { PARKED_COUNT_GRAIN_MS } from '../../core/due-histogram.js';
+import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import type { TaskState } from '../../core/task/model.js';
+import { CounterTally, type CounterDelta, type StateOrNone } from '../../core/task/counter-deltas.js';
 
 /**
- * Changes to the per-(topic, state) counters made by one write, summed in memory and
- * written once per transaction: a batch of 1,000 schedules costs one counter upsert, not
- * 1,000, and stats() reads a handful of rows however many tasks there are.
+ * Changes to the per-(topic, state) counters made by one write (the deltas of
+ * core/task/counter-deltas.ts), summed in memory and written once per transaction: a batch
+ * of 1,000 schedules costs one counter upsert, not 1,000, and stats() reads a handful of
+ * rows however many tasks there are. Beside them, the parked counts per hour.
  */
 const DAY_MS = 24 * PARKED_COUNT_GRAIN_MS;
 
@@ -16,19 +19,20 @@ export interface ParkedDay {
 }
 
 export class CountDeltas {
-  private readonly deltas = new Map<string, { topic: string; state: TaskState; n: number }>();
+  private readonly tally = new CounterTally();
   private readonly parkedDays = new Map<string, ParkedDay>();
 
-  add(topic: string, state: TaskState, n: number): void {
-    const key = `${state}\u0000${topic}`;
-    const entry = this.deltas.get(key);
-    if (entry) entry.n += n;
-    else this.deltas.set(key, { topic, state, n });
+  /** `times` tasks of `topic` moved from `from` to `to` (null: created, or purged). */
+  moved(topic: string, from: StateOrNone, to: StateOrNone, times = 1): void {
+    this.tally.add(topic, from, to, times);
   }
 
-  move(topic: string, from: TaskState, to: TaskState): void {
-    this.add(topic, from, -1);
-    this.add(topic, to, +1);
+  /** A task of `topic` in `from` moved by `event` of the state machine (core/task/lifecycle.ts). */
+  transition(topic: string, from: TaskState, event: TaskEvent): void {
+    const to = nextState(from, event);
+    // Callers decide first (core/task/decide.ts): a refused transition here is a bug of the store.
+    if (to === undefined) throw new Error(`sqlite store: ${event} is not a transition from ${from}`);
+    this.tally.add(topic, from, to);
   }
 
   /**
@@ -47,7 +51,7 @@ export class CountDeltas {
   }
 
   mergeInto(target: CountDeltas): void {
-    for (const { topic, state, n } of this.deltas.values()) target.add(topic, state, n);
+    this.tally.mergeInto(target.tally);
     for (const { topic, day, hours } of this.parkedDays.values()) for (let h = 0; h < 24; h++) if (hours[h] !== 0) target.addParked(topic, day, h, hours[h]!);
   }
 
@@ -55,7 +59,7 @@ export class CountDeltas {
     return this.parkedDays.values();
   }
 
-  *entries(): IterableIterator<{ readonly topic: string; readonly state: TaskState; readonly n: number }> {
-    for (const entry of this.deltas.values()) if (entry.n !== 0) yield entry;
+  entries(): IterableIterator<CounterDelta> {
+    return this.tally.entries();
   }
 }

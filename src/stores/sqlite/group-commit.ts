@@ -31,6 +31,9 @@ import { CountDeltas } from './count-deltas.js';
 
 export type Apply<T> = (counts: CountDeltas) => T;
 
+/** A write through the group commit, as the store's parts submit one (SqliteStore.write). */
+export type SubmitWrite = <T>(weight: number, apply: Apply<T>, oneStatement?: boolean) => Promise<T>;
+
 interface Entry {
   readonly weight: number;
   /** Writes with one statement at most (after any reads): SQLite undoes a failed statement itself. */

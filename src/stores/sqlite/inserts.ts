@@ -96,7 +96,7 @@ export class TaskInserter {
         const seq = firstSeq + i;
         if (taken === null || taken.has(seq)) {
           if (task.topic !== topic) {
-            if (created > 0) counts.add(topic, 'pending', created);
+            if (created > 0) counts.moved(topic, null, 'pending', created);
             topic = task.topic;
             created = 0;
           }
@@ -110,7 +110,7 @@ export class TaskInserter {
       }
       start += size;
     }
-    if (created > 0) counts.add(topic, 'pending', created);
+    if (created > 0) counts.moved(topic, null, 'pending', created);
     return outcomes;
   }
 

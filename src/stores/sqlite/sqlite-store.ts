@@ -10,32 +10,30 @@
 import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
-import type { PushSubscription } from '../../core/push.js';
-import { decideDefer, decideFailure, decideMove, type FailureCause } from '../../core/task/decide.js';
+import { statsOfCounters } from '../../core/task/counter-deltas.js';
+import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { makeReceipt } from '../../core/task/lifecycle.js';
 import { nextNonce } from '../shared/nonce.js';
-import { decodedOrWarn } from '../decode-or-warn.js';
-import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import { StoredRecordReader } from '../decode-or-warn.js';
+import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
-import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
-import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
-import { type ScheduleSwap } from '../../core/ports/index.js';
-import { inWholeHours, PARKED_COUNT_GRAIN_MS } from '../../core/due-histogram.js';
-import { swapChangesDefinition } from '../../core/schedule/swap.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
+import { sqliteDueHistogram } from './due-histogram.js';
 import { GroupCommit } from './group-commit.js';
 import { TaskInserter } from './inserts.js';
 import { Parking } from './parking.js';
+import { SqlitePushSubscriptions } from './push-subscriptions.js';
+import { SqliteSchedules } from './recurring-schedules.js';
+import { StoredRecordRoles } from '../shared/record-roles.js';
 import { backoffOf, dueRef, runRef, toRecord } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
 const PURGE_BATCH = 1_000;
 
-export class SqliteStore implements TaskStore {
+export class SqliteStore extends StoredRecordRoles implements TaskStore {
   readonly description: string;
   /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
   readonly shared = null;
@@ -46,9 +44,9 @@ export class SqliteStore implements TaskStore {
   private readonly parking: Parking;
   private readonly inserter: TaskInserter;
   private readonly bucketFor = (runAt: number): number | null => this.parking.bucketFor(runAt);
+  protected readonly pushSubscriptionPart: SqlitePushSubscriptions;
+  protected readonly schedulePart: SqliteSchedules;
   private closed = false;
-  /** schedulesVersion: counts the schedule writes another reader would have to re-read. */
-  private schedulesChanged = 0;
 
   constructor(
     private readonly connection: Connection,
@@ -57,6 +55,7 @@ export class SqliteStore implements TaskStore {
     clock: Clock,
     private readonly logger: Logger = silentLogger,
   ) {
+    super();
     this.description = `sqlite:${path}`;
     this.db = connection.db;
     this.sql = prepareStatements(this.db);
@@ -80,6 +79,10 @@ export class SqliteStore implements TaskStore {
       this.parking.record(bucket, seq);
       counts.parked(topic, runAt);
     });
+    const reader = new StoredRecordReader(this.description, logger, { path });
+    const write = this.write.bind(this);
+    this.pushSubscriptionPart = new SqlitePushSubscriptions(this.sql, write, reader);
+    this.schedulePart = new SqliteSchedules(this.sql, write, reader);
   }
 
   // ---------------------------------------------------------------------------------
@@ -119,7 +122,7 @@ export class SqliteStore implements TaskStore {
           this.parking.record(parkBucket, seq);
           counts.parked(task.topic, task.runAt);
         }
-        counts.add(task.topic, 'pending', +1);
+        counts.moved(task.topic, null, 'pending');
         if (task.url !== undefined) this.sql.setUrl.run(task.url, seq);
         return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) }];
       },
@@ -138,19 +141,17 @@ export class SqliteStore implements TaskStore {
   }
 
   private cancelRow(id: string, now: number, counts: CountDeltas): CancelOutcome {
-    const row = this.sql.control.get(id);
-    const decision = decideMove(row?.state, 'cancel', 'not_pending');
-    if (decision !== 'go' || row === undefined) return decision === 'go' ? 'not_found' : decision;
+    const row = movableOr(this.sql.control.get(id), 'cancel', 'not_pending');
+    if (typeof row === 'string') return row;
     this.sql.cancel.run(now, row.seq);
-    counts.move(row.topic, 'pending', 'cancelled');
+    counts.transition(row.topic, row.state, 'cancel');
     return 'cancelled';
   }
 
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     return this.write(1, (): RescheduleOutcome => {
-      const row = this.sql.control.get(id);
-      const decision = decideMove(row?.state, 'reschedule', 'not_pending');
-      if (decision !== 'go' || row === undefined) return { status: decision === 'go' ? 'not_found' : decision };
+      const row = movableOr(this.sql.control.get(id), 'reschedule', 'not_pending');
+      if (typeof row === 'string') return { status: row };
       this.sql.reschedule.run(runAt, runAt, now, row.seq);
       return { status: 'rescheduled', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
@@ -184,12 +185,12 @@ export class SqliteStore implements TaskStore {
       for (const id of ids) {
         const row = this.sql.reserveRead.get(id);
         if (!row || row[2] !== 'pending' || row[3] > now) continue;
-        const [seq, topic, , runAt, previousAttempts, maxAttempts, taskTtrMs, payload, url] = row;
+        const [seq, topic, state, runAt, previousAttempts, maxAttempts, taskTtrMs, payload, url] = row;
         const attempts = previousAttempts + 1;
         const receipt = makeReceipt(attempts, nextNonce());
         const reservedUntil = now + (ttrMs ?? taskTtrMs);
         this.sql.reserve.run(attempts, receipt, reservedUntil, reservedUntil, now, seq);
-        counts.move(topic, 'pending', 'reserved');
+        counts.transition(topic, state, 'reserve');
         reserved.push(url === null ? { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil } : { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil, url });
       }
       return reserved;
@@ -227,7 +228,7 @@ export class SqliteStore implements TaskStore {
       // The ack that completed the task, sent again (its reply was lost): it did succeed.
       return row.state === 'completed' && row.acked_receipt === receipt ? 'acked' : 'stale';
     }
-    counts.move(topic, 'reserved', 'completed');
+    counts.transition(topic, 'reserved', 'ack');
     return 'acked';
   }
 
@@ -241,11 +242,11 @@ export class SqliteStore implements TaskStore {
 
   defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
     return this.write(1, (counts): DeferOutcome => {
-      const row = this.sql.control.get(id);
-      const decision = decideDefer(row?.state, row?.receipt === receipt);
-      if (decision !== 'go' || row === undefined) return { status: decision === 'go' ? 'not_found' : decision };
+      const found = this.sql.control.get(id);
+      const row = deferrableOr(found, found?.receipt === receipt);
+      if (typeof row === 'string') return { status: row };
       this.sql.defer.run(Math.max(0, row.attempts - 1), runAt, runAt, now, row.seq);
-      counts.move(row.topic, 'reserved', 'pending');
+      counts.transition(row.topic, row.state, 'defer');
       return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
   }
@@ -272,63 +273,31 @@ export class SqliteStore implements TaskStore {
 
   async stats(): Promise<StoreStats> {
     this.assertOpen();
-    const byState: Record<TaskState, number> = { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 };
-    const byTopic: Record<string, Partial<Record<TaskState, number>>> = {};
-    for (const { topic, state, n } of this.sql.counts.all()) {
-      if (!TASK_STATES.includes(state)) continue;
-      byState[state] += n;
-      (byTopic[topic] ??= {})[state] = n;
-    }
-    return { byState, byTopic };
+    return statsOfCounters(this.sql.counts.all());
   }
 
-  /**
-   * A range of the index tasks_due, grouped by bucket: it reads the index entries in the
-   * range (and each one's row, for its state and topic), never the rest of the table. Parked
-   * tasks (due beyond the parking frontier, ~18.6 to 37 h ahead) are not in that index but
-   * are counted per hour of runAt in parked_days (0009): buckets of whole hours, from and
-   * to on the hour, count them too and cover the whole range; finer buckets are complete
-   * below the frontier.
-   */
+  /** See due-histogram.ts: an index range, and the parked counts by the hour. */
   async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
     this.assertOpen();
-    const { from, to, bucketMs, topic } = query;
-    const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
-    const rows = topic === undefined ? this.sql.dueBuckets.all(from, bucketMs, from, to) : this.sql.dueBucketsOfTopic.all(from, bucketMs, from, to, topic);
-    for (const { b, n } of rows) counts[b] = n;
-    const indexedUntil = Math.min(to, Math.max(from, this.parking.indexedUntil()));
-    if (!inWholeHours(query)) return { counts, coveredUntil: indexedUntil };
-    const [firstHour, endHour] = [from / PARKED_COUNT_GRAIN_MS, to / PARKED_COUNT_GRAIN_MS];
-    const [firstDay, endDay] = [Math.floor(firstHour / 24), Math.ceil(endHour / 24)];
-    const days = topic === undefined ? this.sql.parkedDays.all(firstDay, endDay) : this.sql.parkedDaysOfTopic.all(firstDay, endDay, topic);
-    for (const row of days) {
-      const day = row[0]!;
-      for (let h = 0; h < 24; h++) {
-        const hour = day * 24 + h;
-        if (row[h + 1] !== 0 && hour >= firstHour && hour < endHour) counts[Math.floor(((hour - firstHour) * PARKED_COUNT_GRAIN_MS) / bucketMs)]! += row[h + 1]!;
-      }
-    }
-    return { counts, coveredUntil: to };
+    return sqliteDueHistogram(this.sql, this.parking, query);
   }
 
   cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
     return this.write(1, (counts): CancelDeadOutcome => {
-      const row = this.sql.control.get(id);
-      const decision = decideMove(row?.state, 'cancelDead', 'not_dead');
-      if (decision !== 'go' || row === undefined) return decision === 'go' ? 'not_found' : decision;
+      const row = movableOr(this.sql.control.get(id), 'cancelDead', 'not_dead');
+      if (typeof row === 'string') return row;
       this.sql.cancelDead.run(now, row.seq);
-      counts.move(row.topic, 'dead', 'cancelled');
+      counts.transition(row.topic, row.state, 'cancelDead');
       return 'cancelled';
     }, true);
   }
 
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     return this.write(1, (counts): RetryDeadOutcome => {
-      const row = this.sql.control.get(id);
-      const decision = decideMove(row?.state, 'retryDead', 'not_dead');
-      if (decision !== 'go' || row === undefined) return { status: decision === 'go' ? 'not_found' : decision };
+      const row = movableOr(this.sql.control.get(id), 'retryDead', 'not_dead');
+      if (typeof row === 'string') return { status: row };
       this.sql.retryDead.run(runAt, runAt, now, row.seq);
-      counts.move(row.topic, 'dead', 'pending');
+      counts.transition(row.topic, row.state, 'retryDead');
       return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
   }
@@ -339,153 +308,13 @@ export class SqliteStore implements TaskStore {
       const batch = Math.min(PURGE_BATCH, limit - deleted);
       const n = await this.write(batch, (counts) => {
         const rows = this.sql.purge.all(before, batch);
-        for (const { topic, state } of rows) counts.add(topic, state, -1);
+        for (const { topic, state } of rows) counts.moved(topic, state, null);
         return rows.length;
       }, true);
       deleted += n;
       if (n < batch) break;
     }
     return deleted;
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Push subscriptions: written through the group commit like any task change, so a put
-  // or delete resolves only once it is as durable as a schedule.
-
-  putPushSubscription(subscription: PushSubscription): Promise<void> {
-    const json = encodePushSubscription(subscription);
-    return this.write(1, () => void this.sql.putPush.run(subscription.topic, json, subscription.updatedAt), true);
-  }
-
-  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
-    this.assertOpen();
-    const json = this.sql.getPush.get(topic);
-    return json === undefined ? null : this.decodePush(topic, json);
-  }
-
-  async listPushSubscriptions(): Promise<PushSubscription[]> {
-    this.assertOpen();
-    const subscriptions: PushSubscription[] = [];
-    for (const [topic, json] of this.sql.listPush.all()) {
-      const subscription = this.decodePush(topic, json);
-      if (subscription !== null) subscriptions.push(subscription);
-    }
-    return subscriptions.sort(byTopic);
-  }
-
-  deletePushSubscription(topic: string): Promise<boolean> {
-    return this.write(1, () => this.sql.deletePush.run(topic).changes > 0, true);
-  }
-
-  /** A row that is not a subscription is skipped, not thrown: one bad row must not stop the pushes of every topic. */
-  private decodePush(topic: string, json: string): PushSubscription | null {
-    return decodedOrWarn(decodePushSubscription(topic, json), 'push subscription', this.description, { path: this.path, topic }, this.logger);
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Recurring schedules: through the group commit, as push subscriptions.
-
-  putSchedule(record: ScheduleRecord): Promise<void> {
-    const json = encodeSchedule(record);
-    return this.write(
-      1,
-      () => {
-        this.sql.putSchedule.run(record.id, json, record.updatedAt);
-        this.schedulesChanged++;
-      },
-      true,
-    );
-  }
-
-  async getSchedule(id: string): Promise<ScheduleRecord | null> {
-    this.assertOpen();
-    const json = this.sql.getSchedule.get(id);
-    return json === undefined ? null : this.decodeScheduleRow(id, json);
-  }
-
-  putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
-    if (records.length === 0) return Promise.resolve();
-    const rows = records.map((r) => [r.id, encodeSchedule(r), r.updatedAt] as const);
-    return this.write(rows.length, () => {
-      for (const row of rows) this.sql.putSchedule.run(...row);
-      this.schedulesChanged++;
-    });
-  }
-
-  putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
-    if (records.length === 0) return Promise.resolve([]);
-    const rows = records.map((r) => [r.id, encodeSchedule(r), r.updatedAt] as const);
-    return this.write(rows.length, () => {
-      const answers = rows.map((row): ScheduleRecord | null => {
-        if (this.sql.putNewSchedule.run(...row).changes > 0) return null;
-        const json = this.sql.getSchedule.get(row[0]);
-        const existing = json === undefined ? null : this.decodeScheduleRow(row[0], json);
-        if (existing !== null) return existing;
-        // Stored but unreadable, which reads as no schedule: set again, as an upsert would.
-        this.sql.putSchedule.run(...row);
-        return null;
-      });
-      if (answers.includes(null)) this.schedulesChanged++;
-      return answers;
-    });
-  }
-
-  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
-    this.assertOpen();
-    return ids.map((id) => {
-      const json = this.sql.getSchedule.get(id);
-      return json === undefined ? null : this.decodeScheduleRow(id, json);
-    });
-  }
-
-  async listSchedules(): Promise<ScheduleRecord[]> {
-    this.assertOpen();
-    return decodeSchedules(this.sql.listSchedules.all(), (id, json) => this.decodeScheduleRow(id, json)).sort(byId);
-  }
-
-  deleteSchedule(id: string): Promise<boolean> {
-    return this.write(
-      1,
-      () => {
-        const deleted = this.sql.deleteSchedule.run(id).changes > 0;
-        if (deleted) this.schedulesChanged++;
-        return deleted;
-      },
-      true,
-    );
-  }
-
-  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
-    const [swapped] = await this.swapSchedules([{ expected, next }]);
-    return swapped === true;
-  }
-
-  swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
-    const texts = swaps.map((s) => [encodeSchedule(s.next), s.next.updatedAt, s.expected.id, encodeSchedule(s.expected)] as const);
-    return this.write(
-      swaps.length,
-      () =>
-        texts.map((args, i) => {
-          const swapped = this.sql.swapSchedule.run(...args).changes > 0;
-          if (swapped && swapChangesDefinition(swaps[i]!)) this.schedulesChanged++;
-          return swapped;
-        }),
-      true,
-    );
-  }
-
-  /**
-   * A counter in this process: only one process (and one store) opens a database file
-   * (lock.ts), so every write of a schedule passes here. Bumped inside the write's
-   * transaction; a rolled-back one leaves a bump behind, which costs one needless re-read.
-   */
-  async schedulesVersion(): Promise<string> {
-    this.assertOpen();
-    return String(this.schedulesChanged);
-  }
-
-  private decodeScheduleRow(id: string, json: string): ScheduleRecord | null {
-    return decodedOrWarn(decodeSchedule(id, json), 'schedule', this.description, { path: this.path, id }, this.logger);
   }
 
   async close(): Promise<void> {
@@ -508,11 +337,11 @@ export class SqliteStore implements TaskStore {
     if (row === undefined) return { status: 'not_found' };
     if (decision.status === 'dead') {
       this.sql.bury.run(decision.error, now, row.seq);
-      counts.move(row.topic, 'reserved', 'dead');
+      counts.transition(row.topic, row.state, 'bury');
       return { status: 'dead' };
     }
     this.sql.retry.run(decision.runAt, decision.runAt, decision.error, now, row.seq);
-    counts.move(row.topic, 'reserved', 'pending');
+    counts.transition(row.topic, row.state, 'retry');
     return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq) };
   }
 
@@ -522,7 +351,7 @@ export class SqliteStore implements TaskStore {
     return this.writer.submit(Math.max(1, weight), apply, oneStatement);
   }
 
-  private assertOpen(): void {
+  protected assertOpen(): void {
     if (this.closed) throw closedError(this.path);
   }
 }

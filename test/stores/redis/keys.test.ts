@@ -4,34 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  ackScript,
-  cancelScript,
-  deferScript,
-  expireScript,
-  leaseAcquireScript,
-  leaseReleaseScript,
-  swapScheduleScript,
-  putNewSchedulesScript,
-  putSchedulesScript,
-  deleteScheduleScript,
-  leaseRenewScript,
-  loadDueScript,
-  nackScript,
-  promoteScript,
-  purgeScript,
-  releaseScript,
-  rescheduleScript,
-  reserveReadyScript,
-  reserveScript,
-  retryDeadScript,
-  cancelDeadScript,
-  scheduleScript,
-  unparkScript,
-  parkedInitScript,
-  dueReadParkedScript,
-  dueReadDelayedScript,
-} from '../../../src/stores/redis/commands.js';
+import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, scheduleScript } from '../../../src/stores/redis/commands.js';
+import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript, promoteScript, releaseScript, reserveReadyScript } from '../../../src/stores/redis/dispatch-commands.js';
+import { unparkScript, parkedInitScript, dueReadParkedScript, dueReadDelayedScript } from '../../../src/stores/redis/parking-commands.js';
+import { swapScheduleScript, putNewSchedulesScript, putSchedulesScript, deleteScheduleScript } from '../../../src/stores/redis/schedule-commands.js';
 import type { RedisClient } from '../../../src/stores/redis/connection.js';
 import { buildKeyspace, SLOTS } from '../../../src/stores/redis/keys.js';
 import { keySlot } from '../../../src/stores/redis/slot.js';

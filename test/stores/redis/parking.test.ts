@@ -12,7 +12,7 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { PARK_BUCKET_MS, parkBucketOf } from '../../../src/stores/redis/parking.js';
 import { decodeTask } from '../../../src/stores/redis/codec.js';
-import { unparkScript } from '../../../src/stores/redis/commands.js';
+import { unparkScript } from '../../../src/stores/redis/parking-commands.js';
 import { task } from '../../../src/testing/store-conformance/index.js';
 import { redisSkip } from '../../helpers/redis-servers.js';
 import { redisForSuite, type SuiteRedis } from '../../helpers/redis-suite.js';

@@ -11,7 +11,7 @@
 -- leave them either (every script counts a task only from 'from' on); dueHistogram reads
 -- those lists themselves until unpark.lua has drained them. No pass over the old lists is
 -- needed, and none blocks Redis.
--- Not under waitReplicas (commands.ts WAITED): a store opens whatever the replicas do, and
+-- Not under waitReplicas (script-runner.ts WAITED): a store opens whatever the replicas do, and
 -- the marker, if a failover lost it, is set again by the next open.
 local from = redis.call('HGET', KEYS[1], 'from')
 if from then return tonumber(from) end

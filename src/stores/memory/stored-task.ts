@@ -1,0 +1,40 @@
+/** A task as the memory store keeps it, and the run refs that point back at it. */
+import type { RunTimerHandle, HomedRunRef, TimerHome } from '../../core/ports/index.js';
+import { laneOf, type TaskRecord, type TaskState } from '../../core/task/model.js';
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/**
+ * The reservation is held as numbers, not as a receipt string and a nullable time: a task
+ * lives long (in V8's old generation) while a receipt is new on every delivery, and each
+ * such old-to-new pointer is work for every young-generation collection; at 100,000
+ * deliveries a second that was most of the collector's pause. The receipt string is rebuilt
+ * from the numbers when asked for (receipts.ts).
+ */
+export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>>, TimerHome {
+  seq: number;
+  /** The counters of the task's topic, held here so a state change needs no map lookup. */
+  counts: Record<TaskState, number>;
+  /** The topic's pending tasks by minute of runAt (dueHistogram), held here like counts. */
+  dueMinutes: Map<number, number>;
+  /**
+   * The current reservation's serial number; 0 when never reserved. Kept when the task is
+   * acked (a completed task remembers the reservation that completed it, so the same ack
+   * sent again answers 'acked'); cleared when an attempt fails. Only a `reserved` task
+   * has a current receipt.
+   */
+  reservation: number;
+  /** When the current reservation runs out; NaN when not reserved (always a number). */
+  reservedUntil: number;
+  /**
+   * The engine's run timer for this task (TimerHomes): kept on the task, so scheduling and
+   * firing a timer need no map by id (a delete from a map of every pending timer was the
+   * largest single cost of a delivery).
+   */
+  runTimer: RunTimerHandle | undefined;
+}
+
+/** A run ref of this store: its home is the task itself, which reserveRefs also reads. */
+export function runRef(task: StoredTask): HomedRunRef {
+  return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
+}

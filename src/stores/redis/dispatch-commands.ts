@@ -1,0 +1,97 @@
+/**
+ * The typed wrappers of the scripts of shared dispatch (several processes on one
+ * namespace): promotion to the ready lists, reserving from them, giving kept tasks back,
+ * and the shard leases.
+ */
+import type { RedisClient } from './connection.js';
+import type { ShardKeys } from './keys.js';
+import { asArray, num, pairs, run, standardKeys, type Arg } from './script-runner.js';
+
+export interface PromoteArgs {
+  readonly leaseValue: string;
+  readonly now: number;
+  readonly entries: readonly { id: string; topic: string }[];
+  readonly channelOf: (topic: string) => string;
+  /** The wakeup message ("<shard> <owner>"). */
+  readonly message: string;
+  /** How many due tasks of each topic to reserve at once for this process's consumers that are asking. */
+  readonly reserveFor: (topic: string) => number;
+  readonly nonce: string;
+}
+
+/**
+ * Makes due pending ids available: reserved at once for local consumers that are asking (up to
+ * reserveFor), the rest into their topic's ready list; only while this process holds the lease.
+ */
+export async function promoteScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  p: PromoteArgs,
+): Promise<{ owned: boolean; pushed: Map<string, number>; reserved: [string, string][] }> {
+  const topics = [...new Set(p.entries.map((e) => e.topic))];
+  const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t)), shard.parked, shard.parkedCounts];
+  const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.reserveFor), p.nonce];
+  for (const e of p.entries) args.push(e.id, topics.indexOf(e.topic) + 1);
+  const reply = asArray(await run(client, 'promote', keys, args));
+  const pushed = new Map<string, number>();
+  if (num(reply[0]) !== 1) return { owned: false, pushed, reserved: [] };
+  topics.forEach((topic, i) => {
+    const n = num(reply[i + 1] ?? 0);
+    if (n > 0) pushed.set(topic, n);
+  });
+  return { owned: true, pushed, reserved: pairs(reply.slice(topics.length + 1)) };
+}
+
+/**
+ * How long reserve-ready.lua keeps what a call reserved, for ioredis sending the same call again
+ * after a reconnect: far longer than a reconnect to a reachable Redis (ioredis' first retry
+ * is after 50 ms), short enough that a busy queue keeps few of these keys (3,000 calls a
+ * second keep ~30,000, ~3 MB). A resend later than this finds nothing kept; what the
+ * first run reserved then comes back when its ttr runs out (ADR 0013).
+ */
+export const RESERVE_MEMO_MS = 10_000;
+
+/** Pops up to `max` ids from a topic's ready list and reserves those still pending and due. */
+export async function reserveReadyScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  topic: string,
+  now: number,
+  max: number,
+  ttrMs: number | undefined,
+  nonce: string,
+): Promise<{ reserved: [string, string][]; remaining: number; retryAt: number }> {
+  const keys = [...standardKeys(shard), shard.ready(topic), shard.reserveMemo(nonce), shard.parked, shard.parkedCounts];
+  const reply = asArray(await run(client, 'reserve-ready', keys, [now, ttrMs ?? '', nonce, max, RESERVE_MEMO_MS]));
+  return { remaining: num(reply[0]), retryAt: num(reply[1]), reserved: pairs(reply.slice(2)) };
+}
+
+/** Reserved -> pending (attempt not counted) and back into the topic's ready list. */
+export async function releaseScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  topic: string,
+  now: number,
+  channel: string,
+  message: string,
+  records: readonly { id: string; receipt: string }[],
+): Promise<number> {
+  const keys = [...standardKeys(shard), shard.lease, shard.ready(topic)];
+  const args: Arg[] = [now, channel, message];
+  for (const r of records) args.push(r.id, r.receipt);
+  return num(await run(client, 'release', keys, args));
+}
+
+/** SET NX PX plus a fencing counter: returns the lease value ("owner:fence") or null. */
+export async function leaseAcquireScript(client: RedisClient, shard: ShardKeys, owner: string, ttlMs: number): Promise<string | null> {
+  const reply = await run(client, 'lease-acquire', [shard.lease, shard.fence], [owner, ttlMs]);
+  return typeof reply === 'string' && reply.length > 0 ? reply : null;
+}
+
+export async function leaseRenewScript(client: RedisClient, shard: ShardKeys, value: string, ttlMs: number): Promise<boolean> {
+  return num(await run(client, 'lease-renew', [shard.lease], [value, ttlMs])) === 1;
+}
+
+export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, value: string): Promise<void> {
+  await run(client, 'lease-release', [shard.lease], [value]);
+}

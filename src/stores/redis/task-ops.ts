@@ -1,0 +1,239 @@
+/**
+ * The Redis store's task operations: each a script on the shard of the task's id, batches
+ * one script call per shard (and per MAX_SCRIPT_BATCH), and the timers of tasks made
+ * pending published to the owners of their shards (remote-timers.ts).
+ */
+import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
+import { ShardBatcher } from '../shared/batcher.js';
+import { mergeDue } from '../shared/due-merge.js';
+import { nextNonce } from '../shared/nonce.js';
+import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
+import { decodeTask, encodeNewTask } from './codec.js';
+import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { MAX_SCRIPT_BATCH } from './script-runner.js';
+import type { RedisClient } from './connection.js';
+import type { Keyspace, ShardKeys } from './keys.js';
+import { firstParkBucket, parkBucketOf } from './parking.js';
+import type { RedisStoreParts } from './redis-store.js';
+
+const MAX_LOAD_PAGE = 2_000;
+
+export class RedisTaskOps {
+  private readonly client: RedisClient;
+  private readonly keys: Keyspace;
+  private readonly shardCount: number;
+  private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
+  private readonly cancels: ShardBatcher<{ id: string; now: number }, CancelOutcome>;
+
+  constructor(
+    private readonly parts: RedisStoreParts,
+    /** The store, whose reserve reserveRefs goes through. */
+    private readonly store: Pick<TaskStore, 'reserve'>,
+  ) {
+    this.client = parts.client;
+    this.keys = parts.keys;
+    this.shardCount = parts.keys.shards.length;
+    // A batch runs at the latest `now` of its items: each caller's now is a lower bound
+    // of the time of the change, and updatedAt only orders purges.
+    this.acks = new ShardBatcher(
+      (shard, items) => ackScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items),
+      MAX_SCRIPT_BATCH,
+    );
+    this.cancels = new ShardBatcher(
+      (shard, items) => cancelScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items.map((i) => i.id)),
+      MAX_SCRIPT_BATCH,
+    );
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Producers
+
+  async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    if (tasks.length === 0) return [];
+    // One global counter: seqs follow input order across shards, so ties sort by insertion.
+    const last = Number(await this.client.hincrby(this.keys.meta, 'seq', tasks.length));
+    const first = last - tasks.length + 1;
+    const parkFrom = firstParkBucket(now, this.parts.horizonMs);
+    const args = tasks.map((t, i): ScheduleArgs => {
+      const bucket = parkBucketOf(t.runAt);
+      return { id: t.id, topic: t.topic, lane: laneOf(t.topic, t.url), body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
+    });
+    const outcomes = await this.byShard(args, async (shard, chunk) => {
+      const replies = await scheduleScript(this.client, this.shard(shard), now, chunk, parkFrom);
+      return chunk.map((arg, i): ScheduleOutcome => {
+        const reply = replies[i]!;
+        // An existing pending task gets its timer too: this call may repeat one whose reply
+        // was lost after it created the task, and nothing else would put that in a wheel.
+        const ref: TimerRef | null = reply.pending ? { id: arg.id, topic: arg.lane ?? arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
+        return { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
+      });
+    });
+    this.parts.remoteTimers.publish(
+      outcomes.flatMap((o) => (o.ref ? [o.ref] : [])),
+      now,
+    );
+    return outcomes;
+  }
+
+  async cancel(id: string, now: number): Promise<CancelOutcome> {
+    const [outcome] = await this.cancels.submit(shardOf(id, this.shardCount), [{ id, now }]);
+    return outcome!;
+  }
+
+  /** One script call per shard (per MAX_SCRIPT_BATCH ids), straight, without the per-id batcher. */
+  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+    return this.byShard(ids, async (shard, chunk) => cancelScript(this.client, this.shard(shard), now, chunk));
+  }
+
+  async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
+    const reply = await rescheduleScript(this.client, this.shardOfId(id), now, id, runAt);
+    if (reply.status !== 'rescheduled') return { status: reply.status as 'not_found' | 'not_pending' };
+    const ref = runRef(id, reply);
+    this.parts.remoteTimers.publish([ref], now);
+    return { status: 'rescheduled', ref };
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Timers
+
+  async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
+    // Only the shards this process owns: the other processes keep the timers of theirs.
+    const shards = this.parts.leases.owned();
+    await Promise.all(shards.map((shard) => this.parts.unparker.prepare(shard, until)));
+    const entries = await mergeDue(shards, after, limit, (shard, from, size) =>
+      loadDueScript(this.client, this.shard(shard), until, from, Math.min(size, MAX_LOAD_PAGE)),
+    );
+    return entries.map(toRef);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Consumers
+
+  /** The engine reserves through reserveReady with this store; by ref is by id here. */
+  reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
+    return reserveRefsByIds(this.store, refs, now, ttrMs);
+  }
+
+  async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
+    if (ids.length === 0) return [];
+    const nonce = nextNonce();
+    const reserved = new Map<string, TaskRecord>();
+    await Promise.all(
+      [...groupByShard(ids, (id) => id, this.shardCount)].map(async ([shard, group]) => {
+        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH) {
+          const slice = group.slice(from, from + MAX_SCRIPT_BATCH);
+          // The nonce differs per shard and slice: receipts stay unique within the call.
+          const pairs = await reserveScript(this.client, this.shard(shard), now, slice, ttrMs, `${nonce}${shard.toString(36)}.${from.toString(36)}.`);
+          for (const [id, body] of pairs) reserved.set(id, decodeTask(id, body).record);
+        }
+      }),
+    );
+    const out: TaskRecord[] = [];
+    for (const id of ids) {
+      const record = reserved.get(id);
+      if (record) {
+        out.push(record);
+        reserved.delete(id);
+      }
+    }
+    return out;
+  }
+
+  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+    const [outcome] = await this.acks.submit(shardOf(id, this.shardCount), [{ id, receipt, now }]);
+    return outcome as AckOutcome;
+  }
+
+  /**
+   * Several acks at once (the engine's workers settle the handlers that finish in one turn
+   * together): grouped by shard into the same batcher as `ack`, so each shard gets one
+   * script call for them (and for any other acks of that shard waiting meanwhile).
+   */
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+    return this.byShard(
+      acks,
+      async (shard, chunk) => (await this.acks.submit(shard, chunk.map(({ id, receipt }) => ({ id, receipt, now })))) as AckOutcome[],
+    );
+  }
+
+  async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+    const reply = await nackScript(this.client, this.shardOfId(id), now, id, receipt, {
+      delayMs: options.delayMs,
+      random: options.random,
+      error: options.error ?? null,
+    });
+    return this.nackOutcome(id, reply, now);
+  }
+
+  async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+    return this.nackOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
+  }
+
+  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    const reply = await deferScript(this.client, this.shardOfId(id), now, id, receipt, runAt);
+    if (reply.status !== 'deferred') return { status: reply.status as 'not_found' | 'stale' };
+    const ref = runRef(id, reply);
+    // The timer goes to the shard's owner, as a nack's retry does.
+    this.parts.remoteTimers.publish([ref], now);
+    return { status: 'deferred', ref };
+  }
+
+  async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    return (await cancelDeadScript(this.client, this.shardOfId(id), now, id)) as CancelDeadOutcome;
+  }
+
+  async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
+    const reply = await retryDeadScript(this.client, this.shardOfId(id), now, id, runAt);
+    if (reply.status !== 'retried') return { status: reply.status as 'not_found' | 'not_dead' };
+    const ref = runRef(id, reply);
+    this.parts.remoteTimers.publish([ref], now);
+    return { status: 'retried', ref };
+  }
+
+  async purge(before: number, limit: number): Promise<number> {
+    let deleted = 0;
+    for (const shard of this.keys.shards) {
+      while (deleted < limit) {
+        const step = Math.min(1_000, limit - deleted);
+        const n = await purgeScript(this.client, shard, before, step);
+        deleted += n;
+        if (n === 0) break;
+      }
+    }
+    return deleted;
+  }
+
+  /** Batch operations: one script call per shard and chunk of MAX_SCRIPT_BATCH, results in input order. */
+  private byShard<T extends string | { readonly id: string }, O>(items: readonly T[], call: (shard: number, chunk: T[]) => Promise<readonly O[]>): Promise<O[]> {
+    return mapByShard(items, this.shardCount, MAX_SCRIPT_BATCH, call);
+  }
+
+  // ---------------------------------------------------------------------------------
+
+  private shard(index: number): ShardKeys {
+    return this.keys.shards[index]!;
+  }
+
+  private shardOfId(id: string): ShardKeys {
+    return this.shard(shardOf(id, this.shardCount));
+  }
+
+  private nackOutcome(id: string, reply: MoveReply, now: number): NackOutcome {
+    if (reply.status === 'retrying') {
+      const ref = runRef(id, reply);
+      this.parts.remoteTimers.publish([ref], now);
+      return { status: 'retrying', ref };
+    }
+    return { status: reply.status as 'dead' | 'not_found' | 'stale' };
+  }
+}
+
+function runRef(id: string, reply: MoveReply): TimerRef {
+  return { id, topic: reply.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null };
+}
+
+function toRef(entry: DueEntry): TimerRef {
+  return { id: entry.id, topic: entry.topic, kind: entry.kind, dueAt: entry.dueAt, seq: entry.seq, receipt: entry.receipt };
+}

@@ -1,0 +1,109 @@
+/**
+ * The push-subscription and recurring-schedule roles of the store port (PushSubscriptionStore,
+ * ScheduleStore), written once for every store: each store keeps its records in two parts
+ * of its own (a Map, SQLite rows, Redis hashes) with the small interfaces below, and its
+ * class extends StoredRecordRoles, which checks the store is open and hands each call to
+ * its part. The port's single-record calls are the batch calls of one.
+ */
+import type { PushSubscriptionStore, ScheduleStore, ScheduleSwap } from '../../core/ports/index.js';
+import type { PushSubscription } from '../../core/push.js';
+import type { ScheduleRecord } from '../../core/schedule/model.js';
+
+/** A part's answer, at once (memory) or later (a driver). */
+type Answer<T> = T | Promise<T>;
+
+/** A store's push subscriptions, one per topic, listed in topic order. */
+export interface PushSubscriptionPart {
+  put(subscription: PushSubscription): Answer<void>;
+  get(topic: string): Answer<PushSubscription | null>;
+  list(): Answer<PushSubscription[]>;
+  delete(topic: string): Answer<boolean>;
+}
+
+/** A store's recurring schedules: the ScheduleStore contract, by batch. */
+export interface SchedulePart {
+  putAll(records: readonly ScheduleRecord[]): Answer<void>;
+  putNew(records: readonly ScheduleRecord[]): Answer<(ScheduleRecord | null)[]>;
+  get(ids: readonly string[]): Answer<(ScheduleRecord | null)[]>;
+  list(): Answer<ScheduleRecord[]>;
+  delete(id: string): Answer<boolean>;
+  swapAll(swaps: readonly ScheduleSwap[]): Answer<boolean[]>;
+  /** schedulesVersion (ADR 0033; shared/schedules-version.ts). */
+  versionToken(): Answer<string>;
+}
+
+export abstract class StoredRecordRoles implements PushSubscriptionStore, ScheduleStore {
+  protected abstract readonly pushSubscriptionPart: PushSubscriptionPart;
+  protected abstract readonly schedulePart: SchedulePart;
+  /** Throws QUEUE_CLOSED once the store is closed. */
+  protected abstract assertOpen(): void;
+
+  async putPushSubscription(subscription: PushSubscription): Promise<void> {
+    this.assertOpen();
+    await this.pushSubscriptionPart.put(subscription);
+  }
+
+  async getPushSubscription(topic: string): Promise<PushSubscription | null> {
+    this.assertOpen();
+    return this.pushSubscriptionPart.get(topic);
+  }
+
+  async listPushSubscriptions(): Promise<PushSubscription[]> {
+    this.assertOpen();
+    return this.pushSubscriptionPart.list();
+  }
+
+  async deletePushSubscription(topic: string): Promise<boolean> {
+    this.assertOpen();
+    return this.pushSubscriptionPart.delete(topic);
+  }
+
+  async putSchedule(record: ScheduleRecord): Promise<void> {
+    await this.putSchedules([record]);
+  }
+
+  async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
+    this.assertOpen();
+    if (records.length > 0) await this.schedulePart.putAll(records);
+  }
+
+  async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
+    this.assertOpen();
+    return records.length === 0 ? [] : this.schedulePart.putNew(records);
+  }
+
+  async getSchedule(id: string): Promise<ScheduleRecord | null> {
+    const [schedule] = await this.getSchedules([id]);
+    return schedule ?? null;
+  }
+
+  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
+    this.assertOpen();
+    return ids.length === 0 ? [] : this.schedulePart.get(ids);
+  }
+
+  async listSchedules(): Promise<ScheduleRecord[]> {
+    this.assertOpen();
+    return this.schedulePart.list();
+  }
+
+  async deleteSchedule(id: string): Promise<boolean> {
+    this.assertOpen();
+    return this.schedulePart.delete(id);
+  }
+
+  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+    const [swapped] = await this.swapSchedules([{ expected, next }]);
+    return swapped === true;
+  }
+
+  async swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
+    this.assertOpen();
+    return swaps.length === 0 ? [] : this.schedulePart.swapAll(swaps);
+  }
+
+  async schedulesVersion(): Promise<string> {
+    this.assertOpen();
+    return this.schedulePart.versionToken();
+  }
+}
