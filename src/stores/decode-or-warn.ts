@@ -6,7 +6,7 @@
  */
 import type { Logger } from '../core/ports/index.js';
 import type { PushSubscription } from '../core/push.js';
-import type { ScheduleRecord } from '../core/schedule/model.js';
+import type { RecurringScheduleRecord } from '../core/schedule/model.js';
 import { byTopic, decodePushSubscription } from './push-subscription-codec.js';
 import { decodeSchedule } from './schedule-codec.js';
 
@@ -39,12 +39,12 @@ export class StoredRecordReader {
     return this.readable(entries, (topic, text) => this.pushSubscription(topic, text)).sort(byTopic);
   }
 
-  schedule(id: string, text: string): ScheduleRecord | null {
+  schedule(id: string, text: string): RecurringScheduleRecord | null {
     return decodedOrWarn(decodeSchedule(id, text), 'schedule', this.store, { ...this.where, id }, this.logger);
   }
 
   /** `texts[i]` stored for `ids[i]`, or null / undefined for none. */
-  schedulesOf(ids: readonly string[], texts: readonly (string | null | undefined)[]): (ScheduleRecord | null)[] {
+  schedulesOf(ids: readonly string[], texts: readonly (string | null | undefined)[]): (RecurringScheduleRecord | null)[] {
     return ids.map((id, i) => {
       const text = texts[i];
       return text === null || text === undefined ? null : this.schedule(id, text);
@@ -52,7 +52,7 @@ export class StoredRecordReader {
   }
 
   /** `entries`: [id, text] pairs; not sorted (a paged read merges first). */
-  schedules(entries: Iterable<readonly [string, string]>): ScheduleRecord[] {
+  schedules(entries: Iterable<readonly [string, string]>): RecurringScheduleRecord[] {
     return this.readable(entries, (id, text) => this.schedule(id, text));
   }
 

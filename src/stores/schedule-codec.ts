@@ -15,12 +15,12 @@
  * push-subscription-codec.ts does: a text that is not a schedule reads as null and the
  * store skips it with a warning.
  */
-import { MISFIRE_POLICIES, type MisfirePolicy, type ScheduleRecord } from '../core/schedule/model.js';
+import { MISFIRE_POLICIES, type MisfirePolicy, type RecurringScheduleRecord } from '../core/schedule/model.js';
 
 const LAYOUT = 1;
 const FIELDS = 23;
 
-export function encodeSchedule(s: ScheduleRecord): string {
+export function encodeSchedule(s: RecurringScheduleRecord): string {
   return JSON.stringify([
     LAYOUT,
     s.topic,
@@ -49,7 +49,7 @@ export function encodeSchedule(s: ScheduleRecord): string {
   ]);
 }
 
-export function decodeSchedule(id: string, text: string): ScheduleRecord | null {
+export function decodeSchedule(id: string, text: string): RecurringScheduleRecord | null {
   let v: unknown;
   try {
     v = JSON.parse(text);

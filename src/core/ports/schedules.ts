@@ -55,5 +55,3 @@ export interface RecurringScheduleSwap {
   readonly next: RecurringScheduleRecord;
 }
 
-/** @deprecated Use `RecurringScheduleSwap`. Kept for src/stores, which still says ScheduleSwap (they move after the merge). */
-export type ScheduleSwap = RecurringScheduleSwap;

@@ -87,12 +87,6 @@ export interface RecurringScheduleRecord extends RecurringScheduleDefinition, Re
 }
 
 /**
- * @deprecated Use `RecurringScheduleRecord`. Kept for src/stores, which still says
- * ScheduleRecord (the stores are being split on another branch; they move after the merge).
- */
-export type ScheduleRecord = RecurringScheduleRecord;
-
-/**
  * A record from a definition and a state, built field by field. The hot paths (an upsert,
  * planning each occurrence) build records here, never with object spread: V8 copied a spread
  * of these records on a slow path that made an upsert about 2.5x as costly (ADR 0031).

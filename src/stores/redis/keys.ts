@@ -89,7 +89,7 @@ export interface Keyspace {
   readonly push: string;
   /** Recurring schedules, one field per schedule id, in the meta slot like `push`. */
   readonly schedules: string;
-  /** A counter bumped with every schedule change other processes must re-read (ScheduleStore.schedulesVersion). */
+  /** A counter bumped with every schedule change other processes must re-read (RecurringScheduleStore.schedulesVersion). */
   readonly schedulesVersion: string;
   /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
   readonly timerChannel: string;

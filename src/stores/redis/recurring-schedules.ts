@@ -4,8 +4,8 @@
  * counter with it (lua/schedule-*.lua, ADR 0033): no reader sees a write without its bump,
  * and under waitReplicas the scripts wait for the replicas like every task write.
  */
-import type { ScheduleSwap } from '../../core/ports/index.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { RecurringScheduleSwap } from '../../core/ports/index.js';
+import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
 import { swapChangesDefinition } from '../../core/schedule/swap.js';
 import type { StoredRecordReader } from '../decode-or-warn.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
@@ -26,12 +26,12 @@ export class RedisSchedules implements SchedulePart {
     private readonly reader: StoredRecordReader,
   ) {}
 
-  async putAll(records: readonly ScheduleRecord[]): Promise<void> {
+  async putAll(records: readonly RecurringScheduleRecord[]): Promise<void> {
     if (records.length === 0) return;
     await call(() => putSchedulesScript(this.client, this.keys, records.map(textOf)));
   }
 
-  async putNew(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
+  async putNew(records: readonly RecurringScheduleRecord[]): Promise<(RecurringScheduleRecord | null)[]> {
     if (records.length === 0) return [];
     const texts = await call(() => putNewSchedulesScript(this.client, this.keys, records.map(textOf)));
     const answers = this.reader.schedulesOf(
@@ -44,17 +44,17 @@ export class RedisSchedules implements SchedulePart {
     return answers;
   }
 
-  async get(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
+  async get(ids: readonly string[]): Promise<(RecurringScheduleRecord | null)[]> {
     if (ids.length === 0) return [];
     return this.reader.schedulesOf(ids, await call(() => this.client.hmget(this.keys.schedules, ...ids)));
   }
 
-  async list(): Promise<ScheduleRecord[]> {
+  async list(): Promise<RecurringScheduleRecord[]> {
     // HSCAN in pages, each decoded as it comes, not one HGETALL: a reply of 10,000 schedules
     // (~3 MB) was parsed and decoded in one go, holding the event loop ~100 ms while
     // deliveries were due (ADR 0031). A field present throughout the scan is returned, maybe
     // twice: the Map keeps one.
-    const schedules = new Map<string, ScheduleRecord>();
+    const schedules = new Map<string, RecurringScheduleRecord>();
     let cursor = '0';
     do {
       const [next, flat] = await call(() => this.client.hscan(this.keys.schedules, cursor, 'COUNT', SCHEDULE_SCAN_COUNT));
@@ -70,8 +70,8 @@ export class RedisSchedules implements SchedulePart {
     return call(() => deleteScheduleScript(this.client, this.keys, id));
   }
 
-  async swapAll(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
-    const text = (s: ScheduleSwap) => [s.expected.id, encodeSchedule(s.expected), encodeSchedule(s.next)] as const;
+  async swapAll(swaps: readonly RecurringScheduleSwap[]): Promise<boolean[]> {
+    const text = (s: RecurringScheduleSwap) => [s.expected.id, encodeSchedule(s.expected), encodeSchedule(s.next)] as const;
     // The loop's moves (almost every swap) and definition changes go in separate calls:
     // only the latter bump the version, and a call holds one kind.
     const changes = swaps.map(swapChangesDefinition);
@@ -87,6 +87,6 @@ export class RedisSchedules implements SchedulePart {
   }
 }
 
-function textOf(record: ScheduleRecord): readonly [string, string] {
+function textOf(record: RecurringScheduleRecord): readonly [string, string] {
   return [record.id, encodeSchedule(record)];
 }

@@ -7,17 +7,17 @@ import { chunked, run, str } from './script-runner.js';
 
 type ScheduleKeys = { readonly schedules: string; readonly schedulesVersion: string };
 
-/** ScheduleStore.putSchedules: each (id, text) stored, replacing any; one version bump per chunk. */
+/** RecurringScheduleStore.putSchedules: each (id, text) stored, replacing any; one version bump per chunk. */
 export async function putSchedulesScript(client: RedisClient, keys: ScheduleKeys, records: readonly (readonly [id: string, text: string])[]): Promise<void> {
   await Promise.all(chunked(records).map((chunk) => run(client, 'schedule-put', [keys.schedules, keys.schedulesVersion], chunk.flat())));
 }
 
-/** ScheduleStore.deleteSchedule: true if there was one. */
+/** RecurringScheduleStore.deleteSchedule: true if there was one. */
 export async function deleteScheduleScript(client: RedisClient, keys: ScheduleKeys, id: string): Promise<boolean> {
   return Number(await run(client, 'schedule-delete', [keys.schedules, keys.schedulesVersion], [id])) === 1;
 }
 
-/** ScheduleStore.putNewSchedules: each (id, text) stored unless the id has one; '' if stored, else the stored text. */
+/** RecurringScheduleStore.putNewSchedules: each (id, text) stored unless the id has one; '' if stored, else the stored text. */
 export async function putNewSchedulesScript(
   client: RedisClient,
   keys: ScheduleKeys,
@@ -31,7 +31,7 @@ export async function putNewSchedulesScript(
 }
 
 /**
- * ScheduleStore.swapSchedules: each (id, expected text, next text) replaced only if still
+ * RecurringScheduleStore.swapSchedules: each (id, expected text, next text) replaced only if still
  * expected; `versionKey` is bumped when `changesDefinitions` and any of them was replaced.
  */
 export async function swapScheduleScript(

@@ -1,13 +1,13 @@
 /**
  * The push-subscription and recurring-schedule roles of the store port (PushSubscriptionStore,
- * ScheduleStore), written once for every store: each store keeps its records in two parts
+ * RecurringScheduleStore), written once for every store: each store keeps its records in two parts
  * of its own (a Map, SQLite rows, Redis hashes) with the small interfaces below, and its
  * class extends StoredRecordRoles, which checks the store is open and hands each call to
  * its part. The port's single-record calls are the batch calls of one.
  */
-import type { PushSubscriptionStore, ScheduleStore, ScheduleSwap } from '../../core/ports/index.js';
+import type { PushSubscriptionStore, RecurringScheduleStore, RecurringScheduleSwap } from '../../core/ports/index.js';
 import type { PushSubscription } from '../../core/push.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
 
 /** A part's answer, at once (memory) or later (a driver). */
 type Answer<T> = T | Promise<T>;
@@ -20,19 +20,19 @@ export interface PushSubscriptionPart {
   delete(topic: string): Answer<boolean>;
 }
 
-/** A store's recurring schedules: the ScheduleStore contract, by batch. */
+/** A store's recurring schedules: the RecurringScheduleStore contract, by batch. */
 export interface SchedulePart {
-  putAll(records: readonly ScheduleRecord[]): Answer<void>;
-  putNew(records: readonly ScheduleRecord[]): Answer<(ScheduleRecord | null)[]>;
-  get(ids: readonly string[]): Answer<(ScheduleRecord | null)[]>;
-  list(): Answer<ScheduleRecord[]>;
+  putAll(records: readonly RecurringScheduleRecord[]): Answer<void>;
+  putNew(records: readonly RecurringScheduleRecord[]): Answer<(RecurringScheduleRecord | null)[]>;
+  get(ids: readonly string[]): Answer<(RecurringScheduleRecord | null)[]>;
+  list(): Answer<RecurringScheduleRecord[]>;
   delete(id: string): Answer<boolean>;
-  swapAll(swaps: readonly ScheduleSwap[]): Answer<boolean[]>;
+  swapAll(swaps: readonly RecurringScheduleSwap[]): Answer<boolean[]>;
   /** schedulesVersion (ADR 0033; shared/schedules-version.ts). */
   versionToken(): Answer<string>;
 }
 
-export abstract class StoredRecordRoles implements PushSubscriptionStore, ScheduleStore {
+export abstract class StoredRecordRoles implements PushSubscriptionStore, RecurringScheduleStore {
   protected abstract readonly pushSubscriptionPart: PushSubscriptionPart;
   protected abstract readonly schedulePart: SchedulePart;
   /** Throws QUEUE_CLOSED once the store is closed. */
@@ -58,31 +58,31 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Schedu
     return this.pushSubscriptionPart.delete(topic);
   }
 
-  async putSchedule(record: ScheduleRecord): Promise<void> {
+  async putSchedule(record: RecurringScheduleRecord): Promise<void> {
     await this.putSchedules([record]);
   }
 
-  async putSchedules(records: readonly ScheduleRecord[]): Promise<void> {
+  async putSchedules(records: readonly RecurringScheduleRecord[]): Promise<void> {
     this.assertOpen();
     if (records.length > 0) await this.schedulePart.putAll(records);
   }
 
-  async putNewSchedules(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
+  async putNewSchedules(records: readonly RecurringScheduleRecord[]): Promise<(RecurringScheduleRecord | null)[]> {
     this.assertOpen();
     return records.length === 0 ? [] : this.schedulePart.putNew(records);
   }
 
-  async getSchedule(id: string): Promise<ScheduleRecord | null> {
+  async getSchedule(id: string): Promise<RecurringScheduleRecord | null> {
     const [schedule] = await this.getSchedules([id]);
     return schedule ?? null;
   }
 
-  async getSchedules(ids: readonly string[]): Promise<(ScheduleRecord | null)[]> {
+  async getSchedules(ids: readonly string[]): Promise<(RecurringScheduleRecord | null)[]> {
     this.assertOpen();
     return ids.length === 0 ? [] : this.schedulePart.get(ids);
   }
 
-  async listSchedules(): Promise<ScheduleRecord[]> {
+  async listSchedules(): Promise<RecurringScheduleRecord[]> {
     this.assertOpen();
     return this.schedulePart.list();
   }
@@ -92,12 +92,12 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Schedu
     return this.schedulePart.delete(id);
   }
 
-  async swapSchedule(expected: ScheduleRecord, next: ScheduleRecord): Promise<boolean> {
+  async swapSchedule(expected: RecurringScheduleRecord, next: RecurringScheduleRecord): Promise<boolean> {
     const [swapped] = await this.swapSchedules([{ expected, next }]);
     return swapped === true;
   }
 
-  async swapSchedules(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
+  async swapSchedules(swaps: readonly RecurringScheduleSwap[]): Promise<boolean[]> {
     this.assertOpen();
     return swaps.length === 0 ? [] : this.schedulePart.swapAll(swaps);
   }

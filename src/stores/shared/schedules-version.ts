@@ -7,8 +7,8 @@
  * (schedule-put.lua, schedule-put-new.lua, schedule-swap.lua, schedule-delete.lua), since
  * other processes write the same namespace.
  */
-import type { ScheduleSwap } from '../../core/ports/index.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { RecurringScheduleSwap } from '../../core/ports/index.js';
+import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
 import { swapChangesDefinition } from '../../core/schedule/swap.js';
 
 /** The version of a store that has never written a schedule. */
@@ -23,7 +23,7 @@ export class SchedulesVersion {
   }
 
   /** After putNewSchedules: each null answer is a schedule it created. */
-  putNew(answers: readonly (ScheduleRecord | null)[]): void {
+  putNew(answers: readonly (RecurringScheduleRecord | null)[]): void {
     if (answers.includes(null)) this.changes++;
   }
 
@@ -34,7 +34,7 @@ export class SchedulesVersion {
   }
 
   /** After one swap; hands `swapped` back. */
-  swap(swap: ScheduleSwap, swapped: boolean): boolean {
+  swap(swap: RecurringScheduleSwap, swapped: boolean): boolean {
     if (swapped && swapChangesDefinition(swap)) this.changes++;
     return swapped;
   }

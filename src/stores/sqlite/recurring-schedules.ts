@@ -5,8 +5,8 @@
  * record. schedulesVersion is a counter in this process (shared/schedules-version.ts):
  * only one process opens a database file (lock.ts), so every schedule write passes here.
  */
-import type { ScheduleSwap } from '../../core/ports/index.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { RecurringScheduleSwap } from '../../core/ports/index.js';
+import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
 import type { StoredRecordReader } from '../decode-or-warn.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
 import type { SchedulePart } from '../shared/record-roles.js';
@@ -25,7 +25,7 @@ export class SqliteSchedules implements SchedulePart {
     private readonly reader: StoredRecordReader,
   ) {}
 
-  putAll(records: readonly ScheduleRecord[]): Promise<void> {
+  putAll(records: readonly RecurringScheduleRecord[]): Promise<void> {
     const rows = records.map(rowOf);
     return this.write(
       rows.length,
@@ -37,10 +37,10 @@ export class SqliteSchedules implements SchedulePart {
     );
   }
 
-  putNew(records: readonly ScheduleRecord[]): Promise<(ScheduleRecord | null)[]> {
+  putNew(records: readonly RecurringScheduleRecord[]): Promise<(RecurringScheduleRecord | null)[]> {
     const rows = records.map(rowOf);
     return this.write(rows.length, () => {
-      const answers = rows.map((row): ScheduleRecord | null => {
+      const answers = rows.map((row): RecurringScheduleRecord | null => {
         if (this.sql.putNewSchedule.run(...row).changes > 0) return null;
         const existing = this.getOne(row[0]);
         if (existing !== null) return existing;
@@ -53,16 +53,16 @@ export class SqliteSchedules implements SchedulePart {
     });
   }
 
-  get(ids: readonly string[]): (ScheduleRecord | null)[] {
+  get(ids: readonly string[]): (RecurringScheduleRecord | null)[] {
     return ids.map((id) => this.getOne(id));
   }
 
-  private getOne(id: string): ScheduleRecord | null {
+  private getOne(id: string): RecurringScheduleRecord | null {
     const json = this.sql.getSchedule.get(id);
     return json === undefined ? null : this.reader.schedule(id, json);
   }
 
-  list(): ScheduleRecord[] {
+  list(): RecurringScheduleRecord[] {
     return this.reader.schedules(this.sql.listSchedules.all()).sort(byId);
   }
 
@@ -70,7 +70,7 @@ export class SqliteSchedules implements SchedulePart {
     return this.write(1, () => this.version.delete(this.sql.deleteSchedule.run(id).changes > 0), true);
   }
 
-  swapAll(swaps: readonly ScheduleSwap[]): Promise<boolean[]> {
+  swapAll(swaps: readonly RecurringScheduleSwap[]): Promise<boolean[]> {
     const texts = swaps.map((s) => [encodeSchedule(s.next), s.next.updatedAt, s.expected.id, encodeSchedule(s.expected)] as const);
     return this.write(swaps.length, () => texts.map((args, i) => this.version.swap(swaps[i]!, this.sql.swapSchedule.run(...args).changes > 0)), true);
   }
@@ -81,6 +81,6 @@ export class SqliteSchedules implements SchedulePart {
   }
 }
 
-function rowOf(record: ScheduleRecord): ScheduleRow {
+function rowOf(record: RecurringScheduleRecord): ScheduleRow {
   return [record.id, encodeSchedule(record), record.updatedAt];
 }

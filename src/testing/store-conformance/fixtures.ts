@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import type { TaskStore } from '../../core/ports/index.js';
 import type { PushSubscription } from '../../core/push.js';
-import type { ScheduleRecord } from '../../core/schedule/model.js';
+import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { NewTaskRecord, TimerRef } from '../../core/task/model.js';
 
@@ -40,7 +40,7 @@ export function pushSubscription(topic: string, overrides: Partial<PushSubscript
 }
 
 /** A recurring schedule `id` with every field set. */
-export function scheduleRecord(id: string, overrides: Partial<ScheduleRecord> = {}): ScheduleRecord {
+export function scheduleRecord(id: string, overrides: Partial<RecurringScheduleRecord> = {}): RecurringScheduleRecord {
   return {
     id, topic: 'reports', payload: '{"kind":"daily"}', cron: '30 2 * * *', tz: 'Europe/Berlin', everyMs: null,
     startAt: T0, endAt: null, limit: 10, misfire: 'once', ttrMs: 5_000, maxAttempts: 3,
