@@ -92,7 +92,8 @@ export function apiRoute(route: ApiRoute): FastifySchema {
     ...(route.path !== undefined ? { params: validationObject(route.path, true) } : {}),
     ...(route.query !== undefined ? { querystring: validationObject(route.query, false) } : {}),
     ...(route.body !== undefined ? { body: route.body } : {}),
-    ...(route.produces === undefined ? { response: { ...route.ok, '4xx': errorSchema, '5xx': errorSchema } } : {}),
+    // A non-JSON answer is sent as text, as it is; its errors are JSON like any route's.
+    response: { ...(route.produces === undefined ? route.ok : {}), '4xx': errorSchema, '5xx': errorSchema },
     errors: route.errors ?? [],
     parameters: { ...(route.path !== undefined ? { path: route.path } : {}), ...(route.query !== undefined ? { query: route.query } : {}) },
     ...(route.produces !== undefined ? { produces: route.produces } : {}),
