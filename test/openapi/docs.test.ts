@@ -55,6 +55,7 @@ describe('the API reference at /docs', () => {
     const init = await (await get('/docs/init.js')).text();
     assert.match(init, /url: '\.\.\/openapi\.json'/);
     assert.match(init, /validatorUrl: null/);
+    assert.match(init, /requestInterceptor/);
     const spec = await get('/openapi.json');
     assert.equal(spec.status, 200);
     assert.equal(((await spec.json()) as { openapi: string }).openapi, '3.0.3');
@@ -87,6 +88,26 @@ describe('the API reference at /docs', () => {
     await health.locator('.execute').click();
     await health.locator('.live-responses-table tr.response .response-col_status').first().waitFor({ timeout: 15_000 });
     assert.equal((await health.locator('.live-responses-table tr.response .response-col_status').first().innerText()).trim(), '200');
+    // Authorize with the token, then pause a schedule: a POST with no body, which the page still sends as JSON.
+    const put = await fetch(`${server.address}/v1/schedules/docs-demo`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ topic: 'docs', everyMs: 60_000 }),
+    });
+    assert.equal(put.status, 201);
+    await page.locator('.scheme-container button.authorize').click();
+    await page.locator('.auth-container input').first().fill(TOKEN);
+    await page.locator('.auth-btn-wrapper button.authorize').click();
+    await page.locator('.auth-btn-wrapper button.btn-done').click();
+    const pause = page.locator('#operations-schedules-pauseSchedule');
+    await pause.locator('.opblock-summary').first().click();
+    await pause.locator('.try-out__btn').click();
+    await pause.locator('tr[data-param-name="id"] input').fill('docs-demo');
+    await pause.locator('.execute').click();
+    await pause.locator('.live-responses-table tr.response .response-col_status').first().waitFor({ timeout: 15_000 });
+    assert.equal((await pause.locator('.live-responses-table tr.response .response-col_status').first().innerText()).trim(), '200');
+    const schedule = await fetch(`${server.address}/v1/schedules/docs-demo`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    assert.equal(((await schedule.json()) as { schedule: { paused: boolean } }).schedule.paused, true);
     mkdirSync('.screenshots', { recursive: true });
     await page.screenshot({ path: '.screenshots/docs.png' });
     assert.deepEqual(elsewhere, []);

@@ -39,6 +39,7 @@ const INDEX_HTML = `<!doctype html>
 `;
 
 // No validator badge (it would call a third-party service); the document from this server.
+// A POST must say JSON even with no body (pause, resume), or the server refuses it (415).
 const INIT_JS = `window.ui = SwaggerUIBundle({
   url: '../openapi.json',
   dom_id: '#swagger-ui',
@@ -46,6 +47,10 @@ const INIT_JS = `window.ui = SwaggerUIBundle({
   validatorUrl: null,
   presets: [SwaggerUIBundle.presets.apis],
   layout: 'BaseLayout',
+  requestInterceptor: (request) => {
+    if (request.method === 'POST' && !Object.keys(request.headers).some((name) => name.toLowerCase() === 'content-type')) request.headers['Content-Type'] = 'application/json';
+    return request;
+  },
 });
 `;
 
