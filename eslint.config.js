@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/results/**', 'eslint.config.js', 'src/stores/redis/lua/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'bench/results/**', 'eslint.config.js', 'src/stores/redis/lua/**', 'tmp/**', 'test/openapi/generated-client/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

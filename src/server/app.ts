@@ -19,6 +19,9 @@ import { consumerRoutes } from './routes/consumers.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operator.js';
 import { uiRoutes } from './routes/ui.js';
+import { docsRoutes } from './routes/docs.js';
+import { collectRoutes } from './openapi.js';
+import { responseProblem } from './response-check.js';
 import { pushRoutes } from './routes/push.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { systemRoutes } from './routes/system.js';
@@ -41,6 +44,11 @@ export interface AppOptions {
   readonly metricsPublic?: boolean;
   /** Serve the dashboard at /ui/ (default true). */
   readonly ui?: boolean;
+  /**
+   * Tests: fail (500) any answer its route's response schema would change, or any error code
+   * the route does not declare (response-check.ts). Costs a second serialization per answer.
+   */
+  readonly checkResponses?: boolean;
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -132,6 +140,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return reply.code(500).send(errorBody('INTERNAL_ERROR', `internal error (request ${request.id})`));
   });
 
+  if (options.checkResponses === true)
+    app.addHook('preSerialization', (request, reply, payload, done) => {
+      const problem = responseProblem(request, reply, payload);
+      if (problem === null) return done(null, payload);
+      process.emitWarning(problem, 'ResponseContractWarning');
+      done(new Error(problem));
+    });
+
+  // Before any route: the OpenAPI document is built from every route registered after this.
+  const routes = collectRoutes(app);
   const context: RouteContext = { queue: options.queue, limits, draining: drain.signal, metrics: options.metrics ?? null };
   await app.register(tasksRoutes, context);
   await app.register(consumerRoutes, context);
@@ -140,6 +158,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(systemRoutes, context);
   await app.register(operatorRoutes, context);
   await app.register(metricsRoutes, context);
+  await app.register(docsRoutes, { version: SERVER_VERSION, routes });
   if (options.ui !== false) await app.register(uiRoutes, { auth: access.checkToken !== null, version: SERVER_VERSION });
   return app;
 }

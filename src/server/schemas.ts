@@ -2,7 +2,8 @@
  * JSON schemas for request shapes: types and unknown fields only. Semantics (patterns,
  * ranges, the 10-year delay bound) stay with the core validators, so the library and the
  * API share one rule and one message for each; validation-errors.ts maps a schema failure
- * to the same code the core would use for that field.
+ * to the same code the core would use for that field. Path and query parameters are declared
+ * with each route (route-schema.ts), the answers in response-schemas.ts.
  */
 const time = { anyOf: [{ type: 'number' }, { type: 'string' }], description: 'epoch ms or an ISO 8601 date-time' } as const;
 
@@ -87,36 +88,6 @@ export const nackBodySchema = {
   properties: { receipt: { type: 'string', minLength: 1, maxLength: 200 }, delayMs: { type: 'number' }, error: { type: 'string' } },
 } as const;
 
-export const idParamsSchema = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string' } },
-} as const;
-
-export const topicParamsSchema = {
-  type: 'object',
-  required: ['topic'],
-  properties: { topic: { type: 'string' } },
-} as const;
-
-// Query strings arrive as text and type coercion is off (it would also coerce bodies), so
-// numbers are matched as digit strings and parsed in the route.
-export const listQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    topic: { type: 'string' },
-    state: { type: 'string' },
-    limit: { type: 'string', pattern: '^[0-9]{1,6}$' },
-    after: { type: 'string' },
-  },
-} as const;
-
-export const scheduleResponseSchema = {
-  type: 'object',
-  properties: { id: { type: 'string' }, runAt: { type: 'number' }, created: { type: 'boolean' } },
-} as const;
-
 export const pushBodySchema = {
   type: 'object',
   additionalProperties: false,
@@ -159,43 +130,6 @@ export const scheduleDefinitionSchema = {
 export const scheduleDefinitionsSchema = {
   type: 'array',
   items: { type: 'object' },
-} as const;
-
-/** GET /v1/schedules: a page by id (limit and after checked by the core: INVALID_OPTION, INVALID_ID). */
-export const scheduleListQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    limit: { type: 'string', pattern: '^[0-9]{1,6}$' },
-    after: { type: 'string' },
-  },
-} as const;
-
-/** GET /v1/stats: a page of topics (topicLimit and after checked by stats-page.ts: INVALID_OPTION, INVALID_TOPIC). */
-export const statsQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    topicLimit: { type: 'string', pattern: '^[0-9]{1,6}$' },
-    after: { type: 'string' },
-  },
-} as const;
-
-export const nextQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { n: { type: 'string', pattern: '^[0-9]{1,4}$' } },
-} as const;
-
-export const timelineQuerySchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    from: { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' },
-    to: { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' },
-    bucketMs: { type: 'string', pattern: '^[0-9]{1,16}$' },
-    topic: { type: 'string' },
-  },
 } as const;
 
 export const retryDeadBodySchema = {

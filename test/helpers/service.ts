@@ -16,7 +16,7 @@ export interface TestApp {
 
 export async function openTestApp(options: { token?: string; limits?: Partial<ServerLimits>; clock?: Clock; push?: PushOptions } = {}): Promise<TestApp> {
   const queue = await DelayQueue.open({ ...(options.clock ? { clock: options.clock } : {}), ...(options.push ? { push: options.push } : {}) });
-  const app = await buildApp({ queue, logger: false, ...(options.token ? { token: options.token } : {}), ...(options.limits ? { limits: options.limits } : {}) });
+  const app = await buildApp({ queue, logger: false, checkResponses: true, ...(options.token ? { token: options.token } : {}), ...(options.limits ? { limits: options.limits } : {}) });
   return {
     app,
     queue,

@@ -4,7 +4,11 @@ import { DelayQError } from '../../core/errors.js';
 import type { AckManyRequest, AckManyResponse, AckRequest, AckResponse, NackRequest, NackResponse, ReserveRequest, ReserveResponse } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import { ackBodySchema, ackManyBodySchema, idParamsSchema, nackBodySchema, reserveBodySchema, topicParamsSchema } from '../schemas.js';
+import { ackManyResultSchema, ackResultSchema, nackResultSchema, reserveResultSchema } from '../response-schemas.js';
+import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute } from '../route-schema.js';
+import { ackBodySchema, ackManyBodySchema, nackBodySchema, reserveBodySchema } from '../schemas.js';
+
+const tags = ['consumers'];
 
 export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits, draining }) => {
   let waiting = 0;
@@ -13,7 +17,16 @@ export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     '/v1/topics/:topic/reserve',
     {
       bodyLimit: limits.envelopeBytes,
-      schema: { params: topicParamsSchema, body: reserveBodySchema },
+      schema: apiRoute({
+        operationId: 'reserveTasks',
+        tags,
+        summary: 'Reserve due tasks of a topic (long-poll with waitMs)',
+        description: 'Each delivery must be acked or nacked with its `receipt` before `reservedUntil`, or it is delivered again. No body means all defaults.',
+        path: { topic: TOPIC },
+        body: reserveBodySchema,
+        ok: { 200: reserveResultSchema },
+        errors: ['INVALID_TOPIC', 'INVALID_OPTION', 'TOO_MANY_LONG_POLLS', ...STORE_ERRORS],
+      }),
       // A reserve without a body means all defaults.
       preValidation: async (request) => {
         request.body ??= {};
@@ -45,7 +58,18 @@ export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
 
   app.post<{ Params: { id: string }; Body: AckRequest; Reply: AckResponse }>(
     '/v1/tasks/:id/ack',
-    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: ackBodySchema } },
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'ackTask',
+        tags,
+        summary: 'Ack a delivery: the task is completed',
+        path: { id: TASK_ID },
+        body: ackBodySchema,
+        ok: { 200: ackResultSchema },
+        errors: ['INVALID_ID', 'TASK_NOT_FOUND', 'STALE_RECEIPT', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       await queue.ack(request.params.id, request.body.receipt);
       return { acked: true };
@@ -55,7 +79,17 @@ export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
   // A consumer that reserved a batch settles it with one request: one store call, one commit.
   app.post<{ Body: AckManyRequest; Reply: AckManyResponse }>(
     '/v1/tasks/ack',
-    { bodyLimit: limits.maxBatchBodyBytes, schema: { body: ackManyBodySchema } },
+    {
+      bodyLimit: limits.maxBatchBodyBytes,
+      schema: apiRoute({
+        operationId: 'ackTasks',
+        tags,
+        summary: 'Ack many deliveries; one answer per ack',
+        body: ackManyBodySchema,
+        ok: { 200: ackManyResultSchema },
+        errors: ['INVALID_ID', 'BATCH_TOO_LARGE', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const { acks } = request.body;
       const outcomes = await queue.ackMany(acks);
@@ -73,7 +107,18 @@ export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
 
   app.post<{ Params: { id: string }; Body: NackRequest; Reply: NackResponse }>(
     '/v1/tasks/:id/nack',
-    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: nackBodySchema } },
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'nackTask',
+        tags,
+        summary: 'Fail a delivery: retried after its backoff (or delayMs), or dead after its last attempt',
+        path: { id: TASK_ID },
+        body: nackBodySchema,
+        ok: { 200: nackResultSchema },
+        errors: ['INVALID_ID', 'INVALID_DELAY', 'INVALID_ARGUMENT', 'TASK_NOT_FOUND', 'STALE_RECEIPT', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const { receipt, delayMs, error } = request.body;
       return queue.nack(request.params.id, receipt, {

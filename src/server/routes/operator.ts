@@ -7,7 +7,12 @@ import { DelayQError } from '../../core/errors.js';
 import { validateIntOption } from '../../core/task/validate.js';
 import type { RouteContext } from '../context.js';
 import { SERVER_VERSION } from './system.js';
-import { idParamsSchema, retryDeadBodySchema, retryDeadManyBodySchema, timelineQuerySchema, topicParamsSchema } from '../schemas.js';
+import { activitySchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
+import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute } from '../route-schema.js';
+import { retryDeadBodySchema, retryDeadManyBodySchema } from '../schemas.js';
+
+const tags = ['operator'];
+const time = { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' } as const;
 
 interface TimelineQuery {
   from?: string;
@@ -21,13 +26,32 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
 
   // The dashboard's feed: counter totals (for rates) and the lateness histogram, by the
   // metrics the queue keeps; O(topics). null parts when the queue has no metrics.
-  app.get('/v1/activity', async () => {
+  const activityRoute = apiRoute({
+    operationId: 'getActivity',
+    tags,
+    summary: "The dashboard's feed: version, uptime, counter totals (all and by topic), lateness histogram, last push failure by topic",
+    ok: { 200: activitySchema },
+  });
+  app.get('/v1/activity', { schema: activityRoute }, async () => {
     const activity = metrics?.activity() ?? null;
     const pushFailures = Object.fromEntries(metrics?.lastPushFailures() ?? []);
     return { at: Date.now(), startedAt, version: SERVER_VERSION, store: queue.store.description, activity, pushFailures };
   });
 
-  app.get<{ Querystring: TimelineQuery }>('/v1/timeline', { schema: { querystring: timelineQuerySchema } }, async (request) => {
+  const timelineRoute = apiRoute({
+    operationId: 'getTimeline',
+    tags,
+    summary: 'Pending tasks falling due per bucket between from and to, optionally of one topic',
+    query: {
+      from: { ...time, description: 'epoch ms or an ISO 8601 date-time; default now (rounded down to its minute)' },
+      to: { ...time, description: 'epoch ms or an ISO 8601 date-time; default 60 buckets after from' },
+      bucketMs: { type: 'integer', minimum: 60_000, digits: 16, description: 'a whole number of minutes, in ms (default 60000)' },
+      topic: { ...TOPIC, description: 'only this topic' },
+    },
+    ok: { 200: timelineSchema },
+    errors: ['INVALID_DELAY', 'INVALID_TOPIC', ...STORE_ERRORS],
+  });
+  app.get<{ Querystring: TimelineQuery }>('/v1/timeline', { schema: timelineRoute }, async (request) => {
     const { from, to, bucketMs, topic } = request.query;
     return queue.dueHistogram({
       ...(from !== undefined ? { from: queryTime(from) } : {}),
@@ -40,7 +64,18 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
   // A dead task back to pending (attempts reset), due now, after delayMs or at runAt.
   app.post<{ Params: { id: string }; Body: { delayMs?: number; runAt?: number | string } | undefined }>(
     '/v1/tasks/:id/retry',
-    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: retryDeadBodySchema } },
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'retryDeadTask',
+        tags,
+        summary: 'Bring a dead task back to pending (now, after delayMs or at runAt)',
+        path: { id: TASK_ID },
+        body: retryDeadBodySchema,
+        ok: { 200: retryResultSchema },
+        errors: ['INVALID_ID', 'INVALID_DELAY', 'TASK_NOT_FOUND', 'TASK_NOT_DEAD', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const { id } = request.params;
       if (await queue.retryDead(id, request.body ?? {})) return { retried: true };
@@ -68,7 +103,18 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
   // Up to `max` dead tasks of the topic back to pending, due now.
   app.post<{ Params: { topic: string }; Body: { max?: number } | undefined }>(
     '/v1/topics/:topic/dead/retry',
-    { bodyLimit: limits.envelopeBytes, schema: { params: topicParamsSchema, body: retryDeadManyBodySchema } },
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'retryDeadTasks',
+        tags,
+        summary: 'Bring up to max (default maxBatch) dead tasks of the topic back to pending, due now',
+        path: { topic: TOPIC },
+        body: retryDeadManyBodySchema,
+        ok: { 200: retryDeadManyResultSchema },
+        errors: ['INVALID_TOPIC', 'INVALID_OPTION', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const { done, more } = await eachDead(request.params.topic, request.body?.max, (id) => queue.retryDead(id));
       return { retried: done, more };
@@ -78,7 +124,18 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
   // Up to `max` dead tasks of the topic given up on: dead -> cancelled.
   app.post<{ Params: { topic: string }; Body: { max?: number } | undefined }>(
     '/v1/topics/:topic/dead/cancel',
-    { bodyLimit: limits.envelopeBytes, schema: { params: topicParamsSchema, body: retryDeadManyBodySchema } },
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'cancelDeadTasks',
+        tags,
+        summary: 'Give up on up to max (default maxBatch) dead tasks of the topic: dead -> cancelled',
+        path: { topic: TOPIC },
+        body: retryDeadManyBodySchema,
+        ok: { 200: cancelDeadManyResultSchema },
+        errors: ['INVALID_TOPIC', 'INVALID_OPTION', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const { done, more } = await eachDead(request.params.topic, request.body?.max, (id) => queue.cancelDead(id));
       return { cancelled: done, more };

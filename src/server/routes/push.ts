@@ -4,13 +4,30 @@ import { DelayQError } from '../../core/errors.js';
 import type { PushSubscription } from '../../core/push.js';
 import type { PushDeleteResponse, PushListResponse, PushSubscriptionRequest, PushSubscriptionResponse, PushSubscriptionView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
-import { pushBodySchema, topicParamsSchema } from '../schemas.js';
+import { deletedSchema, pushListSchema, pushSubscriptionResultSchema } from '../response-schemas.js';
+import { STORE_ERRORS, TOPIC, apiRoute } from '../route-schema.js';
+import { pushBodySchema } from '../schemas.js';
+
+const tags = ['push'];
+const path = { topic: TOPIC };
 
 export const pushRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue, limits }) => {
   // 201 when the topic had no subscription, 200 when this replaced one.
   app.put<{ Params: { topic: string }; Body: PushSubscriptionRequest; Reply: PushSubscriptionResponse }>(
     '/v1/topics/:topic/push',
-    { bodyLimit: limits.envelopeBytes, schema: { params: topicParamsSchema, body: pushBodySchema } },
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'setPushSubscription',
+        tags,
+        summary: "Create (201) or replace (200) the topic's push subscription",
+        description: 'The full `secret` is answered only when the request gave one or one was generated (docs/push.md).',
+        path,
+        body: pushBodySchema,
+        ok: { 201: pushSubscriptionResultSchema, 200: pushSubscriptionResultSchema },
+        errors: ['INVALID_TOPIC', 'INVALID_URL', 'INVALID_SECRET', 'INVALID_OPTION', ...STORE_ERRORS],
+      }),
+    },
     async (request, reply) => {
       const { subscription, secret, created } = await queue.setPush(request.params.topic, request.body);
       return reply.code(created ? 201 : 200).send({ subscription: view(subscription), ...(secret !== undefined ? { secret } : {}) });
@@ -19,7 +36,16 @@ export const pushRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue,
 
   app.get<{ Params: { topic: string }; Reply: PushSubscriptionResponse }>(
     '/v1/topics/:topic/push',
-    { schema: { params: topicParamsSchema } },
+    {
+      schema: apiRoute({
+        operationId: 'getPushSubscription',
+        tags,
+        summary: "The topic's push subscription, secrets masked",
+        path,
+        ok: { 200: pushSubscriptionResultSchema },
+        errors: ['INVALID_TOPIC', 'PUSH_NOT_FOUND', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const subscription = await queue.getPush(request.params.topic);
       if (subscription === null) throw notFound(request.params.topic);
@@ -29,14 +55,27 @@ export const pushRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue,
 
   app.delete<{ Params: { topic: string }; Reply: PushDeleteResponse }>(
     '/v1/topics/:topic/push',
-    { schema: { params: topicParamsSchema } },
+    {
+      schema: apiRoute({
+        operationId: 'deletePushSubscription',
+        tags,
+        summary: "Delete the topic's push subscription",
+        path,
+        ok: { 200: deletedSchema },
+        errors: ['INVALID_TOPIC', 'PUSH_NOT_FOUND', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       if (!(await queue.deletePush(request.params.topic))) throw notFound(request.params.topic);
       return { deleted: true };
     },
   );
 
-  app.get<{ Reply: PushListResponse }>('/v1/push', async () => ({ subscriptions: (await queue.listPush()).map(view) }));
+  app.get<{ Reply: PushListResponse }>(
+    '/v1/push',
+    { schema: apiRoute({ operationId: 'listPushSubscriptions', tags, summary: 'Every push subscription, secrets masked', ok: { 200: pushListSchema }, errors: STORE_ERRORS }) },
+    async () => ({ subscriptions: (await queue.listPush()).map(view) }),
+  );
 };
 
 function notFound(topic: string): DelayQError {

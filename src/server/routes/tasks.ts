@@ -18,15 +18,13 @@ import type {
 } from '../../wire/types.js';
 import { scheduleBatch } from '../batch.js';
 import type { RouteContext } from '../context.js';
-import {
-  batchBodySchema,
-  cancelManyBodySchema,
-  idParamsSchema,
-  listQuerySchema,
-  rescheduleBodySchema,
-  scheduleBodySchema,
-  scheduleResponseSchema,
-} from '../schemas.js';
+import { batchResultSchema, cancelManyResultSchema, cancelResultSchema, rescheduleResultSchema, scheduleResultSchema, taskPageSchema, taskSchema } from '../response-schemas.js';
+import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute, intQuery } from '../route-schema.js';
+import { batchBodySchema, cancelManyBodySchema, rescheduleBodySchema, scheduleBodySchema } from '../schemas.js';
+import { TASK_STATES } from '../../wire/types.js';
+
+const tags = ['tasks'];
+const SCHEDULE_ERRORS = ['INVALID_TOPIC', 'INVALID_ID', 'INVALID_DELAY', 'INVALID_PAYLOAD', 'PAYLOAD_TOO_LARGE', 'PAYLOAD_TOO_DEEP', 'INVALID_OPTION', 'INVALID_URL', 'PUSH_NO_SECRET', ...STORE_ERRORS] as const;
 
 interface IdParams {
   id: string;
@@ -50,7 +48,18 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
 
   app.post<{ Body: ScheduleRequest; Reply: ScheduleResponse }>(
     '/v1/tasks',
-    { bodyLimit: singleBodyLimit, schema: { body: scheduleBodySchema, response: { 200: scheduleResponseSchema, 201: scheduleResponseSchema } } },
+    {
+      bodyLimit: singleBodyLimit,
+      schema: apiRoute({
+        operationId: 'scheduleTask',
+        tags,
+        summary: 'Schedule a task',
+        description: 'With `url`: pushed to that URL when due, whatever its topic. 201 when created; 200 when a task with this `id` existed (nothing changed).',
+        body: scheduleBodySchema,
+        ok: { 201: scheduleResultSchema, 200: scheduleResultSchema },
+        errors: SCHEDULE_ERRORS,
+      }),
+    },
     async (request, reply) => {
       const result = await queue.schedule(request.body);
       return reply.code(result.created ? 201 : 200).send(result);
@@ -59,7 +68,18 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
 
   app.post<{ Body: BatchRequest; Reply: BatchResponse }>(
     '/v1/tasks/batch',
-    { bodyLimit: limits.maxBatchBodyBytes, schema: { body: batchBodySchema } },
+    {
+      bodyLimit: limits.maxBatchBodyBytes,
+      schema: apiRoute({
+        operationId: 'scheduleTasks',
+        tags,
+        summary: 'Schedule many tasks; one result per task',
+        description: 'Each task is checked alone: a bad one fails in its `results[i]` (its index in `error.details.index`), the others are scheduled.',
+        body: batchBodySchema,
+        ok: { 200: batchResultSchema },
+        errors: ['BATCH_TOO_LARGE', ...SCHEDULE_ERRORS],
+      }),
+    },
     async (request) => {
       const { tasks } = request.body;
       validateBatch(tasks, coreLimits);
@@ -70,7 +90,18 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
   // Up to maxBatch ids (BATCH_TOO_LARGE beyond); one bad id rejects the request and cancels nothing.
   app.post<{ Body: CancelManyRequest; Reply: CancelManyResponse }>(
     '/v1/tasks/cancel',
-    { bodyLimit: limits.maxBatchBodyBytes, schema: { body: cancelManyBodySchema } },
+    {
+      bodyLimit: limits.maxBatchBodyBytes,
+      schema: apiRoute({
+        operationId: 'cancelTasks',
+        tags,
+        summary: 'Cancel many tasks; one answer per id',
+        description: '`cancelled` is true for each task that was pending and is now cancelled. One bad id rejects the request and cancels nothing.',
+        body: cancelManyBodySchema,
+        ok: { 200: cancelManyResultSchema },
+        errors: ['INVALID_ID', 'BATCH_TOO_LARGE', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const { ids } = request.body;
       const cancelled = await queue.cancelMany(ids);
@@ -78,7 +109,21 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
     },
   );
 
-  app.get<{ Querystring: ListQueryString; Reply: ListResponse }>('/v1/tasks', { schema: { querystring: listQuerySchema } }, async (request) => {
+  const listSchema = apiRoute({
+    operationId: 'listTasks',
+    tags,
+    summary: 'List tasks in id order',
+    description: 'A page of at most `limit` tasks after `after`; pass `next` as `after` for the next page (null on the last).',
+    query: {
+      topic: { ...TOPIC, description: 'only this topic' },
+      state: { type: 'string', enum: TASK_STATES, description: 'only tasks in this state' },
+      limit: intQuery(1, 10_000, 100, 6, 'most tasks in the page'),
+      after: { ...TASK_ID, description: 'the `next` of the previous page' },
+    },
+    ok: { 200: taskPageSchema },
+    errors: ['INVALID_TOPIC', 'INVALID_ID', 'INVALID_OPTION', ...STORE_ERRORS],
+  });
+  app.get<{ Querystring: ListQueryString; Reply: ListResponse }>('/v1/tasks', { schema: listSchema }, async (request) => {
     const { topic, state, limit, after } = request.query;
     const pageSize = limit === undefined ? 100 : Number(limit);
     const tasks = await queue.list({
@@ -91,13 +136,22 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
     return { tasks: tasks, next: tasks.length === pageSize && last !== undefined ? last.id : null };
   });
 
-  app.get<{ Params: IdParams; Reply: TaskView }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {
+  const getSchema = apiRoute({ operationId: 'getTask', tags, summary: 'Read a task', path: { id: TASK_ID }, ok: { 200: taskSchema }, errors: ['INVALID_ID', 'TASK_NOT_FOUND', ...STORE_ERRORS] });
+  app.get<{ Params: IdParams; Reply: TaskView }>('/v1/tasks/:id', { schema: getSchema }, async (request) => {
     const task = await queue.get(request.params.id);
     if (task === null) throw notFound(request.params.id);
     return task;
   });
 
-  app.delete<{ Params: IdParams; Reply: CancelResponse }>('/v1/tasks/:id', { schema: { params: idParamsSchema } }, async (request) => {
+  const cancelSchema = apiRoute({
+    operationId: 'cancelTask',
+    tags,
+    summary: 'Cancel a pending task',
+    path: { id: TASK_ID },
+    ok: { 200: cancelResultSchema },
+    errors: ['INVALID_ID', 'TASK_NOT_FOUND', 'TASK_NOT_PENDING', ...STORE_ERRORS],
+  });
+  app.delete<{ Params: IdParams; Reply: CancelResponse }>('/v1/tasks/:id', { schema: cancelSchema }, async (request) => {
     const { id } = request.params;
     const outcome = await queue.cancel(id, { outcome: true });
     if (outcome === 'cancelled') return { cancelled: true };
@@ -106,7 +160,18 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
 
   app.patch<{ Params: IdParams; Body: RescheduleRequest; Reply: RescheduleResponse }>(
     '/v1/tasks/:id',
-    { bodyLimit: limits.envelopeBytes, schema: { params: idParamsSchema, body: rescheduleBodySchema } },
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'rescheduleTask',
+        tags,
+        summary: 'Move a pending task (give delayMs or runAt)',
+        path: { id: TASK_ID },
+        body: rescheduleBodySchema,
+        ok: { 200: rescheduleResultSchema },
+        errors: ['INVALID_ID', 'INVALID_DELAY', 'TASK_NOT_FOUND', 'TASK_NOT_PENDING', ...STORE_ERRORS],
+      }),
+    },
     async (request) => {
       const { id } = request.params;
       const when = request.body;

@@ -48,9 +48,11 @@ export interface UiOptions {
 }
 
 export const uiRoutes: FastifyPluginAsync<UiOptions> = async (app, { auth, version }) => {
-  // The files hold nothing secret: every route of this plugin (the static ones included) is public.
+  // The files hold nothing secret: every route of this plugin (the static ones included) is
+  // public, and none is part of the API's OpenAPI document.
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, access: 'public' };
+    route.schema = { ...route.schema, hide: true };
   });
   // Hooks of this plugin run for its routes only (fastify encapsulation).
   app.addHook('onSend', (_request, reply, payload, done) => {
