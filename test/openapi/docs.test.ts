@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import type { Browser } from 'playwright-core';
 import { parseServerConfig } from '../../src/server/config.js';
 import { startServer, type RunningServer } from '../../src/server/main.js';
-import { UI_CSP } from '../../src/server/routes/ui.js';
+import { PAGE_CSP } from '../../src/server/routes/page-headers.js';
 import { launchBrowser } from '../helpers/browser.js';
 
 const TOKEN = 'docs-test-token';
@@ -37,7 +37,7 @@ describe('the API reference at /docs', () => {
     const page = await get('/docs/');
     assert.equal(page.status, 200);
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
-    assert.equal(page.headers.get('content-security-policy'), UI_CSP);
+    assert.equal(page.headers.get('content-security-policy'), PAGE_CSP);
     assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
     const html = await page.text();
     // No external URL of any form: absolute, protocol-relative, or in an inline script or style.
@@ -49,7 +49,7 @@ describe('the API reference at /docs', () => {
       const answer = await get(`/docs/${file}`);
       assert.equal(answer.status, 200, file);
       assert.match(answer.headers.get('content-type') ?? '', types[file.split('.').at(-1)!]!, file);
-      assert.equal(answer.headers.get('content-security-policy'), UI_CSP, file);
+      assert.equal(answer.headers.get('content-security-policy'), PAGE_CSP, file);
       assert.ok((await answer.arrayBuffer()).byteLength > 0, file);
     }
     const init = await (await get('/docs/init.js')).text();

@@ -13,7 +13,7 @@ import { PUBLIC_ROUTE } from '../access.js';
 import { buildOpenApi, type RouteRegistry } from '../openapi.js';
 import { anyObjectSchema } from '../response-schemas.js';
 import { apiRoute } from '../route-schema.js';
-import { UI_CSP } from './ui.js';
+import { addPageHeaders } from './page-headers.js';
 
 export interface DocsOptions {
   readonly version: string;
@@ -61,13 +61,7 @@ export const docsRoutes: FastifyPluginAsync<DocsOptions> = async (app, { version
   app.addHook('onRoute', (route) => {
     route.config = { ...route.config, access: 'public' };
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('content-security-policy', UI_CSP);
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
-    done(null, payload);
-  });
+  addPageHeaders(app);
 
   // Built on first request: every route is registered by then.
   let document: object | null = null;

@@ -15,17 +15,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync } from 'fastify';
-
-export const UI_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+import { addPageHeaders } from './page-headers.js';
 
 const require = createRequire(import.meta.url);
 /** A package's folder: up from its main file to its package.json (some export no ./package.json). */
@@ -55,13 +45,7 @@ export const uiRoutes: FastifyPluginAsync<UiOptions> = async (app, { auth, versi
     route.schema = { ...route.schema, hide: true };
   });
   // Hooks of this plugin run for its routes only (fastify encapsulation).
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('content-security-policy', UI_CSP);
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
-    done(null, payload);
-  });
+  addPageHeaders(app);
 
   app.get('/ui', async (_request, reply) => reply.redirect('/ui/', 301));
   app.get('/ui/config.json', async () => ({ auth, version }));
