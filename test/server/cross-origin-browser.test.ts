@@ -18,17 +18,22 @@ describe('a page of another origin, in Chromium, against a server without a toke
   let evilOrigin: string;
 
   before(async () => {
+    // The browser first: a machine without one fails here, before a server holds the process open.
+    browser = await launchBrowser();
     t = await openTestApp();
     api = await t.app.listen({ host: '127.0.0.1', port: 0 });
     evil = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>elsewhere</title>'));
     await new Promise<void>((resolve) => evil.listen(0, '127.0.0.1', resolve));
     evilOrigin = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
-    browser = await launchBrowser();
   });
+  // Each closed on its own: what `before` never started (no browser on this machine) rejects
+  // here and is let go, while what it did start is still closed, so nothing holds the run open.
   after(async () => {
-    await browser.close();
-    await new Promise<void>((resolve) => evil.close(() => resolve()));
-    await t.close();
+    await Promise.allSettled([
+      (async () => browser.close())(),
+      new Promise<void>((resolve) => evil.close(() => resolve())),
+      (async () => t.close())(),
+    ]);
   });
 
   const pausedNow = async (): Promise<boolean> => (await t.queue.schedules.get('s1'))?.paused === true;
