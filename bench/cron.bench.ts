@@ -310,7 +310,7 @@ async function startChild(url: string, prefix: string, onLate: (id: string, late
   let readyResolve!: () => void;
   const ready = new Promise<void>((resolve) => (readyResolve = resolve));
   const cpu = new Promise<number>((resolve) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
       const [tag, a, b] = line.split(' ');
       if (tag === 'L' && a !== undefined) onLate(a, Number(b));
       else if (tag === 'READY') readyResolve();
