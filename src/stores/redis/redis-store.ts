@@ -24,7 +24,7 @@ import type { ChainableCommander } from 'ioredis';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { DelayQError } from '../../core/errors.js';
 import type { PushSubscription } from '../../core/push.js';
-import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
 import { TASK_STATES, laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import { byTopic, decodePushSubscription, encodePushSubscription } from '../push-subscription-codec.js';
 import { byId, decodeSchedule, decodeSchedules, encodeSchedule } from '../schedule-codec.js';
@@ -105,6 +105,7 @@ export interface RedisStoreParts {
   readonly promoter: Promoter;
   readonly reserver: ReadyReserver;
   readonly keeper: LeaseKeeper;
+  readonly planning: SchedulePlanning;
 }
 
 export class RedisStore implements TaskStore, SharedDispatch {
@@ -112,6 +113,8 @@ export class RedisStore implements TaskStore, SharedDispatch {
   readonly horizonMs: number;
   /** Several processes share a Redis namespace: this store coordinates them itself. */
   readonly shared: SharedDispatch = this;
+  /** Schedules are planned by the owner of their shard (shared/schedule-owners.ts). */
+  readonly schedulePlanning: SchedulePlanning;
   readonly timerHomes = null;
   private readonly client: RedisClient;
   private readonly keys: Keyspace;
@@ -127,6 +130,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
     this.description = parts.description;
     this.horizonMs = parts.horizonMs;
     this.shardCount = parts.keys.shards.length;
+    this.schedulePlanning = parts.planning;
     // A batch runs at the latest `now` of its items: each caller's now is a lower bound
     // of the time of the change, and updatedAt only orders purges.
     this.acks = new ShardBatcher(
