@@ -90,6 +90,7 @@ export class Scheduler implements WorkScheduler {
       graceMs: tuning.scheduleGraceMs,
       syncMs: tuning.scheduleSyncMs,
       retryMs: tuning.storeRetryMs,
+      planning: shared?.schedulePlanning ?? null,
     });
     this.pusher =
       push === undefined
