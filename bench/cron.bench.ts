@@ -20,6 +20,8 @@
  *      created up front (no schedule loop running), so the table shows what planning adds
  *      to the lateness of delivery itself on this machine.
  *
+ * `--schedules n` changes the number of schedules (a smaller run on a loaded host).
+ *
  * npm run bench -- cron --processes 3 [--quick]: the spread case in child processes
  * (bench/cron-child.ts) on one Redis, each consuming with concurrency 100: delayq's
  * schedules in 1 process and in N processes, and the floor (plain tasks) in N processes.
@@ -226,7 +228,9 @@ function median(values: number[]): number {
 }
 
 export async function run(args: string[]): Promise<void> {
-  const scale = args.includes('--quick') ? QUICK : FULL;
+  const base = args.includes('--quick') ? QUICK : FULL;
+  const schedulesAt = args.indexOf('--schedules');
+  const scale = schedulesAt >= 0 ? { ...base, schedules: Number(args[schedulesAt + 1]) } : base;
   const processesAt = args.indexOf('--processes');
   if (processesAt >= 0) return runProcesses(scale, Number(args[processesAt + 1] ?? 3));
   const redis = await startRedis();

@@ -429,8 +429,9 @@ export class ScheduleLoop {
       this.taken.delete(partition);
       return;
     }
-    this.taken.set(partition, ++this.takings);
+    // Before start (or after stop) there is nothing to re-read: start reads every schedule.
     if (!this.running) return;
+    this.taken.set(partition, ++this.takings);
     if (this.takeover !== null) {
       this.takeoverAgain = true;
       return;
