@@ -7,16 +7,38 @@
  *     schedule i first at startMs + i/n of a second (or, for `tasks`, the same occurrences
  *     of `seconds` seconds as plain tasks); then prints UPSERTED
  *   MARK: starts the CPU window (process.cpuUsage)
- *   STOP: prints "CPU <user+system ms since MARK>", closes the queue, flushes and exits
+ *   STOP: prints "CPU <user+system ms since MARK>" and "SWAPS <tried> <won>" (the schedule
+ *     swaps this process's schedule loop sent since MARK: its planning work, schedule by
+ *     schedule), closes the queue, flushes and exits
  */
 import { createInterface } from 'node:readline';
+import type { ScheduleSwap, TaskStore } from '../src/core/ports/index.js';
 import { DelayQueue } from '../src/open-queue.js';
+import { openStore } from '../src/stores/open-store.js';
 import { preciseNow } from './report.js';
 
 const PAYLOAD = { p: 'x'.repeat(64 - '{"p":""}'.length) };
 const [url, prefix] = process.argv.slice(2);
 if (url === undefined || prefix === undefined) throw new Error('usage: cron-child <url> <prefix>');
-const queue = await DelayQueue.open({ store: url, storeOptions: { prefix } });
+let tried = 0;
+let won = 0;
+/** The store, with the schedule swaps counted. */
+function countingSwaps(store: TaskStore): TaskStore {
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'swapSchedules')
+        return async (swaps: readonly ScheduleSwap[]) => {
+          tried += swaps.length;
+          const results = await target.swapSchedules(swaps);
+          for (const ok of results) if (ok) won++;
+          return results;
+        };
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+const queue = await DelayQueue.open({ store: countingSwaps(await openStore(url, { prefix })) });
 let out: string[] = [];
 const flush = (): void => {
   if (out.length > 0) process.stdout.write(out.join(''));
@@ -50,12 +72,14 @@ createInterface({ input: process.stdin }).on('line', (line) => {
     void upsert(Number(args[0]), Number(args[1]), args[2] ?? 'schedules', Number(args[3] ?? 0)).then(() => process.stdout.write('UPSERTED\n'));
   } else if (command === 'MARK') {
     mark = process.cpuUsage();
+    tried = won = 0;
   } else if (command === 'STOP') {
     const used = process.cpuUsage(mark);
+    const swaps = `SWAPS ${tried} ${won}\n`;
     void queue.close().then(() => {
       clearInterval(timer);
       flush();
-      process.stdout.write(`CPU ${((used.user + used.system) / 1_000).toFixed(1)}\n`);
+      process.stdout.write(`${swaps}CPU ${((used.user + used.system) / 1_000).toFixed(1)}\n`);
       process.exit(0);
     });
   }

@@ -306,11 +306,18 @@ interface ProcessResult {
   readonly p99: number;
   /** CPU ms per second of the window, per process. */
   readonly cpu: number[];
+  /** Schedule swaps per second of the window (tried, won), per process. */
+  readonly swaps: [number, number][];
 }
 
-async function startChild(url: string, prefix: string, onLate: (id: string, lateness: number) => void): Promise<{ child: ChildProcess; cpu: Promise<number>; upserted: () => Promise<void> }> {
+async function startChild(
+  url: string,
+  prefix: string,
+  onLate: (id: string, lateness: number) => void,
+): Promise<{ child: ChildProcess; cpu: Promise<number>; swaps: () => [number, number]; upserted: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/cron-child.ts', url, prefix], { stdio: ['pipe', 'pipe', 'inherit'] });
   let upsertWaiter: (() => void) | null = null;
+  let swaps: [number, number] = [NaN, NaN];
   let readyResolve!: () => void;
   const ready = new Promise<void>((resolve) => (readyResolve = resolve));
   const cpu = new Promise<number>((resolve) => {
@@ -319,6 +326,7 @@ async function startChild(url: string, prefix: string, onLate: (id: string, late
       if (tag === 'L' && a !== undefined) onLate(a, Number(b));
       else if (tag === 'READY') readyResolve();
       else if (tag === 'UPSERTED') upsertWaiter?.();
+      else if (tag === 'SWAPS') swaps = [Number(a), Number(b)];
       else if (tag === 'CPU') resolve(Number(a));
     });
   });
@@ -326,6 +334,7 @@ async function startChild(url: string, prefix: string, onLate: (id: string, late
   return {
     child,
     cpu,
+    swaps: () => swaps,
     upserted: () => new Promise<void>((resolve) => (upsertWaiter = resolve)),
   };
 }
@@ -372,6 +381,7 @@ async function spreadInProcesses(url: string, admin: Redis, scale: Scale, proces
     p50: percentile(lateness, 50),
     p99: percentile(lateness, 99),
     cpu: cpu.map((ms) => ms / seconds),
+    swaps: children.map((c) => c.swaps().map((n) => n / seconds) as [number, number]),
   };
 }
 
@@ -410,13 +420,17 @@ async function runProcesses(scale: Scale, processes: number): Promise<void> {
     m(name, (r) => mean(r.cpu)),
     m(name, (r) => Math.max(...r.cpu)),
     m(name, (r) => r.cpu.reduce((a, b) => a + b, 0)),
+    m(name, (r) => Math.max(...r.swaps.map(([tried]) => tried))),
+    m(name, (r) => r.swaps.reduce((sum, [tried]) => sum + tried, 0)),
+    m(name, (r) => r.swaps.reduce((sum, [, won]) => sum + won, 0)),
   ];
   const table: Table = {
     title: `Recurring schedules in ${processes} processes on one Redis, spread case: ${scale.schedules.toLocaleString('en-US')} schedules every second, ${scale.fireSeconds} s window, median of ${scale.runs}`,
-    columns: ['case', 'fired', 'expected', 'duplicates', 'spread p50 ms', 'spread p99 ms', 'p99 / floor p99', 'CPU ms/s per process (mean)', 'CPU ms/s (busiest process)', 'CPU ms/s (all processes)'],
+    columns: ['case', 'fired', 'expected', 'duplicates', 'spread p50 ms', 'spread p99 ms', 'p99 / floor p99', 'CPU ms/s per process (mean)', 'CPU ms/s (busiest process)', 'CPU ms/s (all processes)', 'swaps tried / s (busiest process)', 'swaps tried / s (all)', 'swaps won / s (all)'],
     rows: [...cases.map(([name]) => row(name))],
     notes: [
       'CPU: process.cpuUsage() of each child over the window (user + system), ms per second of wall time.',
+      'Swaps: the schedule compare-and-swaps the schedule loops sent (tried) and that moved a schedule (won): the planning work, one per schedule planned.',
       `Planning CPU = schedules minus the floor in the same run: ${processes} processes ${(m(cases[1][0], (r) => r.cpu.reduce((a, b) => a + b, 0)) - m(floorName, (r) => r.cpu.reduce((a, b) => a + b, 0))).toFixed(0)} ms/s in all.`,
     ],
   };
