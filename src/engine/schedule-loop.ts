@@ -315,7 +315,7 @@ export class ScheduleLoop {
       if (sameRule && old.record.count >= record.count && old.record.paused === record.paused) continue;
       this.entries.set(record.id, this.entryOf(record, sameRule ? old.next : this.safeRule(record)));
     }
-    for (const id of known) if (!seen.has(id)) this.entries.delete(id);
+    for (const id of known) if (!seen.has(id)) this.forget(id);
     this.syncedVersion = version;
     this.runPass();
   }
