@@ -19,8 +19,20 @@
  *   F  the floor, same run: delayq delivering the very same occurrences as plain tasks
  *      created up front (no schedule loop running), so the table shows what planning adds
  *      to the lateness of delivery itself on this machine.
+ *
+ * `--schedules n` changes the number of schedules (a smaller run on a loaded host).
+ *
+ * npm run bench -- cron --processes 3 [--quick]: the spread case in child processes
+ * (bench/cron-child.ts) on one Redis, each consuming with concurrency 100: delayq's
+ * schedules in 1 process and in N processes, and the floor (plain tasks) in N processes.
+ * Each child reports its CPU time (process.cpuUsage) over the measured window, so the
+ * table shows the planning CPU per process (schedules minus floor) and the lateness.
+ * The schedules are upserted through the first child; the window starts 11 s later, once
+ * every process has read them (scheduleSyncMs is 5 s), and lasts `fireSeconds`.
  */
 import { Queue, Worker } from 'bullmq';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayQueue } from '../src/open-queue.js';
@@ -216,7 +228,11 @@ function median(values: number[]): number {
 }
 
 export async function run(args: string[]): Promise<void> {
-  const scale = args.includes('--quick') ? QUICK : FULL;
+  const base = args.includes('--quick') ? QUICK : FULL;
+  const schedulesAt = args.indexOf('--schedules');
+  const scale = schedulesAt >= 0 ? { ...base, schedules: Number(args[schedulesAt + 1]) } : base;
+  const processesAt = args.indexOf('--processes');
+  if (processesAt >= 0) return runProcesses(scale, Number(args[processesAt + 1] ?? 3));
   const redis = await startRedis();
   const admin = new Redis({ host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null });
   const results = new Map<string, RunResult[]>();
@@ -277,4 +293,147 @@ export async function run(args: string[]): Promise<void> {
   };
   printTable(table);
   console.log(`\nresults: ${writeResults('cron', [table], { runs: Object.fromEntries(results) })}`);
+}
+
+// ---------------------------------------------------------------------------------------
+// --processes N: the spread case over child processes
+
+interface ProcessResult {
+  readonly fired: number;
+  readonly expected: number;
+  readonly duplicates: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** CPU ms per second of the window, per process. */
+  readonly cpu: number[];
+  /** Schedule swaps per second of the window (tried, won), per process. */
+  readonly swaps: [number, number][];
+}
+
+async function startChild(
+  url: string,
+  prefix: string,
+  onLate: (id: string, lateness: number) => void,
+): Promise<{ child: ChildProcess; cpu: Promise<number>; swaps: () => [number, number]; upserted: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/cron-child.ts', url, prefix], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let upsertWaiter: (() => void) | null = null;
+  let swaps: [number, number] = [NaN, NaN];
+  let readyResolve!: () => void;
+  const ready = new Promise<void>((resolve) => (readyResolve = resolve));
+  const cpu = new Promise<number>((resolve) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const [tag, a, b] = line.split(' ');
+      if (tag === 'L' && a !== undefined) onLate(a, Number(b));
+      else if (tag === 'READY') readyResolve();
+      else if (tag === 'UPSERTED') upsertWaiter?.();
+      else if (tag === 'SWAPS') swaps = [Number(a), Number(b)];
+      else if (tag === 'CPU') resolve(Number(a));
+    });
+  });
+  await ready;
+  return {
+    child,
+    cpu,
+    swaps: () => swaps,
+    upserted: () => new Promise<void>((resolve) => (upsertWaiter = resolve)),
+  };
+}
+
+async function spreadInProcesses(url: string, admin: Redis, scale: Scale, processes: number, kind: 'schedules' | 'tasks'): Promise<ProcessResult> {
+  await admin.flushall();
+  const prefix = 'cronbench';
+  const seen = new Map<string, number>();
+  let windowStart = Infinity;
+  let windowEnd = Infinity;
+  const lateness: number[] = [];
+  let duplicates = 0;
+  const onLate = (id: string, late: number): void => {
+    const due = Number(id.slice(id.lastIndexOf(':') + 1));
+    if (due < windowStart || due >= windowEnd) return;
+    const count = seen.get(id) ?? 0;
+    seen.set(id, count + 1);
+    if (count > 0) duplicates++;
+    else lateness.push(late);
+  };
+  const children = [];
+  for (let i = 0; i < processes; i++) children.push(await startChild(url, prefix, onLate));
+  await sleep(2_500); // the shards spread over the processes (a lease tick a second)
+  const first = Math.ceil(Date.now() / 1_000) * 1_000 + 3_000;
+  windowStart = first + 11_000;
+  windowEnd = windowStart + scale.fireSeconds * 1_000;
+  const upserted = children[0]!.upserted();
+  const start = kind === 'schedules' ? first : windowStart;
+  children[0]!.child.stdin!.write(`UPSERT ${scale.schedules} ${start} ${kind} ${scale.fireSeconds}\n`);
+  await upserted;
+  await sleep(Math.max(0, windowStart - Date.now()));
+  for (const c of children) c.child.stdin!.write('MARK\n');
+  await sleep(Math.max(0, windowEnd - Date.now()) + 1_000);
+  const seconds = (Date.now() - windowStart) / 1_000;
+  const exits = children.map((c) => new Promise<void>((resolve) => c.child.once('exit', () => resolve())));
+  for (const c of children) c.child.stdin!.write('STOP\n');
+  const cpu = await Promise.all(children.map((c) => c.cpu));
+  await Promise.all(exits);
+  lateness.sort((a, b) => a - b);
+  return {
+    fired: lateness.length,
+    expected: scale.schedules * scale.fireSeconds,
+    duplicates,
+    p50: percentile(lateness, 50),
+    p99: percentile(lateness, 99),
+    cpu: cpu.map((ms) => ms / seconds),
+    swaps: children.map((c) => c.swaps().map((n) => n / seconds) as [number, number]),
+  };
+}
+
+async function runProcesses(scale: Scale, processes: number): Promise<void> {
+  const redis = await startRedis();
+  const admin = new Redis({ host: '127.0.0.1', port: redis.port, maxRetriesPerRequest: null });
+  const cases = [
+    ['schedules, 1 process', 1, 'schedules'],
+    [`schedules, ${processes} processes`, processes, 'schedules'],
+    [`plain tasks (floor), ${processes} processes`, processes, 'tasks'],
+  ] as const;
+  const results = new Map<string, ProcessResult[]>();
+  try {
+    for (let runIndex = 0; runIndex < scale.runs; runIndex++)
+      for (const [name, n, kind] of cases) {
+        const r = await spreadInProcesses(redis.url, admin, scale, n, kind);
+        console.log(`run ${runIndex + 1} ${name}: ${JSON.stringify(r)}`);
+        results.set(name, [...(results.get(name) ?? []), r]);
+      }
+  } finally {
+    admin.disconnect();
+    await redis.stop();
+    redis.remove();
+  }
+  const m = (name: string, f: (r: ProcessResult) => number): number => median((results.get(name) ?? []).map(f));
+  const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
+  const floorName = cases[2][0];
+  const row = (name: string): (string | number | null)[] => [
+    name,
+    m(name, (r) => r.fired),
+    m(name, (r) => r.expected),
+    m(name, (r) => r.duplicates),
+    m(name, (r) => r.p50),
+    m(name, (r) => r.p99),
+    m(name, (r) => r.p99) / m(floorName, (r) => r.p99),
+    m(name, (r) => mean(r.cpu)),
+    m(name, (r) => Math.max(...r.cpu)),
+    m(name, (r) => r.cpu.reduce((a, b) => a + b, 0)),
+    m(name, (r) => Math.max(...r.swaps.map(([tried]) => tried))),
+    m(name, (r) => r.swaps.reduce((sum, [tried]) => sum + tried, 0)),
+    m(name, (r) => r.swaps.reduce((sum, [, won]) => sum + won, 0)),
+  ];
+  const table: Table = {
+    title: `Recurring schedules in ${processes} processes on one Redis, spread case: ${scale.schedules.toLocaleString('en-US')} schedules every second, ${scale.fireSeconds} s window, median of ${scale.runs}`,
+    columns: ['case', 'fired', 'expected', 'duplicates', 'spread p50 ms', 'spread p99 ms', 'p99 / floor p99', 'CPU ms/s per process (mean)', 'CPU ms/s (busiest process)', 'CPU ms/s (all processes)', 'swaps tried / s (busiest process)', 'swaps tried / s (all)', 'swaps won / s (all)'],
+    rows: [...cases.map(([name]) => row(name))],
+    notes: [
+      'CPU: process.cpuUsage() of each child over the window (user + system), ms per second of wall time.',
+      'Swaps: the schedule compare-and-swaps the schedule loops sent (tried) and that moved a schedule (won): the planning work, one per schedule planned.',
+      `Planning CPU = schedules minus the floor in the same run: ${processes} processes ${(m(cases[1][0], (r) => r.cpu.reduce((a, b) => a + b, 0)) - m(floorName, (r) => r.cpu.reduce((a, b) => a + b, 0))).toFixed(0)} ms/s in all.`,
+    ],
+  };
+  printTable(table);
+  console.log(`\nresults: ${writeResults(`cron-processes-${processes}`, [table], { runs: Object.fromEntries(results) })}`);
 }

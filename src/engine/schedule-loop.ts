@@ -14,12 +14,26 @@
  *   meanwhile (upsert, pause, remove) is never overwritten. A failed swap re-reads the
  *   schedule and plans again from what is stored.
  *
- * Every process runs this loop over every schedule: there is no leader to lose. The loop
- * reads all schedules at start and again when the store's schedulesVersion has moved
- * (checked every `scheduleSyncMs`); between reads it wakes when the earliest schedule needs
- * a plan (its latest occurrence comes within `scheduleLeadMs`).
+ * Every process runs this loop. On a store one process has to itself (memory, SQLite) it
+ * plans every schedule. On a store several processes share (`store.shared`), it plans the
+ * schedules of the partitions whose lease it holds (SchedulePlanning), so each schedule is
+ * planned by one process, not by all of them; the swap stays the safety net for the moment
+ * two processes both believe they own a partition. Two more cases:
+ * - a partition taken over (its owner died or gave it up): the copies of its schedules
+ *   this process holds are stale (the owner moved them since), so it re-reads them first,
+ *   then plans them, treating the occurrences of the last `takeoverMs` as not missed: they
+ *   went uncreated because their planner died, not because no process ran. Example:
+ *   `everyMs: 1000`, the owner dies at 10_000 having created up to 11_000; at 14_800 this
+ *   process takes the partition, reads nextAt 12_000 and creates 12_000, 13_000, 14_000
+ *   (late) and 15_000, 16_000 ahead; a misfire policy applies only to older ones.
+ * - a schedule changed through this process in a partition it does not own: it plans it for
+ *   twice `scheduleSyncMs`, the time the owner takes to read the change.
+ *
+ * The loop reads all schedules at start and again when the store's schedulesVersion has
+ * moved (checked every `scheduleSyncMs`); between reads it wakes when the earliest schedule
+ * it plans needs a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
-import type { Clock, Logger, RecurringScheduleStore, TimerToken } from '../core/ports/index.js';
+import type { Clock, Logger, RecurringScheduleStore, SchedulePlanning, TimerToken } from '../core/ports/index.js';
 import { occurrenceId, sameRule, withState, type RecurringScheduleDefinition, type RecurringScheduleRecord } from '../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
 import { compileRule, type CronCompiler, type NextOccurrence } from '../core/schedule/rule.js';
@@ -31,7 +45,12 @@ import type { LoopContext } from './loop-context.js';
 export interface ScheduleLoopOptions extends PlanOptions {
   readonly syncMs: number;
   readonly retryMs: number;
+  /** On a store several processes share: which schedules this process plans. Null: all of them. */
+  readonly planning: SchedulePlanning | null;
 }
+
+/** The part of the engine's context the loop reads: of the store, its recurring schedules only. */
+export type RecurringLoopContext = Pick<LoopContext, 'clock' | 'logger' | 'inFlight' | 'tuning'> & { readonly store: RecurringScheduleStore };
 
 /** Recurring schedules by state (RecurringScheduleLoop.countByState). */
 export interface RecurringScheduleCounts {
@@ -46,6 +65,8 @@ export type CreateTasks = (tasks: readonly NewTaskRecord[]) => Promise<void>;
 interface Entry {
   record: RecurringScheduleRecord;
   readonly next: NextOccurrence;
+  /** Its partition (SchedulePlanning.partitionOf); 0 without planning. */
+  readonly partition: number;
 }
 
 /**
@@ -76,6 +97,16 @@ export class RecurringScheduleLoop {
   private syncedVersion: string | null = null;
   /** Schedules applied in this turn, planned together on the next (see planSoon). */
   private batch: { entries: Entry[]; done: Promise<void> } | null = null;
+  /** Partitions taken and not re-read yet, each with the number of its taking (see takeOver). */
+  private readonly taken = new Map<number, number>();
+  private takings = 0;
+  private takeover: Promise<void> | null = null;
+  private takeoverAgain = false;
+  private takeoverTimer: TimerToken | null = null;
+  /** Schedules of a taken partition not planned since: their next plan treats takeoverMs as not missed. */
+  private readonly catchingUp = new Set<string>();
+  /** Schedules changed through this process in partitions it does not own: planned here until then. */
+  private readonly adopted = new Map<string, number>();
 
   private readonly store: RecurringScheduleStore;
   private readonly clock: Clock;
@@ -85,12 +116,13 @@ export class RecurringScheduleLoop {
   private readonly compile: CronCompiler;
   private readonly create: CreateTasks;
 
-  constructor(context: LoopContext, { compile, create }: { compile: CronCompiler; create: CreateTasks }) {
+  constructor(context: RecurringLoopContext, { compile, create, planning }: { compile: CronCompiler; create: CreateTasks; planning: SchedulePlanning | null }) {
     ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
     const { tuning } = context;
-    this.options = { leadMs: tuning.scheduleLeadMs, graceMs: tuning.scheduleGraceMs, syncMs: tuning.scheduleSyncMs, retryMs: tuning.storeRetryMs };
+    this.options = { leadMs: tuning.scheduleLeadMs, graceMs: tuning.scheduleGraceMs, syncMs: tuning.scheduleSyncMs, retryMs: tuning.storeRetryMs, planning };
     this.compile = compile;
     this.create = create;
+    planning?.onChange((partition, owned) => this.ownershipChanged(partition, owned));
   }
 
   start(): void {
@@ -103,8 +135,26 @@ export class RecurringScheduleLoop {
     this.running = false;
     if (this.wakeTimer !== null) this.clock.clearTimer(this.wakeTimer);
     if (this.syncTimer !== null) this.clock.clearTimer(this.syncTimer);
-    this.wakeTimer = this.syncTimer = null;
+    if (this.takeoverTimer !== null) this.clock.clearTimer(this.takeoverTimer);
+    this.wakeTimer = this.syncTimer = this.takeoverTimer = null;
     await this.stopped;
+    await this.takeover;
+  }
+
+  private entryOf(record: RecurringScheduleRecord, next: NextOccurrence): Entry {
+    return { record, next, partition: this.options.planning?.partitionOf(record.id) ?? 0 };
+  }
+
+  /** This process plans the entry now: it owns its partition (re-read since taken), or changed it here lately. */
+  private plans(entry: Entry, now: number): boolean {
+    const { planning } = this.options;
+    if (planning === null) return true;
+    if (planning.owns(entry.partition) && !this.taken.has(entry.partition)) return true;
+    const until = this.adopted.get(entry.record.id);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.adopted.delete(entry.record.id);
+    return false;
   }
 
   /** The rule of a record, compiled once per definition revision. */
@@ -141,9 +191,15 @@ export class RecurringScheduleLoop {
 
   /** `apply` of several schedules (an upsert batch), with one wait for their shared plan. */
   async applyMany(records: readonly RecurringScheduleRecord[], rules: readonly NextOccurrence[]): Promise<RecurringScheduleRecord[]> {
-    const entries = records.map((record, i): Entry => ({ record, next: rules[i]! }));
+    const entries = records.map((record, i) => this.entryOf(record, rules[i]!));
     for (const entry of entries) this.entries.set(entry.record.id, entry);
     if (!this.running) return [...records];
+    const { planning } = this.options;
+    if (planning !== null) {
+      // The owner reads a change made here within syncMs (its version check): until then, this process plans it.
+      const until = this.clock.now() + 2 * this.options.syncMs;
+      for (const entry of entries) if (!planning.owns(entry.partition)) this.adopted.set(entry.record.id, until);
+    }
     // Nothing to create yet (an import of schedules that start later): no turn spent waiting
     // for a plan; the wake-up below plans them when their time comes.
     const applied = this.clock.now();
@@ -209,6 +265,8 @@ export class RecurringScheduleLoop {
 
   forget(id: string): void {
     this.entries.delete(id);
+    this.adopted.delete(id);
+    this.catchingUp.delete(id);
   }
 
   /**
@@ -264,9 +322,9 @@ export class RecurringScheduleLoop {
       const sameRule = old !== undefined && old.record.rev === record.rev && old.record.createdAt === record.createdAt;
       // This process's own copy is as new or newer (its swaps since the read): kept.
       if (sameRule && old.record.count >= record.count && old.record.paused === record.paused) continue;
-      this.entries.set(record.id, { record, next: sameRule ? old.next : this.safeRule(record) });
+      this.entries.set(record.id, this.entryOf(record, sameRule ? old.next : this.safeRule(record)));
     }
-    for (const id of known) if (!seen.has(id)) this.entries.delete(id);
+    for (const id of known) if (!seen.has(id)) this.forget(id);
     this.syncedVersion = version;
     this.runPass();
   }
@@ -309,6 +367,7 @@ export class RecurringScheduleLoop {
     // passes (and store calls) a second however the schedules' times are spread.
     const due: Entry[] = [];
     for (const entry of this.entries.values()) {
+      if (!this.plans(entry, now)) continue;
       const at = planDueAt(entry.record, now, this.options.leadMs);
       if (at !== null && at <= now + PLAN_WINDOW_MS) due.push(entry);
     }
@@ -323,12 +382,16 @@ export class RecurringScheduleLoop {
     const planned: Array<{ entry: Entry; from: RecurringScheduleRecord; to: RecurringScheduleRecord }> = [];
     const tasks: NewTaskRecord[] = [];
     const options = { ...this.options, leadMs };
+    const takeoverOptions = { ...options, graceMs: options.graceMs + (this.options.planning?.takeoverMs ?? 0) };
     for (const entry of entries) {
       const from = entry.record;
-      const plan = planOccurrences(from, entry.next, now, options);
+      const plan = planOccurrences(from, entry.next, now, this.catchingUp.has(from.id) ? takeoverOptions : options);
       if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
       const to = withState(from, plan.state);
-      if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) continue;
+      if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) {
+        this.catchingUp.delete(from.id);
+        continue;
+      }
       this.pushTasks(tasks, from, plan.create);
       planned.push({ entry, from, to });
     }
@@ -338,14 +401,16 @@ export class RecurringScheduleLoop {
       swapped.push(...(await this.inFlight.track(this.store.swapSchedules(planned.slice(i, i + CREATE_BATCH).map(({ from, to }) => ({ expected: from, next: to }))))));
     const stale: Entry[] = [];
     planned.forEach(({ entry, to }, i) => {
-      if (swapped[i]) entry.record = to;
-      else stale.push(entry);
+      if (swapped[i]) {
+        entry.record = to;
+        this.catchingUp.delete(to.id);
+      } else stale.push(entry);
     });
     // Moved or changed by another process, or removed: plan again from what is stored.
     for (const entry of stale) {
       const fresh = await this.inFlight.track(this.store.getSchedule(entry.record.id));
-      if (fresh === null) this.entries.delete(entry.record.id);
-      else if (this.entries.get(fresh.id) === entry) this.entries.set(fresh.id, { record: fresh, next: this.ruleOf(fresh) });
+      if (fresh === null) this.forget(entry.record.id);
+      else if (this.entries.get(fresh.id) === entry) this.entries.set(fresh.id, this.entryOf(fresh, this.ruleOf(fresh)));
     }
     if (stale.length > 0) this.again = true;
   }
@@ -360,10 +425,70 @@ export class RecurringScheduleLoop {
     const now = this.clock.now();
     let earliest = Infinity;
     for (const entry of this.entries.values()) {
+      if (!this.plans(entry, now)) continue;
       const at = planDueAt(entry.record, now, this.options.leadMs);
       if (at !== null && at < earliest) earliest = at;
     }
     this.setWake(earliest);
+  }
+
+  /** A partition given up is left to its new owner; one taken is re-read, then planned (see takeOver). */
+  private ownershipChanged(partition: number, owned: boolean): void {
+    if (!owned) {
+      this.taken.delete(partition);
+      return;
+    }
+    // Before start (or after stop) there is nothing to re-read: start reads every schedule.
+    if (!this.running) return;
+    this.taken.set(partition, ++this.takings);
+    if (this.takeover !== null) {
+      this.takeoverAgain = true;
+      return;
+    }
+    this.takeover = this.takeOver()
+      .catch((error: unknown) => {
+        this.logger.error({ err: error }, 'schedules: reading the schedules of a partition taken over failed; retrying');
+        if (this.running && this.takeoverTimer === null)
+          this.takeoverTimer = this.clock.setTimer(() => {
+            this.takeoverTimer = null;
+            const [first] = this.taken;
+            if (first !== undefined) this.ownershipChanged(first[0], true);
+          }, this.options.retryMs);
+      })
+      .finally(() => {
+        this.takeover = null;
+        if (!this.takeoverAgain) return;
+        this.takeoverAgain = false;
+        const [first] = this.taken;
+        if (first !== undefined) this.ownershipChanged(first[0], true);
+      });
+  }
+
+  /**
+   * Re-reads the schedules of the partitions taken since the last call (this process's copies
+   * are as old as its last full read: the previous owner has moved them since), then plans
+   * them with the takeover allowance (see the header). Until they are read, no pass plans them
+   * from the stale copies.
+   */
+  private async takeOver(): Promise<void> {
+    const taking = new Map(this.taken);
+    const stale = [...this.entries.values()].filter((entry) => taking.has(entry.partition));
+    const fresh: (RecurringScheduleRecord | null)[] = [];
+    for (let i = 0; i < stale.length; i += SYNC_SLICE)
+      fresh.push(...(await this.inFlight.track(this.store.getSchedules(stale.slice(i, i + SYNC_SLICE).map((entry) => entry.record.id)))));
+    stale.forEach((old, i) => {
+      const id = old.record.id;
+      // Applied through this process meanwhile: its entry is newer than the read.
+      if (this.entries.get(id) !== old) return;
+      const record = fresh[i] ?? null;
+      if (record === null) return this.forget(id);
+      const sameRule = old.record.rev === record.rev && old.record.createdAt === record.createdAt;
+      this.entries.set(id, this.entryOf(record, sameRule ? old.next : this.safeRule(record)));
+      this.catchingUp.add(id);
+    });
+    // Taken again meanwhile (lost and taken back): read once more.
+    for (const [partition, seq] of taking) if (this.taken.get(partition) === seq) this.taken.delete(partition);
+    this.runPass();
   }
 
   private setWake(at: number): void {

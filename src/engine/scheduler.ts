@@ -89,7 +89,11 @@ export class Scheduler implements WorkScheduler {
     this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined });
     this.loader = new Loader(context, { place: this.placeLoaded, backlog: this.dispatcher });
     this.janitor = new Janitor(context);
-    this.recurring = new RecurringScheduleLoop(context, { compile: compileCron, create: async (tasks) => void (await this.createTasks(tasks)) });
+    this.recurring = new RecurringScheduleLoop(context, {
+      compile: compileCron,
+      create: async (tasks) => void (await this.createTasks(tasks)),
+      planning: store.shared?.schedulePlanning ?? null,
+    });
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
     const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d), observer: this.observer };
     this.pusher =

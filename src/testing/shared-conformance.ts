@@ -63,15 +63,17 @@ class Nodes {
   readonly deliveries = new Map<string, Delivery[]>();
   /** When each task's handler finished, by node. */
   readonly finished = new Map<string, { node: number; at: number }[]>();
+  /** The schedule swaps of each node (with `planFacts`), by schedule id. */
+  readonly swaps = new Map<string, { node: number; at: number }[]>();
 
   /** Starts a node per entry of `holdMs` (how long its handler holds each task). */
-  async start(holdMs: readonly number[], space: SharedNamespace, topic: string): Promise<void> {
+  async start(holdMs: readonly number[], space: SharedNamespace, topic: string, planFacts = false): Promise<void> {
     const ready: Promise<void>[] = [];
     for (const hold of holdMs) {
       const node = this.children.length;
       const factsPath = join(this.dir, `node-${node}.facts`);
       this.tails.push({ node, tail: new FactsTail(factsPath) });
-      const config = JSON.stringify({ url: space.url, storeOptions: space.storeOptions, topic, holdMs: hold, concurrency: 50, factsPath });
+      const config = JSON.stringify({ url: space.url, storeOptions: space.storeOptions, topic, holdMs: hold, concurrency: 50, factsPath, planFacts });
       const child = spawn(process.execPath, [...NODE_ARGS, config], { stdio: ['ignore', 'pipe', 'inherit'] });
       this.children.push(child);
       const lines = createInterface({ input: child.stdout });
@@ -94,6 +96,7 @@ class Nodes {
         if (id === undefined) continue;
         if (tag === 'D') push(this.deliveries, id, { node, runAt: Number(a), at: Number(b), attempt: Number(c) });
         if (tag === 'A') push(this.finished, id, { node, at: Number(a) });
+        if (tag === 'S') push(this.swaps, id, { node, at: Number(a) });
       }
   }
 
@@ -130,11 +133,11 @@ function push<T>(map: Map<string, T[]>, key: string, value: T): void {
 export function runSharedConformance(name: string, backing: SharedBacking): void {
   describe(`shared store conformance: ${name}`, () => {
     const opened: { nodes: Nodes; producer: DelayQueue | null }[] = [];
-    const open = async (holdMs: readonly number[], space: SharedNamespace, topic: string): Promise<{ nodes: Nodes; producer: DelayQueue }> => {
+    const open = async (holdMs: readonly number[], space: SharedNamespace, topic: string, planFacts = false): Promise<{ nodes: Nodes; producer: DelayQueue }> => {
       const nodes = new Nodes();
       const entry: { nodes: Nodes; producer: DelayQueue | null } = { nodes, producer: null };
       opened.push(entry);
-      await nodes.start(holdMs, space, topic);
+      await nodes.start(holdMs, space, topic, planFacts);
       entry.producer = await DelayQueue.open({ store: space.url, storeOptions: space.storeOptions });
       return { nodes, producer: entry.producer };
     };
@@ -249,6 +252,50 @@ export function runSharedConformance(name: string, backing: SharedBacking): void
         const record = await producer.get(id);
         assert.equal(record?.state, 'completed', `${id} completed`);
         assert.equal(record?.attempts, 2, `${id}: the zombie's attempt and the live node's, no third`);
+      }
+    });
+
+    it("recurring schedules are planned by their partition's owner alone; after its SIGKILL the new owners plan them, and every occurrence is delivered once, none lost", { timeout: 180_000 }, async () => {
+      const space = await backing.namespace();
+      const { nodes, producer } = await open([2, 2, 2], space, 'cron', true);
+      // Every node has read the schedules (scheduleSyncMs, 5 s) well before the first occurrence.
+      const first = Math.ceil(Date.now() / 1_000) * 1_000 + 9_000;
+      const seconds = 20;
+      const ids = Array.from({ length: 24 }, (_, i) => `every-${i}`);
+      await producer.schedules.upsertMany(ids.map((id) => ({ id, topic: 'cron', everyMs: 1_000, startAt: first, endAt: first + seconds * 1_000 })));
+      // The producer leaves (its close hands its partitions over): the nodes alone plan.
+      await producer.close();
+      await sleep(Math.max(0, first + 5_000 - Date.now()));
+      const killAt = Date.now();
+      const plannedBy = new Map<string, number[]>();
+      for (const [id, list] of nodes.swaps)
+        for (const { node, at } of list) if (at >= first - 1_000 && at < killAt) push(plannedBy, id, node);
+      const planners = new Map([...plannedBy].map(([id, by]) => [id, [...new Set(by)]]));
+      assert.deepEqual(
+        ids.filter((id) => (planners.get(id) ?? []).length !== 1),
+        [],
+        `before the kill, each schedule planned by exactly one node: ${JSON.stringify(Object.fromEntries(planners))}`,
+      );
+      const perNode = [0, 1, 2].map((node) => ids.filter((id) => planners.get(id)![0] === node));
+      const victim = perNode.reduce((best, list, node) => (list.length > perNode[best]!.length ? node : best), 0);
+      nodes.children[victim]!.kill('SIGKILL');
+
+      const expected = ids.flatMap((id) => Array.from({ length: seconds }, (_, k) => `${id}:${first + k * 1_000}`));
+      await nodes.settled(expected, Math.max(0, first + seconds * 1_000 - Date.now()) + backing.takeoverMs + 30_000);
+      await sleep(1_500); // a late duplicate would show now
+      const delivered = [...nodes.deliveries.keys()];
+      assert.deepEqual(expected.filter((id) => !nodes.deliveries.has(id)), [], 'every occurrence delivered, none lost');
+      assert.deepEqual(delivered.filter((id) => !expected.includes(id)), [], 'no occurrence outside the schedules');
+      for (const id of expected) {
+        const list = nodes.deliveries.get(id)!;
+        const attempts = list.map((d) => d.attempt);
+        assert.equal(new Set(attempts).size, attempts.length, `${id}: no attempt delivered twice: ${JSON.stringify(list)}`);
+        // A second attempt only for a delivery the killed node had begun (a redelivery, not a second occurrence).
+        if (list.length > 1) assert.equal(list[0]!.node, victim, `${id} delivered again, though its first delivery was not the killed node's: ${JSON.stringify(list)}`);
+      }
+      for (const id of perNode[victim]!) {
+        const after = (nodes.swaps.get(id) ?? []).filter((s) => s.at > killAt && s.node !== victim);
+        assert.ok(after.length > 0, `${id}, the killed node's, planned by another node after the kill`);
       }
     });
   });

@@ -7,6 +7,7 @@ import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
+import { ManualPlanning } from '../helpers/manual-planning.js';
 
 /** A logger that keeps the messages of its errors. */
 function recordingLogger(): Logger & { errors: string[] } {
@@ -40,6 +41,7 @@ class FlakyStore extends MemoryStore {
  */
 class SharedMemoryStore extends MemoryStore implements SharedDispatch {
   override readonly shared: SharedDispatch = this;
+  readonly schedulePlanning = new ManualPlanning(1, 0);
   failures = 0;
   promotions = 0;
   private ready: TimerRef[] = [];

@@ -7,6 +7,7 @@ import { QueueMetrics } from '../../src/metrics/prometheus.js';
 import { buildApp } from '../../src/server/app.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 import { send } from '../helpers/service.js';
+import { ManualPlanning } from '../helpers/manual-planning.js';
 
 /** The value of one sample line (name + exact label set) in the text format, or undefined. */
 function sample(text: string, line: string): number | undefined {
@@ -224,6 +225,7 @@ test('a shared store\'s promotions are timed through store.shared', async () => 
   const { MemoryStore } = await import('../../src/stores/memory/memory-store.js');
   class PromotingStore extends MemoryStore implements SharedDispatch {
     override readonly shared: SharedDispatch = this;
+    readonly schedulePlanning = new ManualPlanning(1, 0);
     promotions = 0;
     async promote(): Promise<void> {
       this.promotions++;

@@ -31,6 +31,37 @@ export interface SharedDispatch {
    * timers of partitions it takes over, and reservations that ran out in a dead process.
    */
   onRemoteTimer(listener: (ref: TimerRef) => void): void;
+  /** Which recurring schedules this process plans (see SchedulePlanning). */
+  readonly schedulePlanning: SchedulePlanning;
+}
+
+/**
+ * Which process plans which recurring schedule, on a store several processes share. Each
+ * schedule id falls into one partition (the store's own router, fixed for a namespace); the
+ * process that holds a partition's lease plans its schedules, the others leave them alone,
+ * so N processes do a schedule's planning once instead of N times. The store's
+ * compare-and-swap of schedules stays the safety net: two processes that both believe they
+ * own a partition for a moment (a lease taken over from a stalled process) create each
+ * occurrence once.
+ */
+export interface SchedulePlanning {
+  /** The partition of a schedule id: the same in every process of the namespace. */
+  partitionOf(scheduleId: string): number;
+  /** This process holds the partition now, and plans its schedules. */
+  owns(partition: number): boolean;
+  /**
+   * Registers the receiver of ownership changes: `owned` true when this process took the
+   * partition (a share given up by another process, or the lease of a process that died ran
+   * out), false when it gave it up or found it taken. Not called for the partitions taken
+   * while the store opened.
+   */
+  onChange(listener: (partition: number, owned: boolean) => void): void;
+  /**
+   * At most how long after a process dies another one owns its partitions. The schedules of
+   * a taken partition may have gone unplanned that long: their occurrences within it are not
+   * misfires (a process did run), and the new owner creates them, late.
+   */
+  readonly takeoverMs: number;
 }
 
 /** The engine's handle on a task's run timer (the wheel's own handle). */

@@ -26,6 +26,7 @@ import { RemoteTimers } from './remote-timers.js';
 import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
 import { ShardLeases } from '../shared/shard-leases.js';
+import { ScheduleOwners } from '../shared/schedule-owners.js';
 import { Subscriber } from './subscriber.js';
 
 /** The Redis store's options: those of StoreOptions, with the clock given (openStore gives the system clock). */
@@ -155,6 +156,7 @@ interface Setting {
 async function build({ client, keys, horizonMs, description, logger, clock }: Setting): Promise<RedisStore> {
   const owner = randomBytes(6).toString('base64url');
   const leases = new ShardLeases(owner, (shard) => logger.debug({ shard, owner }, 'redis: gave up or lost a shard lease'));
+  const planning = new ScheduleOwners(leases, keys.shards.length, LEASE_MS);
   const unparker = new Unparker(client, keys.shards);
   const waiters = new ReadyWaiters(keys.shards.length, SWEEP_MS, clock);
   const demand = new ConsumerDemand(clock);
@@ -196,5 +198,5 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
     await subscriber.close();
     throw error;
   }
-  return new RedisStore({ client, keys, description, horizonMs, logger, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper });
+  return new RedisStore({ client, keys, description, horizonMs, logger, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper, planning });
 }

@@ -22,7 +22,7 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -59,6 +59,7 @@ export interface RedisStoreParts {
   readonly promoter: Promoter;
   readonly reserver: ReadyReserver;
   readonly keeper: LeaseKeeper;
+  readonly planning: SchedulePlanning;
 }
 
 export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDispatch {
@@ -66,6 +67,8 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   readonly horizonMs: number;
   /** Several processes share a Redis namespace: this store coordinates them itself. */
   readonly shared: SharedDispatch = this;
+  /** Schedules are planned by the owner of their shard (shared/schedule-owners.ts). */
+  readonly schedulePlanning: SchedulePlanning;
   readonly timerHomes = null;
   private readonly client: RedisClient;
   private closed = false;
@@ -88,6 +91,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     this.histogram = new RedisDueHistogram(client, keys);
     this.pushSubscriptionPart = new RedisPushSubscriptions(client, keys.push, reader);
     this.schedulePart = new RedisSchedules(client, keys, reader);
+    this.schedulePlanning = parts.planning;
   }
 
   // ---------------------------------------------------------------------------------

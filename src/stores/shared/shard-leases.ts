@@ -6,6 +6,7 @@
  */
 export class ShardLeases {
   private readonly held = new Map<number, string>();
+  private readonly watchers: ((shard: number, held: boolean) => void)[] = [];
 
   constructor(
     /** This process's id among those sharing the namespace (heartbeats, wakeup messages). */
@@ -36,13 +37,22 @@ export class ShardLeases {
     return [...this.held];
   }
 
+  /** Registers a receiver of every change: a shard taken (held true) or no longer ours (false). */
+  watch(watcher: (shard: number, held: boolean) => void): void {
+    this.watchers.push(watcher);
+  }
+
   hold(shard: number, value: string): void {
+    const renewed = this.held.has(shard);
     this.held.set(shard, value);
+    if (!renewed) for (const watcher of this.watchers) watcher(shard, true);
   }
 
   /** The lease is no longer ours (given up, or a script found it gone after a stall). */
   markLost(shard: number): void {
-    if (this.held.delete(shard)) this.onLost(shard);
+    if (!this.held.delete(shard)) return;
+    this.onLost(shard);
+    for (const watcher of this.watchers) watcher(shard, false);
   }
 
   /** Forgets every lease without reporting them (a clean stop released them). */
