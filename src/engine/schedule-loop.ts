@@ -27,7 +27,7 @@
  *   process takes the partition, reads nextAt 12_000 and creates 12_000, 13_000, 14_000
  *   (late) and 15_000, 16_000 ahead; a misfire policy applies only to older ones.
  * - a schedule changed through this process in a partition it does not own: it plans it for
- *   twice `scheduleSyncMs`, the time the owner takes to read the change.
+ *   twice `scheduleSyncMs`, the time the owner takes to read the change (planning-share.ts).
  *
  * The loop reads all schedules at start and again when the store's schedulesVersion has
  * moved (checked every `scheduleSyncMs`); between reads it wakes when the earliest schedule
@@ -41,12 +41,11 @@ import type { NewTaskRecord } from '../core/task/model.js';
 import { MAX_TIMER_DELAY_MS } from '../core/options.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
+import { PlanningShare } from './planning-share.js';
 
 export interface ScheduleLoopOptions extends PlanOptions {
   readonly syncMs: number;
   readonly retryMs: number;
-  /** On a store several processes share: which schedules this process plans. Null: all of them. */
-  readonly planning: SchedulePlanning | null;
 }
 
 /** The part of the engine's context the loop reads: of the store, its recurring schedules only. */
@@ -97,16 +96,8 @@ export class RecurringScheduleLoop {
   private syncedVersion: string | null = null;
   /** Schedules applied in this turn, planned together on the next (see planSoon). */
   private batch: { entries: Entry[]; done: Promise<void> } | null = null;
-  /** Partitions taken and not re-read yet, each with the number of its taking (see takeOver). */
-  private readonly taken = new Map<number, number>();
-  private takings = 0;
-  private takeover: Promise<void> | null = null;
-  private takeoverAgain = false;
-  private takeoverTimer: TimerToken | null = null;
-  /** Schedules of a taken partition not planned since: their next plan treats takeoverMs as not missed. */
-  private readonly catchingUp = new Set<string>();
-  /** Schedules changed through this process in partitions it does not own: planned here until then. */
-  private readonly adopted = new Map<string, number>();
+  /** Which schedules this process plans (all of them on a store it has to itself). */
+  private readonly share: PlanningShare;
 
   private readonly store: RecurringScheduleStore;
   private readonly clock: Clock;
@@ -119,14 +110,19 @@ export class RecurringScheduleLoop {
   constructor(context: RecurringLoopContext, { compile, create, planning }: { compile: CronCompiler; create: CreateTasks; planning: SchedulePlanning | null }) {
     ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
     const { tuning } = context;
-    this.options = { leadMs: tuning.scheduleLeadMs, graceMs: tuning.scheduleGraceMs, syncMs: tuning.scheduleSyncMs, retryMs: tuning.storeRetryMs, planning };
+    this.options = { leadMs: tuning.scheduleLeadMs, graceMs: tuning.scheduleGraceMs, syncMs: tuning.scheduleSyncMs, retryMs: tuning.storeRetryMs };
     this.compile = compile;
     this.create = create;
-    planning?.onChange((partition, owned) => this.ownershipChanged(partition, owned));
+    this.share = new PlanningShare(
+      planning,
+      { clock: this.clock, logger: this.logger, retryMs: tuning.storeRetryMs, adoptMs: 2 * tuning.scheduleSyncMs },
+      { reread: (partitions) => this.reread(partitions), replan: () => this.runPass() },
+    );
   }
 
   start(): void {
     this.running = true;
+    this.share.start();
     this.sync();
   }
 
@@ -135,26 +131,17 @@ export class RecurringScheduleLoop {
     this.running = false;
     if (this.wakeTimer !== null) this.clock.clearTimer(this.wakeTimer);
     if (this.syncTimer !== null) this.clock.clearTimer(this.syncTimer);
-    if (this.takeoverTimer !== null) this.clock.clearTimer(this.takeoverTimer);
-    this.wakeTimer = this.syncTimer = this.takeoverTimer = null;
+    this.wakeTimer = this.syncTimer = null;
     await this.stopped;
-    await this.takeover;
+    await this.share.stop();
   }
 
   private entryOf(record: RecurringScheduleRecord, next: NextOccurrence): Entry {
-    return { record, next, partition: this.options.planning?.partitionOf(record.id) ?? 0 };
+    return { record, next, partition: this.share.partitionOf(record.id) };
   }
 
-  /** This process plans the entry now: it owns its partition (re-read since taken), or changed it here lately. */
   private plans(entry: Entry, now: number): boolean {
-    const { planning } = this.options;
-    if (planning === null) return true;
-    if (planning.owns(entry.partition) && !this.taken.has(entry.partition)) return true;
-    const until = this.adopted.get(entry.record.id);
-    if (until === undefined) return false;
-    if (until > now) return true;
-    this.adopted.delete(entry.record.id);
-    return false;
+    return this.share.plans(entry.partition, entry.record.id, now);
   }
 
   /** The rule of a record, compiled once per definition revision. */
@@ -194,12 +181,7 @@ export class RecurringScheduleLoop {
     const entries = records.map((record, i) => this.entryOf(record, rules[i]!));
     for (const entry of entries) this.entries.set(entry.record.id, entry);
     if (!this.running) return [...records];
-    const { planning } = this.options;
-    if (planning !== null) {
-      // The owner reads a change made here within syncMs (its version check): until then, this process plans it.
-      const until = this.clock.now() + 2 * this.options.syncMs;
-      for (const entry of entries) if (!planning.owns(entry.partition)) this.adopted.set(entry.record.id, until);
-    }
+    this.share.changedHere(entries.map((entry) => ({ partition: entry.partition, id: entry.record.id })), this.clock.now());
     // Nothing to create yet (an import of schedules that start later): no turn spent waiting
     // for a plan; the wake-up below plans them when their time comes.
     const applied = this.clock.now();
@@ -265,8 +247,7 @@ export class RecurringScheduleLoop {
 
   forget(id: string): void {
     this.entries.delete(id);
-    this.adopted.delete(id);
-    this.catchingUp.delete(id);
+    this.share.forget(id);
   }
 
   /**
@@ -382,14 +363,14 @@ export class RecurringScheduleLoop {
     const planned: Array<{ entry: Entry; from: RecurringScheduleRecord; to: RecurringScheduleRecord }> = [];
     const tasks: NewTaskRecord[] = [];
     const options = { ...this.options, leadMs };
-    const takeoverOptions = { ...options, graceMs: options.graceMs + (this.options.planning?.takeoverMs ?? 0) };
     for (const entry of entries) {
       const from = entry.record;
-      const plan = planOccurrences(from, entry.next, now, this.catchingUp.has(from.id) ? takeoverOptions : options);
+      const extraGraceMs = this.share.extraGraceMs(from.id);
+      const plan = planOccurrences(from, entry.next, now, extraGraceMs === 0 ? options : { ...options, graceMs: options.graceMs + extraGraceMs });
       if (plan.skipped > 0) this.logger.warn({ schedule: from.id, skipped: plan.skipped, misfire: from.misfire }, 'schedules: occurrences missed while no process ran were not created');
       const to = withState(from, plan.state);
       if (to.nextAt === from.nextAt && to.lastAt === from.lastAt && to.count === from.count) {
-        this.catchingUp.delete(from.id);
+        this.share.caughtUp(from.id);
         continue;
       }
       this.pushTasks(tasks, from, plan.create);
@@ -403,7 +384,7 @@ export class RecurringScheduleLoop {
     planned.forEach(({ entry, to }, i) => {
       if (swapped[i]) {
         entry.record = to;
-        this.catchingUp.delete(to.id);
+        this.share.caughtUp(to.id);
       } else stale.push(entry);
     });
     // Moved or changed by another process, or removed: plan again from what is stored.
@@ -432,47 +413,14 @@ export class RecurringScheduleLoop {
     this.setWake(earliest);
   }
 
-  /** A partition given up is left to its new owner; one taken is re-read, then planned (see takeOver). */
-  private ownershipChanged(partition: number, owned: boolean): void {
-    if (!owned) {
-      this.taken.delete(partition);
-      return;
-    }
-    // Before start (or after stop) there is nothing to re-read: start reads every schedule.
-    if (!this.running) return;
-    this.taken.set(partition, ++this.takings);
-    if (this.takeover !== null) {
-      this.takeoverAgain = true;
-      return;
-    }
-    this.takeover = this.takeOver()
-      .catch((error: unknown) => {
-        this.logger.error({ err: error }, 'schedules: reading the schedules of a partition taken over failed; retrying');
-        if (this.running && this.takeoverTimer === null)
-          this.takeoverTimer = this.clock.setTimer(() => {
-            this.takeoverTimer = null;
-            const [first] = this.taken;
-            if (first !== undefined) this.ownershipChanged(first[0], true);
-          }, this.options.retryMs);
-      })
-      .finally(() => {
-        this.takeover = null;
-        if (!this.takeoverAgain) return;
-        this.takeoverAgain = false;
-        const [first] = this.taken;
-        if (first !== undefined) this.ownershipChanged(first[0], true);
-      });
-  }
-
   /**
-   * Re-reads the schedules of the partitions taken since the last call (this process's copies
-   * are as old as its last full read: the previous owner has moved them since), then plans
-   * them with the takeover allowance (see the header). Until they are read, no pass plans them
-   * from the stale copies.
+   * Re-reads the schedules of partitions just taken over (this process's copies are as old as
+   * its last full read: the previous owner has moved them since); each is then planned with
+   * the takeover allowance (see the header). Until they are read, no pass plans them from the
+   * stale copies (PlanningShare).
    */
-  private async takeOver(): Promise<void> {
-    const taking = new Map(this.taken);
-    const stale = [...this.entries.values()].filter((entry) => taking.has(entry.partition));
+  private async reread(partitions: ReadonlySet<number>): Promise<void> {
+    const stale = [...this.entries.values()].filter((entry) => partitions.has(entry.partition));
     const fresh: (RecurringScheduleRecord | null)[] = [];
     for (let i = 0; i < stale.length; i += SYNC_SLICE)
       fresh.push(...(await this.inFlight.track(this.store.getSchedules(stale.slice(i, i + SYNC_SLICE).map((entry) => entry.record.id)))));
@@ -484,11 +432,8 @@ export class RecurringScheduleLoop {
       if (record === null) return this.forget(id);
       const sameRule = old.record.rev === record.rev && old.record.createdAt === record.createdAt;
       this.entries.set(id, this.entryOf(record, sameRule ? old.next : this.safeRule(record)));
-      this.catchingUp.add(id);
+      this.share.catchUp(id);
     });
-    // Taken again meanwhile (lost and taken back): read once more.
-    for (const [partition, seq] of taking) if (this.taken.get(partition) === seq) this.taken.delete(partition);
-    this.runPass();
   }
 
   private setWake(at: number): void {
