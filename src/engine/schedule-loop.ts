@@ -22,10 +22,8 @@
  * - a partition taken over (its owner died or gave it up): the copies of its schedules
  *   this process holds are stale (the owner moved them since), so it re-reads them first,
  *   then plans them, treating the occurrences of the last `takeoverMs` as not missed: they
- *   went uncreated because their planner died, not because no process ran. Example:
- *   `everyMs: 1000`, the owner dies at 10_000 having created up to 11_000; at 14_800 this
- *   process takes the partition, reads nextAt 12_000 and creates 12_000, 13_000, 14_000
- *   (late) and 15_000, 16_000 ahead; a misfire policy applies only to older ones.
+ *   went uncreated because their planner died, not because no process ran (an example in
+ *   ADR 0035); a misfire policy applies only to older ones.
  * - a schedule changed through this process in a partition it does not own: it plans it for
  *   twice `scheduleSyncMs`, the time the owner takes to read the change (planning-share.ts).
  *
@@ -138,10 +136,6 @@ export class RecurringScheduleLoop {
 
   private entryOf(record: RecurringScheduleRecord, next: NextOccurrence): Entry {
     return { record, next, partition: this.share.partitionOf(record.id) };
-  }
-
-  private plans(entry: Entry, now: number): boolean {
-    return this.share.plans(entry.partition, entry.record.id, now);
   }
 
   /** The rule of a record, compiled once per definition revision. */
@@ -348,7 +342,7 @@ export class RecurringScheduleLoop {
     // passes (and store calls) a second however the schedules' times are spread.
     const due: Entry[] = [];
     for (const entry of this.entries.values()) {
-      if (!this.plans(entry, now)) continue;
+      if (!this.share.plans(entry.partition, entry.record.id, now)) continue;
       const at = planDueAt(entry.record, now, this.options.leadMs);
       if (at !== null && at <= now + PLAN_WINDOW_MS) due.push(entry);
     }
@@ -388,10 +382,14 @@ export class RecurringScheduleLoop {
       } else stale.push(entry);
     });
     // Moved or changed by another process, or removed: plan again from what is stored.
-    for (const entry of stale) {
-      const fresh = await this.inFlight.track(this.store.getSchedule(entry.record.id));
-      if (fresh === null) this.forget(entry.record.id);
-      else if (this.entries.get(fresh.id) === entry) this.entries.set(fresh.id, this.entryOf(fresh, this.ruleOf(fresh)));
+    for (let i = 0; i < stale.length; i += SYNC_SLICE) {
+      const slice = stale.slice(i, i + SYNC_SLICE);
+      const stored = await this.inFlight.track(this.store.getSchedules(slice.map((entry) => entry.record.id)));
+      slice.forEach((entry, j) => {
+        const fresh = stored[j] ?? null;
+        if (fresh === null) this.forget(entry.record.id);
+        else if (this.entries.get(fresh.id) === entry) this.entries.set(fresh.id, this.entryOf(fresh, this.ruleOf(fresh)));
+      });
     }
     if (stale.length > 0) this.again = true;
   }
@@ -406,7 +404,7 @@ export class RecurringScheduleLoop {
     const now = this.clock.now();
     let earliest = Infinity;
     for (const entry of this.entries.values()) {
-      if (!this.plans(entry, now)) continue;
+      if (!this.share.plans(entry.partition, entry.record.id, now)) continue;
       const at = planDueAt(entry.record, now, this.options.leadMs);
       if (at !== null && at < earliest) earliest = at;
     }
