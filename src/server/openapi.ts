@@ -154,6 +154,10 @@ export function buildOpenApi(version: string): object {
         },
       },
       '/healthz': { get: { summary: 'Liveness (no auth)', security: [], responses: { 200: ok('{status: "ok"}'), 503: ok('{status: "closing"}') } } },
+      '/readyz': {
+        get: { summary: 'Readiness (no auth): the queue is open and the store answered within 1 s', security: [], responses: { 200: ok('{status: "ready"}'), 503: error } },
+      },
+      '/': { get: { summary: 'Redirects to the dashboard, /ui/ (no auth; 404 with --no-ui)', security: [], responses: { 302: { description: 'to /ui/' }, 404: error } } },
       '/openapi.json': { get: { summary: 'This document (no auth)', security: [], responses: { 200: ok('OpenAPI 3') } } },
     },
   };
