@@ -18,9 +18,9 @@ export interface Banner {
   readonly text: string;
 }
 
-export function startBanner(address: string, storeDescription: string, config: Pick<ServerConfig, 'token' | 'ui' | 'metricsPublic' | 'host'>): Banner {
+export function startBanner(address: string, storeUrl: string, config: Pick<ServerConfig, 'token' | 'ui' | 'metricsPublic' | 'host'>): Banner {
   const auth = config.token !== undefined;
-  const store = redactUrlsIn(storeDescription);
+  const store = redactUrlsIn(storeUrl);
   const fields = {
     address,
     version: SERVER_VERSION,

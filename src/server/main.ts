@@ -108,7 +108,7 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
   }
   if (config.token === undefined && !isLoopback(config.host))
     logger.warn({ host: config.host }, 'no token and --allow-public: /v1 is open to anyone who can reach this address');
-  const banner = startBanner(server.address, server.queue.store.description, config);
+  const banner = startBanner(server.address, config.store, config);
   if (format === 'pretty' && logger.isLevelEnabled('info')) redactingStream(stdout).write(banner.text);
   else logger.info(banner.fields, 'delayq listening');
 
