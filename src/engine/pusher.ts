@@ -209,6 +209,8 @@ export class Pusher {
       if (current?.fingerprint === fingerprint) continue;
       if (current !== undefined) this.retire(current);
       else this.markPushed(topic);
+      // Ready before its first task is due: a subscription read at start has passed no checkUrl here.
+      this.ports.transport.warm?.(subscription.url);
       const handler = this.handlerFor(subscription);
       const worker = new Worker(topic, handler, this.source, subscription.concurrency, subscription.timeoutMs + PUSH_RESERVATION_MARGIN_MS, this.workerOptions(topic));
       this.consumers.set(topic, { subscription, fingerprint, worker });
