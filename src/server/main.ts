@@ -108,11 +108,8 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
   }
   if (config.token === undefined && !isLoopback(config.host))
     logger.warn({ host: config.host }, 'no token and --allow-public: /v1 is open to anyone who can reach this address');
-  const banner = startBanner(server.address, config.store, config);
-  if (format === 'pretty' && logger.isLevelEnabled('info')) redactingStream(stdout).write(banner.text);
-  else logger.info(banner.fields, 'delayq listening');
-
-  return new Promise<number>((resolve) => {
+  // The signal handlers go in before the banner: whoever waits for the banner may stop the server at once.
+  const stopped = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
@@ -133,6 +130,10 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+  const banner = startBanner(server.address, config.store, config);
+  if (format === 'pretty' && logger.isLevelEnabled('info')) redactingStream(stdout).write(banner.text);
+  else logger.info(banner.fields, 'delayq listening');
+  return stopped;
 }
 
 /** Flags for a direct run of this file, with the same names as `delayq serve`. */
