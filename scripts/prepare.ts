@@ -11,14 +11,17 @@
 // tools in place; the DirFetcher's prepare right after it builds.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export function buildWanted(env: NodeJS.ProcessEnv, root: string): boolean {
   if (env['npm_package_resolved'] !== undefined && env['npm_package_resolved'] !== '') return true;
   if (env['_PACOTE_NO_PREPARE_'] !== undefined) return false;
   const initCwd = env['INIT_CWD'];
-  return initCwd !== undefined && initCwd !== '' && resolve(initCwd) !== resolve(root);
+  if (initCwd === undefined || initCwd === '') return false;
+  // npm started in the checkout or one of its folders: the project's own install.
+  const from = resolve(initCwd);
+  return from !== resolve(root) && !from.startsWith(resolve(root) + sep);
 }
 
 function newest(path: string): number {

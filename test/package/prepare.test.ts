@@ -39,6 +39,8 @@ describe('when prepare builds', () => {
     // npm ci / npm install in the checkout itself.
     assert.equal(buildWanted({ INIT_CWD: here }, here), false);
     assert.equal(buildWanted({ INIT_CWD: `${here}/` }, here), false);
+    assert.equal(buildWanted({ INIT_CWD: `${here}/docs` }, here), false);
+    assert.equal(buildWanted({ INIT_CWD: `${here}-fork` }, here), true);
     // The install pacote runs in a git clone before its own prepare: that prepare builds.
     assert.equal(buildWanted({ _PACOTE_NO_PREPARE_: 'git+https://x/delayq.git', INIT_CWD: '/tmp/clone' }, here), false);
     assert.equal(buildWanted({}, here), false);
