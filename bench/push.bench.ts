@@ -1,5 +1,5 @@
 /**
- * npm run bench -- push [--tasks N] [--runs N] [--bare N] [--steady-seconds N] [--concurrency N] [--only a,b,b2,c,d]
+ * npm run bench -- push [--tasks N] [--runs N] [--bare N] [--steady-seconds N] [--concurrency N] [--only a,b,b2,c,d,e]
  *
  * Push delivery against the host's own limit, side by side in one run. A receiver (a bare
  * node:http server in a child process, answering 204) records each request's arrival time;
@@ -18,6 +18,9 @@
  *      consumers long-polling POST /v1/topics/:topic/reserve (max 100), one POST
  *      /v1/tasks/ack per answer; lateness taken when a reserve answer arrives here
  *   d. steady: 2,000 tasks/s due for --steady-seconds (10) s, pushed: lateness p99
+ *   e. the first push after a start against the later ones: a fresh process (push-first-child.ts)
+ *      subscribes, then 21 tasks fall due 1 s later, 50 ms apart; the first one's lateness and the
+ *      others' p50 / max, with the warm-up and without it (--cold)
  * Each part runs --runs (3) times on the same servers (warm after the first run, ADR 0020);
  * the table gives the median of the runs; a ratio is the median of the runs' ratios, each
  * run's rate to the baseline (a, a2) measured in that run. Targets (issue 24): b' >= 60% of
@@ -258,6 +261,27 @@ async function pulled(server: Child, prefix: string, count: number, runAtOf: (i:
   return { rate: count / ((last - minRunAt) / 1_000), p50: percentile(lateness, 50), p99: percentile(lateness, 99), max: lateness.at(-1) ?? NaN, dups: 0 };
 }
 
+interface FirstPush {
+  readonly first: number;
+  readonly p50: number;
+  readonly max: number;
+}
+
+/** Part (e): one fresh process (push-first-child.ts); cold: without the warm-up. */
+function firstPush(cold: boolean): Promise<FirstPush> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'push-first-child.ts'), ...(cold ? ['--cold'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`push-first-child exited ${code}`));
+      const { first, later } = JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as { first: number; later: number[] };
+      const sorted = [...later].sort((a, b) => a - b);
+      resolve({ first, p50: percentile(sorted, 50), max: sorted.at(-1) ?? NaN });
+    });
+  });
+}
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? NaN;
@@ -277,6 +301,7 @@ export async function run(args: string[]): Promise<void> {
   const pushServer = await startServer(`sqlite:${join(dir, 'push.db')}`);
   const pullServer = await startServer(`sqlite:${join(dir, 'pull.db')}`);
   const raw: Record<string, PushRun[] | number[]> = { bare: [], bare2: [], spread: [], burst: [], pull: [], steady: [] };
+  const firsts: Record<'warm' | 'cold', FirstPush[]> = { warm: [], cold: [] };
   const started = Date.now();
   try {
     await call(pushServer.port, 'PUT', '/v1/topics/bench/push', { url: `http://127.0.0.1:${receiver.port}/hook`, concurrency, timeoutMs: 10_000 });
@@ -323,6 +348,14 @@ export async function run(args: string[]): Promise<void> {
       (raw['steady'] as PushRun[]).push(steady);
       console.log(`run ${r}: (d) push, steady 2,000/s: p50 ${steady.p50.toFixed(1)} ms, p99 ${steady.p99.toFixed(1)} ms, max ${steady.max.toFixed(1)} ms`);
       }
+
+      if (part('e')) {
+        for (const mode of ['warm', 'cold'] as const) {
+          const first = await firstPush(mode === 'cold');
+          firsts[mode].push(first);
+          console.log(`run ${r}: (e) first push after a start, ${mode}: ${first.first.toFixed(1)} ms late; the 20 after it p50 ${first.p50.toFixed(1)} ms, max ${first.max.toFixed(1)} ms`);
+        }
+      }
     }
   } finally {
     await Promise.all([stop(pushServer), stop(pullServer), stop(receiver)]);
@@ -349,6 +382,14 @@ export async function run(args: string[]): Promise<void> {
       row("(b') push, all due at once (capacity)", 'burst'),
       row('(c) pull over HTTP (reserve + ack), due within 10 s', 'pull'),
       row('(d) push, steady 2,000/s', 'steady'),
+      ...(['warm', 'cold'] as const).flatMap((mode) => {
+        const of = (field: keyof FirstPush): number => median(firsts[mode].map((x) => x[field]));
+        const label = mode === 'warm' ? '' : ', without the warm-up';
+        return [
+          [`(e) the first push after a start${label}`, null, null, null, of('first'), null, of('first')],
+          [`(e) the 20 after it${label}`, null, null, null, of('p50'), null, of('max')],
+        ];
+      }),
     ],
     notes: [
       `Concurrency ${concurrency} in (a) and in the subscription; receiver a node:http child answering 204; lateness = arrival - runAt.`,

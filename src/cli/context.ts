@@ -35,6 +35,7 @@ export class UsageError extends Error {
 export const CLI_ERROR_CODES = {
   IMPORT_INCOMPLETE: 'import: some lines were not scheduled (each is listed with its line number and code)',
   DEMO_FAILED: 'demo: the tasks that fired were not exactly the expected ones',
+  TASK_EXISTS: 'add: the id is taken by a task that will not run (completed, cancelled or dead); nothing was scheduled',
 } as const;
 
 /** A request that did not do what was asked (exit code 1), with the server's code or a CLI code. */

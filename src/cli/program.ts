@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerPushCommands } from './commands/push.js';
+import { registerRetryCommand } from './commands/retry.js';
 import { registerCronCommands } from './commands/cron.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatsCommand } from './commands/stats.js';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServeCommand(program);
   registerTaskCommands(program);
+  registerRetryCommand(program);
   registerStatsCommand(program);
   registerPushCommands(program);
   registerCronCommands(program);

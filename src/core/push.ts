@@ -88,6 +88,11 @@ export interface PushTransport {
   checkUrl(url: string): Promise<void>;
   /** Sends one request; never rejects (failures are a PushResponse of kind 'failure'). */
   send(request: PushRequest, signal?: AbortSignal): Promise<PushResponse>;
+  /**
+   * Pushes to `url` are coming: get ready now (load the HTTP client, resolve the host), so
+   * the first is as punctual as the rest. Best effort, in the background; never throws.
+   */
+  warm?(url: string): void;
   close(): Promise<void>;
 }
 

@@ -45,6 +45,7 @@ import { PUSH_LANE, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { PushSlots } from './push-slots.js';
+import { PushFailureLog } from './push-failure-log.js';
 import { PushCounters, type PushStats } from './push-stats.js';
 import { DeferTo, RetryAfter } from './work-source.js';
 import { Worker, type Handler, type WorkerOptions, type WorkSource } from './worker.js';
@@ -92,6 +93,7 @@ export class Pusher {
   private readonly breakers: CircuitBreakers;
   private readonly slots: PushSlots;
   private readonly counters = new PushCounters();
+  private readonly failures: PushFailureLog;
   /** Each url's origin, for the breaker: parsed once per url (a subscription pushes one url many times). */
   private readonly origins = new Map<string, string>();
   /** The first read of the subscriptions: pull reserves wait for it, so none takes a pushed topic's task at start. */
@@ -116,6 +118,7 @@ export class Pusher {
     this.targets = { defaultSecret, targetOf };
     this.breakers = new CircuitBreakers(tuning.pushBreaker);
     this.slots = new PushSlots(tuning.pushMaxInFlight, context.clock);
+    this.failures = new PushFailureLog(this.logger, this.clock);
   }
 
   /** Push counters per topic and origin, with each origin's circuit, since this process started. */
@@ -217,6 +220,8 @@ export class Pusher {
       if (current?.fingerprint === fingerprint) continue;
       if (current !== undefined) this.retire(current);
       else this.markPushed(topic);
+      // Ready before its first task is due: a subscription read at start has passed no checkUrl here.
+      this.ports.transport.warm?.(subscription.url);
       const handler = this.handlerFor(subscription);
       const worker = new Worker(this.source, {
         topic,
@@ -263,8 +268,11 @@ export class Pusher {
     const subscription = this.consumers.get(delivery.topic)?.subscription;
     const secrets = subscription ? activeSecrets(subscription.secrets, this.clock.now()) : this.targets.defaultSecret !== null ? [this.targets.defaultSecret] : [];
     if (secrets.length === 0) {
-      this.counters.result(delivery.topic, this.originOf(url), 'unsigned');
-      throw new Error(`push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`);
+      const origin = this.originOf(url);
+      const error = `push: no secret to sign with (topic ${delivery.topic} has no push subscription and the queue no default push secret)`;
+      this.counters.result(delivery.topic, origin, 'unsigned');
+      this.failures.failed({ origin, topic: delivery.topic, id: delivery.id, attempt: delivery.attempt, result: 'unsigned', error });
+      throw new Error(error);
     }
     return this.push(delivery, PUSH_LANE, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
   };
@@ -293,6 +301,7 @@ export class Pusher {
       sentAt = this.clock.now();
     }
     let result: PushResultClass = 'aborted';
+    let failure = '';
     try {
       // The payload as stored: stores keep JSON.stringify's text, which survives a parse and a stringify unchanged.
       const body = JSON.stringify(delivery.payload) ?? 'null';
@@ -309,12 +318,16 @@ export class Pusher {
       const response = await transport.send({ url, body, headers, timeoutMs });
       result = classifyPush(response);
       const verdict = judgePush(response);
-      if (!verdict.ack) throw new RetryAfter(verdict.error, verdict.retryAfterMs);
+      if (!verdict.ack) {
+        failure = verdict.error;
+        throw new RetryAfter(verdict.error, verdict.retryAfterMs);
+      }
     } finally {
       this.slots.release(consumer);
       // Recorded whatever happened, so that a probe never stays out.
       this.breakers.record(origin, breakerOutcome(result), this.clock.now(), admission.probe);
       this.counters.result(topic, origin, result);
+      if (failure !== '' && result !== 'aborted') this.failures.failed({ origin, topic, id: delivery.id, attempt: delivery.attempt, result, error: failure });
     }
   }
 

@@ -100,6 +100,12 @@ export async function checkUrl(url: string, guard: AddressGuard, lookup: LookupA
   }
   for (const address of addresses) {
     const refusal = guard.refusal(address, port);
-    if (refusal !== null) throw invalid(literal ? refusal : `${host}: ${refusal}`);
+    if (refusal !== null) throw invalid(`${literal ? refusal : `${host}: ${refusal}`}; ${allowHint(address, port)}`);
   }
+}
+
+/** How to let push reach a refused address on purpose (a receiver on this machine or network). */
+export function allowHint(address: string, port: number): string {
+  const entry = address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+  return `to push to it anyway, allow it with --push-allow / DELAYQ_PUSH_ALLOW (push.allow in the library), e.g. ${entry}`;
 }

@@ -287,6 +287,18 @@ export function createPushTransport(options: PushTransportOptions = {}): UndiciP
     },
     stats: () => ({ inFlight }),
 
+    // The url parsed and its host resolved ahead (the resolver's first call is the slow one);
+    // no connection is opened: only a push may reach the receiver.
+    warm(url) {
+      try {
+        const { origin } = targetOf(url);
+        const host = new URL(origin).hostname.replace(/^\[|\]$/g, '');
+        if (isIP(host) === 0) lookup(host).catch(() => undefined);
+      } catch {
+        // A url that does not parse: its push will say so.
+      }
+    },
+
     close: () => agent.close(),
   };
 }

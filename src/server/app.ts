@@ -18,6 +18,7 @@ import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 import { consumerRoutes } from './routes/consumers.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { operatorRoutes } from './routes/operator.js';
+import { probeRoutes } from './routes/probes.js';
 import { uiRoutes } from './routes/ui.js';
 import { docsRoutes } from './routes/docs.js';
 import { collectRoutes } from './openapi.js';
@@ -159,6 +160,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operatorRoutes, context);
   await app.register(metricsRoutes, context);
   await app.register(docsRoutes, { version: SERVER_VERSION, routes });
+  await app.register(probeRoutes, { ...context, ui: options.ui !== false });
   if (options.ui !== false) await app.register(uiRoutes, { auth: access.checkToken !== null, version: SERVER_VERSION });
   return app;
 }

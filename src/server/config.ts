@@ -9,6 +9,7 @@ import { parseAllowList } from '../push/allow-list.js';
 import { storeKindOf, storeUsages } from '../stores/kinds.js';
 import { DEFAULT_SERVER_LIMITS, type ServerLimits } from './limits.js';
 
+
 export interface ServerConfig {
   readonly store: string;
   readonly host: string;
@@ -16,6 +17,8 @@ export interface ServerConfig {
   readonly token: string | undefined;
   readonly allowPublic: boolean;
   readonly logLevel: string;
+  /** json, pretty, or auto (pretty when stdout is a terminal). */
+  readonly logFormat: LogFormatSetting;
   readonly logRequests: boolean;
   /** How long a graceful stop may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
@@ -50,6 +53,7 @@ export const SETTINGS = {
   token: { flag: 'token', env: 'DELAYQ_TOKEN', description: 'bearer token every /v1 request must carry', default: '' },
   allowPublic: { flag: 'allowPublic', env: 'DELAYQ_ALLOW_PUBLIC', description: 'allow a non-loopback host without a token (1/true)', default: 'false' },
   logLevel: { flag: 'logLevel', env: 'DELAYQ_LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent', default: 'info' },
+  logFormat: { flag: 'logFormat', env: 'DELAYQ_LOG_FORMAT', description: 'json, pretty (readable, for a terminal) or auto: pretty when stdout is a terminal, JSON otherwise', default: 'auto' },
   logRequests: { flag: 'logRequests', env: 'DELAYQ_LOG_REQUESTS', description: 'log every request (1/true)', default: 'false' },
   shutdownTimeoutMs: { flag: 'shutdownTimeoutMs', env: 'DELAYQ_SHUTDOWN_TIMEOUT_MS', description: 'longest graceful stop before exiting anyway', default: '30000' },
   maxPayloadBytes: { flag: 'maxPayloadBytes', env: 'DELAYQ_MAX_PAYLOAD_BYTES', description: 'largest task payload (serialised JSON)', default: String(DEFAULT_SERVER_LIMITS.maxPayloadBytes) },
@@ -76,6 +80,14 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** The log formats of --log-format (logger.ts). */
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormatSetting = (typeof LOG_FORMATS)[number];
+
+function isLogFormat(value: string): value is LogFormatSetting {
+  return (LOG_FORMATS as readonly string[]).includes(value);
+}
 
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
@@ -138,6 +150,9 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
   const logLevel = text('logLevel');
   if (!LOG_LEVELS.has(logLevel)) problems.push(`${where('logLevel')}: expected one of ${[...LOG_LEVELS].join(', ')} (got "${logLevel}")`);
 
+  const logFormat = text('logFormat');
+  if (!isLogFormat(logFormat)) problems.push(`${where('logFormat')}: expected one of ${LOG_FORMATS.join(', ')} (got "${logFormat}")`);
+
   const pushSecret = text('pushSecret');
   if (pushSecret.length > 0 && !isValidSecret(pushSecret))
     problems.push(`${where('pushSecret')}: expected whsec_ followed by the base64 of 24 to 64 bytes (delayq push set prints one; the value is not shown)`);
@@ -159,6 +174,7 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     token,
     allowPublic,
     logLevel,
+    logFormat: isLogFormat(logFormat) ? logFormat : 'auto',
     logRequests: bool('logRequests'),
     shutdownTimeoutMs: int('shutdownTimeoutMs', 0, 3_600_000),
     pushAllow: allowList('pushAllow'),

@@ -13,10 +13,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { DelayQueue } from '../open-queue.js';
-import { redactUrlsIn } from '../core/redact.js';
+import { destination as fileDestination } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, SETTINGS, isLoopback, kebab, parseServerConfig, type ServerConfig, type ServerFlags } from './config.js';
-import { createServerLogger } from './logger.js';
+import { startBanner, startFailure } from './banner.js';
+import { createServerLogger, redactingStream, resolveLogFormat } from './logger.js';
 
 /** The serve settings, for the CLI (which may import only this module of the server). */
 export { SETTINGS, kebab } from './config.js';
@@ -43,7 +44,14 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   let app: FastifyInstance;
   try {
     app = await buildApp({ queue, token: config.token, limits, logger, logRequests: config.logRequests, metrics: queue.metrics, metricsPublic: config.metricsPublic, ui: config.ui });
-    await app.listen({ host: config.host, port: config.port });
+    // fastify's own "Server listening at" line would say half of the banner runServe prints.
+    const level = app.log.level;
+    if (logger.isLevelEnabled('info')) app.log.level = 'warn';
+    try {
+      await app.listen({ host: config.host, port: config.port });
+    } finally {
+      app.log.level = level;
+    }
   } catch (error) {
     await queue.close();
     throw error;
@@ -77,25 +85,31 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
     config = parseServerConfig(flags, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`delayq serve: ${error.message}\n`);
+    // One problem, one line; several, one line each under the heading.
+    const problems = error.problems.length === 1 ? `invalid configuration: ${error.problems[0] ?? ''}` : error.message;
+    process.stderr.write(`delayq serve: ${problems}\n`);
     return 2;
   }
-  const logger = createServerLogger(config.logLevel);
+  const isTty = process.stdout.isTTY === true;
+  const format = resolveLogFormat(config.logFormat, isTty);
+  const stdout = fileDestination(1);
+  const logger = createServerLogger(config.logLevel, stdout, { format, colorize: isTty });
   let server: RunningServer;
   try {
     server = await startServer(config, logger);
   } catch (error) {
-    logger.fatal({ err: error, store: config.store }, 'could not start');
-    process.stderr.write(`delayq serve: could not start: ${redactUrlsIn((error as Error).message)}\n`);
+    const failure = startFailure(error, config);
+    // A known failure is its one line; anything else keeps its stack, in the log.
+    if (failure.known) logger.fatal({ code: (error as { code?: unknown }).code }, failure.line);
+    else logger.fatal({ err: error }, failure.line);
+    stdout.flushSync();
+    process.stderr.write(`delayq serve: ${failure.line}\n`);
     return 1;
   }
-  if (config.token === undefined) {
-    if (isLoopback(config.host)) logger.info({ host: config.host }, 'no token: /v1 is open to any process on this machine (loopback only)');
-    else logger.warn({ host: config.host }, 'no token and --allow-public: /v1 is open to anyone who can reach this address');
-  }
-  logger.info({ address: server.address, store: server.queue.store.description, auth: config.token !== undefined }, 'delayq listening');
-
-  return new Promise<number>((resolve) => {
+  if (config.token === undefined && !isLoopback(config.host))
+    logger.warn({ host: config.host }, 'no token and --allow-public: /v1 is open to anyone who can reach this address');
+  // The signal handlers go in before the banner: whoever waits for the banner may stop the server at once.
+  const stopped = new Promise<number>((resolve) => {
     const onSignal = (signal: NodeJS.Signals): void => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
@@ -116,6 +130,10 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+  const banner = startBanner(server.address, config.store, config);
+  if (format === 'pretty' && logger.isLevelEnabled('info')) redactingStream(stdout).write(banner.text);
+  else logger.info(banner.fields, 'delayq listening');
+  return stopped;
 }
 
 /** Flags for a direct run of this file, with the same names as `delayq serve`. */

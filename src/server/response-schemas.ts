@@ -151,6 +151,8 @@ export const statsSchema = object(
 
 export const healthSchema = object({ status: { type: 'string', enum: ['ok', 'closing'] } });
 
+export const readySchema = object({ status: { type: 'string', enum: ['ready'] } });
+
 export const timelineSchema = object({
   from: epochMs,
   to: epochMs,

@@ -247,6 +247,11 @@ export interface HealthResponse {
   status: 'ok' | 'closing';
 }
 
+/** GET /readyz when ready (not ready: 503 with the error envelope). */
+export interface ReadyResponse {
+  status: 'ready';
+}
+
 /** PUT /v1/topics/:topic/push: create or replace the topic's push subscription (docs/push.md). */
 export interface PushSubscriptionRequest {
   /** http or https; refused (INVALID_URL) when the SSRF rules refuse the destination. */

@@ -45,6 +45,13 @@ export class ScriptedTransport implements PushTransport {
     if (new URL(url).hostname === '10.0.0.1') throw new DelayQError('INVALID_URL', `url: refused destination 10.0.0.1: private`, { field: 'url' });
   }
 
+  /** Every url `warm` was called with, in order. */
+  readonly warmed: string[] = [];
+
+  warm(url: string): void {
+    this.warmed.push(url);
+  }
+
   send(request: PushRequest): Promise<PushResponse> {
     this.sent.push({ request, at: this.clock.now() });
     if (this.hold || this.holdIf?.(request) === true)

@@ -93,7 +93,7 @@ describe('the OpenAPI document, from the outside', () => {
         }
         for (const parameter of op.parameters ?? []) assert.ok(parameter.schema.type === 'integer' || parameter.schema.type === 'string', `${where} ${parameter.name}`);
       }
-    assert.equal(operations, 32);
+    assert.equal(operations, 33);
     const listTasks = doc.paths['/v1/tasks'].get;
     assert.deepEqual(
       listTasks.parameters.map((p: any) => [p.name, p.schema.type, p.schema.minimum, p.schema.maximum, p.schema.enum]),

@@ -153,7 +153,42 @@ export function registerCronCommands(program: Command): void {
     .option('-n, --count <n>', 'how many (default 10, at most 1000)', positiveIntArg)
     .action(async (id: string, options: { count?: number }, command: Command) => {
       const { client, out } = contextOf(command);
-      const times = await client.schedules.next(id, options.count ?? 10);
-      out.result({ times }, () => (times.length === 0 ? 'no further occurrences' : times.map((t) => `${new Date(t).toISOString()}  ${formatTime(t)}`).join('\n')));
+      const [times, schedule] = await Promise.all([client.schedules.next(id, options.count ?? 10), client.schedules.get(id)]);
+      const zone = schedule?.tz ?? 'UTC';
+      const local = times.map((t) => inZone(t, zone));
+      out.result({ times, tz: zone, local }, () =>
+        times.length === 0
+          ? 'no further occurrences'
+          : table(
+              [zone.toUpperCase() === 'UTC' ? 'UTC' : `LOCAL (${zone})`, 'UTC', 'WHEN'],
+              times.map((t, i) => [local[i] ?? '', new Date(t).toISOString(), relativeOf(t)]),
+            ),
+      );
     });
+}
+
+/** A time as a clock in `zone` shows it, with the zone's offset then: 2026-03-29 03:30:00 +02:00. */
+export function inZone(ms: number, zone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      timeZoneName: 'longOffset',
+    })
+      .formatToParts(ms)
+      .map((part) => [part.type, part.value]),
+  ) as Record<string, string>;
+  const offset = (parts['timeZoneName'] ?? 'GMT').replace(/^GMT/, '') || '+00:00';
+  return `${parts['year']}-${parts['month']}-${parts['day']} ${parts['hour']}:${parts['minute']}:${parts['second']} ${offset}`;
+}
+
+/** "in 3h 2m", from formatTime's parenthesis. */
+function relativeOf(ms: number): string {
+  return /\((.*)\)$/.exec(formatTime(ms))?.[1] ?? '';
 }

@@ -12,6 +12,12 @@
  *
  * Each case has its own consumer long-polling its topic (reserve, then ack). The demo
  * passes (exit 0) when exactly the expected tasks fire.
+ *
+ * It cleans up after itself, whether it passed, failed or was interrupted (Ctrl-C): every
+ * task it scheduled that has not fired is cancelled, so none fires later, and it creates
+ * no schedules or push subscriptions. Its finished tasks (completed, cancelled) stay
+ * listed under their demo-<run>.* topics until the server purges finished tasks (7 days):
+ * the HTTP API has no call that deletes a finished task.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -45,11 +51,20 @@ export function registerDemoCommand(program: Command): void {
     .option('--speed <x>', 'time compression: 1 = one demo unit per second, 2 = twice as fast', speedArg, 1)
     .action(async (options: { speed: number }, command: Command) => {
       const { client, out } = contextOf(command);
-      await runDemo(client, out, 1_000 / options.speed);
+      const interrupted = new AbortController();
+      const onSignal = (): void => interrupted.abort();
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+      try {
+        await runDemo(client, out, 1_000 / options.speed, interrupted.signal);
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     });
 }
 
-export async function runDemo(client: DelayQClient, out: Output, unitMs: number): Promise<void> {
+export async function runDemo(client: DelayQClient, out: Output, unitMs: number, interrupted: AbortSignal = new AbortController().signal): Promise<void> {
   const run = Date.now().toString(36);
   const topics = { orders: `demo-${run}.orders.close`, reviews: `demo-${run}.reviews.autorate`, connections: `demo-${run}.conn.offline` };
   const started = Date.now();
@@ -63,6 +78,11 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number)
   const id = (name: string): string => `demo-${run}-${name}`;
 
   const stop = new AbortController();
+  /** Every id scheduled: cancelled at the end unless it fired. */
+  const scheduled = new Set<string>();
+  const onInterrupt = (): void => stop.abort();
+  interrupted.addEventListener('abort', onInterrupt, { once: true });
+  const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: stop.signal });
   const consume = async (topic: string, label: string, describe: (d: DeliveryView<DemoPayload>) => string): Promise<void> => {
     while (!stop.signal.aborted) {
       const deliveries = await client.reserve<DemoPayload>(topic, { max: 100, waitMs: Math.round(unitMs), signal: stop.signal });
@@ -81,6 +101,7 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number)
   ];
 
   const schedule = async (topic: string, name: string, kind: DemoPayload['kind'], units: number, fires: boolean): Promise<void> => {
+    scheduled.add(id(name));
     await client.schedule({ id: id(name), topic, payload: { kind, name }, delayMs: Math.round(units * unitMs) });
     if (fires) expected.add(id(name));
   };
@@ -92,15 +113,15 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number)
   const orders = async (): Promise<void> => {
     for (const n of [1, 2, 3, 4, 5]) await schedule(topics.orders, `o${n}`, 'order', 3, n % 2 === 1);
     emit({ case: 'orders', event: 'orders o1..o5 placed; each closes if unpaid after "30 min" (3 units)' });
-    await sleep(unitMs);
+    await pause(unitMs);
     await cancel('orders', 'o2', 'order o2 paid');
     await cancel('orders', 'o4', 'order o4 paid');
   };
   const reviews = async (): Promise<void> => {
-    await sleep(unitMs / 2);
+    await pause(unitMs / 2);
     for (const n of [1, 2, 3]) await schedule(topics.reviews, `r${n}`, 'review', 4, n !== 2);
     emit({ case: 'reviews', event: 'orders r1..r3 delivered; each auto-rated if not reviewed within "48 h" (4 units)' });
-    await sleep(1.5 * unitMs);
+    await pause(1.5 * unitMs);
     await cancel('reviews', 'r2', 'buyer reviewed order r2');
   };
   const connections = async (): Promise<void> => {
@@ -108,7 +129,7 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number)
     for (const n of [1, 2, 3, 4]) await schedule(topics.connections, `c${n}`, 'connection', timeout, n >= 3);
     emit({ case: 'connections', event: 'connections c1..c4 open; offline after "30 s" (2 units) without a keepalive' });
     for (let tick = 1; tick <= 12; tick++) {
-      await sleep(unitMs / 2);
+      await pause(unitMs / 2);
       const live = tick <= 4 ? ['c1', 'c2', 'c3'] : ['c1', 'c2'];
       for (const name of live) {
         if (!(await client.reschedule(id(name), { delayMs: Math.round(timeout * unitMs) })))
@@ -122,14 +143,26 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number)
   try {
     await Promise.all([orders(), reviews(), connections()]);
     const deadline = Date.now() + 3 * unitMs;
-    while ([...expected].some((e) => !fired.has(e)) && Date.now() < deadline) await sleep(50);
+    while ([...expected].some((e) => !fired.has(e)) && Date.now() < deadline) await pause(50);
+  } catch (error) {
+    if (!interrupted.aborted) throw error;
   } finally {
     stop.abort();
+    interrupted.removeEventListener('abort', onInterrupt);
     await Promise.allSettled(consumers);
+    await cleanUp(client, out, [...scheduled].filter((task) => !fired.has(task)));
   }
+  if (interrupted.aborted) throw new RequestFailed('DEMO_FAILED', 'demo: interrupted; its tasks that had not fired were cancelled');
   await Promise.all(consumers);
   const missing = [...expected].filter((e) => !fired.has(e));
   emit({ case: 'summary', event: `${fired.size} tasks fired, ${expected.size} expected; missing ${missing.length}, unexpected ${unexpected.length}` });
   if (missing.length > 0 || unexpected.length > 0)
     throw new RequestFailed('DEMO_FAILED', `demo: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
+}
+
+/** Cancels the demo's tasks that have not fired (the ones already finished answer false). */
+async function cleanUp(client: DelayQClient, out: Output, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const cancelled = (await client.cancelMany(ids)).filter((done) => done).length;
+  if (cancelled > 0) out.result({ t: 0, case: 'cleanup', event: `cancelled ${cancelled} demo tasks that had not fired` }, () => `cleanup: cancelled ${cancelled} demo tasks that had not fired`);
 }

@@ -6,6 +6,15 @@ import { parseDuration } from '../duration.js';
 import { formatTime, keyValues, table } from '../output.js';
 
 const STATES: readonly TaskState[] = ['pending', 'reserved', 'completed', 'dead', 'cancelled'];
+/** States of a task that will still be delivered. */
+const WILL_RUN = new Set<string>(['pending', 'reserved']);
+const SORTS = ['id', 'runAt'] as const;
+type Sort = (typeof SORTS)[number];
+
+function sortArg(value: string): Sort {
+  if (!(SORTS as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${SORTS.join(', ')}`);
+  return value as Sort;
+}
 
 export function durationArg(value: string): number {
   try {
@@ -92,7 +101,18 @@ export function registerTaskCommands(program: Command): void {
         ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
         ...(options.url !== undefined ? { url: options.url } : {}),
       });
-      out.result(result, () => `${result.created ? 'scheduled' : 'exists (unchanged)'} ${result.id} on ${topic} at ${formatTime(result.runAt)}`);
+      if (result.created) {
+        out.result(result, () => `scheduled ${result.id} on ${topic} at ${formatTime(result.runAt)}`);
+        return;
+      }
+      // The id is taken: say what that task is doing, and fail when it will not run.
+      const state = (await client.get(result.id))?.state ?? 'purged';
+      out.result({ ...result, state }, () => `exists (unchanged): ${result.id} is ${state}${WILL_RUN.has(state) ? `, runs at ${formatTime(result.runAt)}` : ''}`);
+      if (!WILL_RUN.has(state))
+        throw new RequestFailed(
+          'TASK_EXISTS',
+          `task ${result.id} already exists and is ${state}: nothing was scheduled and it will not run again; give another --id${state === 'dead' ? ` or run delayq retry ${result.id}` : ''}`,
+        );
     });
 
   program
@@ -137,12 +157,13 @@ export function registerTaskCommands(program: Command): void {
 
   program
     .command('ls')
-    .description('list tasks in id order')
+    .description('list tasks (the server pages them in id order)')
     .option('--topic <topic>', 'only this topic')
     .option('--state <state>', `only this state (${STATES.join(', ')})`, stateArg)
     .option('--limit <n>', 'at most this many (default 100)', positiveIntArg)
     .option('--after <id>', 'start after this id (paging)')
-    .action(async (options: { topic?: string; state?: TaskState; limit?: number; after?: string }, command: Command) => {
+    .option('--sort <field>', 'id (default) or runAt: runAt sorts the page fetched (--limit tasks in id order) by run time, here; it is not the soonest tasks of the whole queue', sortArg)
+    .action(async (options: { topic?: string; state?: TaskState; limit?: number; after?: string; sort?: Sort }, command: Command) => {
       const { client, out } = contextOf(command);
       const tasks = await client.list({
         ...(options.topic !== undefined ? { topic: options.topic } : {}),
@@ -150,6 +171,7 @@ export function registerTaskCommands(program: Command): void {
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.after !== undefined ? { afterId: options.after } : {}),
       });
+      if (options.sort === 'runAt') tasks.sort((a, b) => a.runAt - b.runAt || (a.id < b.id ? -1 : 1));
       out.result(tasks, () =>
         tasks.length === 0
           ? 'no tasks'

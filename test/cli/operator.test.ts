@@ -1,0 +1,150 @@
+// The commands an operator reaches for, as real processes against a listening app (memory
+// queue): retry (one dead task, a topic's), ls --sort runAt, add on a taken id, cron next
+// in the schedule's zone and UTC, and demo cleaning up after itself (even interrupted).
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { openTestApp, type TestApp } from '../helpers/service.js';
+import { runCliProcess, type CliResult } from '../helpers/service-process.js';
+
+describe('delayq operator commands', () => {
+  let t: TestApp;
+  let url: string;
+  const cli = (...args: string[]): Promise<CliResult> => runCliProcess(['--server', url, ...args]);
+
+  /** A task of `topic` that failed its only attempt. */
+  const dead = async (id: string, topic: string): Promise<void> => {
+    await t.queue.schedule({ id, topic, payload: null, maxAttempts: 1 });
+    const [delivery] = await t.queue.reserve(topic, { max: 1 });
+    assert.equal(delivery?.id, id);
+    await t.queue.nack(id, delivery.receipt, { error: 'boom' });
+    assert.equal((await t.queue.get(id))?.state, 'dead');
+  };
+
+  before(async () => {
+    t = await openTestApp();
+    url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(() => t.close());
+
+  it('retry <id>: a dead task back to pending; a task not dead or unknown exits 1 saying why', async () => {
+    await dead('d1', 'mail');
+    const retried = await cli('retry', 'd1');
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.equal(retried.stdout, 'retried d1: pending, due now\n');
+    const task = await t.queue.get('d1');
+    assert.equal(task?.state, 'pending');
+    assert.equal(task?.attempts, 0);
+    const [again, missing] = await Promise.all([cli('retry', 'd1'), cli('retry', 'nope')]);
+    assert.equal(again.code, 1);
+    assert.equal(again.stderr, 'delayq: TASK_NOT_DEAD: cannot retry task d1: it is pending, not dead\n');
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^delayq: TASK_NOT_FOUND: task nope not found/);
+  });
+
+  it('retry --topic t --dead: every dead task of the topic, in rounds of --max', async () => {
+    for (const id of ['s1', 's2', 's3']) await dead(id, 'sms');
+    await dead('other', 'push-x');
+    const result = await cli('retry', '--topic', 'sms', '--dead', '--max', '2', '--json');
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { topic: 'sms', retried: 3 });
+    for (const id of ['s1', 's2', 's3']) assert.equal((await t.queue.get(id))?.state, 'pending');
+    assert.equal((await t.queue.get('other'))?.state, 'dead');
+    assert.equal((await cli('retry', '--topic', 'sms', '--dead')).stdout, 'no dead tasks on sms\n');
+    const usage = await Promise.all([cli('retry'), cli('retry', '--topic', 'sms'), cli('retry', 'x', '--topic', 'sms', '--dead')]);
+    for (const r of usage) assert.equal(r.code, 2, r.stderr);
+  });
+
+  it('ls --sort runAt orders the page by run time; --state filters', async () => {
+    await cli('add', 'sorted', '--id', 'a-late', '--delay', '3h');
+    await cli('add', 'sorted', '--id', 'b-soon', '--delay', '1h');
+    await cli('add', 'sorted', '--id', 'c-mid', '--delay', '2h');
+    await cli('add', 'sorted', '--id', 'd-gone', '--delay', '30m');
+    await cli('cancel', 'd-gone');
+    const ids = async (...args: string[]): Promise<string[]> => (JSON.parse((await cli('ls', '--topic', 'sorted', '--json', ...args)).stdout) as { id: string }[]).map((x) => x.id);
+    assert.deepEqual(await ids(), ['a-late', 'b-soon', 'c-mid', 'd-gone']);
+    assert.deepEqual(await ids('--sort', 'runAt', '--state', 'pending'), ['b-soon', 'c-mid', 'a-late']);
+    assert.deepEqual(await ids('--sort', 'runAt', '--state', 'cancelled'), ['d-gone']);
+    assert.equal((await cli('ls', '--sort', 'topic')).code, 2);
+    assert.match((await cli('ls', '--help')).stdout, /sorts the page fetched/);
+  });
+
+  it('add on a taken id says the state, and exits 1 when that task will not run', async () => {
+    await cli('add', 'taken', '--id', 'p1', '--delay', '1h');
+    const pending = await cli('add', 'taken', '--id', 'p1');
+    assert.equal(pending.code, 0, pending.stderr);
+    assert.match(pending.stdout, /^exists \(unchanged\): p1 is pending, runs at \S+ \(in 59m/);
+
+    await cli('cancel', 'p1');
+    const cancelled = await cli('add', 'taken', '--id', 'p1', '--json');
+    assert.equal(cancelled.code, 1);
+    assert.equal((JSON.parse(cancelled.stdout) as { state: string }).state, 'cancelled');
+    assert.match(cancelled.stderr, /^delayq: TASK_EXISTS: task p1 already exists and is cancelled: nothing was scheduled and it will not run again; give another --id\n$/);
+
+    await dead('p2', 'taken');
+    const isDead = await cli('add', 'taken', '--id', 'p2');
+    assert.equal(isDead.code, 1);
+    assert.match(isDead.stdout, /^exists \(unchanged\): p2 is dead\n$/);
+    assert.match(isDead.stderr, /or run delayq retry p2/);
+
+    await t.queue.schedule({ id: 'p3', topic: 'taken', payload: null });
+    const [delivery] = await t.queue.reserve('taken', { max: 1 });
+    await t.queue.ack('p3', delivery?.receipt ?? '');
+    assert.equal((await cli('add', 'taken', '--id', 'p3')).code, 1);
+  });
+
+  it('cron next prints each time in the schedule zone, with its offset, and in UTC', async () => {
+    // 02:30 in Berlin: +01:00 in winter, +02:00 in summer.
+    assert.equal((await cli('cron', 'set', 'berlin', 'backup', '--cron', '30 2 * * *', '--tz', 'Europe/Berlin')).code, 0);
+    const result = await cli('cron', 'next', 'berlin', '-n', '3');
+    assert.equal(result.code, 0, result.stderr);
+    const [header, ...rows] = result.stdout.trim().split('\n');
+    assert.match(header ?? '', /^LOCAL \(Europe\/Berlin\)\s+UTC\s+WHEN$/);
+    assert.equal(rows.length, 3);
+    for (const row of rows) {
+      const match = /^(\d{4}-\d\d-\d\d) 02:30:00 \+0([12]):00\s+(\d{4}-\d\d-\d\d)T0([01]):30:00\.000Z\s+in /.exec(row);
+      assert.ok(match, row);
+      // The UTC hour is the local one minus the offset.
+      assert.equal(Number(match[4]), 2 - Number(match[2]));
+    }
+    const json = JSON.parse((await cli('cron', 'next', 'berlin', '-n', '1', '--json')).stdout) as { times: number[]; tz: string; local: string[] };
+    assert.equal(json.tz, 'Europe/Berlin');
+    assert.match(json.local[0] ?? '', /^\d{4}-\d\d-\d\d 02:30:00 \+0[12]:00$/);
+    assert.equal(new Date(json.times[0] ?? 0).getUTCMinutes(), 30);
+    await cli('cron', 'rm', 'berlin');
+  });
+
+  /** Tasks of demo topics that could still run. */
+  const demoLeftovers = async (): Promise<string[]> => {
+    const tasks = [...(await t.queue.list({ state: 'pending', limit: 1000 })), ...(await t.queue.list({ state: 'reserved', limit: 1000 }))];
+    return tasks.filter((task) => task.topic.startsWith('demo-')).map((task) => task.id);
+  };
+
+  it('demo leaves no task that could still run, when it passes', async () => {
+    const result = await cli('demo', '--speed', '4', '--json');
+    assert.equal(result.code, 0, result.stderr + result.stdout);
+    assert.deepEqual(await demoLeftovers(), []);
+    assert.equal((await t.queue.schedules.list()).length, 0);
+  });
+
+  it('demo interrupted (SIGINT) cancels its tasks that had not fired, and exits 1', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', '--server', url, 'demo', '--speed', '1', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    // Interrupted once every case has scheduled its tasks, before any is due.
+    await new Promise<void>((resolve) => {
+      child.stdout.on('data', (c: Buffer) => {
+        stdout += c.toString();
+        if (/connections c1\.\.c4 open/.test(stdout) && /orders o1\.\.o5 placed/.test(stdout) && /orders r1\.\.r3 delivered/.test(stdout)) resolve();
+      });
+    });
+    assert.ok((await demoLeftovers()).length > 0, 'the demo had pending tasks when interrupted');
+    child.kill('SIGINT');
+    assert.equal(await exited, 1);
+    assert.match(stderr, /DEMO_FAILED: demo: interrupted; its tasks that had not fired were cancelled/);
+    assert.match(stdout, /cancelled \d+ demo tasks that had not fired/);
+    assert.deepEqual(await demoLeftovers(), []);
+  });
+});
