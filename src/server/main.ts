@@ -92,7 +92,10 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
   }
   const isTty = process.stdout.isTTY === true;
   const format = resolveLogFormat(config.logFormat, isTty);
-  const stdout = fileDestination(1);
+  // Sync: an async destination is flushed at exit by a loop that never ends once the reader
+  // has gone (sonic-boom's flushSync retries EPIPE forever), so `delayq serve | head` hung on
+  // SIGTERM. The log is a few lines a minute unless --log-requests.
+  const stdout = fileDestination({ dest: 1, sync: true });
   const logger = createServerLogger(config.logLevel, stdout, { format, colorize: isTty });
   let server: RunningServer;
   try {

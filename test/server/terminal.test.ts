@@ -193,3 +193,16 @@ describe('known start-up failures: one line on stderr, exit code 1, no stack', (
     assertOneLineNoStack(result, /the directory .*missing does not exist; create it first/);
   });
 });
+
+describe('a reader that goes away', () => {
+  // `delayq serve | head`: once head exits, every write to stdout fails with EPIPE. The server
+  // must still stop on SIGTERM, with its exit code; it hung when its log was flushed at exit.
+  it('stops on SIGTERM with exit code 0 after its stdout pipe was closed', async () => {
+    const server = await spawnServer(['--store', 'memory']);
+    server.child.stdout!.destroy();
+    // A request logs nothing by default; the stop logs two lines into the closed pipe.
+    const code = await Promise.race([server.stop('SIGTERM'), new Promise<'hung'>((resolve) => setTimeout(resolve, 20_000, 'hung').unref())]);
+    if (code === 'hung') server.child.kill('SIGKILL');
+    assert.equal(code, 0);
+  });
+});
