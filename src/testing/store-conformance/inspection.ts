@@ -45,7 +45,7 @@ export function inspectionCases(store: TaskStore): void {
         ],
         T0,
       );
-      assert.equal(await store.cancel('x', T0), 'cancelled');
+      assert.equal((await store.cancel('x', T0)).status, 'cancelled');
       assert.equal((await store.reschedule('e', T0 + 200_000, T0)).status, 'rescheduled');
       const [r] = await store.reserve(['r'], T0);
       const query = { from: T0, to: T0 + 300_000, bucketMs: 60_000 };
