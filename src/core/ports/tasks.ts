@@ -50,9 +50,10 @@ export interface AckRequest {
   readonly topic?: string;
 }
 
+/** With `retrying` and `dead`, the task's own topic (the ref's is its lane), for the engine's counters. */
 export type NackOutcome =
-  | { readonly status: 'retrying'; readonly ref: TimerRef }
-  | { readonly status: 'dead' }
+  | { readonly status: 'retrying'; readonly ref: TimerRef; readonly topic: string }
+  | { readonly status: 'dead'; readonly topic: string }
   | { readonly status: 'not_found' | 'stale' };
 
 export type DeferOutcome =

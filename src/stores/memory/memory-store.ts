@@ -301,8 +301,8 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
     task.lastError = decision.error;
-    if (decision.status === 'dead') return { status: 'dead' };
-    return { status: 'retrying', ref: this.pendingAt(task, decision.runAt) };
+    if (decision.status === 'dead') return { status: 'dead', topic: task.topic };
+    return { status: 'retrying', ref: this.pendingAt(task, decision.runAt), topic: task.topic };
   }
 
   /** A task just made pending (again), due at `runAt`: counted by its minute, and its run ref. */

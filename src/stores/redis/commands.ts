@@ -85,17 +85,20 @@ export async function ackScript(client: RedisClient, shard: ShardKeys, now: numb
   return asArray(await run(client, 'ack', standardKeys(shard), args)).map(str);
 }
 
-/** Replies of the form { status, runAt?, seq?, topic? }. */
+/** Replies of the form { status, runAt?, seq?, topic?, taskTopic? }. */
 export interface MoveReply {
   readonly status: string;
   readonly runAt: number;
   readonly seq: number;
+  /** The timer's topic: the task's lane (laneOf). */
   readonly topic: string;
+  /** The task's own topic, where the script answers it (nack, expire). */
+  readonly taskTopic: string;
 }
 
 function moveReply(reply: unknown): MoveReply {
-  const [status, runAt, seq, topic] = asArray(reply);
-  return { status: str(status), runAt: num(runAt ?? 0), seq: num(seq ?? 0), topic: topic === undefined ? '' : str(topic) };
+  const [status, runAt, seq, topic, taskTopic] = asArray(reply);
+  return { status: str(status), runAt: num(runAt ?? 0), seq: num(seq ?? 0), topic: topic === undefined ? '' : str(topic), taskTopic: taskTopic === undefined ? '' : str(taskTopic) };
 }
 
 export async function rescheduleScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {

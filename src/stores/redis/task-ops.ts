@@ -224,9 +224,10 @@ export class RedisTaskOps {
     if (reply.status === 'retrying') {
       const ref = runRef(id, reply);
       this.parts.remoteTimers.publish([ref], now);
-      return { status: 'retrying', ref };
+      return { status: 'retrying', ref, topic: reply.taskTopic };
     }
-    return { status: reply.status as 'dead' | 'not_found' | 'stale' };
+    if (reply.status === 'dead') return { status: 'dead', topic: reply.taskTopic };
+    return { status: reply.status as 'not_found' | 'stale' };
   }
 }
 

@@ -338,11 +338,11 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     if (decision.status === 'dead') {
       this.sql.bury.run(decision.error, now, row.seq);
       counts.transition(row.topic, row.state, 'bury');
-      return { status: 'dead' };
+      return { status: 'dead', topic: row.topic };
     }
     this.sql.retry.run(decision.runAt, decision.runAt, decision.error, now, row.seq);
     counts.transition(row.topic, row.state, 'retry');
-    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq) };
+    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq), topic: row.topic };
   }
 
   /** `oneStatement`: see GroupCommit.submit; true only where the single write comes last. */
