@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import type { SharedDispatch } from '../../src/core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../../src/core/push.js';
 import { QueueMetrics } from '../../src/metrics/prometheus.js';
+import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 import { send } from '../helpers/service.js';
@@ -136,6 +140,36 @@ test('a drained topic reads 0, not its last value; the oldest ready task\'s age 
     assert.equal(sample(text, 'delayq_oldest_ready_age_seconds{topic="d"}'), 0);
   } finally {
     await q.close();
+  }
+});
+
+test('a cancel and a death count under the task\'s own topic on SQLite, for tasks due beyond the loaded window', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'delayq-metrics-'));
+  const registry = new Registry();
+  // The SQLite store commits on its clock: the system one here.
+  const q = await DelayQueue.open({ store: `sqlite:${join(dir, 'm.db')}`, metrics: { registry } });
+  try {
+    // An hour out: no timer in the wheel, so the engine holds no topic for them.
+    await q.scheduleMany([
+      { id: 'f1', topic: 'far', delayMs: 3_600_000 },
+      { id: 'f2', topic: 'far', delayMs: 3_600_000 },
+      { id: 'f3', topic: 'far2', delayMs: 3_600_000 },
+    ]);
+    assert.equal(await q.cancel('f1'), true);
+    assert.deepEqual(await q.cancelMany(['f2', 'f3', 'nope']), [true, true, false]);
+    // A reservation of an hour outlives the window too: its nack is counted under the store's topic.
+    await q.schedule({ id: 'd1', topic: 'doomed', maxAttempts: 1, ttrMs: 3_600_000 });
+    const [got] = await q.reserve('doomed', { waitMs: 5_000 });
+    assert.equal(got?.id, 'd1');
+    assert.deepEqual(await q.nack(got.id, got.receipt), { state: 'dead' });
+    const text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_tasks_cancelled_total{topic="far"}'), 2);
+    assert.equal(sample(text, 'delayq_tasks_cancelled_total{topic="far2"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_dead_total{topic="doomed"}'), 1);
+    assert.equal(text.includes('topic="_unknown"'), false, 'nothing counted under _unknown');
+  } finally {
+    await q.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
