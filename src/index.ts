@@ -45,6 +45,7 @@ export type {
   AckOutcome,
   AckRequest,
   CancelOutcome,
+  StoreCancelOutcome,
   Clock,
   ConsumerStore,
   DueCursor,

@@ -8,14 +8,14 @@
  * The calls are issued together, as one call each would be: every outcome is what the
  * single call answers, in input order, and the batch resolves once every call has.
  */
-import type { AckOutcome, AckRequest, CancelOutcome, ConsumerStore, ProducerStore } from './ports/index.js';
+import type { AckOutcome, AckRequest, ConsumerStore, ProducerStore, StoreCancelOutcome } from './ports/index.js';
 import type { ReservedTask, TimerRef } from './task/model.js';
 
 export function ackEachOneByOne(store: Pick<ConsumerStore, 'ack'>, acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
   return Promise.all(acks.map((ack) => store.ack(ack.id, ack.receipt, now)));
 }
 
-export function cancelEachOneByOne(store: Pick<ProducerStore, 'cancel'>, ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+export function cancelEachOneByOne(store: Pick<ProducerStore, 'cancel'>, ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
   return Promise.all(ids.map((id) => store.cancel(id, now)));
 }
 

@@ -4,9 +4,10 @@
  * implementation must be cheap and must never throw. Pure interface: no I/O here.
  *
  * Topics: the engine passes the task's topic where it holds it (a schedule, a delivery, a
- * settlement of its own workers, a timer in its wheel). An ack, nack or cancel by bare id
- * of a task whose timer is not in the wheel (a disk store's task beyond the loaded window)
- * has no topic at hand without a store read: it is reported under UNKNOWN_TOPIC.
+ * settlement of its own workers, a timer in its wheel); a cancel, nack or expiry, the topic
+ * the store answered with (StoreCancelOutcome, NackOutcome). An ack by bare id of a
+ * reservation whose timer is not in the wheel (one longer than the loaded window) has no
+ * topic at hand without a store read: it is reported under UNKNOWN_TOPIC.
  */
 
 /** The topic label of an event whose task's topic the engine does not hold. */

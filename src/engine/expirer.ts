@@ -33,9 +33,10 @@ export class Expirer extends RetryingLoop {
       (outcome) => {
         if (outcome.status === 'retrying') {
           this.place(outcome.ref);
-          this.observer.settled(ref.topic, 'failed');
+          // The store's topic: the timer's is the task's lane (PUSH_LANE for a task with its own url).
+          this.observer.settled(outcome.topic, 'failed');
         }
-        if (outcome.status === 'dead') this.observer.settled(ref.topic, 'dead');
+        if (outcome.status === 'dead') this.observer.settled(outcome.topic, 'dead');
         if (outcome.status === 'dead') this.logger.warn({ id: ref.id }, 'reservation expired on the last attempt; task is dead');
       },
       (error: unknown) => {

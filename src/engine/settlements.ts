@@ -59,9 +59,9 @@ export class Settlements {
 
   /**
    * Fails a delivery: the task is retried (after `delayMs`, or its backoff) or, out of
-   * attempts, dead. `topic`: the task's, when the caller holds its delivery (for the observer).
+   * attempts, dead. The observer counts it under the topic the store answers.
    */
-  async nack(id: string, receipt: string, options: NackOptions, topic?: string): Promise<NackResult> {
+  async nack(id: string, receipt: string, options: NackOptions): Promise<NackResult> {
     validateId(id, this.limits);
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
     const { store, clock, inFlight, observer } = this.context;
@@ -72,11 +72,11 @@ export class Settlements {
       case 'stale':
         throw staleReceipt(id);
       case 'dead':
-        observer.settled(topic ?? this.scheduler.remove(id), 'dead');
+        observer.settled(outcome.topic, 'dead');
         this.scheduler.remove(id);
         return { state: 'dead' };
       case 'retrying':
-        observer.settled(topic ?? this.scheduler.remove(id), 'failed');
+        observer.settled(outcome.topic, 'failed');
         this.scheduler.move(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
     }
@@ -84,7 +84,7 @@ export class Settlements {
 
   /** A worker's failed handler: `nack` of its delivery. */
   readonly nackDelivery = (delivery: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
-    this.nack(delivery.id, delivery.receipt, delayMs === undefined ? { error } : { error, delayMs }, delivery.topic);
+    this.nack(delivery.id, delivery.receipt, delayMs === undefined ? { error } : { error, delayMs });
 }
 
 function notFound(id: string): DelayQError {

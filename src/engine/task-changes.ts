@@ -48,8 +48,11 @@ export class TaskChanges {
     validateId(id, this.limits);
     const { store, clock, inFlight, observer } = this.context;
     const outcome = await inFlight.track(store.cancel(id, clock.now()));
-    if (outcome === 'cancelled') observer.settled(this.scheduler.remove(id), 'cancelled');
-    return outcome;
+    if (outcome.status !== 'cancelled') return outcome.status;
+    // The store's topic: the timer's is the task's lane, and a far task has none in the wheel.
+    this.scheduler.remove(id);
+    observer.settled(outcome.topic, 'cancelled');
+    return 'cancelled';
   }
 
   /** Every id is checked first, so a bad one cancels nothing. */
@@ -57,8 +60,12 @@ export class TaskChanges {
     validateIdBatch(ids, this.limits);
     const { store, clock, inFlight, observer } = this.context;
     const outcomes = await inFlight.track(store.cancelMany(ids, clock.now()));
-    for (let i = 0; i < ids.length; i++) if (outcomes[i] === 'cancelled') observer.settled(this.scheduler.remove(ids[i]!), 'cancelled');
-    return outcomes;
+    return outcomes.map((outcome, i) => {
+      if (outcome.status !== 'cancelled') return outcome.status;
+      this.scheduler.remove(ids[i]!);
+      observer.settled(outcome.topic, 'cancelled');
+      return 'cancelled';
+    });
   }
 
   async reschedule(id: string, when: WhenInput): Promise<RescheduleOutcome> {

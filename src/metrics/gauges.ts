@@ -5,6 +5,12 @@
  * engine's copy of the list). A scrape costs O(topics + schedules), never O(tasks), and
  * reads no schedule from the store. Built over the queue it reads, by the queue's own
  * constructor (QueueMetrics.registerGauges), so there is no moment when they read nothing.
+ *
+ * A gauge that is reset at each scrape must still say 0 for what exists and holds nothing:
+ * every topic the store counts (any state) gets a series for each state, and delayq_ready_tasks
+ * and delayq_oldest_ready_age_seconds one for every such topic, so a drained topic reads 0
+ * instead of vanishing (Prometheus would keep showing its last value for five minutes, and
+ * a rate or an alert over it would see no drop).
  */
 import { Gauge, type Registry } from 'prom-client';
 import { TASK_STATES } from '../core/task/model.js';
@@ -16,8 +22,12 @@ export interface StatsSource {
     readonly topics: Readonly<Record<string, Readonly<Partial<Record<string, number>>>>>;
     readonly timers: number;
     readonly ready: Readonly<Record<string, number>>;
+    /** The runAt of each topic's longest-waiting ready task (topics with none left out). */
+    readonly oldestReady: Readonly<Record<string, number>>;
     readonly waiting: number;
   }>;
+  /** The queue's clock: the age of the oldest ready task is now - its runAt. */
+  readonly clock: { now(): number };
   /** Recurring schedules by state, counted from the engine's copy of the list (no store read). */
   readonly schedules?: { countByState(): Readonly<Record<RecurringStateLabel, number>> };
 }
@@ -52,10 +62,8 @@ export class QueueGauges {
         for (const [topic, counts] of Object.entries(stats.topics)) {
           const label = gauges.topicLabel(topic);
           for (const state of TASK_STATES) {
-            const n = counts[state];
-            if (n === undefined || n === 0) continue;
             const key = `${state}\u0000${label}`;
-            sums.set(key, (sums.get(key) ?? 0) + n);
+            sums.set(key, (sums.get(key) ?? 0) + (counts[state] ?? 0));
           }
         }
         for (const [key, n] of sums) {
@@ -83,11 +91,32 @@ export class QueueGauges {
         this.reset();
         if (stats === null) return;
         const sums = new Map<string, number>();
+        for (const topic of knownTopics(stats)) sums.set(gauges.topicLabel(topic), 0);
         for (const [topic, n] of Object.entries(stats.ready)) {
           const label = gauges.topicLabel(topic);
           sums.set(label, (sums.get(label) ?? 0) + n);
         }
         for (const [topic, n] of sums) this.set({ topic }, n);
+      },
+    });
+    new Gauge({
+      name: 'delayq_oldest_ready_age_seconds',
+      help: 'Age of the longest-waiting ready task, by topic: now minus its runAt; 0 when none is ready.',
+      labelNames: ['topic'],
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.reset();
+        if (stats === null) return;
+        const now = source.clock.now();
+        const ages = new Map<string, number>();
+        for (const topic of knownTopics(stats)) ages.set(gauges.topicLabel(topic), 0);
+        for (const [topic, runAt] of Object.entries(stats.oldestReady)) {
+          const label = gauges.topicLabel(topic);
+          // Under the cap's "_other": the oldest of the topics it holds.
+          ages.set(label, Math.max(ages.get(label) ?? 0, Math.max(0, now - runAt) / 1000));
+        }
+        for (const [topic, age] of ages) this.set({ topic }, age);
       },
     });
     new Gauge({
@@ -131,4 +160,9 @@ export class QueueGauges {
       return null;
     }
   }
+}
+
+/** The topics the queue knows now: those the store counts (any state) and those with ready tasks. */
+function knownTopics(stats: Stats): Set<string> {
+  return new Set([...Object.keys(stats.topics), ...Object.keys(stats.ready), ...Object.keys(stats.oldestReady)]);
 }

@@ -3,7 +3,7 @@
  * caller owns. Three sources:
  *
  * - the engine's observer port (core/observer.ts): counters of tasks scheduled, delivered,
- *   acked, failed, dead and cancelled by topic, and the delivery lateness histogram;
+ *   acked, failed, dead and cancelled by topic, and the delivery lateness histogram by topic;
  * - wrappers around the store and the push transport: store operation durations by
  *   operation, push requests by topic and status class and their durations;
  * - gauges read at scrape time (collect, gauges.ts) from what the queue already keeps counted
@@ -21,6 +21,9 @@ import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/o
 import { SHARED_DISPATCH_OPERATIONS, TASK_STORE_OPERATIONS, type TaskStore } from '../core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../core/push.js';
 import { QueueGauges, type StatsSource } from './gauges.js';
+
+/** prom-client's default gauges whose names end in _total, left out of the default metrics. */
+export const MISNAMED_DEFAULT_GAUGES: readonly string[] = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 /** The topic label of every topic past the cap. */
 export const OTHER_TOPIC = '_other';
@@ -82,7 +85,9 @@ export class QueueMetrics implements QueueObserver {
   private readonly tallies = new Map<string, Record<CounterName, number>>();
   /** Deliveries per lateness bucket (not cumulative); the last is beyond 60 s. */
   private readonly latenessTally = new Array<number>(LATENESS_BUCKETS.length + 1).fill(0);
-  private readonly lateness: Histogram;
+  private readonly lateness: Histogram<'topic'>;
+  /** The histogram's child of each topic label, looked up once (deliveries are the hot path). */
+  private readonly latenessChildren = new Map<string, { observe(value: number): void }>();
   private readonly storeDurations: Histogram<'operation'>;
   private readonly pushRequests: Counter<'topic' | 'status_class'>;
   private readonly pushDurations: Histogram<'topic'>;
@@ -106,7 +111,8 @@ export class QueueMetrics implements QueueObserver {
     };
     this.lateness = new Histogram({
       name: 'delayq_delivery_lateness_seconds',
-      help: 'How late deliveries were: handler start, reserve answer or push send minus the task runAt.',
+      help: 'How late deliveries were, by topic: handler start, reserve answer or push send minus the task runAt.',
+      labelNames: ['topic'],
       buckets: LATENESS_BUCKETS,
       registers,
     });
@@ -130,7 +136,13 @@ export class QueueMetrics implements QueueObserver {
       buckets: PUSH_BUCKETS,
       registers,
     });
-    if (options.defaultMetrics === true) collectDefaultMetrics({ register: options.registry });
+    if (options.defaultMetrics === true) {
+      collectDefaultMetrics({ register: options.registry });
+      // prom-client has no option to leave a default metric out: these three are gauges named
+      // like counters (`promtool check metrics` rejects a non-counter ending in _total), and
+      // each repeats the sum of its by-type gauge (nodejs_active_handles{type}, ...), kept.
+      for (const name of MISNAMED_DEFAULT_GAUGES) options.registry.removeSingleMetric(name);
+    }
   }
 
   /**
@@ -151,7 +163,10 @@ export class QueueMetrics implements QueueObserver {
   delivered(topic: string, latenessMs: number): void {
     this.child('delivered', topic).inc();
     const seconds = Math.max(0, latenessMs) / 1000;
-    this.lateness.observe(seconds);
+    const label = this.topicLabel(topic);
+    let lateness = this.latenessChildren.get(label);
+    if (lateness === undefined) this.latenessChildren.set(label, (lateness = this.lateness.labels(label)));
+    lateness.observe(seconds);
     let i = 0;
     while (i < LATENESS_BUCKETS.length && seconds > LATENESS_BUCKETS[i]!) i++;
     this.latenessTally[i]!++;

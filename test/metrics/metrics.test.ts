@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import type { SharedDispatch } from '../../src/core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../../src/core/push.js';
 import { QueueMetrics } from '../../src/metrics/prometheus.js';
+import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 import { send } from '../helpers/service.js';
@@ -45,14 +49,23 @@ test('counters by topic, lateness, gauges by state and topic, store durations', 
     assert.equal(sample(text, 'delayq_tasks_acked_total{topic="a"}'), 1);
     assert.equal(sample(text, 'delayq_tasks_dead_total{topic="a"}'), 1);
     assert.equal(sample(text, 'delayq_tasks_failed_total{topic="b"}'), 1);
-    // Delivered 250 ms after runAt (the clock jumped): in the 0.25 s bucket, not the 0.1 s one.
-    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_count'), 3);
-    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_bucket{le="0.1"}'), 0);
-    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_bucket{le="0.25"}'), 3);
+    // Delivered 250 ms after runAt (the clock jumped): in the 0.25 s bucket, not the 0.1 s one; by topic.
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_count{topic="a"}'), 2);
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_count{topic="b"}'), 1);
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_bucket{le="0.1",topic="a"}'), 0);
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_bucket{le="0.25",topic="a"}'), 2);
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_bucket{le="0.25",topic="b"}'), 1);
+    assert.equal(sample(text, 'delayq_delivery_lateness_seconds_count'), undefined, 'no unlabelled series');
     assert.equal(sample(text, 'delayq_tasks{state="completed",topic="a"}'), 1);
     assert.equal(sample(text, 'delayq_tasks{state="dead",topic="a"}'), 1);
     assert.equal(sample(text, 'delayq_tasks{state="cancelled",topic="a"}'), 1);
     assert.equal(sample(text, 'delayq_tasks{state="pending",topic="b"}'), 1);
+    // A topic the store counts has a series for every state: 0 where it holds none.
+    assert.equal(sample(text, 'delayq_tasks{state="pending",topic="a"}'), 0);
+    assert.equal(sample(text, 'delayq_tasks{state="reserved",topic="a"}'), 0);
+    assert.equal(sample(text, 'delayq_tasks{state="completed",topic="b"}'), 0);
+    assert.equal(sample(text, 'delayq_ready_tasks{topic="a"}'), 0);
+    assert.equal(sample(text, 'delayq_oldest_ready_age_seconds{topic="a"}'), 0);
     assert.equal(sample(text, 'delayq_wheel_timers'), 1);
     assert.equal(sample(text, 'delayq_reserve_waiting'), 0);
     assert.ok((sample(text, 'delayq_store_operation_duration_seconds_count{operation="schedule"}') ?? 0) >= 2);
@@ -92,6 +105,71 @@ test('the work loop counts acks and failures with their topic; long-polls waitin
     assert.deepEqual(await waiting, []);
   } finally {
     await q.close();
+  }
+});
+
+test('a drained topic reads 0, not its last value; the oldest ready task\'s age by topic', async () => {
+  const registry = new Registry();
+  const { q, clock } = await openManual({ metrics: { registry } });
+  try {
+    await q.scheduleMany([
+      { id: 'd1', topic: 'd', delayMs: 10 },
+      { id: 'd2', topic: 'd', delayMs: 20 },
+      { id: 'd3', topic: 'd', delayMs: 30 },
+    ]);
+    let text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_tasks{state="pending",topic="d"}'), 3);
+    assert.equal(sample(text, 'delayq_ready_tasks{topic="d"}'), 0);
+    assert.equal(sample(text, 'delayq_oldest_ready_age_seconds{topic="d"}'), 0);
+    // Due, nobody reserving: the oldest (runAt T0 + 10) has waited 5 s at T0 + 5 010.
+    clock.advance(5_010);
+    await flush();
+    text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_ready_tasks{topic="d"}'), 3);
+    assert.equal(sample(text, 'delayq_oldest_ready_age_seconds{topic="d"}'), 5);
+    clock.advance(1_000);
+    assert.equal(sample(await registry.metrics(), 'delayq_oldest_ready_age_seconds{topic="d"}'), 6, 'read from the clock at scrape time');
+    // Drained: every gauge of the topic drops to 0 (the series stay, the values go).
+    const got = await q.reserve('d', { max: 10 });
+    assert.equal(got.length, 3);
+    for (const d of got) await q.ack(d.id, d.receipt);
+    text = await registry.metrics();
+    for (const state of ['pending', 'reserved', 'dead', 'cancelled']) assert.equal(sample(text, `delayq_tasks{state="${state}",topic="d"}`), 0, state);
+    assert.equal(sample(text, 'delayq_tasks{state="completed",topic="d"}'), 3);
+    assert.equal(sample(text, 'delayq_ready_tasks{topic="d"}'), 0);
+    assert.equal(sample(text, 'delayq_oldest_ready_age_seconds{topic="d"}'), 0);
+  } finally {
+    await q.close();
+  }
+});
+
+test('a cancel and a death count under the task\'s own topic on SQLite, for tasks due beyond the loaded window', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'delayq-metrics-'));
+  const registry = new Registry();
+  // The SQLite store commits on its clock: the system one here.
+  const q = await DelayQueue.open({ store: `sqlite:${join(dir, 'm.db')}`, metrics: { registry } });
+  try {
+    // An hour out: no timer in the wheel, so the engine holds no topic for them.
+    await q.scheduleMany([
+      { id: 'f1', topic: 'far', delayMs: 3_600_000 },
+      { id: 'f2', topic: 'far', delayMs: 3_600_000 },
+      { id: 'f3', topic: 'far2', delayMs: 3_600_000 },
+    ]);
+    assert.equal(await q.cancel('f1'), true);
+    assert.deepEqual(await q.cancelMany(['f2', 'f3', 'nope']), [true, true, false]);
+    // A reservation of an hour outlives the window too: its nack is counted under the store's topic.
+    await q.schedule({ id: 'd1', topic: 'doomed', maxAttempts: 1, ttrMs: 3_600_000 });
+    const [got] = await q.reserve('doomed', { waitMs: 5_000 });
+    assert.equal(got?.id, 'd1');
+    assert.deepEqual(await q.nack(got.id, got.receipt), { state: 'dead' });
+    const text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_tasks_cancelled_total{topic="far"}'), 2);
+    assert.equal(sample(text, 'delayq_tasks_cancelled_total{topic="far2"}'), 1);
+    assert.equal(sample(text, 'delayq_tasks_dead_total{topic="doomed"}'), 1);
+    assert.equal(text.includes('topic="_unknown"'), false, 'nothing counted under _unknown');
+  } finally {
+    await q.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -145,7 +223,11 @@ test('topic labels are capped: later topics count under topic="_other"', async (
     assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="t2"}'), 1);
     assert.equal(sample(text, 'delayq_tasks_scheduled_total{topic="_other"}'), 2);
     assert.equal(sample(text, 'delayq_tasks{state="pending",topic="_other"}'), 2);
+    assert.equal(sample(text, 'delayq_tasks{state="dead",topic="_other"}'), 0);
+    assert.equal(sample(text, 'delayq_ready_tasks{topic="_other"}'), 0);
+    assert.equal(sample(text, 'delayq_oldest_ready_age_seconds{topic="_other"}'), 0);
     assert.equal(text.includes('topic="t3"'), false);
+    assert.equal(text.includes('topic="t4"'), false);
   } finally {
     await q.close();
   }
@@ -184,6 +266,10 @@ test('GET /metrics needs the token unless metricsPublic; default process metrics
     assert.equal(ok.statusCode, 200);
     assert.match(String(ok.headers['content-type']), /^text\/plain; version=0\.0\.4/);
     assert.match(ok.body, /^process_cpu_seconds_total /m);
+    // prom-client's three gauges named like counters are left out; their by-type gauges stay.
+    assert.doesNotMatch(ok.body, /^nodejs_active_(handles|requests|resources)_total/m);
+    assert.match(ok.body, /^# TYPE nodejs_active_handles gauge$/m);
+    assert.match(ok.body, /^# TYPE nodejs_active_requests gauge$/m);
     assert.match(ok.body, /^# TYPE delayq_delivery_lateness_seconds histogram$/m);
     assert.equal((await open.inject({ method: 'GET', url: '/metrics' })).statusCode, 200);
     const missing = await send<{ error: { code: string } }>(none, { method: 'GET', url: '/metrics' });

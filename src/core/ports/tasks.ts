@@ -23,6 +23,15 @@ export interface ScheduleOutcome {
 
 export type CancelOutcome = 'cancelled' | 'not_found' | 'not_pending';
 
+/**
+ * A store's answer to a cancel: with `cancelled`, the task's own topic, read where the store
+ * changed the task (so the engine counts the cancel under it without a second read, even for
+ * a task whose timer is not in its wheel).
+ */
+export type StoreCancelOutcome =
+  | { readonly status: 'cancelled'; readonly topic: string }
+  | { readonly status: 'not_found' | 'not_pending' };
+
 export type RescheduleOutcome =
   | { readonly status: 'rescheduled'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'not_pending' };
@@ -41,9 +50,10 @@ export interface AckRequest {
   readonly topic?: string;
 }
 
+/** With `retrying` and `dead`, the task's own topic (the ref's is its lane), for the engine's counters. */
 export type NackOutcome =
-  | { readonly status: 'retrying'; readonly ref: TimerRef }
-  | { readonly status: 'dead' }
+  | { readonly status: 'retrying'; readonly ref: TimerRef; readonly topic: string }
+  | { readonly status: 'dead'; readonly topic: string }
   | { readonly status: 'not_found' | 'stale' };
 
 export type DeferOutcome =
@@ -115,15 +125,15 @@ export interface ProducerStore {
    * first wins. All tasks of one call commit together or not at all.
    */
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]>;
-  /** pending -> cancelled. Any other state is `not_pending`. */
-  cancel(id: string, now: number): Promise<CancelOutcome>;
+  /** pending -> cancelled, answered with the task's topic. Any other state is `not_pending`. */
+  cancel(id: string, now: number): Promise<StoreCancelOutcome>;
   /**
    * `cancel` for many ids at once, one outcome per id in input order (an id given twice is
    * cancelled by its first occurrence; the second is `not_pending`). Not atomic as a whole
    * (the Redis store is atomic per shard), but every outcome is final. A store with no
    * batch path of its own uses `cancelEachOneByOne` (core/batch-fallbacks.ts).
    */
-  cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]>;
+  cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]>;
   /** Moves a pending task's runAt (earlier or later); any other state is `not_pending`. */
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome>;
 }

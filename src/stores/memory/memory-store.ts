@@ -8,7 +8,7 @@ import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-delta
 import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
@@ -75,21 +75,21 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     return outcomes;
   }
 
-  async cancel(id: string, now: number): Promise<CancelOutcome> {
+  async cancel(id: string, now: number): Promise<StoreCancelOutcome> {
     this.assertOpen();
     return this.cancelOne(id, now);
   }
 
-  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+  async cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
     this.assertOpen();
     return ids.map((id) => this.cancelOne(id, now));
   }
 
-  private cancelOne(id: string, now: number): CancelOutcome {
+  private cancelOne(id: string, now: number): StoreCancelOutcome {
     const task = movableOr(this.tasks.get(id), 'cancel', 'not_pending');
-    if (typeof task === 'string') return task;
+    if (typeof task === 'string') return { status: task };
     this.apply(task, 'cancel', now);
-    return 'cancelled';
+    return { status: 'cancelled', topic: task.topic };
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
@@ -301,8 +301,8 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
     task.lastError = decision.error;
-    if (decision.status === 'dead') return { status: 'dead' };
-    return { status: 'retrying', ref: this.pendingAt(task, decision.runAt) };
+    if (decision.status === 'dead') return { status: 'dead', topic: task.topic };
+    return { status: 'retrying', ref: this.pendingAt(task, decision.runAt), topic: task.topic };
   }
 
   /** A task just made pending (again), due at `runAt`: counted by its minute, and its run ref. */

@@ -2,7 +2,7 @@
  * The typed wrappers of the task scripts: one function per Lua script, the only place that
  * knows its KEYS / ARGV layout and reply shape (script-runner.ts runs them).
  */
-import type { CancelOutcome } from '../../core/ports/index.js';
+import type { StoreCancelOutcome } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
@@ -61,18 +61,20 @@ export async function scheduleScript(
   return out;
 }
 
-const CANCEL_OUTCOMES: Readonly<Record<string, CancelOutcome>> = { c: 'cancelled', n: 'not_found', p: 'not_pending' };
+const CANCEL_FAILURES: Readonly<Record<string, StoreCancelOutcome>> = { n: { status: 'not_found' }, p: { status: 'not_pending' } };
 
-/** Outcomes per id, in order (cancel.lua answers one character each). */
+/** Outcomes per id, in order (cancel.lua answers one character each, then the topic of each cancelled one). */
 export async function cancelScript(
   client: RedisClient,
   shard: ShardKeys,
   now: number,
   ids: readonly string[],
-): Promise<CancelOutcome[]> {
-  const codes = str(await run(client, 'cancel', [...standardKeys(shard), shard.parked, shard.parkedCounts], [now, ...ids]));
-  const out = new Array<CancelOutcome>(codes.length);
-  for (let i = 0; i < codes.length; i++) out[i] = CANCEL_OUTCOMES[codes[i]!]!;
+): Promise<StoreCancelOutcome[]> {
+  const reply = asArray(await run(client, 'cancel', [...standardKeys(shard), shard.parked, shard.parkedCounts], [now, ...ids]));
+  const codes = str(reply[0]);
+  const out = new Array<StoreCancelOutcome>(codes.length);
+  let topics = 1;
+  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'c' ? { status: 'cancelled', topic: str(reply[topics++]) } : CANCEL_FAILURES[codes[i]!]!;
   return out;
 }
 
@@ -83,17 +85,20 @@ export async function ackScript(client: RedisClient, shard: ShardKeys, now: numb
   return asArray(await run(client, 'ack', standardKeys(shard), args)).map(str);
 }
 
-/** Replies of the form { status, runAt?, seq?, topic? }. */
+/** Replies of the form { status, runAt?, seq?, topic?, taskTopic? }. */
 export interface MoveReply {
   readonly status: string;
   readonly runAt: number;
   readonly seq: number;
+  /** The timer's topic: the task's lane (laneOf). */
   readonly topic: string;
+  /** The task's own topic, where the script answers it (nack, expire). */
+  readonly taskTopic: string;
 }
 
 function moveReply(reply: unknown): MoveReply {
-  const [status, runAt, seq, topic] = asArray(reply);
-  return { status: str(status), runAt: num(runAt ?? 0), seq: num(seq ?? 0), topic: topic === undefined ? '' : str(topic) };
+  const [status, runAt, seq, topic, taskTopic] = asArray(reply);
+  return { status: str(status), runAt: num(runAt ?? 0), seq: num(seq ?? 0), topic: topic === undefined ? '' : str(topic), taskTopic: taskTopic === undefined ? '' : str(taskTopic) };
 }
 
 export async function rescheduleScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {

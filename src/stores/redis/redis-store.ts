@@ -22,7 +22,7 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckOutcome, AckRequest, CancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -102,12 +102,12 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.tasks.schedule(tasks, now);
   }
 
-  async cancel(id: string, now: number): Promise<CancelOutcome> {
+  async cancel(id: string, now: number): Promise<StoreCancelOutcome> {
     this.assertOpen();
     return this.tasks.cancel(id, now);
   }
 
-  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+  async cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
     this.assertOpen();
     return this.tasks.cancelMany(ids, now);
   }

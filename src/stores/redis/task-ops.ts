@@ -4,7 +4,7 @@
  * pending published to the owners of their shards (remote-timers.ts).
  */
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { ShardBatcher } from '../shared/batcher.js';
 import { mergeDue } from '../shared/due-merge.js';
@@ -25,7 +25,7 @@ export class RedisTaskOps {
   private readonly keys: Keyspace;
   private readonly shardCount: number;
   private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
-  private readonly cancels: ShardBatcher<{ id: string; now: number }, CancelOutcome>;
+  private readonly cancels: ShardBatcher<{ id: string; now: number }, StoreCancelOutcome>;
 
   constructor(
     private readonly parts: RedisStoreParts,
@@ -77,13 +77,13 @@ export class RedisTaskOps {
     return outcomes;
   }
 
-  async cancel(id: string, now: number): Promise<CancelOutcome> {
+  async cancel(id: string, now: number): Promise<StoreCancelOutcome> {
     const [outcome] = await this.cancels.submit(shardOf(id, this.shardCount), [{ id, now }]);
     return outcome!;
   }
 
   /** One script call per shard (per MAX_SCRIPT_BATCH ids), straight, without the per-id batcher. */
-  async cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+  async cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
     return this.byShard(ids, async (shard, chunk) => cancelScript(this.client, this.shard(shard), now, chunk));
   }
 
@@ -224,9 +224,10 @@ export class RedisTaskOps {
     if (reply.status === 'retrying') {
       const ref = runRef(id, reply);
       this.parts.remoteTimers.publish([ref], now);
-      return { status: 'retrying', ref };
+      return { status: 'retrying', ref, topic: reply.taskTopic };
     }
-    return { status: reply.status as 'dead' | 'not_found' | 'stale' };
+    if (reply.status === 'dead') return { status: 'dead', topic: reply.taskTopic };
+    return { status: reply.status as 'not_found' | 'stale' };
   }
 }
 

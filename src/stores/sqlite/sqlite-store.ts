@@ -17,7 +17,7 @@ import { makeReceipt } from '../../core/task/lifecycle.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, CancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -130,22 +130,22 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     );
   }
 
-  cancel(id: string, now: number): Promise<CancelOutcome> {
+  cancel(id: string, now: number): Promise<StoreCancelOutcome> {
     return this.write(1, (counts) => this.cancelRow(id, now, counts), true);
   }
 
   /** The cancels of one call share its savepoint: if one statement fails, none of them stays. */
-  cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+  cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
     if (ids.length === 0) return this.closed ? Promise.reject(closedError(this.path)) : Promise.resolve([]);
     return this.write(ids.length, (counts) => ids.map((id) => this.cancelRow(id, now, counts)));
   }
 
-  private cancelRow(id: string, now: number, counts: CountDeltas): CancelOutcome {
+  private cancelRow(id: string, now: number, counts: CountDeltas): StoreCancelOutcome {
     const row = movableOr(this.sql.control.get(id), 'cancel', 'not_pending');
-    if (typeof row === 'string') return row;
+    if (typeof row === 'string') return { status: row };
     this.sql.cancel.run(now, row.seq);
     counts.transition(row.topic, row.state, 'cancel');
-    return 'cancelled';
+    return { status: 'cancelled', topic: row.topic };
   }
 
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
@@ -338,11 +338,11 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     if (decision.status === 'dead') {
       this.sql.bury.run(decision.error, now, row.seq);
       counts.transition(row.topic, row.state, 'bury');
-      return { status: 'dead' };
+      return { status: 'dead', topic: row.topic };
     }
     this.sql.retry.run(decision.runAt, decision.runAt, decision.error, now, row.seq);
     counts.transition(row.topic, row.state, 'retry');
-    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq) };
+    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq), topic: row.topic };
   }
 
   /** `oneStatement`: see GroupCommit.submit; true only where the single write comes last. */

@@ -7,24 +7,35 @@ import { T0, task, loadAll } from './fixtures.js';
 /** `store` is the store of the case running: a fresh one for each. */
 export function cancelAndRescheduleCases(store: TaskStore): void {
   describe('cancel and reschedule', () => {
-    it('cancels a pending task once', async () => {
-      await store.schedule([task('a')], T0);
-      assert.equal(await store.cancel('a', T0 + 1), 'cancelled');
+    it('cancels a pending task once, answering its topic', async () => {
+      await store.schedule([task('a', { topic: 'mail' })], T0);
+      assert.deepEqual(await store.cancel('a', T0 + 1), { status: 'cancelled', topic: 'mail' });
       assert.equal((await store.get('a'))?.state, 'cancelled');
-      assert.equal(await store.cancel('a', T0 + 2), 'not_pending');
-      assert.equal(await store.cancel('missing', T0), 'not_found');
+      assert.deepEqual(await store.cancel('a', T0 + 2), { status: 'not_pending' });
+      assert.deepEqual(await store.cancel('missing', T0), { status: 'not_found' });
       assert.deepEqual(await loadAll(store, T0 + 10_000), []);
     });
 
-    it('cancels many ids in one call, each as cancel would alone', async () => {
-      const many = Array.from({ length: 1_200 }, (_, i) => task(`c${i}`, { runAt: T0 + 1_000 + i }));
-      await store.schedule([...many, task('taken', { runAt: T0 }), task('far', { runAt: T0 + 3 * 24 * 3_600_000 })], T0);
+    it('cancels many ids in one call, each as cancel would alone, each with its own topic', async () => {
+      const topicOf = (i: number): string => `t${i % 3}`;
+      const many = Array.from({ length: 1_200 }, (_, i) => task(`c${i}`, { runAt: T0 + 1_000 + i, topic: topicOf(i) }));
+      await store.schedule(
+        [...many, task('taken', { runAt: T0 }), task('far', { runAt: T0 + 3 * 24 * 3_600_000, topic: 'far-topic' }), task('hooked', { url: 'http://10.0.0.1:8080/hook', topic: 'hooks' })],
+        T0,
+      );
       await store.reserve(['taken'], T0, undefined);
-      const victims = [...many.filter((_, i) => i % 2 === 0).map((x) => x.id), 'taken', 'missing', 'c0', 'far'];
+      const victims = [...many.filter((_, i) => i % 2 === 0).map((x) => x.id), 'taken', 'missing', 'c0', 'far', 'hooked'];
       const outcomes = await store.cancelMany(victims, T0 + 1);
       assert.equal(outcomes.length, victims.length);
-      assert.ok(outcomes.slice(0, 600).every((o) => o === 'cancelled'));
-      assert.deepEqual(outcomes.slice(600), ['not_pending', 'not_found', 'not_pending', 'cancelled'], 'reserved, unknown, repeated, far');
+      assert.deepEqual(
+        outcomes.slice(0, 600),
+        many.filter((_, i) => i % 2 === 0).map((_, j) => ({ status: 'cancelled', topic: topicOf(2 * j) })),
+      );
+      assert.deepEqual(
+        outcomes.slice(600),
+        [{ status: 'not_pending' }, { status: 'not_found' }, { status: 'not_pending' }, { status: 'cancelled', topic: 'far-topic' }, { status: 'cancelled', topic: 'hooks' }],
+        'reserved, unknown, repeated, far (parked by a disk store), own push url (its topic, not its lane)',
+      );
       const c0 = await store.get('c0');
       assert.equal(c0?.state, 'cancelled');
       assert.equal(c0?.updatedAt, T0 + 1, 'a cancel stamps updatedAt');
@@ -37,7 +48,7 @@ export function cancelAndRescheduleCases(store: TaskStore): void {
         many.filter((_, i) => i % 2 === 1).map((x) => x.id),
       );
       const stats = await store.stats();
-      assert.equal(stats.byState.cancelled, 601);
+      assert.equal(stats.byState.cancelled, 602);
       assert.equal(stats.byState.pending, 600);
       assert.deepEqual(await store.cancelMany([], T0 + 2), []);
     });
@@ -45,7 +56,7 @@ export function cancelAndRescheduleCases(store: TaskStore): void {
     it('refuses to cancel a reserved task', async () => {
       await store.schedule([task('a', { runAt: T0 })], T0);
       await store.reserve(['a'], T0, undefined);
-      assert.equal(await store.cancel('a', T0 + 1), 'not_pending');
+      assert.deepEqual(await store.cancel('a', T0 + 1), { status: 'not_pending' });
       assert.equal((await store.get('a'))?.state, 'reserved');
     });
 

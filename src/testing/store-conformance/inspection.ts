@@ -45,7 +45,7 @@ export function inspectionCases(store: TaskStore): void {
         ],
         T0,
       );
-      assert.equal(await store.cancel('x', T0), 'cancelled');
+      assert.equal((await store.cancel('x', T0)).status, 'cancelled');
       assert.equal((await store.reschedule('e', T0 + 200_000, T0)).status, 'rescheduled');
       const [r] = await store.reserve(['r'], T0);
       const query = { from: T0, to: T0 + 300_000, bucketMs: 60_000 };
@@ -169,7 +169,7 @@ export function inspectionCases(store: TaskStore): void {
       );
       const claimed = await store.reserve(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], T0);
       const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
-      for (const id of ['b', 'd', 'f', 'h']) assert.deepEqual(await store.nack(id, receipt(id), T0 + 1, { random: 0 }), { status: 'dead' });
+      for (const id of ['b', 'd', 'f', 'h']) assert.deepEqual(await store.nack(id, receipt(id), T0 + 1, { random: 0 }), { status: 'dead', topic: id < 'f' ? 'one' : 'two' });
       await store.ack('a', receipt('a'), T0 + 1);
       // dead: b d f h; reserved: c e g; pending: i j k; completed: a
       const pages: string[][] = [];

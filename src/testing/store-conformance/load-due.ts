@@ -71,7 +71,7 @@ export function loadDueCases(store: TaskStore): void {
         (await loadAll(store, T0 + 60_000)).map((r) => r.id),
         ['near'],
       );
-      assert.equal(await store.cancel('cancelled', T0 + 2), 'cancelled');
+      assert.equal((await store.cancel('cancelled', T0 + 2)).status, 'cancelled');
       assert.equal((await store.reschedule('nearer', T0 + HOUR, T0 + 2)).status, 'rescheduled');
       assert.equal((await store.reschedule('later', T0 + 4 * DAY + 1, T0 + 2)).status, 'rescheduled');
       assert.deepEqual(

@@ -52,7 +52,7 @@ export function ownPushUrlCases(store: TaskStore): void {
       assert.equal(reserved?.topic, 'orders');
       const nacked = await store.nack('u', reserved.receipt!, T0 + 1_001, { delayMs: 10, error: 'HTTP 503: down, | again', random: 0 });
       assert.equal(nacked.status, 'retrying');
-      if (nacked.status === 'retrying') assert.equal(nacked.ref.topic, PUSH_LANE);
+      if (nacked.status === 'retrying') assert.deepEqual([nacked.ref.topic, nacked.topic], [PUSH_LANE, 'orders'], 'the timer on the push lane, the outcome with the task\'s topic');
       const failed = await store.get('u');
       assert.deepEqual([failed?.url, failed?.lastError, failed?.payload], [URL_1, 'HTTP 503: down, | again', JSON.stringify({ id: 'u', n: 1 })]);
       const moved = await store.reschedule('u', T0 + 2_000, T0 + 1_002);
@@ -60,7 +60,7 @@ export function ownPushUrlCases(store: TaskStore): void {
       const [again] = await store.reserve(['u'], T0 + 2_000);
       assert.equal(again?.url, URL_1);
       const expired = await store.expire('u', again.receipt!, T0 + 2_000 + 5_000);
-      assert.equal(expired.status, 'dead');
+      assert.deepEqual(expired, { status: 'dead', topic: 'orders' });
       const retried = await store.retryDead('u', T0 + 9_000, T0 + 8_000);
       assert.equal(retried.status === 'retried' ? retried.ref.topic : retried.status, PUSH_LANE);
       assert.equal((await store.get('u'))?.url, URL_1);

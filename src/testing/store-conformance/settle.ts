@@ -45,7 +45,7 @@ export function settleCases(store: TaskStore): void {
       assert.equal(await store.ack('b', second!.receipt!, T0 + 4), 'acked');
       // A failed or expired attempt is not an ack: its receipt acks nothing afterwards.
       const dead = await reserved('c', { maxAttempts: 1 });
-      assert.deepEqual(await store.nack('c', dead, T0 + 1, { random: 0 }), { status: 'dead' });
+      assert.deepEqual(await store.nack('c', dead, T0 + 1, { random: 0 }), { status: 'dead', topic: 'orders' });
       assert.equal(await store.ack('c', dead, T0 + 2), 'stale');
       // Once purged, the task and its receipt are gone.
       assert.equal(await store.purge(T0 + 10, 100), 2);
@@ -120,11 +120,12 @@ export function settleCases(store: TaskStore): void {
       const receipt = await reserved('a');
       const outcome = await store.nack('a', receipt, T0 + 5, { delayMs: 42, random: 0 });
       assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 47);
+      assert.equal(outcome.status === 'retrying' && outcome.topic, 'orders', 'with the task\'s topic');
     });
 
     it('buries a task that fails its last attempt, and retryDead brings it back', async () => {
-      const receipt = await reserved('a', { maxAttempts: 1 });
-      assert.deepEqual(await store.nack('a', receipt, T0 + 1, { error: 'final', random: 0 }), { status: 'dead' });
+      const receipt = await reserved('a', { maxAttempts: 1, topic: 'mail' });
+      assert.deepEqual(await store.nack('a', receipt, T0 + 1, { error: 'final', random: 0 }), { status: 'dead', topic: 'mail' }, 'with the task\'s topic');
       const dead = await store.get('a');
       assert.equal(dead?.state, 'dead');
       assert.equal(dead?.lastError, 'final');
@@ -152,6 +153,7 @@ export function settleCases(store: TaskStore): void {
       assert.deepEqual(await store.expire('a', receipt, T0 + 4_999), { status: 'stale' });
       const outcome = await store.expire('a', receipt, T0 + 5_000);
       assert.equal(outcome.status, 'retrying');
+      assert.equal(outcome.status === 'retrying' && outcome.topic, 'orders');
       assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 5_000);
       const [second] = await store.reserve(['a'], T0 + 5_000);
       assert.equal(second?.attempts, 2);
@@ -163,8 +165,8 @@ export function settleCases(store: TaskStore): void {
     });
 
     it('buries a task whose last reservation expires', async () => {
-      const receipt = await reserved('a', { maxAttempts: 1 });
-      assert.deepEqual(await store.expire('a', receipt, T0 + 5_000), { status: 'dead' });
+      const receipt = await reserved('a', { maxAttempts: 1, topic: 'mail' });
+      assert.deepEqual(await store.expire('a', receipt, T0 + 5_000), { status: 'dead', topic: 'mail' });
       assert.equal((await store.get('a'))?.state, 'dead');
     });
   });

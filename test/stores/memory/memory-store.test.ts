@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ackEachOneByOne, cancelEachOneByOne } from '../../../src/core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest, CancelOutcome } from '../../../src/core/ports/index.js';
+import type { AckOutcome, AckRequest, StoreCancelOutcome } from '../../../src/core/ports/index.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 
@@ -12,7 +12,7 @@ class OneByOneStore extends MemoryStore {
   override ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
     return ackEachOneByOne(this, acks, now);
   }
-  override cancelMany(ids: readonly string[], now: number): Promise<CancelOutcome[]> {
+  override cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
     return cancelEachOneByOne(this, ids, now);
   }
 }

@@ -38,7 +38,7 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
       );
       assert.equal(claimed.length, 300);
       for (const record of claimed.slice(0, 100)) assert.equal(await store.ack(record.id, record.receipt!, T + 5_001), 'acked');
-      for (let i = 300; i < 350; i++) assert.equal(await store.cancel(`job-${i}`, T + 5_002), 'cancelled');
+      for (let i = 300; i < 350; i++) assert.equal((await store.cancel(`job-${i}`, T + 5_002)).status, 'cancelled');
       const before = await store.stats();
 
       await first.kill(); // a crash: no shutdown save

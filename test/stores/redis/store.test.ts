@@ -249,7 +249,7 @@ describe('redis store (one Redis)', { skip }, () => {
       const admin = new Redis(server!.port, '127.0.0.1');
       await admin.script('FLUSH');
       await admin.quit();
-      assert.equal(await store.cancel('x', 2), 'cancelled');
+      assert.equal((await store.cancel('x', 2)).status, 'cancelled');
     } finally {
       await store.close();
     }

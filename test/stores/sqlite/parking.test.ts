@@ -80,7 +80,7 @@ describe('sqlite store: parking far-future tasks', () => {
     await store.schedule([task('b-new', START + 10)], START);
     // ...and one far away parks.
     await store.schedule([task('b9-x', START + 9 * BUCKET_MS)], START);
-    assert.equal(await store.cancel('b5-x', START), 'cancelled');
+    assert.equal((await store.cancel('b5-x', START)).status, 'cancelled');
     const all = await loadAll(store, Number.POSITIVE_INFINITY);
     assert.equal(all.length, inB.length + 4);
     assert.deepEqual(all.slice(-3).map((r) => r.id), ['b1-x', 'b1-y', 'b9-x']);

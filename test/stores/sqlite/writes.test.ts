@@ -45,7 +45,7 @@ describe('sqlite store: group commit through the store', () => {
     assert.equal(bad.status, 'rejected');
     assert.ok(bad.status === 'rejected' && isDelayQError(bad.reason, 'STORE_UNAVAILABLE'));
     assert.equal(good.status, 'fulfilled');
-    assert.deepEqual(alsoGood.status === 'fulfilled' && alsoGood.value, 'not_found');
+    assert.deepEqual(alsoGood.status === 'fulfilled' && alsoGood.value, { status: 'not_found' });
     assert.equal(await store.get('first'), null, 'nothing of the failed batch is stored');
     assert.equal(await store.get('broken'), null);
     assert.equal((await store.get('other'))?.state, 'pending');

@@ -1,8 +1,10 @@
 -- cancel: pending -> cancelled, for each id.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] parked, KEYS[8] parkedh
 -- ARGV[1] now, ARGV[2..] ids (the caller keeps them <= 500)
--- Returns: one character per id, in order: c cancelled, n not_found, p not_pending (one
--- string, not an array: a call of 500 ids answers with 500 bytes)
+-- Returns: { codes, topic... }: codes has one character per id, in order: c cancelled,
+-- n not_found, p not_pending (one string, not an array of codes: a call of 500 ids answers
+-- with 500 bytes); then the topic of each cancelled task, in the order of its 'c' (the
+-- engine counts each cancel under its task's own topic).
 --
 -- Without the codec include, on purpose: concurrent cancels of one shard come here a few
 -- at a time, so the fixed cost of a call matters. Each body is patched in place (state ->
@@ -26,11 +28,11 @@
 -- @include patch
 -- @include parked
 local n = #ARGV - 1
-if n == 0 then return '' end
+if n == 0 then return { '' } end
 local now36 = base36(tonumber(ARGV[1]))
 local bodies = redis.call('HMGET', KEYS[1], unpack(ARGV, 2))
 local find, sub, byte = string.find, string.sub, string.byte
-local out, hset, zrem, done, deltas, seen = {}, {}, {}, {}, {}, {}
+local out, hset, zrem, done, deltas, seen, reply = {}, {}, {}, {}, {}, {}, { '' }
 local h, z = 0, 0
 -- The tasks that may be parked: members, runAts, topics.
 local cm, cr, ct = {}, {}, {}
@@ -62,10 +64,12 @@ for i = 1, n do
       h = h + 2
       deltas[topic] = (deltas[topic] or 0) + 1
       out[i] = 'c'
+      reply[z + 1] = topic
     end
   end
 end
 parkedAmong(KEYS[2], KEYS[8], cm, cr, ct)
 flushPatched(hset, 2, zrem, done, deltas, 'p', 'x')
 flushParked(KEYS[8])
-return table.concat(out)
+reply[1] = table.concat(out)
+return reply

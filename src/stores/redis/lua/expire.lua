@@ -2,7 +2,7 @@
 -- out of attempts, else pending at now.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts)
 -- ARGV[1] now, ARGV[2] id, ARGV[3] receipt
--- Returns: { 'retrying', runAt, seq, topic } | { 'dead' } | { 'not_found' } | { 'stale' }
+-- Returns: { 'retrying', runAt, seq, lane, topic } | { 'dead', 0, 0, lane, topic } | { 'not_found' } | { 'stale' }
 -- @include codec
 local now, id, receipt = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local t = load(id)

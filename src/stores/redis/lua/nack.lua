@@ -4,7 +4,7 @@
 -- ARGV[1] now, ARGV[2] id, ARGV[3] receipt, ARGV[4] delayMs ('' = backoff), ARGV[5] random in [0,1),
 -- ARGV[6] '1' when an error text follows, ARGV[7] error text, ARGV[8] the default backoff
 -- policy (for tasks stored with an empty one)
--- Returns: { 'retrying', runAt, seq, topic } | { 'dead' } | { 'not_found' } | { 'stale' }
+-- Returns: { 'retrying', runAt, seq, lane, topic } | { 'dead', 0, 0, lane, topic } | { 'not_found' } | { 'stale' }
 -- @include codec
 local now, id, receipt = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local t = load(id)

@@ -200,16 +200,17 @@ local function load(id)
 end
 
 -- A failed or expired attempt: dead when out of attempts, else pending at retryAt.
--- Returns { 'dead' } or { 'retrying', runAt, seq, topic }.
+-- Returns { 'dead', 0, 0, lane, topic } or { 'retrying', runAt, seq, lane, topic } (topic: the
+-- task's own, for the engine's counters; lane: its timers', laneOf).
 local function settleFailure(t, id, now, now36, retryAt, err)
   leave(t, id)
   setReservation(t, nil, nil)
   setError(t, err)
   if t.attempts >= t.max then
     save(t, id, 'd', now, now36)
-    return { 'dead' }
+    return { 'dead', 0, 0, laneOf(t), t.topic }
   end
   setRunAt(t, retryAt)
   save(t, id, 'p', now, now36)
-  return { 'retrying', t.runAt, t.seq, laneOf(t) }
+  return { 'retrying', t.runAt, t.seq, laneOf(t), t.topic }
 end
