@@ -85,17 +85,21 @@ describe('metrics scraped by a real Prometheus', () => {
         'every cancel under its task\'s topic: none under "_unknown"',
       );
       assert.ok(cancels[0]!.value > 0);
-      // Every lateness in (1 s, 2.5 s]: the median interpolates to the middle of the bucket, the 0.9 quantile to 90% of it.
+      // Every lateness is at least LATE_BY_MS (1.8 s, in the (1 s, 2.5 s] bucket) and, on a
+      // quiet machine, in that bucket: the median then interpolates to 1.75 and the 0.9 quantile
+      // to 2.35. A loaded machine delivers some later (a higher bucket, CI once saw a median of
+      // 2.28), never earlier: so the quantiles are at least the bucket's lower edge, ordered,
+      // and finite, which a histogram without the topic label or without observations is not.
       const median = await ask('histogram_quantile(0.5, sum by (le) (rate(delayq_delivery_lateness_seconds_bucket{topic="late"}[1m])))');
       assert.equal(median.length, 1);
-      assert.ok(Math.abs(median[0]!.value - 1.75) < 1e-9, `median ${median[0]!.value}`);
+      assert.ok(median[0]!.value >= 1 && Number.isFinite(median[0]!.value), `median ${median[0]!.value}`);
       const p90 = await ask('histogram_quantile(0.9, sum by (le, topic) (rate(delayq_delivery_lateness_seconds_bucket[1m])))');
       assert.deepEqual(
         p90.map((s) => s.metric['topic']),
         ['late'],
         'the histogram has a topic label',
       );
-      assert.ok(Math.abs(p90[0]!.value - 2.35) < 1e-9, `p90 ${p90[0]!.value}`);
+      assert.ok(p90[0]!.value >= median[0]!.value && Number.isFinite(p90[0]!.value), `p90 ${p90[0]!.value}, median ${median[0]!.value}`);
       // Drained: the gauges read 0, they do not keep their last value nor vanish.
       const late = await ask('delayq_tasks{topic="late"}');
       assert.deepEqual(Object.fromEntries(late.map((s) => [s.metric['state'], s.value])), { pending: 0, reserved: 0, completed: total, dead: 0, cancelled: 0 });
