@@ -39,6 +39,7 @@ export type { StoreOptions } from './stores/open-store.js';
 export { MemoryStore } from './stores/memory/memory-store.js';
 
 export { DelayQError, ERROR_CODES, isDelayQError } from './core/errors.js';
+export { PartialBatchError } from './core/partial-batch.js';
 export type { ErrorCode } from './core/errors.js';
 export { ManualClock } from './core/manual-clock.js';
 export type {
@@ -70,6 +71,7 @@ export type {
   TimerHomes,
   TimerSource,
   TimerToken,
+  UnavailablePartition,
 } from './core/ports/index.js';
 export { TASK_STATES } from './core/task/model.js';
 // Names before 0.2 (docs/architecture.md, "Vocabulary"), kept as deprecated aliases.
