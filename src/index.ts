@@ -44,6 +44,7 @@ export { ManualClock } from './core/manual-clock.js';
 export type {
   AckOutcome,
   AckRequest,
+  StoreAckOutcome,
   CancelOutcome,
   StoreCancelOutcome,
   Clock,

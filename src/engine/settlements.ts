@@ -7,7 +7,7 @@
  * with an expiry (or a second one) changes nothing and answers STALE_RECEIPT.
  */
 import { DelayQError } from '../core/errors.js';
-import type { AckOutcome, AckRequest } from '../core/ports/index.js';
+import type { AckOutcome, AckRequest, StoreAckOutcome } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import { validateAckBatch, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
 import type { LoopContext } from './loop-context.js';
@@ -39,9 +39,11 @@ export class Settlements {
     validateId(id, this.limits);
     const { store, clock, inFlight, observer } = this.context;
     const outcome = await inFlight.track(store.ack(id, validateReceipt(receipt), clock.now()));
-    if (outcome === 'not_found') throw notFound(id);
-    if (outcome === 'stale') throw staleReceipt(id);
-    observer.settled(this.scheduler.remove(id), 'acked');
+    if (outcome.status === 'not_found') throw notFound(id);
+    if (outcome.status === 'stale') throw staleReceipt(id);
+    this.scheduler.remove(id);
+    // An ack sent again succeeded before, and was counted then.
+    if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
   }
 
   /** Acks several deliveries in one store call; `result[i]` answers `acks[i]`. Every id and receipt is checked first. */
@@ -49,12 +51,15 @@ export class Settlements {
     const requests = validateAckBatch(acks, this.limits);
     const { store, clock, inFlight, observer } = this.context;
     const outcomes = await inFlight.track(store.ackMany(requests, clock.now()));
+    const answers = new Array<AckOutcome>(requests.length);
     for (let i = 0; i < requests.length; i++) {
-      if (outcomes[i] !== 'acked') continue;
-      const removed = this.scheduler.remove(requests[i]!.id);
-      observer.settled(requests[i]!.topic ?? removed, 'acked');
+      const outcome = outcomes[i]!;
+      answers[i] = publicAckOutcome(outcome);
+      if (answers[i] !== 'acked') continue;
+      this.scheduler.remove(requests[i]!.id);
+      if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
     }
-    return outcomes;
+    return answers;
   }
 
   /**
@@ -85,6 +90,11 @@ export class Settlements {
   /** A worker's failed handler: `nack` of its delivery. */
   readonly nackDelivery = (delivery: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
     this.nack(delivery.id, delivery.receipt, delayMs === undefined ? { error } : { error, delayMs });
+}
+
+/** What the caller hears: an ack sent again after it succeeded is `acked` (acks are idempotent). */
+export function publicAckOutcome(outcome: StoreAckOutcome): AckOutcome {
+  return outcome.status === 'already_acked' ? 'acked' : outcome.status;
 }
 
 function notFound(id: string): DelayQError {

@@ -8,7 +8,7 @@ import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-delta
 import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
+import type { StoreAckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
@@ -173,28 +173,28 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     return { status: 'deferred', ref: this.pendingAt(task, runAt) };
   }
 
-  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+  async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     this.assertOpen();
     return this.ackOne(id, receipt, now);
   }
 
-  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     this.assertOpen();
-    const outcomes: AckOutcome[] = new Array<AckOutcome>(acks.length);
+    const outcomes: StoreAckOutcome[] = new Array<StoreAckOutcome>(acks.length);
     for (let i = 0; i < acks.length; i++) outcomes[i] = this.ackOne(acks[i]!.id, acks[i]!.receipt, now);
     return outcomes;
   }
 
-  private ackOne(id: string, receipt: string, now: number): AckOutcome {
+  private ackOne(id: string, receipt: string, now: number): StoreAckOutcome {
     const reservation = this.receipts.reservationIn(receipt);
     const slotted = this.reservedSlots[reservation & (RESERVED_SLOTS - 1)];
     const task = slotted !== undefined && slotted.id === id ? slotted : this.tasks.get(id);
-    if (!task) return 'not_found';
-    if (!this.receipts.holds(task, receipt, reservation)) return this.receipts.completedBy(task, receipt, reservation) ? 'acked' : 'stale';
+    if (!task) return NOT_FOUND;
+    if (!this.receipts.holds(task, receipt, reservation)) return this.receipts.completedBy(task, receipt, reservation) ? ALREADY_ACKED : STALE;
     this.apply(task, 'ack', now);
     // The reservation number stays: it names the receipt that completed the task.
     task.reservedUntil = Number.NaN;
-    return 'acked';
+    return { status: 'acked', topic: task.topic };
   }
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
@@ -345,3 +345,8 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
 
 /** Slots of the reserved-task table (a power of two): a burst's reservations, in a table that stays in cache (ADR 0019). */
 const RESERVED_SLOTS = 4096;
+
+/** The ack outcomes that carry no topic: one object each, shared, as an ack allocates nothing else. */
+const NOT_FOUND: StoreAckOutcome = { status: 'not_found' };
+const STALE: StoreAckOutcome = { status: 'stale' };
+const ALREADY_ACKED: StoreAckOutcome = { status: 'already_acked' };

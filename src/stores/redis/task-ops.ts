@@ -4,7 +4,7 @@
  * pending published to the owners of their shards (remote-timers.ts).
  */
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { ShardBatcher } from '../shared/batcher.js';
 import { mergeDue } from '../shared/due-merge.js';
@@ -24,7 +24,7 @@ export class RedisTaskOps {
   private readonly client: RedisClient;
   private readonly keys: Keyspace;
   private readonly shardCount: number;
-  private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
+  private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, StoreAckOutcome>;
   private readonly cancels: ShardBatcher<{ id: string; now: number }, StoreCancelOutcome>;
 
   constructor(
@@ -141,9 +141,9 @@ export class RedisTaskOps {
     return out;
   }
 
-  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+  async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     const [outcome] = await this.acks.submit(shardOf(id, this.shardCount), [{ id, receipt, now }]);
-    return outcome as AckOutcome;
+    return outcome!;
   }
 
   /**
@@ -151,11 +151,8 @@ export class RedisTaskOps {
    * together): grouped by shard into the same batcher as `ack`, so each shard gets one
    * script call for them (and for any other acks of that shard waiting meanwhile).
    */
-  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
-    return this.byShard(
-      acks,
-      async (shard, chunk) => (await this.acks.submit(shard, chunk.map(({ id, receipt }) => ({ id, receipt, now })))) as AckOutcome[],
-    );
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
+    return this.byShard(acks, (shard, chunk) => this.acks.submit(shard, chunk.map(({ id, receipt }) => ({ id, receipt, now }))));
   }
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
