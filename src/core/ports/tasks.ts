@@ -88,6 +88,21 @@ export interface StoreNackOptions {
   readonly random: number;
 }
 
+/**
+ * The tasks a topic purge removes: `pending`, `dead`, or `completed`, which also takes the
+ * topic's cancelled tasks (every store keeps them together as finished tasks, and the
+ * janitor purges them together). Reserved tasks are never purged: their consumer settles them.
+ */
+export type TopicPurgeState = 'pending' | 'dead' | 'completed';
+
+/** One step of a topic purge. */
+export interface TopicPurgeStep {
+  /** The ids this step deleted. */
+  readonly ids: string[];
+  /** Where the next step resumes; null when the pass is over. */
+  readonly next: string | null;
+}
+
 export interface ListFilter {
   readonly topic?: string;
   readonly state?: TaskState;
@@ -244,4 +259,16 @@ export interface InspectorStore {
    * freeing their ids. Returns how many were deleted. Never touches live or dead tasks.
    */
   purge(before: number, limit: number): Promise<number>;
+  /**
+   * One bounded step of a pass that deletes the tasks of `topic` in `state` (see
+   * TopicPurgeState), freeing their ids: it deletes at most `limit` tasks and looks at a
+   * bounded number (about `limit`, whatever the store holds), so one step never holds the
+   * store long and deliveries go on between steps. A pass starts with `cursor` null and
+   * goes on with each step's `next` until that is null; every task of the topic that was in
+   * `state` for the whole pass is deleted by then (one that entered it meanwhile may stay).
+   * A step may delete nothing and still have a `next`. Counters move by the purge deltas
+   * (state -> none); a purged pending task leaves every index of the store (due times,
+   * parking, ready lists), so it is never delivered.
+   */
+  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep>;
 }

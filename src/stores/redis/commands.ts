@@ -158,6 +158,12 @@ export async function purgeScript(client: RedisClient, shard: ShardKeys, before:
   return num(await run(client, 'purge', standardKeys(shard), [before, limit]));
 }
 
+/** One HSCAN step of a topic purge on one shard: the next cursor ('0': done) and the ids deleted. */
+export async function purgeTopicScript(client: RedisClient, shard: ShardKeys, cursor: string, limit: number, topic: string, states: string): Promise<{ next: string; ids: string[] }> {
+  const reply = asArray(await run(client, 'purge-topic', [...standardKeys(shard), shard.parkedCounts], [cursor, limit, topic, states]));
+  return { next: str(reply[0]), ids: reply.slice(1).map(str) };
+}
+
 export interface DueEntry {
   readonly id: string;
   readonly kind: 'run' | 'ttr';

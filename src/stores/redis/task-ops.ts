@@ -4,14 +4,14 @@
  * pending published to the owners of their shards (remote-timers.ts).
  */
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { StoreAckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { ShardBatcher } from '../shared/batcher.js';
 import { mergeDue } from '../shared/due-merge.js';
 import { nextNonce } from '../shared/nonce.js';
 import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, encodeNewTask } from './codec.js';
-import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace, ShardKeys } from './keys.js';
@@ -200,6 +200,20 @@ export class RedisTaskOps {
       }
     }
     return deleted;
+  }
+
+  /**
+   * One script call on one shard a step; the cursor is `<shard>:<HSCAN cursor>`, and a pass
+   * goes through the shards in order (a Cluster runs each shard's step on its master).
+   */
+  async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    const [shardText, scan] = cursor === null ? ['0', '0'] : cursor.split(':', 2);
+    const index = Number(shardText);
+    const shard = this.keys.shards[Number.isSafeInteger(index) ? index : 0] ?? this.keys.shards[0]!;
+    const states = state === 'pending' ? 'p' : state === 'dead' ? 'd' : 'cx';
+    const step = await purgeTopicScript(this.client, shard, scan ?? '0', Math.min(limit, 1_000), topic, states);
+    if (step.next !== '0') return { ids: step.ids, next: `${shard.index}:${step.next}` };
+    return { ids: step.ids, next: shard.index + 1 < this.shardCount ? `${shard.index + 1}:0` : null };
   }
 
   /** Batch operations: one script call per shard and chunk of MAX_SCRIPT_BATCH, results in input order. */

@@ -17,7 +17,7 @@ import { makeReceipt } from '../../core/task/lifecycle.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -32,6 +32,8 @@ import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
 const PURGE_BATCH = 1_000;
+/** A purgeTopic step reads up to this many rows per row it may delete. */
+const PURGE_LOOKS_PER_LIMIT = 4;
 
 export class SqliteStore extends StoredRecordRoles implements TaskStore {
   readonly description: string;
@@ -315,6 +317,31 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
       if (n < batch) break;
     }
     return deleted;
+  }
+
+  /**
+   * A step reads the next rows in seq order (the primary key: no index of topics is kept
+   * for this, so no write pays for one), at most PURGE_LOOKS_PER_LIMIT * limit, and deletes
+   * those of the topic and state in the same transaction; the cursor is the last seq read.
+   * Deleting a parked row takes it out of parked_days (a trigger); its parked run skips it.
+   */
+  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    const after = cursor === null ? 0 : Number(cursor);
+    const window = PURGE_LOOKS_PER_LIMIT * limit;
+    return this.write(limit, (counts): TopicPurgeStep => {
+      const rows = this.sql.purgeScan.all(Number.isSafeInteger(after) ? after : 0, window);
+      const ids: string[] = [];
+      let last = after;
+      for (const row of rows) {
+        if (ids.length >= limit) return { ids, next: String(last) };
+        last = row.seq;
+        if (row.topic !== topic || !(row.state === state || (state === 'completed' && row.state === 'cancelled'))) continue;
+        this.sql.deleteSeq.run(row.seq);
+        counts.moved(row.topic, row.state, null);
+        ids.push(row.id);
+      }
+      return { ids, next: rows.length < window ? null : String(last) };
+    });
   }
 
   async close(): Promise<void> {
