@@ -247,9 +247,14 @@ export class Scheduler implements WorkScheduler {
   private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
     this.dispatcher.reserve(topic, max, signal, ttrMs, topic === PUSH_LANE ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
 
-  /** Forgets the task's timer, whichever kind (it was cancelled, moved, settled or purged). */
+  /** Forgets the task's timer, whichever kind (it was cancelled, moved or settled). */
   remove(id: string): void {
     this.driver.remove(id);
+  }
+
+  /** Forgets the run timers of purged pending tasks (TopicPurgeStep.runs). */
+  forgetRuns(refs: readonly TimerRef[]): void {
+    for (const ref of refs) this.driver.removeRun(ref);
   }
 
   /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */

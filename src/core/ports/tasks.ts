@@ -99,6 +99,12 @@ export type TopicPurgeState = 'pending' | 'dead' | 'completed';
 export interface TopicPurgeStep {
   /** The ids this step deleted. */
   readonly ids: string[];
+  /**
+   * The run timers of the pending tasks among them, as the store hands its run refs out
+   * (a store with timer homes gives their homes): the engine forgets exactly these timers
+   * (same id and seq), never those of a new task that took one of the freed ids since.
+   */
+  readonly runs: TimerRef[];
   /** Where the next step resumes; null when the pass is over. */
   readonly next: string | null;
 }

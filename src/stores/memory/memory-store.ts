@@ -275,13 +275,17 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     const pass = (cursor === null ? undefined : this.purgePasses.get(cursor)) ?? this.tasks.values();
     this.purgePasses.delete(name);
     const ids: string[] = [];
+    const runs: TimerRef[] = [];
     for (let looked = 0; ids.length < limit && looked < PURGE_LOOKS_PER_LIMIT * limit; looked++) {
       const next = pass.next();
-      if (next.done === true) return { ids, next: null };
+      if (next.done === true) return { ids, runs, next: null };
       const task = next.value;
       if (task.topic !== topic || !(task.state === state || (state === 'completed' && task.state === 'cancelled'))) continue;
       this.tasks.delete(task.id);
-      if (task.state === 'pending') dropDue(task.dueMinutes, task.runAt);
+      if (task.state === 'pending') {
+        dropDue(task.dueMinutes, task.runAt);
+        runs.push(runRef(task));
+      }
       applyStateDeltas(task.counts, task.state, null);
       // A run ref may still point at the object (reserveRefs reads it): no longer pending, it reserves nothing.
       task.state = 'cancelled';
@@ -290,7 +294,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     this.purgePasses.set(name, pass);
     // Passes given up by their callers are forgotten, oldest first.
     if (this.purgePasses.size > MAX_PURGE_PASSES) this.purgePasses.delete(this.purgePasses.keys().next().value!);
-    return { ids, next: name };
+    return { ids, runs, next: name };
   }
 
   async close(): Promise<void> {

@@ -158,10 +158,19 @@ export async function purgeScript(client: RedisClient, shard: ShardKeys, before:
   return num(await run(client, 'purge', standardKeys(shard), [before, limit]));
 }
 
-/** One HSCAN step of a topic purge on one shard: the next cursor ('0': done) and the ids deleted. */
-export async function purgeTopicScript(client: RedisClient, shard: ShardKeys, cursor: string, limit: number, topic: string, states: string): Promise<{ next: string; ids: string[] }> {
+/** One HSCAN step of a topic purge on one shard: the next cursor ('0': done) and the tasks deleted. */
+export async function purgeTopicScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  cursor: string,
+  limit: number,
+  topic: string,
+  states: string,
+): Promise<{ next: string; deleted: { id: string; seq: number; runAt: number; lane: string }[] }> {
   const reply = asArray(await run(client, 'purge-topic', [...standardKeys(shard), shard.parkedCounts], [cursor, limit, topic, states]));
-  return { next: str(reply[0]), ids: reply.slice(1).map(str) };
+  const deleted = [];
+  for (let i = 1; i + 3 < reply.length + 1; i += 4) deleted.push({ id: str(reply[i]), seq: num(reply[i + 1]), runAt: num(reply[i + 2]), lane: str(reply[i + 3]) });
+  return { next: str(reply[0]), deleted };
 }
 
 export interface DueEntry {

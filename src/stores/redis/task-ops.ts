@@ -212,8 +212,10 @@ export class RedisTaskOps {
     const shard = this.keys.shards[Number.isSafeInteger(index) ? index : 0] ?? this.keys.shards[0]!;
     const states = state === 'pending' ? 'p' : state === 'dead' ? 'd' : 'cx';
     const step = await purgeTopicScript(this.client, shard, scan ?? '0', Math.min(limit, 1_000), topic, states);
-    if (step.next !== '0') return { ids: step.ids, next: `${shard.index}:${step.next}` };
-    return { ids: step.ids, next: shard.index + 1 < this.shardCount ? `${shard.index + 1}:0` : null };
+    const ids = step.deleted.map((d) => d.id);
+    const runs: TimerRef[] = state !== 'pending' ? [] : step.deleted.map((d) => ({ id: d.id, topic: d.lane, kind: 'run', dueAt: d.runAt, seq: d.seq, receipt: null }));
+    if (step.next !== '0') return { ids, runs, next: `${shard.index}:${step.next}` };
+    return { ids, runs, next: shard.index + 1 < this.shardCount ? `${shard.index + 1}:0` : null };
   }
 
   /** Batch operations: one script call per shard and chunk of MAX_SCRIPT_BATCH, results in input order. */

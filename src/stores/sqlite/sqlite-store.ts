@@ -331,16 +331,18 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     return this.write(limit, (counts): TopicPurgeStep => {
       const rows = this.sql.purgeScan.all(Number.isSafeInteger(after) ? after : 0, window);
       const ids: string[] = [];
+      const runs: TimerRef[] = [];
       let last = after;
       for (const row of rows) {
-        if (ids.length >= limit) return { ids, next: String(last) };
+        if (ids.length >= limit) return { ids, runs, next: String(last) };
         last = row.seq;
         if (row.topic !== topic || !(row.state === state || (state === 'completed' && row.state === 'cancelled'))) continue;
-        this.sql.deleteSeq.run(row.seq);
+        const deleted = this.sql.deleteSeq.get(row.seq)!;
         counts.moved(row.topic, row.state, null);
         ids.push(row.id);
+        if (row.state === 'pending') runs.push(runRef(row.id, laneOf(row.topic, deleted.url ?? undefined), deleted.run_at, row.seq));
       }
-      return { ids, next: rows.length < window ? null : String(last) };
+      return { ids, runs, next: rows.length < window ? null : String(last) };
     });
   }
 

@@ -64,7 +64,8 @@ export interface Statements {
   readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
   /** (after seq, rows) -> the next rows in seq order (a topic purge's step; payloads untouched). */
   readonly purgeScan: Stmt<[number, number], { seq: number; id: string; topic: string; state: TaskState }>;
-  readonly deleteSeq: Stmt<[number], never>;
+  /** seq -> the deleted row's run_at and url (read anyway: a delete frees the row's pages). */
+  readonly deleteSeq: Stmt<[number], { run_at: number; url: string | null }>;
   readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
   /** (from, bucketMs, from, to) -> pending tasks in tasks_due per bucket. */
   readonly dueBuckets: Stmt<[number, number, number, number], { b: number; n: number }>;
@@ -175,7 +176,7 @@ export function prepareStatements(db: Database.Database): Statements {
     purgeScan: db.prepare<[number, number], { seq: number; id: string; topic: string; state: TaskState }>(
       'SELECT seq, id, topic, state FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?',
     ),
-    deleteSeq: db.prepare<[number], never>('DELETE FROM tasks WHERE seq = ?'),
+    deleteSeq: db.prepare<[number], { run_at: number; url: string | null }>('DELETE FROM tasks WHERE seq = ? RETURNING run_at, url'),
 
     // Parking (parking.ts): filing runs of parked seqs, reading them in order, moving their rows to tasks_due.
     parkingState: db.prepare<[], { frontier: number; bucket_ms: number }>('SELECT frontier, bucket_ms FROM parking_state WHERE id = 1'),

@@ -2,12 +2,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskStore, TopicPurgeState } from '../../core/ports/index.js';
+import type { TimerRef } from '../../core/task/model.js';
 import { T0, task, loadAll } from './fixtures.js';
 
 const DAY = 86_400_000;
 
 /** Runs a whole pass in steps of `limit`, checking each step keeps to it; the ids deleted, sorted. */
-export async function purgeTopicPass(store: TaskStore, topic: string, state: TopicPurgeState, limit: number): Promise<string[]> {
+export async function purgeTopicPass(store: TaskStore, topic: string, state: TopicPurgeState, limit: number, runs: TimerRef[] = []): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | null = null;
   for (let steps = 0; ; steps++) {
@@ -15,6 +16,8 @@ export async function purgeTopicPass(store: TaskStore, topic: string, state: Top
     const step = await store.purgeTopic(topic, state, cursor, limit);
     assert.ok(step.ids.length <= limit, `a step deletes at most ${limit}, not ${step.ids.length}`);
     ids.push(...step.ids);
+    runs.push(...step.runs);
+    if (state !== 'pending') assert.deepEqual(step.runs, [], 'only pending tasks have run timers');
     if (step.next === null) return ids.sort();
     cursor = step.next;
   }
@@ -24,7 +27,7 @@ export async function purgeTopicPass(store: TaskStore, topic: string, state: Top
 export function purgeTopicCases(store: TaskStore): void {
   describe('purge a topic', () => {
     /** Topic `gone`: 7 pending (one far ahead, parked by a disk store), one each reserved, dead, completed, cancelled; topic `kept`: the same. */
-    async function populate(): Promise<{ pendingRef: Awaited<ReturnType<TaskStore['schedule']>>[number] }> {
+    async function populate(): Promise<{ pendingRef: Awaited<ReturnType<TaskStore['schedule']>>[number]; refs: Map<string, TimerRef> }> {
       await store.loadDue(T0 + 60_000, null, 100);
       const batch = [];
       for (const topic of ['gone', 'kept']) {
@@ -41,13 +44,19 @@ export function purgeTopicCases(store: TaskStore): void {
         assert.equal((await store.ack(`${topic}-c`, receipt(`${topic}-c`), T0 + 1)).status, 'acked');
         assert.equal((await store.cancel(`${topic}-x`, T0 + 1)).status, 'cancelled');
       }
-      return { pendingRef: outcomes[0]! };
+      return { pendingRef: outcomes[0]!, refs: new Map(outcomes.map((o) => [o.id, o.ref!])) };
     }
 
     it('deletes the pending tasks of one topic, a bounded step at a time, and nothing else; their ids are free again', async () => {
-      const { pendingRef } = await populate();
-      const purged = await purgeTopicPass(store, 'gone', 'pending', 2);
+      const { pendingRef, refs } = await populate();
+      const runs: TimerRef[] = [];
+      const purged = await purgeTopicPass(store, 'gone', 'pending', 2, runs);
       assert.deepEqual(purged, ['gone-far', 'gone-p1', 'gone-p2', 'gone-p3', 'gone-p4', 'gone-p5', 'gone-p6']);
+      // The run timers of the deleted tasks, as the store handed them out: same id, seq and due time.
+      assert.deepEqual(
+        runs.map((r) => [r.id, r.kind, r.seq, r.dueAt, r.topic]).sort(),
+        purged.map((id) => [id, 'run', refs.get(id)!.seq, refs.get(id)!.dueAt, 'gone']).sort(),
+      );
       for (const id of purged) assert.equal(await store.get(id), null, id);
       for (const s of ['r', 'd', 'c', 'x']) assert.notEqual(await store.get(`gone-${s}`), null, `gone-${s} is not pending: kept`);
       assert.equal((await store.list({ topic: 'kept', state: 'pending', limit: 100 })).length, 7, 'another topic is untouched');

@@ -8,8 +8,9 @@
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] parkedh
 -- ARGV[1] HSCAN cursor ('0' starts a pass), ARGV[2] COUNT and limit (the caller keeps it
 -- <= 1,000), ARGV[3] topic, ARGV[4] the state chars to purge: 'p', 'd' or 'cx'
--- Returns: { next, id... }: the cursor of the next step ('0': the pass is over), then the
--- ids deleted. A step that reached the limit before the end of its entries answers its own
+-- Returns: { next, id, seq, runAt, lane, ... }: the cursor of the next step ('0': the pass
+-- is over), then per task deleted its id, seq, runAt and lane (its run timer's identity,
+-- for the engine to forget). A step that reached the limit before the end of its entries answers its own
 -- cursor again: the entries it left are read again by the next step, the deleted ones are
 -- gone.
 -- @include codec
@@ -23,7 +24,7 @@ for i = 1, #entries, 2 do
   if string.find(states, string.sub(body, 1, 1), 1, true) then
     local t = decode(body)
     if t.topic == topic then
-      if #out > limit then
+      if #out > 4 * limit then
         out[1] = cursor
         break
       end
@@ -31,6 +32,9 @@ for i = 1, #entries, 2 do
       leave(t, id)
       redis.call('HDEL', KEYS[1], id)
       out[#out + 1] = id
+      out[#out + 1] = t.seq
+      out[#out + 1] = t.runAt
+      out[#out + 1] = laneOf(t)
     end
   end
 end
