@@ -114,6 +114,25 @@ describe('delayq operator commands', () => {
     await cli('cron', 'rm', 'berlin');
   });
 
+  it('topic purge <topic> --state s --yes purges; without --yes and no terminal to ask, or with a bad state, exits 2 and purges nothing', async () => {
+    await dead('pd1', 'purgeable');
+    await dead('pd2', 'purgeable');
+    await t.queue.schedule({ id: 'pp1', topic: 'purgeable', delayMs: 600_000 });
+    const unconfirmed = await cli('topic', 'purge', 'purgeable', '--state', 'dead');
+    assert.equal(unconfirmed.code, 2, unconfirmed.stderr);
+    assert.match(unconfirmed.stderr, /stdin is not a terminal: nobody can confirm; add --yes to purge/);
+    const bad = await cli('topic', 'purge', 'purgeable', '--state', 'reserved', '--yes');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /expected one of pending, dead, completed/);
+    assert.equal((await t.queue.stats()).topics['purgeable']?.dead, 2, 'nothing purged');
+    const purged = await cli('topic', 'purge', 'purgeable', '--state', 'dead', '--yes');
+    assert.equal(purged.code, 0, purged.stderr);
+    assert.equal(purged.stdout, 'purged 2 dead tasks of purgeable\n');
+    const json = await cli('topic', 'purge', 'purgeable', '--state', 'pending', '--yes', '--json');
+    assert.deepEqual(JSON.parse(json.stdout), { topic: 'purgeable', state: 'pending', purged: 1 });
+    assert.equal((await t.queue.stats()).topics['purgeable'], undefined);
+  });
+
   /** Tasks of demo topics that could still run. */
   const demoLeftovers = async (): Promise<string[]> => {
     const tasks = [...(await t.queue.list({ state: 'pending', limit: 1000 })), ...(await t.queue.list({ state: 'reserved', limit: 1000 }))];
