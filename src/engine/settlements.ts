@@ -7,6 +7,7 @@
  * with an expiry (or a second one) changes nothing and answers STALE_RECEIPT.
  */
 import { DelayQError } from '../core/errors.js';
+import { PartialBatchError } from '../core/partial-batch.js';
 import type { AckOutcome, AckRequest, StoreAckOutcome } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import { validateAckBatch, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
@@ -50,16 +51,25 @@ export class Settlements {
   async ackMany(acks: readonly AckRequest[]): Promise<AckOutcome[]> {
     const requests = validateAckBatch(acks, this.limits);
     const { store, clock, inFlight, observer } = this.context;
-    const outcomes = await inFlight.track(store.ackMany(requests, clock.now()));
-    const answers = new Array<AckOutcome>(requests.length);
-    for (let i = 0; i < requests.length; i++) {
-      const outcome = outcomes[i]!;
-      answers[i] = publicAckOutcome(outcome);
-      if (answers[i] !== 'acked') continue;
-      this.scheduler.remove(requests[i]!.id);
-      if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
-    }
-    return answers;
+    const settle = (outcomes: readonly (StoreAckOutcome | undefined)[]): void => {
+      for (let i = 0; i < requests.length; i++) {
+        const outcome = outcomes[i];
+        if (outcome === undefined || (outcome.status !== 'acked' && outcome.status !== 'already_acked')) continue;
+        this.scheduler.remove(requests[i]!.id);
+        // An ack sent again succeeded before, and was counted then.
+        if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
+      }
+    };
+    // A partition that could not be written fails only its acks: the others are done, and
+    // the caller hears their outcomes as it would have (already_acked is acked to it).
+    const outcomes = await inFlight.track(store.ackMany(requests, clock.now())).catch((error: unknown) => {
+      if (!(error instanceof PartialBatchError)) throw error;
+      const partial = error as PartialBatchError<StoreAckOutcome>;
+      settle(partial.outcomes);
+      throw partial.map(publicAckOutcome);
+    });
+    settle(outcomes);
+    return outcomes.map(publicAckOutcome);
   }
 
   /**

@@ -23,7 +23,10 @@ export interface LeaseEvents {
   acquired(shard: number): void;
   /** Runs after each tick, with the shards held (the store's recoverer). */
   afterTick(owned: readonly number[]): Promise<void>;
+  /** A part of the tick failed (the first error of the tick). */
   error(error: unknown): void;
+  /** Every part of the tick worked. */
+  healthy(): void;
 }
 
 export class LeaseKeeper {
@@ -31,6 +34,10 @@ export class LeaseKeeper {
   private running = false;
   private ticking: Promise<void> | null = null;
   private started = false;
+  /** Live processes at the last heartbeat that worked. */
+  private live = 1;
+  /** When each held lease was last set or renewed. */
+  private readonly renewedAt = new Map<number, number>();
 
   constructor(
     private readonly client: RedisClient,
@@ -82,25 +89,47 @@ export class LeaseKeeper {
     }, this.tickMs);
   }
 
+  /**
+   * One tick. Each shard's lease is its own call on its own shard, so a shard whose master
+   * is away (a failover, a master down) costs only that shard: its renewal failing keeps
+   * the lease held until it must have run out (ttlMs after the last renewal), then it is
+   * given up; nobody else can take it meanwhile either, as its lease key is on that master.
+   * The heartbeat lives on the meta shard: while it fails, the last known share holds.
+   * Every failure is reported once per tick (events.error); the rest of the tick goes on.
+   */
   private async tick(): Promise<void> {
     const now = this.clock.now();
     const shardCount = this.keys.shards.length;
     const { leases } = this;
-    await this.client.zadd(this.keys.members, now + this.ttlMs, leases.owner);
-    await this.client.zremrangebyscore(this.keys.members, '-inf', `(${now}`);
-    const live = Math.max(1, await this.client.zcard(this.keys.members));
-    const share = Math.ceil(shardCount / live);
+    const errors: unknown[] = [];
+    try {
+      await this.client.zadd(this.keys.members, now + this.ttlMs, leases.owner);
+      await this.client.zremrangebyscore(this.keys.members, '-inf', `(${now}`);
+      this.live = Math.max(1, await this.client.zcard(this.keys.members));
+    } catch (error) {
+      errors.push(error);
+    }
+    const share = Math.ceil(shardCount / this.live);
 
-    const renewals = await Promise.all(
-      leases.entries().map(async ([shard, value]) => [shard, await leaseRenewScript(this.client, this.keys.shards[shard]!, value, this.ttlMs)] as const),
-    );
-    for (const [shard, renewed] of renewals) if (!renewed) leases.markLost(shard);
+    const held = leases.entries();
+    const renewals = await Promise.allSettled(held.map(([shard, value]) => leaseRenewScript(this.client, this.keys.shards[shard]!, value, this.ttlMs)));
+    renewals.forEach((result, i) => {
+      const shard = held[i]![0];
+      if (result.status === 'fulfilled') {
+        if (result.value) this.renewedAt.set(shard, now);
+        else leases.markLost(shard);
+        return;
+      }
+      errors.push(result.reason);
+      // Not renewed since it ran out: it is no longer ours, whoever may take it next.
+      if (now - (this.renewedAt.get(shard) ?? now) >= this.ttlMs) leases.markLost(shard);
+    });
 
     if (leases.size > share) {
       for (const shard of leases.owned().slice(share)) {
         const value = leases.leaseValue(shard)!;
         leases.markLost(shard);
-        await leaseReleaseScript(this.client, this.keys.shards[shard]!, value);
+        await leaseReleaseScript(this.client, this.keys.shards[shard]!, value).catch((error: unknown) => errors.push(error));
       }
     }
     if (leases.size < share) {
@@ -109,12 +138,22 @@ export class LeaseKeeper {
       for (let i = 0; i < shardCount && leases.size < share && this.running; i++) {
         const shard = (offset + i) % shardCount;
         if (leases.owns(shard)) continue;
-        const value = await leaseAcquireScript(this.client, this.keys.shards[shard]!, leases.owner, this.ttlMs);
+        let value: string | null;
+        try {
+          value = await leaseAcquireScript(this.client, this.keys.shards[shard]!, leases.owner, this.ttlMs);
+        } catch (error) {
+          errors.push(error);
+          continue;
+        }
         if (value === null) continue;
         leases.hold(shard, value);
+        this.renewedAt.set(shard, now);
         if (this.started) this.events.acquired(shard);
       }
     }
+    for (const shard of this.renewedAt.keys()) if (!leases.owns(shard)) this.renewedAt.delete(shard);
+    if (errors.length > 0) this.events.error(errors[0]);
+    else this.events.healthy();
     await this.events.afterTick(leases.owned());
   }
 }
