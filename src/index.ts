@@ -7,6 +7,8 @@ export type { QueueObserver, SettleOutcome } from './core/observer.js';
 export type { SetPushResult } from './engine/push-rules.js';
 export { RecurringSchedules, MAX_PREVIEW } from './engine/schedules.js';
 export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/schedules.js';
+export { Topics } from './engine/topics.js';
+export type { TopicPurgeOptions } from './engine/topics.js';
 export type { RecurringScheduleCounts } from './engine/schedule-loop.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
 export type { MisfirePolicy, RecurringScheduleDefinition, RecurringScheduleRecord, RecurringScheduleState } from './core/schedule/model.js';
@@ -45,6 +47,9 @@ export { ManualClock } from './core/manual-clock.js';
 export type {
   AckOutcome,
   AckRequest,
+  StoreAckOutcome,
+  TopicPurgeState,
+  TopicPurgeStep,
   CancelOutcome,
   StoreCancelOutcome,
   Clock,

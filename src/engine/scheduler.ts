@@ -30,7 +30,6 @@
  * Scheduler never starts again. Timers are still placed while stopping and stopped, since
  * handlers running at close still settle, until `seal()` (the store is about to close).
  */
-import { UNKNOWN_TOPIC } from '../core/observer.js';
 import { onPartial } from '../core/partial-batch.js';
 import type { ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
@@ -255,12 +254,14 @@ export class Scheduler implements WorkScheduler {
   private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
     this.dispatcher.reserve(topic, max, signal, ttrMs, topic === PUSH_LANE ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
 
-  /**
-   * Forgets the task's timer, whichever kind (it was cancelled, moved or settled). Returns
-   * the task's topic when its timer was in the wheel, else UNKNOWN_TOPIC (for the observer).
-   */
-  remove(id: string): string {
-    return this.driver.remove(id)?.topic ?? UNKNOWN_TOPIC;
+  /** Forgets the task's timer, whichever kind (it was cancelled, moved or settled). */
+  remove(id: string): void {
+    this.driver.remove(id);
+  }
+
+  /** Forgets the run timers of purged pending tasks (TopicPurgeStep.runs). */
+  forgetRuns(refs: readonly TimerRef[]): void {
+    for (const ref of refs) this.driver.removeRun(ref);
   }
 
   /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */
