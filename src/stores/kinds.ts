@@ -43,7 +43,7 @@ export const STORE_KINDS: readonly StoreKind[] = [
     usage: 'postgres://user@host:port/db[?schema=delayq]',
     driver: 'pg',
     durable: true,
-    shared: false,
+    shared: true,
     assets: [],
   },
 ];

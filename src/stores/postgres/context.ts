@@ -20,6 +20,8 @@ export class PgContext {
     readonly schema: string,
     /** This process's row in task_counts (counters.ts). */
     readonly slot: number,
+    /** Shards of the schema (meta 'shards', fixed when it was created). */
+    readonly shards: number,
     /** For error messages: the redacted URL and schema. */
     readonly where: string,
   ) {}

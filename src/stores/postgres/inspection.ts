@@ -13,21 +13,32 @@ import { dueRef, TASK_COLUMNS, toRecord, type DueRow, type TaskRow } from './row
 /** A bound no time reaches: `until` may be Infinity, which a bigint parameter cannot hold. */
 const NO_BOUND = Number.MAX_SAFE_INTEGER;
 
-export async function loadDue(pg: PgContext, until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
+/**
+ * `owned`: the shards this process holds (the others' timers are their owners'), or null
+ * for every shard. The scan is the same range of tasks_due either way; rows of other shards
+ * are passed over.
+ */
+export async function loadDue(pg: PgContext, until: number, after: DueCursor | null, limit: number, owned: readonly number[] | null): Promise<TimerRef[]> {
   const bound = Math.min(until, NO_BOUND);
-  const rows =
-    after === null
-      ? await pg.query<DueRow>(
-          `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')} WHERE due_at IS NOT NULL AND due_at < $1 ORDER BY due_at, seq LIMIT $2`,
-          [bound, limit],
-          'delayq_due_first',
-        )
-      : await pg.query<DueRow>(
-          `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')}
-            WHERE due_at IS NOT NULL AND due_at < $1 AND (due_at, seq) > ($2, $3) ORDER BY due_at, seq LIMIT $4`,
-          [bound, after.dueAt, after.seq, limit],
-          'delayq_due_after',
-        );
+  const rows = await pg.query<DueRow>(
+    `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')}
+      WHERE due_at IS NOT NULL AND due_at < $1 AND ($2::bigint IS NULL OR (due_at, seq) > ($2, $3::bigint))
+        AND ($5::smallint[] IS NULL OR shard = ANY($5::smallint[]))
+      ORDER BY due_at, seq LIMIT $4`,
+    [bound, after?.dueAt ?? null, after?.seq ?? null, limit, owned === null || owned.length === pg.shards ? null : owned],
+    'delayq_due',
+  );
+  return rows.map(dueRef);
+}
+
+/** Reservations of `shards` that ran out before `until`: their consumers' processes did not expire them. */
+export async function overdueReservations(pg: PgContext, shards: readonly number[], until: number, limit: number): Promise<TimerRef[]> {
+  const rows = await pg.query<DueRow>(
+    `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')}
+      WHERE due_at IS NOT NULL AND due_at < $1 AND state = 'reserved' AND shard = ANY($2::smallint[])
+      ORDER BY due_at, seq LIMIT $3`,
+    [until, shards, limit],
+  );
   return rows.map(dueRef);
 }
 

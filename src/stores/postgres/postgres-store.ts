@@ -9,7 +9,7 @@
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { AckOutcome, AckRequest, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -19,6 +19,7 @@ import type { PgContext } from './context.js';
 import { dueHistogram, getTask, listTasks, loadDue, taskStats } from './inspection.js';
 import { PgPushSubscriptions } from './push-subscriptions.js';
 import { PgSchedules } from './recurring-schedules.js';
+import type { PgShared } from './shared.js';
 import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
 import { ackTasks, cancelTasks, MAX_BATCH, purgeTasks, reserveTasks, scheduleTasks } from './task-writes.js';
 
@@ -32,16 +33,14 @@ export interface PostgresStoreParts {
   readonly description: string;
   readonly horizonMs: number;
   readonly logger: Logger;
-  /** Set for a store several processes share (see shared.ts); null for one process. */
-  readonly shared: SharedDispatch | null;
-  /** Stops what `shared` runs (leases, the listener) before the pool closes. */
-  readonly stopShared?: () => Promise<void>;
+  /** What several processes on one schema work through (shared.ts). */
+  readonly shared: PgShared;
 }
 
 export class PostgresStore extends StoredRecordRoles implements TaskStore {
   readonly description: string;
   readonly horizonMs: number;
-  readonly shared: SharedDispatch | null;
+  readonly shared: PgShared;
   readonly timerHomes = null;
   protected readonly pushSubscriptionPart: PgPushSubscriptions;
   protected readonly schedulePart: PgSchedules;
@@ -50,7 +49,6 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     return this.pg.sent;
   }
   private readonly pg: PgContext;
-  private readonly stopShared: () => Promise<void>;
   private readonly schedules: ShardBatcher<Timed<NewTaskRecord>, ScheduleOutcome>;
   private readonly acks: ShardBatcher<Timed<AckRequest>, AckOutcome>;
   private readonly cancels: ShardBatcher<Timed<string>, StoreCancelOutcome>;
@@ -63,7 +61,6 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     this.description = parts.description;
     this.horizonMs = parts.horizonMs;
     this.shared = parts.shared;
-    this.stopShared = parts.stopShared ?? (() => Promise.resolve());
     const reader = new StoredRecordReader(this.description, parts.logger);
     this.pushSubscriptionPart = new PgPushSubscriptions(this.pg, reader);
     this.schedulePart = new PgSchedules(this.pg, reader);
@@ -90,8 +87,9 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
 
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     if (tasks.length === 0) return this.guard(async () => []);
-    if (tasks.length > 1) return this.guard(() => chunked(tasks, MAX_BATCH, (chunk) => scheduleTasks(this.pg, chunk, now)));
-    return this.guard(() => this.schedules.submit(0, [{ item: tasks[0]!, now }]));
+    const write = (): Promise<ScheduleOutcome[]> =>
+      tasks.length > 1 ? chunked(tasks, MAX_BATCH, (chunk) => scheduleTasks(this.pg, chunk, now)) : this.schedules.submit(0, [{ item: tasks[0]!, now }]);
+    return this.guard(() => this.told(write(), now, (outcomes) => outcomes.map((o) => o.ref)));
   }
 
   cancel(id: string, now: number): Promise<StoreCancelOutcome> {
@@ -104,14 +102,15 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   }
 
   reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
-    return this.guard(() => rescheduleTask(this.pg, id, runAt, now));
+    return this.guard(() => this.told(rescheduleTask(this.pg, id, runAt, now), now, refOf));
   }
 
   // ---------------------------------------------------------------------------------
   // The scheduler's feed
 
   loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
-    return this.guard(() => loadDue(this.pg, until, after, limit));
+    // Only the shards this process owns: the others' timers are their owners'.
+    return this.guard(() => loadDue(this.pg, until, after, limit, this.shared.owned()));
   }
 
   // ---------------------------------------------------------------------------------
@@ -137,15 +136,15 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   }
 
   nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
-    return this.guard(() => nackTask(this.pg, id, receipt, now, options));
+    return this.guard(() => this.told(nackTask(this.pg, id, receipt, now, options), now, refOf));
   }
 
   expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
-    return this.guard(() => settleFailure(this.pg, id, receipt, now, { kind: 'expire' }));
+    return this.guard(() => this.told(settleFailure(this.pg, id, receipt, now, { kind: 'expire' }), now, refOf));
   }
 
   defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
-    return this.guard(() => deferTask(this.pg, id, receipt, runAt, now));
+    return this.guard(() => this.told(deferTask(this.pg, id, receipt, runAt, now), now, refOf));
   }
 
   // ---------------------------------------------------------------------------------
@@ -172,7 +171,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   }
 
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
-    return this.guard(() => retryDeadTask(this.pg, id, runAt, now));
+    return this.guard(() => this.told(retryDeadTask(this.pg, id, runAt, now), now, refOf));
   }
 
   purge(before: number, limit: number): Promise<number> {
@@ -193,15 +192,27 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     this.closed = true;
     // Calls already accepted finish before the connections close, not dropped.
     await Promise.allSettled([...this.inFlight]);
-    await this.stopShared();
+    await this.shared.stop();
     await this.pg.pool.end();
   }
 
   // ---------------------------------------------------------------------------------
 
+  /** Once `write` committed, the near-window timers it made in shards other processes own go to their owners. */
+  private async told<T>(write: Promise<T>, now: number, refs: (outcome: T) => readonly (TimerRef | null)[]): Promise<T> {
+    const outcome = await write;
+    this.shared.remoteTimers.publish(refs(outcome), now);
+    return outcome;
+  }
+
   protected assertOpen(): void {
     if (this.closed) throw closedError(this.description);
   }
+}
+
+/** The timer a write's outcome carries, if any. */
+function refOf(outcome: { readonly status: string; readonly ref?: TimerRef }): (TimerRef | null)[] {
+  return [outcome.ref ?? null];
 }
 
 /** An item of a coalesced call, with the call's own time. */

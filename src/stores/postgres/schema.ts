@@ -18,7 +18,8 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 /** Marks a schema as delayq's (meta 'application'). */
 const APPLICATION = 'delayq';
 
-export async function migrate(client: Queryable, schema: string): Promise<void> {
+/** Returns the schema's shard count (meta 'shards', fixed when it was created). */
+export async function migrate(client: Queryable, schema: string): Promise<number> {
   await client.query('BEGIN');
   try {
     await client.query("SELECT pg_advisory_xact_lock(hashtext('delayq migrate ' || $1))", [schema]);
@@ -34,7 +35,9 @@ export async function migrate(client: Queryable, schema: string): Promise<void> 
         [APPLICATION, String(SCHEMA_VERSION)],
       );
     }
+    const shards = await client.query<{ value: string }>(`SELECT value FROM "${schema}".meta WHERE key = 'shards'`);
     await client.query('COMMIT');
+    return Number(shards.rows[0]?.value);
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

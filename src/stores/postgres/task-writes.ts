@@ -12,6 +12,7 @@
 import type { AckOutcome, AckRequest, ScheduleOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
+import { shardOf } from '../shared/router.js';
 import type { PgContext } from './context.js';
 import { countersCte } from './counters.js';
 
@@ -38,12 +39,12 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
   const s = pg.schema;
   const rows = await pg.query<ScheduleRow>(
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[])
-         WITH ORDINALITY AS i(id, topic, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, url, payload, now, ord)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[], $14::smallint[])
+         WITH ORDINALITY AS i(id, topic, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, url, payload, now, shard, ord)
      ),
      ins AS (
-       INSERT INTO "${s}".tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, url, payload)
-       SELECT id, topic, 'pending', run_at, run_at, 0, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, now, url, payload FROM input ORDER BY ord
+       INSERT INTO "${s}".tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, url, payload, shard)
+       SELECT id, topic, 'pending', run_at, run_at, 0, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, now, url, payload, shard FROM input ORDER BY ord
        ON CONFLICT (id) DO NOTHING
        RETURNING id, seq, topic
      ),
@@ -65,6 +66,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
       unique.map((t) => t.payload),
       nows,
       pg.slot,
+      unique.map((t) => shardOf(t.id, pg.shards)),
     ],
     'delayq_schedule',
   );

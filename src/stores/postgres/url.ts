@@ -10,8 +10,11 @@ import { DelayQError } from '../../core/errors.js';
 import { redactUrl } from '../../core/redact.js';
 
 export const DEFAULT_SCHEMA = 'delayq';
-/** A plain lower-case identifier: never needs quoting in hand-written SQL (`delayq.schedule(...)`). */
-const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,62}$/;
+/**
+ * A plain lower-case identifier: never needs quoting in hand-written SQL (`delayq.schedule(...)`),
+ * and short enough for the notification channels named after it (channels.ts).
+ */
+const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,47}$/;
 /** Passed to the driver as they are. */
 const DRIVER_PARAMETERS = new Set(['sslmode', 'application_name', 'connect_timeout']);
 const OWN_PARAMETERS = new Set(['schema', 'horizonMs']);
@@ -41,7 +44,7 @@ export function parsePostgresUrl(spec: string): PostgresUrl {
       throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": unknown parameter "${key}"; known: ${[...OWN_PARAMETERS, ...DRIVER_PARAMETERS].join(', ')}`, { parameter: key });
   const schema = url.searchParams.get('schema') ?? undefined;
   if (schema !== undefined && !SCHEMA_PATTERN.test(schema))
-    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": schema must be 1 to 63 characters of [a-z0-9_], not starting with a digit or pg_ (reserved by PostgreSQL)`, { parameter: 'schema' });
+    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": schema must be 1 to 48 characters of [a-z0-9_], not starting with a digit or pg_ (reserved by PostgreSQL)`, { parameter: 'schema' });
   const horizonText = url.searchParams.get('horizonMs');
   const horizonMs = horizonText === null ? undefined : Number(horizonText);
   if (horizonMs !== undefined && !(Number.isInteger(horizonMs) && horizonMs >= 1_000))
@@ -53,6 +56,6 @@ export function parsePostgresUrl(spec: string): PostgresUrl {
 
 /** Checks a schema name given in code (StoreOptions.schema). */
 export function checkSchema(schema: string): string {
-  if (!SCHEMA_PATTERN.test(schema)) throw new DelayQError('INVALID_OPTION', 'schema: 1 to 63 characters of [a-z0-9_], not starting with a digit or pg_', { field: 'schema' });
+  if (!SCHEMA_PATTERN.test(schema)) throw new DelayQError('INVALID_OPTION', 'schema: 1 to 48 characters of [a-z0-9_], not starting with a digit or pg_', { field: 'schema' });
   return schema;
 }

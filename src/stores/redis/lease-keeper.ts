@@ -1,120 +1,38 @@
 /**
- * Shard ownership between the processes that share a namespace. Each shard has a lease
- * (SET NX PX with a fencing token, renewed by compare-and-set); the holder alone keeps
- * the shard's timers in its wheel and promotes its due tasks (promote.lua checks the
- * token, so a process that lost its lease without noticing cannot act on the shard).
- *
- * Every tick (leaseMs / 5) the keeper records a heartbeat in the members ZSET, derives its
- * fair share ceil(shards / live processes), renews what it holds, gives up shards above
- * its share (so a newcomer gets some) and takes free ones below it. A process that dies
- * stops renewing. Its leases and heartbeat are set to run out one tick short of leaseMs
- * after its last tick, so the others, on their next tick, have taken its shards within
- * leaseMs of its death (before: up to leaseMs plus a tick, ~6 s by default).
+ * Shard leases on Redis: each shard's lease is a key set with NX PX and a fencing token
+ * (lease-acquire.lua), renewed by compare-and-set (lease-renew.lua); heartbeats are the
+ * members ZSET. The loop itself (fair shares, renewals, takeover timing) is the shared one,
+ * src/stores/shared/lease-keeper.ts; promote.lua checks the token, so a process that lost
+ * its lease without noticing cannot act on the shard.
  */
-import type { Clock, TimerToken } from '../../core/ports/index.js';
-import type { RedisClient } from './connection.js';
-import type { Keyspace } from './keys.js';
-import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './dispatch-commands.js';
-import { shardOf } from '../shared/router.js';
+import type { Clock } from '../../core/ports/index.js';
+import { SharedLeaseKeeper, type LeaseBackend, type LeaseEvents } from '../shared/lease-keeper.js';
 import type { ShardLeases } from '../shared/shard-leases.js';
+import type { RedisClient } from './connection.js';
+import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './dispatch-commands.js';
+import type { Keyspace } from './keys.js';
 
-export interface LeaseEvents {
-  /** This process now owns `shard` (not called for the shards taken by start()). */
-  acquired(shard: number): void;
-  /** Runs after each tick, with the shards held (the store's recoverer). */
-  afterTick(owned: readonly number[]): Promise<void>;
-  error(error: unknown): void;
+export type { LeaseEvents } from '../shared/lease-keeper.js';
+
+export function redisLeaseBackend(client: RedisClient, keys: Keyspace): LeaseBackend {
+  return {
+    shardCount: keys.shards.length,
+    async heartbeat(owner, now, until) {
+      await client.zadd(keys.members, until, owner);
+      await client.zremrangebyscore(keys.members, '-inf', `(${now}`);
+      return client.zcard(keys.members);
+    },
+    // Redis runs the lease out itself (PX): `now` is not needed.
+    acquire: (shard, owner, _now, ttlMs) => leaseAcquireScript(client, keys.shards[shard]!, owner, ttlMs),
+    renew: (shard, token, _now, ttlMs) => leaseRenewScript(client, keys.shards[shard]!, token, ttlMs),
+    release: (shard, token) => leaseReleaseScript(client, keys.shards[shard]!, token),
+    leave: async (owner) => void (await client.zrem(keys.members, owner)),
+  };
 }
 
-export class LeaseKeeper {
-  private timer: TimerToken | null = null;
-  private running = false;
-  private ticking: Promise<void> | null = null;
-  private started = false;
-
-  constructor(
-    private readonly client: RedisClient,
-    private readonly keys: Keyspace,
-    /** What this process holds; the keeper is the only part that adds to it. */
-    readonly leases: ShardLeases,
-    private readonly leaseMs: number,
-    /** Ticks, and wall-clock time for heartbeats (processes on one namespace need roughly synced clocks). */
-    private readonly clock: Clock,
-    private readonly events: LeaseEvents,
-  ) {}
-
-  /** Between two ticks. */
-  private get tickMs(): number {
-    return Math.max(50, Math.floor(this.leaseMs / 5));
-  }
-
-  /** How long a lease or heartbeat outlives the tick that set it (see the header). */
-  get ttlMs(): number {
-    return this.leaseMs - this.tickMs;
-  }
-
-  /** Takes this process's share before returning, so a lone process owns every shard at once. */
-  async start(): Promise<void> {
-    this.running = true;
-    await this.tick();
-    this.started = true;
-    this.schedule();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer !== null) this.clock.clearTimer(this.timer);
-    this.timer = null;
-    await this.ticking;
-    // A clean stop hands the shards over at once instead of after the lease runs out.
-    await Promise.allSettled(this.leases.entries().map(([shard, value]) => leaseReleaseScript(this.client, this.keys.shards[shard]!, value)));
-    this.leases.clear();
-    await this.client.zrem(this.keys.members, this.leases.owner).catch(() => undefined);
-  }
-
-  private schedule(): void {
-    if (!this.running) return;
-    this.timer = this.clock.setTimer(() => {
-      this.timer = null;
-      this.ticking = this.tick()
-        .catch((error: unknown) => this.events.error(error))
-        .finally(() => this.schedule());
-    }, this.tickMs);
-  }
-
-  private async tick(): Promise<void> {
-    const now = this.clock.now();
-    const shardCount = this.keys.shards.length;
-    const { leases } = this;
-    await this.client.zadd(this.keys.members, now + this.ttlMs, leases.owner);
-    await this.client.zremrangebyscore(this.keys.members, '-inf', `(${now}`);
-    const live = Math.max(1, await this.client.zcard(this.keys.members));
-    const share = Math.ceil(shardCount / live);
-
-    const renewals = await Promise.all(
-      leases.entries().map(async ([shard, value]) => [shard, await leaseRenewScript(this.client, this.keys.shards[shard]!, value, this.ttlMs)] as const),
-    );
-    for (const [shard, renewed] of renewals) if (!renewed) leases.markLost(shard);
-
-    if (leases.size > share) {
-      for (const shard of leases.owned().slice(share)) {
-        const value = leases.leaseValue(shard)!;
-        leases.markLost(shard);
-        await leaseReleaseScript(this.client, this.keys.shards[shard]!, value);
-      }
-    }
-    if (leases.size < share) {
-      // Start at a different shard per process, so newcomers do not all race for shard 0.
-      const offset = shardOf(leases.owner, shardCount);
-      for (let i = 0; i < shardCount && leases.size < share && this.running; i++) {
-        const shard = (offset + i) % shardCount;
-        if (leases.owns(shard)) continue;
-        const value = await leaseAcquireScript(this.client, this.keys.shards[shard]!, leases.owner, this.ttlMs);
-        if (value === null) continue;
-        leases.hold(shard, value);
-        if (this.started) this.events.acquired(shard);
-      }
-    }
-    await this.events.afterTick(leases.owned());
+/** The shared lease loop over Redis keys. */
+export class LeaseKeeper extends SharedLeaseKeeper {
+  constructor(client: RedisClient, keys: Keyspace, leases: ShardLeases, leaseMs: number, clock: Clock, events: LeaseEvents) {
+    super(redisLeaseBackend(client, keys), leases, leaseMs, clock, events);
   }
 }

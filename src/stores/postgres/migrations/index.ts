@@ -6,8 +6,9 @@
  * delayq and is refused.
  */
 import { sql as initial } from './0001_initial.js';
+import { sql as shared } from './0002_shared.js';
 
-export const MIGRATIONS: readonly string[] = [initial];
+export const MIGRATIONS: readonly string[] = [initial, shared];
 
 /** The migrations' SQL for one schema: `S.` names the schema's objects. */
 export function forSchema(sql: string, schema: string): string {
