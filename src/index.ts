@@ -21,6 +21,7 @@ export type {
   NackOptions,
   NackResult,
   OutcomeOption,
+  TransactionOption,
   QueueStats,
   RescheduleResult,
   ReserveOptions,
@@ -68,6 +69,8 @@ export type {
   TaskStore,
   TimerHome,
   TimerHomes,
+  SqlTransaction,
+  TransactionalTasks,
   TimerSource,
   TimerToken,
 } from './core/ports/index.js';

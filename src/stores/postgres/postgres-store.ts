@@ -20,6 +20,8 @@ import { dueHistogram, getTask, listTasks, loadDue, taskStats } from './inspecti
 import { PgPushSubscriptions } from './push-subscriptions.js';
 import { PgSchedules } from './recurring-schedules.js';
 import type { PgShared } from './shared.js';
+import { PgTransactional } from './transactional.js';
+import { channelsOf } from './channels.js';
 import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
 import { ackTasks, cancelTasks, MAX_BATCH, purgeTasks, reserveTasks, scheduleTasks } from './task-writes.js';
 
@@ -42,6 +44,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   readonly horizonMs: number;
   readonly shared: PgShared;
   readonly timerHomes = null;
+  readonly transactional: PgTransactional;
   protected readonly pushSubscriptionPart: PgPushSubscriptions;
   protected readonly schedulePart: PgSchedules;
   /** Statements and transactions sent so far (tests: group commit shares them). */
@@ -61,6 +64,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     this.description = parts.description;
     this.horizonMs = parts.horizonMs;
     this.shared = parts.shared;
+    this.transactional = new PgTransactional(this.pg, channelsOf(this.pg.schema), this.horizonMs, () => this.assertOpen());
     const reader = new StoredRecordReader(this.description, parts.logger);
     this.pushSubscriptionPart = new PgPushSubscriptions(this.pg, reader);
     this.schedulePart = new PgSchedules(this.pg, reader);

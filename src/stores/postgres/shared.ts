@@ -4,13 +4,13 @@
  *
  *   producer (any process) --schedule--> shard s --NOTIFY timers--> owner of s: wheel
  *   owner's wheel fires ----promote---> NOTIFY ready <lane> -------> long-polls wake
- *   consumer (any process) --claim (FOR UPDATE SKIP LOCKED)--> reserved once per attempt
+ *   consumer (any process) --reserve due (FOR UPDATE SKIP LOCKED)--> reserved once per attempt
  *
  * Shards are owned through leases with fencing tokens in `shard_leases`, kept by the shared
  * lease loop (src/stores/shared/lease-keeper.ts over lease-backend.ts): the owner keeps the
  * shard's timers, takes a dead process's shards within `takeoverMs`, reloads their timers
  * and expires their forgotten reservations. Promotion writes nothing: a due pending task is
- * claimable by its state and runAt alone, so a zombie that still believes it owns a shard
+ * reservable by its state and runAt alone, so a zombie that still believes it owns a shard
  * can only send a needless wakeup; what it writes with a stale receipt is refused.
  */
 import type { Clock, Logger, SchedulePlanning, SharedDispatch } from '../../core/ports/index.js';
@@ -24,7 +24,7 @@ import { channelsOf, type Channels } from './channels.js';
 import type { PgContext } from './context.js';
 import { pgLeaseBackend } from './lease-backend.js';
 import { Listener } from './listener.js';
-import { ReadyClaims } from './ready-claims.js';
+import { ReadyReserver } from './ready-reserver.js';
 import { RemoteTimers } from './remote-timers.js';
 
 /** How long a dead process keeps its shards; a tick renews or takes leases every LEASE_MS / 5. */
@@ -46,7 +46,7 @@ export class PgShared implements SharedDispatch {
   readonly leases: ShardLeases;
   readonly remoteTimers: RemoteTimers;
   private readonly channels: Channels;
-  private readonly claims: ReadyClaims;
+  private readonly reserver: ReadyReserver;
   private readonly listener: Listener;
   private readonly keeper: SharedLeaseKeeper;
   private readonly pg: PgContext;
@@ -57,13 +57,13 @@ export class PgShared implements SharedDispatch {
     this.leases = new ShardLeases(owner, (shard) => logger.debug({ shard, owner }, 'postgres: gave up or lost a shard lease'));
     this.schedulePlanning = new ScheduleOwners(this.leases, pg.shards, LEASE_MS + Math.floor(LEASE_MS / 5));
     this.remoteTimers = new RemoteTimers(pg, this.channels, this.leases, clock, horizonMs);
-    this.claims = new ReadyClaims(pg, new ReadyWaiters(1, SWEEP_MS, clock));
+    this.reserver = new ReadyReserver(pg, new ReadyWaiters(1, SWEEP_MS, clock));
     this.listener = new Listener(connectionString, this.channels, clock, logger, {
       timers: (payload) => this.remoteTimers.receive(payload),
-      ready: (lane) => this.claims.notify(lane),
+      ready: (lane) => this.reserver.notify(lane),
       // Notices sent while we were away are lost: try every lane again and reload our timers.
       reconnected: () => {
-        this.claims.flagAll();
+        this.reserver.flagAll();
         for (const shard of this.leases.owned()) void this.remoteTimers.loadShard(shard);
       },
     });
@@ -106,12 +106,12 @@ export class PgShared implements SharedDispatch {
     const lanes = new Set<string>();
     for (const ref of refs) if (ref.kind === 'run' && ref.dueAt <= now && this.leases.owns(shardOf(ref.id, this.pg.shards))) lanes.add(ref.topic);
     if (lanes.size === 0) return;
-    for (const lane of lanes) this.claims.notify(lane);
+    for (const lane of lanes) this.reserver.notify(lane);
     await this.pg.query('SELECT pg_notify($1, lane) FROM unnest($2::text[]) AS lane', [this.channels.ready, [...lanes]], 'delayq_notify_ready');
   }
 
   reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]> {
-    return this.claims.reserveReady(topic, max, now, ttrMs, signal);
+    return this.reserver.reserveReady(topic, max, now, ttrMs, signal);
   }
 
   onRemoteTimer(listener: (ref: TimerRef) => void): void {
@@ -120,7 +120,7 @@ export class PgShared implements SharedDispatch {
 
   /** Hands the shards over at once (a clean stop), then stops listening. */
   async stop(): Promise<void> {
-    this.claims.stop();
+    this.reserver.stop();
     this.remoteTimers.stop();
     await this.keeper.stop();
     await this.listener.stop();

@@ -19,13 +19,26 @@ import { countersCte } from './counters.js';
 /** The largest batch one statement carries. */
 export const MAX_BATCH = 2_000;
 
+/**
+ * Where a statement runs other than the store's pool: a caller's transaction
+ * (transactional.ts), with the counter slot its writes use.
+ */
+export interface Via {
+  run<R>(text: string, values: unknown[]): Promise<R[]>;
+  readonly slot: number;
+}
+
+function runner(pg: PgContext, via: Via | undefined): <R extends object>(text: string, values: unknown[], name: string) => Promise<R[]> {
+  return via === undefined ? (text, values, name) => pg.query(text, values, name) : (text, values) => via.run(text, values);
+}
+
 interface ScheduleRow {
   seq: number | null;
   existing_run_at: number | null;
 }
 
 /** `now`: one time for every task, or each task's own (coalesced calls keep theirs). */
-export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord[], now: number | readonly number[]): Promise<ScheduleOutcome[]> {
+export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord[], now: number | readonly number[], via?: Via): Promise<ScheduleOutcome[]> {
   // Ids repeated in one call: the first wins, the others answer as an existing task would.
   const first = new Map<string, number>();
   const unique: NewTaskRecord[] = [];
@@ -37,7 +50,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
       nows.push(typeof now === 'number' ? now : now[i]!);
     }
   const s = pg.schema;
-  const rows = await pg.query<ScheduleRow>(
+  const rows = await runner(pg, via)<ScheduleRow>(
     `WITH input AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[], $14::smallint[])
          WITH ORDINALITY AS i(id, topic, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, url, payload, now, shard, ord)
@@ -65,7 +78,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
       unique.map((t) => t.url ?? null),
       unique.map((t) => t.payload),
       nows,
-      pg.slot,
+      via?.slot ?? pg.slot,
       unique.map((t) => shardOf(t.id, pg.shards)),
     ],
     'delayq_schedule',
@@ -153,9 +166,9 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
 
 /** pending -> cancelled; an id given twice is cancelled by its first occurrence, the second is `not_pending`. */
 /** `now`: one time for every id, or each id's own (coalesced calls keep theirs). */
-export async function cancelTasks(pg: PgContext, ids: readonly string[], now: number | readonly number[]): Promise<StoreCancelOutcome[]> {
+export async function cancelTasks(pg: PgContext, ids: readonly string[], now: number | readonly number[], via?: Via): Promise<StoreCancelOutcome[]> {
   const s = pg.schema;
-  const rows = await pg.query<{ topic: string | null; found: boolean }>(
+  const rows = await runner(pg, via)<{ topic: string | null; found: boolean }>(
     `WITH input AS (SELECT * FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS i(id, now, ord)),
      upd AS (
        UPDATE "${s}".tasks t SET state = 'cancelled', due_at = NULL, updated_at = i.now
@@ -166,7 +179,7 @@ export async function cancelTasks(pg: PgContext, ids: readonly string[], now: nu
      SELECT u.topic, (u.id IS NOT NULL OR t.id IS NOT NULL) AS found
        FROM input i LEFT JOIN upd u ON u.id = i.id LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = i.id
       ORDER BY i.ord`,
-    [ids, typeof now === 'number' ? ids.map(() => now) : now, pg.slot],
+    [ids, typeof now === 'number' ? ids.map(() => now) : now, via?.slot ?? pg.slot],
     'delayq_cancel',
   );
   const seen = new Set<string>();

@@ -7,10 +7,11 @@
  */
 import { sql as initial } from './0001_initial.js';
 import { sql as shared } from './0002_shared.js';
+import { sql as functions } from './0003_sql_functions.js';
 
-export const MIGRATIONS: readonly string[] = [initial, shared];
+export const MIGRATIONS: readonly string[] = [initial, shared, functions];
 
-/** The migrations' SQL for one schema: `S.` names the schema's objects. */
+/** The migrations' SQL for one schema: `S.` names the schema's objects, `{schema}` is its bare name. */
 export function forSchema(sql: string, schema: string): string {
-  return sql.replace(/\bS\./g, `"${schema}".`);
+  return sql.replace(/\bS\./g, `"${schema}".`).replaceAll('{schema}', schema);
 }

@@ -1,11 +1,11 @@
 /**
  * Consumers of every process reserving due tasks of a lane (SharedDispatch.reserveReady).
  * There are no ready lists to move tasks into: a pending task whose runAt has passed is
- * ready, and a claim is one statement that takes the oldest due ones of the lane with
+ * ready, and a reservation is one statement that takes the oldest due ones of the lane with
  * `FOR UPDATE SKIP LOCKED` and reserves them:
  *
- *   process A claims  ----+--> rows 1..64 locked and reserved by A's statement
- *   process B claims  ----+--> skips 1..64 (locked), takes 65..128
+ *   process A reserves ---+--> rows 1..64 locked and reserved by A's statement
+ *   process B reserves ---+--> skips 1..64 (locked), takes 65..128
  *
  * so each ready task is reserved by one consumer, once per attempt, and never before its
  * runAt (the statement checks it). A call that finds nothing waits (ReadyWaiters, one
@@ -19,10 +19,10 @@ import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import type { PgContext } from './context.js';
 import { countersCte } from './counters.js';
 
-/** The most tasks one claim reserves. */
-const MAX_CLAIM = 1_000;
+/** The most tasks one statement reserves. */
+const MAX_RESERVE = 1_000;
 
-export class ReadyClaims {
+export class ReadyReserver {
   private stopped = false;
 
   constructor(
@@ -31,15 +31,15 @@ export class ReadyClaims {
   ) {}
 
   async reserveReady(lane: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]> {
-    const want = Math.min(max, MAX_CLAIM);
+    const want = Math.min(max, MAX_RESERVE);
     for (;;) {
       if (this.stopped) return [];
       if (this.waiters.candidates(lane).length > 0) {
         const epoch = this.waiters.epoch(lane);
-        const claimed = await this.claim(lane, want, now(), ttrMs);
-        // A full claim may have left more; a short one emptied the lane (unless a notice raced it).
-        this.waiters.update(lane, 0, claimed.length === want ? 1 : 0, epoch);
-        if (claimed.length > 0) return claimed;
+        const reserved = await this.reserveDue(lane, want, now(), ttrMs);
+        // A full answer may have left more; a short one emptied the lane (unless a notice raced it).
+        this.waiters.update(lane, 0, reserved.length === want ? 1 : 0, epoch);
+        if (reserved.length > 0) return reserved;
       }
       if (signal.aborted || this.stopped) return [];
       if (this.waiters.candidates(lane).length > 0) continue;
@@ -62,7 +62,7 @@ export class ReadyClaims {
     this.waiters.close();
   }
 
-  private async claim(lane: string, max: number, now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
+  private async reserveDue(lane: string, max: number, now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
     const s = this.pg.schema;
     const rows = await this.pg.query<{
       id: string;
@@ -90,7 +90,7 @@ export class ReadyClaims {
        ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$6')}
        SELECT id, topic, payload, run_at, attempts, max_attempts, receipt, reserved_until, url FROM upd ORDER BY run_at, seq`,
       [lane, now, max, nextNonce(), ttrMs ?? null, this.pg.slot],
-      'delayq_claim',
+      'delayq_reserve_due',
     );
     return rows.map((r) =>
       r.url === null
