@@ -41,6 +41,9 @@ import { cli, freePort, redisSkip, startCluster, startRedis, type RedisServer } 
 import { addLine, check, newFacts, undelivered, type Facts, type Verdict } from './checker.js';
 import { appendFacts, FactsTail, openFacts } from '../src/testing/facts-file.js';
 import { startLoad, type Load, type LoadSpec } from './load.js';
+import { buildKeyspace } from '../src/stores/redis/keys.js';
+import { keySlot } from '../src/stores/redis/slot.js';
+import { shardOf } from '../src/stores/shared/router.js';
 import { owed, standings } from './sqlite-rows.js';
 import type { WorkerConfig } from './worker.js';
 
@@ -556,6 +559,85 @@ async function clusterFailover(waitReplicas: 0 | 1): Promise<Row> {
   });
 }
 
+/** The slot ranges a cluster node serves as master, read from its own CLUSTER NODES line. */
+function slotRanges(port: number): [number, number][] {
+  const line = cli(port, 'CLUSTER', 'NODES').split('\n').find((l) => l.includes('myself'));
+  if (!line) throw new Error(`node ${port} did not list itself in CLUSTER NODES`);
+  return line
+    .trim()
+    .split(' ')
+    .slice(8)
+    .filter((f) => /^\d+(-\d+)?$/.test(f))
+    .map((f) => {
+      const [low, high] = f.split('-').map(Number);
+      return [low!, high ?? low!];
+    });
+}
+
+/**
+ * A master of a 3-master cluster under waitReplicas=1 SIGKILLed and left down: its replica
+ * takes over, and, with no replica of its own, cannot acknowledge a write. The shards on the
+ * two healthy masters must keep flowing (90% of their tasks due while it is down delivered
+ * within 10 s of runAt); the degraded shards' writes answer STORE_UNAVAILABLE; once the old
+ * master is back as a replica, everything acknowledged is delivered.
+ */
+async function clusterMasterDown(): Promise<Row> {
+  const name = 'redis cluster: a master down, waitReplicas=1';
+  const downMs = SHORT ? 20_000 : 30_000;
+  const faults = `3 masters + 3 replicas, waitReplicas=1; a master SIGKILLed and left down ${downMs / 1000} s (its promoted replica has no replica), then back as a replica`;
+  return scenario(name, faults, 'clean', async (round) => {
+    const cluster = await startCluster(3, 1);
+    const servers = [...cluster.servers];
+    try {
+      const victim = servers[0]!;
+      const replica = servers.find((s) => cli(s.port, 'INFO', 'replication').includes(`master_port:${victim.port}`));
+      if (!replica) throw new Error('no replica of the first master');
+      const prefix = 'md';
+      const shards = 16;
+      const ranges = slotRanges(victim.port);
+      const keyspace = buildKeyspace(prefix, shards);
+      const degraded = new Set(
+        keyspace.shards.filter((s) => ranges.some(([low, high]) => keySlot(s.pool) >= low && keySlot(s.pool) <= high)).map((s) => s.index),
+      );
+      if (degraded.size === 0 || degraded.size === shards) throw new Error(`the victim holds ${degraded.size} of ${shards} shards`);
+      const store = `${cluster.url}?prefix=${prefix}&shards=${shards}&waitReplicas=1&waitTimeoutMs=500`;
+      const workers = [0, 1].map((i) => spawnWorker(base(store, `m${i}`, { rate: 150, ttrMs: 3_000 }), round));
+      await Promise.all(workers.map((w) => w.ready));
+      await sleep(SHORT ? 2_000 : 4_000);
+      const killedAt = Date.now();
+      await victim.kill();
+      const deadline = Date.now() + 30_000;
+      while (!cli(replica.port, 'INFO', 'replication').includes('role:master')) {
+        if (Date.now() > deadline) throw new Error('the replica did not take over in 30 s');
+        await sleep(50);
+      }
+      round.notes.push(`replica promoted ${((Date.now() - killedAt) / 1000).toFixed(1)} s after its master was killed; ${degraded.size} of ${shards} shards on it`);
+      await sleep(Math.max(0, killedAt + downMs - Date.now()));
+      const backAt = Date.now();
+      readFacts(round, false);
+      // Tasks of healthy shards due while the master was down, far enough before its return to be judged.
+      const judged = [...round.facts.scheduled].filter(([id, runAt]) => runAt >= killedAt && runAt <= backAt - 10_000 && !degraded.has(shardOf(id, shards)));
+      const firstDelivery = new Map<string, number>();
+      for (const d of round.facts.deliveries) if (!firstDelivery.has(d.id) || d.at < firstDelivery.get(d.id)!) firstDelivery.set(d.id, d.at);
+      const onTime = judged.filter(([id, runAt]) => (firstDelivery.get(id) ?? Infinity) <= runAt + 10_000).length;
+      const lateness = judged.map(([id, runAt]) => (firstDelivery.get(id) ?? Infinity) - runAt).sort((a, b) => a - b);
+      const at = (q: number): string => (lateness.length === 0 ? '-' : `${lateness[Math.min(lateness.length - 1, Math.floor(q * lateness.length))]} ms`);
+      const degradedScheduled = [...round.facts.scheduled].filter(([id, runAt]) => runAt >= killedAt + 5_000 && degraded.has(shardOf(id, shards))).length;
+      round.notes.push(
+        `while it was down: ${onTime} of ${judged.length} healthy-shard tasks delivered within 10 s of runAt (lateness p50 ${at(0.5)}, p99 ${at(0.99)}); ${degradedScheduled} degraded-shard schedules acknowledged from 5 s after the kill`,
+      );
+      if (judged.length === 0) throw new Error('no healthy-shard task fell due while the master was down');
+      if (onTime < 0.9 * judged.length) throw new Error(`only ${onTime} of ${judged.length} healthy-shard tasks were delivered within 10 s while a master was down`);
+      if (degradedScheduled > 0) throw new Error(`${degradedScheduled} schedules into degraded shards were acknowledged although their master had no replica`);
+      servers[0] = await startRedis({ cluster: true, port: victim.port, dir: victim.dir });
+      await runWorkers(workers, round, SHORT ? 3_000 : 6_000);
+    } finally {
+      await Promise.all(servers.map((s) => s.stop()));
+      for (const s of servers) s.remove();
+    }
+  });
+}
+
 // ---------------------------------------------------------------------------------------
 
 const SCENARIOS: Record<string, () => Promise<Row>> = {
@@ -566,6 +648,7 @@ const SCENARIOS: Record<string, () => Promise<Row>> = {
   'redis-server-kill': redisServerKill,
   'cluster-failover': () => clusterFailover(0),
   'cluster-failover-wait': () => clusterFailover(1),
+  'cluster-master-down': clusterMasterDown,
 };
 
 function failures(row: Row): string[] {

@@ -11,7 +11,8 @@
  * can be rebuilt from it, so a hint may be stale and a crash that loses them loses no task.
  */
 import { DelayQError } from '../core/errors.js';
-import type { AckOutcome, AckRequest, CancelOutcome, Clock, TaskStore } from '../core/ports/index.js';
+import { PartialBatchError } from '../core/partial-batch.js';
+import type { AckOutcome, AckRequest, CancelOutcome, Clock, ScheduleOutcome, TaskStore } from '../core/ports/index.js';
 import type { PushInput } from '../core/push-input.js';
 import type { PushSubscription } from '../core/push.js';
 import type { Delivery, TaskInfo } from '../core/task/model.js';
@@ -81,8 +82,12 @@ export class DelayQueue {
    */
   async scheduleMany(inputs: readonly ScheduleInput[], options?: TransactionOption): Promise<ScheduleResult[]> {
     this.assertOpen();
-    const outcomes = options?.tx === undefined ? await this.parts.changes.scheduleMany(inputs) : await this.parts.changes.scheduleInTransaction(inputs, options.tx);
-    return outcomes.map(({ id, runAt, created }) => ({ id, runAt, created }));
+    const result = ({ id, runAt, created }: ScheduleOutcome): ScheduleResult => ({ id, runAt, created });
+    const written = options?.tx === undefined ? this.parts.changes.scheduleMany(inputs) : this.parts.changes.scheduleInTransaction(inputs, options.tx);
+    const outcomes = await written.catch((error: unknown) => {
+      throw error instanceof PartialBatchError ? (error as PartialBatchError<ScheduleOutcome>).map(result) : error;
+    });
+    return outcomes.map(result);
   }
 
   /**
@@ -106,7 +111,9 @@ export class DelayQueue {
    */
   async cancelMany(ids: readonly string[]): Promise<boolean[]> {
     this.assertOpen();
-    const outcomes = await this.parts.changes.cancelMany(ids);
+    const outcomes = await this.parts.changes.cancelMany(ids).catch((error: unknown) => {
+      throw error instanceof PartialBatchError ? (error as PartialBatchError<CancelOutcome>).map((o) => o === 'cancelled') : error;
+    });
     return ids.map((_, i) => outcomes[i] === 'cancelled');
   }
 

@@ -34,7 +34,7 @@ export class Inspection {
   async stats(): Promise<QueueStats> {
     const { store } = this.context;
     const stats = await store.stats();
-    return { store: store.description, counts: stats.byState, topics: stats.byTopic, ...this.params.scheduler.stats() };
+    return { store: store.description, counts: stats.byState, topics: stats.byTopic, unavailable: stats.unavailable ?? [], ...this.params.scheduler.stats() };
   }
 
   async dueHistogram(options: DueHistogramOptions): Promise<DueHistogramResult> {

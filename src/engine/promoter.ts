@@ -1,3 +1,4 @@
+import { PartialBatchError } from '../core/partial-batch.js';
 import type { SharedDispatch } from '../core/ports/index.js';
 import type { TimerRef } from '../core/task/model.js';
 import type { LoopContext } from './loop-context.js';
@@ -25,6 +26,13 @@ export class Promoter extends RetryingLoop {
   promote(refs: readonly TimerRef[]): void {
     if (refs.length === 0 || !this.running) return;
     const promotion = this.inFlight.track(this.store.promote(refs, this.clock.now())).catch((error: unknown) => {
+      // A store cut into partitions fails only the refs of those it could not write: the
+      // store reports those partitions itself (once per transition), and only they wait.
+      if (error instanceof PartialBatchError) {
+        const left = refs.filter((_, i) => error.outcomes[i] === undefined);
+        if (this.running) this.retries.later(() => this.promote(left));
+        return;
+      }
       this.logger.error({ err: error, count: refs.length }, 'making due tasks ready failed; will retry');
       if (this.running) this.retries.later(() => this.promote(refs));
     });

@@ -2,7 +2,7 @@
 import type { SqlTransaction } from '../core/ports/index.js';
 import type { EngineTuningInput } from '../core/options.js';
 import type { QueueObserver } from '../core/observer.js';
-import type { Clock, Logger, StoreStats } from '../core/ports/index.js';
+import type { Clock, Logger, StoreStats, UnavailablePartition } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
 import type { TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
@@ -96,6 +96,11 @@ export interface QueueStats {
   readonly store: string;
   readonly counts: StoreStats['byState'];
   readonly topics: StoreStats['byTopic'];
+  /**
+   * The partitions (shards) of a shared store that cannot take writes now, since when and
+   * why, as this process found them; empty when all can (and always, on a store one process owns).
+   */
+  readonly unavailable: readonly UnavailablePartition[];
   /** Timers in the wheel (pending tasks within the horizon and reservations). */
   readonly timers: number;
   /** Due tasks waiting for a consumer, by topic. */

@@ -31,6 +31,7 @@
  * moved (checked every `scheduleSyncMs`); between reads it wakes when the earliest schedule
  * it plans needs a plan (its latest occurrence comes within `scheduleLeadMs`).
  */
+import { PartialBatchError } from '../core/partial-batch.js';
 import type { Clock, Logger, RecurringScheduleStore, SchedulePlanning, TimerToken } from '../core/ports/index.js';
 import { occurrenceId, sameRule, withState, type RecurringScheduleDefinition, type RecurringScheduleRecord } from '../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../core/schedule/plan.js';
@@ -104,6 +105,8 @@ export class RecurringScheduleLoop {
   private readonly options: ScheduleLoopOptions;
   private readonly compile: CronCompiler;
   private readonly create: CreateTasks;
+  /** Schedules whose last plan could not create all its occurrences: not planned again before this time. */
+  private readonly heldUntil = new Map<string, number>();
 
   constructor(context: RecurringLoopContext, { compile, create, planning }: { compile: CronCompiler; create: CreateTasks; planning: SchedulePlanning | null }) {
     ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
@@ -242,6 +245,7 @@ export class RecurringScheduleLoop {
   forget(id: string): void {
     this.entries.delete(id);
     this.share.forget(id);
+    this.heldUntil.delete(id);
   }
 
   /**
@@ -343,7 +347,7 @@ export class RecurringScheduleLoop {
     const due: Entry[] = [];
     for (const entry of this.entries.values()) {
       if (!this.share.plans(entry.partition, entry.record.id, now)) continue;
-      const at = planDueAt(entry.record, now, this.options.leadMs);
+      const at = this.dueAt(entry, now);
       if (at !== null && at <= now + PLAN_WINDOW_MS) due.push(entry);
     }
     if (due.length === 0) return;
@@ -354,7 +358,7 @@ export class RecurringScheduleLoop {
   private async planMany(given: readonly Entry[], now: number, leadMs = this.options.leadMs): Promise<void> {
     // One plan per schedule: the entry applied last stands for its id.
     const entries = given.length < 2 ? given : [...new Map(given.map((e) => [e.record.id, e])).values()];
-    const planned: Array<{ entry: Entry; from: RecurringScheduleRecord; to: RecurringScheduleRecord }> = [];
+    const planned: Array<{ entry: Entry; from: RecurringScheduleRecord; to: RecurringScheduleRecord; tasks: readonly [number, number] }> = [];
     const tasks: NewTaskRecord[] = [];
     const options = { ...this.options, leadMs };
     for (const entry of entries) {
@@ -367,15 +371,30 @@ export class RecurringScheduleLoop {
         this.share.caughtUp(from.id);
         continue;
       }
+      const first = tasks.length;
       this.pushTasks(tasks, from, plan.create);
-      planned.push({ entry, from, to });
+      planned.push({ entry, from, to, tasks: [first, tasks.length] });
     }
-    for (let i = 0; i < tasks.length; i += CREATE_BATCH) await this.create(tasks.slice(i, i + CREATE_BATCH));
+    // A store cut into partitions may create the occurrences of some and not others (one
+    // that cannot take writes): the schedules whose occurrences were all created move on,
+    // the others stay where they are and are planned again after retryMs.
+    const failed = new Set<number>();
+    for (let i = 0; i < tasks.length; i += CREATE_BATCH)
+      await this.create(tasks.slice(i, i + CREATE_BATCH)).catch((error: unknown) => {
+        if (!(error instanceof PartialBatchError)) throw error;
+        error.outcomes.forEach((outcome, k) => outcome === undefined && failed.add(i + k));
+      });
+    const moving = failed.size === 0 ? planned : planned.filter(({ tasks: [from, to] }) => !Array.from({ length: to - from }, (_, k) => from + k).some((t) => failed.has(t)));
+    if (moving.length < planned.length) {
+      this.logger.warn({ schedules: planned.length - moving.length }, 'schedules: some occurrences could not be created (their store partition cannot take writes); those schedules are planned again');
+      const until = this.clock.now() + this.options.retryMs;
+      for (const { entry } of planned) if (!moving.some((m) => m.entry === entry)) this.heldUntil.set(entry.record.id, until);
+    }
     const swapped: boolean[] = [];
-    for (let i = 0; i < planned.length; i += CREATE_BATCH)
-      swapped.push(...(await this.inFlight.track(this.store.swapSchedules(planned.slice(i, i + CREATE_BATCH).map(({ from, to }) => ({ expected: from, next: to }))))));
+    for (let i = 0; i < moving.length; i += CREATE_BATCH)
+      swapped.push(...(await this.inFlight.track(this.store.swapSchedules(moving.slice(i, i + CREATE_BATCH).map(({ from, to }) => ({ expected: from, next: to }))))));
     const stale: Entry[] = [];
-    planned.forEach(({ entry, to }, i) => {
+    moving.forEach(({ entry, to }, i) => {
       if (swapped[i]) {
         entry.record = to;
         this.share.caughtUp(to.id);
@@ -394,6 +413,18 @@ export class RecurringScheduleLoop {
     if (stale.length > 0) this.again = true;
   }
 
+  /** When the entry needs a plan: its own time, or later while its last plan waits out a partition that could not be written. */
+  private dueAt(entry: Entry, now: number): number | null {
+    const at = planDueAt(entry.record, now, this.options.leadMs);
+    const held = this.heldUntil.get(entry.record.id);
+    if (held === undefined || at === null) return at;
+    if (held <= now) {
+      this.heldUntil.delete(entry.record.id);
+      return at;
+    }
+    return Math.max(at, held);
+  }
+
   private retryIn(ms: number): void {
     this.setWake(this.clock.now() + ms);
   }
@@ -405,7 +436,7 @@ export class RecurringScheduleLoop {
     let earliest = Infinity;
     for (const entry of this.entries.values()) {
       if (!this.share.plans(entry.partition, entry.record.id, now)) continue;
-      const at = planDueAt(entry.record, now, this.options.leadMs);
+      const at = this.dueAt(entry, now);
       if (at !== null && at < earliest) earliest = at;
     }
     this.setWake(earliest);

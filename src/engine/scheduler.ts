@@ -31,6 +31,7 @@
  * handlers running at close still settle, until `seal()` (the store is about to close).
  */
 import { UNKNOWN_TOPIC } from '../core/observer.js';
+import { onPartial } from '../core/partial-batch.js';
 import type { ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
 import { PUSH_LANE, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
@@ -112,7 +113,7 @@ export class Scheduler implements WorkScheduler {
   }
 
   /** What the engine holds, for DelayQueue.stats(): the wheel, the ready backlog, long-polls, lateness, push. */
-  stats(): Omit<QueueStats, 'store' | 'counts' | 'topics'> {
+  stats(): Omit<QueueStats, 'store' | 'counts' | 'topics' | 'unavailable'> {
     const push = this.pusher?.stats() ?? null;
     return {
       timers: this.driver.size,
@@ -179,15 +180,21 @@ export class Scheduler implements WorkScheduler {
    */
   async createTasks(tasks: readonly NewTaskRecord[]): Promise<ScheduleOutcome[]> {
     const { store, clock, inFlight } = this.context;
-    const outcomes = await inFlight.track(store.schedule(tasks, clock.now()));
-    for (let i = 0; i < outcomes.length; i++) {
-      const outcome = outcomes[i]!;
-      if (outcome.created) this.observer.scheduled(tasks[i]!.topic, 1);
-      if (outcome.ref === null) continue;
-      // A ref not created now is a task already pending: its timer may be in the wheel already.
-      if (outcome.created) this.place(outcome.ref, true);
-      else this.placeLoaded(outcome.ref);
-    }
+    const settle = (outcomes: readonly (ScheduleOutcome | undefined)[]): void => {
+      for (let i = 0; i < outcomes.length; i++) {
+        const outcome = outcomes[i];
+        if (outcome === undefined) continue;
+        if (outcome.created) this.observer.scheduled(tasks[i]!.topic, 1);
+        if (outcome.ref === null) continue;
+        // A ref not created now is a task already pending: its timer may be in the wheel already.
+        if (outcome.created) this.place(outcome.ref, true);
+        else this.placeLoaded(outcome.ref);
+      }
+    };
+    // A partition that could not be written fails only its tasks: the others are stored and
+    // get their timers all the same.
+    const outcomes = await inFlight.track(store.schedule(tasks, clock.now())).catch((error: unknown) => onPartial(error, settle));
+    settle(outcomes);
     return outcomes;
   }
 

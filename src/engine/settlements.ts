@@ -7,6 +7,7 @@
  * with an expiry (or a second one) changes nothing and answers STALE_RECEIPT.
  */
 import { DelayQError } from '../core/errors.js';
+import { onPartial } from '../core/partial-batch.js';
 import type { AckOutcome, AckRequest } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import { validateAckBatch, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
@@ -48,12 +49,16 @@ export class Settlements {
   async ackMany(acks: readonly AckRequest[]): Promise<AckOutcome[]> {
     const requests = validateAckBatch(acks, this.limits);
     const { store, clock, inFlight, observer } = this.context;
-    const outcomes = await inFlight.track(store.ackMany(requests, clock.now()));
-    for (let i = 0; i < requests.length; i++) {
-      if (outcomes[i] !== 'acked') continue;
-      const removed = this.scheduler.remove(requests[i]!.id);
-      observer.settled(requests[i]!.topic ?? removed, 'acked');
-    }
+    const settle = (outcomes: readonly (AckOutcome | undefined)[]): void => {
+      for (let i = 0; i < requests.length; i++) {
+        if (outcomes[i] !== 'acked') continue;
+        const removed = this.scheduler.remove(requests[i]!.id);
+        observer.settled(requests[i]!.topic ?? removed, 'acked');
+      }
+    };
+    // A partition that could not be written fails only its acks: the others are done.
+    const outcomes = await inFlight.track(store.ackMany(requests, clock.now())).catch((error: unknown) => onPartial(error, settle));
+    settle(outcomes);
     return outcomes;
   }
 

@@ -5,7 +5,8 @@
  * changes (ack, nack) are settlements.ts.
  */
 import { DelayQError } from '../core/errors.js';
-import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome, SqlTransaction, TransactionalTasks } from '../core/ports/index.js';
+import { PartialBatchError } from '../core/partial-batch.js';
+import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TransactionalTasks } from '../core/ports/index.js';
 import { resolveRunAt, validateId, validateIdBatch, validateScheduleBatch, validateWhen, type Limits, type ScheduleInput, type TaskDefaults, type WhenInput } from '../core/task/validate.js';
 import { createIdGenerator } from './ids.js';
 import type { LoopContext } from './loop-context.js';
@@ -91,13 +92,17 @@ export class TaskChanges {
   async cancelMany(ids: readonly string[]): Promise<CancelOutcome[]> {
     validateIdBatch(ids, this.limits);
     const { store, clock, inFlight, observer } = this.context;
-    const outcomes = await inFlight.track(store.cancelMany(ids, clock.now()));
-    return outcomes.map((outcome, i) => {
+    const settle = (outcome: StoreCancelOutcome, i: number): CancelOutcome => {
       if (outcome.status !== 'cancelled') return outcome.status;
       this.scheduler.remove(ids[i]!);
       observer.settled(outcome.topic, 'cancelled');
       return 'cancelled';
+    };
+    // A partition that could not be written fails only its ids: the others are cancelled.
+    const outcomes = await inFlight.track(store.cancelMany(ids, clock.now())).catch((error: unknown) => {
+      throw error instanceof PartialBatchError ? (error as PartialBatchError<StoreCancelOutcome>).map(settle) : error;
     });
+    return outcomes.map(settle);
   }
 
   async reschedule(id: string, when: WhenInput): Promise<RescheduleOutcome> {

@@ -25,6 +25,8 @@ export interface StatsSource {
     /** The runAt of each topic's longest-waiting ready task (topics with none left out). */
     readonly oldestReady: Readonly<Record<string, number>>;
     readonly waiting: number;
+    /** The partitions of a shared store that cannot take writes now. */
+    readonly unavailable: readonly unknown[];
   }>;
   /** The queue's clock: the age of the oldest ready task is now - its runAt. */
   readonly clock: { now(): number };
@@ -117,6 +119,15 @@ export class QueueGauges {
           ages.set(label, Math.max(ages.get(label) ?? 0, Math.max(0, now - runAt) / 1000));
         }
         for (const [topic, age] of ages) this.set({ topic }, age);
+      },
+    });
+    new Gauge({
+      name: 'delayq_shards_unavailable',
+      help: 'Partitions (shards) of a shared store that cannot take writes now, as this process found them: their tasks wait, the others are delivered. Always 0 on a store one process owns.',
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.set(stats?.unavailable.length ?? 0);
       },
     });
     new Gauge({

@@ -1,11 +1,12 @@
 /**
  * POST /v1/tasks/batch answers per task, while the library's scheduleMany is all or
- * nothing. Fast path: one scheduleMany for the whole batch. Only when it names a bad task
+ * nothing (or, on a store cut into partitions, all or nothing per partition: PartialBatchError). Fast path: one scheduleMany for the whole batch. Only when it names a bad task
  * does the slow path check each task alone, report the bad ones, and store the rest in one
  * call (retrying without any task that turns bad between the check and the write, such as
  * a runAt that crossed the delay bound meanwhile).
  */
 import { DelayQError } from '../core/errors.js';
+import { PartialBatchError } from '../core/partial-batch.js';
 import { validateScheduleInput, type Limits, type ScheduleInput } from '../core/task/validate.js';
 import type { DelayQueue } from '../engine/delay-queue.js';
 import type { BatchItemResult } from '../wire/types.js';
@@ -15,6 +16,7 @@ export async function scheduleBatch(queue: DelayQueue, tasks: readonly unknown[]
   try {
     return await queue.scheduleMany(tasks as ScheduleInput[]);
   } catch (error) {
+    if (error instanceof PartialBatchError) return perItem(error as PartialBatchError<BatchItemResult>);
     if (indexOfBadTask(error, tasks.length) === null) throw error;
   }
   const results: (BatchItemResult | undefined)[] = new Array<BatchItemResult | undefined>(tasks.length);
@@ -36,6 +38,10 @@ export async function scheduleBatch(queue: DelayQueue, tasks: readonly unknown[]
       stored.forEach((result, k) => (results[pending[k]!] = result));
       break;
     } catch (error) {
+      if (error instanceof PartialBatchError) {
+        perItem(error as PartialBatchError<BatchItemResult>).forEach((result, k) => (results[pending[k]!] = result));
+        break;
+      }
       const bad = indexOfBadTask(error, pending.length);
       if (bad === null || !(error instanceof DelayQError)) throw error;
       results[pending[bad]!] = itemError(error, pending[bad]!);
@@ -55,6 +61,16 @@ function indexOfBadTask(error: unknown, count: number): number | null {
 
 function isTaskError(error: DelayQError): boolean {
   return error.code.startsWith('INVALID_') || error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'PUSH_NO_SECRET';
+}
+
+/**
+ * A store cut into partitions stored the tasks of those it could write: those answer as
+ * stored, the others STORE_UNAVAILABLE each, for the caller to send again.
+ */
+function perItem(error: PartialBatchError<BatchItemResult>): BatchItemResult[] {
+  return error.outcomes.map(
+    (outcome, index) => outcome ?? errorBody('STORE_UNAVAILABLE', `tasks[${index}]: its partition of the store cannot take writes now; the other tasks were stored: send this one again`, { index }),
+  );
 }
 
 function itemError(error: DelayQError, index: number): BatchItemResult {

@@ -133,6 +133,12 @@ export const statsSchema = object(
     store: str,
     counts: stateCounts,
     topics: mapOf(partialStateCounts, 'tasks by state, per topic of this page'),
+    unavailable: {
+      type: 'array',
+      description: 'the partitions (shards) of a shared store that cannot take writes now, as this server found them: their tasks wait, the others are delivered',
+      maxItems: 256,
+      items: object({ partition: int, since: { ...int, description: 'ms since the epoch: the first write that failed' }, error: str }),
+    },
     timers: int,
     ready: mapOf(int, 'due tasks waiting for a consumer, per topic of this page'),
     oldestReady: mapOf(int, "runAt of each topic's longest-waiting ready task (a hint)"),
@@ -146,7 +152,7 @@ export const statsSchema = object(
     topicsNext: { ...nullableStr, description: 'pass as `after` for the next page of topics; null on the last' },
     topicCount: int,
   },
-  ['store', 'counts', 'topics', 'timers', 'ready', 'oldestReady', 'waiting', 'lateness', 'readyTotal', 'topicsNext', 'topicCount'],
+  ['store', 'counts', 'topics', 'unavailable', 'timers', 'ready', 'oldestReady', 'waiting', 'lateness', 'readyTotal', 'topicsNext', 'topicCount'],
 );
 
 export const healthSchema = object({ status: { type: 'string', enum: ['ok', 'closing'] } });

@@ -42,6 +42,7 @@ export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsRespon
   return {
     ...rest,
     counts: { ...stats.counts },
+    unavailable: stats.unavailable.map((u) => ({ ...u })),
     topics: pick(stats.topics, page),
     ready: pick(stats.ready, page),
     oldestReady: pick(stats.oldestReady, page),

@@ -19,6 +19,8 @@ import { createInterface } from 'node:readline';
 import { after, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { isDelayQError } from '../core/errors.js';
+import { PartialBatchError } from '../core/partial-batch.js';
 import { DelayQueue } from '../open-queue.js';
 import { FactsTail } from './facts-file.js';
 
@@ -34,6 +36,14 @@ export interface SharedBacking {
   namespace(): Promise<SharedNamespace>;
   /** Within how long a dead process's partitions are owned again, as the store documents it. */
   readonly takeoverMs: number;
+  /**
+   * Makes one partition of a namespace refuse every write while reads still work (a shard
+   * whose master cannot take writes); resolves with the undo. The case that needs it is
+   * skipped for a backing without it.
+   */
+  refuseWrites?(space: SharedNamespace, partition: number): Promise<() => Promise<void>>;
+  /** The partition of a task id in a namespace: the store's own router. */
+  partitionOf?(space: SharedNamespace, id: string): number;
 }
 
 /**
@@ -170,6 +180,73 @@ export function runSharedConformance(name: string, backing: SharedBacking): void
       );
       const late = all.filter((d) => d.at - d.runAt > ON_TIME_MS);
       assert.deepEqual(late, [], `every task within ${ON_TIME_MS} ms of its runAt`);
+    });
+
+    it('a partition that refuses writes holds back only its own tasks: the others fire on time, its writes answer STORE_UNAVAILABLE, and once it takes writes again its tasks are delivered, none early', { timeout: 120_000, skip: backing.refuseWrites === undefined || backing.partitionOf === undefined }, async () => {
+      const space = await backing.namespace();
+      const { nodes, producer } = await open([2, 2], space, 'degraded');
+      const partitionOf = (id: string): number => backing.partitionOf!(space, id);
+      const start = Date.now();
+      const before = Array.from({ length: 200 }, (_, i) => ({ id: `d-${i}`, topic: 'degraded', payload: null, runAt: start + 3_000 + (i % 100) * 20 }));
+      await producer.scheduleMany(before);
+      const degraded = partitionOf('d-0');
+      const restore = await backing.refuseWrites!(space, degraded);
+      let restored = false;
+      try {
+        // A batch over every partition: the degraded one's tasks are refused, the others' stored.
+        const during = Array.from({ length: 100 }, (_, i) => ({ id: `e-${i}`, topic: 'degraded', payload: null, runAt: Date.now() + 2_000 + i * 10 }));
+        const refused = await producer.scheduleMany(during).then(
+          () => null,
+          (error: unknown) => error,
+        );
+        assert.ok(refused instanceof PartialBatchError, `a batch over a partition that refuses writes rejects per partition: ${String(refused)}`);
+        const failed = new Set((refused as PartialBatchError<unknown>).details?.['failedIndexes'] as number[]);
+        assert.deepEqual(
+          during.flatMap((t, i) => (failed.has(i) ? [t.id] : [])),
+          during.filter((t) => partitionOf(t.id) === degraded).map((t) => t.id),
+          'exactly the degraded partition\'s tasks are refused',
+        );
+        await assert.rejects(
+          producer.schedule({ id: during.find((t) => partitionOf(t.id) === degraded)!.id, topic: 'degraded', payload: null, delayMs: 1_000 }),
+          (error: unknown) => isDelayQError(error, 'STORE_UNAVAILABLE'),
+        );
+        assert.deepEqual(
+          (await producer.stats()).unavailable.map((u) => u.partition),
+          [degraded],
+          'stats name the partition',
+        );
+        const healthy = [...before, ...during.filter((_, i) => !failed.has(i))].filter((t) => partitionOf(t.id) !== degraded);
+        await nodes.settled(
+          healthy.map((t) => t.id),
+          20_000,
+        );
+        for (const task of healthy) {
+          const first = nodes.deliveries.get(task.id)?.[0];
+          assert.ok(first !== undefined, `${task.id} (a partition that takes writes) delivered while another refuses them`);
+          assert.ok(first.at >= task.runAt, `${task.id} not early`);
+          assert.ok(first.at - task.runAt <= ON_TIME_MS, `${task.id} within ${ON_TIME_MS} ms of its runAt: ${first.at - task.runAt} ms`);
+        }
+        const held = before.filter((t) => partitionOf(t.id) === degraded);
+        assert.ok(held.length > 0);
+        assert.deepEqual(
+          held.filter((t) => nodes.deliveries.has(t.id)).map((t) => t.id),
+          [],
+          'the degraded partition delivered nothing while it refused writes',
+        );
+        await restore();
+        restored = true;
+        await nodes.settled(
+          held.map((t) => t.id),
+          20_000,
+        );
+        for (const task of held) {
+          const list = nodes.deliveries.get(task.id) ?? [];
+          assert.equal(list.length, 1, `${task.id} delivered once after the partition took writes again: ${JSON.stringify(list)}`);
+          assert.ok(list[0]!.at >= task.runAt, `${task.id} not early`);
+        }
+      } finally {
+        if (!restored) await restore();
+      }
     });
 
     it('each ready task is reserved once across processes', { timeout: 120_000 }, async () => {

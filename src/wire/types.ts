@@ -183,6 +183,8 @@ export interface StatsResponse {
   store: string;
   counts: Record<TaskState, number>;
   topics: Record<string, Partial<Record<TaskState, number>>>;
+  /** The partitions (shards) of a shared store that cannot take writes now (docs/redis.md, "A shard that cannot take writes"); empty when all can. */
+  unavailable: { partition: number; since: number; error: string }[];
   timers: number;
   ready: Record<string, number>;
   /** runAt of each topic's longest-waiting ready task (memory and SQLite; a hint). */

@@ -68,6 +68,7 @@ test('counters by topic, lateness, gauges by state and topic, store durations', 
     assert.equal(sample(text, 'delayq_oldest_ready_age_seconds{topic="a"}'), 0);
     assert.equal(sample(text, 'delayq_wheel_timers'), 1);
     assert.equal(sample(text, 'delayq_reserve_waiting'), 0);
+    assert.equal(sample(text, 'delayq_shards_unavailable'), 0);
     assert.ok((sample(text, 'delayq_store_operation_duration_seconds_count{operation="schedule"}') ?? 0) >= 2);
     assert.ok((sample(text, 'delayq_store_operation_duration_seconds_count{operation="ack"}') ?? 0) >= 1);
     // No default process metrics unless asked for.

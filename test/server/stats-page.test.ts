@@ -21,6 +21,7 @@ describe('statsPage', () => {
     store: 'memory',
     counts: { ...zeroCounts, pending: 4 },
     topics: { a: { pending: 1 }, c: { pending: 2 }, d: { pending: 1 } },
+    unavailable: [],
     timers: 3,
     ready: { a: 1, c: 2 },
     oldestReady: { c: 5 },

@@ -15,7 +15,9 @@ export interface SharedDispatch {
   /**
    * Makes due 'run' timers available to every process's consumers. Refs of tasks no
    * longer pending and due, or of partitions this process does not own, are ignored (the
-   * owner has them). A rejection means nothing may have been made ready: retry the refs.
+   * owner has them). A rejection means nothing may have been made ready: retry the refs;
+   * a PartialBatchError (one outcome per ref) means the refs with an undefined outcome
+   * were not, and only those are retried (their partitions could not be written).
    */
   promote(refs: readonly TimerRef[], now: number): Promise<void>;
   /**

@@ -15,7 +15,10 @@
  * - A change is atomic per task: a concurrent caller sees the state before or after it.
  * - Outcomes that a caller can act on ("not found", "stale receipt") are returned
  *   values; a rejected promise means the store itself failed (DelayQError with
- *   STORE_UNAVAILABLE or similar) and nothing was changed by that call.
+ *   STORE_UNAVAILABLE or similar) and nothing was changed by that call; except that a
+ *   batch call of a store cut into partitions is atomic per partition: it may reject with
+ *   a PartialBatchError (src/core/partial-batch.ts) whose outcomes are those of the items
+ *   whose partitions answered (those were changed), undefined for the rest.
  */
 import type { SharedDispatch, TimerHomes } from './coordination.js';
 import type { PushSubscriptionStore } from './push-subscriptions.js';

@@ -85,6 +85,19 @@ export interface ListFilter {
 export interface StoreStats {
   readonly byState: Readonly<Record<TaskState, number>>;
   readonly byTopic: Readonly<Record<string, Readonly<Partial<Record<TaskState, number>>>>>;
+  /**
+   * The partitions (shards) of a shared store that cannot take writes now, as this process
+   * found them; absent when all can. Their tasks wait; the others are delivered as usual.
+   */
+  readonly unavailable?: readonly UnavailablePartition[];
+}
+
+export interface UnavailablePartition {
+  readonly partition: number;
+  /** Since when (ms since the epoch): the first write that failed. */
+  readonly since: number;
+  /** The last failure, as the store said it. */
+  readonly error: string;
 }
 
 /** A due-time histogram's question: pending tasks with from <= runAt < to, in buckets of bucketMs. */

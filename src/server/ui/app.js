@@ -103,6 +103,7 @@ function OverviewPage() {
   return html`<section>
     <h1>Overview</h1>
     <${ErrorLine} error=${error} />
+    <${UnavailableShards} unavailable=${stats.unavailable ?? []} />
     <div class="cards" data-testid="counts">
       ${STATES.map((state) => html`<div class=${'card state-' + state} data-testid=${'count-' + state}><span class="label">${state}</span><span class="value">${number(stats.counts[state])}</span></div>`)}
     </div>
@@ -123,6 +124,17 @@ function OverviewPage() {
       <dt>deliveries measured</dt><dd>${number(stats.lateness.count)}</dd>
     </dl>
   </section>`;
+}
+
+/** The partitions of a shared store that cannot take writes: their tasks wait, the others go on (docs/redis.md). */
+function UnavailableShards({ unavailable }) {
+  if (unavailable.length === 0) return null;
+  return html`<div class="notice error" role="alert" data-testid="unavailable">
+    <strong>${unavailable.length === 1 ? '1 shard' : `${unavailable.length} shards`} of the store cannot take writes</strong>; their tasks wait, the other shards deliver as usual.
+    <ul>
+      ${unavailable.map((u) => html`<li data-testid="unavailable-shard">shard ${u.partition}: since ${localTime(u.since)} (${duration(Date.now() - u.since)}): ${u.error}</li>`)}
+    </ul>
+  </div>`;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -92,8 +92,16 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     if (tasks.length === 0) return this.guard(async () => []);
     const write = (): Promise<ScheduleOutcome[]> =>
-      tasks.length > 1 ? chunked(tasks, MAX_BATCH, (chunk) => scheduleTasks(this.pg, chunk, now)) : this.schedules.submit(0, [{ item: tasks[0]!, now }]);
+      tasks.length === 1 ? this.schedules.submit(0, [{ item: tasks[0]!, now }]) : tasks.length <= MAX_BATCH ? scheduleTasks(this.pg, tasks, now) : this.scheduleLarge(tasks, now);
     return this.guard(() => this.told(write(), now, (outcomes) => outcomes.map((o) => o.ref)));
+  }
+
+  /** More than one statement carries: its statements in one transaction, so the call still commits whole or not at all. */
+  private scheduleLarge(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    return this.pg.transaction(async (client) => {
+      const via = { run: async <R>(text: string, values: unknown[]): Promise<R[]> => (await client.query(text, values)).rows as R[], slot: this.pg.slot };
+      return chunked(tasks, MAX_BATCH, (chunk) => scheduleTasks(this.pg, chunk, now, via));
+    });
   }
 
   cancel(id: string, now: number): Promise<StoreCancelOutcome> {

@@ -73,13 +73,13 @@ export class PgShared implements SharedDispatch {
         logger.debug({ shard, owner }, 'postgres: took a shard lease');
         void this.remoteTimers.loadShard(shard);
       },
-      afterTick: (owned) => {
-        if (tickFailing) logger.info({ owner, shards: owned.length }, 'postgres: lease ticks work again');
+      afterTick: (owned) => this.remoteTimers.recover(owned),
+      healthy: () => {
+        if (tickFailing) logger.info({ owner, shards: this.leases.size }, 'postgres: lease ticks work again');
         tickFailing = false;
-        return this.remoteTimers.recover(owned);
       },
       error: (error) => {
-        if (!tickFailing) logger.error({ err: error, owner }, 'postgres: a lease tick failed; held leases run out unless a later tick renews them (retrying every tick)');
+        if (!tickFailing) logger.error({ err: error, owner }, 'postgres: a lease tick failed; a lease not renewed runs out unless a later tick renews it (retrying every tick)');
         tickFailing = true;
       },
     });

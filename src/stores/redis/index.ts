@@ -25,7 +25,9 @@ import { RedisStore } from './redis-store.js';
 import { RemoteTimers } from './remote-timers.js';
 import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
+import { ShardHealth } from '../shared/shard-health.js';
 import { ShardLeases } from '../shared/shard-leases.js';
+import { ShardProbe } from './shard-probe.js';
 import { ScheduleOwners } from '../shared/schedule-owners.js';
 import { Subscriber } from './subscriber.js';
 
@@ -159,9 +161,11 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
   const planning = new ScheduleOwners(leases, keys.shards.length, LEASE_MS);
   const unparker = new Unparker(client, keys.shards);
   const waiters = new ReadyWaiters(keys.shards.length, SWEEP_MS, clock);
+  const probe = new ShardProbe(client, keys, clock);
+  const health = new ShardHealth(clock, logger, 'redis', (shard) => probe.probe(shard));
   const demand = new ConsumerDemand(clock);
   const kept = new KeptTaskReleaser(client, keys, clock, owner, waiters, logger);
-  const promoter = new Promoter(client, keys, leases, demand, kept, waiters);
+  const promoter = new Promoter(client, keys, leases, demand, kept, waiters, health);
   const remoteTimers = new RemoteTimers(client, keys, leases, clock, horizonMs, unparker);
   const recoverer = new OverdueRecoverer(client, keys, clock, remoteTimers);
   const subscriber = await Subscriber.open(client, keys, {
@@ -174,7 +178,13 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
       for (const shard of leases.owned()) void remoteTimers.loadShard(shard);
     },
   });
-  const reserver = new ReadyReserver(client, keys, subscriber, waiters, demand, kept, logger);
+  const reserver = new ReadyReserver(client, keys, subscriber, waiters, demand, kept, health, logger);
+  // A shard that takes writes again: its timers may have been skipped by loads meanwhile,
+  // and its ready lists were left alone; reload the one, look at the other.
+  health.onRecovered((shard) => {
+    if (leases.owns(shard)) void remoteTimers.loadShard(shard);
+    waiters.flagShard(shard);
+  });
   // A tick fails every second while Redis is away: report the first failure and the recovery.
   let tickFailing = false;
   const keeper = new LeaseKeeper(client, keys, leases, LEASE_MS, clock, {
@@ -182,21 +192,23 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
       logger.debug({ shard, owner }, 'redis: took a shard lease');
       void remoteTimers.loadShard(shard);
     },
-    afterTick: (owned) => {
-      if (tickFailing) logger.info({ owner, shards: owned.length }, 'redis: lease ticks work again');
+    afterTick: (owned) => recoverer.recover(owned),
+    healthy: () => {
+      if (tickFailing) logger.info({ owner, shards: leases.size }, 'redis: lease ticks work again');
       tickFailing = false;
-      return recoverer.recover(owned);
     },
     error: (error) => {
-      if (!tickFailing) logger.error({ err: error, owner }, 'redis: a lease tick failed; held leases run out unless a later tick renews them (retrying every tick)');
+      if (!tickFailing) logger.error({ err: error, owner }, 'redis: a lease tick failed in part; a lease not renewed runs out unless a later tick renews it (retrying every tick)');
       tickFailing = true;
     },
   });
   try {
     await keeper.start();
   } catch (error) {
+    health.stop();
+    await probe.close();
     await subscriber.close();
     throw error;
   }
-  return new RedisStore({ client, keys, description, horizonMs, logger, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper, planning });
+  return new RedisStore({ client, keys, description, horizonMs, logger, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper, planning, health, probe });
 }

@@ -24,6 +24,7 @@
  *                                                -> count, hour = floor(runAt / 3600000); `from` = first park
  *                                                bucket counted (includes/parked.lua, dueHistogram)
  *   <prefix>:{...}:took:<nonce>            STRING ids a reserve-ready call reserved, for ~10 s (reserve-ready.lua)
+ *   <prefix>:{...}:probe                   STRING a write that tells whether a shard takes writes again, for 60 s (shard-health.ts)
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
  *   <prefix>:{<prefix>/meta}:push          HASH  topic -> push subscription JSON (push-subscription-codec.ts)
@@ -66,6 +67,8 @@ export interface ShardKeys {
   readonly fence: string;
   /** The first park bucket that may hold parked tasks (parking.ts). */
   readonly parkFrom: string;
+  /** Written to learn whether an unavailable shard takes writes again (shard-health.ts). */
+  readonly probe: string;
   /** The park buckets that have a list. */
   readonly parked: string;
   /** Parked pending tasks counted per hour of runAt, all topics and per topic (includes/parked.lua). */
@@ -112,6 +115,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
       lease: `${base}:lease`,
       fence: `${base}:fence`,
       parkFrom: `${base}:parkfrom`,
+      probe: `${base}:probe`,
       parked: `${base}:parked`,
       parkedCounts: `${base}:parkedh`,
       ready: (topic) => `${base}:ready:${topic}`,

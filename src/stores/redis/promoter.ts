@@ -17,7 +17,10 @@ import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
-import { groupByShard } from '../shared/router.js';
+import { groupByShard, shardOf } from '../shared/router.js';
+import type { ShardHealth } from '../shared/shard-health.js';
+import { DelayQError, isDelayQError } from '../../core/errors.js';
+import { PartialBatchError } from '../../core/partial-batch.js';
 import type { ShardLeases } from '../shared/shard-leases.js';
 
 interface Promotion {
@@ -35,21 +38,51 @@ export class Promoter {
     private readonly demand: ConsumerDemand,
     private readonly kept: KeptTaskReleaser,
     private readonly waiters: ReadyWaiters,
+    private readonly health: ShardHealth,
   ) {
     this.promotions = new ShardBatcher((shard, items) => this.promoteShard(shard, items), MAX_SCRIPT_BATCH);
   }
 
+  /**
+   * Promotes each shard's refs on its own: a shard that cannot take writes (marked so, or
+   * failing now) holds back only its refs, which the call's PartialBatchError names
+   * (undefined outcomes) for the engine to promote again; the other shards' are done.
+   */
   async promote(refs: readonly TimerRef[], now: number): Promise<void> {
+    const failures: { shard: number; error: DelayQError }[] = [];
+    const promotedShards = new Set<number>();
     await Promise.all(
       [...groupByShard(refs, (r) => r.id, this.keys.shards.length)].map(async ([shard, group]) => {
         // Not ours: the owner has these timers and promotes them.
-        if (!this.leases.owns(shard)) return;
-        for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH)
-          await this.promotions.submit(
-            shard,
-            group.slice(from, from + MAX_SCRIPT_BATCH).map((ref) => ({ ref, now })),
-          );
+        if (!this.leases.owns(shard)) {
+          promotedShards.add(shard);
+          return;
+        }
+        if (!this.health.available(shard)) {
+          failures.push({ shard, error: new DelayQError('STORE_UNAVAILABLE', `redis: shard ${shard} cannot take writes now`, { shard }) });
+          return;
+        }
+        try {
+          for (let from = 0; from < group.length; from += MAX_SCRIPT_BATCH)
+            await this.health.track(shard, () =>
+              this.promotions.submit(
+                shard,
+                group.slice(from, from + MAX_SCRIPT_BATCH).map((ref) => ({ ref, now })),
+              ),
+            );
+          promotedShards.add(shard);
+        } catch (error) {
+          if (!isDelayQError(error, 'STORE_UNAVAILABLE')) throw error;
+          failures.push({ shard, error });
+        }
       }),
+    );
+    if (failures.length === 0) return;
+    const shardCount = this.keys.shards.length;
+    throw new PartialBatchError(
+      refs.map((ref) => (promotedShards.has(shardOf(ref.id, shardCount)) ? true : undefined)),
+      failures.map((f) => f.shard).sort((a, b) => a - b),
+      failures[0]!.error,
     );
   }
 

@@ -22,6 +22,8 @@ import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import { planReserveSteps, type ReserveStep } from '../shared/reserve-plan.js';
 import type { Subscriber } from './subscriber.js';
+import type { ShardHealth } from '../shared/shard-health.js';
+import { DelayQError, isDelayQError } from '../../core/errors.js';
 
 /** The most tasks one call reserves (reserve-ready.lua pops at most 4x this per call). */
 const MAX_RESERVE = 1_000;
@@ -47,8 +49,14 @@ export class ReadyReserver {
     private readonly waiters: ReadyWaiters,
     private readonly demand: ConsumerDemand,
     private readonly kept: KeptTaskReleaser,
+    private readonly health: ShardHealth,
     private readonly logger: Logger,
   ) {}
+
+  /** Flagged shards worth a reserve call: those that take writes (a degraded one waits for its recovery, shard-health.ts). */
+  private candidates(topic: string): number[] {
+    return this.waiters.candidates(topic).filter((shard) => this.health.available(shard));
+  }
 
   async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
     await this.subscriber.watch(topic);
@@ -83,16 +91,19 @@ export class ReadyReserver {
         this.drainBacklog(topic, now);
         return this.kept.handOut(topic, want);
       }
+      // A store none of whose shards takes writes answers as a store that is down.
+      const down = this.health.unavailable();
+      if (down.length === this.keys.shards.length) throw new DelayQError('STORE_UNAVAILABLE', `redis: no shard takes writes now (${down[0]!.error})`);
       // Several shards that may hold ready ids are asked at once (reserve-plan.ts), starting
       // at a rotating shard so none is left behind.
-      const flagged = this.waiters.candidates(topic);
+      const flagged = this.candidates(topic);
       const start = flagged.length === 0 ? 0 : this.rotor++ % flagged.length;
       const steps = planReserveSteps(flagged, start, fetch, RESERVE_SHARE, (shard) => this.waiters.backlog(topic, shard));
       const { reserved, retryAt } = await this.reserveSteps(topic, steps, now(), ttrMs, () => `${nonce}${(attempt++).toString(36)}.`);
       if (reserved.length > want) this.kept.keep(topic, reserved.splice(want));
       if (reserved.length > 0) return reserved;
       if (signal.aborted) return [];
-      if (this.waiters.candidates(topic).length > 0 && retryAt === 0) continue;
+      if (this.candidates(topic).length > 0 && retryAt === 0) continue;
       await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
     }
   }
@@ -109,10 +120,20 @@ export class ReadyReserver {
     nonceOf: () => string,
   ): Promise<{ reserved: TaskRecord[]; retryAt: number }> {
     const epoch = this.waiters.epoch(topic);
-    const replies = await Promise.all(steps.map((step) => reserveReadyScript(this.client, this.keys.shards[step.shard]!, topic, at, step.count, ttrMs, nonceOf())));
+    // Each shard on its own: one that cannot be written is marked (and then skipped until it
+    // recovers), and the tasks the others reserved are handed out all the same.
+    const settled = await Promise.allSettled(
+      steps.map((step) => this.health.track(step.shard, () => reserveReadyScript(this.client, this.keys.shards[step.shard]!, topic, at, step.count, ttrMs, nonceOf()))),
+    );
     let retryAt = 0;
     const reserved: TaskRecord[] = [];
-    replies.forEach((reply, i) => {
+    const failed = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
+    // Nothing answered, or something other than an unavailable shard went wrong: the caller's error.
+    const unexpected = failed.find((error) => !isDelayQError(error, 'STORE_UNAVAILABLE'));
+    if (unexpected !== undefined || (failed.length > 0 && failed.length === settled.length)) throw unexpected ?? failed[0];
+    settled.forEach((result, i) => {
+      if (result.status === 'rejected') return;
+      const reply = result.value;
       this.waiters.update(topic, steps[i]!.shard, reply.retryAt > 0 ? Math.max(1, reply.remaining) : reply.remaining, epoch);
       if (reply.retryAt > 0) retryAt = retryAt === 0 ? reply.retryAt : Math.min(retryAt, reply.retryAt);
       for (const [id, body] of reply.reserved) reserved.push(decodeTask(id, body).record);
@@ -136,7 +157,7 @@ export class ReadyReserver {
     const demand = this.demand.of(topic);
     const room = demand - this.kept.size(topic) - this.demand.promised(topic);
     if (room < demand / 2) return;
-    const flagged = this.waiters.candidates(topic);
+    const flagged = this.candidates(topic);
     if (flagged.length === 0) return;
     const steps = planReserveSteps(flagged, this.rotor++ % flagged.length, Math.min(DRAIN_FETCH, room), DRAIN_SHARE, (shard) =>
       this.waiters.backlog(topic, shard),

@@ -37,6 +37,8 @@ import { RedisPushSubscriptions } from './push-subscriptions.js';
 import type { ReadyReserver } from './ready-reserver.js';
 import { RedisSchedules } from './recurring-schedules.js';
 import type { RemoteTimers } from './remote-timers.js';
+import type { ShardHealth } from '../shared/shard-health.js';
+import type { ShardProbe } from './shard-probe.js';
 import type { ShardLeases } from '../shared/shard-leases.js';
 import type { Subscriber } from './subscriber.js';
 import { RedisTaskInspection } from './task-inspection.js';
@@ -60,6 +62,9 @@ export interface RedisStoreParts {
   readonly reserver: ReadyReserver;
   readonly keeper: LeaseKeeper;
   readonly planning: SchedulePlanning;
+  /** Which shards cannot take writes now (shard-health.ts), and the write that finds out when they can again. */
+  readonly health: ShardHealth;
+  readonly probe: ShardProbe;
 }
 
 export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDispatch {
@@ -188,7 +193,9 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
 
   async stats(): Promise<StoreStats> {
     this.assertOpen();
-    return this.inspection.stats();
+    const stats = await this.inspection.stats();
+    const unavailable = this.parts.health.unavailable();
+    return unavailable.length === 0 ? stats : { ...stats, unavailable: unavailable.map(({ shard, since, error }) => ({ partition: shard, since, error })) };
   }
 
   async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
@@ -222,7 +229,9 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
 
   /** Stops the parts in the reverse of the order index.ts started them. */
   private async shutdown(): Promise<void> {
-    const { reserver, kept, recoverer, remoteTimers, keeper, subscriber, unparker } = this.parts;
+    const { reserver, kept, recoverer, remoteTimers, keeper, subscriber, unparker, health, probe } = this.parts;
+    health.stop();
+    await probe.close();
     // Waiting consumer calls return; what background reserves bring in is kept, and what is
     // kept goes back to the ready lists while the connection is up.
     await reserver.stop();

@@ -6,6 +6,7 @@
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
+import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../shared/batcher.js';
 import { mergeDue } from '../shared/due-merge.js';
 import { nextNonce } from '../shared/nonce.js';
@@ -38,11 +39,11 @@ export class RedisTaskOps {
     // A batch runs at the latest `now` of its items: each caller's now is a lower bound
     // of the time of the change, and updatedAt only orders purges.
     this.acks = new ShardBatcher(
-      (shard, items) => ackScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items),
+      (shard, items) => this.tracked(shard, () => ackScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items)),
       MAX_SCRIPT_BATCH,
     );
     this.cancels = new ShardBatcher(
-      (shard, items) => cancelScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items.map((i) => i.id)),
+      (shard, items) => this.tracked(shard, () => cancelScript(this.client, this.shard(shard), Math.max(...items.map((i) => i.now)), items.map((i) => i.id))),
       MAX_SCRIPT_BATCH,
     );
   }
@@ -60,6 +61,11 @@ export class RedisTaskOps {
       const bucket = parkBucketOf(t.runAt);
       return { id: t.id, topic: t.topic, lane: laneOf(t.topic, t.url), body: encodeNewTask(t, first + i, now), runAt: t.runAt, seq: first + i, parkBucket: bucket >= parkFrom ? bucket : null };
     });
+    const publish = (done: readonly (ScheduleOutcome | undefined)[]): void =>
+      this.parts.remoteTimers.publish(
+        done.flatMap((o) => (o?.ref ? [o.ref] : [])),
+        now,
+      );
     const outcomes = await this.byShard(args, async (shard, chunk) => {
       const replies = await scheduleScript(this.client, this.shard(shard), now, chunk, parkFrom);
       return chunk.map((arg, i): ScheduleOutcome => {
@@ -69,11 +75,8 @@ export class RedisTaskOps {
         const ref: TimerRef | null = reply.pending ? { id: arg.id, topic: arg.lane ?? arg.topic, kind: 'run', dueAt: reply.runAt, seq: reply.seq, receipt: null } : null;
         return { id: arg.id, runAt: reply.runAt, created: reply.created, ref };
       });
-    });
-    this.parts.remoteTimers.publish(
-      outcomes.flatMap((o) => (o.ref ? [o.ref] : [])),
-      now,
-    );
+    }).catch((error: unknown) => onPartial(error, publish));
+    publish(outcomes);
     return outcomes;
   }
 
@@ -88,7 +91,7 @@ export class RedisTaskOps {
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
-    const reply = await rescheduleScript(this.client, this.shardOfId(id), now, id, runAt);
+    const reply = await this.trackedById(id, () => rescheduleScript(this.client, this.shardOfId(id), now, id, runAt));
     if (reply.status !== 'rescheduled') return { status: reply.status as 'not_found' | 'not_pending' };
     const ref = runRef(id, reply);
     this.parts.remoteTimers.publish([ref], now);
@@ -99,12 +102,37 @@ export class RedisTaskOps {
   // Timers
 
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
-    // Only the shards this process owns: the other processes keep the timers of theirs.
-    const shards = this.parts.leases.owned();
-    await Promise.all(shards.map((shard) => this.parts.unparker.prepare(shard, until)));
-    const entries = await mergeDue(shards, after, limit, (shard, from, size) =>
-      loadDueScript(this.client, this.shard(shard), until, from, Math.min(size, MAX_LOAD_PAGE)),
+    // Only the shards this process owns: the other processes keep the timers of theirs. A
+    // shard that cannot be written (or read) now is left out, not the whole load: it is
+    // loaded whole again once it takes writes (index.ts, ShardHealth.onRecovered).
+    const { leases, health, unparker } = this.parts;
+    const skip = (shard: number, error: unknown): void => {
+      if (!health.failed(shard, error)) throw error;
+    };
+    const prepared = await Promise.all(
+      leases
+        .owned()
+        .filter((shard) => health.available(shard))
+        .map(async (shard) => {
+          try {
+            await unparker.prepare(shard, until);
+            return shard;
+          } catch (error) {
+            skip(shard, error);
+            return null;
+          }
+        }),
     );
+    const shards = prepared.filter((shard): shard is number => shard !== null);
+    const entries = await mergeDue(shards, after, limit, async (shard, from, size) => {
+      if (!health.available(shard)) return [];
+      try {
+        return await loadDueScript(this.client, this.shard(shard), until, from, Math.min(size, MAX_LOAD_PAGE));
+      } catch (error) {
+        skip(shard, error);
+        return [];
+      }
+    });
     return entries.map(toRef);
   }
 
@@ -159,20 +187,22 @@ export class RedisTaskOps {
   }
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
-    const reply = await nackScript(this.client, this.shardOfId(id), now, id, receipt, {
-      delayMs: options.delayMs,
-      random: options.random,
-      error: options.error ?? null,
-    });
+    const reply = await this.trackedById(id, () =>
+      nackScript(this.client, this.shardOfId(id), now, id, receipt, {
+        delayMs: options.delayMs,
+        random: options.random,
+        error: options.error ?? null,
+      }),
+    );
     return this.nackOutcome(id, reply, now);
   }
 
   async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
-    return this.nackOutcome(id, await expireScript(this.client, this.shardOfId(id), now, id, receipt), now);
+    return this.nackOutcome(id, await this.trackedById(id, () => expireScript(this.client, this.shardOfId(id), now, id, receipt)), now);
   }
 
   async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
-    const reply = await deferScript(this.client, this.shardOfId(id), now, id, receipt, runAt);
+    const reply = await this.trackedById(id, () => deferScript(this.client, this.shardOfId(id), now, id, receipt, runAt));
     if (reply.status !== 'deferred') return { status: reply.status as 'not_found' | 'stale' };
     const ref = runRef(id, reply);
     // The timer goes to the shard's owner, as a nack's retry does.
@@ -181,11 +211,11 @@ export class RedisTaskOps {
   }
 
   async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
-    return (await cancelDeadScript(this.client, this.shardOfId(id), now, id)) as CancelDeadOutcome;
+    return (await this.trackedById(id, () => cancelDeadScript(this.client, this.shardOfId(id), now, id))) as CancelDeadOutcome;
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
-    const reply = await retryDeadScript(this.client, this.shardOfId(id), now, id, runAt);
+    const reply = await this.trackedById(id, () => retryDeadScript(this.client, this.shardOfId(id), now, id, runAt));
     if (reply.status !== 'retried') return { status: reply.status as 'not_found' | 'not_dead' };
     const ref = runRef(id, reply);
     this.parts.remoteTimers.publish([ref], now);
@@ -205,9 +235,26 @@ export class RedisTaskOps {
     return deleted;
   }
 
-  /** Batch operations: one script call per shard and chunk of MAX_SCRIPT_BATCH, results in input order. */
+  /**
+   * Batch writes: one script call per shard and chunk of MAX_SCRIPT_BATCH, results in input
+   * order; a shard that cannot be written fails only its items (PartialBatchError) and is
+   * marked unavailable (shard-health.ts).
+   */
   private byShard<T extends string | { readonly id: string }, O>(items: readonly T[], call: (shard: number, chunk: T[]) => Promise<readonly O[]>): Promise<O[]> {
-    return mapByShard(items, this.shardCount, MAX_SCRIPT_BATCH, call);
+    return mapByShard(items, this.shardCount, MAX_SCRIPT_BATCH, (shard, chunk) => this.tracked(shard, () => call(shard, chunk)));
+  }
+
+  /**
+   * A write to one shard, recorded in its health; refused at once while the shard is known
+   * not to take writes (it would wait out a write timeout to say so), until its probe finds
+   * it back (shard-health.ts).
+   */
+  private tracked<R>(shard: number, call: () => Promise<R>): Promise<R> {
+    return this.parts.health.track(shard, call);
+  }
+
+  private trackedById<R>(id: string, call: () => Promise<R>): Promise<R> {
+    return this.tracked(shardOf(id, this.shardCount), call);
   }
 
   // ---------------------------------------------------------------------------------

@@ -37,7 +37,10 @@ export interface LeaseEvents {
   acquired(shard: number): void;
   /** Runs after each tick, with the shards held (the store's recoverer). */
   afterTick(owned: readonly number[]): Promise<void>;
+  /** A part of the tick failed (the first error of the tick). */
   error(error: unknown): void;
+  /** Every part of the tick worked. */
+  healthy(): void;
 }
 
 export class SharedLeaseKeeper {
@@ -45,6 +48,10 @@ export class SharedLeaseKeeper {
   private running = false;
   private ticking: Promise<void> | null = null;
   private started = false;
+  /** Live processes at the last heartbeat that worked. */
+  private live = 1;
+  /** When each held lease was last set or renewed. */
+  private readonly renewedAt = new Map<number, number>();
 
   constructor(
     private readonly backend: LeaseBackend,
@@ -95,21 +102,44 @@ export class SharedLeaseKeeper {
     }, this.tickMs);
   }
 
+  /**
+   * One tick. Each shard's lease is its own call, so a shard whose backing is away (a Redis
+   * master down) costs only that shard: its renewal failing keeps the lease held until it
+   * must have run out (ttlMs after the last renewal), then it is given up; nobody else can
+   * take it meanwhile either. While the heartbeat fails, the last known share holds. Every
+   * failure is reported once per tick (events.error); the rest of the tick goes on.
+   */
   private async tick(): Promise<void> {
     const now = this.clock.now();
     const { leases, backend } = this;
     const shardCount = backend.shardCount;
-    const live = Math.max(1, await backend.heartbeat(leases.owner, now, now + this.ttlMs));
-    const share = Math.ceil(shardCount / live);
+    const errors: unknown[] = [];
+    try {
+      this.live = Math.max(1, await backend.heartbeat(leases.owner, now, now + this.ttlMs));
+    } catch (error) {
+      errors.push(error);
+    }
+    const share = Math.ceil(shardCount / this.live);
 
-    const renewals = await Promise.all(leases.entries().map(async ([shard, token]) => [shard, await backend.renew(shard, token, now, this.ttlMs)] as const));
-    for (const [shard, renewed] of renewals) if (!renewed) leases.markLost(shard);
+    const held = leases.entries();
+    const renewals = await Promise.allSettled(held.map(([shard, token]) => backend.renew(shard, token, now, this.ttlMs)));
+    renewals.forEach((result, i) => {
+      const shard = held[i]![0];
+      if (result.status === 'fulfilled') {
+        if (result.value) this.renewedAt.set(shard, now);
+        else leases.markLost(shard);
+        return;
+      }
+      errors.push(result.reason);
+      // Not renewed since it ran out: it is no longer ours, whoever may take it next.
+      if (now - (this.renewedAt.get(shard) ?? now) >= this.ttlMs) leases.markLost(shard);
+    });
 
     if (leases.size > share) {
       for (const shard of leases.owned().slice(share)) {
         const token = leases.leaseValue(shard)!;
         leases.markLost(shard);
-        await backend.release(shard, token);
+        await backend.release(shard, token).catch((error: unknown) => errors.push(error));
       }
     }
     if (leases.size < share) {
@@ -118,12 +148,22 @@ export class SharedLeaseKeeper {
       for (let i = 0; i < shardCount && leases.size < share && this.running; i++) {
         const shard = (offset + i) % shardCount;
         if (leases.owns(shard)) continue;
-        const token = await backend.acquire(shard, leases.owner, now, this.ttlMs);
+        let token: string | null;
+        try {
+          token = await backend.acquire(shard, leases.owner, now, this.ttlMs);
+        } catch (error) {
+          errors.push(error);
+          continue;
+        }
         if (token === null) continue;
         leases.hold(shard, token);
+        this.renewedAt.set(shard, now);
         if (this.started) this.events.acquired(shard);
       }
     }
+    for (const shard of this.renewedAt.keys()) if (!leases.owns(shard)) this.renewedAt.delete(shard);
+    if (errors.length > 0) this.events.error(errors[0]);
+    else this.events.healthy();
     await this.events.afterTick(leases.owned());
   }
 }

@@ -82,6 +82,15 @@ export class ReadyWaiters {
     this.wakeAll(state);
   }
 
+  /** `shard` may hold ids of every topic (it takes writes again after a spell of failing them). */
+  flagShard(shard: number): void {
+    for (const state of this.topics.values()) {
+      state.flagged.add(shard);
+      state.backlog.delete(shard);
+      this.wakeAll(state);
+    }
+  }
+
   /** Every shard of every topic may hold ids (a resubscribe after a reconnect). */
   flagAll(): void {
     for (const state of this.topics.values()) {

@@ -89,6 +89,25 @@ describe('postgres store', () => {
     }
   });
 
+  it('a schedule call larger than one statement still commits whole or not at all', async () => {
+    const schema = schemaOfTest();
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    try {
+      const tasks = Array.from({ length: 4_500 }, (_, i) => task(`big-${i}`, { runAt: 10 + i }));
+      // The last statement's rows break the table's CHECK (runAt >= 0): the first statements' rows must go too.
+      const broken = [...tasks.slice(0, 4_400), task('big-bad', { runAt: -1 }), ...tasks.slice(4_400)];
+      await assert.rejects(() => store.schedule(broken, 1), (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE'));
+      assert.equal(await store.get('big-0'), null);
+      assert.equal((await store.stats()).byState.pending, 0);
+      const outcomes = await store.schedule([...tasks, task('big-0', { runAt: 99 })], 1);
+      assert.equal(outcomes.filter((o) => o.created).length, 4_500);
+      assert.deepEqual(outcomes.at(-1), { id: 'big-0', runAt: 10, created: false, ref: null }, 'a repeated id in a later statement: the first wins');
+      assert.equal((await store.stats()).byState.pending, 4_500);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('loadDue is a range scan of the (due_at, seq) index', async () => {
     const schema = schemaOfTest();
     const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });

@@ -15,7 +15,7 @@ import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-ser
 const skip = redisSkip();
 const SHARDS = 16;
 
-const quiet = (): LeaseEvents => ({ acquired: () => undefined, afterTick: async () => undefined, error: () => undefined });
+const quiet = (): LeaseEvents => ({ acquired: () => undefined, afterTick: async () => undefined, error: () => undefined, healthy: () => undefined });
 const leasesOf = (owner: string): ShardLeases => new ShardLeases(owner, () => undefined);
 
 describe('redis shard leases', { skip }, () => {

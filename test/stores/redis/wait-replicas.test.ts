@@ -5,6 +5,7 @@
  * instead of resolving, and a SIGCONT makes them work again.
  */
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
@@ -52,7 +53,23 @@ describe('redis store: waitReplicas', { skip }, () => {
       // rejection says "not known to be on a replica", not "not done".
       assert.equal((await queue.get('a'))?.state, 'cancelled');
 
+      // While the shard is known not to take writes, its writes are refused at once, without
+      // waiting out the timeout again, and stats say so.
+      // (The schedule of b and the cancel of a: both shards of the namespace.)
+      const shards = (await queue.stats()).unavailable;
+      assert.deepEqual(shards.map((s) => s.partition), [0, 1]);
+      for (const shard of shards) assert.match(shard.error, /0 of the 1 replicas/);
+      const fast = Date.now();
+      await assert.rejects(queue.schedule({ id: 'c', topic: 't', delayMs: 60_000 }), (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE'));
+      assert.ok(Date.now() - fast < 250, 'refused without waiting for the replica');
+
       replica!.resume();
+      // Its probe (every second) finds the shard back.
+      const deadline = Date.now() + 10_000;
+      while ((await queue.stats()).unavailable.length > 0) {
+        assert.ok(Date.now() < deadline, 'the shard takes writes again within 10 s of its replica resuming');
+        await sleep(100);
+      }
       // The rejected write did reach the master: sent again, it answers as a repeat does.
       const again = await queue.schedule({ id: 'b', topic: 't', delayMs: 60_000 });
       assert.equal(again.id, 'b');
