@@ -7,6 +7,7 @@
  */
 import type pg from 'pg';
 import { isRetryable, operationError, type Pool, type PoolClient } from './connection.js';
+import { SLOT_KINDS, type SlotKind } from './counters.js';
 
 /** Runs of a statement or transaction that PostgreSQL rolled back for a deadlock. */
 const RETRIES = 3;
@@ -18,13 +19,22 @@ export class PgContext {
   constructor(
     readonly pool: Pool,
     readonly schema: string,
-    /** This process's row in task_counts (counters.ts). */
-    readonly slot: number,
+    /** This process's rows in task_counts (counters.ts): its base, one of COUNTER_SLOTS. */
+    private readonly slotBase: number,
     /** Shards of the schema (meta 'shards', fixed when it was created). */
     readonly shards: number,
     /** For error messages: the redacted URL and schema. */
     readonly where: string,
   ) {}
+
+  /**
+   * The counter slot of this process's writes of one kind (counters.ts): reservations and
+   * acks of one process run at once and move the same (topic, 'reserved') counter, so
+   * each kind has a row of its own and neither waits for the other's commit.
+   */
+  slotOf(kind: SlotKind): number {
+    return this.slotBase * SLOT_KINDS + (kind === 'reserve' ? 1 : kind === 'ack' ? 2 : 0);
+  }
 
   /** The schema-qualified name of a table or function. */
   t(name: string): string {

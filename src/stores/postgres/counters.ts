@@ -12,16 +12,24 @@
  *   (topic, to) when they differ, none for a side that is NULL (created, purged).
  *   test/stores/counters-property.test.ts holds both ways to the model.
  *
- * Rows are split by `slot`, one per process (chosen at random when the store opens), so two
- * processes moving the same topic's counters do not wait for each other's row lock; `stats`
- * sums the slots. Upserts lock counter rows in (topic, state) order, so two statements can
- * never wait for each other in a cycle on them.
+ * Rows are split by `slot`, so that writers do not queue on one row lock: each process
+ * picks a base at random when the store opens (one of COUNTER_SLOTS) and writes slot
+ * base * 3 + 0 (schedules, cancels, the rest), + 1 (reservations) or + 2 (acks), since its
+ * reservations and acks run at once and both move (topic, 'reserved'). Writes inside a
+ * caller's transaction use TX_SLOTS_FROM onwards (transactional.ts, migration 0003), apart
+ * from every engine's. `stats` sums the slots. Upserts lock counter rows in (topic, state)
+ * order, so two statements can never wait for each other in a cycle on them.
  */
 import type { CounterTally } from '../../core/task/counter-deltas.js';
 import type { Queryable } from './connection.js';
 
-/** Counter slots: a process picks one at random; more slots, fewer processes sharing a row. */
+/** Counter slot bases: a process picks one at random; more bases, fewer processes sharing a row. */
 export const COUNTER_SLOTS = 64;
+/** Slots per base: one per kind of write (SlotKind). */
+export const SLOT_KINDS = 3;
+export type SlotKind = 'other' | 'reserve' | 'ack';
+/** The first slot of writes inside callers' transactions (COUNTER_SLOTS of them, at random). */
+export const TX_SLOTS_FROM = 256;
 
 /**
  * A data-modifying CTE named `counted` adding the deltas of `changes`: a query yielding

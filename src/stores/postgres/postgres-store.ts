@@ -99,7 +99,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   /** More than one statement carries: its statements in one transaction, so the call still commits whole or not at all. */
   private scheduleLarge(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     return this.pg.transaction(async (client) => {
-      const via = { run: async <R>(text: string, values: unknown[]): Promise<R[]> => (await client.query(text, values)).rows as R[], slot: this.pg.slot };
+      const via = { run: async <R>(text: string, values: unknown[]): Promise<R[]> => (await client.query(text, values)).rows as R[], slot: this.pg.slotOf('other') };
       return chunked(tasks, MAX_BATCH, (chunk) => scheduleTasks(this.pg, chunk, now, via));
     });
   }

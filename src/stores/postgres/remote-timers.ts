@@ -21,12 +21,18 @@ const LOAD_RETRY_MS = 500;
 const LOAD_PAGE = 1_000;
 /** Reservations overdue by this much are expired by the shard owner (the consumer's own wheel had its chance). */
 const RECOVER_GRACE_MS = 2_000;
+/**
+ * The recovery reads the due range of tasks_due and passes over the pending tasks in it (a
+ * burst's backlog): at most this often, not at every lease tick.
+ */
+const RECOVER_EVERY_MS = 5_000;
 const RECOVER_PAGE = 500;
 
 export class RemoteTimers {
   private readonly listeners: ((ref: TimerRef) => void)[] = [];
   private readonly retries = new Map<TimerToken, () => void>();
   private stopped = false;
+  private recoveredAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly pg: PgContext,
@@ -85,10 +91,15 @@ export class RemoteTimers {
     }
   }
 
-  /** After a lease tick: reservations of the shards held that ran out RECOVER_GRACE_MS ago go to this wheel, which expires them. */
+  /**
+   * After a lease tick, every RECOVER_EVERY_MS: reservations of the shards held that ran out
+   * RECOVER_GRACE_MS ago go to this wheel, which expires them.
+   */
   async recover(owned: readonly number[]): Promise<void> {
-    if (this.stopped || this.listeners.length === 0 || owned.length === 0) return;
-    for (const ref of await overdueReservations(this.pg, owned, this.clock.now() - RECOVER_GRACE_MS, RECOVER_PAGE)) this.emit(ref);
+    const now = this.clock.now();
+    if (this.stopped || this.listeners.length === 0 || owned.length === 0 || now - this.recoveredAt < RECOVER_EVERY_MS) return;
+    this.recoveredAt = now;
+    for (const ref of await overdueReservations(this.pg, owned, now - RECOVER_GRACE_MS, RECOVER_PAGE)) this.emit(ref);
   }
 
   stop(): void {

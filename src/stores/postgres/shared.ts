@@ -15,6 +15,7 @@
  */
 import type { Clock, Logger, SchedulePlanning, SharedDispatch } from '../../core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../core/task/model.js';
+import { ShardBatcher } from '../shared/batcher.js';
 import { SharedLeaseKeeper } from '../shared/lease-keeper.js';
 import { ReadyWaiters } from '../shared/ready-waiters.js';
 import { shardOf } from '../shared/router.js';
@@ -50,6 +51,7 @@ export class PgShared implements SharedDispatch {
   private readonly listener: Listener;
   private readonly keeper: SharedLeaseKeeper;
   private readonly pg: PgContext;
+  private readonly notices = new ShardBatcher<string, void>((_, lanes) => this.announce(lanes), 10_000);
 
   constructor({ pg, connectionString, owner, horizonMs, clock, logger }: SharedSetting) {
     this.pg = pg;
@@ -101,13 +103,23 @@ export class PgShared implements SharedDispatch {
     return this.leases.size === this.pg.shards ? null : this.leases.owned();
   }
 
-  /** Due run timers of owned shards: their lanes are announced, to this process's consumers at once and to the others by NOTIFY. */
-  async promote(refs: readonly TimerRef[], now: number): Promise<void> {
+  /**
+   * Due run timers of owned shards: their lanes are announced, to this process's consumers
+   * at once and to the others by NOTIFY. A wheel fires every millisecond through a burst, so
+   * the notices are coalesced: one statement in flight, the lanes announced meanwhile go in
+   * the next (a waiting consumer needs one notice per lane, not one per timer).
+   */
+  promote(refs: readonly TimerRef[], now: number): Promise<void> {
     const lanes = new Set<string>();
     for (const ref of refs) if (ref.kind === 'run' && ref.dueAt <= now && this.leases.owns(shardOf(ref.id, this.pg.shards))) lanes.add(ref.topic);
-    if (lanes.size === 0) return;
+    if (lanes.size === 0) return Promise.resolve();
     for (const lane of lanes) this.reserver.notify(lane);
-    await this.pg.query('SELECT pg_notify($1, lane) FROM unnest($2::text[]) AS lane', [this.channels.ready, [...lanes]], 'delayq_notify_ready');
+    return this.notices.submit(0, [...lanes]).then(() => undefined);
+  }
+
+  private announce(lanes: readonly string[]): Promise<void[]> {
+    const distinct = [...new Set(lanes)];
+    return this.pg.query('SELECT pg_notify($1, lane) FROM unnest($2::text[]) AS lane', [this.channels.ready, distinct], 'delayq_notify_ready').then(() => lanes.map(() => undefined));
   }
 
   reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]> {

@@ -34,7 +34,7 @@ async function change<T>(pg: PgContext, id: string, body: Change<T>): Promise<T>
         tally.add(rows[0]!.topic, from, to);
       },
     });
-    await addCounts(client, pg.schema, pg.slot, tally);
+    await addCounts(client, pg.schema, pg.slotOf('other'), tally);
     return value;
   });
 }

@@ -78,7 +78,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
       unique.map((t) => t.url ?? null),
       unique.map((t) => t.payload),
       nows,
-      via?.slot ?? pg.slot,
+      via?.slot ?? pg.slotOf('other'),
       unique.map((t) => shardOf(t.id, pg.shards)),
     ],
     'delayq_schedule',
@@ -127,7 +127,7 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
      ),
      ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$5')}
      SELECT upd.* FROM upd JOIN input i ON i.id = upd.id ORDER BY i.ord`,
-    [unique, now, nextNonce(), ttrMs ?? null, pg.slot],
+    [unique, now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')],
     'delayq_reserve',
   );
   return rows.map((r) =>
@@ -158,7 +158,7 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
                  ELSE 'stale' END AS outcome
        FROM input a LEFT JOIN upd u ON u.id = a.id AND u.acked_receipt = a.receipt LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = a.id
       ORDER BY a.ord`,
-    [acks.map((a) => a.id), acks.map((a) => a.receipt), typeof now === 'number' ? acks.map(() => now) : now, pg.slot],
+    [acks.map((a) => a.id), acks.map((a) => a.receipt), typeof now === 'number' ? acks.map(() => now) : now, pg.slotOf('ack')],
     'delayq_ack',
   );
   return rows.map((r) => r.outcome);
@@ -179,7 +179,7 @@ export async function cancelTasks(pg: PgContext, ids: readonly string[], now: nu
      SELECT u.topic, (u.id IS NOT NULL OR t.id IS NOT NULL) AS found
        FROM input i LEFT JOIN upd u ON u.id = i.id LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = i.id
       ORDER BY i.ord`,
-    [ids, typeof now === 'number' ? ids.map(() => now) : now, via?.slot ?? pg.slot],
+    [ids, typeof now === 'number' ? ids.map(() => now) : now, via?.slot ?? pg.slotOf('other')],
     'delayq_cancel',
   );
   const seen = new Set<string>();
@@ -203,7 +203,7 @@ export async function purgeTasks(pg: PgContext, before: number, limit: number): 
      ),
      ${countersCte(s, 'SELECT topic, state AS from_state, NULL::text AS to_state FROM d', '$3')}
      SELECT count(*)::int AS n FROM d`,
-    [before, limit, pg.slot],
+    [before, limit, pg.slotOf('other')],
   );
   return rows[0]?.n ?? 0;
 }

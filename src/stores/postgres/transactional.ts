@@ -7,7 +7,7 @@
  * engine places no timer for it meanwhile (the owner, maybe this process, does on the notice).
  *
  * Counter rows: a transaction may stay open a while holding the rows it moved, so these
- * writes use slots 64-127 (one at random per call), apart from the engines' own (0-63).
+ * writes use slots 256-319 (one at random per call), apart from every engine's (counters.ts).
  */
 import { randomInt } from 'node:crypto';
 import type { ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TransactionalTasks } from '../../core/ports/index.js';
@@ -15,7 +15,7 @@ import type { NewTaskRecord } from '../../core/task/model.js';
 import { packLines, type Channels } from './channels.js';
 import { operationError } from './connection.js';
 import type { PgContext } from './context.js';
-import { COUNTER_SLOTS } from './counters.js';
+import { COUNTER_SLOTS, TX_SLOTS_FROM } from './counters.js';
 import { cancelTasks, scheduleTasks, type Via } from './task-writes.js';
 
 export class PgTransactional implements TransactionalTasks {
@@ -35,7 +35,7 @@ export class PgTransactional implements TransactionalTasks {
           throw operationError(`${this.pg.where}, in the caller's transaction`, error);
         }
       },
-      slot: COUNTER_SLOTS + randomInt(COUNTER_SLOTS),
+      slot: TX_SLOTS_FROM + randomInt(COUNTER_SLOTS),
     };
   }
 

@@ -15,8 +15,8 @@
  *
  * A created task's timer goes to the owner of its shard by NOTIFY on the schema's timers
  * channel, which PostgreSQL sends only when the transaction commits: a rolled back
- * schedule leaves neither a row nor a notice. Counters go to slots 64-127 (the backend's
- * pid picks one), apart from the engines' own slots, so an open transaction holding a
+ * schedule leaves neither a row nor a notice. Counters go to slots 256-319 (the backend's
+ * pid picks one), apart from the engines' own slots (counters.ts), so an open transaction holding a
  * counter row locks no engine out of it.
  *
  * `{schema}` is the schema's name, `S.` its objects (migrations/index.ts).
@@ -29,7 +29,7 @@ DECLARE
   ms bigint;
   now_ms bigint := floor(extract(epoch FROM clock_timestamp()) * 1000);
   new_seq bigint;
-  counter smallint := 64 + pg_backend_pid() % 64;
+  counter smallint := 256 + pg_backend_pid() % 64;
 BEGIN
   IF schedule.id IS NULL OR length(schedule.id) > 256 OR schedule.id !~ '^[A-Za-z0-9._:-]+$' THEN
     RAISE EXCEPTION 'delayq.schedule: id must be 1 to 256 characters of [A-Za-z0-9._:-] (got %)', schedule.id USING ERRCODE = '22023';
@@ -63,7 +63,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   task_topic text;
   now_ms bigint := floor(extract(epoch FROM clock_timestamp()) * 1000);
-  counter smallint := 64 + pg_backend_pid() % 64;
+  counter smallint := 256 + pg_backend_pid() % 64;
 BEGIN
   UPDATE S.tasks SET state = 'cancelled', due_at = NULL, updated_at = now_ms
    WHERE id = cancel.id AND state = 'pending'
