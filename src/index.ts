@@ -7,6 +7,8 @@ export type { QueueObserver, SettleOutcome } from './core/observer.js';
 export type { SetPushResult } from './engine/push-rules.js';
 export { RecurringSchedules, MAX_PREVIEW } from './engine/schedules.js';
 export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/schedules.js';
+export { Topics } from './engine/topics.js';
+export type { TopicPurgeOptions } from './engine/topics.js';
 export type { RecurringScheduleCounts } from './engine/schedule-loop.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
 export type { MisfirePolicy, RecurringScheduleDefinition, RecurringScheduleRecord, RecurringScheduleState } from './core/schedule/model.js';
@@ -40,11 +42,15 @@ export type { StoreOptions } from './stores/open-store.js';
 export { MemoryStore } from './stores/memory/memory-store.js';
 
 export { DelayQError, ERROR_CODES, isDelayQError } from './core/errors.js';
+export { PartialBatchError } from './core/partial-batch.js';
 export type { ErrorCode } from './core/errors.js';
 export { ManualClock } from './core/manual-clock.js';
 export type {
   AckOutcome,
   AckRequest,
+  StoreAckOutcome,
+  TopicPurgeState,
+  TopicPurgeStep,
   CancelOutcome,
   StoreCancelOutcome,
   Clock,
@@ -73,6 +79,7 @@ export type {
   TransactionalTasks,
   TimerSource,
   TimerToken,
+  UnavailablePartition,
 } from './core/ports/index.js';
 export { TASK_STATES } from './core/task/model.js';
 // Names before 0.2 (docs/architecture.md, "Vocabulary"), kept as deprecated aliases.

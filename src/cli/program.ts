@@ -8,6 +8,7 @@ import { registerCronCommands } from './commands/cron.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatsCommand } from './commands/stats.js';
 import { registerTaskCommands } from './commands/tasks.js';
+import { registerTopicCommands } from './commands/topics.js';
 
 export function buildProgram(): Command {
   const program = new Command('delayq')
@@ -22,6 +23,7 @@ export function buildProgram(): Command {
   registerServeCommand(program);
   registerTaskCommands(program);
   registerRetryCommand(program);
+  registerTopicCommands(program);
   registerStatsCommand(program);
   registerPushCommands(program);
   registerCronCommands(program);

@@ -34,6 +34,8 @@ import type {
   RescheduleResponse,
   RetryDeadManyResponse,
   ScheduleRequest,
+  TopicPurgeResponse,
+  TopicPurgeState,
   ScheduleResponse,
   StatsResponse,
   TaskState,
@@ -82,6 +84,9 @@ export interface ClientSchedulePageOptions {
   limit?: number;
   afterId?: string;
 }
+
+/** How much longer than other calls `topics.purge` waits for its answer (10 minutes). */
+export const PURGE_EXTRA_TIMEOUT_MS = 600_000;
 
 /** The server's largest page of schedules (MAX_SCHEDULE_PAGE): `schedules.list` follows pages of this size. */
 const SCHEDULES_PER_REQUEST = 1_000;
@@ -208,6 +213,22 @@ export class DelayQClient {
   retryDeadOfTopic(topic: string, options: { max?: number } = {}): Promise<RetryDeadManyResponse> {
     return this.call<RetryDeadManyResponse>('POST', `/v1/topics/${topicSegment(topic)}/dead/retry`, options.max === undefined ? {} : { max: options.max });
   }
+
+  /** Operations on a whole topic, as the library's `queue.topics`. */
+  readonly topics = {
+    /**
+     * Deletes every task of the topic in `state` (`completed` also takes the cancelled
+     * ones; reserved tasks are never purged) and answers how many: DELETE
+     * /v1/topics/:topic/tasks. The server purges in bounded steps, so a large topic takes
+     * a while: this call waits up to PURGE_EXTRA_TIMEOUT_MS longer than others.
+     */
+    purge: async (topic: string, options: { state: TopicPurgeState }): Promise<number> =>
+      (
+        await this.call<TopicPurgeResponse>('DELETE', `/v1/topics/${topicSegment(topic)}/tasks?state=${encodeURIComponent(options.state)}`, undefined, {
+          extraTimeoutMs: PURGE_EXTRA_TIMEOUT_MS,
+        })
+      ).purged,
+  };
 
   health(): Promise<HealthResponse> {
     return this.call<HealthResponse>('GET', '/healthz');

@@ -34,6 +34,8 @@ export type {
   StatsResponse,
   TimelineResponse,
   RetryDeadManyResponse,
+  TopicPurgeResponse,
+  TopicPurgeState,
   CancelDeadManyResponse,
   TaskState,
   TaskView,

@@ -8,10 +8,10 @@
  * The calls are issued together, as one call each would be: every outcome is what the
  * single call answers, in input order, and the batch resolves once every call has.
  */
-import type { AckOutcome, AckRequest, ConsumerStore, ProducerStore, StoreCancelOutcome } from './ports/index.js';
+import type { AckRequest, StoreAckOutcome, ConsumerStore, ProducerStore, StoreCancelOutcome } from './ports/index.js';
 import type { ReservedTask, TimerRef } from './task/model.js';
 
-export function ackEachOneByOne(store: Pick<ConsumerStore, 'ack'>, acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+export function ackEachOneByOne(store: Pick<ConsumerStore, 'ack'>, acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
   return Promise.all(acks.map((ack) => store.ack(ack.id, ack.receipt, now)));
 }
 

@@ -3,14 +3,13 @@
  * into Prometheus counters and a histogram). The engine calls it on its own path, so an
  * implementation must be cheap and must never throw. Pure interface: no I/O here.
  *
- * Topics: the engine passes the task's topic where it holds it (a schedule, a delivery, a
- * settlement of its own workers, a timer in its wheel); a cancel, nack or expiry, the topic
- * the store answered with (StoreCancelOutcome, NackOutcome). An ack by bare id of a
- * reservation whose timer is not in the wheel (one longer than the loaded window) has no
- * topic at hand without a store read: it is reported under UNKNOWN_TOPIC.
+ * Topics: the engine passes the task's topic where it holds it (a schedule, a delivery); an
+ * ack, cancel, nack or expiry, the topic the store answered with (StoreAckOutcome,
+ * StoreCancelOutcome, NackOutcome), read where it changed the task, so every settlement is
+ * counted under its task's own topic, whether or not its timer is in the wheel.
  */
 
-/** The topic label of an event whose task's topic the engine does not hold. */
+/** The topic label of an event that names no topic (a push request sent without its delayq-topic header). */
 export const UNKNOWN_TOPIC = '_unknown';
 
 /** How a delivery or a pending task ended (or failed): the counters by outcome. */

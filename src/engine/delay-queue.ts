@@ -22,6 +22,7 @@ import type { SetPushResult } from './push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
 import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TransactionOption } from './queue-types.js';
 import type { RecurringSchedules } from './schedules.js';
+import type { Topics } from './topics.js';
 import { Worker, type Handler, type WorkOptions } from './worker.js';
 
 type Phase = 'open' | 'closing' | 'closed';
@@ -37,6 +38,11 @@ export class DelayQueue {
    * `<schedule id>:<occurrence ms>`, created once however many processes share the store.
    */
   readonly schedules: RecurringSchedules;
+  /**
+   * Operations on a whole topic: `purge(topic, { state })` deletes its pending, dead or
+   * completed (and cancelled) tasks in bounded steps and answers how many (docs/library.md).
+   */
+  readonly topics: Topics;
   private readonly parts: QueueParts;
   private readonly workers = new Set<Worker>();
   private readonly closeSignal = new AbortController();
@@ -54,7 +60,7 @@ export class DelayQueue {
     options: EngineOptions,
   ) {
     this.parts = buildQueueParts(store, options, { assertOpen: () => this.assertOpen(), cancelMany: (ids) => this.cancelMany(ids) });
-    ({ limits: this.limits, schedules: this.schedules } = this.parts);
+    ({ limits: this.limits, schedules: this.schedules, topics: this.topics } = this.parts);
     this.clock = this.parts.context.clock;
   }
 

@@ -19,6 +19,7 @@ import { RecurringSchedules } from './schedules.js';
 import { Settlements } from './settlements.js';
 import { systemClock } from './system-clock.js';
 import { TaskChanges } from './task-changes.js';
+import { Topics } from './topics.js';
 import { QueueWorkSource } from './work-source.js';
 
 export interface QueueParts {
@@ -37,6 +38,8 @@ export interface QueueParts {
   /** Push subscriptions and the checks of tasks' own push urls. */
   readonly push: PushRules;
   readonly schedules: RecurringSchedules;
+  /** Operations on a whole topic: purge. */
+  readonly topics: Topics;
 }
 
 /** What recurring schedules need of the facade itself: its open check and its cancelMany. */
@@ -74,6 +77,7 @@ export function buildQueueParts(store: TaskStore, options: EngineOptions, facade
     inspection: new Inspection(context, { scheduler, limits }),
     workSource: new QueueWorkSource(context, { scheduler, nack }),
     push,
+    topics: new Topics(context, { scheduler, limits, assertOpen: facade.assertOpen }),
     schedules: new RecurringSchedules(context, {
       loop: scheduler.recurring,
       limits,

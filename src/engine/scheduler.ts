@@ -30,7 +30,6 @@
  * Scheduler never starts again. Timers are still placed while stopping and stopped, since
  * handlers running at close still settle, until `seal()` (the store is about to close).
  */
-import { UNKNOWN_TOPIC } from '../core/observer.js';
 import { onPartial } from '../core/partial-batch.js';
 import type { ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
@@ -68,6 +67,8 @@ export class Scheduler implements WorkScheduler {
   private readonly loader: Loader;
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
+  /** The push transport was warmed for a loaded task with its own url (warmTaskUrls). */
+  private taskUrlsWarmed = false;
   /** Recurring schedules: DelayQueue.schedules reaches it through `recurring`. */
   readonly recurring: RecurringScheduleLoop;
   private readonly lateness = new LatenessRecorder();
@@ -255,12 +256,14 @@ export class Scheduler implements WorkScheduler {
   private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
     this.dispatcher.reserve(topic, max, signal, ttrMs, topic === PUSH_LANE ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
 
-  /**
-   * Forgets the task's timer, whichever kind (it was cancelled, moved or settled). Returns
-   * the task's topic when its timer was in the wheel, else UNKNOWN_TOPIC (for the observer).
-   */
-  remove(id: string): string {
-    return this.driver.remove(id)?.topic ?? UNKNOWN_TOPIC;
+  /** Forgets the task's timer, whichever kind (it was cancelled, moved or settled). */
+  remove(id: string): void {
+    this.driver.remove(id);
+  }
+
+  /** Forgets the run timers of purged pending tasks (TopicPurgeStep.runs). */
+  forgetRuns(refs: readonly TimerRef[]): void {
+    for (const ref of refs) this.driver.removeRun(ref);
   }
 
   /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */
@@ -280,8 +283,25 @@ export class Scheduler implements WorkScheduler {
 
   /** A timer read by the loader or handed over by a shared store: it may be in the wheel already. */
   readonly placeLoaded = (ref: TimerRef): void => {
+    if (ref.topic === PUSH_LANE) this.warmTaskUrls(ref.id);
     if (!this.driver.holds(ref)) this.place(ref);
   };
+
+  /**
+   * The first task with its own push url that a start finds in the store (no subscription
+   * names its url, so nothing warmed the push transport): its url is read once, and the
+   * transport loaded and its host resolved before it is due, so that push is as punctual as
+   * the rest. One read per process: later urls find the transport loaded.
+   */
+  private warmTaskUrls(id: string): void {
+    if (this.pusher === null || this.taskUrlsWarmed) return;
+    this.taskUrlsWarmed = true;
+    const { store, inFlight } = this.context;
+    void inFlight
+      .track(store.get(id))
+      .then((record) => typeof record?.url === 'string' && this.pusher?.warm(record.url))
+      .catch(() => undefined);
+  }
 
   private readonly deliver = (record: ReservedTask, now: number): Delivery => {
     this.lateness.record(now - record.runAt);

@@ -7,8 +7,8 @@
  * with an expiry (or a second one) changes nothing and answers STALE_RECEIPT.
  */
 import { DelayQError } from '../core/errors.js';
-import { onPartial } from '../core/partial-batch.js';
-import type { AckOutcome, AckRequest } from '../core/ports/index.js';
+import { PartialBatchError } from '../core/partial-batch.js';
+import type { AckOutcome, AckRequest, StoreAckOutcome } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import { validateAckBatch, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
 import type { LoopContext } from './loop-context.js';
@@ -40,26 +40,36 @@ export class Settlements {
     validateId(id, this.limits);
     const { store, clock, inFlight, observer } = this.context;
     const outcome = await inFlight.track(store.ack(id, validateReceipt(receipt), clock.now()));
-    if (outcome === 'not_found') throw notFound(id);
-    if (outcome === 'stale') throw staleReceipt(id);
-    observer.settled(this.scheduler.remove(id), 'acked');
+    if (outcome.status === 'not_found') throw notFound(id);
+    if (outcome.status === 'stale') throw staleReceipt(id);
+    this.scheduler.remove(id);
+    // An ack sent again succeeded before, and was counted then.
+    if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
   }
 
   /** Acks several deliveries in one store call; `result[i]` answers `acks[i]`. Every id and receipt is checked first. */
   async ackMany(acks: readonly AckRequest[]): Promise<AckOutcome[]> {
     const requests = validateAckBatch(acks, this.limits);
     const { store, clock, inFlight, observer } = this.context;
-    const settle = (outcomes: readonly (AckOutcome | undefined)[]): void => {
+    const settle = (outcomes: readonly (StoreAckOutcome | undefined)[]): void => {
       for (let i = 0; i < requests.length; i++) {
-        if (outcomes[i] !== 'acked') continue;
-        const removed = this.scheduler.remove(requests[i]!.id);
-        observer.settled(requests[i]!.topic ?? removed, 'acked');
+        const outcome = outcomes[i];
+        if (outcome === undefined || (outcome.status !== 'acked' && outcome.status !== 'already_acked')) continue;
+        this.scheduler.remove(requests[i]!.id);
+        // An ack sent again succeeded before, and was counted then.
+        if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
       }
     };
-    // A partition that could not be written fails only its acks: the others are done.
-    const outcomes = await inFlight.track(store.ackMany(requests, clock.now())).catch((error: unknown) => onPartial(error, settle));
+    // A partition that could not be written fails only its acks: the others are done, and
+    // the caller hears their outcomes as it would have (already_acked is acked to it).
+    const outcomes = await inFlight.track(store.ackMany(requests, clock.now())).catch((error: unknown) => {
+      if (!(error instanceof PartialBatchError)) throw error;
+      const partial = error as PartialBatchError<StoreAckOutcome>;
+      settle(partial.outcomes);
+      throw partial.map(publicAckOutcome);
+    });
     settle(outcomes);
-    return outcomes;
+    return outcomes.map(publicAckOutcome);
   }
 
   /**
@@ -90,6 +100,11 @@ export class Settlements {
   /** A worker's failed handler: `nack` of its delivery. */
   readonly nackDelivery = (delivery: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
     this.nack(delivery.id, delivery.receipt, delayMs === undefined ? { error } : { error, delayMs });
+}
+
+/** What the caller hears: an ack sent again after it succeeded is `acked` (acks are idempotent). */
+export function publicAckOutcome(outcome: StoreAckOutcome): AckOutcome {
+  return outcome.status === 'already_acked' ? 'acked' : outcome.status;
 }
 
 function notFound(id: string): DelayQError {

@@ -128,6 +128,24 @@ export class TimerDriver {
     return removed;
   }
 
+  /**
+   * Forgets the run timer of exactly the task `ref` names (same id and seq), a task since
+   * deleted: a new task that took the id meanwhile keeps its own timer.
+   */
+  removeRun(ref: TimerRef): void {
+    const handle = this.handles.get(ref.id);
+    if (handle !== undefined && handle.value.kind === 'run' && handle.value.seq === ref.seq) {
+      this.handles.delete(ref.id);
+      this.wheel.cancel(handle);
+    }
+    const home = homeOf(ref) ?? this.homes?.timerHome(ref.id);
+    const held = home?.runTimer;
+    if (home !== undefined && held !== undefined && held.value.seq === ref.seq) {
+      home.runTimer = undefined;
+      this.wheel.cancel(held);
+    }
+  }
+
   /** Fires everything due now; the timer callback, and tests after a clock jump. */
   tick(): void {
     this.fireDue();

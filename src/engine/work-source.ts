@@ -1,6 +1,6 @@
 import { isDelayQError } from '../core/errors.js';
 import type { QueueObserver } from '../core/observer.js';
-import type { AckOutcome, Clock, ConsumerStore, Logger } from '../core/ports/index.js';
+import type { StoreAckOutcome, Clock, ConsumerStore, Logger } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import type { LoopContext } from './loop-context.js';
 import type { Job, Outcome, WorkSource } from './worker.js';
@@ -105,7 +105,7 @@ export class QueueWorkSource implements WorkSource {
   ackAll(jobs: readonly Job[]): Promise<void> {
     return this.store.ackMany(jobs.map((job) => job.delivery), this.clock.now()).then(
       (outcomes) => {
-        for (let i = 0; i < jobs.length; i++) this.afterAck(jobs[i]!, outcomes[i] ?? 'not_found');
+        for (let i = 0; i < jobs.length; i++) this.afterAck(jobs[i]!, outcomes[i] ?? NOT_FOUND);
       },
       (error: unknown) => this.failed(jobs, error),
     );
@@ -131,11 +131,12 @@ export class QueueWorkSource implements WorkSource {
     });
   }
 
-  private afterAck(job: Job, acked: AckOutcome): void {
-    if (acked !== 'acked') {
-      this.logger.warn({ id: job.delivery.id, outcome: acked }, 'ack after the reservation ran out; the task was or will be delivered again');
+  private afterAck(job: Job, acked: StoreAckOutcome): void {
+    if (acked.status === 'not_found' || acked.status === 'stale') {
+      this.logger.warn({ id: job.delivery.id, outcome: acked.status }, 'ack after the reservation ran out; the task was or will be delivered again');
     } else {
-      this.scheduler.observer.settled(job.delivery.topic, 'acked');
+      // `already_acked`: the same delivery acked twice in one batch; counted once.
+      if (acked.status === 'acked') this.scheduler.observer.settled(acked.topic, 'acked');
       if (job.watched) this.scheduler.remove(job.delivery.id);
     }
   }
@@ -151,3 +152,6 @@ export class QueueWorkSource implements WorkSource {
     }
   }
 }
+
+/** A batch's answer short of an outcome for a job (it never is): treated as an ack that found nothing. */
+const NOT_FOUND: StoreAckOutcome = { status: 'not_found' };

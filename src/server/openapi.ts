@@ -122,10 +122,10 @@ function operation({ method, options }: RouteRecord): object {
 }
 
 function parameterList(map: ParameterMap | undefined, place: 'path' | 'query'): object[] {
-  return Object.entries(map ?? {}).map(([name, { description, digits: _digits, ...schema }]) => ({
+  return Object.entries(map ?? {}).map(([name, { description, digits: _digits, required, ...schema }]) => ({
     name,
     in: place,
-    ...(place === 'path' ? { required: true } : {}),
+    ...(place === 'path' || required === true ? { required: true } : {}),
     ...(description !== undefined ? { description } : {}),
     schema,
   }));

@@ -114,6 +114,7 @@ export const nackResultSchema = {
 
 export const retryResultSchema = object({ retried: yes });
 export const retryDeadManyResultSchema = object({ retried: int, more: { type: 'boolean', description: 'dead tasks of the topic remain' } });
+export const topicPurgeResultSchema = object({ purged: { ...int, description: 'tasks deleted' } });
 export const cancelDeadManyResultSchema = object({ cancelled: int, more: { type: 'boolean', description: 'dead tasks of the topic remain' } });
 
 const stateCounts = object(Object.fromEntries(TASK_STATES.map((state) => [state, int])) as Record<(typeof TASK_STATES)[number], typeof int>);

@@ -44,6 +44,8 @@ export interface ParameterSchema {
   readonly default?: number;
   /** integer only: the most digits the server reads before its own range check (a longer one is INVALID_OPTION too). */
   readonly digits?: number;
+  /** A query parameter the route cannot do without (path parameters always are). */
+  readonly required?: boolean;
 }
 export type ParameterMap = Readonly<Record<string, ParameterSchema>>;
 
@@ -64,7 +66,8 @@ function validation(parameter: ParameterSchema): object {
 
 function validationObject(map: ParameterMap, path: boolean): object {
   const properties = Object.fromEntries(Object.entries(map).map(([name, parameter]) => [name, path ? { type: 'string' } : validation(parameter)]));
-  return path ? { type: 'object', required: Object.keys(map), properties } : { type: 'object', additionalProperties: false, properties };
+  const required = path ? Object.keys(map) : Object.keys(map).filter((name) => map[name]!.required === true);
+  return path ? { type: 'object', required, properties } : { type: 'object', additionalProperties: false, ...(required.length > 0 ? { required } : {}), properties };
 }
 
 export interface ApiRoute {

@@ -238,6 +238,15 @@ export interface RetryDeadManyResponse {
   more: boolean;
 }
 
+/** The states DELETE /v1/topics/:topic/tasks purges: `completed` also takes the cancelled tasks. */
+export type TopicPurgeState = 'pending' | 'dead' | 'completed';
+
+/** DELETE /v1/topics/:topic/tasks?state=... */
+export interface TopicPurgeResponse {
+  /** Tasks deleted. */
+  purged: number;
+}
+
 /** POST /v1/topics/:topic/dead/cancel. */
 export interface CancelDeadManyResponse {
   cancelled: number;

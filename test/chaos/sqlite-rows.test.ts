@@ -32,7 +32,7 @@ describe('chaos: the rows of offending tasks', () => {
     const done = reserved.find((r) => r.id === 'done');
     assert.ok(done?.receipt);
     // The ack commits, and the reservations with it.
-    assert.equal(await store.ack('done', done.receipt, T0 + 5), 'acked');
+    assert.equal((await store.ack('done', done.receipt, T0 + 5)).status, 'acked');
 
     const ids = ['due', 'held', 'done', 'far', 'never'];
     assert.equal(owed(file, ids), 3, 'due, held and far are pending or reserved, read while the store is open');

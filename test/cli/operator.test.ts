@@ -114,16 +114,41 @@ describe('delayq operator commands', () => {
     await cli('cron', 'rm', 'berlin');
   });
 
+  it('topic purge <topic> --state s --yes purges; without --yes and no terminal to ask, or with a bad state, exits 2 and purges nothing', async () => {
+    await dead('pd1', 'purgeable');
+    await dead('pd2', 'purgeable');
+    await t.queue.schedule({ id: 'pp1', topic: 'purgeable', delayMs: 600_000 });
+    const unconfirmed = await cli('topic', 'purge', 'purgeable', '--state', 'dead');
+    assert.equal(unconfirmed.code, 2, unconfirmed.stderr);
+    assert.match(unconfirmed.stderr, /stdin is not a terminal: nobody can confirm; add --yes to purge/);
+    const bad = await cli('topic', 'purge', 'purgeable', '--state', 'reserved', '--yes');
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /expected one of pending, dead, completed/);
+    assert.equal((await t.queue.stats()).topics['purgeable']?.dead, 2, 'nothing purged');
+    const purged = await cli('topic', 'purge', 'purgeable', '--state', 'dead', '--yes');
+    assert.equal(purged.code, 0, purged.stderr);
+    assert.equal(purged.stdout, 'purged 2 dead tasks of purgeable\n');
+    const json = await cli('topic', 'purge', 'purgeable', '--state', 'pending', '--yes', '--json');
+    assert.deepEqual(JSON.parse(json.stdout), { topic: 'purgeable', state: 'pending', purged: 1 });
+    assert.equal((await t.queue.stats()).topics['purgeable'], undefined);
+  });
+
   /** Tasks of demo topics that could still run. */
   const demoLeftovers = async (): Promise<string[]> => {
     const tasks = [...(await t.queue.list({ state: 'pending', limit: 1000 })), ...(await t.queue.list({ state: 'reserved', limit: 1000 }))];
     return tasks.filter((task) => task.topic.startsWith('demo-')).map((task) => task.id);
   };
 
-  it('demo leaves no task that could still run, when it passes', async () => {
+  /** Topics of the demo the store still counts (in any state). */
+  const demoTopics = async (): Promise<string[]> => Object.keys((await t.queue.stats()).topics).filter((topic) => topic.startsWith('demo-'));
+
+  it('demo leaves no task behind when it passes: its topics leave the store\'s stats', async () => {
     const result = await cli('demo', '--speed', '4', '--json');
     assert.equal(result.code, 0, result.stderr + result.stdout);
+    assert.match(result.stdout, /"case":"cleanup","event":"purged 12 demo tasks \(0 that had not fired\)"/, 'all 12 finished: 7 fired and acked, 5 cancelled');
     assert.deepEqual(await demoLeftovers(), []);
+    assert.deepEqual(await demoTopics(), []);
+    for (const state of ['completed', 'cancelled', 'dead'] as const) assert.deepEqual((await t.queue.list({ state, limit: 1000 })).filter((task) => task.topic.startsWith('demo-')), [], state);
     assert.equal((await t.queue.schedules.list()).length, 0);
   });
 
@@ -143,8 +168,9 @@ describe('delayq operator commands', () => {
     assert.ok((await demoLeftovers()).length > 0, 'the demo had pending tasks when interrupted');
     child.kill('SIGINT');
     assert.equal(await exited, 1);
-    assert.match(stderr, /DEMO_FAILED: demo: interrupted; its tasks that had not fired were cancelled/);
-    assert.match(stdout, /cancelled \d+ demo tasks that had not fired/);
+    assert.match(stderr, /DEMO_FAILED: demo: interrupted; its tasks were purged, none will fire/);
+    assert.match(stdout, /purged \d+ demo tasks \(12 that had not fired\)/);
     assert.deepEqual(await demoLeftovers(), []);
+    assert.deepEqual(await demoTopics(), [], 'its topics leave the stats, interrupted too');
   });
 });

@@ -79,8 +79,10 @@ describe('FairShare', () => {
           const fair = Math.ceil(limit / (busy + 1));
           const total = [...held.values()].reduce((a, b) => a + b, 0);
           assert.equal(share.room(key), Math.max(0, Math.min(limit - total, fair - held.get(key)!)));
+          let took = false;
           if (kind === 'take') {
-            if (share.take(key)) held.set(key, held.get(key)! + 1);
+            took = share.take(key);
+            if (took) held.set(key, held.get(key)! + 1);
           } else if (kind === 'release' && held.get(key)! > 0) {
             share.release(key);
             held.set(key, held.get(key)! - 1);
@@ -92,7 +94,9 @@ describe('FairShare', () => {
             waiting.set(key, waiting.get(key)! - 1);
           }
           assert.ok(share.inFlight <= limit);
-          assert.ok(held.get(key)! <= Math.max(fair, 0) || kind !== 'take');
+          // A key may be above its share (shares shrink as others get busy: seed 1737518054,
+          // limit 3, a a c a), but a take never brings it there.
+          if (took) assert.ok(held.get(key)! <= fair, `a take brought ${key} to ${held.get(key)} over its share ${fair}`);
           for (const k of keys) assert.equal(share.held(k), held.get(k));
         }
       }),

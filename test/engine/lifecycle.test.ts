@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import { ackEachOneByOne } from '../../src/core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest } from '../../src/core/ports/index.js';
+import type { AckRequest, StoreAckOutcome } from '../../src/core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
@@ -288,14 +288,14 @@ describe('task lifecycle', () => {
     it(`an ack the store fails to take leaves the task to its TTR, and it is delivered again (${batched ? 'ackMany' : 'one ack a delivery'})`, async () => {
       let failNextAck = true;
       class FlakyStore extends MemoryStore {
-        override async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+        override async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
           if (failNextAck) {
             failNextAck = false;
             throw new Error('connection reset');
           }
           return super.ack(id, receipt, now);
         }
-        override async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+        override async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
           if (failNextAck) {
             failNextAck = false;
             throw new Error('connection reset');
@@ -352,11 +352,11 @@ describe('task lifecycle', () => {
   it('close() settles the in-flight task before it closes the store', async () => {
     const calls: string[] = [];
     class RecordingStore extends MemoryStore {
-      override async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+      override async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
         calls.push(`ack ${id}`);
         return super.ack(id, receipt, now);
       }
-      override async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+      override async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
         for (const a of acks) calls.push(`ack ${a.id}`);
         return super.ackMany(acks, now);
       }

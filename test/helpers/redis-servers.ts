@@ -9,6 +9,9 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { buildKeyspace } from '../../src/stores/redis/keys.js';
+import { shardOf } from '../../src/stores/shared/router.js';
+import type { SharedBacking } from '../../src/testing/shared-conformance.js';
 
 function findBinary(name: string): string | null {
   for (const dir of (process.env['PATH'] ?? '').split(':').concat(['/usr/bin', '/usr/local/bin'])) {
@@ -166,5 +169,38 @@ export async function startCluster(masters = 3, replicas = 0, options: Omit<Redi
       await Promise.all(servers.map((s) => s.stop()));
       for (const s of servers) s.remove();
     },
+  };
+}
+
+/**
+ * A shared-conformance backing on real Redis servers (one, or every node of a cluster) where
+ * each namespace is a user of its own, so that one partition can be made to refuse writes:
+ * an ACL selector lets the user read every key and write all but that shard's
+ * (`%R~*` plus `%RW~` per writable shard and the meta slot). ACL changes apply to the
+ * user's open connections at once.
+ */
+export function aclBacking(
+  ports: () => readonly number[],
+  url: (auth: string) => string,
+  shards: number,
+): Pick<SharedBacking, 'namespace' | 'refuseWrites' | 'partitionOf'> {
+  let namespaces = 0;
+  const setUser = (prefix: string, ...rules: string[]): void => {
+    for (const port of ports()) cli(port, 'ACL', 'SETUSER', prefix, ...rules);
+  };
+  return {
+    namespace: async () => {
+      const prefix = `acl${++namespaces}x${process.pid}`;
+      setUser(prefix, 'on', `>${prefix}-pw`, '~*', '&*', '+@all');
+      return { url: url(`${prefix}:${prefix}-pw`), storeOptions: { prefix, shards } };
+    },
+    refuseWrites: async (space, partition) => {
+      const prefix = space.storeOptions['prefix'] as string;
+      const keys = buildKeyspace(prefix, shards);
+      const writable = [keys.meta, ...keys.shards.filter((s) => s.index !== partition).map((s) => s.pool)].map((key) => `%RW~${key.slice(0, key.lastIndexOf(':'))}:*`);
+      setUser(prefix, 'resetkeys', '%R~*', ...writable);
+      return async () => setUser(prefix, 'resetkeys', '~*');
+    },
+    partitionOf: (_space, id) => shardOf(id, shards),
   };
 }

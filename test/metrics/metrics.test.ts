@@ -12,6 +12,7 @@ import { buildApp } from '../../src/server/app.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 import { send } from '../helpers/service.js';
 import { ManualPlanning } from '../helpers/manual-planning.js';
+import { redisSkip, startRedis } from '../helpers/redis-servers.js';
 
 /** The value of one sample line (name + exact label set) in the text format, or undefined. */
 function sample(text: string, line: string): number | undefined {
@@ -171,6 +172,65 @@ test('a cancel and a death count under the task\'s own topic on SQLite, for task
   } finally {
     await q.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/**
+ * Acks by bare id (HTTP, `q.ack`) of reservations an hour long: longer than the loaded
+ * window, so the engine has no timer of theirs, and after a restart none at all. Each is
+ * counted under its task's topic, answered by the store; an ack sent again is counted once.
+ */
+async function acksOfUnloadedReservations(open: (registry: Registry) => Promise<DelayQueue>, restart: boolean): Promise<void> {
+  let registry = new Registry();
+  let q = await open(registry);
+  try {
+    await q.scheduleMany([
+      { id: 'l1', topic: 'long', ttrMs: 3_600_000 },
+      { id: 'l2', topic: 'long', ttrMs: 3_600_000 },
+      { id: 'o1', topic: 'other.topic', ttrMs: 3_600_000 },
+    ]);
+    const got = [...(await q.reserve('long', { max: 2, waitMs: 5_000 })), ...(await q.reserve('other.topic', { waitMs: 5_000 }))];
+    assert.deepEqual(got.map((d) => d.id).sort(), ['l1', 'l2', 'o1']);
+    if (restart) {
+      await q.close();
+      registry = new Registry();
+      q = await open(registry);
+    }
+    const [l1, l2, o1] = ['l1', 'l2', 'o1'].map((id) => got.find((d) => d.id === id)!);
+    await q.ack(l1!.id, l1!.receipt);
+    await q.ack(l1!.id, l1!.receipt); // its reply was lost: sent again, succeeds, not counted again
+    assert.deepEqual(await q.ackMany([l2!, o1!, { id: 'o1', receipt: o1!.receipt }]), ['acked', 'acked', 'acked']);
+    const text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_tasks_acked_total{topic="long"}'), 2);
+    assert.equal(sample(text, 'delayq_tasks_acked_total{topic="other.topic"}'), 1, 'the same delivery twice in one batch is counted once');
+    assert.equal(text.includes('topic="_unknown"'), false, 'nothing counted under _unknown');
+  } finally {
+    await q.close();
+  }
+}
+
+test('an ack of a reservation whose timer is not loaded counts under its topic, once (memory)', async () => {
+  await acksOfUnloadedReservations((registry) => DelayQueue.open({ metrics: { registry } }), false);
+});
+
+for (const restart of [false, true]) {
+  test(`an ack of a reservation whose timer is not loaded counts under its topic, once (SQLite${restart ? ', after a restart' : ''})`, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'delayq-metrics-'));
+    try {
+      await acksOfUnloadedReservations((registry) => DelayQueue.open({ store: `sqlite:${join(dir, 'a.db')}`, metrics: { registry } }), restart);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test('an ack of a reservation whose timer is not loaded counts under its topic, once (Redis, after a restart)', { skip: redisSkip() }, async () => {
+  const server = await startRedis();
+  try {
+    await acksOfUnloadedReservations((registry) => DelayQueue.open({ store: server.url, storeOptions: { prefix: 'acks', shards: 4 }, metrics: { registry } }), true);
+  } finally {
+    await server.stop();
+    server.remove();
   }
 });
 

@@ -212,6 +212,43 @@ describe('dashboard in Chromium', () => {
     assertClean(w);
   });
 
+  it('purges a topic\'s tasks in one state from the Topics page, once confirmed; a dismissed confirm purges nothing', async () => {
+    await api('POST', '/v1/tasks/batch', { tasks: ['pg-1', 'pg-2', 'pg-3'].map((id) => ({ id, topic: 'purgeme', delayMs: 600_000 })) });
+    await api('POST', '/v1/tasks', { id: 'pg-keep', topic: 'purgekeep', delayMs: 600_000 });
+    const w = await openPage('#/topics');
+    const { page } = w;
+    // Dialogs answered here: the first purge confirm is dismissed, the next accepted.
+    const confirms: string[] = [];
+    let dismiss = true;
+    page.removeAllListeners('dialog');
+    page.on('dialog', (dialog) => {
+      if (dialog.type() !== 'confirm') {
+        w.alerts.push(`${dialog.type()}: ${dialog.message()}`);
+        void dialog.dismiss();
+        return;
+      }
+      confirms.push(dialog.message());
+      void (dismiss ? dialog.dismiss() : dialog.accept());
+      dismiss = false;
+    });
+    const row = page.getByTestId('topics-table').locator('tr[data-topic="purgeme"]');
+    await row.waitFor();
+    await row.getByTestId('purge-state').selectOption('pending');
+    await row.getByTestId('purge').click();
+    await page.waitForTimeout(300);
+    assert.deepEqual(confirms, ['Delete every pending task of topic purgeme? This cannot be undone.']);
+    assert.equal((await api('GET', '/v1/tasks?topic=purgeme&state=pending')).body.tasks.length, 3, 'dismissed: nothing purged');
+    await row.getByTestId('purge').click();
+    await page.getByTestId('notice').getByText('Purged 3 pending tasks of purgeme.').waitFor();
+    assert.equal(confirms.length, 2);
+    assert.equal((await api('GET', '/v1/tasks?topic=purgeme')).body.tasks.length, 0);
+    assert.equal((await api('GET', '/v1/tasks/pg-keep')).body.state, 'pending', 'another topic is untouched');
+    // The page reloads at once: the topic has no task left, so it leaves the table.
+    await row.waitFor({ state: 'detached' });
+    await page.screenshot({ path: `${SHOTS}/topics-purge.png`, fullPage: true });
+    assertClean(w);
+  });
+
   it(`renders ${XSS} in a payload, an error and an id as text, and runs nothing`, async () => {
     await api('POST', '/v1/tasks', { id: 'xss', topic: 'xss', payload: { html: XSS, list: [XSS] }, maxAttempts: 1 });
     const [d] = (await api('POST', '/v1/topics/xss/reserve', { waitMs: 5_000 })).body.tasks;

@@ -13,11 +13,11 @@
  * Each case has its own consumer long-polling its topic (reserve, then ack). The demo
  * passes (exit 0) when exactly the expected tasks fire.
  *
- * It cleans up after itself, whether it passed, failed or was interrupted (Ctrl-C): every
- * task it scheduled that has not fired is cancelled, so none fires later, and it creates
- * no schedules or push subscriptions. Its finished tasks (completed, cancelled) stay
- * listed under their demo-<run>.* topics until the server purges finished tasks (7 days):
- * the HTTP API has no call that deletes a finished task.
+ * It cleans up after itself, whether it passed, failed or was interrupted (Ctrl-C): it
+ * purges every task of its demo-<run>.* topics in each state it leaves tasks in (pending:
+ * those that have not fired, so none fires later; completed and cancelled; dead, should
+ * one have failed), through DELETE /v1/topics/:topic/tasks, so its topics no longer appear
+ * in the store's stats. It creates no schedules or push subscriptions.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -78,8 +78,6 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number,
   const id = (name: string): string => `demo-${run}-${name}`;
 
   const stop = new AbortController();
-  /** Every id scheduled: cancelled at the end unless it fired. */
-  const scheduled = new Set<string>();
   const onInterrupt = (): void => stop.abort();
   interrupted.addEventListener('abort', onInterrupt, { once: true });
   const pause = (ms: number): Promise<void> => sleep(ms, undefined, { signal: stop.signal });
@@ -101,7 +99,6 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number,
   ];
 
   const schedule = async (topic: string, name: string, kind: DemoPayload['kind'], units: number, fires: boolean): Promise<void> => {
-    scheduled.add(id(name));
     await client.schedule({ id: id(name), topic, payload: { kind, name }, delayMs: Math.round(units * unitMs) });
     if (fires) expected.add(id(name));
   };
@@ -150,9 +147,9 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number,
     stop.abort();
     interrupted.removeEventListener('abort', onInterrupt);
     await Promise.allSettled(consumers);
-    await cleanUp(client, out, [...scheduled].filter((task) => !fired.has(task)));
+    await cleanUp(client, out, Object.values(topics));
   }
-  if (interrupted.aborted) throw new RequestFailed('DEMO_FAILED', 'demo: interrupted; its tasks that had not fired were cancelled');
+  if (interrupted.aborted) throw new RequestFailed('DEMO_FAILED', 'demo: interrupted; its tasks were purged, none will fire');
   await Promise.all(consumers);
   const missing = [...expected].filter((e) => !fired.has(e));
   emit({ case: 'summary', event: `${fired.size} tasks fired, ${expected.size} expected; missing ${missing.length}, unexpected ${unexpected.length}` });
@@ -160,9 +157,17 @@ export async function runDemo(client: DelayQClient, out: Output, unitMs: number,
     throw new RequestFailed('DEMO_FAILED', `demo: missing [${missing.join(', ')}], unexpected [${unexpected.join(', ')}]`);
 }
 
-/** Cancels the demo's tasks that have not fired (the ones already finished answer false). */
-async function cleanUp(client: DelayQClient, out: Output, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  const cancelled = (await client.cancelMany(ids)).filter((done) => done).length;
-  if (cancelled > 0) out.result({ t: 0, case: 'cleanup', event: `cancelled ${cancelled} demo tasks that had not fired` }, () => `cleanup: cancelled ${cancelled} demo tasks that had not fired`);
+/**
+ * Purges every task of the demo's topics: pending first (those that have not fired, so
+ * none fires later), then completed (with the cancelled ones) and dead.
+ */
+async function cleanUp(client: DelayQClient, out: Output, topics: readonly string[]): Promise<void> {
+  let unfired = 0;
+  let finished = 0;
+  for (const topic of topics) {
+    unfired += await client.topics.purge(topic, { state: 'pending' });
+    for (const state of ['completed', 'dead'] as const) finished += await client.topics.purge(topic, { state });
+  }
+  const event = `purged ${unfired + finished} demo tasks (${unfired} that had not fired)`;
+  out.result({ t: 0, case: 'cleanup', event }, () => `cleanup: ${event}`);
 }

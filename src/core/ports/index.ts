@@ -67,7 +67,7 @@ export const TASK_STORE_OPERATIONS = {
   producer: ['schedule', 'cancel', 'cancelMany', 'reschedule'],
   timers: ['loadDue'],
   consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'defer'],
-  inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge'],
+  inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic'],
   pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
   lifecycle: ['close'],

@@ -36,7 +36,21 @@ export type RescheduleOutcome =
   | { readonly status: 'rescheduled'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'not_pending' };
 
+/** What an ack answers its caller (`DelayQueue.ackMany`, HTTP): an ack sent again after it succeeded is `acked`. */
 export type AckOutcome = 'acked' | 'not_found' | 'stale';
+
+/**
+ * A store's answer to an ack. `acked`: this call completed the task, answered with the
+ * task's own topic, read where the store changed it (so the engine counts the ack under it
+ * without a second read, even for a reservation whose timer is not in its wheel).
+ * `already_acked`: the ack that completed the task, sent again with the same receipt (its
+ * reply was lost, or one batch held the same delivery twice); it succeeded before, so the
+ * caller hears `acked`, but nothing changed and it is not counted again. Answered while the
+ * completed task is kept (until purge).
+ */
+export type StoreAckOutcome =
+  | { readonly status: 'acked'; readonly topic: string }
+  | { readonly status: 'already_acked' | 'not_found' | 'stale' };
 
 /** One delivery to ack: a Delivery itself fits. */
 export interface AckRequest {
@@ -72,6 +86,27 @@ export interface StoreNackOptions {
   readonly error?: string;
   /** A number in [0, 1) for the backoff jitter (the store has no randomness of its own). */
   readonly random: number;
+}
+
+/**
+ * The tasks a topic purge removes: `pending`, `dead`, or `completed`, which also takes the
+ * topic's cancelled tasks (every store keeps them together as finished tasks, and the
+ * janitor purges them together). Reserved tasks are never purged: their consumer settles them.
+ */
+export type TopicPurgeState = 'pending' | 'dead' | 'completed';
+
+/** One step of a topic purge. */
+export interface TopicPurgeStep {
+  /** The ids this step deleted. */
+  readonly ids: string[];
+  /**
+   * The run timers of the pending tasks among them, as the store hands its run refs out
+   * (a store with timer homes gives their homes): the engine forgets exactly these timers
+   * (same id and seq), never those of a new task that took one of the freed ids since.
+   */
+  readonly runs: TimerRef[];
+  /** Where the next step resumes; null when the pass is over. */
+  readonly next: string | null;
 }
 
 export interface ListFilter {
@@ -182,20 +217,21 @@ export interface ConsumerStore {
    */
   reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]>;
   /**
-   * reserved -> completed, only with the current receipt. Idempotent: the ack that completed
-   * the task, sent again with the same receipt (its reply was lost), answers `acked` and
-   * changes nothing, for as long as the completed task is kept (until purge). Any other
-   * receipt is `stale`.
+   * reserved -> completed, only with the current receipt, answered `acked` with the task's
+   * topic. Idempotent: the ack that completed the task, sent again with the same receipt
+   * (its reply was lost), answers `already_acked` and changes nothing, for as long as the
+   * completed task is kept (until purge). Any other receipt is `stale`.
    */
-  ack(id: string, receipt: string, now: number): Promise<AckOutcome>;
+  ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome>;
   /**
    * `ack` of several deliveries in one call, outcomes in input order, each exactly what
-   * `ack` would have answered alone (an id twice with one receipt: both `acked`). The engine uses it
+   * `ack` would have answered alone (an id twice with one receipt: `acked`, then
+   * `already_acked`, so the ack is counted once). The engine uses it
    * for `DelayQueue.ackMany` and for the acks of its own workers' handlers that finish in
    * the same turn. Resolves only once every ack in it is durable. A store with no batch path
    * of its own uses `ackEachOneByOne` (core/batch-fallbacks.ts).
    */
-  ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]>;
+  ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]>;
   /**
    * A failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
    * else -> pending at now + (delayMs ?? backoff(attempts)).
@@ -242,4 +278,16 @@ export interface InspectorStore {
    * freeing their ids. Returns how many were deleted. Never touches live or dead tasks.
    */
   purge(before: number, limit: number): Promise<number>;
+  /**
+   * One bounded step of a pass that deletes the tasks of `topic` in `state` (see
+   * TopicPurgeState), freeing their ids: it deletes at most `limit` tasks and looks at a
+   * bounded number (about `limit`, whatever the store holds), so one step never holds the
+   * store long and deliveries go on between steps. A pass starts with `cursor` null and
+   * goes on with each step's `next` until that is null; every task of the topic that was in
+   * `state` for the whole pass is deleted by then (one that entered it meanwhile may stay).
+   * A step may delete nothing and still have a `next`. Counters move by the purge deltas
+   * (state -> none); a purged pending task leaves every index of the store (due times,
+   * parking, ready lists), so it is never delivered.
+   */
+  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep>;
 }

@@ -6,7 +6,7 @@
 import { DelayQError } from '../errors.js';
 import { fail } from './invalid.js';
 import { serializePayload } from './payload.js';
-import { type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions } from '../ports/index.js';
+import { type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions, type TopicPurgeState } from '../ports/index.js';
 import { DUE_HISTOGRAM_GRAIN_MS } from '../due-histogram.js';
 import { validatePushUrl } from '../push-input.js';
 import { shownKey } from '../shown.js';
@@ -322,6 +322,15 @@ export function validateDueHistogramOptions(
   if (Math.ceil((to - from) / bucketMs) > MAX_DUE_HISTOGRAM_BUCKETS)
     fail('INVALID_ARGUMENT', 'to', `at most ${MAX_DUE_HISTOGRAM_BUCKETS} buckets of bucketMs between from and to`, to);
   return { from, to, bucketMs, ...(options.topic !== undefined ? { topic: options.topic as string } : {}) };
+}
+
+/** The states a topic purge takes (TopicPurgeState): a purge names one. */
+export const TOPIC_PURGE_STATES = ['pending', 'dead', 'completed'] as const satisfies readonly TopicPurgeState[];
+
+export function validatePurgeState(state: unknown): TopicPurgeState {
+  if (typeof state !== 'string' || !(TOPIC_PURGE_STATES as readonly string[]).includes(state))
+    fail('INVALID_ARGUMENT', 'state', `must be one of ${TOPIC_PURGE_STATES.join(', ')}`, state);
+  return state as TopicPurgeState;
 }
 
 /**

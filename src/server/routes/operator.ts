@@ -1,13 +1,15 @@
 /**
  * The operator's routes (the dashboard uses them; docs/service.md): the timeline (a
- * due-time histogram), retrying a dead task, and retrying the dead tasks of a topic.
+ * due-time histogram), retrying a dead task, retrying the dead tasks of a topic, and
+ * purging a topic's tasks in one state.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
-import { validateIntOption } from '../../core/task/validate.js';
+import type { TopicPurgeState } from '../../core/ports/index.js';
+import { TOPIC_PURGE_STATES, validateIntOption } from '../../core/task/validate.js';
 import type { RouteContext } from '../context.js';
 import { SERVER_VERSION } from './system.js';
-import { activitySchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
+import { activitySchema, topicPurgeResultSchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
 import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute } from '../route-schema.js';
 import { retryDeadBodySchema, retryDeadManyBodySchema } from '../schemas.js';
 
@@ -119,6 +121,23 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
       const { done, more } = await eachDead(request.params.topic, request.body?.max, (id) => queue.retryDead(id));
       return { retried: done, more };
     },
+  );
+
+  // Every task of the topic in one state, deleted in bounded steps (engine/topics.ts).
+  app.delete<{ Params: { topic: string }; Querystring: { state?: string } }>(
+    '/v1/topics/:topic/tasks',
+    {
+      schema: apiRoute({
+        operationId: 'purgeTopic',
+        tags,
+        summary: "Delete the topic's tasks in one state (completed also takes the cancelled ones; reserved tasks are never purged)",
+        path: { topic: TOPIC },
+        query: { state: { type: 'string', enum: TOPIC_PURGE_STATES, maxLength: 20, required: true, description: 'pending, dead, or completed (with the cancelled ones)' } },
+        ok: { 200: topicPurgeResultSchema },
+        errors: ['INVALID_TOPIC', ...STORE_ERRORS],
+      }),
+    },
+    async (request) => ({ purged: await queue.topics.purge(request.params.topic, { state: request.query.state as TopicPurgeState }) }),
   );
 
   // Up to `max` dead tasks of the topic given up on: dead -> cancelled.

@@ -223,13 +223,43 @@ function TimelinePage() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Topics: counts, rates, ready, push subscription and its last error.
+// Topics: counts, rates, ready, push subscription and its last error; purge a topic's tasks.
+
+const PURGE_STATES = ['pending', 'dead', 'completed'];
+
+/** A row's purge control: a state and a button; the purge runs once confirmed, and says what it did. */
+function PurgeControl({ topic, onDone }) {
+  const [state, setState] = useState('completed');
+  const [busy, setBusy] = useState(false);
+  const purge = async () => {
+    const what = state === 'completed' ? 'completed and cancelled' : state;
+    if (!confirm(`Delete every ${what} task of topic ${topic}? This cannot be undone.`)) return;
+    setBusy(true);
+    try {
+      const result = await api('DELETE', `/v1/topics/${encodeURIComponent(topic)}/tasks` + qs({ state }));
+      onDone({ ok: true, text: `Purged ${number(result.purged)} ${what} tasks of ${topic}.` });
+    } catch (e) {
+      onDone({ ok: false, text: e.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<span class="row">
+    <select value=${state} onChange=${(e) => setState(e.target.value)} data-testid="purge-state" aria-label=${'state to purge of ' + topic}>
+      ${PURGE_STATES.map((s) => html`<option value=${s}>${s}</option>`)}
+    </select>
+    <button disabled=${busy} onClick=${purge} data-testid="purge">Purge</button>
+  </span>`;
+}
 
 function TopicsPage() {
   const previous = useRef(null);
   // Pages of 100 topics by name, as /v1/stats gives them.
   const [cursors, setCursors] = useState([undefined]);
   const after = cursors[cursors.length - 1];
+  const [notice, setNotice] = useState(null);
+  // Bumped after a purge: the page reloads at once.
+  const [version, setVersion] = useState(0);
   const { data, error } = usePoll(
     async () => {
       const [stats, feed, push] = await Promise.all([api('GET', '/v1/stats' + qs({ topicLimit: 100, after })), api('GET', '/v1/activity'), api('GET', '/v1/push')]);
@@ -238,8 +268,12 @@ function TopicsPage() {
       return { stats, feed, push, before };
     },
     REFRESH_MS,
-    [after],
+    [after, version],
   );
+  const purged = (result) => {
+    setNotice(result);
+    setVersion((v) => v + 1);
+  };
   if (!data) return html`<section><h1>Topics</h1><${ErrorLine} error=${error} /><p>Loading…</p></section>`;
   const { stats, feed, push, before } = data;
   const subscriptions = new Map(push.subscriptions.map((s) => [s.topic, s]));
@@ -255,11 +289,12 @@ function TopicsPage() {
   return html`<section>
     <h1>Topics</h1>
     <${ErrorLine} error=${error} />
+    <${Notice} notice=${notice} />
     <div class="scroll">
       <table data-testid="topics-table">
-        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th></tr></thead>
+        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th><th>purge</th></tr></thead>
         <tbody>
-          ${names.length === 0 ? html`<tr><td colspan="13" class="muted">no topics yet</td></tr>` : null}
+          ${names.length === 0 ? html`<tr><td colspan="14" class="muted">no topics yet</td></tr>` : null}
           ${names.map((topic) => {
             const counts = stats.topics[topic] ?? {};
             const subscription = subscriptions.get(topic);
@@ -274,6 +309,7 @@ function TopicsPage() {
               <td class="num">${rateOf(topic, 'failed')}</td>
               <td class="url">${subscription ? subscription.url : ''}</td>
               <td>${failure ? `${localTime(failure.at)}: ${failure.error}` : ''}</td>
+              <td>${stats.topics[topic] ? html`<${PurgeControl} topic=${topic} onDone=${purged} />` : ''}</td>
             </tr>`;
           })}
         </tbody>

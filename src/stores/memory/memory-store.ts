@@ -8,7 +8,7 @@ import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-delta
 import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
@@ -39,6 +39,9 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
   protected readonly pushSubscriptionPart = new MemoryPushSubscriptions();
   protected readonly schedulePart = new MemorySchedules();
   private nextSeq = 1;
+  /** The open passes of purgeTopic, by cursor. */
+  private readonly purgePasses = new Map<string, MapIterator<StoredTask>>();
+  private purgePassCount = 0;
   private closed = false;
 
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
@@ -174,28 +177,28 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     return { status: 'deferred', ref: this.pendingAt(task, runAt) };
   }
 
-  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+  async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     this.assertOpen();
     return this.ackOne(id, receipt, now);
   }
 
-  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     this.assertOpen();
-    const outcomes: AckOutcome[] = new Array<AckOutcome>(acks.length);
+    const outcomes: StoreAckOutcome[] = new Array<StoreAckOutcome>(acks.length);
     for (let i = 0; i < acks.length; i++) outcomes[i] = this.ackOne(acks[i]!.id, acks[i]!.receipt, now);
     return outcomes;
   }
 
-  private ackOne(id: string, receipt: string, now: number): AckOutcome {
+  private ackOne(id: string, receipt: string, now: number): StoreAckOutcome {
     const reservation = this.receipts.reservationIn(receipt);
     const slotted = this.reservedSlots[reservation & (RESERVED_SLOTS - 1)];
     const task = slotted !== undefined && slotted.id === id ? slotted : this.tasks.get(id);
-    if (!task) return 'not_found';
-    if (!this.receipts.holds(task, receipt, reservation)) return this.receipts.completedBy(task, receipt, reservation) ? 'acked' : 'stale';
+    if (!task) return NOT_FOUND;
+    if (!this.receipts.holds(task, receipt, reservation)) return this.receipts.completedBy(task, receipt, reservation) ? ALREADY_ACKED : STALE;
     this.apply(task, 'ack', now);
     // The reservation number stays: it names the receipt that completed the task.
     task.reservedUntil = Number.NaN;
-    return 'acked';
+    return { status: 'acked', topic: task.topic };
   }
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
@@ -262,6 +265,37 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
       }
     }
     return deleted;
+  }
+
+  async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    this.assertOpen();
+    // A pass is an iterator of the task map, which stays valid while tasks are deleted and
+    // added; its cursor names it. An unknown cursor (an evicted pass) starts a new pass,
+    // which is always correct, only slower.
+    const name = cursor ?? `${++this.purgePassCount}`;
+    const pass = (cursor === null ? undefined : this.purgePasses.get(cursor)) ?? this.tasks.values();
+    this.purgePasses.delete(name);
+    const ids: string[] = [];
+    const runs: TimerRef[] = [];
+    for (let looked = 0; ids.length < limit && looked < PURGE_LOOKS_PER_LIMIT * limit; looked++) {
+      const next = pass.next();
+      if (next.done === true) return { ids, runs, next: null };
+      const task = next.value;
+      if (task.topic !== topic || !(task.state === state || (state === 'completed' && task.state === 'cancelled'))) continue;
+      this.tasks.delete(task.id);
+      if (task.state === 'pending') {
+        dropDue(task.dueMinutes, task.runAt);
+        runs.push(runRef(task));
+      }
+      applyStateDeltas(task.counts, task.state, null);
+      // A run ref may still point at the object (reserveRefs reads it): no longer pending, it reserves nothing.
+      task.state = 'cancelled';
+      ids.push(task.id);
+    }
+    this.purgePasses.set(name, pass);
+    // Passes given up by their callers are forgotten, oldest first.
+    if (this.purgePasses.size > MAX_PURGE_PASSES) this.purgePasses.delete(this.purgePasses.keys().next().value!);
+    return { ids, runs, next: name };
   }
 
   async close(): Promise<void> {
@@ -346,3 +380,12 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
 
 /** Slots of the reserved-task table (a power of two): a burst's reservations, in a table that stays in cache (ADR 0019). */
 const RESERVED_SLOTS = 4096;
+
+/** A purgeTopic step looks at up to this many tasks per task it may delete. */
+const PURGE_LOOKS_PER_LIMIT = 4;
+const MAX_PURGE_PASSES = 64;
+
+/** The ack outcomes that carry no topic: one object each, shared, as an ack allocates nothing else. */
+const NOT_FOUND: StoreAckOutcome = { status: 'not_found' };
+const STALE: StoreAckOutcome = { status: 'stale' };
+const ALREADY_ACKED: StoreAckOutcome = { status: 'already_acked' };

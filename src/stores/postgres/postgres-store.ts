@@ -9,7 +9,7 @@
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { AckRequest, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -23,7 +23,7 @@ import type { PgShared } from './shared.js';
 import { PgTransactional } from './transactional.js';
 import { channelsOf } from './channels.js';
 import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
-import { ackTasks, cancelTasks, MAX_BATCH, purgeTasks, reserveTasks, scheduleTasks } from './task-writes.js';
+import { ackTasks, cancelTasks, MAX_BATCH, purgeTasks, purgeTopicStep, reserveTasks, scheduleTasks } from './task-writes.js';
 
 /** Rows one purge statement deletes at most, so the janitor never holds many row locks long. */
 const PURGE_BATCH = 1_000;
@@ -53,7 +53,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   }
   private readonly pg: PgContext;
   private readonly schedules: ShardBatcher<Timed<NewTaskRecord>, ScheduleOutcome>;
-  private readonly acks: ShardBatcher<Timed<AckRequest>, AckOutcome>;
+  private readonly acks: ShardBatcher<Timed<AckRequest>, StoreAckOutcome>;
   private readonly cancels: ShardBatcher<Timed<string>, StoreCancelOutcome>;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
@@ -138,11 +138,11 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     return reserveRefsByIds(this, refs, now, ttrMs);
   }
 
-  ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+  ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     return this.guard(async () => (await this.acks.submit(0, [{ item: { id, receipt }, now }]))[0]!);
   }
 
-  ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+  ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     if (acks.length === 0) return this.guard(async () => []);
     return this.guard(() => this.acks.submit(0, acks.map((item) => ({ item, now }))));
   }
@@ -197,6 +197,10 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
       }
       return deleted;
     });
+  }
+
+  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    return this.guard(() => purgeTopicStep(this.pg, topic, state, cursor, limit));
   }
 
   async close(): Promise<void> {

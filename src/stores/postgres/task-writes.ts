@@ -9,7 +9,7 @@
  * Concurrent single calls reach these through the batchers of postgres-store.ts (group
  * commit: what callers submit while a statement is in flight goes out in the next one).
  */
-import type { AckOutcome, AckRequest, ScheduleOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
+import type { AckRequest, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome, TopicPurgeState, TopicPurgeStep } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
 import { shardOf } from '../shared/router.js';
@@ -139,12 +139,12 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
 
 /**
  * reserved -> completed with the current receipt; the receipt moves to acked_receipt, so the
- * same ack sent again answers `acked` until the task is purged.
+ * same ack sent again answers `already_acked` until the task is purged (and an id twice
+ * with one receipt in one call: `acked`, then `already_acked`, so it is counted once).
  */
-/** `now`: one time for every ack, or each ack's own (coalesced calls keep theirs). */
-export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[]): Promise<AckOutcome[]> {
+export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[]): Promise<StoreAckOutcome[]> {
   const s = pg.schema;
-  const rows = await pg.query<{ outcome: AckOutcome }>(
+  const rows = await pg.query<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
     `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS a(id, receipt, now, ord)),
      upd AS (
        UPDATE "${s}".tasks t SET state = 'completed', due_at = NULL, acked_receipt = t.receipt, receipt = NULL, reserved_until = NULL, updated_at = a.now
@@ -154,14 +154,21 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
      ${countersCte(s, "SELECT topic, 'reserved'::text AS from_state, 'completed'::text AS to_state FROM upd", '$4')}
      SELECT CASE WHEN u.id IS NOT NULL THEN 'acked'
                  WHEN t.id IS NULL THEN 'not_found'
-                 WHEN t.state = 'completed' AND t.acked_receipt = a.receipt THEN 'acked'
-                 ELSE 'stale' END AS outcome
+                 WHEN t.state = 'completed' AND t.acked_receipt = a.receipt THEN 'already_acked'
+                 ELSE 'stale' END AS outcome, u.topic
        FROM input a LEFT JOIN upd u ON u.id = a.id AND u.acked_receipt = a.receipt LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = a.id
       ORDER BY a.ord`,
     [acks.map((a) => a.id), acks.map((a) => a.receipt), typeof now === 'number' ? acks.map(() => now) : now, pg.slotOf('ack')],
     'delayq_ack',
   );
-  return rows.map((r) => r.outcome);
+  const acked = new Set<string>();
+  return rows.map((r, i): StoreAckOutcome => {
+    if (r.outcome !== 'acked' || r.topic === null) return { status: r.outcome === 'acked' ? 'already_acked' : r.outcome };
+    const key = `${acks[i]!.id}\u0000${acks[i]!.receipt}`;
+    if (acked.has(key)) return { status: 'already_acked' };
+    acked.add(key);
+    return { status: 'acked', topic: r.topic };
+  });
 }
 
 /** pending -> cancelled; an id given twice is cancelled by its first occurrence, the second is `not_pending`. */
@@ -206,4 +213,36 @@ export async function purgeTasks(pg: PgContext, before: number, limit: number): 
     [before, limit, pg.slotOf('other')],
   );
   return rows[0]?.n ?? 0;
+}
+
+/** Rows a purgeTopic step reads per row it may delete: bounded, whatever the store holds. */
+const PURGE_LOOKS_PER_LIMIT = 4;
+
+/**
+ * One step of a topic purge: the next ids after `cursor` (in id order, at most
+ * PURGE_LOOKS_PER_LIMIT * limit of them) are looked at, and those of `topic` in `state`
+ * (completed includes cancelled) are deleted, at most `limit`, with their counters.
+ */
+export async function purgeTopicStep(pg: PgContext, topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+  const s = pg.schema;
+  const window = PURGE_LOOKS_PER_LIMIT * limit;
+  const rows = await pg.query<{ id: string | null; topic: string | null; state: string | null; run_at: number | null; seq: number | null; url: string | null; last: string | null; scanned: number }>(
+    `WITH scan AS (SELECT id FROM "${s}".tasks WHERE id > $1 ORDER BY id LIMIT $2),
+     cand AS (
+       SELECT t.id FROM "${s}".tasks t JOIN scan USING (id)
+        WHERE t.topic = $3 AND (t.state = $4 OR ($4 = 'completed' AND t.state = 'cancelled'))
+        ORDER BY t.id LIMIT $5 FOR UPDATE
+     ),
+     d AS (DELETE FROM "${s}".tasks WHERE id IN (SELECT id FROM cand) RETURNING id, topic, state, run_at, seq, url),
+     ${countersCte(s, 'SELECT topic, state AS from_state, NULL::text AS to_state FROM d', '$6')}
+     SELECT d.id, d.topic, d.state, d.run_at, d.seq, d.url, (SELECT max(id) FROM scan) AS last, (SELECT count(*)::int FROM scan) AS scanned
+       FROM (SELECT 1) one LEFT JOIN d ON true ORDER BY d.id`,
+    [cursor ?? '', window, topic, state, limit, pg.slotOf('other')],
+  );
+  const deleted = rows.filter((r) => r.id !== null);
+  const ids = deleted.map((r) => r.id!);
+  const runs = deleted.filter((r) => r.state === 'pending').map((r) => ({ id: r.id!, topic: laneOf(r.topic!, r.url), kind: 'run' as const, dueAt: r.run_at!, seq: r.seq!, receipt: null }));
+  const first = rows[0];
+  const next = ids.length >= limit ? ids.at(-1)! : first === undefined || first.scanned < window ? null : first.last;
+  return { ids, runs, next };
 }

@@ -2,7 +2,7 @@
  * The typed wrappers of the task scripts: one function per Lua script, the only place that
  * knows its KEYS / ARGV layout and reply shape (script-runner.ts runs them).
  */
-import type { StoreCancelOutcome } from '../../core/ports/index.js';
+import type { StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
@@ -78,11 +78,18 @@ export async function cancelScript(
   return out;
 }
 
-/** Outcomes per (id, receipt), in order. */
-export async function ackScript(client: RedisClient, shard: ShardKeys, now: number, acks: readonly { id: string; receipt: string }[]): Promise<string[]> {
+const ACK_FAILURES: Readonly<Record<string, StoreAckOutcome>> = { r: { status: 'already_acked' }, n: { status: 'not_found' }, s: { status: 'stale' } };
+
+/** Outcomes per (id, receipt), in order (ack.lua answers one character each, then the topic of each acked one). */
+export async function ackScript(client: RedisClient, shard: ShardKeys, now: number, acks: readonly { id: string; receipt: string }[]): Promise<StoreAckOutcome[]> {
   const args: Arg[] = [now];
   for (const a of acks) args.push(a.id, a.receipt);
-  return asArray(await run(client, 'ack', standardKeys(shard), args)).map(str);
+  const reply = asArray(await run(client, 'ack', standardKeys(shard), args));
+  const codes = str(reply[0]);
+  const out = new Array<StoreAckOutcome>(codes.length);
+  let topics = 1;
+  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'a' ? { status: 'acked', topic: str(reply[topics++]) } : ACK_FAILURES[codes[i]!]!;
+  return out;
 }
 
 /** Replies of the form { status, runAt?, seq?, topic?, taskTopic? }. */
@@ -149,6 +156,21 @@ export async function reserveScript(
 
 export async function purgeScript(client: RedisClient, shard: ShardKeys, before: number, limit: number): Promise<number> {
   return num(await run(client, 'purge', standardKeys(shard), [before, limit]));
+}
+
+/** One HSCAN step of a topic purge on one shard: the next cursor ('0': done) and the tasks deleted. */
+export async function purgeTopicScript(
+  client: RedisClient,
+  shard: ShardKeys,
+  cursor: string,
+  limit: number,
+  topic: string,
+  states: string,
+): Promise<{ next: string; deleted: { id: string; seq: number; runAt: number; lane: string }[] }> {
+  const reply = asArray(await run(client, 'purge-topic', [...standardKeys(shard), shard.parkedCounts], [cursor, limit, topic, states]));
+  const deleted = [];
+  for (let i = 1; i + 3 < reply.length + 1; i += 4) deleted.push({ id: str(reply[i]), seq: num(reply[i + 1]), runAt: num(reply[i + 2]), lane: str(reply[i + 3]) });
+  return { next: str(reply[0]), deleted };
 }
 
 export interface DueEntry {

@@ -22,7 +22,7 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckOutcome, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -138,12 +138,12 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.tasks.reserve(ids, now, ttrMs);
   }
 
-  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+  async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     this.assertOpen();
     return this.tasks.ack(id, receipt, now);
   }
 
-  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     this.assertOpen();
     return this.tasks.ackMany(acks, now);
   }
@@ -176,6 +176,11 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   async purge(before: number, limit: number): Promise<number> {
     this.assertOpen();
     return this.tasks.purge(before, limit);
+  }
+
+  async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    this.assertOpen();
+    return this.tasks.purgeTopic(topic, state, cursor, limit);
   }
 
   // ---------------------------------------------------------------------------------

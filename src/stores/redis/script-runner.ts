@@ -25,7 +25,7 @@ export const MAX_SCRIPT_BATCH = 500;
  * tasks, at least once).
  */
 const WAITED: ReadonlySet<ScriptName> = new Set<ScriptName>([
-  'schedule', 'cancel', 'reschedule', 'reserve', 'ack', 'nack', 'expire', 'retry-dead', 'purge', 'unpark', 'promote', 'reserve-ready', 'release',
+  'schedule', 'cancel', 'reschedule', 'reserve', 'ack', 'nack', 'expire', 'retry-dead', 'purge', 'purge-topic', 'unpark', 'promote', 'reserve-ready', 'release',
   'schedule-put', 'schedule-put-new', 'schedule-swap', 'schedule-delete',
 ]);
 

@@ -45,6 +45,7 @@ export const SCRIPT_NAMES = [
   'retry-dead',
   'cancel-dead',
   'purge',
+  'purge-topic',
   'load-due',
   'unpark',
   'parked-init',

@@ -4,7 +4,7 @@
  * pending published to the owners of their shards (remote-timers.ts).
  */
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../shared/batcher.js';
@@ -12,7 +12,7 @@ import { mergeDue } from '../shared/due-merge.js';
 import { nextNonce } from '../shared/nonce.js';
 import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, encodeNewTask } from './codec.js';
-import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace, ShardKeys } from './keys.js';
@@ -25,7 +25,7 @@ export class RedisTaskOps {
   private readonly client: RedisClient;
   private readonly keys: Keyspace;
   private readonly shardCount: number;
-  private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, string>;
+  private readonly acks: ShardBatcher<{ id: string; receipt: string; now: number }, StoreAckOutcome>;
   private readonly cancels: ShardBatcher<{ id: string; now: number }, StoreCancelOutcome>;
 
   constructor(
@@ -169,9 +169,9 @@ export class RedisTaskOps {
     return out;
   }
 
-  async ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+  async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     const [outcome] = await this.acks.submit(shardOf(id, this.shardCount), [{ id, receipt, now }]);
-    return outcome as AckOutcome;
+    return outcome!;
   }
 
   /**
@@ -179,11 +179,8 @@ export class RedisTaskOps {
    * together): grouped by shard into the same batcher as `ack`, so each shard gets one
    * script call for them (and for any other acks of that shard waiting meanwhile).
    */
-  async ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
-    return this.byShard(
-      acks,
-      async (shard, chunk) => (await this.acks.submit(shard, chunk.map(({ id, receipt }) => ({ id, receipt, now })))) as AckOutcome[],
-    );
+  async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
+    return this.byShard(acks, (shard, chunk) => this.acks.submit(shard, chunk.map(({ id, receipt }) => ({ id, receipt, now }))));
   }
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
@@ -233,6 +230,22 @@ export class RedisTaskOps {
       }
     }
     return deleted;
+  }
+
+  /**
+   * One script call on one shard a step; the cursor is `<shard>:<HSCAN cursor>`, and a pass
+   * goes through the shards in order (a Cluster runs each shard's step on its master).
+   */
+  async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    const [shardText, scan] = cursor === null ? ['0', '0'] : cursor.split(':', 2);
+    const index = Number(shardText);
+    const shard = this.keys.shards[Number.isSafeInteger(index) ? index : 0] ?? this.keys.shards[0]!;
+    const states = state === 'pending' ? 'p' : state === 'dead' ? 'd' : 'cx';
+    const step = await this.tracked(shard.index, () => purgeTopicScript(this.client, shard, scan ?? '0', Math.min(limit, 1_000), topic, states));
+    const ids = step.deleted.map((d) => d.id);
+    const runs: TimerRef[] = state !== 'pending' ? [] : step.deleted.map((d) => ({ id: d.id, topic: d.lane, kind: 'run', dueAt: d.runAt, seq: d.seq, receipt: null }));
+    if (step.next !== '0') return { ids, runs, next: `${shard.index}:${step.next}` };
+    return { ids, runs, next: shard.index + 1 < this.shardCount ? `${shard.index + 1}:0` : null };
   }
 
   /**

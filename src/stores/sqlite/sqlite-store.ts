@@ -17,7 +17,7 @@ import { makeReceipt } from '../../core/task/lifecycle.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { AckOutcome, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -32,6 +32,8 @@ import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
 const PURGE_BATCH = 1_000;
+/** A purgeTopic step reads up to this many rows per row it may delete. */
+const PURGE_LOOKS_PER_LIMIT = 4;
 
 export class SqliteStore extends StoredRecordRoles implements TaskStore {
   readonly description: string;
@@ -198,15 +200,15 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     });
   }
 
-  ack(id: string, receipt: string, now: number): Promise<AckOutcome> {
+  ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     return this.write(1, (counts) => this.ackRow(id, receipt, now, counts), true);
   }
 
   /** The acks of one call share its savepoint: if one statement fails, none of them stays. */
-  ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+  ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     if (acks.length === 0) return this.closed ? Promise.reject(closedError(this.path)) : Promise.resolve([]);
-    return this.write(acks.length, (counts): AckOutcome[] => {
-      const outcomes = new Array<AckOutcome>(acks.length);
+    return this.write(acks.length, (counts): StoreAckOutcome[] => {
+      const outcomes = new Array<StoreAckOutcome>(acks.length);
       for (let i = 0; i < acks.length; i++) outcomes[i] = this.ackRow(acks[i]!.id, acks[i]!.receipt, now, counts, acks[i]!.topic);
       return outcomes;
     });
@@ -216,7 +218,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
    * One statement on the hot path; a miss reads once more to say why. A caller that knows
    * the task's topic (a worker, from its delivery) spares the UPDATE its RETURNING.
    */
-  private ackRow(id: string, receipt: string, now: number, counts: CountDeltas, knownTopic?: string): AckOutcome {
+  private ackRow(id: string, receipt: string, now: number, counts: CountDeltas, knownTopic?: string): StoreAckOutcome {
     const topic =
       knownTopic === undefined
         ? this.sql.ack.get(now, id, receipt)?.topic
@@ -225,12 +227,12 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
           : undefined;
     if (topic === undefined) {
       const row = this.sql.ackedReceiptOf.get(id);
-      if (row === undefined) return 'not_found';
+      if (row === undefined) return { status: 'not_found' };
       // The ack that completed the task, sent again (its reply was lost): it did succeed.
-      return row.state === 'completed' && row.acked_receipt === receipt ? 'acked' : 'stale';
+      return { status: row.state === 'completed' && row.acked_receipt === receipt ? 'already_acked' : 'stale' };
     }
     counts.transition(topic, 'reserved', 'ack');
-    return 'acked';
+    return { status: 'acked', topic };
   }
 
   nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
@@ -316,6 +318,33 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
       if (n < batch) break;
     }
     return deleted;
+  }
+
+  /**
+   * A step reads the next rows in seq order (the primary key: no index of topics is kept
+   * for this, so no write pays for one), at most PURGE_LOOKS_PER_LIMIT * limit, and deletes
+   * those of the topic and state in the same transaction; the cursor is the last seq read.
+   * Deleting a parked row takes it out of parked_days (a trigger); its parked run skips it.
+   */
+  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    const after = cursor === null ? 0 : Number(cursor);
+    const window = PURGE_LOOKS_PER_LIMIT * limit;
+    return this.write(limit, (counts): TopicPurgeStep => {
+      const rows = this.sql.purgeScan.all(Number.isSafeInteger(after) ? after : 0, window);
+      const ids: string[] = [];
+      const runs: TimerRef[] = [];
+      let last = after;
+      for (const row of rows) {
+        if (ids.length >= limit) return { ids, runs, next: String(last) };
+        last = row.seq;
+        if (row.topic !== topic || !(row.state === state || (state === 'completed' && row.state === 'cancelled'))) continue;
+        const deleted = this.sql.deleteSeq.get(row.seq)!;
+        counts.moved(row.topic, row.state, null);
+        ids.push(row.id);
+        if (row.state === 'pending') runs.push(runRef(row.id, laneOf(row.topic, deleted.url ?? undefined), deleted.run_at, row.seq));
+      }
+      return { ids, runs, next: rows.length < window ? null : String(last) };
+    });
   }
 
   async close(): Promise<void> {

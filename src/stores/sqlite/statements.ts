@@ -62,6 +62,10 @@ export interface Statements {
   readonly list: Stmt<[{ after: string; topic: string | null; state: string | null; limit: number }], TaskRow>;
   readonly listDead: Stmt<[{ after: string; topic: string | null; limit: number }], TaskRow>;
   readonly purge: Stmt<[number, number], { topic: string; state: TaskState }>;
+  /** (after seq, rows) -> the next rows in seq order (a topic purge's step; payloads untouched). */
+  readonly purgeScan: Stmt<[number, number], { seq: number; id: string; topic: string; state: TaskState }>;
+  /** seq -> the deleted row's run_at and url (read anyway: a delete frees the row's pages). */
+  readonly deleteSeq: Stmt<[number], { run_at: number; url: string | null }>;
   readonly counts: Stmt<[], { topic: string; state: TaskState; n: number }>;
   /** (from, bucketMs, from, to) -> pending tasks in tasks_due per bucket. */
   readonly dueBuckets: Stmt<[number, number, number, number], { b: number; n: number }>;
@@ -167,6 +171,12 @@ export function prepareStatements(db: Database.Database): Statements {
          SELECT seq FROM tasks WHERE state IN ('completed', 'cancelled') AND updated_at < ? LIMIT ?
        ) RETURNING topic, state`,
     ),
+
+    // Control columns only: a row's payload is last and stays in its overflow pages.
+    purgeScan: db.prepare<[number, number], { seq: number; id: string; topic: string; state: TaskState }>(
+      'SELECT seq, id, topic, state FROM tasks WHERE seq > ? ORDER BY seq LIMIT ?',
+    ),
+    deleteSeq: db.prepare<[number], { run_at: number; url: string | null }>('DELETE FROM tasks WHERE seq = ? RETURNING run_at, url'),
 
     // Parking (parking.ts): filing runs of parked seqs, reading them in order, moving their rows to tasks_due.
     parkingState: db.prepare<[], { frontier: number; bucket_ms: number }>('SELECT frontier, bucket_ms FROM parking_state WHERE id = 1'),

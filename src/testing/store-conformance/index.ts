@@ -18,6 +18,7 @@ import { lifecycleCases } from './lifecycle.js';
 import { loadDueCases } from './load-due.js';
 import { ownPushUrlCases } from './own-push-url.js';
 import { pushSubscriptionCases } from './push-subscriptions.js';
+import { purgeTopicCases } from './purge-topic.js';
 import { recurringScheduleCases } from './recurring-schedules.js';
 import { reserveCases } from './reserve.js';
 import { scheduleCases } from './schedule.js';
@@ -77,6 +78,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       reserveCases,
       settleCases,
       inspectionCases,
+      purgeTopicCases,
       pushSubscriptionCases,
       deferCases,
       ownPushUrlCases,

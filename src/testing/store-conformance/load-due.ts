@@ -30,7 +30,7 @@ export function loadDueCases(store: TaskStore): void {
       await store.schedule([task('run', { runAt: T0 + 50 }), task('res', { runAt: T0 }), task('done', { runAt: T0 }), task('gone', { runAt: T0 })], T0);
       const claimed = await store.reserve(['res', 'done'], T0, 1_000);
       const done = claimed.find((r) => r.id === 'done')!;
-      assert.equal(await store.ack('done', done.receipt!, T0 + 1), 'acked');
+      assert.equal((await store.ack('done', done.receipt!, T0 + 1)).status, 'acked');
       await store.cancel('gone', T0);
       const refs = await loadAll(store, T0 + 60_000);
       assert.deepEqual(

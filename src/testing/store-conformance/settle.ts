@@ -1,9 +1,14 @@
 /** The store suite's cases of "ack, fail and expire" (runStoreConformance, ./index.ts). */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TaskStore } from '../../core/ports/index.js';
 import { type NewTaskRecord } from '../../core/task/model.js';
 import { T0, task, loadAll } from './fixtures.js';
+
+const ACKED: StoreAckOutcome = { status: 'acked', topic: 'orders' };
+const ALREADY_ACKED: StoreAckOutcome = { status: 'already_acked' };
+const STALE: StoreAckOutcome = { status: 'stale' };
+const NOT_FOUND: StoreAckOutcome = { status: 'not_found' };
 
 /** `store` is the store of the case running: a fresh one for each. */
 export function settleCases(store: TaskStore): void {
@@ -17,39 +22,50 @@ export function settleCases(store: TaskStore): void {
 
     it('acks with the current receipt only', async () => {
       const receipt = await reserved('a');
-      assert.equal(await store.ack('a', `${receipt}x`, T0 + 1), 'stale');
-      assert.equal(await store.ack('a', receipt, T0 + 2), 'acked');
+      assert.deepEqual(await store.ack('a', `${receipt}x`, T0 + 1), STALE);
+      assert.deepEqual(await store.ack('a', receipt, T0 + 2), { status: 'acked', topic: 'orders' }, 'answered with the task\'s own topic');
       const a = await store.get('a');
       assert.equal(a?.state, 'completed');
       assert.equal(a?.updatedAt, T0 + 2);
       assert.deepEqual([a?.receipt, a?.reservedUntil, a?.attempts, a?.runAt, a?.payload], [null, null, 1, T0, task('a').payload], 'the reservation is gone, the rest kept');
-      assert.equal(await store.ack('missing', receipt, T0), 'not_found');
+      assert.deepEqual(await store.ack('missing', receipt, T0), NOT_FOUND);
     });
 
-    it('answers an ack sent again with the receipt that completed the task as acked, and changes nothing', async () => {
+    it('answers each ack with the topic of the task it completed, whatever the topic', async () => {
+      const receipts = [await reserved('m', { topic: 'mail' }), await reserved('p', { topic: 'payments.eu-1' })];
+      assert.deepEqual(await store.ack('m', receipts[0]!, T0 + 1), { status: 'acked', topic: 'mail' });
+      const q = await reserved('q', { topic: 'payments.eu-1' });
+      assert.deepEqual(
+        await store.ackMany([{ id: 'p', receipt: receipts[1]! }, { id: 'q', receipt: q }], T0 + 2),
+        [{ status: 'acked', topic: 'payments.eu-1' }, { status: 'acked', topic: 'payments.eu-1' }],
+      );
+    });
+
+    it('answers an ack sent again with the receipt that completed the task as already acked, and changes nothing', async () => {
       const receipt = await reserved('a');
-      assert.equal(await store.ack('a', receipt, T0 + 2), 'acked');
-      // The reply was lost and the client sends the same ack again: it did succeed.
-      assert.equal(await store.ack('a', receipt, T0 + 30), 'acked');
-      assert.deepEqual(await store.ackMany([{ id: 'a', receipt }], T0 + 31), ['acked']);
+      assert.deepEqual(await store.ack('a', receipt, T0 + 2), ACKED);
+      // The reply was lost and the client sends the same ack again: it did succeed, but it
+      // is not a second completion (the engine counts acks by the `acked` answers).
+      assert.deepEqual(await store.ack('a', receipt, T0 + 30), ALREADY_ACKED);
+      assert.deepEqual(await store.ackMany([{ id: 'a', receipt }], T0 + 31), [ALREADY_ACKED]);
       const a = await store.get('a');
       assert.deepEqual([a?.state, a?.updatedAt, a?.receipt, a?.reservedUntil], ['completed', T0 + 2, null, null], 'untouched by the repeats');
       assert.equal((await store.stats()).byState.completed, 1, 'counted once');
       // Any other receipt is still stale: a malformed one, or one of another attempt.
-      assert.equal(await store.ack('a', `${receipt}x`, T0 + 32), 'stale');
+      assert.deepEqual(await store.ack('a', `${receipt}x`, T0 + 32), STALE);
       const first = await reserved('b', { maxAttempts: 3 });
       await store.nack('b', first, T0 + 1, { delayMs: 0, random: 0 });
       const [second] = await store.reserve(['b'], T0 + 1);
-      assert.equal(await store.ack('b', second!.receipt!, T0 + 2), 'acked');
-      assert.equal(await store.ack('b', first, T0 + 3), 'stale', 'the failed attempt never completed it');
-      assert.equal(await store.ack('b', second!.receipt!, T0 + 4), 'acked');
+      assert.deepEqual(await store.ack('b', second!.receipt!, T0 + 2), ACKED);
+      assert.deepEqual(await store.ack('b', first, T0 + 3), STALE, 'the failed attempt never completed it');
+      assert.deepEqual(await store.ack('b', second!.receipt!, T0 + 4), ALREADY_ACKED);
       // A failed or expired attempt is not an ack: its receipt acks nothing afterwards.
       const dead = await reserved('c', { maxAttempts: 1 });
       assert.deepEqual(await store.nack('c', dead, T0 + 1, { random: 0 }), { status: 'dead', topic: 'orders' });
-      assert.equal(await store.ack('c', dead, T0 + 2), 'stale');
+      assert.deepEqual(await store.ack('c', dead, T0 + 2), STALE);
       // Once purged, the task and its receipt are gone.
       assert.equal(await store.purge(T0 + 10, 100), 2);
-      assert.equal(await store.ack('a', receipt, T0 + 40), 'not_found');
+      assert.deepEqual(await store.ack('a', receipt, T0 + 40), NOT_FOUND);
     });
 
     it('reserves through its own refs as through their ids', async () => {
@@ -87,8 +103,8 @@ export function settleCases(store: TaskStore): void {
         ],
         T0 + 5,
       );
-      // 'a' twice with its receipt: the second is the same ack again, so acked as well.
-      assert.deepEqual(outcomes, ['acked', 'stale', 'not_found', 'acked', 'acked', 'stale']);
+      // 'a' twice with its receipt: the second is the same ack again, already acked (counted once).
+      assert.deepEqual(outcomes, [ACKED, STALE, NOT_FOUND, ACKED, ALREADY_ACKED, STALE]);
       assert.equal((await store.get('a'))?.state, 'completed');
       assert.equal((await store.get('a'))?.updatedAt, T0 + 5);
       assert.equal((await store.get('b'))?.state, 'reserved');
@@ -159,9 +175,9 @@ export function settleCases(store: TaskStore): void {
       assert.equal(second?.attempts, 2);
       assert.notEqual(second?.receipt, receipt);
       // The first, slow attempt can no longer settle the task.
-      assert.equal(await store.ack('a', receipt, T0 + 5_001), 'stale');
+      assert.deepEqual(await store.ack('a', receipt, T0 + 5_001), STALE);
       assert.deepEqual(await store.expire('a', receipt, T0 + 99_999), { status: 'stale' });
-      assert.equal(await store.ack('a', second.receipt!, T0 + 5_002), 'acked');
+      assert.deepEqual(await store.ack('a', second.receipt!, T0 + 5_002), ACKED);
     });
 
     it('buries a task whose last reservation expires', async () => {

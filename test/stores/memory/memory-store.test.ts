@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ackEachOneByOne, cancelEachOneByOne } from '../../../src/core/batch-fallbacks.js';
-import type { AckOutcome, AckRequest, StoreCancelOutcome } from '../../../src/core/ports/index.js';
+import type { AckRequest, StoreAckOutcome, StoreCancelOutcome } from '../../../src/core/ports/index.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 
@@ -9,7 +9,7 @@ runStoreConformance('memory', () => Promise.resolve({ store: new MemoryStore() }
 
 /** A store with no batch path of its own: the shared fallbacks must keep the contract. */
 class OneByOneStore extends MemoryStore {
-  override ackMany(acks: readonly AckRequest[], now: number): Promise<AckOutcome[]> {
+  override ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     return ackEachOneByOne(this, acks, now);
   }
   override cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
@@ -38,10 +38,10 @@ describe('memory store receipts', () => {
       '',
       '.',
     ];
-    for (const bad of forged) assert.equal(await store.ack('a', bad, at + 1), 'stale', bad);
+    for (const bad of forged) assert.equal((await store.ack('a', bad, at + 1)).status, 'stale', bad);
     assert.equal((await store.get('a'))?.receipt, receipt);
-    assert.equal(await store.ack('a', receipt, at + 2), 'acked');
-    assert.equal(await store.ack('b', other, at + 2), 'acked');
+    assert.equal((await store.ack('a', receipt, at + 2)).status, 'acked');
+    assert.equal((await store.ack('b', other, at + 2)).status, 'acked');
   });
 });
 
@@ -51,7 +51,7 @@ describe('memory store reserveRefs', () => {
     const at = Date.UTC(2030, 0, 1);
     const [old] = await store.schedule([task('d', { runAt: at })], at - 10);
     const [first] = await store.reserveRefs([old!.ref!], at);
-    assert.equal(await store.ack('d', first!.receipt!, at + 1), 'acked');
+    assert.equal((await store.ack('d', first!.receipt!, at + 1)).status, 'acked');
     assert.equal(await store.purge(at + 2, 10), 1);
     const [fresh] = await store.schedule([task('d', { runAt: at + 100 })], at + 3);
     assert.equal(fresh!.created, true);
@@ -76,15 +76,15 @@ describe('memory store reserved-task table', () => {
     const claimed = await store.reserve(ids, at);
     assert.equal(claimed.length, ids.length);
     // A receipt is only good for its own task, even when the slot it names holds another.
-    assert.equal(await store.ack('t1', claimed[4_097]!.receipt!, at + 1), 'stale');
+    assert.equal((await store.ack('t1', claimed[4_097]!.receipt!, at + 1)).status, 'stale');
     const outcomes = await store.ackMany(
       claimed.map((c) => ({ id: c.id, receipt: c.receipt! })),
       at + 1,
     );
-    assert.deepEqual(new Set(outcomes), new Set(['acked']));
+    assert.deepEqual(new Set(outcomes.map((o) => o.status)), new Set(['acked']));
     assert.equal((await store.stats()).byState.completed, ids.length);
-    assert.equal(await store.ack('t0', claimed[0]!.receipt!, at + 2), 'acked', 'the same ack again, whose slot moved on');
-    assert.equal(await store.ack('t0', claimed[4_096]!.receipt!, at + 2), 'stale', 'the receipt of the task in its slot is not its own');
+    assert.equal((await store.ack('t0', claimed[0]!.receipt!, at + 2)).status, 'already_acked', 'the same ack again, whose slot moved on');
+    assert.equal((await store.ack('t0', claimed[4_096]!.receipt!, at + 2)).status, 'stale', 'the receipt of the task in its slot is not its own');
   });
 
   it('frees the slot when a reservation fails or expires, so a retry is acked through its new one', async () => {
@@ -95,7 +95,7 @@ describe('memory store reserved-task table', () => {
     assert.equal((await store.nack('r', first!.receipt!, at + 1, { delayMs: 5, random: 0 })).status, 'retrying');
     const [second] = await store.reserve(['r'], at + 10);
     assert.notEqual(second!.receipt, first!.receipt);
-    assert.equal(await store.ack('r', first!.receipt!, at + 11), 'stale');
-    assert.equal(await store.ack('r', second!.receipt!, at + 11), 'acked');
+    assert.equal((await store.ack('r', first!.receipt!, at + 11)).status, 'stale');
+    assert.equal((await store.ack('r', second!.receipt!, at + 11)).status, 'acked');
   });
 });

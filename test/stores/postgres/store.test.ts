@@ -60,7 +60,7 @@ describe('postgres store', () => {
     const b = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
     try {
       const [reserved] = await b.reserve(['x'], 2);
-      assert.equal(await b.ack('x', reserved!.receipt!, 3), 'acked');
+      assert.equal((await b.ack('x', reserved!.receipt!, 3)).status, 'acked');
       const stats = await b.stats();
       assert.deepEqual(stats.byState, { pending: 1, reserved: 0, completed: 1, dead: 0, cancelled: 0 });
       const rows = await withClient((c) => c.query(`SELECT count(DISTINCT slot)::int AS n FROM "${schema}".task_counts WHERE n <> 0`));
@@ -82,7 +82,7 @@ describe('postgres store', () => {
       // Coalesced while one statement is in flight: far fewer statements than calls.
       assert.ok(store.sent - before < 100, `${store.sent - before} statements for 500 calls`);
       const acks = await Promise.all(['g-1', 'g-2', 'nope'].map((id) => store.ack(id, '1.x', 6)));
-      assert.deepEqual(acks, ['stale', 'stale', 'not_found']);
+      assert.deepEqual(acks.map((a) => a.status), ['stale', 'stale', 'not_found']);
       assert.equal((await store.stats()).byState.pending, 400);
     } finally {
       await store.close();

@@ -6,7 +6,7 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { runSharedConformance } from '../../../src/testing/shared-conformance.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
-import { cli, redisSkip, startCluster, type RedisCluster } from '../../helpers/redis-servers.js';
+import { aclBacking, cli, redisSkip, startCluster, type RedisCluster } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 let cluster: RedisCluster | undefined;
@@ -21,7 +21,14 @@ describe('redis store (3-master Redis Cluster)', { skip }, () => {
   });
 
   runStoreConformance('redis cluster', async () => ({ store: await openRedisStore(cluster!.url, { clock: storeSystemClock, prefix: `c${++namespaces}` }) }));
-  runSharedConformance('redis cluster', { namespace: async () => ({ url: cluster!.url, storeOptions: { prefix: `s${++namespaces}` } }), takeoverMs: 6_000 });
+  runSharedConformance('redis cluster', {
+    ...aclBacking(
+      () => cluster!.servers.map((s) => s.port),
+      (auth) => cluster!.url.replace('redis+cluster://', `redis+cluster://${auth}@`),
+      16,
+    ),
+    takeoverMs: 6_000,
+  });
 
   it('spreads the shards of one namespace over all masters, and uses them all', async () => {
     const prefix = `spread${++namespaces}`;

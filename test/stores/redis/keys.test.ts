@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, scheduleScript } from '../../../src/stores/redis/commands.js';
+import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript,
+  purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, scheduleScript } from '../../../src/stores/redis/commands.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript, promoteScript, releaseScript, reserveReadyScript } from '../../../src/stores/redis/dispatch-commands.js';
 import { unparkScript, parkedInitScript, dueReadParkedScript, dueReadDelayedScript } from '../../../src/stores/redis/parking-commands.js';
 import { swapScheduleScript, putNewSchedulesScript, putSchedulesScript, deleteScheduleScript } from '../../../src/stores/redis/schedule-commands.js';
@@ -57,6 +58,7 @@ describe('redis keys', () => {
       await retryDeadScript(client, shard, 0, 'a', 1);
       await cancelDeadScript(client, shard, 0, 'a');
       await purgeScript(client, shard, 0, 10);
+      await purgeTopicScript(client, shard, '0', 10, 'orders', 'p');
       await loadDueScript(client, shard, 10, null, 10);
       await parkedInitScript(client, shard);
       await dueReadParkedScript(client, shard, 3, 0, 10, 'orders');

@@ -37,7 +37,7 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
         T + 5_000,
       );
       assert.equal(claimed.length, 300);
-      for (const record of claimed.slice(0, 100)) assert.equal(await store.ack(record.id, record.receipt!, T + 5_001), 'acked');
+      for (const record of claimed.slice(0, 100)) assert.equal((await store.ack(record.id, record.receipt!, T + 5_001)).status, 'acked');
       for (let i = 300; i < 350; i++) assert.equal((await store.cancel(`job-${i}`, T + 5_002)).status, 'cancelled');
       const before = await store.stats();
 
@@ -56,7 +56,7 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
       const record = await store.get('job-1999');
       assert.equal(record?.runAt, T + 1_999);
       const still = claimed[150]!;
-      assert.equal(await store.ack(still.id, still.receipt!, T + 7_000), 'acked');
+      assert.equal((await store.ack(still.id, still.receipt!, T + 7_000)).status, 'acked');
       const due = await store.loadDue(Number.POSITIVE_INFINITY, null, 5_000);
       assert.equal(due.length, 1_650 + 1 + 199);
     } finally {

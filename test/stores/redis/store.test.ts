@@ -7,9 +7,7 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { scripts } from '../../../src/stores/redis/scripts.js';
 import { runSharedConformance } from '../../../src/testing/shared-conformance.js';
 import { runStoreConformance, scheduleRecord, task } from '../../../src/testing/store-conformance/index.js';
-import { buildKeyspace } from '../../../src/stores/redis/keys.js';
-import { shardOf } from '../../../src/stores/shared/router.js';
-import { cli, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { aclBacking, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 let server: RedisServer | undefined;
@@ -28,23 +26,14 @@ describe('redis store (one Redis)', { skip }, () => {
   runStoreConformance('redis', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `t${++namespaces}`, shards: 4 }) }));
   runStoreConformance('redis, 16 shards', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `u${++namespaces}` }) }));
   // Several processes on one namespace; a shard lease runs 5 s and a tick renews or takes one every second (docs/redis.md).
+  // Each namespace a user of its own, so that one shard can be made to refuse writes.
   runSharedConformance('redis', {
-    // Each namespace as a user of its own, whose key permissions refuseWrites narrows.
-    namespace: async () => {
-      const prefix = `s${++namespaces}`;
-      cli(server!.port, 'ACL', 'SETUSER', prefix, 'on', `>${prefix}-pw`, '~*', '&*', '+@all');
-      return { url: `redis://${prefix}:${prefix}-pw@127.0.0.1:${server!.port}`, storeOptions: { prefix, shards: 8 } };
-    },
+    ...aclBacking(
+      () => [server!.port],
+      (auth) => `redis://${auth}@127.0.0.1:${server!.port}`,
+      8,
+    ),
     takeoverMs: 6_000,
-    // Read every key, write every key but the partition's (an ACL selector: %R~ / %RW~).
-    refuseWrites: async (space, partition) => {
-      const prefix = space.storeOptions['prefix'] as string;
-      const keys = buildKeyspace(prefix, 8);
-      const writable = [keys.meta, ...keys.shards.filter((s) => s.index !== partition).map((s) => s.pool)].map((key) => `%RW~${key.slice(0, key.lastIndexOf(':'))}:*`);
-      cli(server!.port, 'ACL', 'SETUSER', prefix, 'resetkeys', '%R~*', ...writable);
-      return async () => void cli(server!.port, 'ACL', 'SETUSER', prefix, 'resetkeys', '~*');
-    },
-    partitionOf: (_space, id) => shardOf(id, 8),
   });
 
   it('refuses a Redis that may evict keys', async () => {

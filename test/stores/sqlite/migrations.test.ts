@@ -267,9 +267,9 @@ describe('sqlite store: migration 0008 (acked_receipt)', () => {
     try {
       const [reserved] = await store.reserve(['old-1'], T0 + 2_000);
       assert.ok(reserved?.receipt);
-      assert.equal(await store.ack('old-1', reserved.receipt, T0 + 2_001), 'acked');
-      assert.equal(await store.ack('old-1', reserved.receipt, T0 + 2_001), 'acked');
-      assert.equal(await store.ack('old-1', `${reserved.receipt}x`, T0 + 2_002), 'stale');
+      assert.equal((await store.ack('old-1', reserved.receipt, T0 + 2_001)).status, 'acked');
+      assert.equal((await store.ack('old-1', reserved.receipt, T0 + 2_001)).status, 'already_acked');
+      assert.equal((await store.ack('old-1', `${reserved.receipt}x`, T0 + 2_002)).status, 'stale');
     } finally {
       await store.close();
     }

@@ -44,11 +44,11 @@ describe('sqlite store: a crash right after a reservation', () => {
       assert.equal(row?.state, 'pending');
       assert.equal(row?.attempts, 0);
       assert.equal((await store.stats()).byState.pending, 1, 'the counters agree');
-      assert.equal(await store.ack('x', lost, Date.now()), 'stale', 'an ack of the lost delivery is refused');
+      assert.equal((await store.ack('x', lost, Date.now())).status, 'stale', 'an ack of the lost delivery is refused');
       const [again] = await store.reserve(['x'], Date.now());
       assert.equal(again?.attempts, 1);
       assert.notEqual(again?.receipt, lost);
-      assert.equal(await store.ack('x', again.receipt!, Date.now()), 'acked');
+      assert.equal((await store.ack('x', again.receipt!, Date.now())).status, 'acked');
     } finally {
       await store.close();
     }
@@ -62,7 +62,7 @@ describe('sqlite store: a crash right after a reservation', () => {
       const row = await store.get('x');
       assert.equal(row?.state, 'reserved');
       assert.equal(row?.attempts, 1);
-      assert.equal(await store.ack('x', receipt, Date.now()), 'acked');
+      assert.equal((await store.ack('x', receipt, Date.now())).status, 'acked');
     } finally {
       await store.close();
     }

@@ -70,7 +70,7 @@ describe('sqlite store: group commit through the store', () => {
       ],
       T0 + 1_500,
     );
-    assert.deepEqual(outcomes, ['acked', 'stale', 'not_found', 'acked']);
+    assert.deepEqual(outcomes, [{ status: 'acked', topic: 't' }, { status: 'stale' }, { status: 'not_found' }, { status: 'acked', topic: 't' }]);
     assert.equal((await store.get('a'))?.state, 'completed');
     assert.equal((await store.get('c'))?.state, 'reserved');
     const stats = await store.stats();

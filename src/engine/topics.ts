@@ -1,0 +1,73 @@
+/**
+ * Operations on a whole topic (DelayQueue.topics): purge.
+ *
+ * A purge is a pass of bounded store steps (TaskStore.purgeTopic, at most PURGE_STEP tasks
+ * each), with a turn of the event loop between them, so deliveries, acks and HTTP requests
+ * go on while a large topic is purged: no step holds the store or the loop longer than a
+ * few hundred deletes. After each step of a pending purge the scheduler forgets the run
+ * timers of the tasks deleted, by id and seq, so a task scheduled meanwhile under a freed id
+ * keeps its own.
+ *
+ *   purge('mail', { state: 'pending' }) on 1,200 pending tasks of mail
+ *     step 1: 500 deleted, their timers forgotten; a turn for the rest of the process
+ *     step 2: 500 ...; step 3: 200, next = null  ->  1200
+ */
+import type { TopicPurgeState, TopicPurgeStep } from '../core/ports/index.js';
+import { validatePurgeState, validateTopic, type Limits } from '../core/task/validate.js';
+import type { LoopContext } from './loop-context.js';
+import type { Scheduler } from './scheduler.js';
+
+/** Tasks one store step of a purge deletes at most. */
+export const PURGE_STEP = 500;
+
+export interface TopicPurgeOptions {
+  /** `pending`, `dead`, or `completed` (completed and cancelled tasks: they are kept together). */
+  readonly state: TopicPurgeState;
+}
+
+export interface TopicsParams {
+  readonly scheduler: Pick<Scheduler, 'forgetRuns'>;
+  readonly limits: Limits;
+  readonly assertOpen: () => void;
+}
+
+export class Topics {
+  private readonly context: LoopContext;
+  private readonly scheduler: TopicsParams['scheduler'];
+  private readonly limits: Limits;
+  private readonly assertOpen: () => void;
+
+  constructor(context: LoopContext, { scheduler, limits, assertOpen }: TopicsParams) {
+    this.context = context;
+    this.scheduler = scheduler;
+    this.limits = limits;
+    this.assertOpen = assertOpen;
+  }
+
+  /**
+   * Deletes every task of `topic` in `options.state` (reserved tasks are never purged),
+   * freeing their ids, and answers how many were deleted. Tasks that enter the state while
+   * the purge runs may stay. Purged tasks are not counted as cancelled: they leave the
+   * store's counters (stats, the `delayq_tasks` gauges) as if they had never been.
+   */
+  async purge(topic: string, options: TopicPurgeOptions): Promise<number> {
+    this.assertOpen();
+    validateTopic(topic, this.limits);
+    const state = validatePurgeState((options as Partial<TopicPurgeOptions> | undefined)?.state);
+    const { store, inFlight } = this.context;
+    let purged = 0;
+    let cursor: string | null = null;
+    do {
+      const step: TopicPurgeStep = await inFlight.track(store.purgeTopic(topic, state, cursor, PURGE_STEP));
+      purged += step.ids.length;
+      this.scheduler.forgetRuns(step.runs);
+      cursor = step.next;
+      if (cursor !== null) {
+        // A turn of the event loop between steps: whatever waits runs first.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        this.assertOpen();
+      }
+    } while (cursor !== null);
+    return purged;
+  }
+}
