@@ -1,4 +1,5 @@
 /** The types of DelayQueue's options, calls and answers (the library's public API). */
+import type { SqlTransaction } from '../core/ports/index.js';
 import type { EngineTuningInput } from '../core/options.js';
 import type { QueueObserver } from '../core/observer.js';
 import type { Clock, Logger, StoreStats, UnavailablePartition } from '../core/ports/index.js';
@@ -65,6 +66,17 @@ export interface NackOptions {
 /** Asks `cancel` and `reschedule` for their detailed outcome instead of a boolean. */
 export interface OutcomeOption {
   readonly outcome: true;
+}
+
+/**
+ * Scheduling or cancelling inside a transaction of the caller's, on a store that offers it
+ * (PostgreSQL; docs/postgres.md, "Transactional scheduling"): a node-postgres client holding
+ * an open transaction on the store's database (anything with `query(text, values)`). The
+ * change exists if and only if that transaction commits; delayq never commits, rolls back
+ * or releases it.
+ */
+export interface TransactionOption {
+  readonly tx: SqlTransaction;
 }
 
 export type RescheduleResult =

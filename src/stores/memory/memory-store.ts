@@ -22,6 +22,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
   readonly horizonMs = Number.POSITIVE_INFINITY;
   readonly shared: SharedDispatch | null = null;
   readonly timerHomes: TimerHomes | null = this;
+  readonly transactional = null;
   private readonly tasks = new Map<string, StoredTask>();
   /**
    * Reserved tasks by their reservation number, direct-mapped (slot = number mod

@@ -75,6 +75,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   /** Schedules are planned by the owner of their shard (shared/schedule-owners.ts). */
   readonly schedulePlanning: SchedulePlanning;
   readonly timerHomes = null;
+  readonly transactional = null;
   private readonly client: RedisClient;
   private closed = false;
   private closing: Promise<void> | null = null;

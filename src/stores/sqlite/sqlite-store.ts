@@ -40,6 +40,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
   readonly shared = null;
   readonly timerHomes = null;
+  readonly transactional = null;
   private readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly writer: GroupCommit;
