@@ -126,6 +126,7 @@ export class Scheduler implements WorkScheduler {
       ready: this.dispatcher.backlogByTopic(),
       oldestReady: this.dispatcher.oldestReadyByTopic(),
       waiting: this.waiting,
+      paused: this.pauses.list(),
       lateness: this.lateness.summary(),
       ...(push !== null ? { push } : {}),
     };
