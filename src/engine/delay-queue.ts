@@ -69,6 +69,11 @@ export class DelayQueue {
     return this;
   }
 
+  /** Reads the store's paused topics now (DelayQueue.open waits for it, so none is delivered after open resolves). */
+  protected readPausedTopics(): Promise<void> {
+    return this.parts.scheduler.pauses.refresh();
+  }
+
   // Producers
 
   /**

@@ -112,6 +112,8 @@ export interface QueueStats {
   readonly oldestReady: Readonly<Record<string, number>>;
   /** Reserve long-polls waiting now. */
   readonly waiting: number;
+  /** The paused topics as this process holds them, in ascending order (q.topics.pause). */
+  readonly paused: readonly string[];
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
   /** Push counters per topic and destination origin, with each origin's circuit breaker; absent when the queue does not push. */

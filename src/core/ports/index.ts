@@ -1,6 +1,6 @@
 /**
  * The ports: what the engine needs from the outside world, as interfaces only, one file
- * per role (clock, tasks, schedules, push subscriptions, coordination) and the whole
+ * per role (clock, tasks, schedules, push subscriptions, topic pauses, coordination) and the whole
  * store port here.
  *
  * The store port is split by role, so each caller sees only what it uses and each
@@ -24,6 +24,7 @@ import type { SharedDispatch, TimerHomes } from './coordination.js';
 import type { PushSubscriptionStore } from './push-subscriptions.js';
 import type { RecurringScheduleStore } from './schedules.js';
 import type { ConsumerStore, InspectorStore, ProducerStore, TimerSource } from './tasks.js';
+import type { TopicPauseStore } from './topic-pauses.js';
 import type { TransactionalTasks } from './transactions.js';
 
 export type * from './clock.js';
@@ -31,9 +32,10 @@ export type * from './coordination.js';
 export type * from './push-subscriptions.js';
 export type * from './schedules.js';
 export type * from './tasks.js';
+export type * from './topic-pauses.js';
 export type * from './transactions.js';
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore {
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
   /**
@@ -70,6 +72,7 @@ export const TASK_STORE_OPERATIONS = {
   inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic'],
   pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
+  topicPauses: ['setTopicPaused', 'pausedTopics'],
   lifecycle: ['close'],
 } as const satisfies Record<string, readonly (keyof TaskStore)[]>;
 

@@ -55,7 +55,7 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
     await pool.end().catch(() => undefined);
     throw openError(where, error);
   }
-  return new PostgresStore({ pg, description: `postgres:${url.redacted}?schema=${schema}`, horizonMs, logger, shared });
+  return new PostgresStore({ pg, description: `postgres:${url.redacted}?schema=${schema}`, horizonMs, logger, shared, clock: options.clock });
 }
 
 /** A value given both in the URL and in code must be the same. */

@@ -9,7 +9,7 @@
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -20,6 +20,7 @@ import { dueHistogram, getTask, listTasks, loadDue, taskStats } from './inspecti
 import { PgPushSubscriptions } from './push-subscriptions.js';
 import { PgSchedules } from './recurring-schedules.js';
 import type { PgShared } from './shared.js';
+import { PgTopicPauses } from './topic-pauses.js';
 import { PgTransactional } from './transactional.js';
 import { channelsOf } from './channels.js';
 import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
@@ -37,6 +38,8 @@ export interface PostgresStoreParts {
   readonly logger: Logger;
   /** What several processes on one schema work through (shared.ts). */
   readonly shared: PgShared;
+  /** The store's clock: only for when a topic was paused, shown to operators. */
+  readonly clock: Clock;
 }
 
 export class PostgresStore extends StoredRecordRoles implements TaskStore {
@@ -47,6 +50,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   readonly transactional: PgTransactional;
   protected readonly pushSubscriptionPart: PgPushSubscriptions;
   protected readonly schedulePart: PgSchedules;
+  protected readonly topicPausePart: PgTopicPauses;
   /** Statements and transactions sent so far (tests: group commit shares them). */
   get sent(): number {
     return this.pg.sent;
@@ -68,6 +72,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     const reader = new StoredRecordReader(this.description, parts.logger);
     this.pushSubscriptionPart = new PgPushSubscriptions(this.pg, reader);
     this.schedulePart = new PgSchedules(this.pg, reader);
+    this.topicPausePart = new PgTopicPauses(this.pg, () => parts.clock.now());
     // One batcher per kind; each item keeps the `now` of its own call.
     this.schedules = new ShardBatcher((_, items) => scheduleTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
     this.acks = new ShardBatcher((_, items) => ackTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);

@@ -24,6 +24,7 @@ import { sqliteDueHistogram } from './due-histogram.js';
 import { GroupCommit } from './group-commit.js';
 import { TaskInserter } from './inserts.js';
 import { Parking } from './parking.js';
+import { SqliteTopicPauses } from './topic-pauses.js';
 import { SqlitePushSubscriptions } from './push-subscriptions.js';
 import { SqliteSchedules } from './recurring-schedules.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
@@ -49,6 +50,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   private readonly bucketFor = (runAt: number): number | null => this.parking.bucketFor(runAt);
   protected readonly pushSubscriptionPart: SqlitePushSubscriptions;
   protected readonly schedulePart: SqliteSchedules;
+  protected readonly topicPausePart: SqliteTopicPauses;
   private closed = false;
 
   constructor(
@@ -86,6 +88,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     const write = this.write.bind(this);
     this.pushSubscriptionPart = new SqlitePushSubscriptions(this.sql, write, reader);
     this.schedulePart = new SqliteSchedules(this.sql, write, reader);
+    this.topicPausePart = new SqliteTopicPauses(this.sql, write, () => clock.now());
   }
 
   // ---------------------------------------------------------------------------------

@@ -95,9 +95,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0009_parked_days, version 9', () => {
-    assert.equal(LATEST_VERSION, 9);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [9, '0009_parked_days']);
+  it('ends with 0010_paused_topics, version 10', () => {
+    assert.equal(LATEST_VERSION, 10);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [10, '0010_paused_topics']);
   });
 
   it('versions ascend', () => {
@@ -109,9 +109,10 @@ describe('sqlite store: migrations', () => {
     const store4 = await openSqliteStore(path, { clock: storeSystemClock });
     await store4.close();
     const db = new Database(path);
-    // Back to exactly version 5: without what 0006, 0007, 0008 and 0009 add.
+    // Back to exactly version 5: without what 0006, 0007, 0008, 0009 and 0010 add.
     db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt');
     db.exec('DROP TRIGGER parked_days_update; DROP TRIGGER parked_days_delete; DROP TABLE parked_days');
+    db.exec('DROP TABLE paused_topics');
     db.pragma('user_version = 5');
     db.close();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
@@ -120,6 +121,7 @@ describe('sqlite store: migrations', () => {
     const after = new Database(path, { readonly: true });
     assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
     assert.ok(hasTable(after, 'schedules'));
+    assert.ok(hasTable(after, 'paused_topics'));
     after.close();
   });
 

@@ -8,8 +8,9 @@
 import { sql as initial } from './0001_initial.js';
 import { sql as shared } from './0002_shared.js';
 import { sql as functions } from './0003_sql_functions.js';
+import { sql as pausedTopics } from './0004_paused_topics.js';
 
-export const MIGRATIONS: readonly string[] = [initial, shared, functions];
+export const MIGRATIONS: readonly string[] = [initial, shared, functions, pausedTopics];
 
 /** The migrations' SQL for one schema: `S.` names the schema's objects, `{schema}` is its bare name. */
 export function forSchema(sql: string, schema: string): string {
