@@ -39,4 +39,5 @@ export type {
   CancelDeadManyResponse,
   TaskState,
   TaskView,
+  AttemptView,
 } from '../wire/types.js';
