@@ -143,6 +143,11 @@ export class Pusher {
    * started after this call has been applied (a failed read is logged, and retried at the
    * next period). Never rejects.
    */
+  /** Pushes to `url` are coming (a task with its own url, loaded after a start): get the transport ready. */
+  warm(url: string): void {
+    this.ports.transport.warm?.(url);
+  }
+
   sync(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     if (this.running === null) {

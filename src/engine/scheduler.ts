@@ -67,6 +67,8 @@ export class Scheduler implements WorkScheduler {
   private readonly loader: Loader;
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
+  /** The push transport was warmed for a loaded task with its own url (warmTaskUrls). */
+  private taskUrlsWarmed = false;
   /** Recurring schedules: DelayQueue.schedules reaches it through `recurring`. */
   readonly recurring: RecurringScheduleLoop;
   private readonly lateness = new LatenessRecorder();
@@ -281,8 +283,25 @@ export class Scheduler implements WorkScheduler {
 
   /** A timer read by the loader or handed over by a shared store: it may be in the wheel already. */
   readonly placeLoaded = (ref: TimerRef): void => {
+    if (ref.topic === PUSH_LANE) this.warmTaskUrls(ref.id);
     if (!this.driver.holds(ref)) this.place(ref);
   };
+
+  /**
+   * The first task with its own push url that a start finds in the store (no subscription
+   * names its url, so nothing warmed the push transport): its url is read once, and the
+   * transport loaded and its host resolved before it is due, so that push is as punctual as
+   * the rest. One read per process: later urls find the transport loaded.
+   */
+  private warmTaskUrls(id: string): void {
+    if (this.pusher === null || this.taskUrlsWarmed) return;
+    this.taskUrlsWarmed = true;
+    const { store, inFlight } = this.context;
+    void inFlight
+      .track(store.get(id))
+      .then((record) => typeof record?.url === 'string' && this.pusher?.warm(record.url))
+      .catch(() => undefined);
+  }
 
   private readonly deliver = (record: ReservedTask, now: number): Delivery => {
     this.lateness.record(now - record.runAt);

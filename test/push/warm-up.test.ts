@@ -40,6 +40,35 @@ describe('push warm-up', () => {
     }
   });
 
+  it('a restarted queue warms the push transport for the tasks with their own url it loads, before the first is due', async () => {
+    const store = `sqlite:${join(dir, 'warm-urls.db')}`;
+    const url = 'https://hooks.example.com/own';
+    const options = { pushSecret: 'whsec_' + Buffer.alloc(32, 7).toString('base64') };
+    const first = await DelayQueue.open({ store, storeOptions: { clock: storeSystemClock }, clock: new ManualClock(T0), ...options, push: { transport: new ScriptedTransport(new ManualClock(T0)), signer: testSigner } });
+    await first.scheduleMany([
+      { id: 'own-1', topic: 'plain', payload: null, delayMs: 30_000, url },
+      { id: 'own-2', topic: 'plain', payload: null, delayMs: 40_000, url: 'https://other.example.com/x' },
+    ]);
+    await first.close();
+
+    const clock = new ManualClock(T0);
+    const transport = new ScriptedTransport(clock);
+    const q = await DelayQueue.open({ store, storeOptions: { clock: storeSystemClock }, clock, ...options, push: { transport, signer: testSigner } });
+    try {
+      await flush();
+      // One read per start: the first loaded task's url; the transport is loaded for all.
+      assert.equal(transport.warmed.length, 1, `warmed once at start: ${JSON.stringify(transport.warmed)}`);
+      assert.match(transport.warmed[0]!, /^https:\/\/(hooks|other)\.example\.com\//);
+      assert.equal(transport.sent.length, 0, 'and nothing is due yet');
+      clock.advance(30_000);
+      await flush();
+      assert.equal(transport.sent.length, 1);
+      assert.equal(transport.sent[0]?.at, T0 + 30_000);
+    } finally {
+      await q.close();
+    }
+  });
+
   it('a changed subscription warms its new url', async () => {
     const clock = new ManualClock(T0);
     const transport = new ScriptedTransport(clock);
