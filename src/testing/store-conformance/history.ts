@@ -51,6 +51,8 @@ export function historyCases(store: TaskStore): void {
         ],
       );
       assert.equal(dead?.state, 'dead');
+      assert.equal((await store.retryDead('p', T0 + 20, T0 + 20)).status, 'retried');
+      assert.equal((await store.get('p'))?.history.length, 2, 'a dead task retried keeps its history');
     });
 
     it('a defer leaves no entry (the reservation is given back uncounted)', async () => {
@@ -75,7 +77,7 @@ export function historyCases(store: TaskStore): void {
         Array.from({ length: HISTORY_LIMIT }, (_, i) => attempts - HISTORY_LIMIT + 1 + i),
         'the oldest dropped first',
       );
-      const last = b!.history[HISTORY_LIMIT - 1]!;
+      const last = b.history[HISTORY_LIMIT - 1]!;
       assert.deepEqual([last.startedAt, last.durationMs], [T0 + attempts * 100, attempts]);
       assert.equal(last.error, `${attempts}: ${long}`.slice(0, HISTORY_ERROR_LIMIT));
       assert.equal(b?.lastError, `${attempts}: ${long}`, 'lastError keeps the whole text');
