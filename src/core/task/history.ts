@@ -45,7 +45,8 @@ export function historyError(error: string | null | undefined): string | null {
 /** `history` with one more attempt, the oldest dropped beyond HISTORY_LIMIT (a new array). */
 export function withAttempt(history: readonly AttemptEntry[], entry: AttemptEntry): AttemptEntry[] {
   const kept = history.length >= HISTORY_LIMIT ? history.slice(history.length - HISTORY_LIMIT + 1) : history.slice();
-  kept.push({ ...entry, error: historyError(entry.error) });
+  // attemptEntry's entries are cut already: copied only when one is not.
+  kept.push(entry.error !== null && entry.error.length > HISTORY_ERROR_LIMIT ? { ...entry, error: historyError(entry.error) } : entry);
   return kept;
 }
 
