@@ -49,6 +49,9 @@ end
 -- whose field 13 is `errField` and whose text after '|' is `after`, dropping the oldest
 -- beyond 10 (HISTORY_LIMIT); returns the new field 13 and the new text after '|'.
 local function appendAttempt(errField, after, entry)
+  local framed = base36(#entry) .. ':' .. entry
+  -- No error and no history (a first attempt, acked): the entry goes in front of the payload.
+  if errField == '' then return ':' .. base36(#framed) .. ':1', framed .. after end
   local e, h, c = string.match(errField, '^([^:]*):?([^:]*):?([^:]*)$')
   local errLen = tonumber(e, 36) or 0
   local histLen = tonumber(h, 36) or 0
@@ -59,6 +62,6 @@ local function appendAttempt(errField, after, entry)
     hist = string.sub(hist, at + tonumber(n, 36))
     count = count - 1
   end
-  hist = hist .. base36(#entry) .. ':' .. entry
+  hist = hist .. framed
   return e .. ':' .. base36(#hist) .. ':' .. base36(count + 1), string.sub(after, 1, errLen) .. hist .. string.sub(after, errLen + histLen + 1)
 end
