@@ -523,16 +523,25 @@ async function redisServerKill(): Promise<Row> {
   });
 }
 
+/** A cluster of 3 masters with a replica each; the victim is the first master, `replica` its replica. */
+async function clusterWithVictim(): Promise<{ cluster: Awaited<ReturnType<typeof startCluster>>; servers: RedisServer[]; victim: RedisServer; replica: RedisServer }> {
+  const cluster = await startCluster(3, 1);
+  const servers = [...cluster.servers];
+  const victim = servers[0]!;
+  const replica = servers.find((s) => cli(s.port, 'INFO', 'replication').includes(`master_port:${victim.port}`));
+  if (!replica) {
+    await cluster.stop();
+    throw new Error('no replica of the first master');
+  }
+  return { cluster, servers, victim, replica };
+}
+
 async function clusterFailover(waitReplicas: 0 | 1): Promise<Row> {
   const name = waitReplicas === 0 ? 'redis cluster: failover' : 'redis cluster: failover, waitReplicas=1';
   const faults = '3 masters + 3 replicas; a replica lags 1.5 s (SIGSTOP), then its master is SIGKILLed and the replica takes over';
   return scenario(name, faults, waitReplicas === 0 ? 'may-lose' : 'clean', async (round) => {
-    const cluster = await startCluster(3, 1);
-    const servers = [...cluster.servers];
+    const { cluster, servers, victim, replica } = await clusterWithVictim();
     try {
-      const victim = servers[0]!;
-      const replica = servers.find((s) => cli(s.port, 'INFO', 'replication').includes(`master_port:${victim.port}`));
-      if (!replica) throw new Error('no replica of the first master');
       const store = `${cluster.url}?prefix=cf${waitReplicas}&shards=16${waitReplicas ? `&waitReplicas=1&waitTimeoutMs=500` : ''}`;
       // Large payloads, so the replica's lag is more than the socket buffers hold.
       const workers = [0, 1].map((i) => spawnWorker(base(store, `c${i}`, { rate: 150, payloadBytes: 16 * 1024, ttrMs: 3_000 }), round));
@@ -586,12 +595,8 @@ async function clusterMasterDown(): Promise<Row> {
   const downMs = SHORT ? 20_000 : 30_000;
   const faults = `3 masters + 3 replicas, waitReplicas=1; a master SIGKILLed and left down ${downMs / 1000} s (its promoted replica has no replica), then back as a replica`;
   return scenario(name, faults, 'clean', async (round) => {
-    const cluster = await startCluster(3, 1);
-    const servers = [...cluster.servers];
+    const { cluster, servers, victim, replica } = await clusterWithVictim();
     try {
-      const victim = servers[0]!;
-      const replica = servers.find((s) => cli(s.port, 'INFO', 'replication').includes(`master_port:${victim.port}`));
-      if (!replica) throw new Error('no replica of the first master');
       const prefix = 'md';
       const shards = 16;
       const ranges = slotRanges(victim.port);

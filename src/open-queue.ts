@@ -64,12 +64,18 @@ export class DelayQueue extends EngineQueue {
     const engineOptions = withPushPorts(options, metrics);
     const start = (store: TaskStore): DelayQueue => new DelayQueue(metrics === null ? store : metrics.wrapStore(store), engineOptions, metrics).startLoops();
     if (typeof spec !== 'string') {
+      let given: DelayQueue;
       try {
-        return start(spec);
+        given = start(spec);
       } catch (error) {
         await engineOptions.push?.transport.close();
         throw error;
       }
+      await given.readPausedTopics().catch(async (error: unknown) => {
+        await given.close();
+        throw error;
+      });
+      return given;
     }
     const storeOptions = options.storeOptions ?? {};
     const logger = storeOptions.logger ?? options.logger;
@@ -81,14 +87,22 @@ export class DelayQueue extends EngineQueue {
       await engineOptions.push?.transport.close();
       throw error;
     }
+    let queue: DelayQueue;
     try {
-      return start(store);
+      queue = start(store);
     } catch (error) {
       // Bad engine options: the store opened for this queue must not stay open.
       await store.close();
       await engineOptions.push?.transport.close();
       throw error;
     }
+    try {
+      await queue.readPausedTopics();
+    } catch (error) {
+      await queue.close();
+      throw error;
+    }
+    return queue;
   }
 
   /** Starts the engine over a store already open, which close() will close. */

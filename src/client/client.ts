@@ -34,6 +34,7 @@ import type {
   RescheduleResponse,
   RetryDeadManyResponse,
   ScheduleRequest,
+  TopicPauseResponse,
   TopicPurgeResponse,
   TopicPurgeState,
   ScheduleResponse,
@@ -216,6 +217,14 @@ export class DelayQClient {
 
   /** Operations on a whole topic, as the library's `queue.topics`. */
   readonly topics = {
+    /**
+     * Pauses the topic: nothing of it is delivered until it is resumed, by any server
+     * sharing the store within 1 s (POST /v1/topics/:topic/pause). `changed` is false if
+     * it was paused already.
+     */
+    pause: (topic: string): Promise<TopicPauseResponse> => this.call<TopicPauseResponse>('POST', `/v1/topics/${topicSegment(topic)}/pause`, {}),
+    /** Resumes the topic: what fell due meanwhile is delivered in runAt order (POST /v1/topics/:topic/resume). */
+    resume: (topic: string): Promise<TopicPauseResponse> => this.call<TopicPauseResponse>('POST', `/v1/topics/${topicSegment(topic)}/resume`, {}),
     /**
      * Deletes every task of the topic in `state` (`completed` also takes the cancelled
      * ones; reserved tasks are never purged) and answers how many: DELETE

@@ -34,6 +34,7 @@ export type {
   StatsResponse,
   TimelineResponse,
   RetryDeadManyResponse,
+  TopicPauseResponse,
   TopicPurgeResponse,
   TopicPurgeState,
   CancelDeadManyResponse,

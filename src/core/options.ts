@@ -45,6 +45,12 @@ export interface EngineTuning {
    * processes sharing the store; its own changes apply at once). Default 1 s.
    */
   readonly pushSyncMs: number;
+  /**
+   * How often the engine reads the paused topics again (those paused or resumed through
+   * other processes sharing the store; its own changes apply at once): the most a pause
+   * through another process takes to hold here (ADR 0040). Default 1 s.
+   */
+  readonly pauseSyncMs: number;
   /** The push circuit breaker per destination origin (docs/push.md): 5 failures, 30 s, 1 s. */
   readonly pushBreaker: BreakerOptions;
   /**
@@ -80,6 +86,7 @@ export const DEFAULT_ENGINE_TUNING: EngineTuning = {
   purgeBatch: 10_000,
   storeRetryMs: 1_000,
   pushSyncMs: 1_000,
+  pauseSyncMs: 1_000,
   pushBreaker: BREAKER_DEFAULTS,
   pushMaxInFlight: 256,
   scheduleLeadMs: 1_500,
@@ -110,6 +117,7 @@ export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
     purgeBatch: pick(input.purgeBatch, d.purgeBatch, 'purgeBatch', 1, 1_000_000),
     storeRetryMs: pick(input.storeRetryMs, d.storeRetryMs, 'storeRetryMs', 1, MAX_TIMER_DELAY_MS),
     pushSyncMs: pick(input.pushSyncMs, d.pushSyncMs, 'pushSyncMs', 1, MAX_TIMER_DELAY_MS),
+    pauseSyncMs: pick(input.pauseSyncMs, d.pauseSyncMs, 'pauseSyncMs', 1, MAX_TIMER_DELAY_MS),
     pushMaxInFlight: pick(input.pushMaxInFlight, d.pushMaxInFlight, 'pushMaxInFlight', 1, MAX_PUSH_IN_FLIGHT),
     pushBreaker: {
       failureThreshold: pick(breaker.failureThreshold, d.pushBreaker.failureThreshold, 'pushBreaker.failureThreshold', 1, 1_000_000),

@@ -20,7 +20,7 @@ import { validateReserveOptions, validateTopic, validateWorkOptions } from '../c
 import type { Limits, ScheduleInput, WhenInput } from '../core/task/validate.js';
 import type { SetPushResult } from './push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
-import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult } from './queue-types.js';
+import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TransactionOption } from './queue-types.js';
 import type { RecurringSchedules } from './schedules.js';
 import type { Topics } from './topics.js';
 import { Worker, type Handler, type WorkOptions } from './worker.js';
@@ -69,22 +69,33 @@ export class DelayQueue {
     return this;
   }
 
+  /** Reads the store's paused topics now (DelayQueue.open waits for it, so none is delivered after open resolves). */
+  protected readPausedTopics(): Promise<void> {
+    return this.parts.scheduler.pauses.refresh();
+  }
+
   // Producers
 
-  /** Schedules one task. Resolves once the store holds it (durably, for durable stores). */
-  async schedule(input: ScheduleInput): Promise<ScheduleResult> {
-    const [result] = await this.scheduleMany([input]);
+  /**
+   * Schedules one task. Resolves once the store holds it (durably, for durable stores). With
+   * `{ tx }` (the PostgreSQL store) it is written inside that transaction of yours and
+   * exists if and only if the transaction commits.
+   */
+  async schedule(input: ScheduleInput, options?: TransactionOption): Promise<ScheduleResult> {
+    const [result] = await this.scheduleMany([input], options);
     return result!;
   }
 
   /**
    * Schedules several tasks in one store write. Every task is validated first: one bad
    * task rejects the whole call (with its index in `details.index`) and nothing is stored.
+   * With `{ tx }`, inside that transaction of yours (see `schedule`).
    */
-  async scheduleMany(inputs: readonly ScheduleInput[]): Promise<ScheduleResult[]> {
+  async scheduleMany(inputs: readonly ScheduleInput[], options?: TransactionOption): Promise<ScheduleResult[]> {
     this.assertOpen();
     const result = ({ id, runAt, created }: ScheduleOutcome): ScheduleResult => ({ id, runAt, created });
-    const outcomes = await this.parts.changes.scheduleMany(inputs).catch((error: unknown) => {
+    const written = options?.tx === undefined ? this.parts.changes.scheduleMany(inputs) : this.parts.changes.scheduleInTransaction(inputs, options.tx);
+    const outcomes = await written.catch((error: unknown) => {
       throw error instanceof PartialBatchError ? (error as PartialBatchError<ScheduleOutcome>).map(result) : error;
     });
     return outcomes.map(result);
@@ -94,12 +105,13 @@ export class DelayQueue {
    * Cancels a pending task: true if it was pending and is now cancelled. With
    * `{ outcome: true }` it says why not: `not_found`, or `not_pending` (delivered already...).
    */
-  cancel(id: string): Promise<boolean>;
-  cancel(id: string, options: OutcomeOption): Promise<CancelOutcome>;
-  async cancel(id: string, options?: OutcomeOption): Promise<boolean | CancelOutcome> {
+  cancel(id: string, options?: Partial<TransactionOption>): Promise<boolean>;
+  cancel(id: string, options: OutcomeOption & Partial<TransactionOption>): Promise<CancelOutcome>;
+  async cancel(id: string, options?: Partial<OutcomeOption & TransactionOption>): Promise<boolean | CancelOutcome> {
     this.assertOpen();
-    const outcome = await this.parts.changes.cancel(id);
-    return options?.outcome ? outcome : outcome === 'cancelled';
+    // With `tx` (the PostgreSQL store): inside that transaction of yours, as it sees the task; cancelled only if it commits.
+    const outcome = options?.tx === undefined ? await this.parts.changes.cancel(id) : await this.parts.changes.cancelInTransaction(id, options.tx);
+    return options?.outcome === true ? outcome : outcome === 'cancelled';
   }
 
   /**

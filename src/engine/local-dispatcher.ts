@@ -4,12 +4,14 @@ import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { ReadyQueue } from './ready-queue.js';
+import type { TopicGate } from './topic-pauses.js';
 
 /**
  * Dispatch within one process (see Dispatcher): due run timers wait in the ReadyQueue,
  * and a consumer dequeues them and reserves them in the store. Refs the store refuses
  * (cancelled, moved, reserved already) are dropped and the loop goes on, so a stale hint
- * never reaches a consumer.
+ * never reaches a consumer. A paused topic's due tasks stay in the ReadyQueue, in the order
+ * they fell due, and its reserves wait until it is resumed (TopicGate).
  */
 export class LocalDispatcher implements Dispatcher {
   private readonly ready = new ReadyQueue();
@@ -19,8 +21,12 @@ export class LocalDispatcher implements Dispatcher {
   private readonly clock: Clock;
   private readonly inFlight: InFlight;
 
-  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>) {
+  private readonly pauses: TopicGate;
+
+  /** `pauses`: the paused topics, whose due tasks stay here until resumed. */
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, { pauses }: { pauses: TopicGate }) {
     ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
+    this.pauses = pauses;
   }
 
   start(): void {
@@ -34,6 +40,12 @@ export class LocalDispatcher implements Dispatcher {
   async reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]> {
     for (;;) {
       if (!this.running) return [];
+      if (this.pauses.has(topic)) {
+        // Paused: the topic's due tasks stay in the ready queue, in order, until resumed.
+        if (signal.aborted) return [];
+        await this.pauses.whenResumed(topic, signal);
+        continue;
+      }
       const items = this.ready.dequeue(topic, max);
       if (items.length > 0) {
         const now = this.clock.now();
@@ -57,8 +69,11 @@ export class LocalDispatcher implements Dispatcher {
     }
   }
 
+  /** The backlog of paused topics does not count: it would stop the loader for every other topic. */
   whenBacklogAtMost(level: number): Promise<void> {
-    return this.ready.whenBacklogAtMost(level);
+    let held = 0;
+    for (const [topic, n] of Object.entries(this.ready.backlogByTopic())) if (this.pauses.has(topic)) held += n;
+    return this.ready.whenBacklogAtMost(level + held);
   }
 
   backlogByTopic(): Readonly<Record<string, number>> {

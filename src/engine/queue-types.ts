@@ -1,4 +1,5 @@
 /** The types of DelayQueue's options, calls and answers (the library's public API). */
+import type { SqlTransaction } from '../core/ports/index.js';
 import type { EngineTuningInput } from '../core/options.js';
 import type { QueueObserver } from '../core/observer.js';
 import type { Clock, Logger, StoreStats, UnavailablePartition } from '../core/ports/index.js';
@@ -67,6 +68,17 @@ export interface OutcomeOption {
   readonly outcome: true;
 }
 
+/**
+ * Scheduling or cancelling inside a transaction of the caller's, on a store that offers it
+ * (PostgreSQL; docs/postgres.md, "Transactional scheduling"): a node-postgres client holding
+ * an open transaction on the store's database (anything with `query(text, values)`). The
+ * change exists if and only if that transaction commits; delayq never commits, rolls back
+ * or releases it.
+ */
+export interface TransactionOption {
+  readonly tx: SqlTransaction;
+}
+
 export type RescheduleResult =
   | { readonly status: 'rescheduled'; readonly runAt: number }
   | { readonly status: 'not_found' | 'not_pending' };
@@ -100,6 +112,8 @@ export interface QueueStats {
   readonly oldestReady: Readonly<Record<string, number>>;
   /** Reserve long-polls waiting now. */
   readonly waiting: number;
+  /** The paused topics as this process holds them, in ascending order (q.topics.pause). */
+  readonly paused: readonly string[];
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
   /** Push counters per topic and destination origin, with each origin's circuit breaker; absent when the queue does not push. */

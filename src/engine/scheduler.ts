@@ -4,6 +4,8 @@
  * them in this order and stops them in reverse.
  *
  *   Expirer        a reservation's TTR timer fired: the store expires it (retried on failure)
+ *   TopicPauses    the paused topics, read again from the store every pauseSyncMs; the
+ *                  dispatcher reserves nothing of them
  *   Dispatcher     due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for
  *                  a store several processes share, SharedDispatcher (through the Promoter)
  *   TimerDriver    the timing wheel and its one timer: hands due timers to the two above
@@ -46,6 +48,7 @@ import { Pusher } from './pusher.js';
 import { RecurringScheduleLoop } from './schedule-loop.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
+import { TopicPauses } from './topic-pauses.js';
 import type { QueueStats } from './queue-types.js';
 import { QueueWorkSource, type WorkScheduler } from './work-source.js';
 
@@ -62,6 +65,8 @@ export type SchedulerPhase = 'built' | 'running' | 'stopping' | 'stopped' | 'sea
 
 export class Scheduler implements WorkScheduler {
   private readonly expirer: Expirer;
+  /** The paused topics (DelayQueue.topics reaches them through it). */
+  readonly pauses: TopicPauses;
   private readonly dispatcher: Dispatcher;
   private readonly driver: TimerDriver;
   private readonly loader: Loader;
@@ -87,7 +92,9 @@ export class Scheduler implements WorkScheduler {
     const { store, tuning } = context;
     this.observer = context.observer;
     this.expirer = new Expirer(context, { place: this.place });
-    this.dispatcher = store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeLoaded }) : new LocalDispatcher(context);
+    this.pauses = new TopicPauses(context);
+    const pauses = this.pauses;
+    this.dispatcher = store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeLoaded, pauses }) : new LocalDispatcher(context, { pauses });
     this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined });
     this.loader = new Loader(context, { place: this.placeLoaded, backlog: this.dispatcher });
     this.janitor = new Janitor(context);
@@ -121,6 +128,7 @@ export class Scheduler implements WorkScheduler {
       ready: this.dispatcher.backlogByTopic(),
       oldestReady: this.dispatcher.oldestReadyByTopic(),
       waiting: this.waiting,
+      paused: this.pauses.list(),
       lateness: this.lateness.summary(),
       ...(push !== null ? { push } : {}),
     };
@@ -131,6 +139,7 @@ export class Scheduler implements WorkScheduler {
     if (this.current !== 'built') throw new Error(`Scheduler.start: the scheduler is ${this.current}; it starts once, from built`);
     this.current = 'running';
     this.expirer.start();
+    this.pauses.start();
     this.dispatcher.start();
     this.driver.start();
     this.loader.start();
@@ -162,6 +171,7 @@ export class Scheduler implements WorkScheduler {
     const loaderStopped = this.loader.stop();
     this.driver.stop();
     this.dispatcher.stop();
+    this.pauses.stop();
     this.expirer.stop();
     await loaderStopped;
     await pusherStopped;

@@ -4,13 +4,16 @@ import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { Promoter } from './promoter.js';
+import type { TopicGate } from './topic-pauses.js';
 
 /**
  * Dispatch through a store that several processes share (see Dispatcher and the store
  * port's SharedDispatch): due run timers go to the Promoter, which moves their tasks into
  * the store's ready lists, and consumers reserve from those lists. The store also hands
  * this process timers it did not create (tasks other processes scheduled into partitions
- * it owns, partitions it takes over): they go to `placeRemote`, like loaded timers.
+ * it owns, partitions it takes over): they go to `placeRemote`, like loaded timers. A
+ * paused topic's tasks are promoted as usual and wait in the ready lists; its reserves wait
+ * here until it is resumed (TopicGate).
  */
 export class SharedDispatcher implements Dispatcher {
   private running = false;
@@ -19,11 +22,13 @@ export class SharedDispatcher implements Dispatcher {
   private readonly inFlight: InFlight;
   private readonly promoter: Promoter;
   private readonly placeRemote: (ref: TimerRef) => void;
+  private readonly pauses: TopicGate;
 
-  /** `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other processes hand over go. */
-  constructor(context: LoopContext, { shared, placeRemote }: { shared: SharedDispatch; placeRemote: (ref: TimerRef) => void }) {
+  /** `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other processes hand over go; `pauses`: the paused topics. */
+  constructor(context: LoopContext, { shared, placeRemote, pauses }: { shared: SharedDispatch; placeRemote: (ref: TimerRef) => void; pauses: TopicGate }) {
     ({ clock: this.clock, inFlight: this.inFlight } = context);
     this.store = shared;
+    this.pauses = pauses;
     this.promoter = new Promoter(context, { shared });
     this.placeRemote = placeRemote;
   }
@@ -39,10 +44,27 @@ export class SharedDispatcher implements Dispatcher {
   }
 
   async reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]> {
-    if (!this.running) return [];
-    const reserved = await this.inFlight.track(this.store.reserveReady(topic, max, () => this.clock.now(), ttrMs, signal));
-    const now = this.clock.now();
-    return reserved.map((record) => deliver(record, now));
+    for (;;) {
+      if (!this.running) return [];
+      if (this.pauses.has(topic)) {
+        // Paused: promotion goes on, and the topic's ready list waits in the store until resumed.
+        if (signal.aborted) return [];
+        await this.pauses.whenResumed(topic, signal);
+        continue;
+      }
+      // A pause learnt while this waits in the store cuts the wait; the reserve then holds above.
+      const cut = this.pauses.cutOnPause(topic, signal);
+      let reserved;
+      try {
+        reserved = await this.inFlight.track(this.store.reserveReady(topic, max, () => this.clock.now(), ttrMs, cut.signal));
+      } finally {
+        cut.release();
+      }
+      if (reserved.length > 0 || signal.aborted || !this.pauses.has(topic)) {
+        const now = this.clock.now();
+        return reserved.map((record) => deliver(record, now));
+      }
+    }
   }
 
   /** The ready lists are in the store, shared: nothing waits here to hold the loader back. */

@@ -4,8 +4,9 @@
  * change, and has the Scheduler place, move or forget the task's timer. The consumers'
  * changes (ack, nack) are settlements.ts.
  */
+import { DelayQError } from '../core/errors.js';
 import { PartialBatchError } from '../core/partial-batch.js';
-import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome, StoreCancelOutcome } from '../core/ports/index.js';
+import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TransactionalTasks } from '../core/ports/index.js';
 import { resolveRunAt, validateId, validateIdBatch, validateScheduleBatch, validateWhen, type Limits, type ScheduleInput, type TaskDefaults, type WhenInput } from '../core/task/validate.js';
 import { createIdGenerator } from './ids.js';
 import type { LoopContext } from './loop-context.js';
@@ -43,6 +44,37 @@ export class TaskChanges {
     if (records.length === 0) return [];
     if (records.some((r) => r.url !== undefined)) await this.push.checkTargets(records);
     return this.scheduler.createTasks(records);
+  }
+
+  /**
+   * `scheduleMany` inside the caller's transaction: the store writes it there and places no
+   * timer now; its timers reach the owning process by a notice sent on commit (nothing of a
+   * rolled back transaction). Counted by no metric here: the transaction may still roll back.
+   */
+  async scheduleInTransaction(inputs: readonly ScheduleInput[], tx: SqlTransaction): Promise<ScheduleOutcome[]> {
+    const transactional = this.transactionalStore();
+    const records = validateScheduleBatch(inputs, this.context.clock.now(), this.makeId, this.limits, this.defaults);
+    if (records.length === 0) return [];
+    if (records.some((r) => r.url !== undefined)) await this.push.checkTargets(records);
+    return this.context.inFlight.track(transactional.schedule(tx, records, this.context.clock.now()));
+  }
+
+  /**
+   * `cancel` inside the caller's transaction. The task's timer stays where it is: if the
+   * transaction rolls back the task is still pending and must fire; if it commits, the
+   * timer finds it cancelled and delivers nothing.
+   */
+  async cancelInTransaction(id: string, tx: SqlTransaction): Promise<CancelOutcome> {
+    const transactional = this.transactionalStore();
+    validateId(id, this.limits);
+    const outcome = await this.context.inFlight.track(transactional.cancel(tx, id, this.context.clock.now()));
+    return outcome.status;
+  }
+
+  private transactionalStore(): TransactionalTasks {
+    const { transactional, description } = this.context.store;
+    if (transactional === null) throw new DelayQError('INVALID_ARGUMENT', `tx: the ${description.split(':')[0] ?? description} store cannot schedule inside a transaction of yours (the PostgreSQL store can)`, { field: 'tx' });
+    return transactional;
   }
 
   async cancel(id: string): Promise<CancelOutcome> {

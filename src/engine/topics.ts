@@ -1,5 +1,10 @@
 /**
- * Operations on a whole topic (DelayQueue.topics): purge.
+ * Operations on a whole topic (DelayQueue.topics): pause, resume, purge.
+ *
+ * Pause and resume write the store's set of paused topics (TopicPauseStore) and apply it
+ * in this process at once; other processes sharing the store read it within pauseSyncMs
+ * (topic-pauses.ts, ADR 0040).
+ *
  *
  * A purge is a pass of bounded store steps (TaskStore.purgeTopic, at most PURGE_STEP tasks
  * each), with a turn of the event loop between them, so deliveries, acks and HTTP requests
@@ -26,7 +31,7 @@ export interface TopicPurgeOptions {
 }
 
 export interface TopicsParams {
-  readonly scheduler: Pick<Scheduler, 'forgetRuns'>;
+  readonly scheduler: Pick<Scheduler, 'forgetRuns' | 'pauses'>;
   readonly limits: Limits;
   readonly assertOpen: () => void;
 }
@@ -42,6 +47,39 @@ export class Topics {
     this.scheduler = scheduler;
     this.limits = limits;
     this.assertOpen = assertOpen;
+  }
+
+  /**
+   * Pauses `topic`: from now on this process delivers nothing of it (no reserve, no push),
+   * and every other process sharing the store within pauseSyncMs (1 s by default). Its
+   * tasks keep their due times, new ones are taken, recurring occurrences are created; what
+   * falls due waits. Answers false if it was paused already. Durable as tasks are.
+   */
+  async pause(topic: string): Promise<boolean> {
+    return this.setPaused(topic, true);
+  }
+
+  /**
+   * Resumes `topic`: what fell due while it was paused is delivered, in the order it fell
+   * due (docs/library.md, "Pausing a topic"). Answers false if it was not paused.
+   */
+  async resume(topic: string): Promise<boolean> {
+    return this.setPaused(topic, false);
+  }
+
+  /** The topics paused, in ascending order (as this process holds them: see pause). */
+  paused(): string[] {
+    this.assertOpen();
+    return this.scheduler.pauses.list();
+  }
+
+  private async setPaused(topic: string, paused: boolean): Promise<boolean> {
+    this.assertOpen();
+    validateTopic(topic, this.limits);
+    const { store, inFlight } = this.context;
+    const changed = await inFlight.track(store.setTopicPaused(topic, paused));
+    await this.scheduler.pauses.refresh();
+    return changed;
   }
 
   /**

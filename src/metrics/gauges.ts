@@ -8,7 +8,7 @@
  *
  * A gauge that is reset at each scrape must still say 0 for what exists and holds nothing:
  * every topic the store counts (any state) gets a series for each state, and delayq_ready_tasks
- * and delayq_oldest_ready_age_seconds one for every such topic, so a drained topic reads 0
+ * delayq_oldest_ready_age_seconds and delayq_topic_paused one for every such topic, so a drained topic reads 0
  * instead of vanishing (Prometheus would keep showing its last value for five minutes, and
  * a rate or an alert over it would see no drop).
  */
@@ -25,6 +25,8 @@ export interface StatsSource {
     /** The runAt of each topic's longest-waiting ready task (topics with none left out). */
     readonly oldestReady: Readonly<Record<string, number>>;
     readonly waiting: number;
+    /** The paused topics (q.topics.pause), as this process holds them. */
+    readonly paused: readonly string[];
     /** The partitions of a shared store that cannot take writes now. */
     readonly unavailable: readonly unknown[];
   }>;
@@ -99,6 +101,22 @@ export class QueueGauges {
           sums.set(label, (sums.get(label) ?? 0) + n);
         }
         for (const [topic, n] of sums) this.set({ topic }, n);
+      },
+    });
+    new Gauge({
+      name: 'delayq_topic_paused',
+      help: 'Whether the topic is paused (1: nothing of it is delivered) or not (0), as this process holds it.',
+      labelNames: ['topic'],
+      registers,
+      async collect() {
+        const stats = await gauges.stats();
+        this.reset();
+        if (stats === null) return;
+        // Topics over the label cap share a label: it reads 1 if any of them is paused.
+        const flags = new Map<string, number>();
+        for (const topic of knownTopics(stats)) flags.set(gauges.topicLabel(topic), 0);
+        for (const topic of stats.paused) flags.set(gauges.topicLabel(topic), 1);
+        for (const [topic, n] of flags) this.set({ topic }, n);
       },
     });
     new Gauge({

@@ -132,6 +132,7 @@ export const nackResultSchema = {
 
 export const retryResultSchema = object({ retried: yes });
 export const retryDeadManyResultSchema = object({ retried: int, more: { type: 'boolean', description: 'dead tasks of the topic remain' } });
+export const topicPauseResultSchema = object({ topic: str, paused: { type: 'boolean', description: 'the topic is paused now' }, changed: { type: 'boolean', description: 'false if it was so already' } });
 export const topicPurgeResultSchema = object({ purged: { ...int, description: 'tasks deleted' } });
 export const cancelDeadManyResultSchema = object({ cancelled: int, more: { type: 'boolean', description: 'dead tasks of the topic remain' } });
 
@@ -162,6 +163,7 @@ export const statsSchema = object(
     ready: mapOf(int, 'due tasks waiting for a consumer, per topic of this page'),
     oldestReady: mapOf(int, "runAt of each topic's longest-waiting ready task (a hint)"),
     waiting: int,
+    paused: { type: 'array', description: 'every paused topic (delivering nothing until resumed), in name order', maxItems: 100_000, items: str },
     lateness: object({ count: int, p50: { type: 'number' }, p99: { type: 'number' }, p999: { type: 'number' }, max: { type: 'number' } }),
     push: object({
       topics: mapOf(object(pushCounts, pushCountsRequired)),
@@ -171,7 +173,7 @@ export const statsSchema = object(
     topicsNext: { ...nullableStr, description: 'pass as `after` for the next page of topics; null on the last' },
     topicCount: int,
   },
-  ['store', 'counts', 'topics', 'unavailable', 'timers', 'ready', 'oldestReady', 'waiting', 'lateness', 'readyTotal', 'topicsNext', 'topicCount'],
+  ['store', 'counts', 'topics', 'unavailable', 'timers', 'ready', 'oldestReady', 'waiting', 'paused', 'lateness', 'readyTotal', 'topicsNext', 'topicCount'],
 );
 
 export const healthSchema = object({ status: { type: 'string', enum: ['ok', 'closing'] } });

@@ -32,7 +32,7 @@ export function validateStatsPage(query: { topicLimit?: string; after?: string }
 }
 
 export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsResponse {
-  const names = new Set<string>([...Object.keys(stats.topics), ...Object.keys(stats.ready), ...Object.keys(stats.oldestReady), ...Object.keys(stats.push?.topics ?? {})]);
+  const names = new Set<string>([...Object.keys(stats.topics), ...Object.keys(stats.ready), ...Object.keys(stats.oldestReady), ...Object.keys(stats.push?.topics ?? {}), ...stats.paused]);
   const sorted = [...names].sort();
   const start = query.after === null ? 0 : sorted.findIndex((name) => name > query.after!);
   const from = start === -1 ? sorted.length : start;
@@ -42,6 +42,7 @@ export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsRespon
   return {
     ...rest,
     counts: { ...stats.counts },
+    paused: [...stats.paused],
     unavailable: stats.unavailable.map((u) => ({ ...u })),
     topics: pick(stats.topics, page),
     ready: pick(stats.ready, page),

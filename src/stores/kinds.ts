@@ -8,7 +8,7 @@
  */
 export interface StoreKind {
   /** The kind's name, and its folder under src/stores. */
-  readonly name: 'memory' | 'sqlite' | 'redis';
+  readonly name: 'memory' | 'sqlite' | 'redis' | 'postgres';
   /** The starts of the store URLs this kind opens. */
   readonly schemes: readonly string[];
   /** How a URL of this kind is written, for help texts and errors. */
@@ -36,6 +36,15 @@ export const STORE_KINDS: readonly StoreKind[] = [
     durable: true,
     shared: true,
     assets: ['lua'],
+  },
+  {
+    name: 'postgres',
+    schemes: ['postgres://', 'postgresql://'],
+    usage: 'postgres://user@host:port/db[?schema=delayq]',
+    driver: 'pg',
+    durable: true,
+    shared: true,
+    assets: [],
   },
 ];
 

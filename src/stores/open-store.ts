@@ -8,6 +8,7 @@
  *   redis://host:port[/db]               one Redis
  *   redis+cluster://host:port,host:port  a Redis Cluster
  *   (either with ?prefix=ns&shards=16&horizonMs=60000: the Redis options below, by URL)
+ *   postgres://user@host:5432/db?schema=delayq   PostgreSQL (also postgresql://), one schema per queue
  */
 import { DelayQError } from '../core/errors.js';
 import type { Clock, Logger, TaskStore } from '../core/ports/index.js';
@@ -21,6 +22,8 @@ export interface StoreOptions {
   horizonMs?: number;
   /** SQLite: 'NORMAL' (default: loses nothing on a process crash) or 'FULL' (nothing on power loss). */
   synchronous?: 'NORMAL' | 'FULL';
+  /** PostgreSQL: the schema holding the queue's tables (also `?schema=` in the URL). Default 'delayq'. */
+  schema?: string;
   /** Redis: key namespace. Default 'delayq'. */
   prefix?: string;
   /** Redis: shards per namespace. Default 16. */
@@ -65,6 +68,10 @@ const LOADERS: Readonly<Record<StoreKindName, StoreLoader>> = {
   redis: async (spec, options) => {
     const { openRedisStore } = await import('./redis/index.js').catch(driverMissing(spec, 'ioredis'));
     return openRedisStore(spec, { ...options, clock: options.clock ?? storeSystemClock });
+  },
+  postgres: async (spec, options) => {
+    const { openPostgresStore } = await import('./postgres/index.js').catch(driverMissing(spec, 'pg'));
+    return openPostgresStore(spec, { ...options, clock: options.clock ?? storeSystemClock });
   },
 };
 

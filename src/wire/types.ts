@@ -207,6 +207,8 @@ export interface StatsResponse {
   oldestReady: Record<string, number>;
   /** Reserve long-polls waiting now. */
   waiting: number;
+  /** Every paused topic, in name order (POST /v1/topics/:topic/pause). */
+  paused: string[];
   lateness: LatenessSummary;
   /** Push counters since the server started, per topic and destination origin (docs/push.md, "Stats"). */
   push?: PushStatsView;
@@ -252,6 +254,15 @@ export interface RetryDeadManyResponse {
   retried: number;
   /** Dead tasks of the topic remain. */
   more: boolean;
+}
+
+/** POST /v1/topics/:topic/pause and /resume. */
+export interface TopicPauseResponse {
+  topic: string;
+  /** The topic is paused now. */
+  paused: boolean;
+  /** False if it was so already. */
+  changed: boolean;
 }
 
 /** The states DELETE /v1/topics/:topic/tasks purges: `completed` also takes the cancelled tasks. */

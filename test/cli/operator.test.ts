@@ -133,6 +133,22 @@ describe('delayq operator commands', () => {
     assert.equal((await t.queue.stats()).topics['purgeable'], undefined);
   });
 
+  it('topic pause <topic> holds the topic, topic resume lets it go; --json answers the server\'s result', async () => {
+    const paused = await cli('topic', 'pause', 'pausable');
+    assert.equal(paused.code, 0, paused.stderr);
+    assert.equal(paused.stdout, 'pausable paused\n');
+    assert.deepEqual(t.queue.topics.paused(), ['pausable']);
+    const again = await cli('topic', 'pause', 'pausable');
+    assert.equal(again.stdout, 'pausable paused (it was paused already)\n');
+    const json = await cli('topic', 'resume', 'pausable', '--json');
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual(JSON.parse(json.stdout), { topic: 'pausable', paused: false, changed: true });
+    assert.deepEqual(t.queue.topics.paused(), []);
+    const bad = await cli('topic', 'pause', 'a b');
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /INVALID_TOPIC/);
+  });
+
   /** Tasks of demo topics that could still run. */
   const demoLeftovers = async (): Promise<string[]> => {
     const tasks = [...(await t.queue.list({ state: 'pending', limit: 1000 })), ...(await t.queue.list({ state: 'reserved', limit: 1000 }))];

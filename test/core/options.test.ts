@@ -13,6 +13,7 @@ describe('engine options', () => {
       purgeBatch: 10_000,
       storeRetryMs: 1_000,
       pushSyncMs: 1_000,
+      pauseSyncMs: 1_000,
       pushBreaker: { failureThreshold: 5, cooldownMs: 30_000, probeWaitMs: 1_000 },
       pushMaxInFlight: 256,
       scheduleLeadMs: 1_500,
@@ -29,6 +30,11 @@ describe('engine options', () => {
     assert.deepEqual(resolveEngineTuning({ pushBreaker: { cooldownMs: 5 } }).pushBreaker, { failureThreshold: 5, cooldownMs: 5, probeWaitMs: 1_000 });
     assert.throws(() => resolveEngineTuning({ pushBreaker: { failureThreshold: 0 } }), /pushBreaker\.failureThreshold: must be an integer from 1/);
     assert.throws(() => resolveEngineTuning({ pushBreaker: 3 as never }), /pushBreaker: must be an object/);
+  });
+
+  it('check pauseSyncMs like the other periods', () => {
+    assert.equal(resolveEngineTuning({ pauseSyncMs: 250 }).pauseSyncMs, 250);
+    assert.throws(() => resolveEngineTuning({ pauseSyncMs: 0 }), /pauseSyncMs: must be an integer from 1/);
   });
 
   it('check pushSyncMs like the other periods', () => {

@@ -1,6 +1,6 @@
 // docs/deploy.md, checked: the systemd unit (systemd-analyze verify, and its ExecStart flags
-// start a real server), and the SQLite backup and restore commands it documents, run on a
-// real file while the server serves it.
+// start a real server), and the SQLite and PostgreSQL backup and restore commands it
+// documents, run while the server serves the store.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DelayQClient } from '../../src/client/index.js';
+import { dropSchema, freshSchema, PG_URL, storeUrl } from '../helpers/postgres.js';
 import { spawnServer } from '../helpers/service-process.js';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -18,6 +19,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 const has = (command: string, ...args: string[]): boolean => spawnSync(command, args, { stdio: 'ignore' }).status === 0;
 const HAS_SYSTEMD_ANALYZE = has('systemd-analyze', '--version');
 const HAS_SQLITE3 = has('sqlite3', '--version');
+const HAS_PG_DUMP = has('pg_dump', '--version') && has('pg_restore', '--version') && has('psql', '--version');
 
 /** The unit's ExecStart, as words. */
 function execStart(): string[] {
@@ -90,6 +92,42 @@ describe('SQLite backup and restore, as docs/deploy.md says', { skip: HAS_SQLITE
       assert.equal(stats.counts.pending, 50);
     } finally {
       assert.equal(await restored.stop('SIGTERM'), 0);
+    }
+  });
+});
+
+describe('PostgreSQL backup and restore, as docs/deploy.md says', { skip: HAS_PG_DUMP ? false : 'pg_dump / pg_restore not installed' }, () => {
+  it('pg_dump while serving; after DROP SCHEMA and pg_restore the schema has the tasks of the dump, and not the later ones', async () => {
+    const schema = freshSchema('backup');
+    const dump = join(work, 'pg.dump');
+    const store = storeUrl(schema);
+    try {
+      const server = await spawnServer(['--store', store]);
+      const client = new DelayQClient({ url: server.address });
+      try {
+        for (let i = 0; i < 20; i++) await client.schedule({ id: `before-${i}`, topic: 'backup', payload: { i }, delayMs: 3_600_000 });
+        // The documented backup, while delayq serves.
+        execFileSync('pg_dump', ['--format=custom', `--schema=${schema}`, `--file=${dump}`, PG_URL]);
+        await client.schedule({ id: 'after-backup', topic: 'backup', payload: null, delayMs: 3_600_000 });
+      } finally {
+        assert.equal(await server.stop('SIGTERM'), 0);
+      }
+
+      // The documented restore: delayq stopped, the schema dropped, the dump restored.
+      execFileSync('psql', [PG_URL, '-v', 'ON_ERROR_STOP=1', '-c', `DROP SCHEMA "${schema}" CASCADE`]);
+      execFileSync('pg_restore', [`--dbname=${PG_URL}`, dump]);
+
+      const restored = await spawnServer(['--store', store]);
+      const again = new DelayQClient({ url: restored.address });
+      try {
+        for (const id of ['before-0', 'before-10', 'before-19']) assert.equal((await again.get(id))?.state, 'pending', id);
+        assert.equal(await again.get('after-backup'), null);
+        assert.equal((await again.stats()).counts.pending, 20);
+      } finally {
+        assert.equal(await restored.stop('SIGTERM'), 0);
+      }
+    } finally {
+      await dropSchema(schema);
     }
   });
 });

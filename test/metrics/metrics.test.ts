@@ -406,3 +406,23 @@ test('metrics are built before the queue: the queue holds them from its construc
     await q.close();
   }
 });
+
+test('delayq_topic_paused: 1 while the topic is paused, 0 once resumed (the series stays)', async () => {
+  const registry = new Registry();
+  const { q } = await openManual({ metrics: { registry } });
+  try {
+    await q.scheduleMany([
+      { id: 'p1', topic: 'paused-topic', delayMs: 10 },
+      { id: 'o1', topic: 'other', delayMs: 10 },
+    ]);
+    await q.topics.pause('paused-topic');
+    let text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_topic_paused{topic="paused-topic"}'), 1);
+    assert.equal(sample(text, 'delayq_topic_paused{topic="other"}'), 0);
+    await q.topics.resume('paused-topic');
+    text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_topic_paused{topic="paused-topic"}'), 0);
+  } finally {
+    await q.close();
+  }
+});

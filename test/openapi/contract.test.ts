@@ -93,7 +93,7 @@ describe('the OpenAPI document, from the outside', () => {
         }
         for (const parameter of op.parameters ?? []) assert.ok(parameter.schema.type === 'integer' || parameter.schema.type === 'string', `${where} ${parameter.name}`);
       }
-    assert.equal(operations, 34);
+    assert.equal(operations, 36);
     const listTasks = doc.paths['/v1/tasks'].get;
     assert.deepEqual(
       listTasks.parameters.map((p: any) => [p.name, p.schema.type, p.schema.minimum, p.schema.maximum, p.schema.enum]),
@@ -229,6 +229,8 @@ describe('every operation, answered through its response schema', () => {
       assert.equal(stats.topicsNext !== undefined && 'push' in stats, true);
       await op('getActivity', 'GET', '/v1/activity');
       assert.deepEqual(await op('purgeTopic', 'DELETE', '/v1/topics/tour2/tasks?state=completed'), { purged: 2 }, 't3 acked, t2 cancelled');
+      assert.deepEqual(await op('pauseTopic', 'POST', '/v1/topics/tour2/pause'), { topic: 'tour2', paused: true, changed: true });
+      assert.deepEqual(await op('resumeTopic', 'POST', '/v1/topics/tour2/resume'), { topic: 'tour2', paused: false, changed: true });
       assert.deepEqual([...seen].sort(), [...new Set(all)].sort());
     } finally {
       await t.close();

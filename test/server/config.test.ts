@@ -39,7 +39,7 @@ describe('server config', () => {
   });
 
   it('reports every problem at once, naming the flag and the variable', () => {
-    const found = problems({ port: '70000', store: 'postgres://x', logLevel: 'loud' }, { DELAYQ_MAX_WAIT_MS: '120000', DELAYQ_ALLOW_PUBLIC: 'maybe' });
+    const found = problems({ port: '70000', store: 'mysql://x', logLevel: 'loud' }, { DELAYQ_MAX_WAIT_MS: '120000', DELAYQ_ALLOW_PUBLIC: 'maybe' });
     assert.equal(found.length, 5, found.join('\n'));
     assert.ok(found.some((p) => p.startsWith('--port / DELAYQ_PORT')));
     assert.ok(found.some((p) => p.startsWith('--store / DELAYQ_STORE')));

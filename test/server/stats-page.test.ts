@@ -26,6 +26,7 @@ describe('statsPage', () => {
     ready: { a: 1, c: 2 },
     oldestReady: { c: 5 },
     waiting: 0,
+    paused: [],
     lateness,
     push: { topics: { b: { sent: 1, ok: 1, failed: {}, deferred: 0, noSlot: 0 } }, origins: { 'https://x.example.com': { sent: 1, ok: 1, failed: {}, deferred: 0, noSlot: 0, breaker: { state: 'closed', consecutiveFailures: 0, openUntil: null } } } },
   };

@@ -5,8 +5,9 @@
  * each operation every task is read back (`get`), its change of state (or its purge) is
  * turned into deltas by the model, and the sum of those deltas must be what `stats` says.
  * The memory and SQLite stores apply the model's deltas themselves; the Redis scripts spell
- * them in Lua, and this is what holds the three to the same counts. The stores must also
- * agree on every task's state, the same operations having run on each.
+ * them in Lua, the PostgreSQL store's batch statements in SQL (its other writes apply the
+ * model), and this is what holds them all to the same counts. The stores must also agree on
+ * every task's state, the same operations having run on each.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -18,9 +19,11 @@ import type { TaskStore } from '../../src/core/ports/index.js';
 import { CounterTally, statsOfCounters, type StateOrNone } from '../../src/core/task/counter-deltas.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { openRedisStore } from '../../src/stores/redis/index.js';
+import { openPostgresStore } from '../../src/stores/postgres/index.js';
 import { openSqliteStore } from '../../src/stores/sqlite/index.js';
 import { storeSystemClock } from '../../src/stores/system-clock.js';
 import { task } from '../../src/testing/store-conformance/index.js';
+import { dropSchema, freshSchema, storeUrl } from '../helpers/postgres.js';
 import { redisSkip, startRedis, type RedisServer } from '../helpers/redis-servers.js';
 
 const IDS = ['t0', 't1', 't2', 't3', 't4', 't5'];
@@ -231,6 +234,23 @@ describe('stats counters follow the delta model, Redis too', { skip }, () => {
     };
     await fc.assert(
       fc.asyncProperty(fc.array(op, OPS), (ops) => checkRun(async () => [await memorySubject(), await sqliteSubject(), await redisSubject()], ops)),
+      { numRuns: RUNS },
+    );
+  });
+});
+
+describe('stats counters follow the delta model, PostgreSQL too', () => {
+  it('on the memory store and a PostgreSQL schema (of its own per run, dropped after)', async () => {
+    const postgresSubject = async (): Promise<Subject> => {
+      const schema = freshSchema('counters');
+      const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+      return subject('postgres', store, async () => {
+        await store.close();
+        await dropSchema(schema);
+      });
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, OPS), (ops) => checkRun(async () => [await memorySubject(), await postgresSubject()], ops)),
       { numRuns: RUNS },
     );
   });

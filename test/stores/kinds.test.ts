@@ -18,8 +18,10 @@ describe('the registry of store kinds', () => {
       ['redis://127.0.0.1:6379', 'redis'],
       ['rediss://h:6380/1', 'redis'],
       ['redis+cluster://h:1,h:2', 'redis'],
+      ['postgres://u@h:5432/db', 'postgres'],
+      ['postgresql://u@h/db?schema=s', 'postgres'],
       ['memoryx', undefined],
-      ['postgres://x', undefined],
+      ['mysql://x', undefined],
       ['', undefined],
     ];
     for (const [spec, kind] of cases) assert.equal(storeKindOf(spec)?.name, kind, spec);
@@ -27,8 +29,8 @@ describe('the registry of store kinds', () => {
 
   it('the server takes every kind\'s URL and refuses others, naming every kind', () => {
     const config = (store: string): unknown => parseServerConfig({ store }, {});
-    for (const spec of ['memory', 'sqlite:./d.db', 'redis://127.0.0.1:1', 'redis+cluster://127.0.0.1:1']) assert.doesNotThrow(() => config(spec), spec);
-    for (const spec of ['postgres://x', 'sqlite:', 'redis://'])
+    for (const spec of ['memory', 'sqlite:./d.db', 'redis://127.0.0.1:1', 'redis+cluster://127.0.0.1:1', 'postgres://u@127.0.0.1:1/db']) assert.doesNotThrow(() => config(spec), spec);
+    for (const spec of ['mysql://x', 'sqlite:', 'redis://'])
       assert.throws(
         () => config(spec),
         (error: Error) => STORE_KINDS.every((kind) => error.message.includes(kind.usage)),

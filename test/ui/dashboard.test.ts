@@ -274,6 +274,29 @@ describe('dashboard in Chromium', () => {
     assertClean(w);
   });
 
+  it('pauses and resumes a topic from the Topics page: its state is shown, a due task is held, then delivered', async () => {
+    await api('POST', '/v1/tasks', { id: 'ps-1', topic: 'pauseme', delayMs: 600_000 });
+    const w = await openPage('#/topics');
+    const { page } = w;
+    const row = page.getByTestId('topics-table').locator('tr[data-topic="pauseme"]');
+    await row.waitFor();
+    assert.equal(await row.getByTestId('pause-state').textContent(), 'delivering');
+    await row.getByTestId('pause-toggle').click();
+    await page.getByTestId('notice').getByText('Paused pauseme: nothing of it is delivered until it is resumed.').waitFor();
+    await row.getByTestId('pause-state').getByText('paused').waitFor();
+    assert.deepEqual((await api('GET', '/v1/stats')).body.paused, ['pauseme']);
+    // Due now, while paused: not reserved.
+    await api('POST', '/v1/tasks', { id: 'ps-2', topic: 'pauseme' });
+    assert.deepEqual((await api('POST', '/v1/topics/pauseme/reserve', { waitMs: 0 })).body.tasks, []);
+    await page.screenshot({ path: `${SHOTS}/topics-paused.png`, fullPage: true });
+    assert.equal(await row.getByTestId('pause-toggle').textContent(), 'Resume');
+    await row.getByTestId('pause-toggle').click();
+    await page.getByTestId('notice').getByText('Resumed pauseme: what fell due is delivered, in runAt order.').waitFor();
+    await row.getByTestId('pause-state').getByText('delivering').waitFor();
+    assert.deepEqual((await api('POST', '/v1/topics/pauseme/reserve', { waitMs: 2_000 })).body.tasks.map((t: { id: string }) => t.id), ['ps-2']);
+    assertClean(w);
+  });
+
   it(`renders ${XSS} in a payload, an error and an id as text, and runs nothing`, async () => {
     await api('POST', '/v1/tasks', { id: 'xss', topic: 'xss', payload: { html: XSS, list: [XSS] }, maxAttempts: 1 });
     const [d] = (await api('POST', '/v1/topics/xss/reserve', { waitMs: 5_000 })).body.tasks;

@@ -1,4 +1,4 @@
-/** topic: operations on a whole topic (purge), through the client. */
+/** topic: operations on a whole topic (pause, resume, purge), through the client. */
 import { createInterface } from 'node:readline/promises';
 import { InvalidArgumentError, type Command } from 'commander';
 import type { TopicPurgeState } from '../../client/index.js';
@@ -32,6 +32,16 @@ async function confirmed(question: string): Promise<boolean> {
 
 export function registerTopicCommands(program: Command): void {
   const topic = program.command('topic').description('operations on a whole topic');
+  for (const verb of ['pause', 'resume'] as const) {
+    topic
+      .command(`${verb} <topic>`)
+      .description(verb === 'pause' ? 'deliver nothing of the topic until it is resumed (every server sharing the store, within 1 s)' : 'deliver the topic again: what fell due meanwhile goes out in runAt order')
+      .action(async (name: string, _options: unknown, command: Command) => {
+        const { client, out } = contextOf(command);
+        const result = await client.topics[verb](name);
+        out.result(result, () => `${name} ${result.paused ? 'paused' : 'resumed'}${result.changed ? '' : ` (it was ${result.paused ? 'paused' : 'not paused'} already)`}`);
+      });
+  }
   topic
     .command('purge <topic>')
     .description("delete the topic's tasks in one state (completed also takes the cancelled ones; reserved tasks are never purged)")

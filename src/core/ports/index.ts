@@ -1,10 +1,10 @@
 /**
  * The ports: what the engine needs from the outside world, as interfaces only, one file
- * per role (clock, tasks, schedules, push subscriptions, coordination) and the whole
+ * per role (clock, tasks, schedules, push subscriptions, topic pauses, coordination) and the whole
  * store port here.
  *
  * The store port is split by role, so each caller sees only what it uses and each
- * contract is small enough to state. Every store (memory, SQLite, Redis) implements all
+ * contract is small enough to state. Every store (memory, SQLite, Redis, PostgreSQL) implements all
  * of them and must pass the conformance suites of src/testing/ (delayq/testing) unchanged.
  *
  * Contract shared by every method:
@@ -24,14 +24,18 @@ import type { SharedDispatch, TimerHomes } from './coordination.js';
 import type { PushSubscriptionStore } from './push-subscriptions.js';
 import type { RecurringScheduleStore } from './schedules.js';
 import type { ConsumerStore, InspectorStore, ProducerStore, TimerSource } from './tasks.js';
+import type { TopicPauseStore } from './topic-pauses.js';
+import type { TransactionalTasks } from './transactions.js';
 
 export type * from './clock.js';
 export type * from './coordination.js';
 export type * from './push-subscriptions.js';
 export type * from './schedules.js';
 export type * from './tasks.js';
+export type * from './topic-pauses.js';
+export type * from './transactions.js';
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore {
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
   /**
@@ -48,6 +52,11 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
   readonly shared: SharedDispatch | null;
   /** Slots on the store's own task objects for the engine's run timers (the memory store), or null. */
   readonly timerHomes: TimerHomes | null;
+  /**
+   * Scheduling and cancelling inside a transaction of the caller's (ports/transactions.ts):
+   * set by a store that keeps its tasks in the caller's database (PostgreSQL), else null.
+   */
+  readonly transactional: TransactionalTasks | null;
   /** Releases connections and files; idempotent. Later calls reject (QUEUE_CLOSED). */
   close(): Promise<void>;
 }
@@ -63,6 +72,7 @@ export const TASK_STORE_OPERATIONS = {
   inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic'],
   pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
+  topicPauses: ['setTopicPaused', 'pausedTopics'],
   lifecycle: ['close'],
 } as const satisfies Record<string, readonly (keyof TaskStore)[]>;
 

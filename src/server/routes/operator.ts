@@ -9,7 +9,7 @@ import type { TopicPurgeState } from '../../core/ports/index.js';
 import { TOPIC_PURGE_STATES, validateIntOption } from '../../core/task/validate.js';
 import type { RouteContext } from '../context.js';
 import { SERVER_VERSION } from './system.js';
-import { activitySchema, topicPurgeResultSchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
+import { activitySchema, topicPauseResultSchema, topicPurgeResultSchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
 import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute } from '../route-schema.js';
 import { retryDeadBodySchema, retryDeadManyBodySchema } from '../schemas.js';
 
@@ -139,6 +139,32 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     },
     async (request) => ({ purged: await queue.topics.purge(request.params.topic, { state: request.query.state as TopicPurgeState }) }),
   );
+
+  // Pause and resume a topic (engine/topics.ts, ADR 0040): every process sharing the store holds it within pauseSyncMs.
+  for (const paused of [true, false]) {
+    const verb = paused ? 'pause' : 'resume';
+    app.post<{ Params: { topic: string } }>(
+      `/v1/topics/:topic/${verb}`,
+      {
+        bodyLimit: limits.envelopeBytes,
+        schema: apiRoute({
+          operationId: paused ? 'pauseTopic' : 'resumeTopic',
+          tags,
+          summary: paused
+            ? 'Pause the topic: nothing of it is delivered (reserved or pushed) until it is resumed; its tasks keep their due times and new ones are taken'
+            : 'Resume the topic: what fell due while it was paused is delivered, in runAt order',
+          path: { topic: TOPIC },
+          ok: { 200: topicPauseResultSchema },
+          errors: ['INVALID_TOPIC', ...STORE_ERRORS],
+        }),
+      },
+      async (request) => {
+        const { topic } = request.params;
+        const changed = paused ? await queue.topics.pause(topic) : await queue.topics.resume(topic);
+        return { topic, paused, changed };
+      },
+    );
+  }
 
   // Up to `max` dead tasks of the topic given up on: dead -> cancelled.
   app.post<{ Params: { topic: string }; Body: { max?: number } | undefined }>(

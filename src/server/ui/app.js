@@ -223,7 +223,7 @@ function TimelinePage() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Topics: counts, rates, ready, push subscription and its last error; purge a topic's tasks.
+// Topics: counts, rates, ready, push subscription and its last error; pause or resume a topic; purge a topic's tasks.
 
 const PURGE_STATES = ['pending', 'dead', 'completed'];
 
@@ -249,6 +249,26 @@ function PurgeControl({ topic, onDone }) {
       ${PURGE_STATES.map((s) => html`<option value=${s}>${s}</option>`)}
     </select>
     <button disabled=${busy} onClick=${purge} data-testid="purge">Purge</button>
+  </span>`;
+}
+
+/** A row's pause control: the topic's state, and a button that pauses or resumes it. */
+function PauseControl({ topic, paused, onDone }) {
+  const [busy, setBusy] = useState(false);
+  const toggle = async () => {
+    setBusy(true);
+    try {
+      await api('POST', `/v1/topics/${encodeURIComponent(topic)}/${paused ? 'resume' : 'pause'}`, {});
+      onDone({ ok: true, text: paused ? `Resumed ${topic}: what fell due is delivered, in runAt order.` : `Paused ${topic}: nothing of it is delivered until it is resumed.` });
+    } catch (e) {
+      onDone({ ok: false, text: e.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<span class="row">
+    <span data-testid="pause-state" class=${paused ? 'error' : 'muted'}>${paused ? 'paused' : 'delivering'}</span>
+    <button disabled=${busy} onClick=${toggle} data-testid="pause-toggle">${paused ? 'Resume' : 'Pause'}</button>
   </span>`;
 }
 
@@ -279,7 +299,8 @@ function TopicsPage() {
   const subscriptions = new Map(push.subscriptions.map((s) => [s.topic, s]));
   // A subscribed topic without tasks is shown on the page whose range of names holds it.
   const inPage = (topic) => (after === undefined || topic > after) && (stats.topicsNext === null || topic <= stats.topicsNext);
-  const names = [...new Set([...Object.keys(stats.topics), ...[...subscriptions.keys()].filter(inPage)])].sort();
+  const paused = new Set(stats.paused ?? []);
+  const names = [...new Set([...Object.keys(stats.topics), ...[...subscriptions.keys(), ...paused].filter(inPage)])].sort();
   const rateOf = (topic, name) => {
     const now = feed.activity?.topics[topic];
     const then = before?.activity?.topics[topic];
@@ -292,9 +313,9 @@ function TopicsPage() {
     <${Notice} notice=${notice} />
     <div class="scroll">
       <table data-testid="topics-table">
-        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th><th>purge</th></tr></thead>
+        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th><th>delivery</th><th>purge</th></tr></thead>
         <tbody>
-          ${names.length === 0 ? html`<tr><td colspan="14" class="muted">no topics yet</td></tr>` : null}
+          ${names.length === 0 ? html`<tr><td colspan="15" class="muted">no topics yet</td></tr>` : null}
           ${names.map((topic) => {
             const counts = stats.topics[topic] ?? {};
             const subscription = subscriptions.get(topic);
@@ -309,6 +330,7 @@ function TopicsPage() {
               <td class="num">${rateOf(topic, 'failed')}</td>
               <td class="url">${subscription ? subscription.url : ''}</td>
               <td>${failure ? `${localTime(failure.at)}: ${failure.error}` : ''}</td>
+              <td><${PauseControl} topic=${topic} paused=${paused.has(topic)} onDone=${purged} /></td>
               <td>${stats.topics[topic] ? html`<${PurgeControl} topic=${topic} onDone=${purged} />` : ''}</td>
             </tr>`;
           })}

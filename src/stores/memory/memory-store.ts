@@ -16,6 +16,7 @@ import { MemoryPushSubscriptions } from './push-subscriptions.js';
 import { MemoryReceipts } from './receipts.js';
 import { MemorySchedules } from './recurring-schedules.js';
 import { runRef, type StoredTask } from './stored-task.js';
+import { MemoryTopicPauses } from './topic-pauses.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
 
 export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHomes {
@@ -23,6 +24,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
   readonly horizonMs = Number.POSITIVE_INFINITY;
   readonly shared: SharedDispatch | null = null;
   readonly timerHomes: TimerHomes | null = this;
+  readonly transactional = null;
   private readonly tasks = new Map<string, StoredTask>();
   /**
    * Reserved tasks by their reservation number, direct-mapped (slot = number mod
@@ -38,6 +40,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
   private readonly receipts = new MemoryReceipts();
   protected readonly pushSubscriptionPart = new MemoryPushSubscriptions();
   protected readonly schedulePart = new MemorySchedules();
+  protected readonly topicPausePart = new MemoryTopicPauses();
   private nextSeq = 1;
   /** The open passes of purgeTopic, by cursor. */
   private readonly purgePasses = new Map<string, MapIterator<StoredTask>>();

@@ -30,6 +30,8 @@
  *   <prefix>:{<prefix>/meta}:push          HASH  topic -> push subscription JSON (push-subscription-codec.ts)
  *   <prefix>:{<prefix>/meta}:schedules     HASH  schedule id -> recurring schedule JSON (schedule-codec.ts)
  *   <prefix>:{<prefix>/meta}:schedules-version  STRING  counter of schedule changes (schedulesVersion)
+ *   <prefix>:{<prefix>/meta}:paused        HASH  paused topic -> ms the pause was written (topic-pauses.ts, ADR 0040)
+ *   <prefix>:{<prefix>/meta}:paused-version  STRING  counter of writes of `paused` (pausedTopics)
  *
  * Pub/sub channels (not keys, so outside any slot):
  *   <prefix>:ready:<topic>                 "shard" when tasks of the topic became ready
@@ -94,6 +96,10 @@ export interface Keyspace {
   readonly schedules: string;
   /** A counter bumped with every schedule change other processes must re-read (RecurringScheduleStore.schedulesVersion). */
   readonly schedulesVersion: string;
+  /** Paused topics, one field per topic, in the meta slot with its counter (one MULTI writes both). */
+  readonly paused: string;
+  /** A counter moved with every write of `paused` (TopicPauseStore.pausedTopics). */
+  readonly pausedVersion: string;
   /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
   readonly timerChannel: string;
   readonly shards: readonly ShardKeys[];
@@ -130,6 +136,8 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
     push: `${hashTag(prefix, 'meta')}:push`,
     schedules: `${hashTag(prefix, 'meta')}:schedules`,
     schedulesVersion: `${hashTag(prefix, 'meta')}:schedules-version`,
+    paused: `${hashTag(prefix, 'meta')}:paused`,
+    pausedVersion: `${hashTag(prefix, 'meta')}:paused-version`,
     timerChannel: `${prefix}:timers`,
     shards: shardKeys,
     readyChannel: (topic) => `${prefix}:ready:${topic}`,

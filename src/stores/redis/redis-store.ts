@@ -35,6 +35,7 @@ import type { Unparker } from './parking.js';
 import type { Promoter } from './promoter.js';
 import { RedisPushSubscriptions } from './push-subscriptions.js';
 import type { ReadyReserver } from './ready-reserver.js';
+import { RedisTopicPauses } from './topic-pauses.js';
 import { RedisSchedules } from './recurring-schedules.js';
 import type { RemoteTimers } from './remote-timers.js';
 import type { ShardHealth } from '../shared/shard-health.js';
@@ -75,6 +76,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   /** Schedules are planned by the owner of their shard (shared/schedule-owners.ts). */
   readonly schedulePlanning: SchedulePlanning;
   readonly timerHomes = null;
+  readonly transactional = null;
   private readonly client: RedisClient;
   private closed = false;
   private closing: Promise<void> | null = null;
@@ -83,6 +85,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   private readonly histogram: RedisDueHistogram;
   protected readonly pushSubscriptionPart: RedisPushSubscriptions;
   protected readonly schedulePart: RedisSchedules;
+  protected readonly topicPausePart: RedisTopicPauses;
 
   constructor(private readonly parts: RedisStoreParts) {
     super();
@@ -96,6 +99,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     this.histogram = new RedisDueHistogram(client, keys);
     this.pushSubscriptionPart = new RedisPushSubscriptions(client, keys.push, reader);
     this.schedulePart = new RedisSchedules(client, keys, reader);
+    this.topicPausePart = new RedisTopicPauses(client, keys);
     this.schedulePlanning = parts.planning;
   }
 

@@ -1,11 +1,11 @@
 /**
- * The push-subscription and recurring-schedule roles of the store port (PushSubscriptionStore,
- * RecurringScheduleStore), written once for every store: each store keeps its records in two parts
- * of its own (a Map, SQLite rows, Redis hashes) with the small interfaces below, and its
+ * The push-subscription, recurring-schedule and topic-pause roles of the store port
+ * (PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore), written once for every
+ * store: each store keeps its records in three parts of its own (a Map, SQLite rows, Redis hashes) with the small interfaces below, and its
  * class extends StoredRecordRoles, which checks the store is open and hands each call to
  * its part. The port's single-record calls are the batch calls of one.
  */
-import type { PushSubscriptionStore, RecurringScheduleStore, RecurringScheduleSwap } from '../../core/ports/index.js';
+import type { PausedTopics, PushSubscriptionStore, RecurringScheduleStore, RecurringScheduleSwap, TopicPauseStore } from '../../core/ports/index.js';
 import type { PushSubscription } from '../../core/push.js';
 import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
 
@@ -32,9 +32,17 @@ export interface SchedulePart {
   versionToken(): Answer<string>;
 }
 
-export abstract class StoredRecordRoles implements PushSubscriptionStore, RecurringScheduleStore {
+/** A store's paused topics: the TopicPauseStore contract (ADR 0040). */
+export interface TopicPausePart {
+  /** True if the set changed; the version moves with it, in the same write. */
+  set(topic: string, paused: boolean): Answer<boolean>;
+  read(): Answer<PausedTopics>;
+}
+
+export abstract class StoredRecordRoles implements PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore {
   protected abstract readonly pushSubscriptionPart: PushSubscriptionPart;
   protected abstract readonly schedulePart: SchedulePart;
+  protected abstract readonly topicPausePart: TopicPausePart;
   /** Throws QUEUE_CLOSED once the store is closed. */
   protected abstract assertOpen(): void;
 
@@ -105,5 +113,15 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Recurr
   async schedulesVersion(): Promise<string> {
     this.assertOpen();
     return this.schedulePart.versionToken();
+  }
+
+  async setTopicPaused(topic: string, paused: boolean): Promise<boolean> {
+    this.assertOpen();
+    return this.topicPausePart.set(topic, paused);
+  }
+
+  async pausedTopics(): Promise<PausedTopics> {
+    this.assertOpen();
+    return this.topicPausePart.read();
   }
 }

@@ -25,6 +25,7 @@ import { sqliteDueHistogram } from './due-histogram.js';
 import { GroupCommit } from './group-commit.js';
 import { TaskInserter } from './inserts.js';
 import { Parking } from './parking.js';
+import { SqliteTopicPauses } from './topic-pauses.js';
 import { SqlitePushSubscriptions } from './push-subscriptions.js';
 import { SqliteSchedules } from './recurring-schedules.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
@@ -41,6 +42,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
   readonly shared = null;
   readonly timerHomes = null;
+  readonly transactional = null;
   private readonly db: Database.Database;
   private readonly sql: Statements;
   private readonly writer: GroupCommit;
@@ -49,6 +51,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   private readonly bucketFor = (runAt: number): number | null => this.parking.bucketFor(runAt);
   protected readonly pushSubscriptionPart: SqlitePushSubscriptions;
   protected readonly schedulePart: SqliteSchedules;
+  protected readonly topicPausePart: SqliteTopicPauses;
   private closed = false;
 
   constructor(
@@ -86,6 +89,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     const write = this.write.bind(this);
     this.pushSubscriptionPart = new SqlitePushSubscriptions(this.sql, write, reader);
     this.schedulePart = new SqliteSchedules(this.sql, write, reader);
+    this.topicPausePart = new SqliteTopicPauses(this.sql, write, () => clock.now());
   }
 
   // ---------------------------------------------------------------------------------

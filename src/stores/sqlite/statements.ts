@@ -100,6 +100,9 @@ export interface Statements {
   readonly getPush: Stmt<[string], string>;
   readonly listPush: Stmt<[], PushRow>;
   readonly deletePush: Stmt<[string], never>;
+  readonly pauseTopic: Stmt<[string, number], never>;
+  readonly resumeTopic: Stmt<[string], never>;
+  readonly listPausedTopics: Stmt<[], string>;
   readonly putSchedule: Stmt<[string, string, number], never>;
   readonly getSchedule: Stmt<[string], string>;
   /** Inserts a schedule unless its id has one (changes: 0). */
@@ -225,6 +228,11 @@ export function prepareStatements(db: Database.Database): Statements {
     getPush: db.prepare<[string], string>('SELECT subscription FROM push_subscriptions WHERE topic = ?').pluck(),
     listPush: db.prepare<[], PushRow>('SELECT topic, subscription FROM push_subscriptions').raw(),
     deletePush: db.prepare<[string], never>('DELETE FROM push_subscriptions WHERE topic = ?'),
+
+    // Paused topics (0010): a row per paused topic.
+    pauseTopic: db.prepare<[string, number], never>('INSERT INTO paused_topics (topic, paused_at) VALUES (?, ?) ON CONFLICT (topic) DO NOTHING'),
+    resumeTopic: db.prepare<[string], never>('DELETE FROM paused_topics WHERE topic = ?'),
+    listPausedTopics: db.prepare<[], string>('SELECT topic FROM paused_topics ORDER BY topic').pluck(),
 
     // Recurring schedules (0007): one JSON text per schedule (schedule-codec.ts).
     putSchedule: db.prepare<[string, string, number], never>(

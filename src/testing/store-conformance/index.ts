@@ -20,6 +20,7 @@ import { loadDueCases } from './load-due.js';
 import { ownPushUrlCases } from './own-push-url.js';
 import { pushSubscriptionCases } from './push-subscriptions.js';
 import { purgeTopicCases } from './purge-topic.js';
+import { topicPauseCases } from './topic-pauses.js';
 import { recurringScheduleCases } from './recurring-schedules.js';
 import { reserveCases } from './reserve.js';
 import { scheduleCases } from './schedule.js';
@@ -80,6 +81,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       settleCases,
       inspectionCases,
       purgeTopicCases,
+      topicPauseCases,
       pushSubscriptionCases,
       deferCases,
       ownPushUrlCases,

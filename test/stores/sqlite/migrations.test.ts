@@ -109,9 +109,10 @@ describe('sqlite store: migrations', () => {
     const store4 = await openSqliteStore(path, { clock: storeSystemClock });
     await store4.close();
     const db = new Database(path);
-    // Back to exactly version 5: without what 0006, 0007, 0008, 0009 and 0011 add.
+    // Back to exactly version 5: without what 0006, 0007, 0008, 0009, 0010 and 0011 add.
     db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt; ALTER TABLE tasks DROP COLUMN history');
     db.exec('DROP TRIGGER parked_days_update; DROP TRIGGER parked_days_delete; DROP TABLE parked_days');
+    db.exec('DROP TABLE paused_topics');
     db.pragma('user_version = 5');
     db.close();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
@@ -120,6 +121,7 @@ describe('sqlite store: migrations', () => {
     const after = new Database(path, { readonly: true });
     assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
     assert.ok(hasTable(after, 'schedules'));
+    assert.ok(hasTable(after, 'paused_topics'));
     after.close();
   });
 

@@ -1,0 +1,34 @@
+/**
+ * The notification channels of a schema (LISTEN / NOTIFY), named after it so that queues
+ * in different schemas of one database do not hear each other. PostgreSQL delivers a
+ * notification only when the transaction that sent it commits, and to every session
+ * listening then; a payload is at most 8,000 bytes, so longer messages go as several.
+ *
+ *   delayq:<schema>:timers   "id lane dueAt seq" lines: timers for the owner of their shard
+ *   delayq:<schema>:ready    a lane: due tasks of it may be reserved (wakes long-polls)
+ */
+export interface Channels {
+  readonly timers: string;
+  readonly ready: string;
+}
+
+export function channelsOf(schema: string): Channels {
+  return { timers: `delayq:${schema}:timers`, ready: `delayq:${schema}:ready` };
+}
+
+/** Lines packed into payloads under PostgreSQL's 8,000-byte limit. */
+export const MAX_PAYLOAD = 7_900;
+
+export function packLines(lines: readonly string[]): string[] {
+  const payloads: string[] = [];
+  let current = '';
+  for (const line of lines) {
+    if (current.length > 0 && current.length + 1 + line.length > MAX_PAYLOAD) {
+      payloads.push(current);
+      current = '';
+    }
+    current = current.length === 0 ? line : `${current}\n${line}`;
+  }
+  if (current.length > 0) payloads.push(current);
+  return payloads;
+}

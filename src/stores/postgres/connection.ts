@@ -1,0 +1,71 @@
+/**
+ * The store's connections: a small pool of node-postgres clients (pg), which only this
+ * store imports, and the translation of the driver's errors into DelayQErrors.
+ *
+ * bigint columns are read as numbers through the pool's own type parsers, never through
+ * `pg.types.setTypeParser`, which would change them for every other user of pg in the
+ * process (an application's own queries included). Times and seqs stay below 2^53.
+ */
+import pg from 'pg';
+import { DelayQError } from '../../core/errors.js';
+import type { Logger } from '../../core/ports/index.js';
+
+/** What runs a query: the pool, one of its clients, or a client the caller holds (a transaction). */
+export interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+const INT8_OID = 20;
+
+const readInt8 = (text: string): number => Number(text);
+
+const types = {
+  getTypeParser: ((oid: number, format: 'text' | 'binary' = 'text'): unknown => (oid === INT8_OID ? readInt8 : (pg.types.getTypeParser(oid, format) as unknown))) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** Connections per process: writes go through the batchers, so a few carry every call. */
+export const POOL_SIZE = 4;
+
+export function createPool(connectionString: string, logger: Logger, max = POOL_SIZE): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, types, connectionTimeoutMillis: 10_000, application_name: 'delayq' });
+  // An idle client whose server went away: pg emits it on the pool, and with no listener the process dies.
+  pool.on('error', (error) => logger.warn({ err: error }, 'postgres: an idle connection failed; the pool opens a new one'));
+  return pool;
+}
+
+/** A dedicated client outside the pool (LISTEN), with the same type parsers. */
+export function createClient(connectionString: string): pg.Client {
+  return new pg.Client({ connectionString, types, application_name: 'delayq-listen' });
+}
+
+const CONNECT_CODES: Readonly<Record<string, string>> = {
+  '28P01': 'wrong password',
+  '28000': 'the server refused the user (pg_hba.conf or no such role)',
+  '3D000': 'no such database',
+  '42501': 'permission denied',
+};
+
+/** A driver error at open, said plainly: where, and why. */
+export function openError(where: string, error: unknown): DelayQError {
+  if (error instanceof DelayQError) return error;
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  const why = typeof code === 'string' && CONNECT_CODES[code] !== undefined ? `${CONNECT_CODES[code]} (${message})` : message;
+  return new DelayQError('STORE_UNAVAILABLE', `postgres store ${where}: cannot open: ${why}`, { code }, { cause: error });
+}
+
+/** A driver error during an operation: the store failed, nothing of that call is known to have changed. */
+export function operationError(where: string, error: unknown): DelayQError {
+  if (error instanceof DelayQError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new DelayQError('STORE_UNAVAILABLE', `postgres store ${where}: ${message}`, { code: (error as { code?: unknown }).code }, { cause: error });
+}
+
+/** Serialization failures and deadlocks: the statement was rolled back whole and may run again. */
+export function isRetryable(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '40001' || code === '40P01';
+}

@@ -1,0 +1,85 @@
+/**
+ * What every part of the PostgreSQL store shares: the pool, the schema, this process's
+ * counter slot, and the two ways a part talks to the database: one statement (`query`) or
+ * one transaction on one connection (`transaction`). Both turn driver errors into
+ * STORE_UNAVAILABLE, and run a statement or transaction again when PostgreSQL rolled it
+ * back whole for a deadlock or a serialization failure (nothing of it happened).
+ */
+import type pg from 'pg';
+import { isRetryable, operationError, type Pool, type PoolClient } from './connection.js';
+import { SLOT_KINDS, type SlotKind } from './counters.js';
+
+/** Runs of a statement or transaction that PostgreSQL rolled back for a deadlock. */
+const RETRIES = 3;
+
+export class PgContext {
+  /** Statements and transactions run so far (tests and diagnostics: n calls, how many round trips). */
+  sent = 0;
+
+  constructor(
+    readonly pool: Pool,
+    readonly schema: string,
+    /** This process's rows in task_counts (counters.ts): its base, one of COUNTER_SLOTS. */
+    private readonly slotBase: number,
+    /** Shards of the schema (meta 'shards', fixed when it was created). */
+    readonly shards: number,
+    /** For error messages: the redacted URL and schema. */
+    readonly where: string,
+  ) {}
+
+  /**
+   * The counter slot of this process's writes of one kind (counters.ts): reservations and
+   * acks of one process run at once and move the same (topic, 'reserved') counter, so
+   * each kind has a row of its own and neither waits for the other's commit.
+   */
+  slotOf(kind: SlotKind): number {
+    return this.slotBase * SLOT_KINDS + (kind === 'reserve' ? 1 : kind === 'ack' ? 2 : 0);
+  }
+
+  /** The schema-qualified name of a table or function. */
+  t(name: string): string {
+    return `"${this.schema}".${name}`;
+  }
+
+  /** One statement, autocommitted: atomic by itself. `name` prepares it once per connection. */
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[], name?: string): Promise<R[]> {
+    for (let attempt = 1; ; attempt++) {
+      this.sent++;
+      try {
+        const result = await this.pool.query<R>(name === undefined ? { text, values } : { name, text, values });
+        return result.rows;
+      } catch (error) {
+        if (attempt < RETRIES && isRetryable(error)) continue;
+        throw operationError(this.where, error);
+      }
+    }
+  }
+
+  /** `body` inside BEGIN ... COMMIT on one connection; rolled back if it throws. */
+  async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      this.sent++;
+      let client: PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        throw operationError(this.where, error);
+      }
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const value = await body(client);
+        await client.query('COMMIT');
+        return value;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        if (attempt < RETRIES && isRetryable(error)) continue;
+        throw operationError(this.where, error);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * openPostgresStore: the composition root of the PostgreSQL store. It connects, checks or
+ * migrates the schema (schema.ts), and builds the store. Any failure before the store is
+ * built closes what it opened and is one DelayQError that says why (an unreachable server,
+ * a wrong password, a missing database: STORE_UNAVAILABLE; a schema that is not delayq's or
+ * was written by a newer delayq: STORE_INCOMPATIBLE), and nothing is written. See
+ * docs/postgres.md.
+ */
+import { randomBytes, randomInt } from 'node:crypto';
+import { DelayQError } from '../../core/errors.js';
+import { silentLogger } from '../../core/logger.js';
+import type { Clock, TaskStore } from '../../core/ports/index.js';
+import type { StoreOptions } from '../open-store.js';
+import { createPool, openError } from './connection.js';
+import { PgContext } from './context.js';
+import { COUNTER_SLOTS } from './counters.js';
+import { PostgresStore } from './postgres-store.js';
+import { migrate } from './schema.js';
+import { PgShared } from './shared.js';
+import { checkSchema, DEFAULT_SCHEMA, parsePostgresUrl } from './url.js';
+
+export const DEFAULT_HORIZON_MS = 60_000;
+
+export interface PostgresStoreOptions extends StoreOptions {
+  /** The store's background work runs on it; the store reads no clock of its own. */
+  readonly clock: Clock;
+}
+
+export async function openPostgresStore(spec: string, options: PostgresStoreOptions): Promise<TaskStore> {
+  const url = parsePostgresUrl(spec);
+  const schema = agreed('schema', url.schema, options.schema === undefined ? undefined : checkSchema(options.schema), spec) ?? DEFAULT_SCHEMA;
+  const horizonMs = agreed('horizonMs', url.horizonMs, options.horizonMs, spec) ?? DEFAULT_HORIZON_MS;
+  if (!Number.isInteger(horizonMs) || horizonMs < 1_000)
+    throw new DelayQError('INVALID_OPTION', `horizonMs: must be an integer >= 1000 (got ${String(horizonMs)})`, { field: 'horizonMs' });
+  const logger = options.logger ?? silentLogger;
+  const where = `${url.redacted} (schema ${schema})`;
+  const pool = createPool(url.connectionString, logger);
+  let shards: number;
+  try {
+    const client = await pool.connect();
+    try {
+      shards = await migrate(client, schema);
+    } finally {
+      client.release();
+    }
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw openError(where, error);
+  }
+  const pg = new PgContext(pool, schema, randomInt(COUNTER_SLOTS), shards, where);
+  const shared = new PgShared({ pg, connectionString: url.connectionString, owner: randomBytes(6).toString('base64url'), horizonMs, clock: options.clock, logger });
+  try {
+    await shared.start();
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw openError(where, error);
+  }
+  return new PostgresStore({ pg, description: `postgres:${url.redacted}?schema=${schema}`, horizonMs, logger, shared, clock: options.clock });
+}
+
+/** A value given both in the URL and in code must be the same. */
+function agreed<T>(name: string, inUrl: T | undefined, inCode: T | undefined, spec: string): T | undefined {
+  if (inUrl !== undefined && inCode !== undefined && inUrl !== inCode)
+    throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${String(inUrl)}, the options say ${String(inCode)}`, { field: name, url: spec.replace(/\/\/[^@/]*@/, '//***@') });
+  return inCode ?? inUrl;
+}

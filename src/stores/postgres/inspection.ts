@@ -1,0 +1,83 @@
+/**
+ * The reads: the scheduler's feed (loadDue, a range scan of tasks_due), get, list, stats
+ * (the counter rows, never a count over tasks) and the due-time histogram (a range of
+ * tasks_due, grouped by bucket).
+ */
+import type { DueCursor, DueHistogram, DueHistogramQuery, ListFilter, StoreStats } from '../../core/ports/index.js';
+import { statsOfCounters } from '../../core/task/counter-deltas.js';
+import type { TaskRecord, TaskState, TimerRef } from '../../core/task/model.js';
+import type { PgContext } from './context.js';
+import { countsQuery } from './counters.js';
+import { dueRef, TASK_COLUMNS, toRecord, type DueRow, type TaskRow } from './rows.js';
+
+/** A bound no time reaches: `until` may be Infinity, which a bigint parameter cannot hold. */
+const NO_BOUND = Number.MAX_SAFE_INTEGER;
+
+/**
+ * `owned`: the shards this process holds (the others' timers are their owners'), or null
+ * for every shard. The scan is the same range of tasks_due either way; rows of other shards
+ * are passed over.
+ */
+export async function loadDue(pg: PgContext, until: number, after: DueCursor | null, limit: number, owned: readonly number[] | null): Promise<TimerRef[]> {
+  const bound = Math.min(until, NO_BOUND);
+  const rows = await pg.query<DueRow>(
+    `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')}
+      WHERE due_at IS NOT NULL AND due_at < $1 AND ($2::bigint IS NULL OR (due_at, seq) > ($2, $3::bigint))
+        AND ($5::smallint[] IS NULL OR shard = ANY($5::smallint[]))
+      ORDER BY due_at, seq LIMIT $4`,
+    [bound, after?.dueAt ?? null, after?.seq ?? null, limit, owned === null || owned.length === pg.shards ? null : owned],
+    'delayq_due',
+  );
+  return rows.map(dueRef);
+}
+
+/** Reservations of `shards` that ran out before `until`: their consumers' processes did not expire them. */
+export async function overdueReservations(pg: PgContext, shards: readonly number[], until: number, limit: number): Promise<TimerRef[]> {
+  const rows = await pg.query<DueRow>(
+    `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')}
+      WHERE due_at IS NOT NULL AND due_at < $1 AND state = 'reserved' AND shard = ANY($2::smallint[])
+      ORDER BY due_at, seq LIMIT $3`,
+    [until, shards, limit],
+  );
+  return rows.map(dueRef);
+}
+
+export async function getTask(pg: PgContext, id: string): Promise<TaskRecord | null> {
+  const rows = await pg.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM ${pg.t('tasks')} WHERE id = $1`, [id], 'delayq_get');
+  return rows[0] === undefined ? null : toRecord(rows[0]);
+}
+
+/** Walks the id index; dead letters through their partial index (the literal 'dead' matches its predicate). */
+export async function listTasks(pg: PgContext, filter: ListFilter): Promise<TaskRecord[]> {
+  const after = filter.afterId ?? '';
+  const topic = filter.topic ?? null;
+  const rows =
+    filter.state === 'dead'
+      ? await pg.query<TaskRow>(
+          `SELECT ${TASK_COLUMNS} FROM ${pg.t('tasks')} WHERE state = 'dead' AND id > $1 AND ($2::text IS NULL OR topic = $2) ORDER BY id LIMIT $3`,
+          [after, topic, filter.limit],
+        )
+      : await pg.query<TaskRow>(
+          `SELECT ${TASK_COLUMNS} FROM ${pg.t('tasks')} WHERE id > $1 AND ($2::text IS NULL OR topic = $2) AND ($3::text IS NULL OR state = $3) ORDER BY id LIMIT $4`,
+          [after, topic, filter.state ?? null, filter.limit],
+        );
+  return rows.map(toRecord);
+}
+
+export async function taskStats(pg: PgContext): Promise<StoreStats> {
+  const rows = await pg.query<{ topic: string; state: TaskState; n: number }>(countsQuery(pg.schema), []);
+  return statsOfCounters(rows);
+}
+
+/** Every pending task is in tasks_due, so the counts cover the whole range. */
+export async function dueHistogram(pg: PgContext, query: DueHistogramQuery): Promise<DueHistogram> {
+  const { from, to, bucketMs, topic } = query;
+  const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
+  const rows = await pg.query<{ b: number; n: number }>(
+    `SELECT ((due_at - $1) / $2)::int AS b, count(*)::int AS n FROM ${pg.t('tasks')}
+      WHERE due_at >= $1 AND due_at < $3 AND state = 'pending' AND ($4::text IS NULL OR topic = $4) GROUP BY b`,
+    [from, bucketMs, Math.min(to, NO_BOUND), topic ?? null],
+  );
+  for (const { b, n } of rows) counts[b] = n;
+  return { counts, coveredUntil: to };
+}

@@ -1,0 +1,255 @@
+/**
+ * The PostgreSQL store: every task a row of `<schema>.tasks`, every change one statement or
+ * one transaction with `now` passed in, and the engine keeping only the next `horizonMs` of
+ * the schedule in memory, reading the rest by a range scan of tasks_due as time moves on.
+ *
+ * Group commit: single calls of the hot kinds (schedule, reserve, ack, cancel) made while a
+ * statement of their kind is in flight wait and go out together in the next one
+ * (shared/batcher.ts), so a thousand producers each scheduling one task cost a few
+ * statements and commits, not a thousand, and no timer adds delay to a lone call.
+ */
+import { DelayQError } from '../../core/errors.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
+import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
+import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
+import { StoredRecordReader } from '../decode-or-warn.js';
+import { ShardBatcher } from '../shared/batcher.js';
+import { StoredRecordRoles } from '../shared/record-roles.js';
+import type { PgContext } from './context.js';
+import { dueHistogram, getTask, listTasks, loadDue, taskStats } from './inspection.js';
+import { PgPushSubscriptions } from './push-subscriptions.js';
+import { PgSchedules } from './recurring-schedules.js';
+import type { PgShared } from './shared.js';
+import { PgTopicPauses } from './topic-pauses.js';
+import { PgTransactional } from './transactional.js';
+import { channelsOf } from './channels.js';
+import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
+import { ackTasks, cancelTasks, MAX_BATCH, purgeTasks, purgeTopicStep, reserveTasks, scheduleTasks } from './task-writes.js';
+
+/** Rows one purge statement deletes at most, so the janitor never holds many row locks long. */
+const PURGE_BATCH = 1_000;
+/** Statements of one kind in flight at once; what arrives meanwhile waits for the next. */
+const IN_FLIGHT = 2;
+
+export interface PostgresStoreParts {
+  readonly pg: PgContext;
+  readonly description: string;
+  readonly horizonMs: number;
+  readonly logger: Logger;
+  /** What several processes on one schema work through (shared.ts). */
+  readonly shared: PgShared;
+  /** The store's clock: only for when a topic was paused, shown to operators. */
+  readonly clock: Clock;
+}
+
+export class PostgresStore extends StoredRecordRoles implements TaskStore {
+  readonly description: string;
+  readonly horizonMs: number;
+  readonly shared: PgShared;
+  readonly timerHomes = null;
+  readonly transactional: PgTransactional;
+  protected readonly pushSubscriptionPart: PgPushSubscriptions;
+  protected readonly schedulePart: PgSchedules;
+  protected readonly topicPausePart: PgTopicPauses;
+  /** Statements and transactions sent so far (tests: group commit shares them). */
+  get sent(): number {
+    return this.pg.sent;
+  }
+  private readonly pg: PgContext;
+  private readonly schedules: ShardBatcher<Timed<NewTaskRecord>, ScheduleOutcome>;
+  private readonly acks: ShardBatcher<Timed<AckRequest>, StoreAckOutcome>;
+  private readonly cancels: ShardBatcher<Timed<string>, StoreCancelOutcome>;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
+
+  constructor(parts: PostgresStoreParts) {
+    super();
+    this.pg = parts.pg;
+    this.description = parts.description;
+    this.horizonMs = parts.horizonMs;
+    this.shared = parts.shared;
+    this.transactional = new PgTransactional(this.pg, channelsOf(this.pg.schema), this.horizonMs, () => this.assertOpen());
+    const reader = new StoredRecordReader(this.description, parts.logger);
+    this.pushSubscriptionPart = new PgPushSubscriptions(this.pg, reader);
+    this.schedulePart = new PgSchedules(this.pg, reader);
+    this.topicPausePart = new PgTopicPauses(this.pg, () => parts.clock.now());
+    // One batcher per kind; each item keeps the `now` of its own call.
+    this.schedules = new ShardBatcher((_, items) => scheduleTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
+    this.acks = new ShardBatcher((_, items) => ackTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
+    this.cancels = new ShardBatcher((_, items) => cancelTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inFlight.add(promise);
+    const done = (): void => void this.inFlight.delete(promise);
+    promise.then(done, done);
+    return promise;
+  }
+
+  private guard<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(closedError(this.description));
+    return this.track(run());
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Producers
+
+  schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    if (tasks.length === 0) return this.guard(async () => []);
+    const write = (): Promise<ScheduleOutcome[]> =>
+      tasks.length === 1 ? this.schedules.submit(0, [{ item: tasks[0]!, now }]) : tasks.length <= MAX_BATCH ? scheduleTasks(this.pg, tasks, now) : this.scheduleLarge(tasks, now);
+    return this.guard(() => this.told(write(), now, (outcomes) => outcomes.map((o) => o.ref)));
+  }
+
+  /** More than one statement carries: its statements in one transaction, so the call still commits whole or not at all. */
+  private scheduleLarge(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    return this.pg.transaction(async (client) => {
+      const via = { run: async <R>(text: string, values: unknown[]): Promise<R[]> => (await client.query(text, values)).rows as R[], slot: this.pg.slotOf('other') };
+      return chunked(tasks, MAX_BATCH, (chunk) => scheduleTasks(this.pg, chunk, now, via));
+    });
+  }
+
+  cancel(id: string, now: number): Promise<StoreCancelOutcome> {
+    return this.guard(async () => (await this.cancels.submit(0, [{ item: id, now }]))[0]!);
+  }
+
+  cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
+    if (ids.length === 0) return this.guard(async () => []);
+    return this.guard(() => chunked(ids, MAX_BATCH, (chunk) => cancelTasks(this.pg, chunk, now)));
+  }
+
+  reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
+    return this.guard(() => this.told(rescheduleTask(this.pg, id, runAt, now), now, refOf));
+  }
+
+  // ---------------------------------------------------------------------------------
+  // The scheduler's feed
+
+  loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
+    // Only the shards this process owns: the others' timers are their owners'.
+    return this.guard(() => loadDue(this.pg, until, after, limit, this.shared.owned()));
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Consumers
+
+  reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
+    if (ids.length === 0) return this.guard(async () => []);
+    return this.guard(() => chunked(ids, MAX_BATCH, (chunk) => reserveTasks(this.pg, chunk, now, ttrMs)));
+  }
+
+  /** A ref spares this store nothing: the row is read by id either way. */
+  reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
+    return reserveRefsByIds(this, refs, now, ttrMs);
+  }
+
+  ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
+    return this.guard(async () => (await this.acks.submit(0, [{ item: { id, receipt }, now }]))[0]!);
+  }
+
+  ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
+    if (acks.length === 0) return this.guard(async () => []);
+    return this.guard(() => this.acks.submit(0, acks.map((item) => ({ item, now }))));
+  }
+
+  nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+    return this.guard(() => this.told(nackTask(this.pg, id, receipt, now, options), now, refOf));
+  }
+
+  expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+    return this.guard(() => this.told(settleFailure(this.pg, id, receipt, now, { kind: 'expire' }), now, refOf));
+  }
+
+  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+    return this.guard(() => this.told(deferTask(this.pg, id, receipt, runAt, now), now, refOf));
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Operators
+
+  get(id: string): Promise<TaskRecord | null> {
+    return this.guard(() => getTask(this.pg, id));
+  }
+
+  list(filter: ListFilter): Promise<TaskRecord[]> {
+    return this.guard(() => listTasks(this.pg, filter));
+  }
+
+  stats(): Promise<StoreStats> {
+    return this.guard(() => taskStats(this.pg));
+  }
+
+  dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
+    return this.guard(() => dueHistogram(this.pg, query));
+  }
+
+  cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
+    return this.guard(() => cancelDeadTask(this.pg, id, now));
+  }
+
+  retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
+    return this.guard(() => this.told(retryDeadTask(this.pg, id, runAt, now), now, refOf));
+  }
+
+  purge(before: number, limit: number): Promise<number> {
+    return this.guard(async () => {
+      let deleted = 0;
+      while (deleted < limit) {
+        const batch = Math.min(PURGE_BATCH, limit - deleted);
+        const n = await purgeTasks(this.pg, before, batch);
+        deleted += n;
+        if (n < batch) break;
+      }
+      return deleted;
+    });
+  }
+
+  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+    return this.guard(() => purgeTopicStep(this.pg, topic, state, cursor, limit));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Calls already accepted finish before the connections close, not dropped.
+    await Promise.allSettled([...this.inFlight]);
+    await this.shared.stop();
+    await this.pg.pool.end();
+  }
+
+  // ---------------------------------------------------------------------------------
+
+  /** Once `write` committed, the near-window timers it made in shards other processes own go to their owners. */
+  private async told<T>(write: Promise<T>, now: number, refs: (outcome: T) => readonly (TimerRef | null)[]): Promise<T> {
+    const outcome = await write;
+    this.shared.remoteTimers.publish(refs(outcome), now);
+    return outcome;
+  }
+
+  protected assertOpen(): void {
+    if (this.closed) throw closedError(this.description);
+  }
+}
+
+/** The timer a write's outcome carries, if any. */
+function refOf(outcome: { readonly status: string; readonly ref?: TimerRef }): (TimerRef | null)[] {
+  return [outcome.ref ?? null];
+}
+
+/** An item of a coalesced call, with the call's own time. */
+interface Timed<T> {
+  readonly item: T;
+  readonly now: number;
+}
+
+/** A batch call in chunks of `size`, one statement each, in order; outcomes in input order. */
+async function chunked<I, O>(items: readonly I[], size: number, run: (chunk: I[]) => Promise<O[]>): Promise<O[]> {
+  if (items.length <= size) return run(items as I[]);
+  const out: O[] = [];
+  for (let from = 0; from < items.length; from += size) out.push(...(await run(items.slice(from, from + size))));
+  return out;
+}
+
+function closedError(description: string): DelayQError {
+  return new DelayQError('QUEUE_CLOSED', `${description} is closed`, { store: description });
+}

@@ -1,0 +1,140 @@
+/**
+ * The part several processes on one schema work through (SharedDispatch; docs/postgres.md,
+ * "Several processes"):
+ *
+ *   producer (any process) --schedule--> shard s --NOTIFY timers--> owner of s: wheel
+ *   owner's wheel fires ----promote---> NOTIFY ready <lane> -------> long-polls wake
+ *   consumer (any process) --reserve due (FOR UPDATE SKIP LOCKED)--> reserved once per attempt
+ *
+ * Shards are owned through leases with fencing tokens in `shard_leases`, kept by the shared
+ * lease loop (src/stores/shared/lease-keeper.ts over lease-backend.ts): the owner keeps the
+ * shard's timers, takes a dead process's shards within `takeoverMs`, reloads their timers
+ * and expires their forgotten reservations. Promotion writes nothing: a due pending task is
+ * reservable by its state and runAt alone, so a zombie that still believes it owns a shard
+ * can only send a needless wakeup; what it writes with a stale receipt is refused.
+ */
+import type { Clock, Logger, SchedulePlanning, SharedDispatch } from '../../core/ports/index.js';
+import type { ReservedTask, TimerRef } from '../../core/task/model.js';
+import { ShardBatcher } from '../shared/batcher.js';
+import { SharedLeaseKeeper } from '../shared/lease-keeper.js';
+import { ReadyWaiters } from '../shared/ready-waiters.js';
+import { shardOf } from '../shared/router.js';
+import { ScheduleOwners } from '../shared/schedule-owners.js';
+import { ShardLeases } from '../shared/shard-leases.js';
+import { channelsOf, type Channels } from './channels.js';
+import type { PgContext } from './context.js';
+import { pgLeaseBackend } from './lease-backend.js';
+import { Listener } from './listener.js';
+import { ReadyReserver } from './ready-reserver.js';
+import { RemoteTimers } from './remote-timers.js';
+
+/** How long a dead process keeps its shards; a tick renews or takes leases every LEASE_MS / 5. */
+export const LEASE_MS = 5_000;
+/** While consumers wait, each lane is tried again this often: the safety net for a lost notification. */
+const SWEEP_MS = 2_000;
+
+export interface SharedSetting {
+  readonly pg: PgContext;
+  readonly connectionString: string;
+  readonly owner: string;
+  readonly horizonMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+export class PgShared implements SharedDispatch {
+  readonly schedulePlanning: SchedulePlanning;
+  readonly leases: ShardLeases;
+  readonly remoteTimers: RemoteTimers;
+  private readonly channels: Channels;
+  private readonly reserver: ReadyReserver;
+  private readonly listener: Listener;
+  private readonly keeper: SharedLeaseKeeper;
+  private readonly pg: PgContext;
+  private readonly notices = new ShardBatcher<string, void>((_, lanes) => this.announce(lanes), 10_000);
+
+  constructor({ pg, connectionString, owner, horizonMs, clock, logger }: SharedSetting) {
+    this.pg = pg;
+    this.channels = channelsOf(pg.schema);
+    this.leases = new ShardLeases(owner, (shard) => logger.debug({ shard, owner }, 'postgres: gave up or lost a shard lease'));
+    this.schedulePlanning = new ScheduleOwners(this.leases, pg.shards, LEASE_MS + Math.floor(LEASE_MS / 5));
+    this.remoteTimers = new RemoteTimers(pg, this.channels, this.leases, clock, horizonMs);
+    this.reserver = new ReadyReserver(pg, new ReadyWaiters(1, SWEEP_MS, clock));
+    this.listener = new Listener(connectionString, this.channels, clock, logger, {
+      timers: (payload) => this.remoteTimers.receive(payload),
+      ready: (lane) => this.reserver.notify(lane),
+      // Notices sent while we were away are lost: try every lane again and reload our timers.
+      reconnected: () => {
+        this.reserver.flagAll();
+        for (const shard of this.leases.owned()) void this.remoteTimers.loadShard(shard);
+      },
+    });
+    let tickFailing = false;
+    this.keeper = new SharedLeaseKeeper(pgLeaseBackend(pg), this.leases, LEASE_MS, clock, {
+      acquired: (shard) => {
+        logger.debug({ shard, owner }, 'postgres: took a shard lease');
+        void this.remoteTimers.loadShard(shard);
+      },
+      afterTick: (owned) => this.remoteTimers.recover(owned),
+      healthy: () => {
+        if (tickFailing) logger.info({ owner, shards: this.leases.size }, 'postgres: lease ticks work again');
+        tickFailing = false;
+      },
+      error: (error) => {
+        if (!tickFailing) logger.error({ err: error, owner }, 'postgres: a lease tick failed; a lease not renewed runs out unless a later tick renews it (retrying every tick)');
+        tickFailing = true;
+      },
+    });
+  }
+
+  /** Listens first (no timer notice for a shard we take is missed), then takes this process's share of the shards. */
+  async start(): Promise<void> {
+    await this.listener.start();
+    try {
+      await this.keeper.start();
+    } catch (error) {
+      await this.listener.stop();
+      throw error;
+    }
+  }
+
+  /** The shards this process owns now, or null when it owns them all. */
+  owned(): readonly number[] | null {
+    return this.leases.size === this.pg.shards ? null : this.leases.owned();
+  }
+
+  /**
+   * Due run timers of owned shards: their lanes are announced, to this process's consumers
+   * at once and to the others by NOTIFY. A wheel fires every millisecond through a burst, so
+   * the notices are coalesced: one statement in flight, the lanes announced meanwhile go in
+   * the next (a waiting consumer needs one notice per lane, not one per timer).
+   */
+  promote(refs: readonly TimerRef[], now: number): Promise<void> {
+    const lanes = new Set<string>();
+    for (const ref of refs) if (ref.kind === 'run' && ref.dueAt <= now && this.leases.owns(shardOf(ref.id, this.pg.shards))) lanes.add(ref.topic);
+    if (lanes.size === 0) return Promise.resolve();
+    for (const lane of lanes) this.reserver.notify(lane);
+    return this.notices.submit(0, [...lanes]).then(() => undefined);
+  }
+
+  private announce(lanes: readonly string[]): Promise<void[]> {
+    const distinct = [...new Set(lanes)];
+    return this.pg.query('SELECT pg_notify($1, lane) FROM unnest($2::text[]) AS lane', [this.channels.ready, distinct], 'delayq_notify_ready').then(() => lanes.map(() => undefined));
+  }
+
+  reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]> {
+    return this.reserver.reserveReady(topic, max, now, ttrMs, signal);
+  }
+
+  onRemoteTimer(listener: (ref: TimerRef) => void): void {
+    this.remoteTimers.listen(listener);
+  }
+
+  /** Hands the shards over at once (a clean stop), then stops listening. */
+  async stop(): Promise<void> {
+    this.reserver.stop();
+    this.remoteTimers.stop();
+    await this.keeper.stop();
+    await this.listener.stop();
+  }
+}

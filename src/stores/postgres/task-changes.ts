@@ -1,0 +1,114 @@
+/**
+ * The writes off the hot path, each one transaction: read the task's control columns
+ * (`FOR UPDATE`, so no concurrent change slips between the read and the write), decide with
+ * core/task/decide.ts, write the change and its counter deltas (a CounterTally), COMMIT.
+ * reschedule, nack, expire, defer, retryDead and cancelDead.
+ */
+import type { CancelDeadOutcome, DeferOutcome, NackOutcome, RescheduleOutcome, RetryDeadOutcome, StoreNackOptions } from '../../core/ports/index.js';
+import { CounterTally } from '../../core/task/counter-deltas.js';
+import { decideFailure, deferrableOr, failureOutcome, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { historyError } from '../../core/task/history.js';
+import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
+import { laneOf, type TaskState } from '../../core/task/model.js';
+import type { PoolClient } from './connection.js';
+import type { PgContext } from './context.js';
+import { addCounts } from './counters.js';
+import { backoffOf, CONTROL_COLUMNS, historyAppend, runRef, type ControlRow } from './rows.js';
+
+type Change<T> = (row: ControlRow | undefined, write: Writer) => Promise<T>;
+
+/** The write half of a change: an UPDATE of the row read, and the transition it makes. */
+interface Writer {
+  update(set: string, values: unknown[], from: TaskState, event: TaskEvent): Promise<void>;
+}
+
+async function change<T>(pg: PgContext, id: string, body: Change<T>): Promise<T> {
+  return pg.transaction(async (client: PoolClient) => {
+    const { rows } = await client.query<ControlRow>(`SELECT ${CONTROL_COLUMNS} FROM ${pg.t('tasks')} WHERE id = $1 FOR UPDATE`, [id]);
+    const tally = new CounterTally();
+    const value = await body(rows[0], {
+      update: async (set, values, from, event) => {
+        await client.query(`UPDATE ${pg.t('tasks')} SET ${set} WHERE id = $${values.length + 1}`, [...values, id]);
+        const to = nextState(from, event);
+        // Callers decide first (decide.ts): a refused transition here is a bug of the store.
+        if (to === undefined) throw new Error(`postgres store: ${event} is not a transition from ${from}`);
+        tally.add(rows[0]!.topic, from, to);
+      },
+    });
+    await addCounts(client, pg.schema, pg.slotOf('other'), tally);
+    return value;
+  });
+}
+
+export function rescheduleTask(pg: PgContext, id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
+  return change(pg, id, async (found, write): Promise<RescheduleOutcome> => {
+    const row = movableOr(found, 'reschedule', 'not_pending');
+    if (typeof row === 'string') return { status: row };
+    await write.update('run_at = $1, due_at = $1, updated_at = $2', [runAt, now], row.state, 'reschedule');
+    return { status: 'rescheduled', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
+  });
+}
+
+/** A failed attempt (nack, expiry), as core/task/decide.ts decides it. */
+export function settleFailure(pg: PgContext, id: string, receipt: string, now: number, cause: FailureCause): Promise<NackOutcome> {
+  return change(pg, id, async (row, write): Promise<NackOutcome> => {
+    const facts = row && { state: row.state, attempts: row.attempts, maxAttempts: row.max_attempts, backoff: backoffOf(row), reservedUntil: row.reserved_until };
+    const decision = decideFailure(facts, row?.receipt === receipt, now, cause);
+    if (decision.status === 'not_found' || decision.status === 'stale' || row === undefined) return { status: decision.status === 'stale' ? 'stale' : 'not_found' };
+    // The attempt's entry goes to the history in the UPDATE that settles it (ADR 0041).
+    const outcome = failureOutcome(cause);
+    const entryError = historyError(decision.error);
+    if (decision.status === 'dead') {
+      await write.update(
+        `${historyAppend('', '$2::bigint', '$3::text', '$4::text')}, state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = $1, updated_at = $2`,
+        [decision.error, now, outcome, entryError],
+        row.state,
+        'bury',
+      );
+      return { status: 'dead', topic: row.topic };
+    }
+    await write.update(
+      `${historyAppend('', '$3::bigint', '$4::text', '$5::text')}, state = 'pending', run_at = $1, due_at = $1, receipt = NULL, reserved_until = NULL, last_error = $2, updated_at = $3`,
+      [decision.runAt, decision.error, now, outcome, entryError],
+      row.state,
+      'retry',
+    );
+    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq), topic: row.topic };
+  });
+}
+
+export function nackTask(pg: PgContext, id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+  return settleFailure(pg, id, receipt, now, { kind: 'nack', ...options });
+}
+
+export function deferTask(pg: PgContext, id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+  return change(pg, id, async (found, write): Promise<DeferOutcome> => {
+    const row = deferrableOr(found, found?.receipt === receipt);
+    if (typeof row === 'string') return { status: row };
+    await write.update(
+      "state = 'pending', attempts = $1, run_at = $2, due_at = $2, receipt = NULL, reserved_until = NULL, updated_at = $3",
+      [Math.max(0, row.attempts - 1), runAt, now],
+      row.state,
+      'defer',
+    );
+    return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
+  });
+}
+
+export function retryDeadTask(pg: PgContext, id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
+  return change(pg, id, async (found, write): Promise<RetryDeadOutcome> => {
+    const row = movableOr(found, 'retryDead', 'not_dead');
+    if (typeof row === 'string') return { status: row };
+    await write.update("state = 'pending', attempts = 0, run_at = $1, due_at = $1, updated_at = $2", [runAt, now], row.state, 'retryDead');
+    return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
+  });
+}
+
+export function cancelDeadTask(pg: PgContext, id: string, now: number): Promise<CancelDeadOutcome> {
+  return change(pg, id, async (found, write): Promise<CancelDeadOutcome> => {
+    const row = movableOr(found, 'cancelDead', 'not_dead');
+    if (typeof row === 'string') return row;
+    await write.update("state = 'cancelled', updated_at = $1", [now], row.state, 'cancelDead');
+    return 'cancelled';
+  });
+}

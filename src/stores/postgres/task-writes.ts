@@ -1,0 +1,251 @@
+/**
+ * The hot writes, each one statement over arrays (`unnest`), so a batch of 1,000 costs one
+ * round trip and one commit: schedule, reserve, ack, cancel and purge. Each statement
+ * moves its tasks and their counters together (countersCte), and answers per input item in
+ * input order (WITH ORDINALITY). PostgreSQL re-checks an UPDATE's WHERE on a row that a
+ * concurrent transaction changed before taking it, so each task is checked and changed
+ * atomically, as the port requires.
+ *
+ * Concurrent single calls reach these through the batchers of postgres-store.ts (group
+ * commit: what callers submit while a statement is in flight goes out in the next one).
+ */
+import type { AckRequest, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome, TopicPurgeState, TopicPurgeStep } from '../../core/ports/index.js';
+import { laneOf, type NewTaskRecord, type ReservedTask } from '../../core/task/model.js';
+import { nextNonce } from '../shared/nonce.js';
+import { shardOf } from '../shared/router.js';
+import type { PgContext } from './context.js';
+import { countersCte } from './counters.js';
+import { historyAppend } from './rows.js';
+
+/** The largest batch one statement carries. */
+export const MAX_BATCH = 2_000;
+
+/**
+ * Where a statement runs other than the store's pool: a caller's transaction
+ * (transactional.ts), with the counter slot its writes use.
+ */
+export interface Via {
+  run<R>(text: string, values: unknown[]): Promise<R[]>;
+  readonly slot: number;
+}
+
+function runner(pg: PgContext, via: Via | undefined): <R extends object>(text: string, values: unknown[], name: string) => Promise<R[]> {
+  return via === undefined ? (text, values, name) => pg.query(text, values, name) : (text, values) => via.run(text, values);
+}
+
+interface ScheduleRow {
+  seq: number | null;
+  existing_run_at: number | null;
+}
+
+/** `now`: one time for every task, or each task's own (coalesced calls keep theirs). */
+export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord[], now: number | readonly number[], via?: Via): Promise<ScheduleOutcome[]> {
+  // Ids repeated in one call: the first wins, the others answer as an existing task would.
+  const first = new Map<string, number>();
+  const unique: NewTaskRecord[] = [];
+  const nows: number[] = [];
+  for (const [i, task] of tasks.entries())
+    if (!first.has(task.id)) {
+      first.set(task.id, i);
+      unique.push(task);
+      nows.push(typeof now === 'number' ? now : now[i]!);
+    }
+  const s = pg.schema;
+  const rows = await runner(pg, via)<ScheduleRow>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[], $14::smallint[])
+         WITH ORDINALITY AS i(id, topic, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, url, payload, now, shard, ord)
+     ),
+     ins AS (
+       INSERT INTO "${s}".tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, url, payload, shard)
+       SELECT id, topic, 'pending', run_at, run_at, 0, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, now, url, payload, shard FROM input ORDER BY ord
+       ON CONFLICT (id) DO NOTHING
+       RETURNING id, seq, topic
+     ),
+     ${countersCte(s, "SELECT topic, NULL::text AS from_state, 'pending'::text AS to_state FROM ins", '$13')}
+     SELECT ins.seq, t.run_at AS existing_run_at
+       FROM input i LEFT JOIN ins ON ins.id = i.id LEFT JOIN "${s}".tasks t ON ins.id IS NULL AND t.id = i.id
+      ORDER BY i.ord`,
+    [
+      unique.map((t) => t.id),
+      unique.map((t) => t.topic),
+      unique.map((t) => t.runAt),
+      unique.map((t) => t.maxAttempts),
+      unique.map((t) => t.ttrMs),
+      unique.map((t) => t.backoff.baseMs),
+      unique.map((t) => t.backoff.factor),
+      unique.map((t) => t.backoff.maxMs),
+      unique.map((t) => t.backoff.jitter),
+      unique.map((t) => t.url ?? null),
+      unique.map((t) => t.payload),
+      nows,
+      via?.slot ?? pg.slotOf('other'),
+      unique.map((t) => shardOf(t.id, pg.shards)),
+    ],
+    'delayq_schedule',
+  );
+  const byId = new Map<string, ScheduleOutcome>();
+  unique.forEach((task, i) => {
+    const row = rows[i]!;
+    byId.set(
+      task.id,
+      row.seq !== null
+        ? { id: task.id, runAt: task.runAt, created: true, ref: { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: row.seq, receipt: null } }
+        : // existing_run_at is null only when another transaction created the id after this statement's snapshot.
+          { id: task.id, runAt: row.existing_run_at ?? task.runAt, created: false, ref: null },
+    );
+  });
+  return tasks.map((task, i) => {
+    const outcome = byId.get(task.id)!;
+    return first.get(task.id) === i || !outcome.created ? outcome : { id: task.id, runAt: outcome.runAt, created: false, ref: null };
+  });
+}
+
+interface ReserveRow {
+  id: string;
+  topic: string;
+  payload: string;
+  run_at: number;
+  attempts: number;
+  max_attempts: number;
+  receipt: string;
+  reserved_until: number;
+  url: string | null;
+}
+
+/** pending and due -> reserved, in input order; a receipt is `<attempts>.<nonce><seq>`, so no two reservations share one. */
+export async function reserveTasks(pg: PgContext, ids: readonly string[], now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
+  const unique = [...new Set(ids)];
+  const s = pg.schema;
+  const rows = await pg.query<ReserveRow>(
+    `WITH input AS (SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)),
+     upd AS (
+       UPDATE "${s}".tasks t SET state = 'reserved', attempts = t.attempts + 1,
+              receipt = (t.attempts + 1)::text || '.' || $3::text || t.seq::text,
+              reserved_until = $2::bigint + coalesce($4::bigint, t.ttr_ms), due_at = $2::bigint + coalesce($4::bigint, t.ttr_ms), updated_at = $2
+         FROM input i WHERE t.id = i.id AND t.state = 'pending' AND t.run_at <= $2
+       RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, t.max_attempts, t.receipt, t.reserved_until, t.url
+     ),
+     ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$5')}
+     SELECT upd.* FROM upd JOIN input i ON i.id = upd.id ORDER BY i.ord`,
+    [unique, now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')],
+    'delayq_reserve',
+  );
+  return rows.map((r) =>
+    r.url === null
+      ? { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until }
+      : { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until, url: r.url },
+  );
+}
+
+/**
+ * reserved -> completed with the current receipt, the attempt's entry appended to its history
+ * (outcome 'acked') in the same UPDATE; the receipt moves to acked_receipt, so the
+ * same ack sent again answers `already_acked` until the task is purged (and an id twice
+ * with one receipt in one call: `acked`, then `already_acked`, so it is counted once).
+ */
+export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[]): Promise<StoreAckOutcome[]> {
+  const s = pg.schema;
+  const rows = await pg.query<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
+    `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS a(id, receipt, now, ord)),
+     upd AS (
+       UPDATE "${s}".tasks t SET ${historyAppend('t.', 'a.now', "'acked'::text", 'NULL::text')},
+              state = 'completed', due_at = NULL, acked_receipt = t.receipt, receipt = NULL, reserved_until = NULL, updated_at = a.now
+         FROM input a WHERE t.id = a.id AND t.state = 'reserved' AND t.receipt = a.receipt
+       RETURNING t.id, t.topic, t.acked_receipt
+     ),
+     ${countersCte(s, "SELECT topic, 'reserved'::text AS from_state, 'completed'::text AS to_state FROM upd", '$4')}
+     SELECT CASE WHEN u.id IS NOT NULL THEN 'acked'
+                 WHEN t.id IS NULL THEN 'not_found'
+                 WHEN t.state = 'completed' AND t.acked_receipt = a.receipt THEN 'already_acked'
+                 ELSE 'stale' END AS outcome, u.topic
+       FROM input a LEFT JOIN upd u ON u.id = a.id AND u.acked_receipt = a.receipt LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = a.id
+      ORDER BY a.ord`,
+    [acks.map((a) => a.id), acks.map((a) => a.receipt), typeof now === 'number' ? acks.map(() => now) : now, pg.slotOf('ack')],
+    'delayq_ack',
+  );
+  const acked = new Set<string>();
+  return rows.map((r, i): StoreAckOutcome => {
+    if (r.outcome !== 'acked' || r.topic === null) return { status: r.outcome === 'acked' ? 'already_acked' : r.outcome };
+    const key = `${acks[i]!.id}\u0000${acks[i]!.receipt}`;
+    if (acked.has(key)) return { status: 'already_acked' };
+    acked.add(key);
+    return { status: 'acked', topic: r.topic };
+  });
+}
+
+/** pending -> cancelled; an id given twice is cancelled by its first occurrence, the second is `not_pending`. */
+/** `now`: one time for every id, or each id's own (coalesced calls keep theirs). */
+export async function cancelTasks(pg: PgContext, ids: readonly string[], now: number | readonly number[], via?: Via): Promise<StoreCancelOutcome[]> {
+  const s = pg.schema;
+  const rows = await runner(pg, via)<{ topic: string | null; found: boolean }>(
+    `WITH input AS (SELECT * FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS i(id, now, ord)),
+     upd AS (
+       UPDATE "${s}".tasks t SET state = 'cancelled', due_at = NULL, updated_at = i.now
+         FROM input i WHERE t.id = i.id AND t.state = 'pending'
+       RETURNING t.id, t.topic
+     ),
+     ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'cancelled'::text AS to_state FROM upd", '$3')}
+     SELECT u.topic, (u.id IS NOT NULL OR t.id IS NOT NULL) AS found
+       FROM input i LEFT JOIN upd u ON u.id = i.id LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = i.id
+      ORDER BY i.ord`,
+    [ids, typeof now === 'number' ? ids.map(() => now) : now, via?.slot ?? pg.slotOf('other')],
+    'delayq_cancel',
+  );
+  const seen = new Set<string>();
+  return rows.map((r, i): StoreCancelOutcome => {
+    const id = ids[i]!;
+    const again = seen.has(id);
+    seen.add(id);
+    if (r.topic !== null && !again) return { status: 'cancelled', topic: r.topic };
+    return { status: r.found ? 'not_pending' : 'not_found' };
+  });
+}
+
+/** Deletes up to `limit` finished tasks last changed before `before`; rows another transaction holds are left for next time. */
+export async function purgeTasks(pg: PgContext, before: number, limit: number): Promise<number> {
+  const s = pg.schema;
+  const rows = await pg.query<{ n: number }>(
+    `WITH d AS (
+       DELETE FROM "${s}".tasks WHERE id IN (
+         SELECT id FROM "${s}".tasks WHERE state IN ('completed', 'cancelled') AND updated_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
+       ) RETURNING topic, state
+     ),
+     ${countersCte(s, 'SELECT topic, state AS from_state, NULL::text AS to_state FROM d', '$3')}
+     SELECT count(*)::int AS n FROM d`,
+    [before, limit, pg.slotOf('other')],
+  );
+  return rows[0]?.n ?? 0;
+}
+
+/** Rows a purgeTopic step reads per row it may delete: bounded, whatever the store holds. */
+const PURGE_LOOKS_PER_LIMIT = 4;
+
+/**
+ * One step of a topic purge: the next ids after `cursor` (in id order, at most
+ * PURGE_LOOKS_PER_LIMIT * limit of them) are looked at, and those of `topic` in `state`
+ * (completed includes cancelled) are deleted, at most `limit`, with their counters.
+ */
+export async function purgeTopicStep(pg: PgContext, topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+  const s = pg.schema;
+  const window = PURGE_LOOKS_PER_LIMIT * limit;
+  const rows = await pg.query<{ id: string | null; topic: string | null; state: string | null; run_at: number | null; seq: number | null; url: string | null; last: string | null; scanned: number }>(
+    `WITH scan AS (SELECT id FROM "${s}".tasks WHERE id > $1 ORDER BY id LIMIT $2),
+     cand AS (
+       SELECT t.id FROM "${s}".tasks t JOIN scan USING (id)
+        WHERE t.topic = $3 AND (t.state = $4 OR ($4 = 'completed' AND t.state = 'cancelled'))
+        ORDER BY t.id LIMIT $5 FOR UPDATE
+     ),
+     d AS (DELETE FROM "${s}".tasks WHERE id IN (SELECT id FROM cand) RETURNING id, topic, state, run_at, seq, url),
+     ${countersCte(s, 'SELECT topic, state AS from_state, NULL::text AS to_state FROM d', '$6')}
+     SELECT d.id, d.topic, d.state, d.run_at, d.seq, d.url, (SELECT max(id) FROM scan) AS last, (SELECT count(*)::int FROM scan) AS scanned
+       FROM (SELECT 1) one LEFT JOIN d ON true ORDER BY d.id`,
+    [cursor ?? '', window, topic, state, limit, pg.slotOf('other')],
+  );
+  const deleted = rows.filter((r) => r.id !== null);
+  const ids = deleted.map((r) => r.id!);
+  const runs = deleted.filter((r) => r.state === 'pending').map((r) => ({ id: r.id!, topic: laneOf(r.topic!, r.url), kind: 'run' as const, dueAt: r.run_at!, seq: r.seq!, receipt: null }));
+  const first = rows[0];
+  const next = ids.length >= limit ? ids.at(-1)! : first === undefined || first.scanned < window ? null : first.last;
+  return { ids, runs, next };
+}

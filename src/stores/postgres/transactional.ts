@@ -1,0 +1,58 @@
+/**
+ * Scheduling and cancelling inside the caller's transaction (TransactionalTasks): the
+ * statements of task-writes.ts, run on the caller's connection instead of the pool, so
+ * they commit or roll back with the caller's own writes. A created task's near-window timer
+ * is announced on the timers channel from the same transaction, so PostgreSQL delivers the
+ * notice, to the owner of the task's shard, only if and when it commits; this process's
+ * engine places no timer for it meanwhile (the owner, maybe this process, does on the notice).
+ *
+ * Counter rows: a transaction may stay open a while holding the rows it moved, so these
+ * writes use slots 256-319 (one at random per call), apart from every engine's (counters.ts).
+ */
+import { randomInt } from 'node:crypto';
+import type { ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TransactionalTasks } from '../../core/ports/index.js';
+import type { NewTaskRecord } from '../../core/task/model.js';
+import { packLines, type Channels } from './channels.js';
+import { operationError } from './connection.js';
+import type { PgContext } from './context.js';
+import { COUNTER_SLOTS, TX_SLOTS_FROM } from './counters.js';
+import { cancelTasks, scheduleTasks, type Via } from './task-writes.js';
+
+export class PgTransactional implements TransactionalTasks {
+  constructor(
+    private readonly pg: PgContext,
+    private readonly channels: Channels,
+    private readonly horizonMs: number,
+    private readonly assertOpen: () => void,
+  ) {}
+
+  private via(tx: SqlTransaction): Via {
+    return {
+      run: async <R>(text: string, values: unknown[]): Promise<R[]> => {
+        try {
+          return (await tx.query(text, values)).rows as R[];
+        } catch (error) {
+          throw operationError(`${this.pg.where}, in the caller's transaction`, error);
+        }
+      },
+      slot: TX_SLOTS_FROM + randomInt(COUNTER_SLOTS),
+    };
+  }
+
+  async schedule(tx: SqlTransaction, tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
+    this.assertOpen();
+    if (tasks.length === 0) return [];
+    const via = this.via(tx);
+    const outcomes = await scheduleTasks(this.pg, tasks, now, via);
+    const horizon = now + this.horizonMs;
+    const lines = outcomes.flatMap(({ ref }) => (ref !== null && ref.dueAt < horizon ? [`${ref.id} ${ref.topic} ${ref.dueAt} ${ref.seq}`] : []));
+    if (lines.length > 0) await via.run('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channels.timers, packLines(lines)]);
+    return outcomes;
+  }
+
+  async cancel(tx: SqlTransaction, id: string, now: number): Promise<StoreCancelOutcome> {
+    this.assertOpen();
+    const [outcome] = await cancelTasks(this.pg, [id], now, this.via(tx));
+    return outcome!;
+  }
+}

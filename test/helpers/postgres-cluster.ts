@@ -1,0 +1,69 @@
+/**
+ * A PostgreSQL cluster of a test's own, for the tests that stop or crash the server: its
+ * own data directory under the temp dir, initdb'd, started with pg_ctl on a free port with
+ * its socket in that directory, stopped by `pg_ctl stop` on that directory (never by name;
+ * the machine's server on 5432 is never touched), and removed after. The binaries are
+ * PostgreSQL 15's (`.ci/run` installs them when missing). PostgreSQL refuses to run as
+ * root: as root, each command runs as the `postgres` user (runuser), which owns the dir.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './redis-servers.js';
+
+const BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((dir) => existsSync(join(dir, 'pg_ctl')));
+
+export interface PgCluster {
+  readonly port: number;
+  readonly url: string;
+  /** `pg_ctl stop -m immediate`: the server dies as in a crash, without a checkpoint. */
+  crash(): void;
+  start(): void;
+  /** Stops (immediate) and removes the data directory. */
+  remove(): void;
+}
+
+export function postgresBinaries(): string {
+  if (BIN === undefined) throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/<15|16|17>/bin: install postgresql');
+  return BIN;
+}
+
+function run(command: string, args: readonly string[], asPostgres: boolean): string {
+  const [file, argv] = asPostgres ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, [...args]];
+  const result = spawnSync(file, argv, { encoding: 'utf8', timeout: 60_000 });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed (${String(result.status)}): ${result.stderr}${result.stdout}`);
+  return result.stdout;
+}
+
+export async function startCluster(): Promise<PgCluster> {
+  const bin = postgresBinaries();
+  const asPostgres = process.getuid?.() === 0;
+  const dir = mkdtempSync(join(tmpdir(), 'delayq-pg-'));
+  const data = join(dir, 'data');
+  if (asPostgres) {
+    const ids = run('id', ['-u', 'postgres'], false).trim();
+    const gid = run('id', ['-g', 'postgres'], false).trim();
+    chownSync(dir, Number(ids), Number(gid));
+    chmodSync(dir, 0o700);
+  }
+  const port = await freePort();
+  run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'], asPostgres);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on`;
+  const start = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asPostgres);
+  const crash = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], asPostgres);
+  start();
+  let removed = false;
+  return {
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    crash,
+    start,
+    remove() {
+      if (removed) return;
+      removed = true;
+      if (existsSync(join(data, 'postmaster.pid'))) crash();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

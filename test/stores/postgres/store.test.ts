@@ -1,0 +1,207 @@
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import { isDelayQError } from '../../../src/core/errors.js';
+import { openPostgresStore } from '../../../src/stores/postgres/index.js';
+import { SCHEMA_VERSION } from '../../../src/stores/postgres/schema.js';
+import { shardOf } from '../../../src/stores/shared/router.js';
+import { runSharedConformance } from '../../../src/testing/shared-conformance.js';
+import type { PostgresStore } from '../../../src/stores/postgres/postgres-store.js';
+import { storeSystemClock } from '../../../src/stores/system-clock.js';
+import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
+import { dropSchema, freshSchema, storeUrl, withClient } from '../../helpers/postgres.js';
+
+// Each case on a schema of its own, dropped after it.
+runStoreConformance('postgres', async () => {
+  const schema = freshSchema('conf');
+  const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      await dropSchema(schema);
+    },
+  };
+});
+
+// Several processes on one schema: a lease runs 5 s and a tick renews or takes one every second.
+const sharedSchemas: string[] = [];
+describe('postgres store, several processes', () => {
+  after(async () => {
+    for (const schema of sharedSchemas) await dropSchema(schema);
+  });
+  runSharedConformance('postgres', {
+    namespace: async () => {
+      const schema = freshSchema('shared');
+      sharedSchemas.push(schema);
+      return { url: storeUrl(schema), storeOptions: {} };
+    },
+    takeoverMs: 6_000,
+  });
+});
+
+describe('postgres store', () => {
+  const schemas: string[] = [];
+  const schemaOfTest = (): string => {
+    const schema = freshSchema('dq');
+    schemas.push(schema);
+    return schema;
+  };
+  after(async () => {
+    for (const schema of schemas) await dropSchema(schema);
+  });
+
+  it('stats come from counter rows moved by every write, summed over the slots of the processes that wrote', async () => {
+    const schema = schemaOfTest();
+    const a = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    await a.schedule([task('x', { runAt: 1 }), task('y', { runAt: 1 })], 1);
+    await a.close();
+    // Another process's slot: the counters of a's writes are moved by b's.
+    await withClient((c) => c.query(`UPDATE "${schema}".task_counts SET slot = slot + 1000`));
+    const b = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    try {
+      const [reserved] = await b.reserve(['x'], 2);
+      assert.equal((await b.ack('x', reserved!.receipt!, 3)).status, 'acked');
+      const stats = await b.stats();
+      assert.deepEqual(stats.byState, { pending: 1, reserved: 0, completed: 1, dead: 0, cancelled: 0 });
+      const rows = await withClient((c) => c.query(`SELECT count(DISTINCT slot)::int AS n FROM "${schema}".task_counts WHERE n <> 0`));
+      assert.equal((rows.rows[0] as { n: number }).n, 3, "the old slot, and b's slots of reservations and of acks");
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('concurrent single schedules share statements (group commit) and each answers for itself', async () => {
+    const schema = schemaOfTest();
+    const store = (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })) as PostgresStore;
+    try {
+      const before = store.sent;
+      const outcomes = await Promise.all(Array.from({ length: 500 }, (_, i) => store.schedule([task(`g-${i % 400}`, { runAt: 10 + i })], 5)));
+      assert.equal(outcomes.filter(([o]) => o!.created).length, 400);
+      // A repeated id answers with the first call's runAt.
+      assert.deepEqual(outcomes[450]![0], { id: 'g-50', runAt: 60, created: false, ref: null });
+      // Coalesced while one statement is in flight: far fewer statements than calls.
+      assert.ok(store.sent - before < 100, `${store.sent - before} statements for 500 calls`);
+      const acks = await Promise.all(['g-1', 'g-2', 'nope'].map((id) => store.ack(id, '1.x', 6)));
+      assert.deepEqual(acks.map((a) => a.status), ['stale', 'stale', 'not_found']);
+      assert.equal((await store.stats()).byState.pending, 400);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a schedule call larger than one statement still commits whole or not at all', async () => {
+    const schema = schemaOfTest();
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    try {
+      const tasks = Array.from({ length: 4_500 }, (_, i) => task(`big-${i}`, { runAt: 10 + i }));
+      // The last statement's rows break the table's CHECK (runAt >= 0): the first statements' rows must go too.
+      const broken = [...tasks.slice(0, 4_400), task('big-bad', { runAt: -1 }), ...tasks.slice(4_400)];
+      await assert.rejects(() => store.schedule(broken, 1), (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE'));
+      assert.equal(await store.get('big-0'), null);
+      assert.equal((await store.stats()).byState.pending, 0);
+      const outcomes = await store.schedule([...tasks, task('big-0', { runAt: 99 })], 1);
+      assert.equal(outcomes.filter((o) => o.created).length, 4_500);
+      assert.deepEqual(outcomes.at(-1), { id: 'big-0', runAt: 10, created: false, ref: null }, 'a repeated id in a later statement: the first wins');
+      assert.equal((await store.stats()).byState.pending, 4_500);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('loadDue is a range scan of the (due_at, seq) index', async () => {
+    const schema = schemaOfTest();
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    try {
+      await store.schedule(Array.from({ length: 2_000 }, (_, i) => task(`d-${i}`, { runAt: 1_000 + i })), 1);
+      const plan = await withClient(async (c) => {
+        await c.query(`ANALYZE "${schema}".tasks`);
+        await c.query('SET enable_seqscan = off');
+        const r = await c.query(`EXPLAIN SELECT id FROM "${schema}".tasks WHERE due_at IS NOT NULL AND due_at < 1500 ORDER BY due_at, seq LIMIT 100`);
+        return r.rows.map((row: Record<string, string>) => row['QUERY PLAN']).join('\n');
+      });
+      assert.match(plan, /Index Scan using tasks_due/);
+      assert.doesNotMatch(plan, /Sort/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('refuses unknown URL parameters, bad schema names and a schema given twice differently', async () => {
+    for (const spec of [`${storeUrl('ok')}&shards=3`, 'postgres://postgres@127.0.0.1:5432/test?schema=Bad-Name', 'postgres://127.0.0.1:5432', 'postgres://postgres@127.0.0.1:5432/test?schema=1x'])
+      await assert.rejects(() => openPostgresStore(spec, { clock: storeSystemClock }), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'), spec);
+    await assert.rejects(() => openPostgresStore(storeUrl('a_one'), { clock: storeSystemClock, schema: 'a_two' }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+  });
+
+  it('refuses a schema written by a newer delayq, and leaves it as it was', async () => {
+    const schema = schemaOfTest();
+    await (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })).close();
+    await withClient((c) => c.query(`UPDATE "${schema}".meta SET value = '999' WHERE key = 'schema_version'`));
+    await assert.rejects(
+      () => openPostgresStore(storeUrl(schema), { clock: storeSystemClock }),
+      (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE') && /newer delayq/.test(e.message),
+    );
+    const version = await withClient((c) => c.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`));
+    assert.equal((version.rows[0] as { value: string }).value, '999');
+  });
+
+  it("refuses a schema that is not delayq's, and writes nothing into it", async () => {
+    const schema = schemaOfTest();
+    await withClient(async (c) => {
+      await c.query(`CREATE SCHEMA "${schema}"`);
+      await c.query(`CREATE TABLE "${schema}".orders (id int)`);
+    });
+    await assert.rejects(
+      () => openPostgresStore(storeUrl(schema), { clock: storeSystemClock }),
+      (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE') && /not delayq's/.test(e.message),
+    );
+    const tables = await withClient((c) => c.query(`SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE nspname = $1`, [schema]));
+    assert.deepEqual(tables.rows.map((r: { relname: string }) => r.relname), ['orders']);
+  });
+
+  it('takes an empty schema that exists (created ahead by an administrator)', async () => {
+    const schema = schemaOfTest();
+    await withClient((c) => c.query(`CREATE SCHEMA "${schema}"`));
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    await store.close();
+  });
+
+  it('stores opening a new schema at once migrate it once, and share it', async () => {
+    const schema = schemaOfTest();
+    const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore(storeUrl(schema), { clock: storeSystemClock })));
+    try {
+      await stores[0]!.schedule([task('m')], 1);
+      assert.equal((await stores[3]!.get('m'))?.state, 'pending');
+      const version = await withClient((c) => c.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`));
+      assert.equal((version.rows[0] as { value: string }).value, String(SCHEMA_VERSION));
+    } finally {
+      for (const store of stores) await store.close();
+    }
+  });
+
+  it("shard_of in SQL is the router's shardOf, so SQL and TypeScript put a task in the same shard", async () => {
+    const schema = schemaOfTest();
+    await (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })).close();
+    const ids = ['a', 'order-1', 'x:y.z-9', 'ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ', '01JD8X3ZP7R8K4S2M9Q6T5V1WB'];
+    const rows = await withClient((c) => c.query(`SELECT "${schema}".shard_of(id, 16) AS s FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord) ORDER BY ord`, [ids]));
+    assert.deepEqual(
+      rows.rows.map((r: { s: number }) => r.s),
+      ids.map((id) => shardOf(id, 16)),
+    );
+  });
+
+  it('an unreachable server, a missing database and a refused user are one clear STORE_UNAVAILABLE each, and write nothing', async () => {
+    const cases: [string, RegExp][] = [
+      ['postgres://postgres@127.0.0.1:1/test', /ECONNREFUSED/],
+      ['postgres://postgres@127.0.0.1:5432/no_such_database_here', /no such database/],
+      ['postgres://no_such_role_here@127.0.0.1:5432/test', /refused the user|no such role|role/],
+    ];
+    for (const [spec, why] of cases)
+      await assert.rejects(
+        () => openPostgresStore(spec, { clock: storeSystemClock }),
+        (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE') && why.test(e.message) && !e.message.includes('undefined'),
+        spec,
+      );
+    const found = await withClient((c) => c.query(`SELECT 1 FROM pg_namespace WHERE nspname = 'delayq' AND false`));
+    assert.equal(found.rowCount, 0);
+  });
+});
