@@ -113,6 +113,7 @@ export type { RecurringScheduleStore as ScheduleStore } from './core/ports/index
 /** @deprecated Use `RecurringScheduleSwap`. */
 export type { RecurringScheduleSwap as ScheduleSwap } from './core/ports/index.js';
 export type { BackoffPolicy, Delivery, NewTaskRecord, ReservedTask, TaskInfo, TaskRecord, TaskState, TimerRef } from './core/task/model.js';
+export { HISTORY_ERROR_LIMIT, HISTORY_LIMIT, type AttemptEntry, type AttemptOutcome } from './core/task/history.js';
 export { DEFAULT_BACKOFF, backoffDelay } from './core/task/backoff.js';
 export { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, MAX_RESERVE, MAX_WAIT_MS, validateScheduleInput } from './core/task/validate.js';
 export type { Limits, ScheduleInput, TaskDefaults, WhenInput } from './core/task/validate.js';

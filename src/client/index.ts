@@ -40,4 +40,5 @@ export type {
   CancelDeadManyResponse,
   TaskState,
   TaskView,
+  AttemptView,
 } from '../wire/types.js';

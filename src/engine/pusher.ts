@@ -48,6 +48,7 @@ import { PushSlots } from './push-slots.js';
 import { PushFailureLog } from './push-failure-log.js';
 import { PushCounters, type PushStats } from './push-stats.js';
 import { DeferTo, RetryAfter } from './work-source.js';
+import { pushOutcome } from '../core/task/history.js';
 import { Worker, type Handler, type WorkerOptions, type WorkSource } from './worker.js';
 
 /**
@@ -325,7 +326,7 @@ export class Pusher {
       const verdict = judgePush(response);
       if (!verdict.ack) {
         failure = verdict.error;
-        throw new RetryAfter(verdict.error, verdict.retryAfterMs);
+        throw new RetryAfter(verdict.error, verdict.retryAfterMs, pushOutcome(result));
       }
     } finally {
       this.slots.release(consumer);

@@ -63,7 +63,7 @@ export function buildQueueParts(store: TaskStore, options: EngineOptions, facade
   const ports = options.push ?? null;
   // The scheduler and the settlements need each other (the pusher nacks, a nack places a timer): the pusher's nack is late-bound.
   let settlements: Settlements | null = null;
-  const nack = (d: Delivery, error: string, delayMs?: number): Promise<NackResult> => settlements!.nackDelivery(d, error, delayMs);
+  const nack = (d: Delivery, error: string, delayMs?: number, outcome?: string): Promise<NackResult> => settlements!.nackDelivery(d, error, delayMs, outcome);
   let scheduler: Scheduler | null = null;
   const push = new PushRules(context, { ports, defaultSecret: options.pushSecret, applied: () => scheduler!.syncPush(), limits });
   scheduler = new Scheduler(context, { push: ports === null ? null : { ports, nack, defaultSecret: push.defaultSecret } });

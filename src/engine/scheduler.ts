@@ -55,7 +55,7 @@ import { QueueWorkSource, type WorkScheduler } from './work-source.js';
 /** What push delivery needs from the queue: its ports, and the queue's nack (validated like a consumer's). */
 export interface PushSetup {
   readonly ports: PushPorts;
-  readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
+  readonly nack: (delivery: Delivery, error: string, delayMs?: number, outcome?: string) => Promise<unknown>;
   /** Signs the pushes of tasks with their own url on a topic without a subscription; null: none. */
   readonly defaultSecret: string | null;
 }

@@ -76,7 +76,7 @@ export class Settlements {
    * Fails a delivery: the task is retried (after `delayMs`, or its backoff) or, out of
    * attempts, dead. The observer counts it under the topic the store answers.
    */
-  async nack(id: string, receipt: string, options: NackOptions): Promise<NackResult> {
+  async nack(id: string, receipt: string, options: NackOptions & { readonly outcome?: string }): Promise<NackResult> {
     validateId(id, this.limits);
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
     const { store, clock, inFlight, observer } = this.context;
@@ -98,8 +98,8 @@ export class Settlements {
   }
 
   /** A worker's failed handler: `nack` of its delivery. */
-  readonly nackDelivery = (delivery: Delivery, error: string, delayMs?: number): Promise<NackResult> =>
-    this.nack(delivery.id, delivery.receipt, delayMs === undefined ? { error } : { error, delayMs });
+  readonly nackDelivery = (delivery: Delivery, error: string, delayMs?: number, outcome?: string): Promise<NackResult> =>
+    this.nack(delivery.id, delivery.receipt, { error, ...(delayMs === undefined ? {} : { delayMs }), ...(outcome === undefined ? {} : { outcome }) });
 }
 
 /** What the caller hears: an ack sent again after it succeeded is `acked` (acks are idempotent). */

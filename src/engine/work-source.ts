@@ -9,19 +9,21 @@ import type { Job, Outcome, WorkSource } from './worker.js';
 export interface WorkSourceParams {
   readonly scheduler: WorkScheduler;
   /** The queue's own nack (validated like a consumer's; it places the retry's timer). */
-  readonly nack: (delivery: Delivery, error: string, delayMs?: number) => Promise<unknown>;
+  readonly nack: (delivery: Delivery, error: string, delayMs?: number, outcome?: string) => Promise<unknown>;
   /** The scheduler's defer (it places the deferred task's timer); without it a DeferTo nacks. */
   readonly defer?: (delivery: Delivery, runAt: number) => Promise<unknown>;
 }
 
 /**
  * A handler failure that names when to retry (the pusher's, for a receiver's Retry-After);
- * null: the task's backoff. The engine's own: `work` handlers throw plain errors.
+ * null: the task's backoff. The engine's own: `work` handlers throw plain errors. `outcome`
+ * is how the attempt ended for its history entry (the pusher's `push:<class>`).
  */
 export class RetryAfter extends Error {
   constructor(
     message: string,
     readonly delayMs: number | null,
+    readonly outcome?: string,
   ) {
     super(message);
     this.name = 'RetryAfter';
@@ -123,7 +125,8 @@ export class QueueWorkSource implements WorkSource {
     }
     const error = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
     const delayMs = outcome.error instanceof RetryAfter && outcome.error.delayMs !== null ? outcome.error.delayMs : undefined;
-    return this.nack(job.delivery, error, delayMs).catch((failure: unknown) => {
+    const attemptOutcome = outcome.error instanceof RetryAfter ? outcome.error.outcome : undefined;
+    return this.nack(job.delivery, error, delayMs, attemptOutcome).catch((failure: unknown) => {
       // A stale receipt means the reservation already ran out and the task moved on.
       if (isDelayQError(failure, 'STALE_RECEIPT') || isDelayQError(failure, 'TASK_NOT_FOUND'))
         this.logger.warn({ id: job.delivery.id, code: failure.code }, 'nack after the reservation ran out');

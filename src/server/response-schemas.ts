@@ -10,6 +10,7 @@
  */
 import { CORE_ERROR_CODES, SERVER_ERROR_CODES } from '../wire/error-codes.js';
 import { TASK_STATES } from '../wire/types.js';
+import { HISTORY_ERROR_LIMIT, HISTORY_LIMIT } from '../core/task/history.js';
 
 const int = { type: 'integer' } as const;
 const epochMs = { type: 'integer', description: 'epoch ms' } as const;
@@ -56,6 +57,17 @@ export const scheduleResultSchema = object({
   created: { type: 'boolean', description: 'false when a task with this id already existed (status 200 instead of 201)' },
 });
 
+export const attemptSchema = object({
+  attempt: { ...int, description: '1 for the first delivery' },
+  startedAt: { ...epochMs, description: 'when its reservation was made' },
+  durationMs: { ...int, description: 'from its reservation until it was settled' },
+  outcome: {
+    type: 'string',
+    description: 'how it ended: `acked`, `nacked`, `expired` (its ttr ran out), or for a push that failed `push:<class>` (`push:5xx`, `push:4xx`, `push:429`, `push:3xx`, `push:timeout`, `push:connection`...)',
+  },
+  error: { ...nullableStr, maxLength: HISTORY_ERROR_LIMIT, description: `the error text, cut to ${HISTORY_ERROR_LIMIT} characters; null for an ack` },
+});
+
 export const taskSchema = object({
   id: str,
   topic: str,
@@ -71,6 +83,12 @@ export const taskSchema = object({
   reservedUntil: nullableEpochMs,
   lastError: nullableStr,
   url: { ...nullableStr, description: "the task's own push URL, or null" },
+  history: {
+    type: 'array',
+    maxItems: HISTORY_LIMIT,
+    description: `the task's last attempts, oldest first (at most ${HISTORY_LIMIT}); empty for a task written before history was kept`,
+    items: attemptSchema,
+  },
 });
 
 export const deliverySchema = object({

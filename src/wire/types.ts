@@ -98,6 +98,22 @@ export interface TaskView<P = unknown> {
   lastError: string | null;
   /** The task's own push url (schedule's `url`), or null. */
   url: string | null;
+  /** The last attempts, oldest first, at most 10. */
+  history: readonly AttemptView[];
+}
+
+/** One attempt of a task (its history). */
+export interface AttemptView {
+  /** 1 for the first delivery. */
+  attempt: number;
+  /** When its reservation was made (ms since the epoch). */
+  startedAt: number;
+  /** From its reservation until it was settled. */
+  durationMs: number;
+  /** `acked`, `nacked`, `expired`, or for a failed push `push:<class>` (`push:5xx`, `push:timeout`...). */
+  outcome: string;
+  /** The error text, cut to 500 characters; null for an ack. */
+  error: string | null;
 }
 
 export interface ListQuery {

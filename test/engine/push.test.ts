@@ -108,6 +108,30 @@ describe('push delivery', () => {
     assert.equal(dead?.lastError, 'HTTP 500: boom');
   });
 
+  it('keeps each push attempt in the task history with its status class: push:5xx, push:429, push:timeout, then acked', async () => {
+    const opened = await openPushing();
+    q = opened.q;
+    opened.transport.script.push(status(503, 'down'), status(429, 'slow down'), { kind: 'failure', reason: 'timeout after 10000 ms' });
+    await q.setPush('orders', { url: URL_ORDERS });
+    const { id } = await q.schedule({ topic: 'orders', maxAttempts: 5, backoff: { baseMs: 1_000, factor: 1, maxMs: 1_000, jitter: 0 } });
+    await flush();
+    for (let i = 0; i < 3; i++) {
+      opened.clock.advance(1_000);
+      await flush();
+    }
+    const done = await q.get(id);
+    assert.equal(done?.state, 'completed');
+    assert.deepEqual(
+      done?.history.map((a) => [a.attempt, a.startedAt, a.outcome, a.error]),
+      [
+        [1, T0, 'push:5xx', 'HTTP 503: down'],
+        [2, T0 + 1_000, 'push:429', 'HTTP 429: slow down'],
+        [3, T0 + 2_000, 'push:timeout', 'timeout after 10000 ms'],
+        [4, T0 + 3_000, 'acked', null],
+      ],
+    );
+  });
+
   it('fails an attempt with the transport failure reason', async () => {
     const opened = await openPushing();
     q = opened.q;

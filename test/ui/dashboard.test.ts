@@ -249,6 +249,31 @@ describe('dashboard in Chromium', () => {
     assertClean(w);
   });
 
+  it('task detail: the attempt history as a table, oldest first, each with its outcome and error', async () => {
+    await api('POST', '/v1/tasks', { id: 'hist', topic: 'hist', maxAttempts: 3 });
+    const [first] = (await api('POST', '/v1/topics/hist/reserve', { waitMs: 5_000 })).body.tasks;
+    await api('POST', '/v1/tasks/hist/nack', { receipt: first.receipt, error: 'first failure', delayMs: 0 });
+    const [second] = (await api('POST', '/v1/topics/hist/reserve', { waitMs: 5_000 })).body.tasks;
+    assert.equal((await api('POST', '/v1/tasks/hist/ack', { receipt: second.receipt })).status, 200);
+    const history = (await api('GET', '/v1/tasks/hist')).body.history as { attempt: number; outcome: string }[];
+    assert.deepEqual(history.map((a) => [a.attempt, a.outcome]), [[1, 'nacked'], [2, 'acked']]);
+
+    const w = await openPage('#/tasks/hist');
+    const { page } = w;
+    await page.getByTestId('history').waitFor();
+    const rows = page.getByTestId('history-row');
+    assert.equal(await rows.count(), 2);
+    assert.deepEqual(await page.getByTestId('history-outcome').allTextContents(), ['nacked', 'acked']);
+    assert.match((await rows.nth(0).textContent()) ?? '', /^1.*\d+ ms.*nacked.*first failure$/);
+    assert.match((await rows.nth(1).textContent()) ?? '', /^2.*acked—$/);
+    await page.screenshot({ path: `${SHOTS}/task-history.png`, fullPage: true });
+
+    await api('POST', '/v1/tasks', { id: 'no-hist', topic: 'hist', delayMs: 3_600_000 });
+    await page.goto(`${server.address}/ui/#/tasks/no-hist`);
+    await page.getByTestId('history-empty').waitFor();
+    assertClean(w);
+  });
+
   it('pauses and resumes a topic from the Topics page: its state is shown, a due task is held, then delivered', async () => {
     await api('POST', '/v1/tasks', { id: 'ps-1', topic: 'pauseme', delayMs: 600_000 });
     const w = await openPage('#/topics');
@@ -281,6 +306,7 @@ describe('dashboard in Chromium', () => {
     await page.getByTestId('payload').waitFor();
     assert.match((await page.getByTestId('payload').textContent()) ?? '', /"html": "<img src=x onerror=alert\(1\)>"/);
     assert.equal((await page.getByTestId('task-last-error').textContent())?.trim(), XSS);
+    assert.match((await page.getByTestId('history-row').textContent()) ?? '', /<img src=x onerror=alert\(1\)>$/, 'the history\'s error too');
     // As an id: typed in the finder, and in the address.
     await page.goto(`${server.address}/ui/#/tasks`);
     await page.getByTestId('find-id').fill(XSS);

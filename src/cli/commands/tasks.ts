@@ -44,7 +44,7 @@ function stateArg(value: string): TaskState {
 }
 
 export function describeTask(task: TaskView): string {
-  return keyValues([
+  const facts = keyValues([
     ['id', task.id],
     ['topic', task.topic],
     ['state', task.state],
@@ -57,6 +57,10 @@ export function describeTask(task: TaskView): string {
     ['created', formatTime(task.createdAt)],
     ['payload', JSON.stringify(task.payload)],
   ]);
+  if (task.history.length === 0) return facts;
+  // Oldest first, as the server keeps them; one line each, the error on that line.
+  const rows = task.history.map((a) => [String(a.attempt), new Date(a.startedAt).toISOString(), `${a.durationMs} ms`, a.outcome, (a.error ?? '-').replace(/\s+/g, ' ')]);
+  return `${facts}\n\nhistory (last ${task.history.length} attempts, oldest first)\n${table(['attempt', 'started', 'took', 'outcome', 'error'], rows)}`;
 }
 
 /** After cancel/reschedule said no: "no such task" or "it is <state>". */

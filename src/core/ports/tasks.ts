@@ -84,6 +84,11 @@ export interface StoreNackOptions {
   /** Retry after exactly this delay instead of the task's backoff policy. */
   readonly delayMs?: number;
   readonly error?: string;
+  /**
+   * How the attempt ended, for its history entry (core/task/history.ts): `nacked` when
+   * absent; the Pusher's nacks give `push:<class>`. Checked by isAttemptOutcome.
+   */
+  readonly outcome?: string;
   /** A number in [0, 1) for the backoff jitter (the store has no randomness of its own). */
   readonly random: number;
 }

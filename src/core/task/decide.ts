@@ -30,8 +30,13 @@ export interface AttemptFacts {
 
 /** Why an attempt failed: the consumer said so (nack), or its reservation ran out (expire). */
 export type FailureCause =
-  | { readonly kind: 'nack'; readonly delayMs?: number | undefined; readonly error?: string | undefined; readonly random: number }
+  | { readonly kind: 'nack'; readonly delayMs?: number | undefined; readonly error?: string | undefined; readonly outcome?: string | undefined; readonly random: number }
   | { readonly kind: 'expire' };
+
+/** How the failed attempt ended, for its history entry: `expired`, the nack's outcome, or `nacked`. */
+export function failureOutcome(cause: FailureCause): string {
+  return cause.kind === 'expire' ? 'expired' : (cause.outcome ?? 'nacked');
+}
 
 /** The message a task keeps when its reservation ran out. */
 export const EXPIRED_ERROR = 'reservation expired (ttr)';

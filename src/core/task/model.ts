@@ -1,4 +1,5 @@
 /** The task as every layer sees it. Times are epoch milliseconds. */
+import type { AttemptEntry } from './history.js';
 
 export const TASK_STATES = ['pending', 'reserved', 'completed', 'dead', 'cancelled'] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -41,6 +42,8 @@ export interface TaskRecord {
    * handed to pull consumers. Null for a task of its topic's pull consumers or subscription.
    */
   readonly url: string | null;
+  /** The last attempts, oldest first, at most HISTORY_LIMIT (core/task/history.ts); [] for a task written before history was kept. */
+  readonly history: readonly AttemptEntry[];
 }
 
 /**
@@ -124,6 +127,8 @@ export interface TaskInfo<P = unknown> {
   readonly lastError: string | null;
   /** The task's own push target, or null. */
   readonly url: string | null;
+  /** The last attempts, oldest first, at most HISTORY_LIMIT (10). */
+  readonly history: readonly AttemptEntry[];
 }
 
 /** The delivery of a task just reserved. */
@@ -156,5 +161,6 @@ export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {
     reservedUntil: record.reservedUntil,
     lastError: record.lastError,
     url: record.url,
+    history: record.history,
   };
 }

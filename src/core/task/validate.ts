@@ -6,6 +6,7 @@
 import { DelayQError } from '../errors.js';
 import { fail } from './invalid.js';
 import { serializePayload } from './payload.js';
+import { isAttemptOutcome } from './history.js';
 import { type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNackOptions, type TopicPurgeState } from '../ports/index.js';
 import { DUE_HISTOGRAM_GRAIN_MS } from '../due-histogram.js';
 import { validatePushUrl } from '../push-input.js';
@@ -357,10 +358,12 @@ export function validateScheduleBatch(
 }
 
 /** A nack's options as the store takes them; `random` is the jitter draw for its backoff. */
-export function validateNackOptions(options: { delayMs?: unknown; error?: string }, random: number, limits: Limits = DEFAULT_LIMITS): StoreNackOptions {
+export function validateNackOptions(options: { delayMs?: unknown; error?: string; outcome?: string }, random: number, limits: Limits = DEFAULT_LIMITS): StoreNackOptions {
   return {
     ...(options.delayMs !== undefined ? { delayMs: validateIntOption(options.delayMs, 'delayMs', 0, limits.maxDelayMs) } : {}),
     ...(options.error !== undefined ? { error: String(options.error).slice(0, 2_000) } : {}),
+    // The engine's own (the Pusher's push classes): one the stores cannot keep is recorded as `nacked`.
+    ...(options.outcome !== undefined && isAttemptOutcome(options.outcome) ? { outcome: options.outcome } : {}),
     random,
   };
 }

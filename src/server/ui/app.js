@@ -526,11 +526,32 @@ function TaskPage({ id }) {
             <dt>created</dt><dd>${localTime(task.createdAt)} <span class="muted">${utcTime(task.createdAt)}</span></dd>
             <dt>updated</dt><dd>${localTime(task.updatedAt)} <span class="muted">${utcTime(task.updatedAt)}</span></dd>
           </dl>
+          <${AttemptHistory} history=${task.history ?? []} />
           <h2>Payload</h2>
           <pre data-testid="payload">${pretty(task.payload)}</pre>
         </div>`
       : null}
   </section>`;
+}
+
+// The task's last attempts (at most 10, oldest first, as the server keeps them).
+function AttemptHistory({ history }) {
+  if (history.length === 0) return html`<h2>History</h2><p class="muted" data-testid="history-empty">No attempt has ended yet.</p>`;
+  return html`<h2>History</h2>
+    <table data-testid="history">
+      <thead><tr><th>attempt</th><th>started</th><th>took</th><th>outcome</th><th>error</th></tr></thead>
+      <tbody>
+        ${history.map(
+          (a) => html`<tr key=${a.attempt} data-testid="history-row">
+            <td>${a.attempt}</td>
+            <td>${localTime(a.startedAt)} <span class="muted">${utcTime(a.startedAt)}</span></td>
+            <td>${a.durationMs < 1_000 ? `${a.durationMs} ms` : duration(a.durationMs)}</td>
+            <td><span class=${'badge outcome-' + (a.outcome === 'acked' ? 'ok' : 'failed')} data-testid="history-outcome">${a.outcome}</span></td>
+            <td class="pre clip" title=${a.error ?? ''}>${a.error ?? '—'}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>`;
 }
 
 // ---------------------------------------------------------------------------------------

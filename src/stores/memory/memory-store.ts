@@ -5,7 +5,8 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-deltas.js';
-import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { decideFailure, deferrableOr, failureOutcome, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
@@ -66,6 +67,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
         updatedAt: now,
         lastError: null,
         url: task.url ?? null,
+        history: NO_HISTORY,
         reservation: 0,
         reservedUntil: Number.NaN,
         seq: this.nextSeq++,
@@ -197,6 +199,8 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     const task = slotted !== undefined && slotted.id === id ? slotted : this.tasks.get(id);
     if (!task) return NOT_FOUND;
     if (!this.receipts.holds(task, receipt, reservation)) return this.receipts.completedBy(task, receipt, reservation) ? ALREADY_ACKED : STALE;
+    // updatedAt is still the reservation's time: the attempt's start.
+    task.history = withAttempt(task.history, attemptEntry(task.attempts, task.updatedAt, now, 'acked', null));
     this.apply(task, 'ack', now);
     // The reservation number stays: it names the receipt that completed the task.
     task.reservedUntil = Number.NaN;
@@ -325,6 +329,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
       reservedUntil: task.state !== 'reserved' ? null : task.reservedUntil,
       lastError: task.lastError,
       url: task.url,
+      history: task.history,
     };
   }
 
@@ -334,6 +339,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
     // Narrows `task`: a decision to retry or bury was made on a task that exists.
     if (task === undefined) return { status: 'not_found' };
+    task.history = withAttempt(task.history, attemptEntry(task.attempts, task.updatedAt, now, failureOutcome(cause), decision.error));
     this.apply(task, decision.status === 'dead' ? 'bury' : 'retry', now);
     task.reservation = 0;
     task.reservedUntil = Number.NaN;
@@ -379,6 +385,8 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     if (this.closed) throw new DelayQError('QUEUE_CLOSED', 'the memory store is closed');
   }
 }
+
+const NO_HISTORY: readonly AttemptEntry[] = Object.freeze([]);
 
 /** Slots of the reserved-task table (a power of two): a burst's reservations, in a table that stays in cache (ADR 0019). */
 const RESERVED_SLOTS = 4096;

@@ -1,5 +1,6 @@
 /** A task as the memory store keeps it, and the run refs that point back at it. */
 import type { RunTimerHandle, HomedRunRef, TimerHome } from '../../core/ports/index.js';
+import type { AttemptEntry } from '../../core/task/history.js';
 import { laneOf, type TaskRecord, type TaskState } from '../../core/task/model.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -12,6 +13,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * from the numbers when asked for (receipts.ts).
  */
 export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>>, TimerHome {
+  /** Replaced, never changed in place (an empty one is shared): get hands it out as is. */
+  history: readonly AttemptEntry[];
   seq: number;
   /** The counters of the task's topic, held here so a state change needs no map lookup. */
   counts: Record<TaskState, number>;

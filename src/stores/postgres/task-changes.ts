@@ -6,13 +6,14 @@
  */
 import type { CancelDeadOutcome, DeferOutcome, NackOutcome, RescheduleOutcome, RetryDeadOutcome, StoreNackOptions } from '../../core/ports/index.js';
 import { CounterTally } from '../../core/task/counter-deltas.js';
-import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { decideFailure, deferrableOr, failureOutcome, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { historyError } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { laneOf, type TaskState } from '../../core/task/model.js';
 import type { PoolClient } from './connection.js';
 import type { PgContext } from './context.js';
 import { addCounts } from './counters.js';
-import { backoffOf, CONTROL_COLUMNS, runRef, type ControlRow } from './rows.js';
+import { backoffOf, CONTROL_COLUMNS, historyAppend, runRef, type ControlRow } from './rows.js';
 
 type Change<T> = (row: ControlRow | undefined, write: Writer) => Promise<T>;
 
@@ -54,13 +55,21 @@ export function settleFailure(pg: PgContext, id: string, receipt: string, now: n
     const facts = row && { state: row.state, attempts: row.attempts, maxAttempts: row.max_attempts, backoff: backoffOf(row), reservedUntil: row.reserved_until };
     const decision = decideFailure(facts, row?.receipt === receipt, now, cause);
     if (decision.status === 'not_found' || decision.status === 'stale' || row === undefined) return { status: decision.status === 'stale' ? 'stale' : 'not_found' };
+    // The attempt's entry goes to the history in the UPDATE that settles it (ADR 0041).
+    const outcome = failureOutcome(cause);
+    const entryError = historyError(decision.error);
     if (decision.status === 'dead') {
-      await write.update("state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = $1, updated_at = $2", [decision.error, now], row.state, 'bury');
+      await write.update(
+        `${historyAppend('', '$2::bigint', '$3::text', '$4::text')}, state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = $1, updated_at = $2`,
+        [decision.error, now, outcome, entryError],
+        row.state,
+        'bury',
+      );
       return { status: 'dead', topic: row.topic };
     }
     await write.update(
-      "state = 'pending', run_at = $1, due_at = $1, receipt = NULL, reserved_until = NULL, last_error = $2, updated_at = $3",
-      [decision.runAt, decision.error, now],
+      `${historyAppend('', '$3::bigint', '$4::text', '$5::text')}, state = 'pending', run_at = $1, due_at = $1, receipt = NULL, reserved_until = NULL, last_error = $2, updated_at = $3`,
+      [decision.runAt, decision.error, now, outcome, entryError],
       row.state,
       'retry',
     );

@@ -15,6 +15,7 @@ import { nextNonce } from '../shared/nonce.js';
 import { shardOf } from '../shared/router.js';
 import type { PgContext } from './context.js';
 import { countersCte } from './counters.js';
+import { historyAppend } from './rows.js';
 
 /** The largest batch one statement carries. */
 export const MAX_BATCH = 2_000;
@@ -138,7 +139,8 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
 }
 
 /**
- * reserved -> completed with the current receipt; the receipt moves to acked_receipt, so the
+ * reserved -> completed with the current receipt, the attempt's entry appended to its history
+ * (outcome 'acked') in the same UPDATE; the receipt moves to acked_receipt, so the
  * same ack sent again answers `already_acked` until the task is purged (and an id twice
  * with one receipt in one call: `acked`, then `already_acked`, so it is counted once).
  */
@@ -147,7 +149,8 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
   const rows = await pg.query<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
     `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS a(id, receipt, now, ord)),
      upd AS (
-       UPDATE "${s}".tasks t SET state = 'completed', due_at = NULL, acked_receipt = t.receipt, receipt = NULL, reserved_until = NULL, updated_at = a.now
+       UPDATE "${s}".tasks t SET ${historyAppend('t.', 'a.now', "'acked'::text", 'NULL::text')},
+              state = 'completed', due_at = NULL, acked_receipt = t.receipt, receipt = NULL, reserved_until = NULL, updated_at = a.now
          FROM input a WHERE t.id = a.id AND t.state = 'reserved' AND t.receipt = a.receipt
        RETURNING t.id, t.topic, t.acked_receipt
      ),

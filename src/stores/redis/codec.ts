@@ -1,7 +1,13 @@
 /**
  * The packed task body, TS side (the Lua side is lua/includes/codec.lua; keep them in step):
  *
- *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[,url]|err payload
+ *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url]|err history payload
+ *
+ * The attempt history (core/task/history.ts, ADR 0041) sits between the error text and the
+ * payload: `count` entries, oldest first, each `<len>:<attempt>,<startedAt>,<durationMs>,<outcome>,<error>`
+ * (len: the entry's bytes after its ':'), histLen bytes in all. A body written before
+ * history was kept has no ':' in field 13 and reads with an empty history. The scripts
+ * append entries (appendAttempt in lua/includes/patch.lua); this side only reads them.
  *
  * The url field is there only for a task with its own push url (escapeUrl: ',' '|' '%'
  * percent-encoded), so a task without one takes not a byte more.
@@ -12,6 +18,7 @@
  * hash per task with field names and options as JSON (BullMQ).
  */
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
+import type { AttemptEntry } from '../../core/task/history.js';
 import type { BackoffPolicy, NewTaskRecord, TaskRecord, TaskState } from '../../core/task/model.js';
 
 const STATES: Readonly<Record<string, TaskState>> = { p: 'pending', r: 'reserved', c: 'completed', x: 'cancelled', d: 'dead' };
@@ -61,12 +68,16 @@ export function decodeTask(id: string, body: string): DecodedTask {
   const f = body.slice(0, bar).split(',');
   let payload = body.slice(bar + 1);
   let lastError: string | null = null;
+  let history: AttemptEntry[] = [];
   if (f[12] !== undefined && f[12] !== '') {
-    // errLen counts bytes (Lua's #), and an error text may hold any unicode.
+    // Lengths count bytes (Lua's #), and an error text may hold any unicode.
+    const [e = '', h = ''] = f[12].split(':');
+    const errLen = e === '' ? 0 : int(e);
+    const histLen = h === '' ? 0 : int(h);
     const bytes = Buffer.from(payload, 'utf8');
-    const errLen = int(f[12]);
-    lastError = bytes.subarray(0, errLen).toString('utf8');
-    payload = bytes.subarray(errLen).toString('utf8');
+    if (e !== '') lastError = bytes.subarray(0, errLen).toString('utf8');
+    if (histLen > 0) history = decodeHistory(bytes.subarray(errLen, errLen + histLen));
+    payload = bytes.subarray(errLen + histLen).toString('utf8');
   }
   const createdAt = int(f[6]);
   const record: TaskRecord = {
@@ -86,6 +97,28 @@ export function decodeTask(id: string, body: string): DecodedTask {
     receipt: f[0] !== 'r' || f[10] === undefined || f[10] === '' ? null : f[10],
     lastError,
     url: f[13] === undefined || f[13] === '' ? null : unescapeUrl(f[13]),
+    history,
   };
   return { record, seq: int(f[9]) };
+}
+
+const COLON = 0x3a;
+
+/** The history's entries; one this version cannot read ends the list (a body is never refused for it). */
+export function decodeHistory(bytes: Buffer): AttemptEntry[] {
+  const entries: AttemptEntry[] = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const colon = bytes.indexOf(COLON, at);
+    if (colon < 0) break;
+    const len = int(bytes.subarray(at, colon).toString('latin1'));
+    if (!Number.isSafeInteger(len) || colon + 1 + len > bytes.length) break;
+    const text = bytes.subarray(colon + 1, colon + 1 + len).toString('utf8');
+    at = colon + 1 + len;
+    const parts = text.split(',');
+    if (parts.length < 5) break;
+    const error = parts.slice(4).join(',');
+    entries.push({ attempt: int(parts[0]), startedAt: int(parts[1]), durationMs: int(parts[2]), outcome: parts[3] ?? '', error: error === '' ? null : error });
+  }
+  return entries;
 }

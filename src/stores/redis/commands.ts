@@ -2,6 +2,7 @@
  * The typed wrappers of the task scripts: one function per Lua script, the only place that
  * knows its KEYS / ARGV layout and reply shape (script-runner.ts runs them).
  */
+import { historyError } from '../../core/task/history.js';
 import type { StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { RedisClient } from './connection.js';
@@ -124,12 +125,16 @@ export interface NackArgs {
   readonly delayMs: number | undefined;
   readonly random: number;
   readonly error: string | null;
+  /** The history entry's outcome ('nacked', 'push:5xx'...). */
+  readonly outcome: string;
 }
 
 export async function nackScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string, options: NackArgs): Promise<MoveReply> {
   const d = DEFAULT_BACKOFF;
   const fallback = `${d.baseMs.toString(36)}:${d.factor}:${d.maxMs.toString(36)}:${d.jitter}`;
-  const args: Arg[] = [now, id, receipt, options.delayMs ?? '', options.random, options.error === null ? '0' : '1', options.error ?? '', fallback];
+  // The entry keeps the error's first HISTORY_ERROR_LIMIT characters: their bytes, for Lua.
+  const kept = Buffer.byteLength(historyError(options.error) ?? '');
+  const args: Arg[] = [now, id, receipt, options.delayMs ?? '', options.random, options.error === null ? '0' : '1', options.error ?? '', fallback, options.outcome, kept];
   return moveReply(await run(client, 'nack', standardKeys(shard), args));
 }
 

@@ -189,6 +189,7 @@ export class RedisTaskOps {
         delayMs: options.delayMs,
         random: options.random,
         error: options.error ?? null,
+        outcome: options.outcome ?? 'nacked',
       }),
     );
     return this.nackOutcome(id, reply, now);

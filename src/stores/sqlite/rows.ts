@@ -1,4 +1,5 @@
 /** Rows as SQLite returns them, and their mapping to the port's records and timer refs. */
+import type { AttemptEntry } from '../../core/task/history.js';
 import { laneOf, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 
 /** The columns every state decision needs; never the payload (it may be a MiB). */
@@ -26,6 +27,8 @@ export interface TaskRow extends ControlRow {
   readonly updated_at: number;
   readonly last_error: string | null;
   readonly payload: string;
+  /** The attempts (migration 0011): a JSON array of [attempt, startedAt, durationMs, outcome, error]; NULL for none yet. */
+  readonly history: string | null;
 }
 
 export interface DueRow {
@@ -41,7 +44,7 @@ export interface DueRow {
 export const CONTROL_COLUMNS =
   'seq, topic, state, run_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, receipt, reserved_until, url';
 
-export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, updated_at, last_error, payload`;
+export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, updated_at, last_error, payload, history`;
 
 export function toRecord(row: TaskRow): TaskRecord {
   return {
@@ -60,7 +63,27 @@ export function toRecord(row: TaskRow): TaskRecord {
     reservedUntil: row.reserved_until,
     lastError: row.last_error,
     url: row.url,
+    history: historyOf(row.history),
   };
+}
+
+/** The history column as entries; a value this version cannot read is an empty history. */
+export function historyOf(text: string | null): AttemptEntry[] {
+  if (text === null) return [];
+  let rows: unknown;
+  try {
+    rows = JSON.parse(text);
+  } catch {
+    return [];
+  }
+  if (!Array.isArray(rows)) return [];
+  return rows.filter(Array.isArray).map((r: unknown[]) => ({
+    attempt: Number(r[0]),
+    startedAt: Number(r[1]),
+    durationMs: Number(r[2]),
+    outcome: String(r[3]),
+    error: typeof r[4] === 'string' ? r[4] : null,
+  }));
 }
 
 export function backoffOf(row: ControlRow): TaskRecord['backoff'] {

@@ -11,7 +11,8 @@ import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { statsOfCounters } from '../../core/task/counter-deltas.js';
-import { decideFailure, deferrableOr, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { decideFailure, deferrableOr, failureOutcome, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { historyError } from '../../core/task/history.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { makeReceipt } from '../../core/task/lifecycle.js';
 import { nextNonce } from '../shared/nonce.js';
@@ -224,8 +225,8 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   private ackRow(id: string, receipt: string, now: number, counts: CountDeltas, knownTopic?: string): StoreAckOutcome {
     const topic =
       knownTopic === undefined
-        ? this.sql.ack.get(now, id, receipt)?.topic
-        : this.sql.ackKnownTopic.run(now, id, receipt).changes > 0
+        ? this.sql.ack.get(now, 'acked', null, now, id, receipt)?.topic
+        : this.sql.ackKnownTopic.run(now, 'acked', null, now, id, receipt).changes > 0
           ? knownTopic
           : undefined;
     if (topic === undefined) {
@@ -368,12 +369,14 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
     // Narrows `row`: a decision to retry or bury was made on a row that exists.
     if (row === undefined) return { status: 'not_found' };
+    const outcome = failureOutcome(cause);
+    const entryError = historyError(decision.error);
     if (decision.status === 'dead') {
-      this.sql.bury.run(decision.error, now, row.seq);
+      this.sql.bury.run(now, outcome, entryError, decision.error, now, row.seq);
       counts.transition(row.topic, row.state, 'bury');
       return { status: 'dead', topic: row.topic };
     }
-    this.sql.retry.run(decision.runAt, decision.runAt, decision.error, now, row.seq);
+    this.sql.retry.run(now, outcome, entryError, decision.runAt, decision.runAt, decision.error, now, row.seq);
     counts.transition(row.topic, row.state, 'retry');
     return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq), topic: row.topic };
   }

@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { TaskState } from '../../core/task/model.js';
+import { HISTORY_LIMIT } from '../../core/task/history.js';
 import { ADD_PARKED_DAY } from './migrations/0009_parked_days.js';
 import { CONTROL_COLUMNS, TASK_COLUMNS, type ControlRow, type DueRow, type TaskRow } from './rows.js';
 
@@ -19,13 +20,24 @@ export type InsertParams = [string, string, number, number | null, number | null
  */
 export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string, url: string | null];
 
-/**
- * reserved -> completed, only with the current receipt: (updatedAt, id, receipt). The
- * receipt moves to acked_receipt (SET reads the row as it was), so an ack sent again finds it.
- */
 const PARKED_HOURS = Array.from({ length: 24 }, (_, h) => `h${h}`).join(', ');
 
-const ACK = `UPDATE tasks SET state = 'completed', due_at = NULL, acked_receipt = receipt, receipt = NULL, reserved_until = NULL, updated_at = ?
+/**
+ * `history = ...` of a settlement (migration 0011): the attempt's entry appended, the oldest
+ * dropped beyond HISTORY_LIMIT; its three parameters are (now, outcome, error). Read in the
+ * SET of the settling UPDATE, `attempts` and `updated_at` are the row as it was: the
+ * attempt's number and its reservation's time.
+ */
+const HISTORY_APPEND = `history = json_insert(
+         CASE WHEN json_array_length(history) >= ${HISTORY_LIMIT} THEN json_remove(history, '$[0]') ELSE coalesce(history, '[]') END,
+         '$[#]', json_array(attempts, updated_at, max(0, ? - updated_at), ?, ?))`;
+
+/**
+ * reserved -> completed, only with the current receipt: (now, 'acked', null, updatedAt, id,
+ * receipt). The receipt moves to acked_receipt (SET reads the row as it was), so an ack sent
+ * again finds it.
+ */
+const ACK = `UPDATE tasks SET ${HISTORY_APPEND}, state = 'completed', due_at = NULL, acked_receipt = receipt, receipt = NULL, reserved_until = NULL, updated_at = ?
        WHERE id = ? AND state = 'reserved' AND receipt = ?`;
 
 /** A row of push_subscriptions, as an array (raw mode): topic, the subscription's JSON. */
@@ -49,10 +61,10 @@ export interface Statements {
   readonly reserveRead: Stmt<[string], ReserveRow>;
   readonly setUrl: Stmt<[string, number], never>;
   readonly reserve: Stmt<[number, string, number, number, number, number], never>;
-  readonly ack: Stmt<[number, string, string], { topic: string }>;
-  readonly ackKnownTopic: Stmt<[number, string, string], never>;
-  readonly retry: Stmt<[number, number, string | null, number, number], never>;
-  readonly bury: Stmt<[string | null, number, number], never>;
+  readonly ack: Stmt<[number, string, null, number, string, string], { topic: string }>;
+  readonly ackKnownTopic: Stmt<[number, string, null, number, string, string], never>;
+  readonly retry: Stmt<[number, string, string | null, number, number, string | null, number, number], never>;
+  readonly bury: Stmt<[number, string, string | null, string | null, number, number], never>;
   readonly defer: Stmt<[number, number, number, number, number], never>;
   readonly retryDead: Stmt<[number, number, number, number], never>;
   /** dead -> cancelled: (updatedAt, seq). */
@@ -126,19 +138,21 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     // The ack of the current reservation, judged and written in one statement, cheaper than
     // reading the row first (ADR 0016); ack() reads more only when it matches nothing, to say why.
-    ack: db.prepare<[number, string, string], { topic: string }>(`${ACK} RETURNING topic`),
+    ack: db.prepare<[number, string, null, number, string, string], { topic: string }>(`${ACK} RETURNING topic`),
     // The same when the caller knows the topic (the engine's own deliveries): without
     // RETURNING, whose conversion of the row is a large share of the statement (ADR 0016).
-    ackKnownTopic: db.prepare<[number, string, string], never>(ACK),
-    retry: db.prepare<[number, number, string | null, number, number], never>(
-      "UPDATE tasks SET state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
+    ackKnownTopic: db.prepare<[number, string, null, number, string, string], never>(ACK),
+    // (now, outcome, history error, runAt, dueAt, lastError, updatedAt, seq)
+    retry: db.prepare<[number, string, string | null, number, number, string | null, number, number], never>(
+      `UPDATE tasks SET ${HISTORY_APPEND}, state = 'pending', run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?`,
     ),
     // A reservation given back uncounted (the push circuit breaker): (attempts, runAt, dueAt, updatedAt, seq).
     defer: db.prepare<[number, number, number, number, number], never>(
       "UPDATE tasks SET state = 'pending', attempts = ?, run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
     ),
-    bury: db.prepare<[string | null, number, number], never>(
-      "UPDATE tasks SET state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
+    // (now, outcome, history error, lastError, updatedAt, seq)
+    bury: db.prepare<[number, string, string | null, string | null, number, number], never>(
+      `UPDATE tasks SET ${HISTORY_APPEND}, state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?`,
     ),
     cancelDead: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', updated_at = ? WHERE seq = ? AND state = 'dead'"),
     retryDead: db.prepare<[number, number, number, number], never>(

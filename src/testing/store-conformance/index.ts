@@ -13,6 +13,7 @@ import { after, afterEach, beforeEach, describe } from 'node:test';
 import type { TaskStore } from '../../core/ports/index.js';
 import { cancelAndRescheduleCases } from './cancel-reschedule.js';
 import { deferCases } from './defer.js';
+import { historyCases } from './history.js';
 import { inspectionCases } from './inspection.js';
 import { lifecycleCases } from './lifecycle.js';
 import { loadDueCases } from './load-due.js';
@@ -86,6 +87,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       ownPushUrlCases,
       recurringScheduleCases,
       lifecycleCases,
+      historyCases,
     ])
       cases(store);
   });

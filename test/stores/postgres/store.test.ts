@@ -178,6 +178,30 @@ describe('postgres store', () => {
     }
   });
 
+  it('a schema of version 4 (before attempt history) migrates to 0005: its tasks read an empty history and append to it', async () => {
+    const schema = schemaOfTest();
+    const first = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    await first.schedule([task('old', { runAt: 1_000 })], 1);
+    const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
+    assert.ok(receipt);
+    await first.close();
+    // Back to exactly version 4: without the column 0005 adds.
+    await withClient(async (c) => {
+      await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
+      await c.query(`UPDATE "${schema}".meta SET value = '4' WHERE key = 'schema_version'`);
+    });
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    try {
+      assert.deepEqual((await store.get('old'))?.history, []);
+      assert.equal((await store.ack('old', receipt, 2_050)).status, 'acked');
+      assert.deepEqual((await store.get('old'))?.history, [{ attempt: 1, startedAt: 2_000, durationMs: 50, outcome: 'acked', error: null }]);
+      const version = await withClient((c) => c.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`));
+      assert.equal((version.rows[0] as { value: string }).value, String(SCHEMA_VERSION));
+    } finally {
+      await store.close();
+    }
+  });
+
   it("shard_of in SQL is the router's shardOf, so SQL and TypeScript put a task in the same shard", async () => {
     const schema = schemaOfTest();
     await (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })).close();

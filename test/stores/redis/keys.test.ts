@@ -52,7 +52,7 @@ describe('redis keys', () => {
       await rescheduleScript(client, shard, 0, 'a', 5);
       await reserveScript(client, shard, 0, ['a', 'b'], undefined, 'n');
       await ackScript(client, shard, 0, [{ id: 'a', receipt: 'r' }]);
-      await nackScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null });
+      await nackScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null, outcome: 'nacked' });
       await expireScript(client, shard, 0, 'a', 'r');
       await deferScript(client, shard, 0, 'a', 'r', 9);
       await retryDeadScript(client, shard, 0, 'a', 1);

@@ -70,7 +70,27 @@ describe('redis store units', () => {
       reservedUntil: null,
       lastError: null,
       url: null,
+      history: [],
     });
+  });
+
+  it('reads a body of the version before attempt history (errLen alone in field 13) with an empty history', () => {
+    // Written by the previous version's nack.lua: error 'boom, |' (8 bytes), then the payload.
+    const old = 'p,1,ay8ntc,3,4mo,,ay8nt0,ay8nto,,1,,orders,8|boom, | {"a":1}';
+    const { record } = decodeTask('o', old);
+    assert.deepEqual([record.lastError, record.payload, record.history, record.attempts], ['boom, | ', '{"a":1}', [], 1]);
+  });
+
+  it('reads the history between the error and the payload, with a url after it', () => {
+    const entry = (text: string): string => `${Buffer.byteLength(text).toString(36)}:${text}`;
+    const history = entry('1,ay8nt0,2s,push:5xx,HTTP 503: é, |') + entry('2,ay8nto,9,acked,');
+    const body = `c,2,ay8ntc,3,4mo,,ay8nt0,ay8nto,,1,,orders,4:${Buffer.byteLength(history).toString(36)}:2,https://h.example.com|oops${history}{"a":1}`;
+    const { record } = decodeTask('h', body);
+    assert.deepEqual([record.lastError, record.payload, record.url], ['oops', '{"a":1}', 'https://h.example.com']);
+    assert.deepEqual(record.history, [
+      { attempt: 1, startedAt: parseInt('ay8nt0', 36), durationMs: 100, outcome: 'push:5xx', error: 'HTTP 503: é, |' },
+      { attempt: 2, startedAt: parseInt('ay8nto', 36), durationMs: 9, outcome: 'acked', error: null },
+    ]);
   });
 
   it('packs a task url only when there is one, its separators escaped, and reads it back exactly', () => {

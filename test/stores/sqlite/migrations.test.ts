@@ -95,9 +95,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0010_paused_topics, version 10', () => {
-    assert.equal(LATEST_VERSION, 10);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [10, '0010_paused_topics']);
+  it('ends with 0011_attempt_history, version 11', () => {
+    assert.equal(LATEST_VERSION, 11);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [11, '0011_attempt_history']);
   });
 
   it('versions ascend', () => {
@@ -109,8 +109,8 @@ describe('sqlite store: migrations', () => {
     const store4 = await openSqliteStore(path, { clock: storeSystemClock });
     await store4.close();
     const db = new Database(path);
-    // Back to exactly version 5: without what 0006, 0007, 0008, 0009 and 0010 add.
-    db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt');
+    // Back to exactly version 5: without what 0006, 0007, 0008, 0009, 0010 and 0011 add.
+    db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt; ALTER TABLE tasks DROP COLUMN history');
     db.exec('DROP TRIGGER parked_days_update; DROP TRIGGER parked_days_delete; DROP TABLE parked_days');
     db.exec('DROP TABLE paused_topics');
     db.pragma('user_version = 5');
@@ -275,5 +275,56 @@ describe('sqlite store: migration 0008 (acked_receipt)', () => {
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('sqlite store: migration 0011 (attempt history)', () => {
+  let dir: string;
+  let path: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'delayq-sqlite-migrations-'));
+    path = join(dir, 'm.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** A file of the version before history (every migration up to 9), with a task that failed once and one completed. */
+  function writeVersion9(): void {
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    for (const m of MIGRATIONS.filter((x) => x.version <= 9)) {
+      if (m.sql !== undefined) db.exec(m.sql);
+      m.apply?.(db);
+    }
+    db.pragma('user_version = 9');
+    insertRaw(db, 'failed-once', 'pending');
+    db.prepare("UPDATE tasks SET attempts = 1, last_error = 'boom' WHERE id = 'failed-once'").run();
+    insertRaw(db, 'done', 'pending');
+    db.prepare("UPDATE tasks SET state = 'completed', due_at = NULL, attempts = 1 WHERE id = 'done'").run();
+    db.prepare("INSERT INTO task_counts (topic, state, n) VALUES ('t', 'pending', 1), ('t', 'completed', 1)").run();
+    db.close();
+  }
+
+  it('upgrades a version 9 database: old tasks read with an empty history, and their next attempts are kept', async () => {
+    writeVersion9();
+    const store = await openSqliteStore(path, { clock: storeSystemClock });
+    try {
+      const old = await store.get('failed-once');
+      assert.deepEqual([old?.history, old?.lastError, old?.payload], [[], 'boom', '{"v":1}']);
+      assert.deepEqual((await store.get('done'))?.history, []);
+      const [second] = await store.reserve(['failed-once'], T0 + 2_000);
+      await store.nack('failed-once', second!.receipt!, T0 + 2_010, { delayMs: 0, error: 'again', random: 0 });
+      const [third] = await store.reserve(['failed-once'], T0 + 2_100);
+      assert.equal((await store.ack('failed-once', third!.receipt!, T0 + 2_103)).status, 'acked');
+      assert.deepEqual((await store.get('failed-once'))?.history, [
+        { attempt: 2, startedAt: T0 + 2_000, durationMs: 10, outcome: 'nacked', error: 'again' },
+        { attempt: 3, startedAt: T0 + 2_100, durationMs: 3, outcome: 'acked', error: null },
+      ]);
+    } finally {
+      await store.close();
+    }
+    const db = new Database(path, { readonly: true });
+    assert.equal(db.pragma('user_version', { simple: true }), 11);
+    db.close();
   });
 });

@@ -12,14 +12,17 @@
 -- Without the codec include, on purpose, like cancel.lua: an ack is on every delivery's
 -- path and most calls carry a few acks, so the include's fixed cost per call (its helpers
 -- and tables, ~9 us) mattered more than its work. Each body is patched with one pattern
--- (state -> 'c', updatedAt -> now, reservedUntil cleared, receipt kept; the layout of
--- includes/codec.lua, payload untouched); the writes go out as one HSET, ZREM and RPUSH
--- plus two HINCRBY per topic. Keep the pattern in step with codec.lua.
+-- (state -> 'c', updatedAt -> now, reservedUntil cleared, receipt kept, the attempt's
+-- 'acked' entry appended to its history (appendAttempt; it started at the reservation, the
+-- updatedAt it replaces); the layout of includes/codec.lua, payload untouched); the writes
+-- go out as one HSET, ZREM and RPUSH plus two HINCRBY per topic. Keep the pattern in step
+-- with codec.lua. ADR 0041.
 -- @include patch
 local out, reply = {}, { '' }
 local n = (#ARGV - 1) / 2
 if n < 1 then return reply end
-local now36 = base36(tonumber(ARGV[1]))
+local now = tonumber(ARGV[1])
+local now36 = base36(now)
 local ids = {}
 for k = 1, n do ids[k] = ARGV[2 * k] end
 local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
@@ -32,8 +35,9 @@ for k = 1, n do
   elseif not body then
     out[k] = 'n'
   else
-    -- r | ,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt, | updatedAt,reservedUntil, | seq | , | receipt | , | topic | ,errLen|...
-    local head, seq, held, topic, tail = string.match(body, '^r(,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,)[^,]*,[^,]*,([^,]*),([^,]*),([^,]*)(,.*)$')
+    -- r | ,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt, | updatedAt | ,reservedUntil, | seq | , | receipt | , | topic | , | errField | [,url] | '|' | err history payload
+    local head, attempts36, updated36, seq, held, topic, errField, url, after =
+      string.match(body, '^r(,([^,]*),[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,)([^,]*),[^,]*,([^,]*),([^,]*),([^,]*),([^,|]*)([^|]*)|(.*)$')
     if not head or held ~= receipt then
       -- c | ,attempts,...,createdAt, | updatedAt,reservedUntil, | seq | , | receipt | , ...: the ack that completed it?
       local completedBy = string.match(body, '^c,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),')
@@ -42,7 +46,11 @@ for k = 1, n do
       acked[id] = receipt
       zrem[#zrem + 1] = seqBytes(tonumber(seq, 36)) .. id
       hset[#hset + 1] = id
-      hset[#hset + 1] = 'c' .. head .. now36 .. ',,' .. seq .. ',' .. receipt .. ',' .. topic .. tail
+      -- A reserved task's updatedAt is its reservation's time (reservation.lua sets it).
+      if updated36 == '' then updated36 = now36 end
+      local startedAt = tonumber(updated36, 36)
+      errField, after = appendAttempt(errField, after, attempts36 .. ',' .. updated36 .. ',' .. base36(math.max(0, now - startedAt)) .. ',acked,')
+      hset[#hset + 1] = 'c' .. head .. now36 .. ',,' .. seq .. ',' .. receipt .. ',' .. topic .. ',' .. errField .. url .. '|' .. after
       done[#done + 1] = id
       deltas[topic] = (deltas[topic] or 0) + 1
       out[k] = 'a'

@@ -8,6 +8,6 @@ local now, id, receipt = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local t = load(id)
 if not t then return { 'not_found' } end
 if t.s ~= 'r' or t.receipt ~= receipt or t.reservedUntil > now then return { 'stale' } end
-local result = settleFailure(t, id, now, b36(now), now, 'reservation expired (ttr)')
+local result = settleFailure(t, id, now, b36(now), now, 'reservation expired (ttr)', 'expired', 'reservation expired (ttr)')
 flushCounts()
 return result

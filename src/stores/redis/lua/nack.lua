@@ -3,7 +3,9 @@
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts)
 -- ARGV[1] now, ARGV[2] id, ARGV[3] receipt, ARGV[4] delayMs ('' = backoff), ARGV[5] random in [0,1),
 -- ARGV[6] '1' when an error text follows, ARGV[7] error text, ARGV[8] the default backoff
--- policy (for tasks stored with an empty one)
+-- policy (for tasks stored with an empty one), ARGV[9] how the attempt ended (its history
+-- entry's outcome: 'nacked', 'push:5xx'...), ARGV[10] the bytes of the error text the entry
+-- keeps (the caller cuts it to HISTORY_ERROR_LIMIT characters)
 -- Returns: { 'retrying', runAt, seq, lane, topic } | { 'dead', 0, 0, lane, topic } | { 'not_found' } | { 'stale' }
 -- @include codec
 local now, id, receipt = tonumber(ARGV[1]), ARGV[2], ARGV[3]
@@ -22,6 +24,8 @@ if delay == nil then
 end
 local err = nil
 if ARGV[6] == '1' then err = ARGV[7] end
-local result = settleFailure(t, id, now, b36(now), now + delay, err)
+local histErr = nil
+if err then histErr = string.sub(err, 1, tonumber(ARGV[10])) end
+local result = settleFailure(t, id, now, b36(now), now + delay, err, ARGV[9], histErr)
 flushCounts()
 return result

@@ -1,8 +1,9 @@
 -- Shared helpers, inlined into each script by `-- @include codec` (scripts.ts).
 --
 -- Task body: one HASH field per task in the shard's pool, packed to keep Redis small:
---   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[,url]|err payload
---    1    2      3       4        5      6        7         8           9         10    11     12    13     14
+--   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url]|err history payload
+--    1    2      3       4        5      6        7         8           9         10    11     12    13                     14
+-- Field 13 and the history between the error and the payload: see appendAttempt (patch.lua).
 -- Field 14 is there only for a task with its own push url (codec.ts escapes ',', '|' and
 -- '%' in it); the scripts never read it beyond "present", which files the task's timers
 -- under the lane '~push' (laneOf) instead of its topic.
@@ -80,10 +81,15 @@ local function laneOf(t)
   return t.topic
 end
 
+-- Field 13's lengths: the error's and the history's bytes, and the history's entries.
+local function lengthsOf(t)
+  local e, h, c = string.match(t.f[13], '^([^:]*):?([^:]*):?([^:]*)$')
+  return tonumber(e, 36) or 0, tonumber(h, 36) or 0, c
+end
+
 local function payloadOf(t)
-  local errLen = 0
-  if t.f[13] ~= '' then errLen = tonumber(t.f[13], 36) end
-  return string.sub(t.body, t.tail + errLen)
+  local errLen, histLen = lengthsOf(t)
+  return string.sub(t.body, t.tail + errLen + histLen)
 end
 
 -- Setters keep the raw field and the number in step.
@@ -95,15 +101,25 @@ local function setReservation(t, receipt, reservedUntil)
   t.f[11] = receipt or ''
   if reservedUntil then t.f[9] = b36(reservedUntil) else t.f[9] = '' end
 end
+-- Replaces the error text; the history stays.
 local function setError(t, err)
-  local payload = payloadOf(t)
-  if err then
-    t.f[13] = b36(#err)
-    t.newTail = err .. payload
-  else
-    t.f[13] = ''
-    t.newTail = payload
-  end
+  local errLen, histLen, count = lengthsOf(t)
+  local rest = string.sub(t.body, t.tail + errLen)
+  local f = ''
+  if err then f = b36(#err) end
+  if histLen > 0 then f = f .. ':' .. b36(histLen) .. ':' .. count end
+  t.f[13] = f
+  t.newTail = (err or '') .. rest
+end
+
+-- Appends the attempt that a settlement at `now` ends to the history (after setError, if any).
+local function addAttempt(t, now, outcome, err)
+  local started36 = t.f[8]
+  if started36 == '' then started36 = t.f[7] end
+  local entry = t.f[2] .. ',' .. started36 .. ',' .. b36(math.max(0, now - tonumber(started36, 36))) .. ',' .. outcome .. ',' .. (err or '')
+  local tail = t.newTail
+  if not tail then tail = string.sub(t.body, t.tail) end
+  t.f[13], t.newTail = appendAttempt(t.f[13], tail, entry)
 end
 
 local function encode(t)
@@ -202,10 +218,13 @@ end
 -- A failed or expired attempt: dead when out of attempts, else pending at retryAt.
 -- Returns { 'dead', 0, 0, lane, topic } or { 'retrying', runAt, seq, lane, topic } (topic: the
 -- task's own, for the engine's counters; lane: its timers', laneOf).
-local function settleFailure(t, id, now, now36, retryAt, err)
+-- outcome and histErr: the history entry's (histErr: err, or its start the entry keeps).
+local function settleFailure(t, id, now, now36, retryAt, err, outcome, histErr)
   leave(t, id)
   setReservation(t, nil, nil)
   setError(t, err)
+  -- Before save() sets updatedAt: it is still the reservation's time, the attempt's start.
+  addAttempt(t, now, outcome, histErr)
   if t.attempts >= t.max then
     save(t, id, 'd', now, now36)
     return { 'dead', 0, 0, laneOf(t), t.topic }

@@ -40,3 +40,28 @@ local function flushPatched(hset, indexKey, zrem, done, moved, from, to)
     redis.call('HINCRBY', KEYS[6], to .. topic, c)
   end
 end
+
+-- The attempt history (core/task/history.ts) lives in the body: field 13 is
+-- 'errLen[:histLen:count]' and the text after '|' is err .. history .. payload. The history
+-- is `count` entries, oldest first, each '<len>:<attempt>,<startedAt>,<durationMs>,<outcome>,<error>'
+-- (len: the bytes after its ':'; numbers in base 36). A body without ':' in field 13 (written
+-- before history was kept) has none. Appends `entry` (the part after '<len>:') to the body
+-- whose field 13 is `errField` and whose text after '|' is `after`, dropping the oldest
+-- beyond 10 (HISTORY_LIMIT); returns the new field 13 and the new text after '|'.
+local function appendAttempt(errField, after, entry)
+  local framed = base36(#entry) .. ':' .. entry
+  -- No error and no history (a first attempt, acked): the entry goes in front of the payload.
+  if errField == '' then return ':' .. base36(#framed) .. ':1', framed .. after end
+  local e, h, c = string.match(errField, '^([^:]*):?([^:]*):?([^:]*)$')
+  local errLen = tonumber(e, 36) or 0
+  local histLen = tonumber(h, 36) or 0
+  local count = tonumber(c, 36) or 0
+  local hist = string.sub(after, errLen + 1, errLen + histLen)
+  if count >= 10 then
+    local n, at = string.match(hist, '^([^:]*):()')
+    hist = string.sub(hist, at + tonumber(n, 36))
+    count = count - 1
+  end
+  hist = hist .. framed
+  return e .. ':' .. base36(#hist) .. ':' .. base36(count + 1), string.sub(after, 1, errLen) .. hist .. string.sub(after, errLen + histLen + 1)
+end
