@@ -18,9 +18,9 @@
  * An unpaused topic costs a reserve one Set lookup (`has`). A failed read is logged and the
  * set in force stays until a read succeeds.
  */
-import type { Clock, Logger, PausedTopics, TimerToken, TopicPauseStore } from '../core/ports/index.js';
-import type { InFlight } from './in-flight.js';
+import type { PausedTopics } from '../core/ports/index.js';
 import type { LoopContext } from './loop-context.js';
+import { VersionedSync } from './versioned-sync.js';
 
 /** What the dispatchers need: is the topic held, and a wait for it to be let go. */
 export interface TopicGate {
@@ -33,22 +33,22 @@ export interface TopicGate {
 
 export class TopicPauses implements TopicGate {
   private paused = new Set<string>();
-  private version: string | null = null;
-  /** Moves with every apply: a read that started before one is older than it, and dropped. */
-  private applied = 0;
   private readonly resumeWaiters = new Map<string, Set<() => void>>();
   private readonly cuts = new Map<string, Set<AbortController>>();
-  private timer: TimerToken | null = null;
   private running = false;
-  private readonly store: TopicPauseStore;
-  private readonly clock: Clock;
-  private readonly logger: Logger;
-  private readonly inFlight: InFlight;
-  private readonly syncMs: number;
+  private readonly sync: VersionedSync<PausedTopics>;
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>) {
-    ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
-    this.syncMs = context.tuning.pauseSyncMs;
+    const { store, clock, logger, inFlight } = context;
+    this.sync = new VersionedSync({
+      read: () => store.pausedTopics(),
+      apply: (read) => this.take(read.topics),
+      clock,
+      logger,
+      inFlight,
+      everyMs: context.tuning.pauseSyncMs,
+      what: 'paused topics',
+    });
   }
 
   has(topic: string): boolean {
@@ -62,22 +62,28 @@ export class TopicPauses implements TopicGate {
 
   start(): void {
     this.running = true;
-    this.sync();
+    this.sync.start();
   }
 
   stop(): void {
     this.running = false;
-    if (this.timer !== null) this.clock.clearTimer(this.timer);
-    this.timer = null;
+    this.sync.stop();
     // Every holder goes: a stopped dispatcher answers [].
     for (const waiters of this.resumeWaiters.values()) for (const wake of waiters) wake();
     this.resumeWaiters.clear();
   }
 
   /** Takes the store's set as it is now (a pause or resume through this process, the read at open). */
-  apply({ version, topics }: PausedTopics): void {
-    this.applied++;
-    this.version = version;
+  apply(read: PausedTopics): void {
+    this.sync.apply(read);
+  }
+
+  /** Reads the store's set now and applies it if its version moved. */
+  refresh(): Promise<void> {
+    return this.sync.refresh();
+  }
+
+  private take(topics: readonly string[]): void {
     const next = new Set(topics);
     for (const topic of next) if (!this.paused.has(topic)) this.cut(topic);
     const resumed = [...this.paused].filter((topic) => !next.has(topic));
@@ -88,13 +94,6 @@ export class TopicPauses implements TopicGate {
       this.resumeWaiters.delete(topic);
       for (const wake of waiters) wake();
     }
-  }
-
-  /** Reads the store's set now and applies it if its version moved (and nothing was applied meanwhile: that one is newer). */
-  async refresh(): Promise<void> {
-    const before = this.applied;
-    const read = await this.inFlight.track(this.store.pausedTopics());
-    if (read.version !== this.version && this.applied === before) this.apply(read);
   }
 
   whenResumed(topic: string, signal: AbortSignal): Promise<void> {
@@ -140,13 +139,4 @@ export class TopicPauses implements TopicGate {
     for (const controller of set) controller.abort();
   }
 
-  private sync(): void {
-    this.timer = null;
-    if (!this.running) return;
-    this.refresh()
-      .catch((error: unknown) => this.logger.warn({ err: error }, 'reading the paused topics failed; the set in force stays until a read succeeds'))
-      .finally(() => {
-        if (this.running) this.timer = this.clock.setTimer(() => this.sync(), this.syncMs);
-      });
-  }
 }

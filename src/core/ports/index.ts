@@ -1,6 +1,6 @@
 /**
  * The ports: what the engine needs from the outside world, as interfaces only, one file
- * per role (clock, tasks, schedules, push subscriptions, topic pauses, coordination) and the whole
+ * per role (clock, tasks, schedules, push subscriptions, topic pauses and limits, coordination) and the whole
  * store port here.
  *
  * The store port is split by role, so each caller sees only what it uses and each
@@ -24,6 +24,7 @@ import type { SharedDispatch, TimerHomes } from './coordination.js';
 import type { PushSubscriptionStore } from './push-subscriptions.js';
 import type { RecurringScheduleStore } from './schedules.js';
 import type { ConsumerStore, InspectorStore, ProducerStore, TimerSource } from './tasks.js';
+import type { TopicLimitStore } from './topic-limits.js';
 import type { TopicPauseStore } from './topic-pauses.js';
 import type { TransactionalTasks } from './transactions.js';
 
@@ -32,10 +33,11 @@ export type * from './coordination.js';
 export type * from './push-subscriptions.js';
 export type * from './schedules.js';
 export type * from './tasks.js';
+export type * from './topic-limits.js';
 export type * from './topic-pauses.js';
 export type * from './transactions.js';
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore {
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
   /**
@@ -73,6 +75,7 @@ export const TASK_STORE_OPERATIONS = {
   pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
   topicPauses: ['setTopicPaused', 'pausedTopics'],
+  topicLimits: ['setTopicLimits', 'topicLimits', 'admitFlow', 'bindFlow', 'releaseFlow'],
   lifecycle: ['close'],
 } as const satisfies Record<string, readonly (keyof TaskStore)[]>;
 

@@ -17,6 +17,8 @@ import { MemoryReceipts } from './receipts.js';
 import { MemorySchedules } from './recurring-schedules.js';
 import { runRef, type StoredTask } from './stored-task.js';
 import { MemoryTopicPauses } from './topic-pauses.js';
+import { MemoryTopicLimits } from './topic-limits.js';
+import { FlowLedger } from '../../core/flow/flow-ledger.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
 
 export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHomes {
@@ -41,6 +43,8 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
   protected readonly pushSubscriptionPart = new MemoryPushSubscriptions();
   protected readonly schedulePart = new MemorySchedules();
   protected readonly topicPausePart = new MemoryTopicPauses();
+  protected readonly topicLimitPart = new MemoryTopicLimits();
+  protected readonly flowStatePart = new FlowLedger();
   private nextSeq = 1;
   /** The open passes of purgeTopic, by cursor. */
   private readonly purgePasses = new Map<string, MapIterator<StoredTask>>();

@@ -21,6 +21,7 @@ import { PgPushSubscriptions } from './push-subscriptions.js';
 import { PgSchedules } from './recurring-schedules.js';
 import type { PgShared } from './shared.js';
 import { PgTopicPauses } from './topic-pauses.js';
+import { PgFlowState, PgTopicLimits } from './topic-limits.js';
 import { PgTransactional } from './transactional.js';
 import { channelsOf } from './channels.js';
 import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
@@ -51,6 +52,8 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   protected readonly pushSubscriptionPart: PgPushSubscriptions;
   protected readonly schedulePart: PgSchedules;
   protected readonly topicPausePart: PgTopicPauses;
+  protected readonly topicLimitPart: PgTopicLimits;
+  protected readonly flowStatePart: PgFlowState;
   /** Statements and transactions sent so far (tests: group commit shares them). */
   get sent(): number {
     return this.pg.sent;
@@ -73,6 +76,8 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     this.pushSubscriptionPart = new PgPushSubscriptions(this.pg, reader);
     this.schedulePart = new PgSchedules(this.pg, reader);
     this.topicPausePart = new PgTopicPauses(this.pg, () => parts.clock.now());
+    this.topicLimitPart = new PgTopicLimits(this.pg, () => parts.clock.now());
+    this.flowStatePart = new PgFlowState(this.pg);
     // One batcher per kind; each item keeps the `now` of its own call.
     this.schedules = new ShardBatcher((_, items) => scheduleTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
     this.acks = new ShardBatcher((_, items) => ackTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);

@@ -32,6 +32,10 @@
  *   <prefix>:{<prefix>/meta}:schedules-version  STRING  counter of schedule changes (schedulesVersion)
  *   <prefix>:{<prefix>/meta}:paused        HASH  paused topic -> ms the pause was written (topic-pauses.ts, ADR 0040)
  *   <prefix>:{<prefix>/meta}:paused-version  STRING  counter of writes of `paused` (pausedTopics)
+ *   <prefix>:{<prefix>/meta}:limits        HASH  limited topic -> its limits as JSON (topic-limits.ts, ADR 0042)
+ *   <prefix>:{<prefix>/meta}:limits-version  STRING  counter of writes of `limits` (topicLimits)
+ *   <prefix>:{<prefix>/flow/<topic>}:bucket  HASH  the topic's token bucket: tokens, at (flow-admit.lua); expires once full
+ *   <prefix>:{<prefix>/flow/<topic>}:slots   ZSET  the topic's deliveries in flight and admissions, score = held until
  *
  * Pub/sub channels (not keys, so outside any slot):
  *   <prefix>:ready:<topic>                 "shard" when tasks of the topic became ready
@@ -100,6 +104,12 @@ export interface Keyspace {
   readonly paused: string;
   /** A counter moved with every write of `paused` (TopicPauseStore.pausedTopics). */
   readonly pausedVersion: string;
+  /** Limited topics, one field per topic (its limits as JSON), in the meta slot with its counter. */
+  readonly limits: string;
+  /** A counter moved with every write of `limits` (TopicLimitStore.topicLimits). */
+  readonly limitsVersion: string;
+  /** A topic's token bucket and its slots in flight, both under the topic's own hash tag (one script writes both). */
+  flowKeys(topic: string): { readonly bucket: string; readonly slots: string };
   /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
   readonly timerChannel: string;
   readonly shards: readonly ShardKeys[];
@@ -138,6 +148,9 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
     schedulesVersion: `${hashTag(prefix, 'meta')}:schedules-version`,
     paused: `${hashTag(prefix, 'meta')}:paused`,
     pausedVersion: `${hashTag(prefix, 'meta')}:paused-version`,
+    limits: `${hashTag(prefix, 'meta')}:limits`,
+    limitsVersion: `${hashTag(prefix, 'meta')}:limits-version`,
+    flowKeys: (topic) => ({ bucket: `${hashTag(prefix, `flow/${topic}`)}:bucket`, slots: `${hashTag(prefix, `flow/${topic}`)}:slots` }),
     timerChannel: `${prefix}:timers`,
     shards: shardKeys,
     readyChannel: (topic) => `${prefix}:ready:${topic}`,

@@ -36,6 +36,7 @@ import type { Promoter } from './promoter.js';
 import { RedisPushSubscriptions } from './push-subscriptions.js';
 import type { ReadyReserver } from './ready-reserver.js';
 import { RedisTopicPauses } from './topic-pauses.js';
+import { RedisFlowState, RedisTopicLimits } from './topic-limits.js';
 import { RedisSchedules } from './recurring-schedules.js';
 import type { RemoteTimers } from './remote-timers.js';
 import type { ShardHealth } from '../shared/shard-health.js';
@@ -86,6 +87,8 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   protected readonly pushSubscriptionPart: RedisPushSubscriptions;
   protected readonly schedulePart: RedisSchedules;
   protected readonly topicPausePart: RedisTopicPauses;
+  protected readonly topicLimitPart: RedisTopicLimits;
+  protected readonly flowStatePart: RedisFlowState;
 
   constructor(private readonly parts: RedisStoreParts) {
     super();
@@ -100,6 +103,8 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     this.pushSubscriptionPart = new RedisPushSubscriptions(client, keys.push, reader);
     this.schedulePart = new RedisSchedules(client, keys, reader);
     this.topicPausePart = new RedisTopicPauses(client, keys);
+    this.topicLimitPart = new RedisTopicLimits(client, keys);
+    this.flowStatePart = new RedisFlowState(client, keys);
     this.schedulePlanning = parts.planning;
   }
 

@@ -60,6 +60,8 @@ export const SCRIPT_NAMES = [
   'schedule-put-new',
   'schedule-put',
   'schedule-delete',
+  'flow-admit',
+  'flow-bind',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

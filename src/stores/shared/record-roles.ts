@@ -1,11 +1,22 @@
 /**
- * The push-subscription, recurring-schedule and topic-pause roles of the store port
- * (PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore), written once for every
+ * The push-subscription, recurring-schedule, topic-pause and topic-limit roles of the store
+ * port (PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore), written once for every
  * store: each store keeps its records in three parts of its own (a Map, SQLite rows, Redis hashes) with the small interfaces below, and its
  * class extends StoredRecordRoles, which checks the store is open and hands each call to
  * its part. The port's single-record calls are the batch calls of one.
  */
-import type { PausedTopics, PushSubscriptionStore, RecurringScheduleStore, RecurringScheduleSwap, TopicPauseStore } from '../../core/ports/index.js';
+import type {
+  FlowAdmission,
+  FlowLease,
+  LimitedTopics,
+  PausedTopics,
+  PushSubscriptionStore,
+  RecurringScheduleStore,
+  RecurringScheduleSwap,
+  TopicLimits,
+  TopicLimitStore,
+  TopicPauseStore,
+} from '../../core/ports/index.js';
 import type { PushSubscription } from '../../core/push.js';
 import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
 
@@ -39,10 +50,26 @@ export interface TopicPausePart {
   read(): Answer<PausedTopics>;
 }
 
-export abstract class StoredRecordRoles implements PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore {
+/** A store's topic limits: the limits part of the TopicLimitStore contract (ADR 0042). */
+export interface TopicLimitPart {
+  /** True if the limits changed; the version moves with them, in the same write. */
+  set(topic: string, limits: TopicLimits | null): Answer<boolean>;
+  read(): Answer<LimitedTopics>;
+}
+
+/** The state the limits govern: buckets and slots (FlowLedger in memory; Redis keys; PostgreSQL rows). */
+export interface FlowStatePart {
+  admit(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Answer<FlowAdmission>;
+  bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Answer<void>;
+  release(topic: string, ids: readonly string[]): Answer<void>;
+}
+
+export abstract class StoredRecordRoles implements PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore {
   protected abstract readonly pushSubscriptionPart: PushSubscriptionPart;
   protected abstract readonly schedulePart: SchedulePart;
   protected abstract readonly topicPausePart: TopicPausePart;
+  protected abstract readonly topicLimitPart: TopicLimitPart;
+  protected abstract readonly flowStatePart: FlowStatePart;
   /** Throws QUEUE_CLOSED once the store is closed. */
   protected abstract assertOpen(): void;
 
@@ -123,5 +150,30 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Recurr
   async pausedTopics(): Promise<PausedTopics> {
     this.assertOpen();
     return this.topicPausePart.read();
+  }
+
+  async setTopicLimits(topic: string, limits: TopicLimits | null): Promise<boolean> {
+    this.assertOpen();
+    return this.topicLimitPart.set(topic, limits);
+  }
+
+  async topicLimits(): Promise<LimitedTopics> {
+    this.assertOpen();
+    return this.topicLimitPart.read();
+  }
+
+  async admitFlow(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Promise<FlowAdmission> {
+    this.assertOpen();
+    return this.flowStatePart.admit(topic, limits, want, holder, holdUntil, now);
+  }
+
+  async bindFlow(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void> {
+    this.assertOpen();
+    await this.flowStatePart.bind(topic, limits, holder, unused, leases, now);
+  }
+
+  async releaseFlow(topic: string, ids: readonly string[]): Promise<void> {
+    this.assertOpen();
+    if (ids.length > 0) await this.flowStatePart.release(topic, ids);
   }
 }

@@ -26,6 +26,8 @@ import { GroupCommit } from './group-commit.js';
 import { TaskInserter } from './inserts.js';
 import { Parking } from './parking.js';
 import { SqliteTopicPauses } from './topic-pauses.js';
+import { SqliteTopicLimits } from './topic-limits.js';
+import { FlowLedger } from '../../core/flow/flow-ledger.js';
 import { SqlitePushSubscriptions } from './push-subscriptions.js';
 import { SqliteSchedules } from './recurring-schedules.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
@@ -52,6 +54,9 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   protected readonly pushSubscriptionPart: SqlitePushSubscriptions;
   protected readonly schedulePart: SqliteSchedules;
   protected readonly topicPausePart: SqliteTopicPauses;
+  protected readonly topicLimitPart: SqliteTopicLimits;
+  /** Buckets and slots in memory: this process is the only one delivering from the file. */
+  protected readonly flowStatePart = new FlowLedger();
   private closed = false;
 
   constructor(
@@ -90,6 +95,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     this.pushSubscriptionPart = new SqlitePushSubscriptions(this.sql, write, reader);
     this.schedulePart = new SqliteSchedules(this.sql, write, reader);
     this.topicPausePart = new SqliteTopicPauses(this.sql, write, () => clock.now());
+    this.topicLimitPart = new SqliteTopicLimits(this.sql, write, () => clock.now());
   }
 
   // ---------------------------------------------------------------------------------

@@ -103,6 +103,9 @@ export interface Statements {
   readonly pauseTopic: Stmt<[string, number], never>;
   readonly resumeTopic: Stmt<[string], never>;
   readonly listPausedTopics: Stmt<[], string>;
+  readonly putTopicLimits: Stmt<[string, string, number], never>;
+  readonly deleteTopicLimits: Stmt<[string], never>;
+  readonly listTopicLimits: Stmt<[], { topic: string; limits: string }>;
   readonly putSchedule: Stmt<[string, string, number], never>;
   readonly getSchedule: Stmt<[string], string>;
   /** Inserts a schedule unless its id has one (changes: 0). */
@@ -233,6 +236,12 @@ export function prepareStatements(db: Database.Database): Statements {
     pauseTopic: db.prepare<[string, number], never>('INSERT INTO paused_topics (topic, paused_at) VALUES (?, ?) ON CONFLICT (topic) DO NOTHING'),
     resumeTopic: db.prepare<[string], never>('DELETE FROM paused_topics WHERE topic = ?'),
     listPausedTopics: db.prepare<[], string>('SELECT topic FROM paused_topics ORDER BY topic').pluck(),
+    // Topic limits (0012): changes is 0 when the row already holds these limits.
+    putTopicLimits: db.prepare<[string, string, number], never>(
+      'INSERT INTO topic_limits (topic, limits, set_at) VALUES (?, ?, ?) ON CONFLICT (topic) DO UPDATE SET limits = excluded.limits, set_at = excluded.set_at WHERE limits <> excluded.limits',
+    ),
+    deleteTopicLimits: db.prepare<[string], never>('DELETE FROM topic_limits WHERE topic = ?'),
+    listTopicLimits: db.prepare<[], { topic: string; limits: string }>('SELECT topic, limits FROM topic_limits ORDER BY topic'),
 
     // Recurring schedules (0007): one JSON text per schedule (schedule-codec.ts).
     putSchedule: db.prepare<[string, string, number], never>(

@@ -21,6 +21,7 @@ import { ownPushUrlCases } from './own-push-url.js';
 import { pushSubscriptionCases } from './push-subscriptions.js';
 import { purgeTopicCases } from './purge-topic.js';
 import { topicPauseCases } from './topic-pauses.js';
+import { topicLimitCases } from './topic-limits.js';
 import { recurringScheduleCases } from './recurring-schedules.js';
 import { reserveCases } from './reserve.js';
 import { scheduleCases } from './schedule.js';
@@ -82,6 +83,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       inspectionCases,
       purgeTopicCases,
       topicPauseCases,
+      topicLimitCases,
       pushSubscriptionCases,
       deferCases,
       ownPushUrlCases,

@@ -18,6 +18,7 @@ import { sql as ackedReceipt } from './0008_acked_receipt.js';
 import { sql as parkedDays } from './0009_parked_days.js';
 import { sql as pausedTopics } from './0010_paused_topics.js';
 import { sql as attemptHistory } from './0011_attempt_history.js';
+import { sql as topicLimits } from './0012_topic_limits.js';
 
 export interface Migration {
   readonly version: number;
@@ -38,6 +39,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, name: '0009_parked_days', sql: parkedDays },
   { version: 10, name: '0010_paused_topics', sql: pausedTopics },
   { version: 11, name: '0011_attempt_history', sql: attemptHistory },
+  { version: 12, name: '0012_topic_limits', sql: topicLimits },
 ];
 
 /** The version the last migration leaves: the highest, since versions ascend. */
