@@ -22,6 +22,8 @@ export interface QueueObserver {
   delivered(topic: string, latenessMs: number): void;
   /** A delivery was acked, failed (back to pending for a retry) or went dead; a pending task was cancelled. */
   settled(topic: string, outcome: SettleOutcome): void;
+  /** A delivery of `topic` waited for the topic's flow limits (an admission was refused). */
+  throttled?(topic: string): void;
 }
 
 /** Observes nothing: the default. */

@@ -69,9 +69,9 @@ export class DelayQueue {
     return this;
   }
 
-  /** Reads the store's paused topics now (DelayQueue.open waits for it, so none is delivered after open resolves). */
-  protected readPausedTopics(): Promise<void> {
-    return this.parts.scheduler.pauses.refresh();
+  /** Reads the store's paused topics and topic limits now (DelayQueue.open waits for it, so none is delivered past them after open resolves). */
+  protected async readPausedTopics(): Promise<void> {
+    await Promise.all([this.parts.scheduler.pauses.refresh(), this.parts.scheduler.flow.refresh()]);
   }
 
   // Producers

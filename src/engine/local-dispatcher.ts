@@ -4,6 +4,7 @@ import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { ReadyQueue } from './ready-queue.js';
+import type { FlowTicket, TopicFlow } from './topic-flow.js';
 import type { TopicGate } from './topic-pauses.js';
 
 /**
@@ -22,11 +23,13 @@ export class LocalDispatcher implements Dispatcher {
   private readonly inFlight: InFlight;
 
   private readonly pauses: TopicGate;
+  private readonly flow: TopicFlow;
 
-  /** `pauses`: the paused topics, whose due tasks stay here until resumed. */
-  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, { pauses }: { pauses: TopicGate }) {
+  /** `pauses`: the paused topics, whose due tasks stay here until resumed; `flow`: the topics' limits. */
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, { pauses, flow }: { pauses: TopicGate; flow: TopicFlow }) {
     ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
     this.pauses = pauses;
+    this.flow = flow;
   }
 
   start(): void {
@@ -46,33 +49,44 @@ export class LocalDispatcher implements Dispatcher {
         await this.pauses.whenResumed(topic, signal);
         continue;
       }
-      const items = this.ready.dequeue(topic, max);
+      // A limited topic takes from the ready queue only what its limits admit (topic-flow.ts);
+      // the rest stays there, in order.
+      let ticket: FlowTicket | null = null;
+      if (this.flow.limitsOf(topic) !== undefined && this.ready.sizeOf(topic) > 0) {
+        ticket = await this.flow.admit(topic, Math.min(max, this.ready.sizeOf(topic)), signal);
+        if (ticket === null) {
+          if (signal.aborted || !this.running) return [];
+          continue;
+        }
+      }
+      const items = this.ready.dequeue(topic, ticket?.granted ?? max);
       if (items.length > 0) {
         const now = this.clock.now();
         const store = this.store;
         let reserved: ReservedTask[];
         try {
-          reserved = await this.inFlight.track(
-            store.reserveRefs(items, now, ttrMs),
-          );
+          reserved = await this.inFlight.track(store.reserveRefs(items, now, ttrMs));
         } catch (error) {
           // Nothing was reserved, and these tasks are still pending and due in the store: put
           // them back, or no one would deliver them before a restart reloads them.
           if (this.running) for (const item of items) this.ready.push(topic, item);
+          if (ticket !== null) await this.flow.bind(ticket, []);
           throw error;
         }
+        if (ticket !== null) await this.flow.bind(ticket, reserved);
         if (reserved.length > 0) return reserved.map((record) => deliver(record, now));
         continue;
       }
+      if (ticket !== null) await this.flow.bind(ticket, []);
       if (signal.aborted) return [];
       await this.ready.waitFor(topic, signal);
     }
   }
 
-  /** The backlog of paused topics does not count: it would stop the loader for every other topic. */
+  /** The backlog of paused and limited topics does not count: it would stop the loader for every other topic. */
   whenBacklogAtMost(level: number): Promise<void> {
     let held = 0;
-    for (const [topic, n] of Object.entries(this.ready.backlogByTopic())) if (this.pauses.has(topic)) held += n;
+    for (const [topic, n] of Object.entries(this.ready.backlogByTopic())) if (this.pauses.has(topic) || this.flow.limitsOf(topic) !== undefined) held += n;
     return this.ready.whenBacklogAtMost(level + held);
   }
 

@@ -1,4 +1,5 @@
 /** The types of DelayQueue's options, calls and answers (the library's public API). */
+import type { TopicLimits } from '../core/flow/limits.js';
 import type { SqlTransaction } from '../core/ports/index.js';
 import type { EngineTuningInput } from '../core/options.js';
 import type { QueueObserver } from '../core/observer.js';
@@ -114,6 +115,10 @@ export interface QueueStats {
   readonly waiting: number;
   /** The paused topics as this process holds them, in ascending order (q.topics.pause). */
   readonly paused: readonly string[];
+  /** The limited topics' flow limits as this process holds them (q.topics.setLimits). */
+  readonly limits: Readonly<Record<string, TopicLimits>>;
+  /** Per topic: how many times a delivery waited for the topic's limits, since this process started. */
+  readonly throttled: Readonly<Record<string, number>>;
   /** How late deliveries were (delivered at - runAt), in ms. */
   readonly lateness: LatenessSummary;
   /** Push counters per topic and destination origin, with each origin's circuit breaker; absent when the queue does not push. */

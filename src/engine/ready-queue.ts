@@ -68,6 +68,11 @@ export class ReadyQueue {
     return out;
   }
 
+  /** Tasks of `topic` waiting for a consumer. */
+  sizeOf(topic: string): number {
+    return this.topics.get(topic)?.length ?? 0;
+  }
+
   backlogByTopic(): Record<string, number> {
     const out: Record<string, number> = {};
     for (const [topic, fifo] of this.topics) if (fifo.length > 0) out[topic] = fifo.length;

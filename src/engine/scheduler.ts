@@ -48,6 +48,7 @@ import { Pusher } from './pusher.js';
 import { RecurringScheduleLoop } from './schedule-loop.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
+import { TopicFlow } from './topic-flow.js';
 import { TopicPauses } from './topic-pauses.js';
 import type { QueueStats } from './queue-types.js';
 import { QueueWorkSource, type WorkScheduler } from './work-source.js';
@@ -67,6 +68,8 @@ export class Scheduler implements WorkScheduler {
   private readonly expirer: Expirer;
   /** The paused topics (DelayQueue.topics reaches them through it). */
   readonly pauses: TopicPauses;
+  /** The topics' flow limits (DelayQueue.topics reaches them through it). */
+  readonly flow: TopicFlow;
   private readonly dispatcher: Dispatcher;
   private readonly driver: TimerDriver;
   private readonly loader: Loader;
@@ -93,8 +96,10 @@ export class Scheduler implements WorkScheduler {
     this.observer = context.observer;
     this.expirer = new Expirer(context, { place: this.place });
     this.pauses = new TopicPauses(context);
-    const pauses = this.pauses;
-    this.dispatcher = store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeLoaded, pauses }) : new LocalDispatcher(context, { pauses });
+    this.flow = new TopicFlow(context);
+    const { pauses, flow } = this;
+    this.dispatcher =
+      store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeLoaded, pauses, flow }) : new LocalDispatcher(context, { pauses, flow });
     this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined });
     this.loader = new Loader(context, { place: this.placeLoaded, backlog: this.dispatcher });
     this.janitor = new Janitor(context);
@@ -104,7 +109,13 @@ export class Scheduler implements WorkScheduler {
       planning: store.shared?.schedulePlanning ?? null,
     });
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
-    const pushScheduler: WorkScheduler = { reserve: this.reserveForPush, remove: (id) => this.remove(id), watch: (d) => this.watch(d), observer: this.observer };
+    const pushScheduler: WorkScheduler = {
+      reserve: this.reserveForPush,
+      remove: (id) => this.remove(id),
+      watch: (d) => this.watch(d),
+      settled: (topic, id) => this.settled(topic, id),
+      observer: this.observer,
+    };
     this.pusher =
       push === null
         ? null
@@ -129,6 +140,8 @@ export class Scheduler implements WorkScheduler {
       oldestReady: this.dispatcher.oldestReadyByTopic(),
       waiting: this.waiting,
       paused: this.pauses.list(),
+      limits: this.flow.list(),
+      throttled: this.flow.throttled(),
       lateness: this.lateness.summary(),
       ...(push !== null ? { push } : {}),
     };
@@ -140,6 +153,7 @@ export class Scheduler implements WorkScheduler {
     this.current = 'running';
     this.expirer.start();
     this.pauses.start();
+    this.flow.start();
     this.dispatcher.start();
     this.driver.start();
     this.loader.start();
@@ -172,6 +186,7 @@ export class Scheduler implements WorkScheduler {
     this.driver.stop();
     this.dispatcher.stop();
     this.pauses.stop();
+    this.flow.stop();
     this.expirer.stop();
     await loaderStopped;
     await pusherStopped;
@@ -209,6 +224,11 @@ export class Scheduler implements WorkScheduler {
     return outcomes;
   }
 
+  /** A delivery of `topic` was settled (acked, nacked, deferred): its flow slot is freed. */
+  settled(topic: string, id: string): void {
+    this.flow.settled(topic, id);
+  }
+
   /** The task's timer moved (rescheduled, retried, deferred): the old one goes, the new one is placed. */
   move(ref: TimerRef): void {
     this.driver.remove(ref.id);
@@ -222,7 +242,10 @@ export class Scheduler implements WorkScheduler {
   async defer(delivery: Delivery, runAt: number): Promise<void> {
     const { store, clock, inFlight, logger } = this.context;
     const outcome = await inFlight.track(store.defer(delivery.id, delivery.receipt, runAt, clock.now()));
-    if (outcome.status === 'deferred') this.move(outcome.ref);
+    if (outcome.status === 'deferred') {
+      this.settled(delivery.topic, delivery.id);
+      this.move(outcome.ref);
+    }
     else logger.warn({ id: delivery.id, outcome: outcome.status }, 'push: deferring after the reservation ran out');
   }
 

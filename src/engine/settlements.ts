@@ -16,7 +16,7 @@ import type { NackOptions, NackResult } from './queue-types.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface SettlementsParams {
-  readonly scheduler: Pick<Scheduler, 'remove' | 'move'>;
+  readonly scheduler: Pick<Scheduler, 'remove' | 'move' | 'settled'>;
   readonly limits: Limits;
   /** Randomness for backoff jitter. */
   readonly random: () => number;
@@ -44,7 +44,10 @@ export class Settlements {
     if (outcome.status === 'stale') throw staleReceipt(id);
     this.scheduler.remove(id);
     // An ack sent again succeeded before, and was counted then.
-    if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
+    if (outcome.status === 'acked') {
+      observer.settled(outcome.topic, 'acked');
+      this.scheduler.settled(outcome.topic, id);
+    }
   }
 
   /** Acks several deliveries in one store call; `result[i]` answers `acks[i]`. Every id and receipt is checked first. */
@@ -57,7 +60,10 @@ export class Settlements {
         if (outcome === undefined || (outcome.status !== 'acked' && outcome.status !== 'already_acked')) continue;
         this.scheduler.remove(requests[i]!.id);
         // An ack sent again succeeded before, and was counted then.
-        if (outcome.status === 'acked') observer.settled(outcome.topic, 'acked');
+        if (outcome.status === 'acked') {
+          observer.settled(outcome.topic, 'acked');
+          this.scheduler.settled(outcome.topic, requests[i]!.id);
+        }
       }
     };
     // A partition that could not be written fails only its acks: the others are done, and
@@ -88,10 +94,12 @@ export class Settlements {
         throw staleReceipt(id);
       case 'dead':
         observer.settled(outcome.topic, 'dead');
+        this.scheduler.settled(outcome.topic, id);
         this.scheduler.remove(id);
         return { state: 'dead' };
       case 'retrying':
         observer.settled(outcome.topic, 'failed');
+        this.scheduler.settled(outcome.topic, id);
         this.scheduler.move(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
     }

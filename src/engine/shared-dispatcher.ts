@@ -4,6 +4,7 @@ import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { Promoter } from './promoter.js';
+import type { FlowTicket, TopicFlow } from './topic-flow.js';
 import type { TopicGate } from './topic-pauses.js';
 
 /**
@@ -23,12 +24,17 @@ export class SharedDispatcher implements Dispatcher {
   private readonly promoter: Promoter;
   private readonly placeRemote: (ref: TimerRef) => void;
   private readonly pauses: TopicGate;
+  private readonly flow: TopicFlow;
 
-  /** `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other processes hand over go; `pauses`: the paused topics. */
-  constructor(context: LoopContext, { shared, placeRemote, pauses }: { shared: SharedDispatch; placeRemote: (ref: TimerRef) => void; pauses: TopicGate }) {
+  /** `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other processes hand over go; `pauses`: the paused topics; `flow`: the topics' limits. */
+  constructor(
+    context: LoopContext,
+    { shared, placeRemote, pauses, flow }: { shared: SharedDispatch; placeRemote: (ref: TimerRef) => void; pauses: TopicGate; flow: TopicFlow },
+  ) {
     ({ clock: this.clock, inFlight: this.inFlight } = context);
     this.store = shared;
     this.pauses = pauses;
+    this.flow = flow;
     this.promoter = new Promoter(context, { shared });
     this.placeRemote = placeRemote;
   }
@@ -52,15 +58,31 @@ export class SharedDispatcher implements Dispatcher {
         await this.pauses.whenResumed(topic, signal);
         continue;
       }
+      // A limited topic reserves no more than its limits admit, and holds the admission a
+      // short while (topic-flow.ts); what it held back stays in the ready lists, in order.
+      let ticket: FlowTicket | null = null;
+      if (this.flow.limitsOf(topic) !== undefined) {
+        ticket = await this.flow.admit(topic, max, signal);
+        if (ticket === null) {
+          if (signal.aborted || !this.running) return [];
+          continue;
+        }
+      }
+      const hold = ticket === null ? null : this.flow.holdSignal(signal);
       // A pause learnt while this waits in the store cuts the wait; the reserve then holds above.
-      const cut = this.pauses.cutOnPause(topic, signal);
+      const cut = this.pauses.cutOnPause(topic, hold?.signal ?? signal);
       let reserved;
       try {
-        reserved = await this.inFlight.track(this.store.reserveReady(topic, max, () => this.clock.now(), ttrMs, cut.signal));
+        reserved = await this.inFlight.track(this.store.reserveReady(topic, ticket?.granted ?? max, () => this.clock.now(), ttrMs, cut.signal));
+      } catch (error) {
+        if (ticket !== null) await this.flow.bind(ticket, []);
+        throw error;
       } finally {
         cut.release();
+        hold?.release();
       }
-      if (reserved.length > 0 || signal.aborted || !this.pauses.has(topic)) {
+      if (ticket !== null) await this.flow.bind(ticket, reserved);
+      if (reserved.length > 0 || signal.aborted || (ticket === null && !this.pauses.has(topic))) {
         const now = this.clock.now();
         return reserved.map((record) => deliver(record, now));
       }

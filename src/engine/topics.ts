@@ -1,10 +1,10 @@
 /**
- * Operations on a whole topic (DelayQueue.topics): pause, resume, purge.
+ * Operations on a whole topic (DelayQueue.topics): pause, resume, flow limits, purge.
  *
  * Pause and resume write the store's set of paused topics (TopicPauseStore) and apply it
  * in this process at once; other processes sharing the store read it within pauseSyncMs
- * (topic-pauses.ts, ADR 0040).
- *
+ * (topic-pauses.ts, ADR 0040). Limits are written and read the same way (topic-flow.ts,
+ * ADR 0042).
  *
  * A purge is a pass of bounded store steps (TaskStore.purgeTopic, at most PURGE_STEP tasks
  * each), with a turn of the event loop between them, so deliveries, acks and HTTP requests
@@ -17,6 +17,7 @@
  *     step 1: 500 deleted, their timers forgotten; a turn for the rest of the process
  *     step 2: 500 ...; step 3: 200, next = null  ->  1200
  */
+import { validateTopicLimits, type TopicLimits } from '../core/flow/limits.js';
 import type { TopicPurgeState, TopicPurgeStep } from '../core/ports/index.js';
 import { validatePurgeState, validateTopic, type Limits } from '../core/task/validate.js';
 import type { LoopContext } from './loop-context.js';
@@ -30,8 +31,16 @@ export interface TopicPurgeOptions {
   readonly state: TopicPurgeState;
 }
 
+/** Limits as a caller gives them: defaults filled in by setLimits (core/flow/limits.ts). */
+export interface TopicLimitsInput {
+  readonly rate?: number;
+  readonly periodMs?: number;
+  readonly burst?: number;
+  readonly concurrency?: number;
+}
+
 export interface TopicsParams {
-  readonly scheduler: Pick<Scheduler, 'forgetRuns' | 'pauses'>;
+  readonly scheduler: Pick<Scheduler, 'forgetRuns' | 'pauses' | 'flow'>;
   readonly limits: Limits;
   readonly assertOpen: () => void;
 }
@@ -71,6 +80,48 @@ export class Topics {
   paused(): string[] {
     this.assertOpen();
     return this.scheduler.pauses.list();
+  }
+
+  /**
+   * Sets `topic`'s flow limits (docs/library.md, "Flow control"): `rate` deliveries per
+   * `periodMs` (default 1000) in bursts of at most `burst` (default `rate`), and/or at most
+   * `concurrency` deliveries in flight. They hold across every process sharing the store,
+   * within pauseSyncMs of the change; answers the limits as stored. Durable as tasks are.
+   */
+  async setLimits(topic: string, limits: TopicLimitsInput): Promise<TopicLimits> {
+    this.assertOpen();
+    validateTopic(topic, this.limits);
+    const checked = validateTopicLimits(limits);
+    const { store, inFlight } = this.context;
+    await inFlight.track(store.setTopicLimits(topic, checked));
+    await this.scheduler.flow.refresh();
+    return checked;
+  }
+
+  /** Removes `topic`'s limits; false if it had none. */
+  async clearLimits(topic: string): Promise<boolean> {
+    this.assertOpen();
+    validateTopic(topic, this.limits);
+    const { store, inFlight } = this.context;
+    const changed = await inFlight.track(store.setTopicLimits(topic, null));
+    await this.scheduler.flow.refresh();
+    return changed;
+  }
+
+  /** `topic`'s limits as the store holds them now, or null when it has none. */
+  async getLimits(topic: string): Promise<TopicLimits | null> {
+    this.assertOpen();
+    validateTopic(topic, this.limits);
+    const { store, inFlight } = this.context;
+    const read = await inFlight.track(store.topicLimits());
+    return read.limits[topic] ?? null;
+  }
+
+  /** Every limited topic's limits as the store holds them now, in topic order. */
+  async listLimits(): Promise<Readonly<Record<string, TopicLimits>>> {
+    this.assertOpen();
+    const { store, inFlight } = this.context;
+    return (await inFlight.track(store.topicLimits())).limits;
   }
 
   private async setPaused(topic: string, paused: boolean): Promise<boolean> {

@@ -51,6 +51,8 @@ export interface WorkScheduler {
   remove(id: string): unknown;
   /** Told of each ack. */
   readonly observer: QueueObserver;
+  /** A delivery of `topic` was acked: its flow slot, if its topic has a concurrency, is freed. */
+  settled(topic: string, id: string): void;
   /** Arms the reservation's TTR timer. */
   watch(delivery: Delivery): void;
 }
@@ -139,7 +141,10 @@ export class QueueWorkSource implements WorkSource {
       this.logger.warn({ id: job.delivery.id, outcome: acked.status }, 'ack after the reservation ran out; the task was or will be delivered again');
     } else {
       // `already_acked`: the same delivery acked twice in one batch; counted once.
-      if (acked.status === 'acked') this.scheduler.observer.settled(acked.topic, 'acked');
+      if (acked.status === 'acked') {
+        this.scheduler.observer.settled(acked.topic, 'acked');
+        this.scheduler.settled(acked.topic, job.delivery.id);
+      }
       if (job.watched) this.scheduler.remove(job.delivery.id);
     }
   }

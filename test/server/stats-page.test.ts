@@ -27,6 +27,8 @@ describe('statsPage', () => {
     oldestReady: { c: 5 },
     waiting: 0,
     paused: [],
+    limits: {},
+    throttled: {},
     lateness,
     push: { topics: { b: { sent: 1, ok: 1, failed: {}, deferred: 0, noSlot: 0 } }, origins: { 'https://x.example.com': { sent: 1, ok: 1, failed: {}, deferred: 0, noSlot: 0, breaker: { state: 'closed', consecutiveFailures: 0, openUntil: null } } } },
   };

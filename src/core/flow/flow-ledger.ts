@@ -81,7 +81,7 @@ export class FlowLedger {
   /** The topic's slots that still count at `now`; those that ran out go. */
   private live(topic: string, now: number): Map<string, Slot> {
     let held = this.slots.get(topic);
-    if (held === undefined) this.slots.set(topic, (held = new Map()));
+    if (held === undefined) this.slots.set(topic, (held = new Map<string, Slot>()));
     for (const [key, slot] of held) if (slot.until <= now) held.delete(key);
     return held;
   }
