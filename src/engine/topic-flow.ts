@@ -1,5 +1,5 @@
 /**
- * Topic flow limits as this process applies them (issue 36, ADR 0042): the limits, synced
+ * Topic flow limits as this process applies them (issue 36, ADR 0043): the limits, synced
  * from the store like the paused topics (VersionedSync, every pauseSyncMs), and the
  * admissions the dispatchers ask for before each reserve of a limited topic.
  *

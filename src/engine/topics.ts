@@ -4,7 +4,7 @@
  * Pause and resume write the store's set of paused topics (TopicPauseStore) and apply it
  * in this process at once; other processes sharing the store read it within pauseSyncMs
  * (topic-pauses.ts, ADR 0040). Limits are written and read the same way (topic-flow.ts,
- * ADR 0042).
+ * ADR 0043).
  *
  * A purge is a pass of bounded store steps (TaskStore.purgeTopic, at most PURGE_STEP tasks
  * each), with a turn of the event loop between them, so deliveries, acks and HTTP requests

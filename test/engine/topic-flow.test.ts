@@ -1,5 +1,5 @@
 /**
- * Topic flow limits in the engine (issue 36, ADR 0042), on the memory store with a manual
+ * Topic flow limits in the engine (issue 36, ADR 0043), on the memory store with a manual
  * clock: what a limit lets through and when, held-back tasks kept in runAt order and never
  * charged an attempt, concurrency freed by settlements, and limits changed while consumers
  * wait.

@@ -1,5 +1,5 @@
 /**
- * A topic's flow limits (issue 36, ADR 0042): a token bucket (`rate` deliveries per
+ * A topic's flow limits (issue 36, ADR 0043): a token bucket (`rate` deliveries per
  * `periodMs`, holding at most `burst`) and a cap on the deliveries in flight
  * (`concurrency`: reserved, pushed or pulled, and not yet settled). Either may be absent,
  * not both. They hold across every process sharing the store.

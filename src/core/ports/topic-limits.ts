@@ -1,4 +1,4 @@
-/** The store port's flow-limit role: each topic's rate and concurrency limits, and their shared state (issue 36, ADR 0042). */
+/** The store port's flow-limit role: each topic's rate and concurrency limits, and their shared state (issue 36, ADR 0043). */
 import type { FlowAdmission, FlowLease } from '../flow/flow-ledger.js';
 import type { LimitedTopics, TopicLimits } from '../flow/limits.js';
 

@@ -32,7 +32,7 @@
  *   <prefix>:{<prefix>/meta}:schedules-version  STRING  counter of schedule changes (schedulesVersion)
  *   <prefix>:{<prefix>/meta}:paused        HASH  paused topic -> ms the pause was written (topic-pauses.ts, ADR 0040)
  *   <prefix>:{<prefix>/meta}:paused-version  STRING  counter of writes of `paused` (pausedTopics)
- *   <prefix>:{<prefix>/meta}:limits        HASH  limited topic -> its limits as JSON (topic-limits.ts, ADR 0042)
+ *   <prefix>:{<prefix>/meta}:limits        HASH  limited topic -> its limits as JSON (topic-limits.ts, ADR 0043)
  *   <prefix>:{<prefix>/meta}:limits-version  STRING  counter of writes of `limits` (topicLimits)
  *   <prefix>:{<prefix>/flow/<topic>}:bucket  HASH  the topic's token bucket: tokens, at (flow-admit.lua); expires once full
  *   <prefix>:{<prefix>/flow/<topic>}:slots   ZSET  the topic's deliveries in flight and admissions, score = held until

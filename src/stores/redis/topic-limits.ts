@@ -1,5 +1,5 @@
 /**
- * The Redis store's topic limits (ADR 0042). The limits: fields of one hash in the meta slot
+ * The Redis store's topic limits (ADR 0043). The limits: fields of one hash in the meta slot
  * (keys.ts `limits`, topic -> JSON) and a counter, written and read as the paused topics
  * are (topic-pauses.ts). The state they govern: per topic, a token bucket and a ZSET of
  * slots under the topic's own hash tag, changed only by flow-admit.lua and flow-bind.lua,

@@ -50,7 +50,7 @@ export interface TopicPausePart {
   read(): Answer<PausedTopics>;
 }
 
-/** A store's topic limits: the limits part of the TopicLimitStore contract (ADR 0042). */
+/** A store's topic limits: the limits part of the TopicLimitStore contract (ADR 0043). */
 export interface TopicLimitPart {
   /** True if the limits changed; the version moves with them, in the same write. */
   set(topic: string, limits: TopicLimits | null): Answer<boolean>;

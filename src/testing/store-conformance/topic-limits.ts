@@ -1,5 +1,5 @@
 /**
- * The store suite's cases of topic flow limits (runStoreConformance, ./index.ts; ADR 0042):
+ * The store suite's cases of topic flow limits (runStoreConformance, ./index.ts; ADR 0043):
  * the limits kept and versioned, and admissions that follow the rules of
  * core/flow/token-bucket.ts and flow-ledger.ts. Every store is compared with FlowLedger, the
  * rules as written, on the same calls.
