@@ -5,10 +5,13 @@
  * wait.
  */
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import type { ManualClock } from '../../src/core/manual-clock.js';
+import type { Delivery } from '../../src/index.js';
+import { DelayQueue } from '../../src/open-queue.js';
 import { flush, openManual, T0 } from '../helpers/engine.js';
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis-servers.js';
 
 const openQueue = openManual;
 
@@ -101,6 +104,57 @@ describe('topic flow limits (engine)', () => {
       assert.deepEqual(await q.topics.setLimits('mail', { rate: 5 }), { rate: 5, periodMs: 1_000, burst: 5, concurrency: null });
     } finally {
       await q.close();
+    }
+  });
+});
+
+let redis: RedisServer | undefined;
+after(async () => {
+  await redis?.stop();
+  redis?.remove();
+});
+
+describe('topic flow limits across processes (Redis)', { skip: redisSkip() }, () => {
+  it('two queues on one Redis share one bucket and one set of slots', async () => {
+    redis = await startRedis();
+    const url = `${redis.url}?prefix=flow${process.pid}`;
+    const pauseSyncMs = 100;
+    const a = await DelayQueue.open({ store: url, pauseSyncMs });
+    const b = await DelayQueue.open({ store: url, pauseSyncMs });
+    try {
+      // A token a minute: the bucket does not refill while the test runs.
+      await a.topics.setLimits('mail', { rate: 1, periodMs: 60_000, burst: 3 });
+      await a.topics.setLimits('jobs', { concurrency: 2 });
+      const setAt = Date.now();
+      while ((await b.stats()).limits['jobs'] === undefined) {
+        assert.ok(Date.now() - setAt < pauseSyncMs * 20, 'b learnt the limits');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await a.scheduleMany(Array.from({ length: 6 }, (_, i) => ({ id: `m${i}`, topic: 'mail' })));
+      // Both ask, over and over, for more than the burst: together they get the burst, no more.
+      const got = { a: 0, b: 0 };
+      const asking = Date.now();
+      while (Date.now() - asking < 1_500) {
+        const [fromA, fromB] = await Promise.all([a.reserve('mail', { max: 2, waitMs: 200 }), b.reserve('mail', { max: 10, waitMs: 200 })]);
+        got.a += fromA.length;
+        got.b += fromB.length;
+      }
+      assert.equal(got.a + got.b, 3, `the burst, shared: a ${got.a}, b ${got.b}`);
+
+      await a.scheduleMany(Array.from({ length: 4 }, (_, i) => ({ id: `j${i}`, topic: 'jobs' })));
+      const jobs: Delivery[] = [];
+      const reserving = Date.now();
+      while (Date.now() - reserving < 1_500) jobs.push(...(await a.reserve('jobs', { max: 10, waitMs: 200, ttrMs: 60_000 })));
+      assert.equal(jobs.length, 2, 'two in flight at most');
+      assert.deepEqual(await b.reserve('jobs', { max: 10, waitMs: 300, ttrMs: 60_000 }), []);
+      // An ack through b (a process that did not reserve it) frees the slot for everyone.
+      await b.ack(jobs[0]!.id, jobs[0]!.receipt);
+      const third = await b.reserve('jobs', { max: 10, waitMs: 3_000, ttrMs: 60_000 });
+      assert.equal(third.length, 1);
+      assert.ok(((await b.stats()).throttled['jobs'] ?? 0) >= 1);
+    } finally {
+      await a.close();
+      await b.close();
     }
   });
 });

@@ -95,9 +95,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0011_attempt_history, version 11', () => {
-    assert.equal(LATEST_VERSION, 11);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [11, '0011_attempt_history']);
+  it('ends with 0012_topic_limits, version 12', () => {
+    assert.equal(LATEST_VERSION, 12);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [12, '0012_topic_limits']);
   });
 
   it('versions ascend', () => {
@@ -109,10 +109,10 @@ describe('sqlite store: migrations', () => {
     const store4 = await openSqliteStore(path, { clock: storeSystemClock });
     await store4.close();
     const db = new Database(path);
-    // Back to exactly version 5: without what 0006, 0007, 0008, 0009, 0010 and 0011 add.
+    // Back to exactly version 5: without what 0006 to 0012 add.
     db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt; ALTER TABLE tasks DROP COLUMN history');
     db.exec('DROP TRIGGER parked_days_update; DROP TRIGGER parked_days_delete; DROP TABLE parked_days');
-    db.exec('DROP TABLE paused_topics');
+    db.exec('DROP TABLE paused_topics; DROP TABLE topic_limits');
     db.pragma('user_version = 5');
     db.close();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
@@ -324,7 +324,7 @@ describe('sqlite store: migration 0011 (attempt history)', () => {
       await store.close();
     }
     const db = new Database(path, { readonly: true });
-    assert.equal(db.pragma('user_version', { simple: true }), 11);
+    assert.equal(db.pragma('user_version', { simple: true }), LATEST_VERSION);
     db.close();
   });
 });
