@@ -10,6 +10,7 @@ import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript, promoteScript
 import { unparkScript, parkedInitScript, dueReadParkedScript, dueReadDelayedScript } from '../../../src/stores/redis/parking-commands.js';
 import { swapScheduleScript, putNewSchedulesScript, putSchedulesScript, deleteScheduleScript } from '../../../src/stores/redis/schedule-commands.js';
 import type { RedisClient } from '../../../src/stores/redis/connection.js';
+import { RedisFlowState } from '../../../src/stores/redis/topic-limits.js';
 import { buildKeyspace, SLOTS } from '../../../src/stores/redis/keys.js';
 import { keySlot } from '../../../src/stores/redis/slot.js';
 import { SCRIPT_NAMES, scripts } from '../../../src/stores/redis/scripts.js';
@@ -39,9 +40,9 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    // The four schedule-* scripts touch the meta slot's schedule keys only: checked below;
-    // due-read is called in both its modes.
-    const expected = SCRIPT_NAMES.length - 4 + 1;
+    // The four schedule-* scripts touch the meta slot's schedule keys only, and the two flow-*
+    // scripts a topic's own keys: checked below; due-read is called in both its modes.
+    const expected = SCRIPT_NAMES.length - 4 - 2 + 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -100,6 +101,22 @@ describe('redis keys', () => {
     assert.equal(keySlot(keys.schedules), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedulesVersion), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedules), keySlot(keys.push));
+  });
+
+  it("keeps a topic's flow keys under the topic's own hash tag, the keys flow-admit and flow-bind touch", async () => {
+    const keys = buildKeyspace('slot-test', 16);
+    const calls: Call[] = [];
+    const flow = new RedisFlowState(recordingClient(calls), keys);
+    const limits = { rate: 10, periodMs: 1_000, burst: 5, concurrency: 2 };
+    for (const topic of ['orders', 'mail:eu']) {
+      calls.length = 0;
+      await flow.admit(topic, limits, 3, 'h', 10, 0).catch(() => undefined);
+      await flow.bind(topic, limits, 'h', 1, [{ id: 'a', until: 9 }], 1);
+      const { bucket, slots } = keys.flowKeys(topic);
+      assert.deepEqual(calls.map((c) => c.keys), [[bucket, slots], [bucket, slots]]);
+      assert.equal(keySlot(bucket), keySlot(slots));
+    }
+    assert.notEqual(keys.flowKeys('orders').bucket, keys.flowKeys('mail:eu').bucket);
   });
 
   it('spreads the shards of a namespace evenly over the slot space', () => {
