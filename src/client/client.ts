@@ -34,6 +34,10 @@ import type {
   RescheduleResponse,
   RetryDeadManyResponse,
   ScheduleRequest,
+  TopicLimitsDeleteResponse,
+  TopicLimitsRequest,
+  TopicLimitsResponse,
+  TopicLimitsView,
   TopicPauseResponse,
   TopicPurgeResponse,
   TopicPurgeState,
@@ -225,6 +229,33 @@ export class DelayQClient {
     pause: (topic: string): Promise<TopicPauseResponse> => this.call<TopicPauseResponse>('POST', `/v1/topics/${topicSegment(topic)}/pause`, {}),
     /** Resumes the topic: what fell due meanwhile is delivered in runAt order (POST /v1/topics/:topic/resume). */
     resume: (topic: string): Promise<TopicPauseResponse> => this.call<TopicPauseResponse>('POST', `/v1/topics/${topicSegment(topic)}/resume`, {}),
+    /**
+     * Sets the topic's flow limits and answers them as stored (PUT /v1/topics/:topic/limits):
+     * `rate` deliveries per `periodMs` (default 1000) in bursts of at most `burst` (default
+     * `rate`), and/or at most `concurrency` in flight. Every server sharing the store holds
+     * them within 1 s.
+     */
+    setLimits: async (topic: string, limits: TopicLimitsRequest): Promise<TopicLimitsView> =>
+      (await this.call<TopicLimitsResponse>('PUT', limitsPath(topic), limits)).limits,
+    /** The topic's flow limits, or null when it has none (GET /v1/topics/:topic/limits). */
+    getLimits: async (topic: string): Promise<TopicLimitsView | null> => {
+      try {
+        return (await this.call<TopicLimitsResponse>('GET', limitsPath(topic))).limits;
+      } catch (error) {
+        if (error instanceof DelayQClientError && error.code === 'LIMITS_NOT_FOUND') return null;
+        throw error;
+      }
+    },
+    /** Removes the topic's flow limits: true if it had some (DELETE /v1/topics/:topic/limits). */
+    clearLimits: async (topic: string): Promise<boolean> => {
+      try {
+        await this.call<TopicLimitsDeleteResponse>('DELETE', limitsPath(topic));
+        return true;
+      } catch (error) {
+        if (error instanceof DelayQClientError && error.code === 'LIMITS_NOT_FOUND') return false;
+        throw error;
+      }
+    },
     /**
      * Deletes every task of the topic in `state` (`completed` also takes the cancelled
      * ones; reserved tasks are never purged) and answers how many: DELETE
@@ -448,6 +479,10 @@ function schedulePath(id: string): string {
 
 function pushPath(topic: string): string {
   return `/v1/topics/${topicSegment(topic)}/push`;
+}
+
+function limitsPath(topic: string): string {
+  return `/v1/topics/${topicSegment(topic)}/limits`;
 }
 
 /** A Date as epoch ms; a string goes as it is, for the server to read strictly (one parser for every caller). */

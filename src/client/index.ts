@@ -34,6 +34,8 @@ export type {
   StatsResponse,
   TimelineResponse,
   RetryDeadManyResponse,
+  TopicLimitsRequest,
+  TopicLimitsView,
   TopicPauseResponse,
   TopicPurgeResponse,
   TopicPurgeState,

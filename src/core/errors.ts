@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   PUSH_NO_SECRET: 'a task with its own push url on a topic without a push subscription, and no default push secret configured',
   INVALID_SCHEDULE: 'a recurring schedule with an invalid cron pattern or time zone (or one longer than 256 or 64 characters), both or neither of cron and everyMs, everyMs below 1000, a startAt or endAt that is no valid time (a field out of range, past the latest time a Date holds), endAt not after startAt or already past, no occurrence from now on, or a bad limit or misfire (the reason is in the message)',
   SCHEDULE_NOT_FOUND: 'no recurring schedule with this id',
+  LIMITS_NOT_FOUND: 'the topic has no flow limits',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

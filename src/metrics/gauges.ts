@@ -10,7 +10,9 @@
  * every topic the store counts (any state) gets a series for each state, and delayq_ready_tasks
  * delayq_oldest_ready_age_seconds and delayq_topic_paused one for every such topic, so a drained topic reads 0
  * instead of vanishing (Prometheus would keep showing its last value for five minutes, and
- * a rate or an alert over it would see no drop).
+ * a rate or an alert over it would see no drop). The flow-limit gauges are the exception:
+ * only a limited topic has a series, since 0 would read as "nothing may be delivered" where
+ * the truth is "no limit".
  */
 import { Gauge, type Registry } from 'prom-client';
 import { TASK_STATES } from '../core/task/model.js';
@@ -27,6 +29,8 @@ export interface StatsSource {
     readonly waiting: number;
     /** The paused topics (q.topics.pause), as this process holds them. */
     readonly paused: readonly string[];
+    /** The limited topics' flow limits (q.topics.setLimits), as this process holds them. */
+    readonly limits: Readonly<Record<string, { readonly rate: number | null; readonly periodMs: number; readonly concurrency: number | null }>>;
     /** The partitions of a shared store that cannot take writes now. */
     readonly unavailable: readonly unknown[];
   }>;
@@ -119,6 +123,32 @@ export class QueueGauges {
         for (const [topic, n] of flags) this.set({ topic }, n);
       },
     });
+    // Topics over the label cap share "_other": its limits are the sums of theirs (what they may
+    // deliver together).
+    const limitGauge = (name: string, help: string, value: (limits: Stats['limits'][string]) => number | null): void =>
+      void new Gauge({
+        name,
+        help,
+        labelNames: ['topic'],
+        registers,
+        async collect() {
+          const stats = await gauges.stats();
+          this.reset();
+          if (stats === null) return;
+          const sums = new Map<string, number>();
+          for (const [topic, limits] of Object.entries(stats.limits)) {
+            const n = value(limits);
+            if (n === null) continue;
+            const label = gauges.topicLabel(topic);
+            sums.set(label, (sums.get(label) ?? 0) + n);
+          }
+          for (const [topic, n] of sums) this.set({ topic }, n);
+        },
+      });
+    limitGauge('delayq_topic_limit_rate', "The topic's flow rate limit in deliveries per second (rate * 1000 / periodMs); no series when it has no rate limit.", (limits) =>
+      limits.rate === null ? null : (limits.rate * 1000) / limits.periodMs,
+    );
+    limitGauge('delayq_topic_limit_concurrency', "The most deliveries of the topic in flight at once (its flow limits); no series when it has no cap.", (limits) => limits.concurrency);
     new Gauge({
       name: 'delayq_oldest_ready_age_seconds',
       help: 'Age of the longest-waiting ready task, by topic: now minus its runAt; 0 when none is ready.',

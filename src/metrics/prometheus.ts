@@ -3,7 +3,8 @@
  * caller owns. Three sources:
  *
  * - the engine's observer port (core/observer.ts): counters of tasks scheduled, delivered,
- *   acked, failed, dead and cancelled by topic, and the delivery lateness histogram by topic;
+ *   acked, failed, dead and cancelled by topic, the delivery lateness histogram by topic, and
+ *   the deliveries a topic's flow limits held back (delayq_topic_throttled_total);
  * - wrappers around the store and the push transport: store operation durations by
  *   operation, push requests by topic and status class and their durations;
  * - gauges read at scrape time (collect, gauges.ts) from what the queue already keeps counted
@@ -89,6 +90,9 @@ export class QueueMetrics implements QueueObserver {
   /** The histogram's child of each topic label, looked up once (deliveries are the hot path). */
   private readonly latenessChildren = new Map<string, { observe(value: number): void }>();
   private readonly storeDurations: Histogram<'operation'>;
+  private readonly throttledCounter: Counter<'topic'>;
+  /** The throttled counter's child of each topic label, looked up once (refusals come in runs). */
+  private readonly throttledChildren = new Map<string, { inc(): void }>();
   private readonly pushRequests: Counter<'topic' | 'status_class'>;
   private readonly pushDurations: Histogram<'topic'>;
   private readonly pushFailures = new Map<string, PushFailure>();
@@ -114,6 +118,12 @@ export class QueueMetrics implements QueueObserver {
       help: 'How late deliveries were, by topic: handler start, reserve answer or push send minus the task runAt.',
       labelNames: ['topic'],
       buckets: LATENESS_BUCKETS,
+      registers,
+    });
+    this.throttledCounter = new Counter({
+      name: 'delayq_topic_throttled_total',
+      help: "Deliveries that waited for the topic's flow limits (admissions refused), by topic.",
+      labelNames: ['topic'],
       registers,
     });
     this.storeDurations = new Histogram({
@@ -188,6 +198,13 @@ export class QueueMetrics implements QueueObserver {
 
   settled(topic: string, outcome: SettleOutcome): void {
     this.child(outcome, topic).inc();
+  }
+
+  throttled(topic: string): void {
+    const label = this.topicLabel(topic);
+    let child = this.throttledChildren.get(label);
+    if (child === undefined) this.throttledChildren.set(label, (child = this.throttledCounter.labels(label)));
+    child.inc();
   }
 
   /** The label a topic is counted under: its own while under the cap, else "_other". */

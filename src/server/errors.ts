@@ -56,6 +56,7 @@ export const CORE_ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   PUSH_NO_SECRET: 400,
   INVALID_SCHEDULE: 400,
   SCHEDULE_NOT_FOUND: 404,
+  LIMITS_NOT_FOUND: 404,
 };
 
 /** An error the HTTP layer itself raises (auth, routing, body parsing, load shedding). */

@@ -133,6 +133,13 @@ export const nackResultSchema = {
 export const retryResultSchema = object({ retried: yes });
 export const retryDeadManyResultSchema = object({ retried: int, more: { type: 'boolean', description: 'dead tasks of the topic remain' } });
 export const topicPauseResultSchema = object({ topic: str, paused: { type: 'boolean', description: 'the topic is paused now' }, changed: { type: 'boolean', description: 'false if it was so already' } });
+export const topicLimitsSchema = object({
+  rate: { type: 'integer', nullable: true, description: 'deliveries per periodMs; null: no rate limit' },
+  periodMs: int,
+  burst: { ...int, description: 'the most deliveries at once after an idle spell' },
+  concurrency: { type: 'integer', nullable: true, description: 'the most deliveries in flight at once; null: no cap' },
+});
+export const topicLimitsResultSchema = object({ topic: str, limits: topicLimitsSchema });
 export const topicPurgeResultSchema = object({ purged: { ...int, description: 'tasks deleted' } });
 export const cancelDeadManyResultSchema = object({ cancelled: int, more: { type: 'boolean', description: 'dead tasks of the topic remain' } });
 
@@ -164,6 +171,8 @@ export const statsSchema = object(
     oldestReady: mapOf(int, "runAt of each topic's longest-waiting ready task (a hint)"),
     waiting: int,
     paused: { type: 'array', description: 'every paused topic (delivering nothing until resumed), in name order', maxItems: 100_000, items: str },
+    limits: mapOf(topicLimitsSchema, 'the flow limits of each limited topic of this page'),
+    throttled: mapOf(int, "per topic of this page: deliveries that waited for the topic's limits (refused admissions) since the server started"),
     lateness: object({ count: int, p50: { type: 'number' }, p99: { type: 'number' }, p999: { type: 'number' }, max: { type: 'number' } }),
     push: object({
       topics: mapOf(object(pushCounts, pushCountsRequired)),
@@ -173,7 +182,7 @@ export const statsSchema = object(
     topicsNext: { ...nullableStr, description: 'pass as `after` for the next page of topics; null on the last' },
     topicCount: int,
   },
-  ['store', 'counts', 'topics', 'unavailable', 'timers', 'ready', 'oldestReady', 'waiting', 'paused', 'lateness', 'readyTotal', 'topicsNext', 'topicCount'],
+  ['store', 'counts', 'topics', 'unavailable', 'timers', 'ready', 'oldestReady', 'waiting', 'paused', 'limits', 'throttled', 'lateness', 'readyTotal', 'topicsNext', 'topicCount'],
 );
 
 export const healthSchema = object({ status: { type: 'string', enum: ['ok', 'closing'] } });

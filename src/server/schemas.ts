@@ -5,6 +5,8 @@
  * to the same code the core would use for that field. Path and query parameters are declared
  * with each route (route-schema.ts), the answers in response-schemas.ts.
  */
+import { MAX_FLOW_CONCURRENCY, MAX_FLOW_PERIOD_MS, MAX_FLOW_RATE } from '../core/flow/limits.js';
+
 const time = { anyOf: [{ type: 'number' }, { type: 'string' }], description: 'epoch ms or an ISO 8601 date-time' } as const;
 
 export const backoffSchema = {
@@ -136,6 +138,18 @@ export const retryDeadBodySchema = {
   type: 'object',
   additionalProperties: false,
   properties: { delayMs: { type: 'number' }, runAt: time },
+} as const;
+
+/** PUT /v1/topics/:topic/limits: the bounds of core/flow/limits.ts; the core checks how they combine. */
+export const topicLimitsBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    rate: { type: 'integer', minimum: 1, maximum: MAX_FLOW_RATE, description: 'deliveries per periodMs' },
+    periodMs: { type: 'integer', minimum: 1, maximum: MAX_FLOW_PERIOD_MS, description: 'the period of rate, in ms (default 1000); needs rate' },
+    burst: { type: 'integer', minimum: 1, maximum: MAX_FLOW_RATE, description: 'the most deliveries at once after an idle spell (default rate); needs rate' },
+    concurrency: { type: 'integer', minimum: 1, maximum: MAX_FLOW_CONCURRENCY, description: 'the most deliveries in flight at once' },
+  },
 } as const;
 
 export const retryDeadManyBodySchema = {

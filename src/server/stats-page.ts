@@ -1,7 +1,8 @@
 /**
  * GET /v1/stats answers its per-topic parts a page of topics at a time: with 10,000 topics
  * the whole answer was 262 KB, and it grows with every topic a producer invents. The
- * topics are those of any per-topic part (`topics`, `ready`, `oldestReady`, `push.topics`),
+ * topics are those of any per-topic part (`topics`, `ready`, `oldestReady`, `push.topics`,
+ * `limits`, `throttled`),
  * in name order; a page holds those after `after`, at most `topicLimit` (default 1,000, so
  * a server with fewer topics answers as before), and each per-topic part keeps only them.
  * `topicsNext` is the `after` of the next page (null on the last), `topicCount` the topics
@@ -32,7 +33,7 @@ export function validateStatsPage(query: { topicLimit?: string; after?: string }
 }
 
 export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsResponse {
-  const names = new Set<string>([...Object.keys(stats.topics), ...Object.keys(stats.ready), ...Object.keys(stats.oldestReady), ...Object.keys(stats.push?.topics ?? {}), ...stats.paused]);
+  const names = new Set<string>([...Object.keys(stats.topics), ...Object.keys(stats.ready), ...Object.keys(stats.oldestReady), ...Object.keys(stats.push?.topics ?? {}), ...Object.keys(stats.limits), ...Object.keys(stats.throttled), ...stats.paused]);
   const sorted = [...names].sort();
   const start = query.after === null ? 0 : sorted.findIndex((name) => name > query.after!);
   const from = start === -1 ? sorted.length : start;
@@ -47,6 +48,8 @@ export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsRespon
     topics: pick(stats.topics, page),
     ready: pick(stats.ready, page),
     oldestReady: pick(stats.oldestReady, page),
+    limits: pick(stats.limits, page),
+    throttled: pick(stats.throttled, page),
     ...(push !== undefined ? { push: { topics: pick(push.topics, page), origins: push.origins } } : {}),
     readyTotal: Object.values(stats.ready).reduce((sum, n) => sum + n, 0),
     topicsNext: more ? (page.at(-1) ?? null) : null,

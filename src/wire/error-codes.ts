@@ -33,6 +33,7 @@ export const CORE_ERROR_CODES = [
   'PUSH_NO_SECRET',
   'INVALID_SCHEDULE',
   'SCHEDULE_NOT_FOUND',
+  'LIMITS_NOT_FOUND',
 ] as const;
 
 /** Codes only the HTTP layer produces (src/server/errors.ts). */

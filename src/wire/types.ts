@@ -209,6 +209,10 @@ export interface StatsResponse {
   waiting: number;
   /** Every paused topic, in name order (POST /v1/topics/:topic/pause). */
   paused: string[];
+  /** The flow limits of each limited topic of this page (PUT /v1/topics/:topic/limits). */
+  limits: Record<string, TopicLimitsView>;
+  /** Per topic of this page: deliveries that waited for the topic's limits (refused admissions) since the server started. */
+  throttled: Record<string, number>;
   lateness: LatenessSummary;
   /** Push counters since the server started, per topic and destination origin (docs/push.md, "Stats"). */
   push?: PushStatsView;
@@ -263,6 +267,36 @@ export interface TopicPauseResponse {
   paused: boolean;
   /** False if it was so already. */
   changed: boolean;
+}
+
+/** A topic's flow limits as stored (docs/service.md, "Flow control"). */
+export interface TopicLimitsView {
+  /** Deliveries per `periodMs`; null: no rate limit. */
+  rate: number | null;
+  periodMs: number;
+  /** The most deliveries at once after an idle spell. */
+  burst: number;
+  /** The most deliveries in flight at once; null: no cap. */
+  concurrency: number | null;
+}
+
+/** PUT /v1/topics/:topic/limits: `rate` (with `periodMs`, default 1000, and `burst`, default `rate`) and/or `concurrency`. */
+export interface TopicLimitsRequest {
+  rate?: number;
+  periodMs?: number;
+  burst?: number;
+  concurrency?: number;
+}
+
+/** PUT and GET /v1/topics/:topic/limits. */
+export interface TopicLimitsResponse {
+  topic: string;
+  limits: TopicLimitsView;
+}
+
+/** DELETE /v1/topics/:topic/limits (404 LIMITS_NOT_FOUND when the topic had none). */
+export interface TopicLimitsDeleteResponse {
+  deleted: true;
 }
 
 /** The states DELETE /v1/topics/:topic/tasks purges: `completed` also takes the cancelled tasks. */

@@ -149,6 +149,45 @@ describe('delayq operator commands', () => {
     assert.match(bad.stderr, /INVALID_TOPIC/);
   });
 
+  it('topic limits <topic> sets with --rate/--period/--burst/--concurrency, prints, clears with --clear; bad input exits non-zero saying why', async () => {
+    const set = await cli('topic', 'limits', 'metered', '--rate', '5', '--period', '1m', '--concurrency', '3');
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, 'metered: 5 per 1m (burst 5), at most 3 in flight\n');
+    assert.deepEqual(await t.queue.topics.getLimits('metered'), { rate: 5, periodMs: 60_000, burst: 5, concurrency: 3 });
+    const shown = await cli('topic', 'limits', 'metered');
+    assert.equal(shown.stdout, 'metered: 5 per 1m (burst 5), at most 3 in flight\n');
+    const json = await cli('topic', 'limits', 'metered', '--json');
+    assert.deepEqual(JSON.parse(json.stdout), { topic: 'metered', limits: { rate: 5, periodMs: 60_000, burst: 5, concurrency: 3 } });
+    const capOnly = await cli('topic', 'limits', 'metered', '--concurrency', '2');
+    assert.equal(capOnly.stdout, 'metered: at most 2 in flight\n');
+
+    const usage: Array<[string[], RegExp]> = [
+      [['--rate', '0'], /expected a positive integer/],
+      [['--rate', 'many'], /expected a positive integer/],
+      [['--burst', '4'], /--period and --burst need --rate/],
+      [['--period', 'soon', '--rate', '1'], /is not a duration/],
+      [['--clear', '--rate', '1'], /--clear takes no --rate/],
+    ];
+    for (const [args, message] of usage) {
+      const bad = await cli('topic', 'limits', 'metered', ...args);
+      assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
+      assert.match(bad.stderr, message);
+    }
+    const tooMany = await cli('topic', 'limits', 'metered', '--rate', '2000000');
+    assert.notEqual(tooMany.code, 0);
+    assert.match(tooMany.stderr, /INVALID_ARGUMENT/);
+    assert.deepEqual(await t.queue.topics.getLimits('metered'), { rate: null, periodMs: 1000, burst: 1, concurrency: 2 }, 'unchanged by bad input');
+
+    const cleared = await cli('topic', 'limits', 'metered', '--clear');
+    assert.equal(cleared.code, 0, cleared.stderr);
+    assert.equal(cleared.stdout, 'metered: limits cleared\n');
+    assert.equal((await cli('topic', 'limits', 'metered', '--clear')).stdout, 'metered: had no limits\n');
+    const none = await cli('topic', 'limits', 'metered');
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /LIMITS_NOT_FOUND/);
+    assert.match(none.stderr, /metered has no flow limits/);
+  });
+
   /** Tasks of demo topics that could still run. */
   const demoLeftovers = async (): Promise<string[]> => {
     const tasks = [...(await t.queue.list({ state: 'pending', limit: 1000 })), ...(await t.queue.list({ state: 'reserved', limit: 1000 }))];

@@ -110,6 +110,18 @@ describe('client', () => {
     assert.deepEqual(await client.health(), { status: 'ok' });
   });
 
+  it('topics.setLimits, getLimits, clearLimits: stored as the server normalises them, null and false when none; stats carry them', async () => {
+    assert.equal(await client.topics.getLimits('flow'), null);
+    assert.deepEqual(await client.topics.setLimits('flow', { rate: 3, burst: 6 }), { rate: 3, periodMs: 1000, burst: 6, concurrency: null });
+    assert.deepEqual(await client.topics.getLimits('flow'), { rate: 3, periodMs: 1000, burst: 6, concurrency: null });
+    assert.deepEqual((await client.stats()).limits['flow'], { rate: 3, periodMs: 1000, burst: 6, concurrency: null });
+    await assert.rejects(client.topics.setLimits('flow', { burst: 2 }), (e: unknown) => isDelayQClientError(e, 'INVALID_ARGUMENT') && e.status === 400);
+    await assert.rejects(client.topics.getLimits('bad topic'), (e: unknown) => isDelayQClientError(e, 'INVALID_TOPIC'));
+    assert.equal(await client.topics.clearLimits('flow'), true);
+    assert.equal(await client.topics.clearLimits('flow'), false);
+    assert.equal(await client.topics.getLimits('flow'), null);
+  });
+
   it('rebuilds server errors as DelayQClientError with code and status', async () => {
     await assert.rejects(client.schedule({ topic: 'x', delayMs: -1 }), (e: unknown) => e instanceof DelayQClientError && e.code === 'INVALID_DELAY' && e.status === 400 && e.details?.['field'] === 'delayMs');
     await assert.rejects(client.schedule({ topic: 'x', payload: 'y'.repeat(1024 * 1024) }), (e: unknown) => isDelayQClientError(e, 'PAYLOAD_TOO_LARGE') && e.status === 413);

@@ -426,3 +426,52 @@ test('delayq_topic_paused: 1 while the topic is paused, 0 once resumed (the seri
     await q.close();
   }
 });
+
+test('flow limits: delayq_topic_limit_rate (per second) and _concurrency for limited topics only; delayq_topic_throttled_total counts refused admissions', async () => {
+  const registry = new Registry();
+  const { q } = await openManual({ metrics: { registry } });
+  try {
+    await q.topics.setLimits('metered', { rate: 30, periodMs: 60_000, concurrency: 4 });
+    await q.topics.setLimits('capped', { concurrency: 2 });
+    await q.scheduleMany([{ topic: 'free' }, { topic: 'metered' }]);
+    let text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_topic_limit_rate{topic="metered"}'), 0.5);
+    assert.equal(sample(text, 'delayq_topic_limit_concurrency{topic="metered"}'), 4);
+    assert.equal(sample(text, 'delayq_topic_limit_concurrency{topic="capped"}'), 2);
+    assert.equal(sample(text, 'delayq_topic_limit_rate{topic="capped"}'), undefined, 'no rate limit, no series');
+    assert.equal(sample(text, 'delayq_topic_limit_rate{topic="free"}'), undefined);
+    // A bucket of 1 per minute: the second due task is refused by the engine, counted.
+    await q.topics.setLimits('slow', { rate: 1, periodMs: 60_000 });
+    await q.scheduleMany([{ topic: 'slow' }, { topic: 'slow' }]);
+    await flush();
+    assert.equal((await q.reserve('slow', { max: 2 })).length, 1);
+    assert.equal((await q.reserve('slow', { max: 2 })).length, 0);
+    text = await registry.metrics();
+    const throttled = sample(text, 'delayq_topic_throttled_total{topic="slow"}') ?? 0;
+    assert.ok(throttled >= 1, `throttled ${throttled}`);
+    assert.equal(throttled, (await q.stats()).throttled['slow'], 'the counter and the stats agree');
+    await q.topics.clearLimits('metered');
+    text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_topic_limit_concurrency{topic="metered"}'), undefined, 'cleared: the series goes');
+  } finally {
+    await q.close();
+  }
+});
+
+test('flow limits: topics past maxTopics share topic="_other", their limits summed', async () => {
+  const registry = new Registry();
+  const { q } = await openManual({ metrics: { registry, maxTopics: 1 } });
+  try {
+    await q.schedule({ topic: 'first' });
+    for (const topic of ['x1', 'x2']) await q.topics.setLimits(topic, { rate: 2, concurrency: 3 });
+    q.metrics!.throttled('x1');
+    q.metrics!.throttled('x2');
+    const text = await registry.metrics();
+    assert.equal(sample(text, 'delayq_topic_limit_rate{topic="_other"}'), 4);
+    assert.equal(sample(text, 'delayq_topic_limit_concurrency{topic="_other"}'), 6);
+    assert.equal(sample(text, 'delayq_topic_throttled_total{topic="_other"}'), 2);
+    assert.equal(sample(text, 'delayq_topic_limit_rate{topic="x1"}'), undefined);
+  } finally {
+    await q.close();
+  }
+});

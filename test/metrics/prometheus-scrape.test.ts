@@ -110,8 +110,15 @@ describe('metrics scraped by a real Prometheus', () => {
       assert.ok(age >= 5 && age < 300, `the waiting task's age: ${age} s`);
       console.log(JSON.stringify({ prometheus: queries }, null, 2));
 
+      // A limited topic that throttled, so promtool checks the flow-limit series too.
+      await client.topics.setLimits('metered', { rate: 1, periodMs: 60_000, concurrency: 2 });
+      await client.scheduleMany([{ topic: 'metered' }, { topic: 'metered' }]);
+      assert.equal((await client.reserve('metered', { max: 2, waitMs: 1_000 })).length, 1);
+      assert.equal((await client.reserve('metered', { max: 2, waitMs: 0 })).length, 0);
       const text = await (await fetch(`${server.address}/metrics`)).text();
       assert.match(text, /^process_cpu_seconds_total /m, 'the whole output: the default process metrics too');
+      for (const series of ['delayq_topic_limit_rate{topic="metered"} 0.016', 'delayq_topic_limit_concurrency{topic="metered"} 2', 'delayq_topic_throttled_total{topic="metered"} '])
+        assert.ok(text.includes(series), series);
       const check = promtoolCheckMetrics(text);
       console.log(`promtool check metrics: exit ${check.code}${check.output === '' ? ', no output' : `\n${check.output}`}`);
       assert.equal(check.code, 0, check.output);

@@ -93,7 +93,7 @@ describe('the OpenAPI document, from the outside', () => {
         }
         for (const parameter of op.parameters ?? []) assert.ok(parameter.schema.type === 'integer' || parameter.schema.type === 'string', `${where} ${parameter.name}`);
       }
-    assert.equal(operations, 36);
+    assert.equal(operations, 39);
     const listTasks = doc.paths['/v1/tasks'].get;
     assert.deepEqual(
       listTasks.parameters.map((p: any) => [p.name, p.schema.type, p.schema.minimum, p.schema.maximum, p.schema.enum]),
@@ -231,6 +231,10 @@ describe('every operation, answered through its response schema', () => {
       assert.deepEqual(await op('purgeTopic', 'DELETE', '/v1/topics/tour2/tasks?state=completed'), { purged: 2 }, 't3 acked, t2 cancelled');
       assert.deepEqual(await op('pauseTopic', 'POST', '/v1/topics/tour2/pause'), { topic: 'tour2', paused: true, changed: true });
       assert.deepEqual(await op('resumeTopic', 'POST', '/v1/topics/tour2/resume'), { topic: 'tour2', paused: false, changed: true });
+      const limited = { topic: 'tour2', limits: { rate: 10, periodMs: 1000, burst: 10, concurrency: 2 } };
+      assert.deepEqual(await op('setTopicLimits', 'PUT', '/v1/topics/tour2/limits', { rate: 10, concurrency: 2 }), limited);
+      assert.deepEqual(await op('getTopicLimits', 'GET', '/v1/topics/tour2/limits'), limited);
+      assert.deepEqual(await op('clearTopicLimits', 'DELETE', '/v1/topics/tour2/limits'), { deleted: true });
       assert.deepEqual([...seen].sort(), [...new Set(all)].sort());
     } finally {
       await t.close();

@@ -30,6 +30,7 @@ const ROUTES = [
   '/v1/topics/:topic/pause',
   '/v1/topics/:topic/resume',
   '/v1/topics/:topic/tasks',
+  '/v1/topics/:topic/limits',
   '/v1/push',
   '/v1/schedules',
   '/v1/schedules/:id',
@@ -88,7 +89,7 @@ const target: fc.Arbitrary<string> = fc
 
 const body: fc.Arbitrary<string | undefined> = fc.oneof(
   fc.constant(undefined),
-  fc.constantFrom('{}', '[]', '', 'null', '{"topic":"work"}', '{"topic":"work","delayMs":0}', '{"receipt":"r"}', '{"ids":["t1"]}', '{"url":"http://127.0.0.1:9/h"}', '{"topic":"w","everyMs":60000}', '{"__proto__":{"x":1}}', '{"topic":'),
+  fc.constantFrom('{}', '[]', '', 'null', '{"topic":"work"}', '{"topic":"work","delayMs":0}', '{"receipt":"r"}', '{"ids":["t1"]}', '{"url":"http://127.0.0.1:9/h"}', '{"topic":"w","everyMs":60000}', '{"rate":5,"concurrency":2}', '{"__proto__":{"x":1}}', '{"topic":'),
   fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)),
   fc.string({ maxLength: 60 }),
 );
@@ -141,6 +142,7 @@ describe('HTTP fuzzing a real server', () => {
     await queue.schedule({ id: 't2', topic: 'work' });
     await queue.schedules.upsert('s1', { topic: 'work', everyMs: 3_600_000 });
     await queue.setPush('hooked', { url: 'http://127.0.0.1:9/hook' });
+    await queue.topics.setLimits('work', { rate: 100 });
   });
   after(async () => {
     await app.close();
@@ -154,6 +156,8 @@ describe('HTTP fuzzing a real server', () => {
       (await queue.list({ limit: 1_000 })).map((task) => [task.id, task.state, task.runAt, task.attempts]),
       (await queue.schedules.list()).map((schedule) => [schedule.id, schedule.paused]),
       (await queue.listPush()).map((subscription) => [subscription.topic, subscription.url, subscription.updatedAt]),
+      queue.topics.paused(),
+      await queue.topics.listLimits(),
     ]);
 
   it('never a 5xx, always the envelope, no guarded 2xx and no change of state without the token', async () => {

@@ -68,6 +68,8 @@ const GUARDED: { name: string; request: RawRequest }[] = [
   { name: 'an escaped id', request: { method: 'GET', target: '/v1/tasks/%74%31' } },
   { name: 'a schedule, escaped', request: { method: 'GET', target: '/%761/schedules/%73%31' } },
   { name: 'the activity feed, escaped', request: { method: 'GET', target: '/v1/%61ctivity' } },
+  { name: "a topic's flow limits, escaped", request: { method: 'GET', target: '/v1/topics/%6cimited/%6c%69mits' } },
+  { name: "a topic's flow limits in absolute form", request: { method: 'GET', target: 'http://x/v1/topics/limited/limits' } },
 ];
 
 /** Each would change state; without the token none may. */
@@ -79,6 +81,10 @@ const GUARDED_WRITES: { name: string; request: RawRequest }[] = [
   { name: 'pause a schedule, escaped', request: { method: 'POST', target: '/v1/schedules/%73%31/pause', headers: json } },
   { name: 'delete a schedule in absolute form', request: { method: 'DELETE', target: 'http://x/v1/schedules/s1' } },
   { name: 'retry dead tasks of a topic, escaped', request: { method: 'POST', target: '/%761/topics/x/dead/retry', headers: json, body: '{}' } },
+  { name: 'pause a topic, escaped', request: { method: 'POST', target: '/v1/topics/x/%70ause', headers: json } },
+  { name: 'set flow limits, escaped', request: { method: 'PUT', target: '/v1/topics/x/%6Cimits', headers: json, body: '{"rate":1}' } },
+  { name: 'set flow limits in absolute form', request: { method: 'PUT', target: 'http://x/v1/topics/x/limits', headers: json, body: '{"rate":1}' } },
+  { name: 'clear flow limits, escaped', request: { method: 'DELETE', target: '/%761/topics/limited/limits' } },
 ];
 
 /** Targets that reach no handler, or only a refusal: never a 2xx, never an error logged. */
@@ -98,6 +104,7 @@ describe('the token guards every spelling that reaches a handler', () => {
     s = await serve({ token: TOKEN });
     await s.queue.schedule({ id: 't1', topic: 'x', delayMs: 60_000 });
     await s.queue.schedules.upsert('s1', { topic: 'x', everyMs: 60_000 });
+    await s.queue.topics.setLimits('limited', { concurrency: 4 });
   });
   after(() => s.close());
 
@@ -112,12 +119,12 @@ describe('the token guards every spelling that reaches a handler', () => {
 
   for (const { name, request } of GUARDED_WRITES)
     it(`${name}: 401 without the token, and nothing changes`, async () => {
-      const before = JSON.stringify([await s.queue.stats(), await s.queue.schedules.list(), await s.queue.listPush()]);
+      const before = JSON.stringify([await s.queue.stats(), await s.queue.schedules.list(), await s.queue.listPush(), await s.queue.topics.listLimits()]);
       const answer = await rawRequest(s.port, request);
       assert.equal(answer.status, 401, `${request.method} ${request.target}: ${answer.text}`);
       assert.ok(isEnvelope(answer.text), answer.text);
       assert.ok(!answer.text.includes('whsec_'), 'no secret in the answer');
-      assert.equal(JSON.stringify([await s.queue.stats(), await s.queue.schedules.list(), await s.queue.listPush()]), before);
+      assert.equal(JSON.stringify([await s.queue.stats(), await s.queue.schedules.list(), await s.queue.listPush(), await s.queue.topics.listLimits()]), before);
     });
 
   for (const { name, request, status } of NOWHERE)

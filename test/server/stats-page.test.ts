@@ -47,6 +47,14 @@ describe('statsPage', () => {
     const all = statsPage(stats, { topicLimit: DEFAULT_STATS_TOPICS, after: null });
     assert.deepEqual([all.topics, all.ready, all.oldestReady, all.topicsNext], [stats.topics, stats.ready, stats.oldestReady, null]);
   });
+
+  it('pages the flow limits and throttled counts like the other per-topic parts; a limited topic with no task is a topic', () => {
+    const limited: QueueStats = { ...stats, limits: { a: { rate: 5, periodMs: 1000, burst: 5, concurrency: null }, e: { rate: null, periodMs: 1000, burst: 1, concurrency: 2 } }, throttled: { c: 3, f: 1 } };
+    const first = statsPage(limited, { topicLimit: 3, after: null });
+    assert.deepEqual([Object.keys(first.limits), first.throttled, first.topicsNext, first.topicCount], [['a'], { c: 3 }, 'c', 6]);
+    const second = statsPage(limited, { topicLimit: 3, after: 'c' });
+    assert.deepEqual([second.limits, second.throttled, second.topicsNext], [{ e: limited.limits['e'] }, { f: 1 }, null]);
+  });
 });
 
 describe('GET /v1/stats with 2,500 topics: route, client and CLI', () => {

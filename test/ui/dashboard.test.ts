@@ -297,6 +297,58 @@ describe('dashboard in Chromium', () => {
     assertClean(w);
   });
 
+  it("sets, shows and clears a topic's flow limits from the Topics page, with its throttled count", async () => {
+    await api('POST', '/v1/tasks', { id: 'fl-1', topic: 'flowme', delayMs: 600_000 });
+    const w = await openPage('#/topics');
+    const { page } = w;
+    const row = page.getByTestId('topics-table').locator('tr[data-topic="flowme"]');
+    await row.waitFor();
+    assert.equal(await row.getByTestId('limits').textContent(), 'none');
+    assert.equal(await row.getByTestId('throttled').textContent(), '0');
+    await row.getByTestId('limits-edit').click();
+    await row.getByTestId('limits-rate').fill('1');
+    await row.getByTestId('limits-periodMs').fill('60000');
+    await row.getByTestId('limits-concurrency').fill('3');
+    await row.getByTestId('limits-set').click();
+    await page.getByTestId('notice').getByText('Limits of flowme set: every server sharing the store holds them within 1 s.').waitFor();
+    await row.getByTestId('limits').getByText('1 / 1m 0s, burst 1; ≤ 3 in flight').waitFor();
+    assert.deepEqual((await api('GET', '/v1/topics/flowme/limits')).body.limits, { rate: 1, periodMs: 60_000, burst: 1, concurrency: 3 });
+
+    // Two due tasks, a bucket of one a minute: one is reserved, the other waits and is counted.
+    await api('POST', '/v1/tasks', { id: 'fl-2', topic: 'flowme' });
+    await api('POST', '/v1/tasks', { id: 'fl-3', topic: 'flowme' });
+    assert.equal((await api('POST', '/v1/topics/flowme/reserve', { max: 2, waitMs: 2_000 })).body.tasks.length, 1);
+    assert.deepEqual((await api('POST', '/v1/topics/flowme/reserve', { waitMs: 0 })).body.tasks, []);
+    const throttled = (await api('GET', '/v1/stats')).body.throttled.flowme as number;
+    assert.ok(throttled >= 1, `throttled ${throttled}`);
+    await row.getByTestId('throttled').getByText(String(throttled)).waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: `${SHOTS}/topics-limits.png`, fullPage: true });
+
+    await row.getByTestId('limits-edit').click();
+    assert.equal(await row.getByTestId('limits-rate').inputValue(), '1', 'the form starts from the limits in force');
+    await row.getByTestId('limits-clear').click();
+    await page.getByTestId('notice').getByText('Limits of flowme cleared: it is delivered unlimited again.').waitFor();
+    await row.getByTestId('limits').getByText('none').waitFor();
+    assert.equal((await api('GET', '/v1/topics/flowme/limits')).status, 404);
+    assertClean(w);
+  });
+
+  it('a flow limit the server refuses is shown as its message, and nothing is set', async () => {
+    await api('POST', '/v1/tasks', { id: 'fl-bad', topic: 'flowbad', delayMs: 600_000 });
+    const w = await openPage('#/topics');
+    const { page } = w;
+    const row = page.getByTestId('topics-table').locator('tr[data-topic="flowbad"]');
+    await row.waitFor();
+    await row.getByTestId('limits-edit').click();
+    await row.getByTestId('limits-burst').fill('5');
+    await row.getByTestId('limits-set').click();
+    await page.getByTestId('notice').getByText(/rate/).waitFor();
+    assert.equal((await api('GET', '/v1/topics/flowbad/limits')).status, 404);
+    // The refused request is the one error the console saw (the browser logs a 400).
+    assert.ok(w.errors.every((e) => /400/.test(e)), w.errors.join('\n'));
+    assert.deepEqual(w.alerts, []);
+  });
+
   it(`renders ${XSS} in a payload, an error and an id as text, and runs nothing`, async () => {
     await api('POST', '/v1/tasks', { id: 'xss', topic: 'xss', payload: { html: XSS, list: [XSS] }, maxAttempts: 1 });
     const [d] = (await api('POST', '/v1/topics/xss/reserve', { waitMs: 5_000 })).body.tasks;

@@ -1,7 +1,7 @@
 /**
  * The operator's routes (the dashboard uses them; docs/service.md): the timeline (a
- * due-time histogram), retrying a dead task, retrying the dead tasks of a topic, and
- * purging a topic's tasks in one state.
+ * due-time histogram), retrying a dead task, retrying the dead tasks of a topic, purging a
+ * topic's tasks in one state, pausing a topic and setting its flow limits.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
@@ -9,9 +9,10 @@ import type { TopicPurgeState } from '../../core/ports/index.js';
 import { TOPIC_PURGE_STATES, validateIntOption } from '../../core/task/validate.js';
 import type { RouteContext } from '../context.js';
 import { SERVER_VERSION } from './system.js';
-import { activitySchema, topicPauseResultSchema, topicPurgeResultSchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
+import { activitySchema, deletedSchema, topicLimitsResultSchema, topicPauseResultSchema, topicPurgeResultSchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
 import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute } from '../route-schema.js';
-import { retryDeadBodySchema, retryDeadManyBodySchema } from '../schemas.js';
+import { retryDeadBodySchema, retryDeadManyBodySchema, topicLimitsBodySchema } from '../schemas.js';
+import type { TopicLimitsDeleteResponse, TopicLimitsRequest, TopicLimitsResponse } from '../../wire/types.js';
 
 const tags = ['operator'];
 const time = { type: 'string', maxLength: 40, description: 'epoch ms or an ISO 8601 date-time' } as const;
@@ -166,6 +167,69 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     );
   }
 
+  // A topic's flow limits (engine/topic-flow.ts, ADR 0042): set, read, cleared; every process
+  // sharing the store holds a change within pauseSyncMs. 404s as for a push subscription.
+  const limitsPath = '/v1/topics/:topic/limits';
+  app.put<{ Params: { topic: string }; Body: TopicLimitsRequest; Reply: TopicLimitsResponse }>(
+    limitsPath,
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'setTopicLimits',
+        tags,
+        summary: "Set the topic's flow limits: rate deliveries per periodMs (default 1000) in bursts of at most burst (default rate), and/or at most concurrency in flight",
+        description: 'At least one of rate and concurrency; periodMs and burst need rate. Answers the limits as stored (docs/service.md, "Flow control").',
+        path: { topic: TOPIC },
+        body: topicLimitsBodySchema,
+        ok: { 200: topicLimitsResultSchema },
+        errors: ['INVALID_TOPIC', 'INVALID_OPTION', ...STORE_ERRORS],
+      }),
+    },
+    async (request) => {
+      const { topic } = request.params;
+      return { topic, limits: await queue.topics.setLimits(topic, request.body) };
+    },
+  );
+
+  app.get<{ Params: { topic: string }; Reply: TopicLimitsResponse }>(
+    limitsPath,
+    {
+      schema: apiRoute({
+        operationId: 'getTopicLimits',
+        tags,
+        summary: "The topic's flow limits as the store holds them",
+        path: { topic: TOPIC },
+        ok: { 200: topicLimitsResultSchema },
+        errors: ['INVALID_TOPIC', 'LIMITS_NOT_FOUND', ...STORE_ERRORS],
+      }),
+    },
+    async (request) => {
+      const { topic } = request.params;
+      const stored = await queue.topics.getLimits(topic);
+      if (stored === null) throw limitsNotFound(topic);
+      return { topic, limits: stored };
+    },
+  );
+
+  app.delete<{ Params: { topic: string }; Reply: TopicLimitsDeleteResponse }>(
+    limitsPath,
+    {
+      schema: apiRoute({
+        operationId: 'clearTopicLimits',
+        tags,
+        summary: "Remove the topic's flow limits: it is delivered unlimited again",
+        path: { topic: TOPIC },
+        ok: { 200: deletedSchema },
+        errors: ['INVALID_TOPIC', 'LIMITS_NOT_FOUND', ...STORE_ERRORS],
+      }),
+    },
+    async (request) => {
+      const { topic } = request.params;
+      if (!(await queue.topics.clearLimits(topic))) throw limitsNotFound(topic);
+      return { deleted: true };
+    },
+  );
+
   // Up to `max` dead tasks of the topic given up on: dead -> cancelled.
   app.post<{ Params: { topic: string }; Body: { max?: number } | undefined }>(
     '/v1/topics/:topic/dead/cancel',
@@ -187,6 +251,10 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     },
   );
 };
+
+function limitsNotFound(topic: string): DelayQError {
+  return new DelayQError('LIMITS_NOT_FOUND', `topic ${topic} has no flow limits`, { topic });
+}
 
 /** A time in a query: digits are epoch ms; anything else is read as an ISO 8601 date-time by the core. */
 function queryTime(text: string): number | string {

@@ -223,7 +223,8 @@ function TimelinePage() {
 }
 
 // ---------------------------------------------------------------------------------------
-// Topics: counts, rates, ready, push subscription and its last error; pause or resume a topic; purge a topic's tasks.
+// Topics: counts, rates, ready, push subscription and its last error; pause or resume a topic;
+// its flow limits and throttled count, set or cleared; purge a topic's tasks.
 
 const PURGE_STATES = ['pending', 'dead', 'completed'];
 
@@ -272,6 +273,78 @@ function PauseControl({ topic, paused, onDone }) {
   </span>`;
 }
 
+/** A topic's flow limits in a few words: `100 / 1s, burst 100; ≤ 10 in flight`, or `none`. */
+function limitsText(limits) {
+  if (!limits) return 'none';
+  const parts = [];
+  if (limits.rate !== null) parts.push(`${number(limits.rate)} / ${duration(limits.periodMs)}, burst ${number(limits.burst)}`);
+  if (limits.concurrency !== null) parts.push(`≤ ${number(limits.concurrency)} in flight`);
+  return parts.join('; ');
+}
+
+const LIMIT_FIELDS = [
+  ['rate', 'rate', 'deliveries per period'],
+  ['periodMs', 'period ms', 'the period of rate, in ms (default 1000)'],
+  ['burst', 'burst', 'the most at once after an idle spell (default rate)'],
+  ['concurrency', 'in flight', 'the most deliveries in flight at once'],
+];
+
+/**
+ * A row's flow limits: what they are, and a small form (opened on demand) that sets them
+ * (PUT: the fields left empty take their defaults or no limit) or clears them. The server
+ * checks the values and says what is wrong.
+ */
+function LimitsControl({ topic, limits, onDone }) {
+  const [open, setOpen] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [fields, setFields] = useState({});
+  const edit = () => {
+    // The form starts from the limits in force; periodMs and burst mean nothing without a rate.
+    const rated = limits?.rate != null;
+    const given = { rate: rated, periodMs: rated, burst: rated, concurrency: limits?.concurrency != null };
+    setFields(Object.fromEntries(LIMIT_FIELDS.map(([name]) => [name, given[name] ? String(limits[name]) : ''])));
+    setOpen(true);
+  };
+  const run = async (act, text) => {
+    setBusy(true);
+    try {
+      await act();
+      setOpen(false);
+      onDone({ ok: true, text });
+    } catch (e) {
+      onDone({ ok: false, text: e.message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const path = `/v1/topics/${encodeURIComponent(topic)}/limits`;
+  const set = (e) => {
+    e.preventDefault();
+    const body = {};
+    for (const [name] of LIMIT_FIELDS) {
+      const text = (fields[name] ?? '').trim();
+      // Sent as typed when not a number, so the server's message names the field.
+      if (text !== '') body[name] = /^[0-9]+$/.test(text) ? Number(text) : text;
+    }
+    return run(() => api('PUT', path, body), `Limits of ${topic} set: every server sharing the store holds them within 1 s.`);
+  };
+  const clear = () => run(() => api('DELETE', path), `Limits of ${topic} cleared: it is delivered unlimited again.`);
+  return html`<span class="row">
+    <span data-testid="limits" class=${limits ? '' : 'muted'}>${limitsText(limits)}</span>
+    ${open
+      ? html`<form class="row" onSubmit=${set} data-testid="limits-form">
+          ${LIMIT_FIELDS.map(
+            ([name, label, title]) => html`<input size="6" inputmode="numeric" placeholder=${label} title=${title} aria-label=${label + ' of ' + topic} value=${fields[name] ?? ''}
+              onInput=${(e) => setFields({ ...fields, [name]: e.target.value })} data-testid=${'limits-' + name} />`,
+          )}
+          <button type="submit" disabled=${busy} data-testid="limits-set">Set</button>
+          ${limits ? html`<button type="button" disabled=${busy} onClick=${clear} data-testid="limits-clear">Clear</button>` : null}
+          <button type="button" disabled=${busy} onClick=${() => setOpen(false)}>Cancel</button>
+        </form>`
+      : html`<button onClick=${edit} data-testid="limits-edit">${limits ? 'Edit' : 'Limit'}</button>`}
+  </span>`;
+}
+
 function TopicsPage() {
   const previous = useRef(null);
   // Pages of 100 topics by name, as /v1/stats gives them.
@@ -300,7 +373,9 @@ function TopicsPage() {
   // A subscribed topic without tasks is shown on the page whose range of names holds it.
   const inPage = (topic) => (after === undefined || topic > after) && (stats.topicsNext === null || topic <= stats.topicsNext);
   const paused = new Set(stats.paused ?? []);
-  const names = [...new Set([...Object.keys(stats.topics), ...[...subscriptions.keys(), ...paused].filter(inPage)])].sort();
+  const limits = stats.limits ?? {};
+  const throttled = stats.throttled ?? {};
+  const names = [...new Set([...Object.keys(stats.topics), ...Object.keys(limits), ...Object.keys(throttled), ...[...subscriptions.keys(), ...paused].filter(inPage)])].sort();
   const rateOf = (topic, name) => {
     const now = feed.activity?.topics[topic];
     const then = before?.activity?.topics[topic];
@@ -313,9 +388,9 @@ function TopicsPage() {
     <${Notice} notice=${notice} />
     <div class="scroll">
       <table data-testid="topics-table">
-        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th><th>delivery</th><th>purge</th></tr></thead>
+        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th><th>delivery</th><th>flow limits</th><th class="num">throttled</th><th>purge</th></tr></thead>
         <tbody>
-          ${names.length === 0 ? html`<tr><td colspan="15" class="muted">no topics yet</td></tr>` : null}
+          ${names.length === 0 ? html`<tr><td colspan="17" class="muted">no topics yet</td></tr>` : null}
           ${names.map((topic) => {
             const counts = stats.topics[topic] ?? {};
             const subscription = subscriptions.get(topic);
@@ -331,6 +406,8 @@ function TopicsPage() {
               <td class="url">${subscription ? subscription.url : ''}</td>
               <td>${failure ? `${localTime(failure.at)}: ${failure.error}` : ''}</td>
               <td><${PauseControl} topic=${topic} paused=${paused.has(topic)} onDone=${purged} /></td>
+              <td><${LimitsControl} topic=${topic} limits=${limits[topic] ?? null} onDone=${purged} /></td>
+              <td class="num" data-testid="throttled">${number(throttled[topic] ?? 0)}</td>
               <td>${stats.topics[topic] ? html`<${PurgeControl} topic=${topic} onDone=${purged} />` : ''}</td>
             </tr>`;
           })}

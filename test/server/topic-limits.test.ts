@@ -1,0 +1,81 @@
+// PUT, GET and DELETE /v1/topics/:topic/limits over a listening server, through the client
+// and as raw requests: limits stored and normalised, held by the dispatcher (a due task of a
+// topic whose bucket is empty waits), shown by /v1/stats (limits, throttled); bad input is a
+// 4xx { error: { code, message } } and changes nothing.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { DelayQClient } from '../../src/client/index.js';
+import { openTestApp, type TestApp } from '../helpers/service.js';
+
+const json = { 'content-type': 'application/json' };
+
+describe('/v1/topics/:topic/limits', () => {
+  let t: TestApp;
+  let url: string;
+  let client: DelayQClient;
+
+  before(async () => {
+    t = await openTestApp();
+    url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    client = new DelayQClient({ url });
+  });
+  after(() => t.close());
+
+  it('PUT answers the stored limits (defaults filled in), GET reads them, DELETE clears them, then 404 LIMITS_NOT_FOUND', async () => {
+    const put = await fetch(`${url}/v1/topics/mail/limits`, { method: 'PUT', headers: json, body: JSON.stringify({ rate: 5 }) });
+    assert.equal(put.status, 200);
+    assert.deepEqual(await put.json(), { topic: 'mail', limits: { rate: 5, periodMs: 1000, burst: 5, concurrency: null } });
+    assert.deepEqual(await client.topics.setLimits('mail', { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 }), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
+    assert.deepEqual(await client.topics.getLimits('mail'), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
+    assert.deepEqual(await t.queue.topics.getLimits('mail'), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
+
+    const deleted = await fetch(`${url}/v1/topics/mail/limits`, { method: 'DELETE' });
+    assert.equal(deleted.status, 200);
+    assert.deepEqual(await deleted.json(), { deleted: true });
+    for (const method of ['GET', 'DELETE']) {
+      const missing = await fetch(`${url}/v1/topics/mail/limits`, { method });
+      assert.equal(missing.status, 404, method);
+      const body = (await missing.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'LIMITS_NOT_FOUND');
+      assert.match(body.error.message, /mail/);
+    }
+    assert.equal(await client.topics.getLimits('mail'), null);
+    assert.equal(await client.topics.clearLimits('mail'), false);
+  });
+
+  it('holds a limited topic: with burst 1 per minute, one of two due tasks is reserved; stats show limits and throttled', async () => {
+    await client.topics.setLimits('slow', { rate: 1, periodMs: 60_000 });
+    await client.schedule({ id: 's1', topic: 'slow' });
+    await client.schedule({ id: 's2', topic: 'slow' });
+    const first = await client.reserve('slow', { max: 2, waitMs: 2_000 });
+    assert.equal(first.length, 1);
+    assert.deepEqual(await client.reserve('slow', { waitMs: 300 }), []);
+    const stats = await client.stats();
+    assert.deepEqual(stats.limits['slow'], { rate: 1, periodMs: 60_000, burst: 1, concurrency: null });
+    assert.ok((stats.throttled['slow'] ?? 0) >= 1, JSON.stringify(stats.throttled));
+    assert.equal(stats.topics['slow']?.pending, 1, 'the held task stays pending');
+    assert.equal(await client.topics.clearLimits('slow'), true);
+    assert.deepEqual((await client.reserve('slow', { waitMs: 2_000 })).length, 1);
+  });
+
+  it('refuses bad input with a 4xx and { error: { code, message } }, storing nothing', async () => {
+    for (const [topic, body, code] of [
+      ['bad', {}, 'INVALID_ARGUMENT'],
+      ['bad', { rate: 0 }, 'INVALID_ARGUMENT'],
+      ['bad', { rate: 1.5 }, 'INVALID_ARGUMENT'],
+      ['bad', { rate: '5' }, 'INVALID_ARGUMENT'],
+      ['bad', { rate: 2_000_000 }, 'INVALID_ARGUMENT'],
+      ['bad', { periodMs: 1000 }, 'INVALID_ARGUMENT'],
+      ['bad', { rate: 1, extra: 1 }, 'INVALID_ARGUMENT'],
+      ['bad', { concurrency: 0 }, 'INVALID_OPTION'],
+      ['h%20m', { rate: 1 }, 'INVALID_TOPIC'],
+    ] as const) {
+      const answer = await fetch(`${url}/v1/topics/${topic}/limits`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      const envelope = (await answer.json()) as { error: { code: string; message: string } };
+      assert.equal(envelope.error.code, code, JSON.stringify(body));
+      assert.equal(typeof envelope.error.message, 'string');
+    }
+    assert.equal(await t.queue.topics.getLimits('bad'), null);
+  });
+});
