@@ -30,6 +30,10 @@ const FIELD_CODES: Readonly<Record<string, ErrorCode>> = {
   timeoutMs: 'INVALID_OPTION',
   concurrency: 'INVALID_OPTION',
   headers: 'INVALID_OPTION',
+  // Topic flow limits (core/flow/limits.ts).
+  rate: 'INVALID_OPTION',
+  periodMs: 'INVALID_OPTION',
+  burst: 'INVALID_OPTION',
 };
 
 export function schemaErrorToDelayQError(issues: readonly SchemaIssue[], context: string): DelayQError {

@@ -97,8 +97,11 @@ describe('topic flow limits (engine)', () => {
   it('limits are checked: a clear error, nothing stored', async () => {
     const { q } = await openQueue();
     try {
-      for (const bad of [{}, { rate: 0 }, { rate: 1.5 }, { concurrency: -1 }, { burst: 3 }, { rate: 5, extra: 1 }]) {
-        await assert.rejects(q.topics.setLimits('mail', bad), (error: unknown) => isDelayQError(error, 'INVALID_ARGUMENT'));
+      for (const bad of [{ rate: 0 }, { rate: 1.5 }, { concurrency: -1 }, { periodMs: 0, rate: 1 }]) {
+        await assert.rejects(q.topics.setLimits('mail', bad), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'), JSON.stringify(bad));
+      }
+      for (const bad of [{}, { burst: 3 }, { rate: 5, extra: 1 }, null]) {
+        await assert.rejects(q.topics.setLimits('mail', bad as never), (error: unknown) => isDelayQError(error, 'INVALID_ARGUMENT'), JSON.stringify(bad));
       }
       assert.deepEqual(await q.topics.listLimits(), {});
       assert.deepEqual(await q.topics.setLimits('mail', { rate: 5 }), { rate: 5, periodMs: 1_000, burst: 5, concurrency: null });

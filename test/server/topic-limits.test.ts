@@ -61,10 +61,10 @@ describe('/v1/topics/:topic/limits', () => {
   it('refuses bad input with a 4xx and { error: { code, message } }, storing nothing', async () => {
     for (const [topic, body, code] of [
       ['bad', {}, 'INVALID_ARGUMENT'],
-      ['bad', { rate: 0 }, 'INVALID_ARGUMENT'],
-      ['bad', { rate: 1.5 }, 'INVALID_ARGUMENT'],
-      ['bad', { rate: '5' }, 'INVALID_ARGUMENT'],
-      ['bad', { rate: 2_000_000 }, 'INVALID_ARGUMENT'],
+      ['bad', { rate: 0 }, 'INVALID_OPTION'],
+      ['bad', { rate: 1.5 }, 'INVALID_OPTION'],
+      ['bad', { rate: '5' }, 'INVALID_OPTION'],
+      ['bad', { rate: 2_000_000 }, 'INVALID_OPTION'],
       ['bad', { periodMs: 1000 }, 'INVALID_ARGUMENT'],
       ['bad', { rate: 1, extra: 1 }, 'INVALID_ARGUMENT'],
       ['bad', { concurrency: 0 }, 'INVALID_OPTION'],

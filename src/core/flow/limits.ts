@@ -33,12 +33,13 @@ const KEYS = new Set(['rate', 'periodMs', 'burst', 'concurrency']);
 function whole(value: unknown, field: string, max: number): number | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max)
-    fail('INVALID_ARGUMENT', field, `must be a whole number from 1 to ${max}`, value);
+    fail('INVALID_OPTION', field, `must be a whole number from 1 to ${max}`, value);
   return value;
 }
 
 /**
- * Checks limits as a caller gives them: `rate` with `periodMs` (default 1000) and `burst`
+ * Checks limits as a caller gives them (a number out of range: INVALID_OPTION, as every
+ * option; a body of the wrong shape or combination: INVALID_ARGUMENT): `rate` with `periodMs` (default 1000) and `burst`
  * (default `rate`), and/or `concurrency`; at least one of `rate` and `concurrency`.
  */
 export function validateTopicLimits(input: unknown): TopicLimits {
