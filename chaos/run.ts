@@ -159,6 +159,7 @@ function spawnWorker(config: Omit<WorkerConfig, 'factsFile'>, round: Round): Wor
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => void (stderr.length < 10_000 && (stderr += chunk.toString())));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  round.stderr.set(config.idPrefix, () => stderr);
   const ready = new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (line === 'R') resolve();
@@ -241,6 +242,8 @@ interface Round {
   /** The PostgreSQL cluster of the round, if it has one: removed after the verdict (a broken round's rows read first). */
   pg: { readonly cluster: PgCluster; readonly probe: PgProbe } | null;
   readonly tails: { readonly worker: string; readonly tail: FactsTail }[];
+  /** Each worker's stderr, by idPrefix: written next to the facts of a broken round. */
+  readonly stderr: Map<string, () => string>;
   /** Each worker's own facts (by idPrefix), beside the round's: what one process saw. */
   readonly workerFacts: Map<string, Facts>;
   /** A fact the runner saw itself (the HTTP scenario's client), into the facts and facts-runner.log. */
@@ -314,6 +317,7 @@ async function scenario(
     sqlite: null,
     pg: null,
     tails: [],
+    stderr: new Map(),
     workerFacts: new Map(),
     record(line) {
       addLine(this.facts, line);
@@ -371,6 +375,7 @@ async function keep(round: Round, row: Row): Promise<void> {
   const lost = undelivered(round.facts);
   const ids = [...new Set([...lost, ...row.examples.early, ...row.examples.ackedAgain, ...row.examples.unexplained])];
   writeFileSync(join(round.dir, 'verdict.json'), `${JSON.stringify({ ...row, lostIds: lost, checkedAt }, null, 2)}\n`);
+  for (const [worker, stderr] of round.stderr) if (stderr() !== '') writeFileSync(join(round.dir, `stderr-${worker}.log`), stderr());
   if (round.sqlite !== null && existsSync(round.sqlite) && ids.length > 0) {
     try {
       const rows = standings(round.sqlite, ids, checkedAt);
@@ -786,6 +791,7 @@ async function pgRestart(crashes: number, downMs: number): Promise<Row> {
       const lastUp = windows.at(-1)!.startedAt;
       // Long enough past the restart for schedules made after it to fall due (runAt <= now + maxDelayMs).
       await sleep(SHORT ? 4_000 : 6_000);
+      assertAlive(workers);
       readFacts(round);
       const problems: string[] = [];
       const allErrors = [...round.workerFacts.values()].flatMap((f) => f.errors);
@@ -816,7 +822,6 @@ async function pgRestart(crashes: number, downMs: number): Promise<Row> {
         if (after === 0 || delivered === 0) problems.push(`${name} did not schedule and deliver again after the restart (${after} schedules, ${delivered} deliveries)`);
       }
       if (problems.length > 0) throw new Error(problems.join('; '));
-      assertAlive(workers);
       await runWorkers(workers, round, 0);
     }),
   );
