@@ -28,7 +28,7 @@
  * port) by `pg_ctl stop` on its data dir; SIGINT or SIGTERM stops the workers, servers,
  * clusters and load at once, and reports the rounds finished so far.
  * Bounded: the full run takes a few minutes (<= 15) a round, --short (fewer kills,
- * shorter loads, what .ci/run runs) ~2-3 minutes.
+ * shorter loads, what .ci/run runs) ~3-4 minutes (the PostgreSQL scenarios ~20 s each).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
