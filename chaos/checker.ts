@@ -28,6 +28,8 @@ export interface Facts {
   readonly scheduled: Map<string, number>;
   readonly deliveries: { id: string; attempt: number; at: number }[];
   readonly acks: { id: string; attempt: number; at: number }[];
+  /** Rejected calls (`E` lines): not judged here; a scenario asserts which codes its callers saw. */
+  readonly errors: { op: string; code: string; at: number; ms: number }[];
 }
 
 export interface Verdict {
@@ -45,16 +47,17 @@ export interface Verdict {
 }
 
 export function newFacts(): Facts {
-  return { scheduled: new Map(), deliveries: [], acks: [] };
+  return { scheduled: new Map(), deliveries: [], acks: [], errors: [] };
 }
 
 /** Reads one worker's stdout line into the facts. */
 export function addLine(facts: Facts, line: string): void {
-  const [kind, id, a, b] = line.split(' ');
+  const [kind, id, a, b, c] = line.split(' ');
   if (id === undefined) return;
   if (kind === 'S') facts.scheduled.set(id, Number(a));
   else if (kind === 'D') facts.deliveries.push({ id, attempt: Number(a), at: Number(b) });
   else if (kind === 'A') facts.acks.push({ id, attempt: Number(a), at: Number(b) });
+  else if (kind === 'E') facts.errors.push({ op: id, code: a ?? '', at: Number(b), ms: Number(c) });
 }
 
 /** The acknowledged schedules with no delivery (yet), in the order they were acknowledged. */

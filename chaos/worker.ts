@@ -9,6 +9,9 @@
  *                             the reservation: reservedUntil - ttrMs), whenever the answer
  *                             reached the consumer (a process frozen meanwhile gets it late)
  *   A <id> <attempt> <at>     the ack of that delivery was acknowledged (acked) at <at>
+ *   E <op> <code> <at> <ms>   a call of <op> (schedule, reserve, ack) rejected at <at>, <ms> after
+ *                             it was made, with the DelayQError <code> (`!<name>` for an error
+ *                             that is not one): what a fault scenario asserts its callers saw
  *
  * and `R` to stdout once the queue is open (ready).
  *
@@ -35,6 +38,8 @@ export interface WorkerConfig {
   readonly ttrMs: number;
   /** Concurrent reserve loops. */
   readonly consumers: number;
+  /** How long a consumer holds a delivery before its ack (default: a random 0-10 ms), so a SIGKILL finds reservations open. */
+  readonly holdMs?: number;
   /** Where the facts go (appended; the runner reads it as it grows). */
   readonly factsFile: string;
 }
@@ -44,6 +49,13 @@ const facts = openFacts(config.factsFile);
 const out = (text: string): void => {
   if (text !== '') appendFacts(facts, text);
 };
+
+/** A rejected call, for the facts: its code, when, and how long it took to reject. */
+function failed(op: string, error: unknown, since: number): void {
+  const code = isDelayQError(error) ? error.code : `!${error instanceof Error ? error.name : typeof error}`;
+  const at = Date.now();
+  out(`E ${op} ${code} ${at} ${at - since}\n`);
+}
 
 let producing = config.rate > 0;
 let running = true;
@@ -84,6 +96,7 @@ async function produce(queue: DelayQueue): Promise<void> {
     // so that producing goes on while the shard is degraded (the checker allows a delivery
     // of an unacknowledged task, and expects none of them).
     for (;;) {
+      const sent = Date.now();
       try {
         await queue.scheduleMany(batch);
         out(batch.map((t) => `S ${t.id} ${t.runAt}\n`).join(''));
@@ -94,6 +107,7 @@ async function produce(queue: DelayQueue): Promise<void> {
           break;
         }
         if (!running || !producing || (isDelayQError(error) && error.code === 'QUEUE_CLOSED')) return;
+        failed('schedule', error, sent);
         await sleep(100);
       }
     }
@@ -104,23 +118,27 @@ async function produce(queue: DelayQueue): Promise<void> {
 async function consume(queue: DelayQueue): Promise<void> {
   while (running) {
     let batch;
+    const asked = Date.now();
     try {
       batch = await queue.reserve('chaos', { max: 20, waitMs: 300 });
-    } catch {
+    } catch (error) {
+      if (running) failed('reserve', error, asked);
       await sleep(100);
       continue;
     }
     if (batch.length === 0) continue;
     out(batch.map((d) => `D ${d.id} ${d.attempt} ${d.reservedUntil - config.ttrMs}\n`).join(''));
-    await sleep(Math.random() * 10);
+    await sleep(config.holdMs ?? Math.random() * 10);
     // An ack whose answer is lost is sent again: acks are idempotent, so the resend says acked.
     for (let tries = 0; tries < 20 && running; tries++) {
+      const sent = Date.now();
       try {
         const outcomes = await queue.ackMany(batch);
         const done = Date.now();
         out(batch.flatMap((d, i) => (outcomes[i] === 'acked' ? [`A ${d.id} ${d.attempt} ${done}\n`] : [])).join(''));
         break;
-      } catch {
+      } catch (error) {
+        if (running) failed('ack', error, sent);
         await sleep(100);
       }
     }

@@ -41,4 +41,14 @@ describe('chaos checker', () => {
     const v = verdict(['D orphan 1 10', 'A orphan 1 20']);
     assert.deepEqual([v.scheduled, v.lost, v.ackedAgain], [0, 0, 0]);
   });
+
+  it('reads rejected calls (E lines) into the facts, and judges nothing by them', () => {
+    const facts = newFacts();
+    for (const line of ['S a 100', 'E schedule STORE_UNAVAILABLE 150 3', 'E ack !TypeError 160 12', 'D a 1 100']) addLine(facts, line);
+    assert.deepEqual(facts.errors, [
+      { op: 'schedule', code: 'STORE_UNAVAILABLE', at: 150, ms: 3 },
+      { op: 'ack', code: '!TypeError', at: 160, ms: 12 },
+    ]);
+    assert.equal(check(facts).lost, 0);
+  });
 });

@@ -3,7 +3,9 @@
  * own data directory under the temp dir, initdb'd, started with pg_ctl on a free port with
  * its socket in that directory, stopped by `pg_ctl stop` on that directory (never by name;
  * the machine's server on 5432 is never touched), and removed after. The binaries are
- * PostgreSQL 15's (`.ci/run` installs them when missing). PostgreSQL refuses to run as
+ * PostgreSQL 15's (`.ci/run` installs them when missing; else the first pg_ctl and initdb on
+ * PATH). `remove()` is synchronous, so a runner's SIGINT handler can call it (the server,
+ * started by pg_ctl, is in a session of its own: a Ctrl-C does not reach it). PostgreSQL refuses to run as
  * root: as root, each command runs as the `postgres` user (runuser), which owns the dir.
  */
 import { spawnSync } from 'node:child_process';
@@ -12,20 +14,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-servers.js';
 
-const BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((dir) => existsSync(join(dir, 'pg_ctl')));
+const BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin', ...(process.env['PATH'] ?? '').split(':')].find(
+  (dir) => dir !== '' && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'initdb')),
+);
 
 export interface PgCluster {
   readonly port: number;
   readonly url: string;
+  /** The temp directory: data/, the socket, and the server's log (`log`). */
+  readonly dir: string;
   /** `pg_ctl stop -m immediate`: the server dies as in a crash, without a checkpoint. */
   crash(): void;
+  /** Starts it again on the same port and data (after `crash`). */
   start(): void;
-  /** Stops (immediate) and removes the data directory. */
+  /** Whether the server is up (its postmaster.pid exists). */
+  running(): boolean;
+  /** Stops (immediate) if running and removes the directory; once, and never throws. */
   remove(): void;
 }
 
 export function postgresBinaries(): string {
-  if (BIN === undefined) throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/<15|16|17>/bin: install postgresql');
+  if (BIN === undefined) throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/<15|16|17>/bin or on PATH: install postgresql');
   return BIN;
 }
 
@@ -52,18 +61,23 @@ export async function startCluster(): Promise<PgCluster> {
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on`;
   const start = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asPostgres);
   const crash = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], asPostgres);
-  start();
+  const running = (): boolean => existsSync(join(data, 'postmaster.pid'));
   let removed = false;
-  return {
-    port,
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    crash,
-    start,
-    remove() {
-      if (removed) return;
-      removed = true;
-      if (existsSync(join(data, 'postmaster.pid'))) crash();
-      rmSync(dir, { recursive: true, force: true });
-    },
+  const remove = (): void => {
+    if (removed) return;
+    removed = true;
+    try {
+      if (running()) crash();
+    } catch {
+      // Already stopping or gone: the directory goes either way.
+    }
+    rmSync(dir, { recursive: true, force: true });
   };
+  try {
+    start();
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  return { port, url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, crash, start, running, remove };
 }

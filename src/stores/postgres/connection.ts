@@ -36,6 +36,27 @@ export function createPool(connectionString: string, logger: Logger, max = POOL_
   return pool;
 }
 
+/**
+ * Runs `body` on a client checked out of the pool (a transaction, the migration at open) and
+ * releases it after, destroyed if its connection failed meanwhile or `body` called
+ * `discard`. node-postgres emits 'error' on a client whose connection ends (a server
+ * crash: the query in flight rejects too), and the pool listens for it only on the clients
+ * it holds idle: a checked-out client with no listener of its own would throw it as an
+ * uncaught exception and end the process.
+ */
+export async function withPoolClient<T>(pool: pg.Pool, body: (client: pg.PoolClient, discard: () => void) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken = false;
+  const onError = (): void => void (broken = true);
+  client.on('error', onError);
+  try {
+    return await body(client, onError);
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
 /** A dedicated client outside the pool (LISTEN), with the same type parsers. */
 export function createClient(connectionString: string): pg.Client {
   return new pg.Client({ connectionString, types, application_name: 'delayq-listen' });

@@ -6,7 +6,7 @@
  * back whole for a deadlock or a serialization failure (nothing of it happened).
  */
 import type pg from 'pg';
-import { isRetryable, operationError, type Pool, type PoolClient } from './connection.js';
+import { isRetryable, operationError, withPoolClient, type Pool, type PoolClient } from './connection.js';
 import { SLOT_KINDS, type SlotKind } from './counters.js';
 
 /** Runs of a statement or transaction that PostgreSQL rolled back for a deadlock. */
@@ -59,26 +59,21 @@ export class PgContext {
   async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       this.sent++;
-      let client: PoolClient;
       try {
-        client = await this.pool.connect();
-      } catch (error) {
-        throw operationError(this.where, error);
-      }
-      let broken = false;
-      try {
-        await client.query('BEGIN');
-        const value = await body(client);
-        await client.query('COMMIT');
-        return value;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => {
-          broken = true;
+        return await withPoolClient(this.pool, async (client, discard) => {
+          try {
+            await client.query('BEGIN');
+            const value = await body(client);
+            await client.query('COMMIT');
+            return value;
+          } catch (error) {
+            await client.query('ROLLBACK').catch(discard);
+            throw error;
+          }
         });
+      } catch (error) {
         if (attempt < RETRIES && isRetryable(error)) continue;
         throw operationError(this.where, error);
-      } finally {
-        client.release(broken);
       }
     }
   }

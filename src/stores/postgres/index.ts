@@ -11,7 +11,7 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
-import { createPool, openError } from './connection.js';
+import { createPool, openError, withPoolClient } from './connection.js';
 import { PgContext } from './context.js';
 import { COUNTER_SLOTS } from './counters.js';
 import { PostgresStore } from './postgres-store.js';
@@ -37,12 +37,7 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
   const pool = createPool(url.connectionString, logger);
   let shards: number;
   try {
-    const client = await pool.connect();
-    try {
-      shards = await migrate(client, schema);
-    } finally {
-      client.release();
-    }
+    shards = await withPoolClient(pool, (client) => migrate(client, schema));
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw openError(where, error);
