@@ -175,7 +175,7 @@ describe('delayq operator commands', () => {
     }
     const tooMany = await cli('topic', 'limits', 'metered', '--rate', '2000000');
     assert.notEqual(tooMany.code, 0);
-    assert.match(tooMany.stderr, /INVALID_ARGUMENT/);
+    assert.match(tooMany.stderr, /INVALID_OPTION/);
     assert.deepEqual(await t.queue.topics.getLimits('metered'), { rate: null, periodMs: 1000, burst: 1, concurrency: 2 }, 'unchanged by bad input');
 
     const cleared = await cli('topic', 'limits', 'metered', '--clear');
