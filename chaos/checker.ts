@@ -26,7 +26,8 @@
 export interface Facts {
   /** id -> runAt, for every acknowledged schedule. */
   readonly scheduled: Map<string, number>;
-  readonly deliveries: { id: string; attempt: number; at: number }[];
+  /** `got`: when the consumer had it, if its worker said (the flow-limit scenario's rate). */
+  readonly deliveries: { id: string; attempt: number; at: number; got?: number }[];
   readonly acks: { id: string; attempt: number; at: number }[];
 }
 
@@ -50,10 +51,10 @@ export function newFacts(): Facts {
 
 /** Reads one worker's stdout line into the facts. */
 export function addLine(facts: Facts, line: string): void {
-  const [kind, id, a, b] = line.split(' ');
+  const [kind, id, a, b, c] = line.split(' ');
   if (id === undefined) return;
   if (kind === 'S') facts.scheduled.set(id, Number(a));
-  else if (kind === 'D') facts.deliveries.push({ id, attempt: Number(a), at: Number(b) });
+  else if (kind === 'D') facts.deliveries.push({ id, attempt: Number(a), at: Number(b), ...(c === undefined ? {} : { got: Number(c) }) });
   else if (kind === 'A') facts.acks.push({ id, attempt: Number(a), at: Number(b) });
 }
 
