@@ -73,7 +73,7 @@ export class SharedDispatcher implements Dispatcher {
       const cut = this.pauses.cutOnPause(topic, hold?.signal ?? signal);
       let reserved;
       try {
-        reserved = await this.inFlight.track(this.store.reserveReady(topic, ticket?.granted ?? max, () => this.clock.now(), ttrMs, cut.signal));
+        reserved = await this.inFlight.track(this.store.reserveReady(topic, ticket?.granted ?? max, () => this.clock.now(), ttrMs, cut.signal, ticket !== null));
       } catch (error) {
         if (ticket !== null) await this.flow.bind(ticket, []);
         throw error;

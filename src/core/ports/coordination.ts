@@ -24,9 +24,11 @@ export interface SharedDispatch {
    * Reserves up to `max` ready tasks of `topic`, as `reserve` does (new receipt,
    * reservedUntil = now() + (ttrMs ?? the task's ttrMs)); waits until one is ready or
    * `signal` aborts (then resolves with []). `now` is read at each reservation, not at the
-   * call.
+   * call. `exact`: reserve no more than `max` in the store either, nothing ahead for later
+   * calls (a limited topic, whose admission granted `max`: what a store reserved ahead
+   * would go back unused, over and over).
    */
-  reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]>;
+  reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal, exact?: boolean): Promise<ReservedTask[]>;
   /**
    * Registers the receiver of timers this process must now keep although it did not
    * create them: near-window tasks scheduled by other processes into its partitions, the

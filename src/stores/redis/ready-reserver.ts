@@ -58,10 +58,12 @@ export class ReadyReserver {
     return this.waiters.candidates(topic).filter((shard) => this.health.available(shard));
   }
 
-  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal, exact = false): Promise<TaskRecord[]> {
     await this.subscriber.watch(topic);
     const want = Math.min(max, MAX_RESERVE);
-    if (ttrMs !== undefined) return this.reserveLoop(topic, want, now, ttrMs, signal);
+    // An exact call (a limited topic) asks promotions for nothing and prefetches nothing: it
+    // may take only what its admission granted, and a surplus would go back after KEEP_MS.
+    if (ttrMs !== undefined || exact) return this.reserveLoop(topic, want, now, ttrMs, signal, exact);
     // Promotions may reserve for this call directly (promoter.ts) for as long as it asks:
     // while it waits, while its reserve calls are in flight, and LINGER_MS after.
     const asking = this.demand.start(topic, want);
@@ -80,15 +82,15 @@ export class ReadyReserver {
     await Promise.all(this.drains.values());
   }
 
-  private async reserveLoop(topic: string, want: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+  private async reserveLoop(topic: string, want: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal, exact = false): Promise<TaskRecord[]> {
     // Prefetch only for the default ttr: the surplus is kept for the next caller of the topic.
-    const fetch = ttrMs === undefined ? Math.max(want, Math.min(PREFETCH, MAX_RESERVE)) : want;
+    const fetch = ttrMs === undefined && !exact ? Math.max(want, Math.min(PREFETCH, MAX_RESERVE)) : want;
     const nonce = nextNonce();
     let attempt = 0;
     for (;;) {
       if (this.stopped) return [];
       if (ttrMs === undefined && this.kept.size(topic) > 0) {
-        this.drainBacklog(topic, now);
+        if (!exact) this.drainBacklog(topic, now);
         return this.kept.handOut(topic, want);
       }
       // A store none of whose shards takes writes answers as a store that is down.

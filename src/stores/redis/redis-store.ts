@@ -224,9 +224,9 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     await this.parts.promoter.promote(refs, now);
   }
 
-  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<TaskRecord[]> {
+  async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal, exact = false): Promise<TaskRecord[]> {
     this.assertOpen();
-    return this.parts.reserver.reserveReady(topic, max, now, ttrMs, signal);
+    return this.parts.reserver.reserveReady(topic, max, now, ttrMs, signal, exact);
   }
 
   onRemoteTimer(listener: (ref: TimerRef) => void): void {
