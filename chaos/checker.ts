@@ -26,7 +26,8 @@
 export interface Facts {
   /** id -> runAt, for every acknowledged schedule. */
   readonly scheduled: Map<string, number>;
-  readonly deliveries: { id: string; attempt: number; at: number }[];
+  /** `got`: when the consumer had it, if its worker said (the flow-limit scenario's rate). */
+  readonly deliveries: { id: string; attempt: number; at: number; got?: number }[];
   readonly acks: { id: string; attempt: number; at: number }[];
   /** Rejected calls (`E` lines): not judged here; a scenario asserts which codes its callers saw. */
   readonly errors: { op: string; code: string; at: number; ms: number }[];
@@ -55,7 +56,7 @@ export function addLine(facts: Facts, line: string): void {
   const [kind, id, a, b, c] = line.split(' ');
   if (id === undefined) return;
   if (kind === 'S') facts.scheduled.set(id, Number(a));
-  else if (kind === 'D') facts.deliveries.push({ id, attempt: Number(a), at: Number(b) });
+  else if (kind === 'D') facts.deliveries.push({ id, attempt: Number(a), at: Number(b), ...(c === undefined ? {} : { got: Number(c) }) });
   else if (kind === 'A') facts.acks.push({ id, attempt: Number(a), at: Number(b) });
   else if (kind === 'E') facts.errors.push({ op: id, code: a ?? '', at: Number(b), ms: Number(c) });
 }

@@ -5,9 +5,10 @@
  * it (src/testing/facts-file.ts says why not stdout):
  *
  *   S <id> <runAt>            the schedule of <id> was acknowledged (scheduleMany resolved)
- *   D <id> <attempt> <at>     <id> was reserved for this consumer at <at> (the store's time of
+ *   D <id> <attempt> <at> <got>  <id> was reserved for this consumer at <at> (the store's time of
  *                             the reservation: reservedUntil - ttrMs), whenever the answer
- *                             reached the consumer (a process frozen meanwhile gets it late)
+ *                             reached the consumer (a process frozen meanwhile gets it late),
+ *                             which was at <got> (this process's clock)
  *   A <id> <attempt> <at>     the ack of that delivery was acknowledged (acked) at <at>
  *   E <op> <code> <at> <ms>   a call of <op> (schedule, reserve, ack) rejected at <at>, <ms> after
  *                             it was made, with the DelayQError <code> (`!<name>` for an error
@@ -22,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDelayQError } from '../src/core/errors.js';
 import { PartialBatchError } from '../src/core/partial-batch.js';
 import { DelayQueue } from '../src/open-queue.js';
+import type { TopicLimitsInput } from '../src/engine/topics.js';
 import type { StoreOptions } from '../src/stores/open-store.js';
 import { appendFacts, openFacts } from '../src/testing/facts-file.js';
 
@@ -40,6 +42,10 @@ export interface WorkerConfig {
   readonly consumers: number;
   /** How long a consumer holds a delivery before its ack (default: a random 0-10 ms), so a SIGKILL finds reservations open. */
   readonly holdMs?: number;
+  /** The topic produced to and consumed from (default `chaos`). */
+  readonly topic?: string;
+  /** Flow limits set on the topic once the queue is open (q.topics.setLimits), before `R`. */
+  readonly limits?: TopicLimitsInput;
   /** Where the facts go (appended; the runner reads it as it grows). */
   readonly factsFile: string;
 }
@@ -57,6 +63,7 @@ function failed(op: string, error: unknown, since: number): void {
   out(`E ${op} ${code} ${at} ${at - since}\n`);
 }
 
+const topic = config.topic ?? 'chaos';
 let producing = config.rate > 0;
 let running = true;
 process.on('SIGUSR2', () => (producing = false));
@@ -83,7 +90,7 @@ async function produce(queue: DelayQueue): Promise<void> {
     const started = Date.now();
     const batch = Array.from({ length: perTick }, () => ({
       id: `${config.idPrefix}-${n++}`,
-      topic: 'chaos',
+      topic,
       payload,
       runAt: Date.now() + Math.floor(Math.random() * (config.maxDelayMs + 1)),
       ttrMs: config.ttrMs,
@@ -120,14 +127,15 @@ async function consume(queue: DelayQueue): Promise<void> {
     let batch;
     const asked = Date.now();
     try {
-      batch = await queue.reserve('chaos', { max: 20, waitMs: 300 });
+      batch = await queue.reserve(topic, { max: 20, waitMs: 300 });
     } catch (error) {
       if (running) failed('reserve', error, asked);
       await sleep(100);
       continue;
     }
     if (batch.length === 0) continue;
-    out(batch.map((d) => `D ${d.id} ${d.attempt} ${d.reservedUntil - config.ttrMs}\n`).join(''));
+    const got = Date.now();
+    out(batch.map((d) => `D ${d.id} ${d.attempt} ${d.reservedUntil - config.ttrMs} ${got}\n`).join(''));
     await sleep(config.holdMs ?? Math.random() * 10);
     // An ack whose answer is lost is sent again: acks are idempotent, so the resend says acked.
     for (let tries = 0; tries < 20 && running; tries++) {
@@ -146,6 +154,7 @@ async function consume(queue: DelayQueue): Promise<void> {
 }
 
 const queue = await openQueue();
+if (config.limits !== undefined) await queue.topics.setLimits(topic, config.limits);
 process.stdout.write('R\n');
 let stopping = false;
 process.on('SIGTERM', () => {

@@ -109,6 +109,23 @@ describe('redis store (one Redis)', { skip }, () => {
     }
   });
 
+  it('reserves of a limited topic in the store only what its admission granted: nothing prefetched', async () => {
+    // A prefetch of 64 for an admission of 1 went back after KEEP_MS, for every admission:
+    // 100 limited topics with a backlog churned enough to delay an unlimited topic by seconds.
+    const { DelayQueue } = await import('../../../src/open-queue.js');
+    const queue = await DelayQueue.open({ store: server!.url, storeOptions: { prefix: `limited${++namespaces}` } });
+    try {
+      await queue.topics.setLimits('lim', { rate: 1, burst: 1 });
+      await queue.scheduleMany(Array.from({ length: 20 }, (_, i) => ({ id: `lim-${i}`, topic: 'lim', payload: i })));
+      const batch = await queue.reserve('lim', { max: 10, waitMs: 2_000 });
+      assert.equal(batch.length, 1, 'one token, one delivery');
+      const stats = await queue.stats();
+      assert.equal(stats.counts.reserved, 1, 'no task reserved ahead of an admission');
+    } finally {
+      await queue.close();
+    }
+  });
+
   it('gives prefetched tasks back in due order, ahead of those that fell due after them', async () => {
     const { DelayQueue } = await import('../../../src/open-queue.js');
     // One shard: one ready list, so the order of delivery is the order of that list.
