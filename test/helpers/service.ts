@@ -2,6 +2,8 @@
    HTTP response bodies are untyped JSON here; each field is checked by an assertion. */
 // Shared by the server, client and CLI tests: an app on a memory queue, and request helpers.
 import type { FastifyInstance } from 'fastify';
+import { after, before } from 'node:test';
+import { DelayQClient } from '../../src/client/index.js';
 import type { Clock } from '../../src/core/ports/index.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import type { PushOptions } from '../../src/push-wiring.js';
@@ -23,6 +25,43 @@ export async function openTestApp(options: { token?: string; limits?: Partial<Se
     close: async () => {
       await app.close();
       await queue.close();
+    },
+  };
+}
+
+/** A suite's server: a test app listening on an ephemeral port, and a client of it. */
+export interface ListeningApp {
+  readonly t: TestApp;
+  readonly url: string;
+  readonly client: DelayQClient;
+}
+
+/**
+ * Opens a test app listening on an ephemeral port, with a client, before the calling
+ * suite's tests, and closes it after them. Read the fields inside tests (they are set in the
+ * suite's `before`).
+ */
+export function useListeningApp(): ListeningApp {
+  let opened: ListeningApp | undefined;
+  before(async () => {
+    const t = await openTestApp();
+    const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
+    opened = { t, url, client: new DelayQClient({ url }) };
+  });
+  after(() => opened?.t.close());
+  const get = (): ListeningApp => {
+    if (opened === undefined) throw new Error('useListeningApp: read inside a test, once the suite opened it');
+    return opened;
+  };
+  return {
+    get t() {
+      return get().t;
+    },
+    get url() {
+      return get().url;
+    },
+    get client() {
+      return get().client;
     },
   };
 }

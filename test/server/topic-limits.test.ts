@@ -3,59 +3,49 @@
 // topic whose bucket is empty waits), shown by /v1/stats (limits, throttled); bad input is a
 // 4xx { error: { code, message } } and changes nothing.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { DelayQClient } from '../../src/client/index.js';
-import { openTestApp, type TestApp } from '../helpers/service.js';
+import { describe, it } from 'node:test';
+import { useListeningApp } from '../helpers/service.js';
 
 const json = { 'content-type': 'application/json' };
 
 describe('/v1/topics/:topic/limits', () => {
-  let t: TestApp;
-  let url: string;
-  let client: DelayQClient;
-
-  before(async () => {
-    t = await openTestApp();
-    url = await t.app.listen({ host: '127.0.0.1', port: 0 });
-    client = new DelayQClient({ url });
-  });
-  after(() => t.close());
+  const server = useListeningApp();
 
   it('PUT answers the stored limits (defaults filled in), GET reads them, DELETE clears them, then 404 LIMITS_NOT_FOUND', async () => {
-    const put = await fetch(`${url}/v1/topics/mail/limits`, { method: 'PUT', headers: json, body: JSON.stringify({ rate: 5 }) });
+    const put = await fetch(`${server.url}/v1/topics/mail/limits`, { method: 'PUT', headers: json, body: JSON.stringify({ rate: 5 }) });
     assert.equal(put.status, 200);
     assert.deepEqual(await put.json(), { topic: 'mail', limits: { rate: 5, periodMs: 1000, burst: 5, concurrency: null } });
-    assert.deepEqual(await client.topics.setLimits('mail', { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 }), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
-    assert.deepEqual(await client.topics.getLimits('mail'), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
-    assert.deepEqual(await t.queue.topics.getLimits('mail'), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
+    assert.deepEqual(await server.client.topics.setLimits('mail', { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 }), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
+    assert.deepEqual(await server.client.topics.getLimits('mail'), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
+    assert.deepEqual(await server.t.queue.topics.getLimits('mail'), { rate: 2, periodMs: 60_000, burst: 1, concurrency: 3 });
 
-    const deleted = await fetch(`${url}/v1/topics/mail/limits`, { method: 'DELETE' });
+    const deleted = await fetch(`${server.url}/v1/topics/mail/limits`, { method: 'DELETE' });
     assert.equal(deleted.status, 200);
     assert.deepEqual(await deleted.json(), { deleted: true });
     for (const method of ['GET', 'DELETE']) {
-      const missing = await fetch(`${url}/v1/topics/mail/limits`, { method });
+      const missing = await fetch(`${server.url}/v1/topics/mail/limits`, { method });
       assert.equal(missing.status, 404, method);
       const body = (await missing.json()) as { error: { code: string; message: string } };
       assert.equal(body.error.code, 'LIMITS_NOT_FOUND');
       assert.match(body.error.message, /mail/);
     }
-    assert.equal(await client.topics.getLimits('mail'), null);
-    assert.equal(await client.topics.clearLimits('mail'), false);
+    assert.equal(await server.client.topics.getLimits('mail'), null);
+    assert.equal(await server.client.topics.clearLimits('mail'), false);
   });
 
   it('holds a limited topic: with burst 1 per minute, one of two due tasks is reserved; stats show limits and throttled', async () => {
-    await client.topics.setLimits('slow', { rate: 1, periodMs: 60_000 });
-    await client.schedule({ id: 's1', topic: 'slow' });
-    await client.schedule({ id: 's2', topic: 'slow' });
-    const first = await client.reserve('slow', { max: 2, waitMs: 2_000 });
+    await server.client.topics.setLimits('slow', { rate: 1, periodMs: 60_000 });
+    await server.client.schedule({ id: 's1', topic: 'slow' });
+    await server.client.schedule({ id: 's2', topic: 'slow' });
+    const first = await server.client.reserve('slow', { max: 2, waitMs: 2_000 });
     assert.equal(first.length, 1);
-    assert.deepEqual(await client.reserve('slow', { waitMs: 300 }), []);
-    const stats = await client.stats();
+    assert.deepEqual(await server.client.reserve('slow', { waitMs: 300 }), []);
+    const stats = await server.client.stats();
     assert.deepEqual(stats.limits['slow'], { rate: 1, periodMs: 60_000, burst: 1, concurrency: null });
     assert.ok((stats.throttled['slow'] ?? 0) >= 1, JSON.stringify(stats.throttled));
     assert.equal(stats.topics['slow']?.pending, 1, 'the held task stays pending');
-    assert.equal(await client.topics.clearLimits('slow'), true);
-    assert.deepEqual((await client.reserve('slow', { waitMs: 2_000 })).length, 1);
+    assert.equal(await server.client.topics.clearLimits('slow'), true);
+    assert.deepEqual((await server.client.reserve('slow', { waitMs: 2_000 })).length, 1);
   });
 
   it('refuses bad input with a 4xx and { error: { code, message } }, storing nothing', async () => {
@@ -70,12 +60,12 @@ describe('/v1/topics/:topic/limits', () => {
       ['bad', { concurrency: 0 }, 'INVALID_OPTION'],
       ['h%20m', { rate: 1 }, 'INVALID_TOPIC'],
     ] as const) {
-      const answer = await fetch(`${url}/v1/topics/${topic}/limits`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
+      const answer = await fetch(`${server.url}/v1/topics/${topic}/limits`, { method: 'PUT', headers: json, body: JSON.stringify(body) });
       assert.equal(answer.status, 400, JSON.stringify(body));
       const envelope = (await answer.json()) as { error: { code: string; message: string } };
       assert.equal(envelope.error.code, code, JSON.stringify(body));
       assert.equal(typeof envelope.error.message, 'string');
     }
-    assert.equal(await t.queue.topics.getLimits('bad'), null);
+    assert.equal(await server.t.queue.topics.getLimits('bad'), null);
   });
 });

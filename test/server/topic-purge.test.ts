@@ -1,37 +1,27 @@
 // DELETE /v1/topics/:topic/tasks?state=...: over a listening server, through the client and
 // as raw requests, every input checked and answered with { error: { code, message } }.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { DelayQClient } from '../../src/client/index.js';
-import { openTestApp, type TestApp } from '../helpers/service.js';
+import { describe, it } from 'node:test';
+import { useListeningApp } from '../helpers/service.js';
 
 describe('DELETE /v1/topics/:topic/tasks', () => {
-  let t: TestApp;
-  let url: string;
-  let client: DelayQClient;
-
-  before(async () => {
-    t = await openTestApp();
-    url = await t.app.listen({ host: '127.0.0.1', port: 0 });
-    client = new DelayQClient({ url });
-  });
-  after(() => t.close());
+  const server = useListeningApp();
 
   it('purges the topic\'s tasks in the state asked, answers { purged }, and touches no other topic', async () => {
-    await client.scheduleMany([
+    await server.client.scheduleMany([
       { id: 'a1', topic: 'spam', delayMs: 60_000 },
       { id: 'a2', topic: 'spam', delayMs: 60_000 },
       { id: 'b1', topic: 'ham', delayMs: 60_000 },
     ]);
-    assert.equal(await client.cancel('a2'), true);
-    const raw = await fetch(`${url}/v1/topics/spam/tasks?state=pending`, { method: 'DELETE' });
+    assert.equal(await server.client.cancel('a2'), true);
+    const raw = await fetch(`${server.url}/v1/topics/spam/tasks?state=pending`, { method: 'DELETE' });
     assert.equal(raw.status, 200);
     assert.deepEqual(await raw.json(), { purged: 1 });
-    assert.equal(await client.get('a1'), null);
-    assert.equal((await client.get('b1'))?.state, 'pending');
-    assert.equal(await client.topics.purge('spam', { state: 'completed' }), 1, 'the cancelled one');
-    assert.equal(await client.topics.purge('spam', { state: 'dead' }), 0);
-    const stats = await client.stats();
+    assert.equal(await server.client.get('a1'), null);
+    assert.equal((await server.client.get('b1'))?.state, 'pending');
+    assert.equal(await server.client.topics.purge('spam', { state: 'completed' }), 1, 'the cancelled one');
+    assert.equal(await server.client.topics.purge('spam', { state: 'dead' }), 0);
+    const stats = await server.client.stats();
     assert.equal(stats.topics['spam'], undefined);
     assert.deepEqual(stats.topics['ham'], { pending: 1 });
   });
@@ -48,13 +38,13 @@ describe('DELETE /v1/topics/:topic/tasks', () => {
       [`/v1/topics/${'x'.repeat(201)}/tasks?state=pending`, 400, 'INVALID_TOPIC'],
     ];
     for (const [path, status, code] of cases) {
-      const answer = await fetch(`${url}${path}`, { method: 'DELETE' });
+      const answer = await fetch(`${server.url}${path}`, { method: 'DELETE' });
       assert.equal(answer.status, status, path.slice(0, 80));
       const body = (await answer.json()) as { error: { code: string; message: string } };
       assert.equal(body.error.code, code, path.slice(0, 80));
       assert.equal(typeof body.error.message, 'string');
     }
-    assert.equal((await client.get('b1'))?.state, 'pending', 'nothing purged');
-    await assert.rejects(client.topics.purge('ham', { state: 'reserved' as 'dead' }), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT');
+    assert.equal((await server.client.get('b1'))?.state, 'pending', 'nothing purged');
+    await assert.rejects(server.client.topics.purge('ham', { state: 'reserved' as 'dead' }), (e: Error & { code?: string }) => e.code === 'INVALID_ARGUMENT');
   });
 });
