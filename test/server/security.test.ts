@@ -85,6 +85,9 @@ const GUARDED_WRITES: { name: string; request: RawRequest }[] = [
   { name: 'set flow limits, escaped', request: { method: 'PUT', target: '/v1/topics/x/%6Cimits', headers: json, body: '{"rate":1}' } },
   { name: 'set flow limits in absolute form', request: { method: 'PUT', target: 'http://x/v1/topics/x/limits', headers: json, body: '{"rate":1}' } },
   { name: 'clear flow limits, escaped', request: { method: 'DELETE', target: '/%761/topics/limited/limits' } },
+  { name: 'resume a topic in absolute form', request: { method: 'POST', target: 'http://x/v1/topics/x/resume', headers: json } },
+  { name: "purge a topic's tasks, escaped", request: { method: 'DELETE', target: '/v1/topics/x/%74asks?state=pending' } },
+  { name: "purge a topic's tasks in absolute form", request: { method: 'DELETE', target: 'http://x/v1/topics/x/tasks?state=dead' } },
 ];
 
 /** Targets that reach no handler, or only a refusal: never a 2xx, never an error logged. */
