@@ -4,7 +4,9 @@
  * moves its tasks and their counters together (countersCte), and answers per input item in
  * input order (WITH ORDINALITY). PostgreSQL re-checks an UPDATE's WHERE on a row that a
  * concurrent transaction changed before taking it, so each task is checked and changed
- * atomically, as the port requires.
+ * atomically, as the port requires. A task the statement did not change is read back by a
+ * subquery per such item (an index probe), never by a join with tasks, which the planner
+ * makes a hash of the whole table: a cost growing with every task held, paid by every batch.
  *
  * Concurrent single calls reach these through the batchers of postgres-store.ts (group
  * commit: what callers submit while a statement is in flight goes out in the next one).
@@ -63,8 +65,8 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
        RETURNING id, seq, topic
      ),
      ${countersCte(s, "SELECT topic, NULL::text AS from_state, 'pending'::text AS to_state FROM ins", '$13')}
-     SELECT ins.seq, t.run_at AS existing_run_at
-       FROM input i LEFT JOIN ins ON ins.id = i.id LEFT JOIN "${s}".tasks t ON ins.id IS NULL AND t.id = i.id
+     SELECT ins.seq, CASE WHEN ins.id IS NULL THEN (SELECT t.run_at FROM "${s}".tasks t WHERE t.id = i.id) END AS existing_run_at
+       FROM input i LEFT JOIN ins ON ins.id = i.id
       ORDER BY i.ord`,
     [
       unique.map((t) => t.id),
@@ -156,10 +158,9 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
      ),
      ${countersCte(s, "SELECT topic, 'reserved'::text AS from_state, 'completed'::text AS to_state FROM upd", '$4')}
      SELECT CASE WHEN u.id IS NOT NULL THEN 'acked'
-                 WHEN t.id IS NULL THEN 'not_found'
-                 WHEN t.state = 'completed' AND t.acked_receipt = a.receipt THEN 'already_acked'
-                 ELSE 'stale' END AS outcome, u.topic
-       FROM input a LEFT JOIN upd u ON u.id = a.id AND u.acked_receipt = a.receipt LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = a.id
+                 ELSE coalesce((SELECT CASE WHEN t.state = 'completed' AND t.acked_receipt = a.receipt THEN 'already_acked' ELSE 'stale' END
+                                  FROM "${s}".tasks t WHERE t.id = a.id), 'not_found') END AS outcome, u.topic
+       FROM input a LEFT JOIN upd u ON u.id = a.id AND u.acked_receipt = a.receipt
       ORDER BY a.ord`,
     [acks.map((a) => a.id), acks.map((a) => a.receipt), typeof now === 'number' ? acks.map(() => now) : now, pg.slotOf('ack')],
     'delayq_ack',
@@ -186,8 +187,8 @@ export async function cancelTasks(pg: PgContext, ids: readonly string[], now: nu
        RETURNING t.id, t.topic
      ),
      ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'cancelled'::text AS to_state FROM upd", '$3')}
-     SELECT u.topic, (u.id IS NOT NULL OR t.id IS NOT NULL) AS found
-       FROM input i LEFT JOIN upd u ON u.id = i.id LEFT JOIN "${s}".tasks t ON u.id IS NULL AND t.id = i.id
+     SELECT u.topic, CASE WHEN u.id IS NOT NULL THEN true ELSE (SELECT true FROM "${s}".tasks t WHERE t.id = i.id) IS NOT NULL END AS found
+       FROM input i LEFT JOIN upd u ON u.id = i.id
       ORDER BY i.ord`,
     [ids, typeof now === 'number' ? ids.map(() => now) : now, via?.slot ?? pg.slotOf('other')],
     'delayq_cancel',
