@@ -178,16 +178,19 @@ describe('postgres store', () => {
     }
   });
 
-  it('a schema of version 4 (before attempt history) migrates to 0005: its tasks read an empty history and append to it', async () => {
+  it('a schema of version 4 (before attempt history) migrates through 0005 and 0006: its tasks read an empty history and append to it', async () => {
     const schema = schemaOfTest();
     const first = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
     await first.schedule([task('old', { runAt: 1_000 })], 1);
     const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
-    // Back to exactly version 4: without the column 0005 adds.
+    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed.
     await withClient(async (c) => {
       await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
+      await c.query(
+        `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
+      );
       await c.query(`UPDATE "${schema}".meta SET value = '4' WHERE key = 'schema_version'`);
     });
     const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
