@@ -10,6 +10,7 @@
  *             had scheduled them all, with slack): delivered/s over the window, lateness
  *         S3  `s3Rate` tasks/s for `s3Seconds`, each due 1 s after it is scheduled (a batch
  *             every 10 ms): lateness
+ *         and, for delayq, S1's ceiling: PostgreSQL alone inserting such rows (s1Ceiling)
  *   s4    `s4Count` pending tasks: bytes per task (pg_total_relation_size of every table of
  *         the schema, with indexes and TOAST, after minus before), then `cancels` of them
  *         cancelled by id, one call each, 50 calls at a time: cancels/s
@@ -239,6 +240,24 @@ async function warmUp(system: System, tally: Tally): Promise<void> {
   await tally.until(n, Date.now() + WAIT_AFTER_MS);
 }
 
+/**
+ * S1's ceiling on this host: PostgreSQL alone writing `count` rows like delayq's S1 rows into
+ * delayq's tasks table, 1,000 a statement (INSERT ... SELECT generate_series: no client, no
+ * parameters, no ON CONFLICT, no counters). No store can schedule faster than this.
+ */
+async function s1Ceiling(admin: pg.Client): Promise<number> {
+  const later = Date.now() + 3_600_000;
+  const started = performance.now();
+  for (let from = 0; from < config.count; from += BATCH)
+    await admin.query(
+      `INSERT INTO "${schema}".tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, payload, shard)
+       SELECT 'c1-' || g, 'bench', 'pending', $1::bigint, $1::bigint, 0, 5, 30000, 1000, 2, 3600000, 0.2, $2::bigint, $2::bigint, '{"runAt":' || $1 || '}', (g % 16)::smallint
+         FROM generate_series($3::int, $3::int + ${BATCH - 1}) g`,
+      [later, Date.now(), from],
+    );
+  return Math.round(config.count / ((performance.now() - started) / 1_000));
+}
+
 async function s1(system: System): Promise<number> {
   const later = Date.now() + 3_600_000;
   const started = performance.now();
@@ -384,7 +403,8 @@ async function main(): Promise<Record<string, unknown>> {
       const s2Stats = await s2(system, tallies.s2, s1Rate || 20_000);
       current.tally = tallies.s3;
       const s3Stats = await s3(system, tallies.s3);
-      return { s1: s1Rate, s2: s2Stats, s3: s3Stats };
+      const s1CeilingRate = config.system === 'delayq' && config.phase === 'main' ? await s1Ceiling(admin) : undefined;
+      return { s1: s1Rate, s1Ceiling: s1CeilingRate, s2: s2Stats, s3: s3Stats };
     }
     if (config.phase === 's4') return await s4(system, admin);
     current.tally = tallies.tx;
