@@ -25,6 +25,7 @@ import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import type { PgContext } from './context.js';
 import { countersCte } from './counters.js';
+import { LANE } from './rows.js';
 
 /** The most tasks one statement reserves. */
 const MAX_RESERVE = 1_000;
@@ -89,7 +90,7 @@ export class ReadyReserver {
     }>(
       `WITH picked AS (
          SELECT id, due_at, seq FROM "${s}".tasks
-          WHERE due_at IS NOT NULL AND due_at <= $2 AND (due_at, seq) > ($7::bigint, $8::bigint) AND state = 'pending' AND lane = $1
+          WHERE due_at IS NOT NULL AND due_at <= $2 AND (due_at, seq) > ($7::bigint, $8::bigint) AND state = 'pending' AND ${LANE} = $1
           ORDER BY due_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED
        ),
        upd AS (

@@ -86,9 +86,12 @@ export function historyOf(value: unknown): AttemptEntry[] {
  * error is cut already (historyError).
  */
 export function historyAppend(t: string, now: string, outcome: string, error: string): string {
-  return `history = (CASE WHEN jsonb_array_length(${t}history) >= ${HISTORY_LIMIT} THEN ${t}history - 0 ELSE ${t}history END)
+  return `history = (CASE WHEN jsonb_array_length(${t}history) >= ${HISTORY_LIMIT} THEN ${t}history - 0 ELSE coalesce(${t}history, '[]'::jsonb) END)
          || jsonb_build_array(jsonb_build_array(${t}attempts, ${t}updated_at, greatest(0, ${now} - ${t}updated_at), ${outcome}, ${error}))`;
 }
+
+/** A task's lane (laneOf) in SQL: the topic, or '~push' for a task with its own push url (migration 0006 dropped the stored copy). */
+export const LANE = `(CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END)`;
 
 export function backoffOf(row: ControlRow): TaskRecord['backoff'] {
   return { baseMs: row.backoff_base_ms, factor: row.backoff_factor, maxMs: row.backoff_max_ms, jitter: row.backoff_jitter };

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store's topic limits (migration 0006, ADR 0043): a row per limited topic
+ * The PostgreSQL store's topic limits (migration 0007, ADR 0043): a row per limited topic
  * and `limits_version` in meta, moved by the same statement as the row (as topic-pauses.ts
  * does for pauses). Admissions are one call each of the schema's flow_admit and flow_bind
  * functions, one transaction each, serialised per topic on its bucket row.

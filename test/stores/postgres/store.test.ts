@@ -185,9 +185,12 @@ describe('postgres store', () => {
     const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
-    // Back to exactly version 4: without the column 0005 adds and what 0006 adds.
+    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007 adds.
     await withClient(async (c) => {
       await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
+      await c.query(
+        `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
+      );
       await c.query(`DROP TABLE "${schema}".topic_limits, "${schema}".flow_buckets, "${schema}".flow_slots`);
       await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind`);
       await c.query(`DELETE FROM "${schema}".meta WHERE key = 'limits_version'`);

@@ -1,5 +1,5 @@
 /**
- * 0006: topic flow limits (issue 36, ADR 0043). `topic_limits` keeps each limited topic's
+ * 0007: topic flow limits (issue 36, ADR 0043). `topic_limits` keeps each limited topic's
  * limits (JSON, core/flow/limits.ts), with `limits_version` in meta moved by the same
  * statement, read by every process as the paused topics are. The state they govern:
  * `flow_buckets` (a token bucket per topic; its row also serialises the topic's admissions)
