@@ -1,101 +1,23 @@
-/** Rows as SQLite returns them, and their mapping to the port's records and timer refs. */
+/** Rows as SQLite returns them (the shared SQL task rows, stores/shared/task-rows.ts), with the history column as JSON text. */
 import type { AttemptEntry } from '../../core/task/history.js';
-import { laneOf, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
+import type { TaskRecord } from '../../core/task/model.js';
+import { historyEntries, recordOf, type TaskRowOf } from '../shared/task-rows.js';
 
-/** The columns every state decision needs; never the payload (it may be a MiB). */
-export interface ControlRow {
-  readonly seq: number;
-  readonly topic: string;
-  readonly state: TaskState;
-  readonly run_at: number;
-  readonly attempts: number;
-  readonly max_attempts: number;
-  readonly ttr_ms: number;
-  readonly backoff_base_ms: number;
-  readonly backoff_factor: number;
-  readonly backoff_max_ms: number;
-  readonly backoff_jitter: number;
-  readonly receipt: string | null;
-  readonly reserved_until: number | null;
-  /** The task's own push target (migration 0006), NULL for none. */
-  readonly url: string | null;
-}
+export { backoffOf, CONTROL_COLUMNS, dueRef, runRef, TASK_COLUMNS, type ControlRow, type DueRow } from '../shared/task-rows.js';
 
-export interface TaskRow extends ControlRow {
-  readonly id: string;
-  readonly created_at: number;
-  readonly updated_at: number;
-  readonly last_error: string | null;
-  readonly payload: string;
-  /** The attempts (migration 0011): a JSON array of [attempt, startedAt, durationMs, outcome, error]; NULL for none yet. */
-  readonly history: string | null;
-}
-
-export interface DueRow {
-  readonly id: string;
-  readonly topic: string;
-  readonly state: TaskState;
-  readonly due_at: number;
-  readonly seq: number;
-  readonly receipt: string | null;
-  readonly url: string | null;
-}
-
-export const CONTROL_COLUMNS =
-  'seq, topic, state, run_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, receipt, reserved_until, url';
-
-export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, updated_at, last_error, payload, history`;
+/** A task row; `history` (migration 0011) is a JSON text, NULL for none yet. */
+export type TaskRow = TaskRowOf<string | null>;
 
 export function toRecord(row: TaskRow): TaskRecord {
-  return {
-    id: row.id,
-    topic: row.topic,
-    payload: row.payload,
-    runAt: row.run_at,
-    state: row.state,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    ttrMs: row.ttr_ms,
-    backoff: backoffOf(row),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    receipt: row.receipt,
-    reservedUntil: row.reserved_until,
-    lastError: row.last_error,
-    url: row.url,
-    history: historyOf(row.history),
-  };
+  return recordOf(row, historyOf);
 }
 
 /** The history column as entries; a value this version cannot read is an empty history. */
 export function historyOf(text: string | null): AttemptEntry[] {
   if (text === null) return [];
-  let rows: unknown;
   try {
-    rows = JSON.parse(text);
+    return historyEntries(JSON.parse(text));
   } catch {
     return [];
   }
-  if (!Array.isArray(rows)) return [];
-  return rows.filter(Array.isArray).map((r: unknown[]) => ({
-    attempt: Number(r[0]),
-    startedAt: Number(r[1]),
-    durationMs: Number(r[2]),
-    outcome: String(r[3]),
-    error: typeof r[4] === 'string' ? r[4] : null,
-  }));
-}
-
-export function backoffOf(row: ControlRow): TaskRecord['backoff'] {
-  return { baseMs: row.backoff_base_ms, factor: row.backoff_factor, maxMs: row.backoff_max_ms, jitter: row.backoff_jitter };
-}
-
-export function dueRef(row: DueRow): TimerRef {
-  const kind = row.state === 'reserved' ? 'ttr' : 'run';
-  return { id: row.id, topic: laneOf(row.topic, row.url), kind, dueAt: row.due_at, seq: row.seq, receipt: kind === 'ttr' ? row.receipt : null };
-}
-
-/** A run ref; `lane` is laneOf(topic, url): the task's topic, or PUSH_LANE for a task with its own url. */
-export function runRef(id: string, lane: string, runAt: number, seq: number): TimerRef {
-  return { id, topic: lane, kind: 'run', dueAt: runAt, seq, receipt: null };
 }
