@@ -89,84 +89,78 @@ export class QueueGauges {
         this.set(stats?.timers ?? 0);
       },
     });
-    new Gauge({
-      name: 'delayq_ready_tasks',
-      help: 'Due tasks waiting for a consumer, by topic.',
-      labelNames: ['topic'],
-      registers,
-      async collect() {
-        const stats = await gauges.stats();
-        this.reset();
-        if (stats === null) return;
-        const sums = new Map<string, number>();
-        for (const topic of knownTopics(stats)) sums.set(gauges.topicLabel(topic), 0);
-        for (const [topic, n] of Object.entries(stats.ready)) {
-          const label = gauges.topicLabel(topic);
-          sums.set(label, (sums.get(label) ?? 0) + n);
-        }
-        for (const [topic, n] of sums) this.set({ topic }, n);
-      },
-    });
-    new Gauge({
-      name: 'delayq_topic_paused',
-      help: 'Whether the topic is paused (1: nothing of it is delivered) or not (0), as this process holds it.',
-      labelNames: ['topic'],
-      registers,
-      async collect() {
-        const stats = await gauges.stats();
-        this.reset();
-        if (stats === null) return;
-        // Topics over the label cap share a label: it reads 1 if any of them is paused.
-        const flags = new Map<string, number>();
-        for (const topic of knownTopics(stats)) flags.set(gauges.topicLabel(topic), 0);
-        for (const topic of stats.paused) flags.set(gauges.topicLabel(topic), 1);
-        for (const [topic, n] of flags) this.set({ topic }, n);
-      },
-    });
-    // Topics over the label cap share "_other": its limits are the sums of theirs (what they may
-    // deliver together).
-    const limitGauge = (name: string, help: string, value: (limits: Stats['limits'][string]) => number | null): void =>
+    /**
+     * A gauge by topic: `values` gives (topic, value) pairs, folded per label by `fold` (the
+     * topics over the label cap share "_other"); with `zeroKnown`, every topic the store
+     * counts starts at 0, so a drained topic reads 0 instead of vanishing.
+     */
+    const topicGauge = (spec: {
+      readonly name: string;
+      readonly help: string;
+      readonly zeroKnown: boolean;
+      readonly fold: (a: number, b: number) => number;
+      readonly values: (stats: Stats) => Iterable<readonly [string, number]>;
+    }): void =>
       void new Gauge({
-        name,
-        help,
+        name: spec.name,
+        help: spec.help,
         labelNames: ['topic'],
         registers,
         async collect() {
           const stats = await gauges.stats();
           this.reset();
           if (stats === null) return;
-          const sums = new Map<string, number>();
-          for (const [topic, limits] of Object.entries(stats.limits)) {
-            const n = value(limits);
-            if (n === null) continue;
+          const byLabel = new Map<string, number>();
+          if (spec.zeroKnown) for (const topic of knownTopics(stats)) byLabel.set(gauges.topicLabel(topic), 0);
+          for (const [topic, n] of spec.values(stats)) {
             const label = gauges.topicLabel(topic);
-            sums.set(label, (sums.get(label) ?? 0) + n);
+            const before = byLabel.get(label);
+            byLabel.set(label, before === undefined ? n : spec.fold(before, n));
           }
-          for (const [topic, n] of sums) this.set({ topic }, n);
+          for (const [topic, n] of byLabel) this.set({ topic }, n);
         },
       });
-    limitGauge('delayq_topic_limit_rate', "The topic's flow rate limit in deliveries per second (rate * 1000 / periodMs); no series when it has no rate limit.", (limits) =>
-      limits.rate === null ? null : (limits.rate * 1000) / limits.periodMs,
-    );
-    limitGauge('delayq_topic_limit_concurrency', "The most deliveries of the topic in flight at once (its flow limits); no series when it has no cap.", (limits) => limits.concurrency);
-    new Gauge({
+    const sum = (a: number, b: number): number => a + b;
+    topicGauge({
+      name: 'delayq_ready_tasks',
+      help: 'Due tasks waiting for a consumer, by topic.',
+      zeroKnown: true,
+      fold: sum,
+      values: (stats) => Object.entries(stats.ready),
+    });
+    // Topics over the label cap share a label: it reads 1 if any of them is paused.
+    topicGauge({
+      name: 'delayq_topic_paused',
+      help: 'Whether the topic is paused (1: nothing of it is delivered) or not (0), as this process holds it.',
+      zeroKnown: true,
+      fold: Math.max,
+      values: (stats) => stats.paused.map((topic) => [topic, 1] as const),
+    });
+    // Only limited topics have a series; over the label cap "_other" holds the sums of the
+    // limits of the topics it stands for (what they may deliver together).
+    topicGauge({
+      name: 'delayq_topic_limit_rate',
+      help: "The topic's flow rate limit in deliveries per second (rate * 1000 / periodMs); no series when it has no rate limit.",
+      zeroKnown: false,
+      fold: sum,
+      values: (stats) => Object.entries(stats.limits).flatMap(([topic, limits]) => (limits.rate === null ? [] : [[topic, (limits.rate * 1000) / limits.periodMs] as const])),
+    });
+    topicGauge({
+      name: 'delayq_topic_limit_concurrency',
+      help: 'The most deliveries of the topic in flight at once (its flow limits); no series when it has no cap.',
+      zeroKnown: false,
+      fold: sum,
+      values: (stats) => Object.entries(stats.limits).flatMap(([topic, limits]) => (limits.concurrency === null ? [] : [[topic, limits.concurrency] as const])),
+    });
+    // Under the cap's "_other": the oldest of the topics it holds.
+    topicGauge({
       name: 'delayq_oldest_ready_age_seconds',
       help: 'Age of the longest-waiting ready task, by topic: now minus its runAt; 0 when none is ready.',
-      labelNames: ['topic'],
-      registers,
-      async collect() {
-        const stats = await gauges.stats();
-        this.reset();
-        if (stats === null) return;
+      zeroKnown: true,
+      fold: Math.max,
+      values: (stats) => {
         const now = source.clock.now();
-        const ages = new Map<string, number>();
-        for (const topic of knownTopics(stats)) ages.set(gauges.topicLabel(topic), 0);
-        for (const [topic, runAt] of Object.entries(stats.oldestReady)) {
-          const label = gauges.topicLabel(topic);
-          // Under the cap's "_other": the oldest of the topics it holds.
-          ages.set(label, Math.max(ages.get(label) ?? 0, Math.max(0, now - runAt) / 1000));
-        }
-        for (const [topic, age] of ages) this.set({ topic }, age);
+        return Object.entries(stats.oldestReady).map(([topic, runAt]) => [topic, Math.max(0, now - runAt) / 1000] as const);
       },
     });
     new Gauge({
