@@ -25,7 +25,7 @@ import type { LoopContext } from './loop-context.js';
 import { VersionedSync } from './versioned-sync.js';
 
 /** How long an admission's reserve may wait for a task before its tokens and slots go back. */
-export const FLOW_HOLD_MS = 1_000;
+const FLOW_HOLD_MS = 1_000;
 /** How long past HOLD_MS an admission's slots stay held should its bind never come (a crash). */
 const HOLD_GRACE_MS = 5_000;
 /** How soon a refused admission asks again: at the next token, but not sooner than this (a few tokens a call, not one). */

@@ -71,13 +71,6 @@ export class FlowLedger {
     if (held.size === 0) this.slots.delete(topic);
   }
 
-  /** The deliveries of `topic` in flight at `now` (for stats and tests). */
-  inFlight(topic: string, now: number): number {
-    let n = 0;
-    for (const slot of this.live(topic, now).values()) n += slot.n;
-    return n;
-  }
-
   /** The topic's slots that still count at `now`; those that ran out go. */
   private live(topic: string, now: number): Map<string, Slot> {
     let held = this.slots.get(topic);

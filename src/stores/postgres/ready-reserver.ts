@@ -20,6 +20,7 @@
  * one starts from the beginning again: a task made due behind the cursor meanwhile (a
  * retry, a task scheduled in the past) waits for that, never longer than the burst.
  */
+import type { ReserveRow } from './task-writes.js';
 import type { ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
@@ -75,19 +76,7 @@ export class ReadyReserver {
   private async reserveDue(lane: string, max: number, now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
     const s = this.pg.schema;
     const cursor = this.cursors.get(lane);
-    const rows = await this.pg.query<{
-      id: string;
-      topic: string;
-      payload: string;
-      run_at: number;
-      attempts: number;
-      max_attempts: number;
-      receipt: string;
-      reserved_until: number;
-      url: string | null;
-      picked_due: number;
-      picked_seq: number;
-    }>(
+    const rows = await this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
       `WITH picked AS (
          SELECT id, due_at, seq FROM "${s}".tasks
           WHERE due_at IS NOT NULL AND due_at <= $2 AND (due_at, seq) > ($7::bigint, $8::bigint) AND state = 'pending' AND ${LANE} = $1

@@ -8,6 +8,7 @@
  * - the timers of a shard this process takes over (`loadShard`, retried until it works);
  * - reservations that ran out in a dead process (`recover`, after every lease tick).
  */
+import { parseTimerLines, timerLine } from '../shared/timer-lines.js';
 import type { Clock, TimerToken } from '../../core/ports/index.js';
 import type { TimerRef } from '../../core/task/model.js';
 import { shardOf } from '../shared/router.js';
@@ -54,7 +55,7 @@ export class RemoteTimers {
   publish(refs: readonly (TimerRef | null)[], now: number): void {
     const horizon = now + this.horizonMs;
     const lines: string[] = [];
-    for (const ref of refs) if (ref !== null && ref.dueAt < horizon && !this.leases.owns(shardOf(ref.id, this.pg.shards))) lines.push(`${ref.id} ${ref.topic} ${ref.dueAt} ${ref.seq}`);
+    for (const ref of refs) if (ref !== null && ref.dueAt < horizon && !this.leases.owns(shardOf(ref.id, this.pg.shards))) lines.push(timerLine(ref));
     if (lines.length === 0) return;
     const payloads = packLines(lines);
     this.pg.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channels.timers, payloads], 'delayq_notify').catch(() => undefined);
@@ -63,12 +64,7 @@ export class RemoteTimers {
   /** A notification on the timers channel. */
   receive(payload: string): void {
     const horizon = this.clock.now() + this.horizonMs;
-    for (const line of payload.split('\n')) {
-      const [id, lane, dueAt, seq] = line.split(' ');
-      if (id === undefined || lane === undefined || !this.leases.owns(shardOf(id, this.pg.shards))) continue;
-      const due = Number(dueAt);
-      if (due < horizon) this.emit({ id, topic: lane, kind: 'run', dueAt: due, seq: Number(seq), receipt: null });
-    }
+    for (const ref of parseTimerLines(payload, (id, dueAt) => dueAt < horizon && this.leases.owns(shardOf(id, this.pg.shards)))) this.emit(ref);
   }
 
   /** A shard taken over: its timers within the horizon go to this process's wheel; retried until done or lost again. */

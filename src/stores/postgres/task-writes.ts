@@ -140,7 +140,8 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
   });
 }
 
-interface ReserveRow {
+/** A task as a reservation statement returns it. */
+export interface ReserveRow {
   id: string;
   topic: string;
   payload: string;

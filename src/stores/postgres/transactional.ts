@@ -9,6 +9,7 @@
  * Counter rows: a transaction may stay open a while holding the rows it moved, so these
  * writes use slots 256-319 (one at random per call), apart from every engine's (counters.ts).
  */
+import { timerLine } from '../shared/timer-lines.js';
 import { randomInt } from 'node:crypto';
 import type { ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TransactionalTasks } from '../../core/ports/index.js';
 import type { NewTaskRecord } from '../../core/task/model.js';
@@ -45,7 +46,7 @@ export class PgTransactional implements TransactionalTasks {
     const via = this.via(tx);
     const outcomes = await scheduleTasks(this.pg, tasks, now, via);
     const horizon = now + this.horizonMs;
-    const lines = outcomes.flatMap(({ ref }) => (ref !== null && ref.dueAt < horizon ? [`${ref.id} ${ref.topic} ${ref.dueAt} ${ref.seq}`] : []));
+    const lines = outcomes.flatMap(({ ref }) => (ref !== null && ref.dueAt < horizon ? [timerLine(ref)] : []));
     if (lines.length > 0) await via.run('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channels.timers, packLines(lines)]);
     return outcomes;
   }

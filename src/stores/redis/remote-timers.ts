@@ -7,6 +7,7 @@
  * - the timers of a shard this process takes over (`loadShard`, retried until it works);
  * - reservations that ran out in a dead process (overdue-recoverer.ts emits them here).
  */
+import { parseTimerLines, timerLine } from '../shared/timer-lines.js';
 import type { Clock, TimerToken } from '../../core/ports/index.js';
 import type { TimerRef } from '../../core/task/model.js';
 import { loadDueScript } from './commands.js';
@@ -54,7 +55,7 @@ export class RemoteTimers {
     const horizon = now + this.horizonMs;
     const lines = refs
       .filter((r) => r.dueAt < horizon && !this.leases.owns(shardOf(r.id, this.keys.shards.length)))
-      .map((r) => `${r.id} ${r.topic} ${r.dueAt} ${r.seq}`);
+      .map(timerLine);
     if (lines.length === 0) return;
     // Fire and forget: a lost message only makes the owner find the timer at its next load.
     this.client.publish(this.keys.timerChannel, lines.join('\n')).catch(() => undefined);
@@ -62,11 +63,7 @@ export class RemoteTimers {
 
   /** A message on the timers channel: "id topic dueAt seq" lines. */
   receive(message: string): void {
-    for (const line of message.split('\n')) {
-      const [id, topic, dueAt, seq] = line.split(' ');
-      if (id === undefined || topic === undefined || !this.leases.owns(shardOf(id, this.keys.shards.length))) continue;
-      this.emit({ id, topic, kind: 'run', dueAt: Number(dueAt), seq: Number(seq), receipt: null });
-    }
+    for (const ref of parseTimerLines(message, (id) => this.leases.owns(shardOf(id, this.keys.shards.length)))) this.emit(ref);
   }
 
   /**
