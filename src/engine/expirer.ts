@@ -33,7 +33,7 @@ export class Expirer extends RetryingLoop {
       (outcome) => {
         if (outcome.status === 'retrying') {
           this.place(outcome.ref);
-          // The store's topic: the timer's is the task's lane (PUSH_LANE for a task with its own url).
+          // The store's topic: the timer's is the task's lane (its topic's push lane for a task with its own url).
           this.observer.settled(outcome.topic, 'failed');
         }
         if (outcome.status === 'dead') this.observer.settled(outcome.topic, 'dead');

@@ -1,5 +1,5 @@
 import type { Clock, ConsumerStore } from '../core/ports/index.js';
-import type { Delivery, ReservedTask, TimerRef } from '../core/task/model.js';
+import { topicOfLane, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
@@ -12,7 +12,8 @@ import type { TopicGate } from './topic-pauses.js';
  * and a consumer dequeues them and reserves them in the store. Refs the store refuses
  * (cancelled, moved, reserved already) are dropped and the loop goes on, so a stale hint
  * never reaches a consumer. A paused topic's due tasks stay in the ReadyQueue, in the order
- * they fell due, and its reserves wait until it is resumed (TopicGate).
+ * they fell due, and its reserves wait until it is resumed (TopicGate). A reserve names a
+ * lane: a topic, or a topic's push lane, which that topic's pause and limits govern.
  */
 export class LocalDispatcher implements Dispatcher {
   private readonly ready = new ReadyQueue();
@@ -40,7 +41,8 @@ export class LocalDispatcher implements Dispatcher {
     for (const ref of due) if (ref.kind === 'run') this.ready.push(ref.topic, ref);
   }
 
-  async reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]> {
+  async reserve(lane: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]> {
+    const topic = topicOfLane(lane);
     for (;;) {
       if (!this.running) return [];
       if (this.pauses.has(topic)) {
@@ -52,14 +54,14 @@ export class LocalDispatcher implements Dispatcher {
       // A limited topic takes from the ready queue only what its limits admit (topic-flow.ts);
       // the rest stays there, in order.
       let ticket: FlowTicket | null = null;
-      if (this.flow.limitsOf(topic) !== undefined && this.ready.sizeOf(topic) > 0) {
-        ticket = await this.flow.admit(topic, Math.min(max, this.ready.sizeOf(topic)), signal);
+      if (this.flow.limitsOf(topic) !== undefined && this.ready.sizeOf(lane) > 0) {
+        ticket = await this.flow.admit(topic, Math.min(max, this.ready.sizeOf(lane)), signal);
         if (ticket === null) {
           if (signal.aborted || !this.running) return [];
           continue;
         }
       }
-      const items = this.ready.dequeue(topic, ticket?.granted ?? max);
+      const items = this.ready.dequeue(lane, ticket?.granted ?? max);
       if (items.length > 0) {
         const now = this.clock.now();
         const store = this.store;
@@ -69,7 +71,7 @@ export class LocalDispatcher implements Dispatcher {
         } catch (error) {
           // Nothing was reserved, and these tasks are still pending and due in the store: put
           // them back, or no one would deliver them before a restart reloads them.
-          if (this.running) for (const item of items) this.ready.push(topic, item);
+          if (this.running) for (const item of items) this.ready.push(lane, item);
           if (ticket !== null) await this.flow.bind(ticket, []);
           throw error;
         }
@@ -79,27 +81,42 @@ export class LocalDispatcher implements Dispatcher {
       }
       if (ticket !== null) await this.flow.bind(ticket, []);
       if (signal.aborted) return [];
-      await this.ready.waitFor(topic, signal);
+      await this.ready.waitFor(lane, signal);
     }
   }
 
   /** The backlog of paused and limited topics does not count: it would stop the loader for every other topic. */
   whenBacklogAtMost(level: number): Promise<void> {
     let held = 0;
-    for (const [topic, n] of Object.entries(this.ready.backlogByTopic())) if (this.pauses.has(topic) || this.flow.limitsOf(topic) !== undefined) held += n;
+    for (const [lane, n] of Object.entries(this.ready.backlogByTopic())) {
+      const topic = topicOfLane(lane);
+      if (this.pauses.has(topic) || this.flow.limitsOf(topic) !== undefined) held += n;
+    }
     return this.ready.whenBacklogAtMost(level + held);
   }
 
+  /** A push lane's backlog counts as its topic's. */
   backlogByTopic(): Readonly<Record<string, number>> {
-    return this.ready.backlogByTopic();
+    return foldLanes(this.ready.backlogByTopic(), (a, b) => a + b);
   }
 
   oldestReadyByTopic(): Readonly<Record<string, number>> {
-    return this.ready.oldestByTopic();
+    return foldLanes(this.ready.oldestByTopic(), Math.min);
   }
 
   stop(): void {
     this.running = false;
     this.ready.releaseAll();
   }
+}
+
+/** Per-lane figures as per-topic ones: a push lane's joined to its topic's by `join`. */
+function foldLanes(byLane: Readonly<Record<string, number>>, join: (a: number, b: number) => number): Record<string, number> {
+  const byTopic: Record<string, number> = {};
+  for (const [lane, n] of Object.entries(byLane)) {
+    const topic = topicOfLane(lane);
+    const seen = byTopic[topic];
+    byTopic[topic] = seen === undefined ? n : join(seen, n);
+  }
+  return byTopic;
 }

@@ -16,10 +16,14 @@
  * the subscription goes or the caller gives up, and aborts a reserve already waiting when
  * a subscription appears.
  *
- * Tasks scheduled with their own `url` are filed under the internal lane PUSH_LANE
- * (core/task/model.ts laneOf), which no pull consumer can name: one more consumer here,
- * running while the Pusher runs, pushes them to their url, signed with their topic's
- * subscription secrets or else the queue's default secret (ADR 0021).
+ * Tasks scheduled with their own `url` are filed under their topic's push lane
+ * (core/task/model.ts laneOf), which no pull consumer can name. A consumer here per push
+ * lane pushes them to their url, signed with their topic's subscription secrets or else the
+ * queue's default secret (ADR 0021); the dispatcher holds it by the topic's pause and
+ * limits, like the topic's own consumers. A lane's consumer starts when a task of the lane
+ * falls due in this process's wheel (`laneDue`: the process that owns the task's partition,
+ * which a shared store re-promotes through after a takeover), and runs until the Pusher
+ * stops: one per topic whose tasks with their own url this process has seen due.
  *
  * Every push passes a circuit breaker per destination origin (core/push-breaker.ts): while
  * an origin's circuit is open its tasks are deferred (given back uncounted, due again when
@@ -27,7 +31,7 @@
  * Counters per topic and origin, with each circuit's state, are `stats().push`.
  *
  * Every push holds one of the process's `maxInFlight` slots while it is sent, shared fairly
- * between the consumers (engine/push-slots.ts, core/fair-share.ts: each topic, and the lane
+ * between the consumers (engine/push-slots.ts, core/fair-share.ts: each topic, and each push lane
  * as one): a consumer reserves no more tasks than its share leaves it room for, so a topic
  * whose receiver hangs holds its share and no more, and the others' tasks never wait behind
  * it (ADR 0034). A push that still finds no slot waits briefly for one, then is deferred
@@ -41,7 +45,7 @@ import { CircuitBreakers } from '../core/push-breaker.js';
 import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../core/push.js';
 import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../core/ports/index.js';
 import { redactUrl } from '../core/redact.js';
-import { PUSH_LANE, type Delivery } from '../core/task/model.js';
+import { pushLaneOf, type Delivery } from '../core/task/model.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { PushSlots } from './push-slots.js';
@@ -64,7 +68,7 @@ export interface PusherParams {
   readonly source: WorkSource;
   /** Signs when the task's topic has no subscription; null: such a push fails its attempt. */
   readonly defaultSecret: string | null;
-  /** The own url of a delivery reserved from PUSH_LANE. */
+  /** The own url of a delivery reserved from a push lane. */
   readonly targetOf: (delivery: Delivery) => string | undefined;
 }
 
@@ -89,8 +93,11 @@ export class Pusher {
   private queued: Promise<void> | null = null;
   private timer: TimerToken | null = null;
   private stopped = false;
-  /** The consumer of PUSH_LANE: tasks with their own url. */
-  private lane: Worker | null = null;
+  /** The consumers of the push lanes (tasks with their own url), by lane. */
+  private readonly lanes = new Map<string, Worker>();
+  /** Lanes that fell due before start(): their consumers start with it. */
+  private readonly earlyLanes = new Set<string>();
+  private live = false;
   private readonly breakers: CircuitBreakers;
   private readonly slots: PushSlots;
   private readonly counters = new PushCounters();
@@ -129,13 +136,26 @@ export class Pusher {
 
   start(): void {
     this.started = this.sync().then(() => void (this.startedDone = true));
-    this.lane = new Worker(this.source, {
-      topic: PUSH_LANE,
+    this.live = true;
+    for (const lane of this.earlyLanes) this.laneDue(lane);
+    this.earlyLanes.clear();
+  }
+
+  /** A task of push lane `lane` fell due in this process: the lane gets its consumer if it has none. */
+  laneDue(lane: string): void {
+    if (this.stopped || this.lanes.has(lane)) return;
+    if (!this.live) {
+      this.earlyLanes.add(lane);
+      return;
+    }
+    const worker = new Worker(this.source, {
+      topic: lane,
       handler: this.laneHandler,
       concurrency: PUSH_LANE_CONCURRENCY,
       ttrMs: PUSH_DEFAULTS.timeoutMs + PUSH_RESERVATION_MARGIN_MS,
-      ...this.workerOptions(PUSH_LANE),
+      ...this.workerOptions(lane),
     });
+    this.lanes.set(lane, worker);
   }
 
   /**
@@ -195,8 +215,8 @@ export class Pusher {
     this.slots.close();
     for (const consumer of this.consumers.values()) this.retire(consumer);
     this.consumers.clear();
-    if (this.lane !== null) this.retire({ worker: this.lane });
-    this.lane = null;
+    for (const worker of this.lanes.values()) this.retire({ worker });
+    this.lanes.clear();
     await this.running;
     await Promise.all([...this.retiring]);
     await this.ports.transport.close();
@@ -267,6 +287,7 @@ export class Pusher {
    * subscription's timeout and headers do not apply (PUSH_DEFAULTS.timeoutMs, no headers).
    */
   private readonly laneHandler: Handler = async (delivery: Delivery): Promise<void> => {
+    const lane = pushLaneOf(delivery.topic);
     // The topic's secrets are those of the first read of the subscriptions, at the earliest.
     if (!this.startedDone) await this.started;
     const url = this.targets.targetOf(delivery);
@@ -280,10 +301,10 @@ export class Pusher {
       this.failures.failed({ origin, topic: delivery.topic, id: delivery.id, attempt: delivery.attempt, result: 'unsigned', error });
       throw new Error(error);
     }
-    return this.push(delivery, PUSH_LANE, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
+    return this.push(delivery, lane, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
   };
 
-  /** One push of `consumer` (a subscribed topic, or PUSH_LANE), holding one of its slots while it is sent. */
+  /** One push of `consumer` (a subscribed topic, or a push lane), holding one of its slots while it is sent. */
   private async push(delivery: Delivery, consumer: string, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[]): Promise<void> {
     const { transport, signer } = this.ports;
     const now = this.clock.now();

@@ -35,7 +35,7 @@
 import { onPartial } from '../core/partial-batch.js';
 import type { ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
-import { PUSH_LANE, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import { isPushLane, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
 import { compileCron } from './cron-pattern.js';
 import { Expirer } from './expirer.js';
@@ -80,7 +80,7 @@ export class Scheduler implements WorkScheduler {
   /** Recurring schedules: DelayQueue.schedules reaches it through `recurring`. */
   readonly recurring: RecurringScheduleLoop;
   private readonly lateness = new LatenessRecorder();
-  /** The own push url of each task the Pusher reserved from PUSH_LANE, by its delivery. */
+  /** The own push url of each task the Pusher reserved from a push lane, by its delivery. */
   private readonly pushTargets = new WeakMap<Delivery, string>();
   private current: SchedulerPhase = 'built';
   private stopping: Promise<void> | null = null;
@@ -287,7 +287,7 @@ export class Scheduler implements WorkScheduler {
   }
 
   private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
-    this.dispatcher.reserve(topic, max, signal, ttrMs, topic === PUSH_LANE ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
+    this.dispatcher.reserve(topic, max, signal, ttrMs, isPushLane(topic) ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
 
   /** Forgets the task's timer, whichever kind (it was cancelled, moved or settled). */
   remove(id: string): void {
@@ -316,7 +316,7 @@ export class Scheduler implements WorkScheduler {
 
   /** A timer read by the loader or handed over by a shared store: it may be in the wheel already. */
   readonly placeLoaded = (ref: TimerRef): void => {
-    if (ref.topic === PUSH_LANE) this.warmTaskUrls(ref.id);
+    if (isPushLane(ref.topic)) this.warmTaskUrls(ref.id);
     if (!this.driver.holds(ref)) this.place(ref);
   };
 
@@ -348,7 +348,7 @@ export class Scheduler implements WorkScheduler {
     return delivery;
   };
 
-  /** A delivery of PUSH_LANE, its task's url noted for the Pusher (a Delivery has no url field). */
+  /** A delivery of a push lane, its task's url noted for the Pusher (a Delivery has no url field). */
   private readonly deliverTarget = (record: ReservedTask, now: number): Delivery => {
     const delivery = this.deliver(record, now);
     if (record.url) this.pushTargets.set(delivery, record.url);
@@ -363,6 +363,10 @@ export class Scheduler implements WorkScheduler {
 
   private readonly onDue = (due: TimerRef[]): void => {
     this.dispatcher.dispatch(due);
-    for (const ref of due) if (ref.kind === 'ttr') this.expirer.expire(ref);
+    for (const ref of due) {
+      if (ref.kind === 'ttr') this.expirer.expire(ref);
+      // Whichever process's wheel a push lane's task falls due in consumes that lane (pusher.ts).
+      else if (this.pusher !== null && isPushLane(ref.topic)) this.pusher.laneDue(ref.topic);
+    }
   };
 }

@@ -1,5 +1,5 @@
 import type { Clock, SharedDispatch } from '../core/ports/index.js';
-import type { Delivery, TimerRef } from '../core/task/model.js';
+import { topicOfLane, type Delivery, type TimerRef } from '../core/task/model.js';
 import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
@@ -14,7 +14,8 @@ import type { TopicGate } from './topic-pauses.js';
  * this process timers it did not create (tasks other processes scheduled into partitions
  * it owns, partitions it takes over): they go to `placeRemote`, like loaded timers. A
  * paused topic's tasks are promoted as usual and wait in the ready lists; its reserves wait
- * here until it is resumed (TopicGate).
+ * here until it is resumed (TopicGate). `topic` here is a lane: a topic, or a topic's push
+ * lane, which that topic's pause and limits govern.
  */
 export class SharedDispatcher implements Dispatcher {
   private running = false;
@@ -49,7 +50,8 @@ export class SharedDispatcher implements Dispatcher {
     this.promoter.promote(due.filter((ref) => ref.kind === 'run'));
   }
 
-  async reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]> {
+  async reserve(lane: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]> {
+    const topic = topicOfLane(lane);
     for (;;) {
       if (!this.running) return [];
       if (this.pauses.has(topic)) {
@@ -73,7 +75,7 @@ export class SharedDispatcher implements Dispatcher {
       const cut = this.pauses.cutOnPause(topic, hold?.signal ?? signal);
       let reserved;
       try {
-        reserved = await this.inFlight.track(this.store.reserveReady(topic, ticket?.granted ?? max, () => this.clock.now(), ttrMs, cut.signal, ticket !== null));
+        reserved = await this.inFlight.track(this.store.reserveReady(lane, ticket?.granted ?? max, () => this.clock.now(), ttrMs, cut.signal, ticket !== null));
       } catch (error) {
         if (ticket !== null) await this.flow.bind(ticket, []);
         throw error;

@@ -70,14 +70,31 @@ export interface NewTaskRecord {
 
 /**
  * The lane the engine's timers and ready queues file a task under: its topic, or for a task
- * with its own push `url` the internal lane PUSH_LANE, which only the Pusher consumes (no
- * topic can be spelled with '~'). Stores put it in their timer refs' `topic`; records and
- * deliveries keep the task's real topic.
+ * with its own push `url` its topic's push lane, PUSH_LANE_PREFIX + topic, which only the
+ * Pusher consumes (no topic can be spelled with '~'). A push lane per topic, not one for
+ * every topic, so that the topic's pause and flow limits hold its own-url pushes too
+ * (topicOfLane). Stores put the lane in their timer refs' `topic`; records and deliveries
+ * keep the task's real topic.
  */
-export const PUSH_LANE = '~push';
+export const PUSH_LANE_PREFIX = '~push:';
 
 export function laneOf(topic: string, url: string | null | undefined): string {
-  return url === null || url === undefined || url === '' ? topic : PUSH_LANE;
+  return url === null || url === undefined || url === '' ? topic : pushLaneOf(topic);
+}
+
+/** The push lane of `topic`: its tasks with their own url. */
+export function pushLaneOf(topic: string): string {
+  return PUSH_LANE_PREFIX + topic;
+}
+
+/** Whether `lane` is a push lane (a topic's tasks with their own url). */
+export function isPushLane(lane: string): boolean {
+  return lane.startsWith(PUSH_LANE_PREFIX);
+}
+
+/** The topic whose pause and limits govern `lane`: the topic itself, or a push lane's topic. */
+export function topicOfLane(lane: string): string {
+  return isPushLane(lane) ? lane.slice(PUSH_LANE_PREFIX.length) : lane;
 }
 
 /**
@@ -87,7 +104,7 @@ export function laneOf(topic: string, url: string | null | undefined): string {
  */
 export interface TimerRef {
   readonly id: string;
-  /** The task's lane (laneOf): its topic, or PUSH_LANE for a task with its own push url. */
+  /** The task's lane (laneOf): its topic, or its topic's push lane for a task with its own push url. */
   readonly topic: string;
   readonly kind: 'run' | 'ttr';
   readonly dueAt: number;

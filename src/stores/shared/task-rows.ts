@@ -95,7 +95,7 @@ export function dueRef(row: DueRow): TimerRef {
   return { id: row.id, topic: laneOf(row.topic, row.url), kind, dueAt: row.due_at, seq: row.seq, receipt: kind === 'ttr' ? row.receipt : null };
 }
 
-/** A run ref; `lane` is laneOf(topic, url): the task's topic, or PUSH_LANE for a task with its own url. */
+/** A run ref; `lane` is laneOf(topic, url): the task's topic, or its topic's push lane for a task with its own url. */
 export function runRef(id: string, lane: string, runAt: number, seq: number): TimerRef {
   return { id, topic: lane, kind: 'run', dueAt: runAt, seq, receipt: null };
 }

@@ -1,7 +1,7 @@
 /**
  * The line format of run timers handed to the owner of their shard (Redis pub/sub, PostgreSQL
  * NOTIFY; the SQL function `schedule` writes the same): "id lane dueAt seq", one per line.
- * Ids and lanes hold no space or newline (the validators' alphabet, and '~push').
+ * Ids and lanes hold no space or newline (the validators' alphabet, and '~push:' before a topic).
  */
 import type { TimerRef } from '../../core/task/model.js';
 

@@ -2,9 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskStore } from '../../core/ports/index.js';
-import { PUSH_LANE } from '../../core/task/model.js';
+import { pushLaneOf } from '../../core/task/model.js';
 import { T0, task, loadAll } from './fixtures.js';
 
+
+/** The push lane of the fixtures' topic. */
+const ORDERS_PUSH = pushLaneOf('orders');
 /** `store` is the store of the case running: a fresh one for each. */
 export function deferCases(store: TaskStore): void {
   describe('defer', () => {
@@ -56,7 +59,7 @@ export function deferCases(store: TaskStore): void {
       await store.schedule([task('u', { url: 'https://h.example.com/x' })], T0);
       const [r] = await store.reserve(['u'], T0 + 1_000);
       const deferred = await store.defer('u', r!.receipt!, T0 + 9_000, T0 + 1_001);
-      assert.equal(deferred.status === 'deferred' ? deferred.ref.topic : deferred.status, PUSH_LANE);
+      assert.equal(deferred.status === 'deferred' ? deferred.ref.topic : deferred.status, ORDERS_PUSH);
       assert.equal((await store.get('u'))?.url, 'https://h.example.com/x');
     });
   });

@@ -6,7 +6,7 @@
 -- Field 13 and the history between the error and the payload: see appendAttempt (patch.lua).
 -- Field 14 is there only for a task with its own push url (codec.ts escapes ',', '|' and
 -- '%' in it); the scripts never read it beyond "present", which files the task's timers
--- under the lane '~push' (laneOf) instead of its topic.
+-- under its topic's push lane '~push:<topic>' (laneOf) instead of its topic.
 -- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36;
 -- empty for the default policy, which nack.lua gets in ARGV);
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
@@ -74,10 +74,11 @@ local function decode(body)
   return t
 end
 
--- The lane a task's timers and ready list are filed under: its topic, or '~push' for a
--- task with its own push url (core/task/model.ts laneOf; the Pusher alone consumes it).
+-- The lane a task's timers and ready list are filed under: its topic, or its topic's push
+-- lane '~push:<topic>' for a task with its own push url (core/task/model.ts laneOf; the
+-- Pusher alone consumes it, under the topic's pause and limits).
 local function laneOf(t)
-  if t.url then return '~push' end
+  if t.url then return '~push:' .. t.topic end
   return t.topic
 end
 
