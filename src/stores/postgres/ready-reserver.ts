@@ -21,12 +21,11 @@
  * retry, a task scheduled in the past) waits for that, never longer than the burst.
  */
 import type { ReserveRow } from './task-writes.js';
-import type { ReservedTask } from '../../core/task/model.js';
+import { isPushLane, topicOfLane, type ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import type { PgContext } from './context.js';
 import { countersCte } from './counters.js';
-import { LANE } from './rows.js';
 
 /** The most tasks one statement reserves. */
 const MAX_RESERVE = 1_000;
@@ -78,9 +77,7 @@ export class ReadyReserver {
     const cursor = this.cursors.get(lane);
     const rows = await this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
       `WITH picked AS (
-         SELECT id, due_at, seq FROM "${s}".tasks
-          WHERE due_at IS NOT NULL AND due_at <= $2 AND (due_at, seq) > ($7::bigint, $8::bigint) AND state = 'pending' AND ${LANE} = $1
-          ORDER BY due_at, seq LIMIT $3 FOR UPDATE SKIP LOCKED
+         SELECT id, due_at, seq FROM "${s}".reserve_pick($1, $9, $2, $3, $7::bigint, $8::bigint)
        ),
        upd AS (
          UPDATE "${s}".tasks t SET state = 'reserved', attempts = t.attempts + 1,
@@ -91,7 +88,7 @@ export class ReadyReserver {
        ),
        ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$6')}
        SELECT id, topic, payload, run_at, attempts, max_attempts, receipt, reserved_until, url, picked_due, seq AS picked_seq FROM upd ORDER BY picked_due, seq`,
-      [lane, now, max, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), cursor?.dueAt ?? -1, cursor?.seq ?? -1],
+      [topicOfLane(lane), now, max, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
       'delayq_reserve_due',
     );
     const last = rows.at(-1);

@@ -24,5 +24,3 @@ export function historyAppend(t: string, now: string, outcome: string, error: st
          || jsonb_build_array(jsonb_build_array(${t}attempts, ${t}updated_at, greatest(0, ${now} - ${t}updated_at), ${outcome}, ${error}))`;
 }
 
-/** A task's lane (laneOf) in SQL: the topic, or its push lane '~push:<topic>' for a task with its own push url (migration 0006 dropped the stored copy). */
-export const LANE = `(CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push:' || topic END)`;

@@ -8,7 +8,8 @@ import { runSharedConformance } from '../../../src/testing/shared-conformance.js
 import type { PostgresStore } from '../../../src/stores/postgres/postgres-store.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
-import { dropSchema, freshSchema, storeUrl, withClient } from '../../helpers/postgres.js';
+import { dropSchema, freshSchema, PG_URL, storeUrl, withClient } from '../../helpers/postgres.js';
+import { createPool } from '../../../src/stores/postgres/connection.js';
 
 // Each case on a schema of its own, dropped after it.
 runStoreConformance('postgres', async () => {
@@ -126,6 +127,23 @@ describe('postgres store', () => {
     }
   });
 
+  it('plans each statement for its own values, and reserves by an ordered walk of tasks_due whatever the statistics (ADR 0045)', async () => {
+    const schema = schemaOfTest();
+    await (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })).close();
+    // A generic plan made while tasks was small would scan the whole table once it is large.
+    const quiet = (): void => undefined;
+    const pool = createPool(PG_URL, { debug: quiet, info: quiet, warn: quiet, error: quiet });
+    try {
+      const { rows } = await pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
+      assert.equal(rows[0]?.plan_cache_mode, 'force_custom_plan');
+    } finally {
+      await pool.end();
+    }
+    // reserve_pick leaves the planner no bitmap or sequential scan, nor a sort: the walk stops once it has enough.
+    const config = await withClient((c) => c.query(`SELECT proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'reserve_pick'`, [schema]));
+    assert.deepEqual([...((config.rows[0] as { proconfig: string[] } | undefined)?.proconfig ?? [])].sort(), ['enable_bitmapscan=off', 'enable_seqscan=off', 'enable_sort=off']);
+  });
+
   it('refuses unknown URL parameters, bad schema names and a schema given twice differently', async () => {
     for (const spec of [`${storeUrl('ok')}&shards=3`, 'postgres://postgres@127.0.0.1:5432/test?schema=Bad-Name', 'postgres://127.0.0.1:5432', 'postgres://postgres@127.0.0.1:5432/test?schema=1x'])
       await assert.rejects(() => openPostgresStore(spec, { clock: storeSystemClock }), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'), spec);
@@ -185,14 +203,14 @@ describe('postgres store', () => {
     const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
-    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007 adds.
+    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007 and 0008 add.
     await withClient(async (c) => {
       await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
       await c.query(
         `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
       );
       await c.query(`DROP TABLE "${schema}".topic_limits, "${schema}".flow_buckets, "${schema}".flow_slots`);
-      await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind`);
+      await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind, "${schema}".reserve_pick`);
       await c.query(`DELETE FROM "${schema}".meta WHERE key = 'limits_version'`);
       await c.query(`UPDATE "${schema}".meta SET value = '4' WHERE key = 'schema_version'`);
     });

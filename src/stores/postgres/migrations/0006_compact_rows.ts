@@ -6,8 +6,8 @@
  *   on the page most of the time: pruning, which runs when a page has less than a tenth
  *   free, takes the versions earlier updates left behind (measured in the ADR). Pages
  *   written before keep the room they had.
- * - `lane` is dropped: reserveDue spells the same expression (rows.ts, LANE) where it used
- *   the stored copy, which no index held.
+ * - `lane` is dropped: reserves match the topic and url instead (now in reserve_pick,
+ *   0008) where they used the stored copy, which no index held.
  * - `history` is NULL until the first attempt settles (the settling UPDATE appends to
  *   coalesce(history, '[]'); rows.ts reads NULL as an empty history): a pending task
  *   stores no empty array.

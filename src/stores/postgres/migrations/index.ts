@@ -12,8 +12,9 @@ import { sql as pausedTopics } from './0004_paused_topics.js';
 import { sql as attemptHistory } from './0005_attempt_history.js';
 import { sql as compactRows } from './0006_compact_rows.js';
 import { sql as topicLimits } from './0007_topic_limits.js';
+import { sql as reservePick } from './0008_reserve_pick.js';
 
-export const MIGRATIONS: readonly string[] = [initial, shared, functions, pausedTopics, attemptHistory, compactRows, topicLimits];
+export const MIGRATIONS: readonly string[] = [initial, shared, functions, pausedTopics, attemptHistory, compactRows, topicLimits, reservePick];
 
 /** The migrations' SQL for one schema: `S.` names the schema's objects, `{schema}` is its bare name. */
 export function forSchema(sql: string, schema: string): string {
