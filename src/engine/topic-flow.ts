@@ -57,16 +57,8 @@ export class TopicFlow {
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'observer' | 'tuning'>) {
     this.context = context;
-    const { store, clock, logger, inFlight } = context;
-    this.sync = new VersionedSync({
-      read: () => store.topicLimits(),
-      apply: (read) => this.take(read.limits),
-      clock,
-      logger,
-      inFlight,
-      everyMs: context.tuning.pauseSyncMs,
-      what: 'topic limits',
-    });
+    const { store } = context;
+    this.sync = new VersionedSync(context, { read: () => store.topicLimits(), apply: (read) => this.take(read.limits), what: 'topic limits' });
   }
 
   limitsOf(topic: string): TopicLimits | undefined {

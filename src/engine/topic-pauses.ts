@@ -39,16 +39,8 @@ export class TopicPauses implements TopicGate {
   private readonly sync: VersionedSync<PausedTopics>;
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>) {
-    const { store, clock, logger, inFlight } = context;
-    this.sync = new VersionedSync({
-      read: () => store.pausedTopics(),
-      apply: (read) => this.take(read.topics),
-      clock,
-      logger,
-      inFlight,
-      everyMs: context.tuning.pauseSyncMs,
-      what: 'paused topics',
-    });
+    const { store } = context;
+    this.sync = new VersionedSync(context, { read: () => store.pausedTopics(), apply: (read) => this.take(read.topics), what: 'paused topics' });
   }
 
   has(topic: string): boolean {

@@ -1,12 +1,12 @@
 /**
  * A small set the store keeps with a version (the paused topics, the topics' limits), held
- * by this process and kept in step with the store: every `everyMs` it reads the store's and
+ * by this process and kept in step with the store: every `pauseSyncMs` it reads the store's and
  * applies it when its version moved. A change made through this process is applied at once
  * (`apply`); a read that started before that apply is older than it, and is dropped. A
  * failed read is logged and what is in force stays until a read succeeds.
  */
-import type { Clock, Logger, TimerToken } from '../core/ports/index.js';
-import type { InFlight } from './in-flight.js';
+import type { TimerToken } from '../core/ports/index.js';
+import type { LoopContext } from './loop-context.js';
 
 export class VersionedSync<T extends { readonly version: string }> {
   private version: string | null = null;
@@ -15,18 +15,18 @@ export class VersionedSync<T extends { readonly version: string }> {
   private timer: TimerToken | null = null;
   private running = false;
 
-  constructor(
-    private readonly params: {
-      readonly read: () => Promise<T>;
-      readonly apply: (value: T) => void;
-      readonly clock: Clock;
-      readonly logger: Logger;
-      readonly inFlight: InFlight;
-      readonly everyMs: number;
-      /** Names the set in the log line of a failed read. */
-      readonly what: string;
-    },
-  ) {}
+  private readonly context: Pick<LoopContext, 'clock' | 'logger' | 'inFlight' | 'tuning'>;
+  private readonly params: {
+    readonly read: () => Promise<T>;
+    readonly apply: (value: T) => void;
+    /** Names the set in the log line of a failed read. */
+    readonly what: string;
+  };
+
+  constructor(context: Pick<LoopContext, 'clock' | 'logger' | 'inFlight' | 'tuning'>, params: VersionedSync<T>['params']) {
+    this.context = context;
+    this.params = params;
+  }
 
   start(): void {
     this.running = true;
@@ -35,7 +35,7 @@ export class VersionedSync<T extends { readonly version: string }> {
 
   stop(): void {
     this.running = false;
-    if (this.timer !== null) this.params.clock.clearTimer(this.timer);
+    if (this.timer !== null) this.context.clock.clearTimer(this.timer);
     this.timer = null;
   }
 
@@ -49,7 +49,7 @@ export class VersionedSync<T extends { readonly version: string }> {
   /** Reads the store's set now and applies it if its version moved (and nothing was applied meanwhile: that one is newer). */
   async refresh(): Promise<void> {
     const before = this.applied;
-    const read = await this.params.inFlight.track(this.params.read());
+    const read = await this.context.inFlight.track(this.params.read());
     if (read.version !== this.version && this.applied === before) this.apply(read);
   }
 
@@ -57,9 +57,9 @@ export class VersionedSync<T extends { readonly version: string }> {
     this.timer = null;
     if (!this.running) return;
     this.refresh()
-      .catch((error: unknown) => this.params.logger.warn({ err: error }, `reading the ${this.params.what} failed; the set in force stays until a read succeeds`))
+      .catch((error: unknown) => this.context.logger.warn({ err: error }, `reading the ${this.params.what} failed; the set in force stays until a read succeeds`))
       .finally(() => {
-        if (this.running) this.timer = this.params.clock.setTimer(() => this.tick(), this.params.everyMs);
+        if (this.running) this.timer = this.context.clock.setTimer(() => this.tick(), this.context.tuning.pauseSyncMs);
       });
   }
 }
