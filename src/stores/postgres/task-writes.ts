@@ -17,6 +17,7 @@ import { laneOf, type NewTaskRecord, type ReservedTask } from '../../core/task/m
 import { nextNonce } from '../shared/nonce.js';
 import { shardOf } from '../shared/router.js';
 import type { PgContext } from './context.js';
+import { numberArray, textArray, uniform } from './array-literal.js';
 import { countersCte } from './counters.js';
 import { historyAppend } from './rows.js';
 
@@ -74,6 +75,7 @@ async function insertTasks(pg: PgContext, via: Via | undefined, statement: (arbi
 const UNIQUE_VIOLATION = '23505';
 
 interface ScheduleRow {
+  id: string;
   seq: number | null;
   existing_run_at: number | null;
 }
@@ -93,7 +95,12 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
   const s = pg.schema;
   const statement = (arbiter: string): string =>
     `WITH input AS (
-       SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[], $14::smallint[])
+       SELECT id, coalesce(topic, ($2::text[])[1]) AS topic, run_at,
+              coalesce(max_attempts, ($4::int[])[1]) AS max_attempts, coalesce(ttr_ms, ($5::bigint[])[1]) AS ttr_ms,
+              coalesce(base_ms, ($6::bigint[])[1]) AS base_ms, coalesce(factor, ($7::float8[])[1]) AS factor,
+              coalesce(max_ms, ($8::bigint[])[1]) AS max_ms, coalesce(jitter, ($9::float8[])[1]) AS jitter,
+              url, payload, coalesce(now, ($12::bigint[])[1]) AS now, shard, ord
+         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[], $14::smallint[])
          WITH ORDINALITY AS i(id, topic, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, url, payload, now, shard, ord)
      ),
      ins AS (
@@ -103,29 +110,36 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
        RETURNING id, seq, topic
      ),
      ${countersCte(s, "SELECT topic, NULL::text AS from_state, 'pending'::text AS to_state FROM ins", '$13')}
-     SELECT ins.seq, CASE WHEN ins.id IS NULL THEN (SELECT t.run_at FROM "${s}".tasks t WHERE t.id = i.id) END AS existing_run_at
-       FROM input i LEFT JOIN ins ON ins.id = i.id
-      ORDER BY i.ord`;
+     ${
+       arbiter === ''
+         ? // Every row went in (or the statement failed): no need to match them with the input.
+           'SELECT id, seq, NULL::bigint AS existing_run_at FROM ins'
+         : `SELECT i.id, ins.seq, CASE WHEN ins.id IS NULL THEN (SELECT t.run_at FROM "${s}".tasks t WHERE t.id = i.id) END AS existing_run_at
+              FROM input i LEFT JOIN ins ON ins.id = i.id`
+     }`;
+  // Columns never NULL go as one value when the batch agrees on it (array-literal.ts); url
+  // may be NULL, so it goes whole, or as no element at all when no task has one.
+  const urls = unique.map((t) => t.url ?? null);
   const values = [
-    unique.map((t) => t.id),
-    unique.map((t) => t.topic),
-    unique.map((t) => t.runAt),
-    unique.map((t) => t.maxAttempts),
-    unique.map((t) => t.ttrMs),
-    unique.map((t) => t.backoff.baseMs),
-    unique.map((t) => t.backoff.factor),
-    unique.map((t) => t.backoff.maxMs),
-    unique.map((t) => t.backoff.jitter),
-    unique.map((t) => t.url ?? null),
-    unique.map((t) => t.payload),
-    nows,
+    textArray(unique.map((t) => t.id)),
+    textArray(uniform(unique.map((t) => t.topic))),
+    numberArray(unique.map((t) => t.runAt)),
+    numberArray(uniform(unique.map((t) => t.maxAttempts))),
+    numberArray(uniform(unique.map((t) => t.ttrMs))),
+    numberArray(uniform(unique.map((t) => t.backoff.baseMs))),
+    numberArray(uniform(unique.map((t) => t.backoff.factor))),
+    numberArray(uniform(unique.map((t) => t.backoff.maxMs))),
+    numberArray(uniform(unique.map((t) => t.backoff.jitter))),
+    urls.every((u) => u === null) ? '{}' : textArray(urls),
+    textArray(unique.map((t) => t.payload)),
+    numberArray(uniform(nows)),
     via?.slot ?? pg.slotOf('other'),
-    unique.map((t) => shardOf(t.id, pg.shards)),
+    numberArray(unique.map((t) => shardOf(t.id, pg.shards))),
   ];
-  const rows = await insertTasks(pg, via, statement, values);
+  const rows = new Map((await insertTasks(pg, via, statement, values)).map((row) => [row.id, row]));
   const byId = new Map<string, ScheduleOutcome>();
-  unique.forEach((task, i) => {
-    const row = rows[i]!;
+  unique.forEach((task) => {
+    const row = rows.get(task.id)!;
     byId.set(
       task.id,
       row.seq !== null
@@ -168,7 +182,7 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
      ),
      ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$5')}
      SELECT upd.* FROM upd JOIN input i ON i.id = upd.id ORDER BY i.ord`,
-    [unique, now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')],
+    [textArray(unique), now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')],
     'delayq_reserve',
   );
   return rows.map((r) =>
@@ -187,7 +201,9 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
 export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[]): Promise<StoreAckOutcome[]> {
   const s = pg.schema;
   const rows = await pg.query<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
-    `WITH input AS (SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS a(id, receipt, now, ord)),
+    `WITH input AS (
+       SELECT id, receipt, coalesce(now, ($3::bigint[])[1]) AS now, ord FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS a(id, receipt, now, ord)
+     ),
      upd AS (
        UPDATE "${s}".tasks t SET ${historyAppend('t.', 'a.now', "'acked'::text", 'NULL::text')},
               state = 'completed', due_at = NULL, acked_receipt = t.receipt, receipt = NULL, reserved_until = NULL, updated_at = a.now
@@ -200,7 +216,7 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
                                   FROM "${s}".tasks t WHERE t.id = a.id), 'not_found') END AS outcome, u.topic
        FROM input a LEFT JOIN upd u ON u.id = a.id AND u.acked_receipt = a.receipt
       ORDER BY a.ord`,
-    [acks.map((a) => a.id), acks.map((a) => a.receipt), typeof now === 'number' ? acks.map(() => now) : now, pg.slotOf('ack')],
+    [textArray(acks.map((a) => a.id)), textArray(acks.map((a) => a.receipt)), numberArray(typeof now === 'number' ? [now] : uniform(now)), pg.slotOf('ack')],
     'delayq_ack',
   );
   const acked = new Set<string>();
@@ -218,7 +234,7 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
 export async function cancelTasks(pg: PgContext, ids: readonly string[], now: number | readonly number[], via?: Via): Promise<StoreCancelOutcome[]> {
   const s = pg.schema;
   const rows = await runner(pg, via)<{ topic: string | null; found: boolean }>(
-    `WITH input AS (SELECT * FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS i(id, now, ord)),
+    `WITH input AS (SELECT id, coalesce(now, ($2::bigint[])[1]) AS now, ord FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS i(id, now, ord)),
      upd AS (
        UPDATE "${s}".tasks t SET state = 'cancelled', due_at = NULL, updated_at = i.now
          FROM input i WHERE t.id = i.id AND t.state = 'pending'
@@ -228,7 +244,7 @@ export async function cancelTasks(pg: PgContext, ids: readonly string[], now: nu
      SELECT u.topic, CASE WHEN u.id IS NOT NULL THEN true ELSE (SELECT true FROM "${s}".tasks t WHERE t.id = i.id) IS NOT NULL END AS found
        FROM input i LEFT JOIN upd u ON u.id = i.id
       ORDER BY i.ord`,
-    [ids, typeof now === 'number' ? ids.map(() => now) : now, via?.slot ?? pg.slotOf('other')],
+    [textArray(ids), numberArray(typeof now === 'number' ? [now] : uniform(now)), via?.slot ?? pg.slotOf('other')],
     'delayq_cancel',
   );
   const seen = new Set<string>();

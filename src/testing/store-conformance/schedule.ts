@@ -71,6 +71,25 @@ export function scheduleCases(store: TaskStore): void {
       assert.equal((await store.get('big'))?.payload, big);
     });
 
+    it('keeps each task of one batch as given when their topics, policies and urls differ', async () => {
+      // Stores may send a value the whole batch shares once (PostgreSQL does): this mixes them.
+      const tasks = [
+        task('m1', { topic: 'one', maxAttempts: 1, ttrMs: 1_000, backoff: { baseMs: 10, factor: 1.5, maxMs: 100, jitter: 0.25 } }),
+        task('m2', { topic: 'two', url: 'https://hooks.example.com/m2', payload: '"quote \\" and \\\\ backslash"' }),
+        task('m3', { topic: 'one', maxAttempts: 7, ttrMs: 9_000, runAt: T0 + 5 }),
+      ];
+      await store.schedule(tasks, T0);
+      for (const t of tasks) {
+        const got = await store.get(t.id);
+        assert.ok(got);
+        assert.deepEqual(
+          [got.topic, got.payload, got.runAt, got.maxAttempts, got.ttrMs, got.backoff, got.url],
+          [t.topic, t.payload, t.runAt, t.maxAttempts, t.ttrMs, t.backoff, t.url ?? null],
+          t.id,
+        );
+      }
+    });
+
     it('returns null for unknown ids', async () => {
       assert.equal(await store.get('nope'), null);
     });
