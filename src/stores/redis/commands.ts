@@ -193,7 +193,7 @@ export async function loadDueScript(
   until: number,
   after: { dueAt: number; seq: number } | null,
   limit: number,
-  only: 'all' | 'ttr' = 'all',
+  only: 'all' | 'ttr' | 'run' = 'all',
 ): Promise<DueEntry[]> {
   const args: Arg[] = [Number.isFinite(until) ? until : '+inf', after ? after.dueAt : '', after ? after.seq : 0, limit, only];
   const reply = asArray(await run(client, 'load-due', [shard.pool, shard.delayed, shard.reserved], args));

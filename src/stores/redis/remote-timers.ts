@@ -57,7 +57,8 @@ export class RemoteTimers {
       .filter((r) => r.dueAt < horizon && !this.leases.owns(shardOf(r.id, this.keys.shards.length)))
       .map(timerLine);
     if (lines.length === 0) return;
-    // Fire and forget: a lost message only makes the owner find the timer at its next load.
+    // Fire and forget: the owner's recoverer finds a timer whose message was lost once it is
+    // 2 s overdue (overdue-recoverer.ts); its loader, which reads forward only, would not.
     this.client.publish(this.keys.timerChannel, lines.join('\n')).catch(() => undefined);
   }
 

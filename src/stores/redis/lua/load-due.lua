@@ -3,7 +3,8 @@
 -- (reserved, score reservedUntil). Read-only.
 -- KEYS[1] pool, KEYS[2] delayed, KEYS[3] reserved
 -- ARGV[1] until ('+inf' or ms), ARGV[2] cursor dueAt ('' = from the start), ARGV[3] cursor seq,
--- ARGV[4] limit (the caller keeps it <= 2,000), ARGV[5] 'ttr' for reservations only (else both)
+-- ARGV[4] limit (the caller keeps it <= 2,000), ARGV[5] 'ttr' for reservations only, 'run' for
+-- pending tasks only (else both)
 -- Returns: flat { id, kind ('run'|'ttr'), dueAt, seq, topic, receipt ('' for run) } per timer.
 -- @include codec
 local limit = tonumber(ARGV[4])
@@ -38,9 +39,9 @@ local function page(key)
   return out
 end
 
-local runs = {}
+local runs, ttrs = {}, {}
 if ARGV[5] ~= 'ttr' then runs = page(KEYS[2]) end
-local ttrs = page(KEYS[3])
+if ARGV[5] ~= 'run' then ttrs = page(KEYS[3]) end
 local out = {}
 local i, j, n = 1, 1, 0
 while n < limit do
