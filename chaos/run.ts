@@ -21,7 +21,10 @@
  * -shm, every worker's facts file, verdict.json) moves to chaos/results/kept/, and for
  * each offending task the runner prints where it stands in the store (its row: state,
  * runAt, attempts, parked or not, receipt, reservation; sqlite-rows.ts), so a loss can be
- * told from a fact that went missing.
+ * told from a fact that went missing. "a master down" reads them from the cluster while it
+ * still runs (redis-rows.ts: body, index scores, ready list, the shard's lease), after the
+ * drain and again once the workers stopped. CHAOS_WORKER_LOG=1 has each worker log its
+ * queue (debug and up) to log-<worker>.log in the round's directory.
  *
  * Every process (workers, delayq serve, redis-server, the load) is started here and
  * stopped by PID, and each PostgreSQL cluster (initdb'd in the round's temp dir, on a free
@@ -47,6 +50,7 @@ import { buildKeyspace } from '../src/stores/redis/keys.js';
 import { keySlot } from '../src/stores/redis/slot.js';
 import { shardOf } from '../src/stores/shared/router.js';
 import { owed, standings } from './sqlite-rows.js';
+import { redisStandings } from './redis-rows.js';
 import { PgProbe } from './postgres-rows.js';
 import type { WorkerConfig } from './worker.js';
 
@@ -149,10 +153,12 @@ function assertAlive(workers: readonly Worker[]): void {
 
 function spawnWorker(config: Omit<WorkerConfig, 'factsFile'>, round: Round): Worker {
   const factsFile = join(round.dir, `facts-${config.idPrefix}.log`);
+  // CHAOS_WORKER_LOG=1: each worker's queue logs (debug and up) to log-<idPrefix>.log beside its facts.
+  const logFile = process.env['CHAOS_WORKER_LOG'] === '1' ? { logFile: join(round.dir, `log-${config.idPrefix}.log`) } : {};
   round.tails.push({ worker: config.idPrefix, tail: new FactsTail(factsFile) });
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'chaos/worker.ts')], {
     cwd: ROOT,
-    env: { ...process.env, CHAOS_WORKER: JSON.stringify({ ...config, factsFile } satisfies WorkerConfig) },
+    env: { ...process.env, CHAOS_WORKER: JSON.stringify({ ...config, factsFile, ...logFile } satisfies WorkerConfig) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   track(child);
@@ -834,7 +840,23 @@ async function clusterMasterDown(): Promise<Row> {
       if (onTime < 0.9 * judged.length) throw new Error(`only ${onTime} of ${judged.length} healthy-shard tasks were delivered within 10 s while a master was down`);
       if (degradedScheduled > 0) throw new Error(`${degradedScheduled} schedules into degraded shards were acknowledged although their master had no replica`);
       servers[0] = await startRedis({ cluster: true, port: victim.port, dir: victim.dir });
-      await runWorkers(workers, round, SHORT ? 3_000 : 6_000);
+      round.notes.push(`the old master back as a replica ${((Date.now() - backAt) / 1000).toFixed(1)} s after ${downMs / 1000} s down`);
+      await sleep(SHORT ? 3_000 : 6_000);
+      for (const w of workers) w.signal('SIGUSR2');
+      await drain(round);
+      // Still undelivered after the drain: where they stand, while the workers still run, and after they stopped.
+      const nodes = servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
+      const missing = undelivered(round.facts);
+      const before = missing.length === 0 ? [] : await redisStandings(nodes, true, prefix, shards, missing).catch((error: unknown) => [{ id: '-', reading: String(error) }]);
+      await Promise.all(workers.map(stopWorker));
+      readFacts(round);
+      const still = undelivered(round.facts);
+      const after = still.length === 0 ? [] : await redisStandings(nodes, true, prefix, shards, still).catch((error: unknown) => [{ id: '-', reading: String(error) }]);
+      const lines = [...before.map((r) => `after the drain: ${r.id}: ${r.reading}`), ...after.map((r) => `after the workers stopped: ${r.id}: ${r.reading}`)];
+      if (lines.length > 0) {
+        writeFileSync(join(round.dir, 'standings.txt'), `killed at ${killedAt}, back at ${backAt}\n${lines.join('\n')}\n`);
+        round.notes.push(`killed at ${killedAt}, back at ${backAt}`, ...lines.slice(0, PRINTED_STANDINGS));
+      }
     } finally {
       await Promise.all(servers.map((s) => s.stop()));
       for (const s of servers) s.remove();

@@ -26,6 +26,7 @@ import { DelayQueue } from '../src/open-queue.js';
 import type { TopicLimitsInput } from '../src/engine/topics.js';
 import type { StoreOptions } from '../src/stores/open-store.js';
 import { appendFacts, openFacts } from '../src/testing/facts-file.js';
+import { pino, destination } from 'pino';
 
 export interface WorkerConfig {
   readonly store: string;
@@ -48,6 +49,8 @@ export interface WorkerConfig {
   readonly limits?: TopicLimitsInput;
   /** Where the facts go (appended; the runner reads it as it grows). */
   readonly factsFile: string;
+  /** Where the queue's log goes (JSON lines, debug and up), if anywhere: a broken round keeps it. */
+  readonly logFile?: string;
 }
 
 const config = JSON.parse(process.env['CHAOS_WORKER'] ?? '{}') as WorkerConfig;
@@ -63,6 +66,9 @@ function failed(op: string, error: unknown, since: number): void {
   out(`E ${op} ${code} ${at} ${at - since}\n`);
 }
 
+// Synchronous, like the facts: what was logged before a SIGKILL is in the file.
+const logger = config.logFile === undefined ? undefined : pino({ level: 'debug' }, destination({ dest: config.logFile, sync: true }));
+
 const topic = config.topic ?? 'chaos';
 let producing = config.rate > 0;
 let running = true;
@@ -73,7 +79,7 @@ async function openQueue(): Promise<DelayQueue> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      return await DelayQueue.open({ store: config.store, ...(config.storeOptions ? { storeOptions: config.storeOptions } : {}) });
+      return await DelayQueue.open({ store: config.store, ...(config.storeOptions ? { storeOptions: config.storeOptions } : {}), ...(logger ? { logger } : {}) });
     } catch (error) {
       if (Date.now() > deadline) throw error;
       await sleep(200);
