@@ -9,7 +9,7 @@
  * root: as root, each command runs as the `postgres` user (runuser), which owns the dir.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis-servers.js';
@@ -29,6 +29,13 @@ export interface PgCluster {
   start(): void;
   /** Whether the server is up (its postmaster.pid exists). */
   running(): boolean;
+  /**
+   * SIGSTOP to the postmaster and every process it started: a server that hangs, its
+   * connections open and silent (as a frozen VM or a network dropping packets looks).
+   */
+  freeze(): void;
+  /** SIGCONT to the same processes (and any started since). */
+  thaw(): void;
   /** Stops (immediate) if running and removes the directory; once, and never throws. */
   remove(): void;
 }
@@ -62,10 +69,44 @@ export async function startCluster(): Promise<PgCluster> {
   const start = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asPostgres);
   const crash = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], asPostgres);
   const running = (): boolean => existsSync(join(data, 'postmaster.pid'));
+  // The postmaster's pid is the first line of postmaster.pid; its children are read from /proc.
+  const processes = (): number[] => {
+    const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = readdirSync('/proc')
+      .filter((name) => /^\d+$/.test(name))
+      .filter((pid) => {
+        try {
+          // /proc/<pid>/stat: "pid (comm) state ppid ...": the comm may hold spaces, so split after ')'.
+          const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+    return [postmaster, ...children];
+  };
+  const signal = (sig: NodeJS.Signals): void => {
+    for (const pid of processes()) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // Gone meanwhile (a backend that ended).
+      }
+    }
+  };
+  const freeze = (): void => signal('SIGSTOP');
+  const thaw = (): void => signal('SIGCONT');
   let removed = false;
   const remove = (): void => {
     if (removed) return;
     removed = true;
+    try {
+      // A frozen server would hold pg_ctl's stop until its timeout.
+      if (running()) thaw();
+    } catch {
+      // Nothing to wake.
+    }
     try {
       if (running()) crash();
     } catch {
@@ -79,5 +120,5 @@ export async function startCluster(): Promise<PgCluster> {
     remove();
     throw error;
   }
-  return { port, url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, crash, start, running, remove };
+  return { port, url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, crash, start, running, freeze, thaw, remove };
 }

@@ -40,10 +40,32 @@ export const POOL_SIZE = 4;
  */
 const SESSION_OPTIONS = '-c plan_cache_mode=force_custom_plan';
 
-export function createPool(connectionString: string, logger: Logger, max = POOL_SIZE): pg.Pool {
+/** How long a statement may go unanswered before its call fails (`callTimeoutMs`; 0: no limit). */
+export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+/** How long a new connection may take when callTimeoutMs is 0. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * `callTimeoutMs`: a statement with no answer within it rejects (STORE_UNAVAILABLE, see
+ * operationError) and its connection is dropped, never reused: a server that froze, or a
+ * network that silently drops packets, would otherwise keep every call waiting for as long
+ * as TCP takes to give up (hours). A new connection (or a wait for a free one) is held to
+ * the same limit, so a call waits at most twice it. TCP keepalive finds such a dead peer of
+ * an idle connection too.
+ */
+export function createPool(connectionString: string, logger: Logger, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, max = POOL_SIZE): pg.Pool {
   // Startup options: PGOPTIONS (which pg reads when none are given) keeps applying, ours after it.
   const options = [process.env['PGOPTIONS'], SESSION_OPTIONS].filter((o) => o !== undefined && o !== '').join(' ');
-  const pool = new pg.Pool({ connectionString, max, types, connectionTimeoutMillis: 10_000, application_name: 'delayq', options });
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    types,
+    connectionTimeoutMillis: callTimeoutMs > 0 ? callTimeoutMs : CONNECT_TIMEOUT_MS,
+    application_name: 'delayq',
+    options,
+    keepAlive: true,
+    ...(callTimeoutMs > 0 ? { query_timeout: callTimeoutMs } : {}),
+  });
   // An idle client whose server went away: pg emits it on the pool, and with no listener the process dies.
   pool.on('error', (error) => logger.warn({ err: error }, 'postgres: an idle connection failed; the pool opens a new one'));
   return pool;
@@ -64,6 +86,10 @@ export async function withPoolClient<T>(pool: pg.Pool, body: (client: pg.PoolCli
   client.on('error', onError);
   try {
     return await body(client, onError);
+  } catch (error) {
+    // Its statement may still be running on the server: the connection is of no more use.
+    if (isTimeout(error)) broken = true;
+    throw error;
   } finally {
     client.off('error', onError);
     client.release(broken);
@@ -72,7 +98,29 @@ export async function withPoolClient<T>(pool: pg.Pool, body: (client: pg.PoolCli
 
 /** A dedicated client outside the pool (LISTEN), with the same type parsers. */
 export function createClient(connectionString: string): pg.Client {
-  return new pg.Client({ connectionString, types, application_name: 'delayq-listen' });
+  return new pg.Client({ connectionString, types, application_name: 'delayq-listen', keepAlive: true });
+}
+
+/**
+ * `client` with its statements exempt from the call timeout (a day instead): the migration
+ * at open, which may wait for another process's migration and may rewrite a large table.
+ */
+export function withoutCallTimeout(client: pg.PoolClient): Queryable {
+  return {
+    query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
+      // node-postgres reads a query's own query_timeout (its types do not list it).
+      client.query<R>({ text, values, query_timeout: 86_400_000 } as pg.QueryConfig),
+  };
+}
+
+/** node-postgres' error for a statement unanswered within `query_timeout`. */
+export function isTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === 'Query read timeout';
+}
+
+/** pg-pool's errors for a connection not made, or not free, within `connectionTimeoutMillis`. */
+function isConnectTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.message === 'Connection terminated due to connection timeout' || error.message === 'timeout exceeded when trying to connect');
 }
 
 const CONNECT_CODES: Readonly<Record<string, string>> = {
@@ -91,10 +139,20 @@ export function openError(where: string, error: unknown): DelayQError {
   return new DelayQError('STORE_UNAVAILABLE', `postgres store ${where}: cannot open: ${why}`, { code }, { cause: error });
 }
 
-/** A driver error during an operation: the store failed, nothing of that call is known to have changed. */
-export function operationError(where: string, error: unknown): DelayQError {
+/**
+ * A driver error during an operation: the store failed. Nothing of the call is known to have
+ * changed, though a statement whose answer was lost (a connection cut, a timeout) may have
+ * committed: the writes are idempotent by id or fenced by receipt, so calling again is safe.
+ */
+export function operationError(where: string, error: unknown, callTimeoutMs = 0): DelayQError {
   if (error instanceof DelayQError) return error;
-  const message = error instanceof Error ? error.message : String(error);
+  const message = isTimeout(error)
+    ? `no answer within ${callTimeoutMs > 0 ? `${callTimeoutMs} ms (callTimeoutMs)` : "the client's query_timeout"}: the server is stuck, overloaded or unreachable`
+    : isConnectTimeout(error) && callTimeoutMs > 0
+      ? `no connection within ${callTimeoutMs} ms (callTimeoutMs): the server is stuck, overloaded or unreachable`
+      : error instanceof Error
+      ? error.message
+      : String(error);
   return new DelayQError('STORE_UNAVAILABLE', `postgres store ${where}: ${message}`, { code: (error as { code?: unknown }).code }, { cause: error });
 }
 

@@ -6,7 +6,7 @@
  * back whole for a deadlock or a serialization failure (nothing of it happened).
  */
 import type pg from 'pg';
-import { isRetryable, operationError, withPoolClient, type Pool, type PoolClient } from './connection.js';
+import { isRetryable, isTimeout, operationError, withPoolClient, type Pool, type PoolClient } from './connection.js';
 import { SLOT_KINDS, type SlotKind } from './counters.js';
 
 /** Runs of a statement or transaction that PostgreSQL rolled back for a deadlock. */
@@ -25,7 +25,14 @@ export class PgContext {
     readonly shards: number,
     /** For error messages: the redacted URL and schema. */
     readonly where: string,
+    /** The pool's statement timeout (connection.ts createPool), for error messages. */
+    readonly callTimeoutMs = 0,
   ) {}
+
+  /** A driver error as the store's (STORE_UNAVAILABLE), saying where. */
+  failure(error: unknown, where = this.where): Error {
+    return operationError(where, error, this.callTimeoutMs);
+  }
 
   /**
    * The counter slot of this process's writes of one kind (counters.ts): reservations and
@@ -50,7 +57,7 @@ export class PgContext {
         return result.rows;
       } catch (error) {
         if (attempt < RETRIES && isRetryable(error)) continue;
-        throw operationError(this.where, error);
+        throw this.failure(error);
       }
     }
   }
@@ -67,13 +74,16 @@ export class PgContext {
             await client.query('COMMIT');
             return value;
           } catch (error) {
-            await client.query('ROLLBACK').catch(discard);
+            // A timed-out connection would hold ROLLBACK behind the statement it still runs:
+            // dropping it rolls back as surely.
+            if (isTimeout(error)) discard();
+            else await client.query('ROLLBACK').catch(discard);
             throw error;
           }
         });
       } catch (error) {
         if (attempt < RETRIES && isRetryable(error)) continue;
-        throw operationError(this.where, error);
+        throw this.failure(error);
       }
     }
   }

@@ -11,7 +11,7 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
-import { createPool, openError, withPoolClient } from './connection.js';
+import { createPool, DEFAULT_CALL_TIMEOUT_MS, openError, withoutCallTimeout, withPoolClient } from './connection.js';
 import { PgContext } from './context.js';
 import { COUNTER_SLOTS } from './counters.js';
 import { PostgresStore } from './postgres-store.js';
@@ -34,15 +34,16 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
     throw new DelayQError('INVALID_OPTION', `horizonMs: must be an integer >= 1000 (got ${String(horizonMs)})`, { field: 'horizonMs' });
   const logger = options.logger ?? silentLogger;
   const where = `${url.redacted} (schema ${schema})`;
-  const pool = createPool(url.connectionString, logger);
+  const callTimeoutMs = url.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const pool = createPool(url.connectionString, logger, callTimeoutMs);
   let shards: number;
   try {
-    shards = await withPoolClient(pool, (client) => migrate(client, schema));
+    shards = await withPoolClient(pool, (client) => migrate(withoutCallTimeout(client), schema));
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw openError(where, error);
   }
-  const pg = new PgContext(pool, schema, randomInt(COUNTER_SLOTS), shards, where);
+  const pg = new PgContext(pool, schema, randomInt(COUNTER_SLOTS), shards, where, callTimeoutMs);
   const shared = new PgShared({ pg, connectionString: url.connectionString, owner: randomBytes(6).toString('base64url'), horizonMs, clock: options.clock, logger });
   try {
     await shared.start();

@@ -12,7 +12,7 @@ import type { StoredRecordReader } from '../decode-or-warn.js';
 import { byId, encodeSchedule } from '../schedule-codec.js';
 import type { SchedulePart } from '../shared/record-roles.js';
 import { FIRST_SCHEDULES_VERSION } from '../shared/schedules-version.js';
-import { operationError, type Queryable } from './connection.js';
+import type { Queryable } from './connection.js';
 import type { PgContext } from './context.js';
 
 export class PgSchedules implements SchedulePart {
@@ -61,7 +61,7 @@ export class PgSchedules implements SchedulePart {
 
   get(ids: readonly string[]): Promise<(RecurringScheduleRecord | null)[]> {
     return this.read(this.pg.pool, ids).catch((error: unknown) => {
-      throw operationError(this.pg.where, error);
+      throw this.pg.failure(error);
     });
   }
 

@@ -4,7 +4,7 @@
  * passes to the driver; anything else is refused (INVALID_STORE_URL), so a typo never
  * silently opens another schema.
  *
- *   postgres://app@db.internal:5432/orders?schema=delayq_orders&horizonMs=60000
+ *   postgres://app@db.internal:5432/orders?schema=delayq_orders&horizonMs=60000&callTimeoutMs=15000
  */
 import { DelayQError } from '../../core/errors.js';
 import { redactUrl } from '../../core/redact.js';
@@ -17,13 +17,15 @@ export const DEFAULT_SCHEMA = 'delayq';
 const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,47}$/;
 /** Passed to the driver as they are. */
 const DRIVER_PARAMETERS = new Set(['sslmode', 'application_name', 'connect_timeout']);
-const OWN_PARAMETERS = new Set(['schema', 'horizonMs']);
+const OWN_PARAMETERS = new Set(['schema', 'horizonMs', 'callTimeoutMs']);
 
 export interface PostgresUrl {
   /** The URL the driver connects with: delayq's own parameters taken out. */
   readonly connectionString: string;
   readonly schema: string | undefined;
   readonly horizonMs: number | undefined;
+  /** A statement unanswered this long fails its call (connection.ts createPool); 0: no limit. */
+  readonly callTimeoutMs: number | undefined;
   /** For logs and `description`: no password, no query. */
   readonly redacted: string;
 }
@@ -49,9 +51,13 @@ export function parsePostgresUrl(spec: string): PostgresUrl {
   const horizonMs = horizonText === null ? undefined : Number(horizonText);
   if (horizonMs !== undefined && !(Number.isInteger(horizonMs) && horizonMs >= 1_000))
     throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": horizonMs must be an integer >= 1000`, { parameter: 'horizonMs' });
+  const timeoutText = url.searchParams.get('callTimeoutMs');
+  const callTimeoutMs = timeoutText === null ? undefined : Number(timeoutText);
+  if (callTimeoutMs !== undefined && !(Number.isInteger(callTimeoutMs) && (callTimeoutMs === 0 || (callTimeoutMs >= 100 && callTimeoutMs <= 3_600_000))))
+    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": callTimeoutMs must be 0 (no limit) or an integer from 100 to 3600000`, { parameter: 'callTimeoutMs' });
   const driverUrl = new URL(url.href);
   for (const key of OWN_PARAMETERS) driverUrl.searchParams.delete(key);
-  return { connectionString: driverUrl.href, schema, horizonMs, redacted: `${url.protocol}//${url.host}${url.pathname}` };
+  return { connectionString: driverUrl.href, schema, horizonMs, callTimeoutMs, redacted: `${url.protocol}//${url.host}${url.pathname}` };
 }
 
 /** Checks a schema name given in code (StoreOptions.schema). */

@@ -144,8 +144,8 @@ describe('postgres store', () => {
     assert.deepEqual([...((config.rows[0] as { proconfig: string[] } | undefined)?.proconfig ?? [])].sort(), ['enable_bitmapscan=off', 'enable_seqscan=off', 'enable_sort=off']);
   });
 
-  it('refuses unknown URL parameters, bad schema names and a schema given twice differently', async () => {
-    for (const spec of [`${storeUrl('ok')}&shards=3`, 'postgres://postgres@127.0.0.1:5432/test?schema=Bad-Name', 'postgres://127.0.0.1:5432', 'postgres://postgres@127.0.0.1:5432/test?schema=1x'])
+  it('refuses unknown URL parameters, bad schema names, bad call timeouts and a schema given twice differently', async () => {
+    for (const spec of [`${storeUrl('ok')}&shards=3`, 'postgres://postgres@127.0.0.1:5432/test?schema=Bad-Name', 'postgres://127.0.0.1:5432', 'postgres://postgres@127.0.0.1:5432/test?schema=1x', ...['-1', '50', '1.5', 'x', '3600001'].map((ms) => `${storeUrl('ok')}&callTimeoutMs=${ms}`)])
       await assert.rejects(() => openPostgresStore(spec, { clock: storeSystemClock }), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'), spec);
     await assert.rejects(() => openPostgresStore(storeUrl('a_one'), { clock: storeSystemClock, schema: 'a_two' }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
   });

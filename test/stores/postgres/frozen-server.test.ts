@@ -1,0 +1,87 @@
+/**
+ * A server that hangs (every process of it SIGSTOPped: connections stay open, nothing
+ * answers): calls reject with STORE_UNAVAILABLE once `callTimeoutMs` passes instead of
+ * waiting for as long as TCP takes to give up, and once the server runs again the queue
+ * carries on by itself and delivers what was acknowledged. On a cluster of the test's own
+ * (test/helpers/postgres-cluster.ts), never the machine's server.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { isDelayQError } from '../../../src/core/errors.js';
+import { DelayQueue } from '../../../src/open-queue.js';
+import { startCluster, type PgCluster } from '../../helpers/postgres-cluster.js';
+
+const CALL_TIMEOUT_MS = 500;
+
+/** Runs `call` until it resolves (the pool replacing the connections it dropped may take a few tries). */
+async function eventually<T>(call: () => Promise<T>, deadline: number): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+describe('postgres store: the server hangs', () => {
+  let cluster: PgCluster;
+  before(async () => {
+    cluster = await startCluster();
+  });
+  after(() => cluster.remove());
+
+  it('fails calls after callTimeoutMs while it hangs, and carries on by itself once it answers again', { timeout: 90_000 }, async () => {
+    const q = await DelayQueue.open({ store: `${cluster.url}?schema=frozen&callTimeoutMs=${CALL_TIMEOUT_MS}` });
+    const delivered = new Set<string>();
+    const early: string[] = [];
+    q.work('frozen', (d) => {
+      if (Date.now() < d.runAt) early.push(d.id);
+      delivered.add(d.id);
+    });
+    try {
+      await q.schedule({ id: 'before', topic: 'frozen', payload: null, delayMs: 100 });
+      cluster.freeze();
+      let thawed = false;
+      try {
+        const refusals: { code: string | null; message: string }[] = [];
+        const started = Date.now();
+        // One statement (a schedule), a transaction (more tasks than one statement carries), a read.
+        for (const call of [() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100 }), () => q.scheduleMany(big()), () => q.stats()]) {
+          await call().then(
+            () => assert.fail('a call to a hung server resolved'),
+            (error: unknown) => void refusals.push({ code: isDelayQError(error) ? error.code : null, message: error instanceof Error ? error.message : String(error) }),
+          );
+        }
+        // Three calls, each failing within about twice its timeout (bounded loosely: the host may be busy), not the hours TCP would take.
+        assert.ok(Date.now() - started < 20_000, `the calls took ${Date.now() - started} ms`);
+        for (const refusal of refusals) {
+          assert.equal(refusal.code, 'STORE_UNAVAILABLE', refusal.message);
+          assert.match(refusal.message, new RegExp(`no (answer|connection) within ${CALL_TIMEOUT_MS} ms \\(callTimeoutMs\\)`));
+        }
+        cluster.thaw();
+        thawed = true;
+      } finally {
+        if (!thawed) cluster.thaw();
+      }
+      // Calling again is safe whether or not the first attempt reached the server.
+      const deadline = Date.now() + 30_000;
+      await eventually(() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100 }), deadline);
+      await eventually(() => q.scheduleMany(big()), deadline);
+      await eventually(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100 }), deadline);
+      const want = ['before', 'during', 'after', ...big().map((t) => t.id)];
+      while (want.some((id) => !delivered.has(id))) {
+        if (Date.now() > deadline) assert.fail(`not delivered: ${want.filter((id) => !delivered.has(id)).slice(0, 10).join(', ')}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.deepEqual(early, []);
+    } finally {
+      await q.close();
+    }
+  });
+});
+
+function big(): { id: string; topic: string; payload: null; delayMs: number }[] {
+  return Array.from({ length: 2_500 }, (_, i) => ({ id: `big-${i}`, topic: 'frozen', payload: null, delayMs: 100 }));
+}
