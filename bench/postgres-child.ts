@@ -89,7 +89,8 @@ async function open(): Promise<System> {
         await q.schedule({ id, topic: 'bench', payload: { runAt }, runAt }, { tx: client });
       },
       async work(seen) {
-        q.work('bench', (d) => seen(d.id, d.runAt), { concurrency: 200 });
+        // As many tasks at once as pg-boss below holds: 4 workers (localConcurrency) x batches of 200.
+        q.work('bench', (d) => seen(d.id, d.runAt), { concurrency: 800 });
       },
       async cancel(id) {
         await q.cancel(id);
