@@ -12,6 +12,12 @@ import { DelayQueue } from '../../../src/open-queue.js';
 import { startCluster, type PgCluster } from '../../helpers/postgres-cluster.js';
 
 const CALL_TIMEOUT_MS = 500;
+/**
+ * A reserve in flight when the server froze times out here but runs there once it wakes:
+ * its tasks are reserved for nobody until their ttr runs out and the recoverer expires
+ * them (2 s later, every 5 s), as if their consumer had died. A short ttr keeps that quick.
+ */
+const TTR_MS = 1_000;
 
 /** Runs `call` until it resolves (the pool replacing the connections it dropped may take a few tries). */
 async function eventually<T>(call: () => Promise<T>, deadline: number): Promise<T> {
@@ -41,14 +47,15 @@ describe('postgres store: the server hangs', () => {
       delivered.add(d.id);
     });
     try {
-      await q.schedule({ id: 'before', topic: 'frozen', payload: null, delayMs: 100 });
+      // Due at once: its reserve is likely in flight when the server freezes (see TTR_MS).
+      await q.schedule({ id: 'before', topic: 'frozen', payload: null, delayMs: 0, ttrMs: TTR_MS });
       cluster.freeze();
       let thawed = false;
       try {
         const refusals: { code: string | null; message: string }[] = [];
         const started = Date.now();
         // One statement (a schedule), a transaction (more tasks than one statement carries), a read.
-        for (const call of [() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100 }), () => q.scheduleMany(big()), () => q.stats()]) {
+        for (const call of [() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), () => q.scheduleMany(big()), () => q.stats()]) {
           await call().then(
             () => assert.fail('a call to a hung server resolved'),
             (error: unknown) => void refusals.push({ code: isDelayQError(error) ? error.code : null, message: error instanceof Error ? error.message : String(error) }),
@@ -67,9 +74,9 @@ describe('postgres store: the server hangs', () => {
       }
       // Calling again is safe whether or not the first attempt reached the server.
       const deadline = Date.now() + 30_000;
-      await eventually(() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100 }), deadline);
+      await eventually(() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
       await eventually(() => q.scheduleMany(big()), deadline);
-      await eventually(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100 }), deadline);
+      await eventually(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
       const want = ['before', 'during', 'after', ...big().map((t) => t.id)];
       while (want.some((id) => !delivered.has(id))) {
         if (Date.now() > deadline) assert.fail(`not delivered: ${want.filter((id) => !delivered.has(id)).slice(0, 10).join(', ')}`);
@@ -82,6 +89,6 @@ describe('postgres store: the server hangs', () => {
   });
 });
 
-function big(): { id: string; topic: string; payload: null; delayMs: number }[] {
-  return Array.from({ length: 2_500 }, (_, i) => ({ id: `big-${i}`, topic: 'frozen', payload: null, delayMs: 100 }));
+function big(): { id: string; topic: string; payload: null; delayMs: number; ttrMs: number }[] {
+  return Array.from({ length: 2_500 }, (_, i) => ({ id: `big-${i}`, topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }));
 }
