@@ -11,11 +11,12 @@
 -- Returns: { next, id, seq, runAt, lane, ... }: the cursor of the next step ('0': the pass
 -- is over), then per task deleted its id, seq, runAt and lane (its run timer's identity,
 -- for the engine to forget). A step that reached the limit before the end of its entries answers its own
--- cursor again: the entries it left are read again by the next step, the deleted ones are
--- gone.
+-- cursor again, marked '=' ('=0' from the start: a bare '0' would end the pass with the
+-- entries it left undeleted): the next step reads those entries again, the deleted ones are
+-- gone. ARGV[1] may carry that mark.
 -- @include codec
 parkedCountsKey = KEYS[7]
-local cursor, limit, topic, states = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+local cursor, limit, topic, states = (string.gsub(ARGV[1], '^=', '')), tonumber(ARGV[2]), ARGV[3], ARGV[4]
 local scan = redis.call('HSCAN', KEYS[1], cursor, 'COUNT', limit)
 local entries = scan[2]
 local out = { scan[1] }
@@ -25,7 +26,7 @@ for i = 1, #entries, 2 do
     local t = decode(body)
     if t.topic == topic then
       if #out > 4 * limit then
-        out[1] = cursor
+        out[1] = '=' .. cursor
         break
       end
       local id = entries[i]
