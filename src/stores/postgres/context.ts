@@ -30,8 +30,8 @@ export class PgContext {
   ) {}
 
   /** A driver error as the store's (STORE_UNAVAILABLE), saying where. */
-  failure(error: unknown, where = this.where): Error {
-    return operationError(where, error, this.callTimeoutMs);
+  failure(error: unknown): Error {
+    return operationError(this.where, error, this.callTimeoutMs);
   }
 
   /**
@@ -74,10 +74,9 @@ export class PgContext {
             await client.query('COMMIT');
             return value;
           } catch (error) {
-            // A timed-out connection would hold ROLLBACK behind the statement it still runs:
-            // dropping it rolls back as surely.
-            if (isTimeout(error)) discard();
-            else await client.query('ROLLBACK').catch(discard);
+            // A timed-out connection would hold ROLLBACK behind the statement it still runs;
+            // withPoolClient drops it, which rolls back as surely.
+            if (!isTimeout(error)) await client.query('ROLLBACK').catch(discard);
             throw error;
           }
         });
