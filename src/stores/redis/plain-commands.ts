@@ -18,9 +18,9 @@ export async function call<T>(command: () => Promise<T>): Promise<T> {
   }
 }
 
-/** `command`, or under waitReplicas `queue` on a pipeline with WAIT; `what` names it in a WAIT error. */
-export async function write(client: RedisClient, what: string, command: () => Promise<unknown>, queue: (pipeline: ChainableCommander) => void): Promise<unknown> {
+/** `command`, or under waitReplicas `queue` on a pipeline with WAIT, routed by `key`; `what` names it in a WAIT error. */
+export async function write(client: RedisClient, what: string, key: string, command: () => Promise<unknown>, queue: (pipeline: ChainableCommander) => void): Promise<unknown> {
   const wait = waitSetting(client);
   if (wait === undefined) return call(command);
-  return call(() => execAndWait(client, wait, what, queue));
+  return call(() => execAndWait(client, wait, what, key, queue));
 }

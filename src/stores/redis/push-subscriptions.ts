@@ -19,7 +19,7 @@ export class RedisPushSubscriptions implements PushSubscriptionPart {
 
   async put(subscription: PushSubscription): Promise<void> {
     const json = encodePushSubscription(subscription);
-    await write(this.client, `hset ${this.key}`, () => this.client.hset(this.key, subscription.topic, json), (p) => p.hset(this.key, subscription.topic, json));
+    await write(this.client, `hset ${this.key}`, this.key, () => this.client.hset(this.key, subscription.topic, json), (p) => p.hset(this.key, subscription.topic, json));
   }
 
   async get(topic: string): Promise<PushSubscription | null> {
@@ -32,6 +32,6 @@ export class RedisPushSubscriptions implements PushSubscriptionPart {
   }
 
   async delete(topic: string): Promise<boolean> {
-    return Number(await write(this.client, `hdel ${this.key}`, () => this.client.hdel(this.key, topic), (p) => p.hdel(this.key, topic))) > 0;
+    return Number(await write(this.client, `hdel ${this.key}`, this.key, () => this.client.hdel(this.key, topic), (p) => p.hdel(this.key, topic))) > 0;
   }
 }

@@ -51,12 +51,12 @@ export async function run(client: RedisClient, name: ScriptName, keys: readonly 
 async function runAndWait(client: RedisClient, name: ScriptName, keys: readonly string[], args: readonly Arg[], wait: WaitReplicas): Promise<unknown> {
   const script = scripts().get(name)!;
   try {
-    return await execAndWait(client, wait, name, (pipeline) => pipeline.evalsha(script.sha, keys.length, ...keys, ...args));
+    return await execAndWait(client, wait, name, keys[0] ?? '', (pipeline) => pipeline.evalsha(script.sha, keys.length, ...keys, ...args));
   } catch (error) {
     if (error instanceof DelayQError) throw error;
     if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
       try {
-        return await execAndWait(client, wait, name, (pipeline) => pipeline.eval(script.source, keys.length, ...keys, ...args));
+        return await execAndWait(client, wait, name, keys[0] ?? '', (pipeline) => pipeline.eval(script.source, keys.length, ...keys, ...args));
       } catch (inner) {
         if (inner instanceof DelayQError) throw inner;
         throw unavailable(name, inner);

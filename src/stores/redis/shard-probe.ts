@@ -32,7 +32,7 @@ export class ShardProbe {
     const key = this.keys.shards[shard]!.probe;
     const value = String(this.clock.now());
     try {
-      await write(client, 'probe', () => client.set(key, value, 'PX', PROBE_TTL_MS), (pipeline) => pipeline.set(key, value, 'PX', PROBE_TTL_MS));
+      await write(client, 'probe', key, () => client.set(key, value, 'PX', PROBE_TTL_MS), (pipeline) => pipeline.set(key, value, 'PX', PROBE_TTL_MS));
     } catch (error) {
       // Anything but too few replicas (a node gone, slots moved by a failover, which a
       // pipeline does not follow): the next probe starts from a fresh connection and slot map.

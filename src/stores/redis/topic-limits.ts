@@ -33,7 +33,7 @@ export class RedisTopicLimits implements TopicLimitPart {
     const [[error, before]] = replies as [[Error | null, unknown]];
     if (error) throw error;
     const wait = waitSetting(this.client);
-    if (wait !== undefined) await call(() => execAndWait(this.client, wait, `limits ${key}`, (pipeline) => pipeline.exists(limitsVersion)));
+    if (wait !== undefined) await call(() => execAndWait(this.client, wait, `limits ${key}`, limitsVersion, (pipeline) => pipeline.exists(limitsVersion)));
     return (before ?? null) !== encoded;
   }
 

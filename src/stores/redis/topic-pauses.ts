@@ -25,7 +25,7 @@ export class RedisTopicPauses implements TopicPausePart {
     const replies = await call(() => multi.incr(pausedVersion).exec());
     const wait = waitSetting(this.client);
     // WAIT covers every write this connection sent before it: the MULTI above.
-    if (wait !== undefined) await call(() => execAndWait(this.client, wait, `pause ${key}`, (pipeline) => pipeline.exists(pausedVersion)));
+    if (wait !== undefined) await call(() => execAndWait(this.client, wait, `pause ${key}`, pausedVersion, (pipeline) => pipeline.exists(pausedVersion)));
     return Number(firstReply(replies)) > 0;
   }
 

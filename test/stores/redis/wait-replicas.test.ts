@@ -33,7 +33,7 @@ describe('redis store: waitReplicas', { skip }, () => {
   });
 
   it('resolves a write once the replica has it (URL query), and rejects with STORE_UNAVAILABLE while the replica is stopped', { timeout: 30_000 }, async () => {
-    const queue = await DelayQueue.open({ store: `${master!.url}?prefix=wr1&shards=2&waitReplicas=1&waitTimeoutMs=300` });
+    const queue = await DelayQueue.open({ store: `${master!.url}?prefix=wr1&shards=2&waitReplicas=1&waitTimeoutMs=2000` });
     try {
       await queue.schedule({ id: 'a', topic: 't', payload: { n: 1 }, delayMs: 60_000 });
       // Resolved, so the replica has it: read it there.
@@ -47,7 +47,7 @@ describe('redis store: waitReplicas', { skip }, () => {
         queue.schedule({ id: 'b', topic: 't', delayMs: 60_000 }),
         (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE') && /0 of the 1 replicas/.test((e as Error).message),
       );
-      assert.ok(Date.now() - started >= 250, 'it waited for the replica');
+      assert.ok(Date.now() - started >= 1_900, 'it waited for the replica');
       await assert.rejects(queue.cancel('a'), (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE'));
       // Reads need no replica. The refused cancel was applied on the master all the same: a
       // rejection says "not known to be on a replica", not "not done".
@@ -74,6 +74,33 @@ describe('redis store: waitReplicas', { skip }, () => {
       const again = await queue.schedule({ id: 'b', topic: 't', delayMs: 60_000 });
       assert.equal(again.id, 'b');
       assert.equal(await queue.cancel('a'), false, 'the cancel sent again finds it done');
+    } finally {
+      replica!.resume();
+      await queue.close();
+    }
+  });
+
+  it('writes issued while one waits for a stopped replica are refused with it, at once and without being sent', { timeout: 30_000 }, async () => {
+    const queue = await DelayQueue.open({ store: `${master!.url}?prefix=wr4&shards=2&waitReplicas=1&waitTimeoutMs=1000` });
+    const later = Array.from({ length: 10 }, (_, i) => `later-${i}`);
+    try {
+      await queue.schedule({ id: 'warm', topic: 't', delayMs: 60_000 });
+      replica!.pause();
+      const started = Date.now();
+      const first = queue.schedule({ id: 'first', topic: 't', delayMs: 60_000 });
+      await sleep(100);
+      const outcomes = await Promise.allSettled([first, ...later.map((id) => queue.schedule({ id, topic: 't', delayMs: 60_000 }))]);
+      const took = Date.now() - started;
+      for (const o of outcomes) assert.ok(o.status === 'rejected' && isDelayQError(o.reason, 'STORE_UNAVAILABLE'), String(o.status === 'rejected' ? o.reason : 'resolved'));
+      // One WAIT per write held the connection for 11 timeouts here.
+      assert.ok(took < 2 * 1_000, `refused within 2 timeouts, not one each (took ${took} ms)`);
+      replica!.resume();
+      const deadline = Date.now() + 10_000;
+      while ((await queue.stats()).unavailable.length > 0) {
+        assert.ok(Date.now() < deadline, 'the shards take writes again');
+        await sleep(100);
+      }
+      for (const id of later) assert.equal(await queue.get(id), null, `${id} never reached the master`);
     } finally {
       replica!.resume();
       await queue.close();
@@ -136,7 +163,7 @@ describe('redis cluster store: waitReplicas waits on the master that took the wr
   });
 
   it('writes through every master; with one master\'s replica stopped, the writes to that master reject and the others resolve', { timeout: 60_000 }, async () => {
-    const queue = await DelayQueue.open({ store: `${cluster!.url}?prefix=wrc&shards=6&waitReplicas=1&waitTimeoutMs=300` });
+    const queue = await DelayQueue.open({ store: `${cluster!.url}?prefix=wrc&shards=6&waitReplicas=1&waitTimeoutMs=2000` });
     try {
       const ids = Array.from({ length: 30 }, (_, i) => `c${i}`);
       for (const id of ids) await queue.schedule({ id, topic: 't', delayMs: 60_000 });
@@ -146,8 +173,14 @@ describe('redis cluster store: waitReplicas waits on the master that took the wr
       const replica = cluster!.servers.find((s) => cli(s.port, 'INFO', 'replication').includes(`master_port:${cluster!.servers[0]!.port}`));
       assert.ok(replica, `a replica of ${masterId}`);
       replica.pause();
+      const started = Date.now();
       const outcomes = await Promise.allSettled(ids.map((id) => queue.schedule({ id: `${id}-2`, topic: 't', delayMs: 60_000 })));
+      const took = Date.now() - started;
       replica.resume();
+      // WAIT blocks its connection: one per write made the last of k writes to that master
+      // answer after k timeouts (24 s here). Each of its 2 shards sends one WAIT for all of
+      // its writes issued together.
+      assert.ok(took < 3 * 2_000, `the writes to the stalled master answered within 3 timeouts, not one each (took ${took} ms)`);
       const rejected = outcomes.filter((o) => o.status === 'rejected');
       assert.ok(rejected.length > 0, 'the writes to the master whose replica stopped were refused');
       assert.ok(rejected.length < ids.length, 'the writes to the other masters went through');
