@@ -18,10 +18,10 @@
  * acknowledged may still lose the write if it restarts without AOF): it closes the window
  * where a failover loses a write the master acknowledged.
  */
-import calculateSlot from 'cluster-key-slot';
 import { Cluster, type ChainableCommander } from 'ioredis';
 import { DelayQError } from '../../core/errors.js';
 import { sendCoalesced, type RedisClient } from './connection.js';
+import { keySlot } from './slot.js';
 
 export interface WaitReplicas {
   /** Replicas that must acknowledge each write; 0 = off (Redis' own asynchronous replication). */
@@ -79,7 +79,7 @@ const lanes = new WeakMap<RedisClient, Map<number, Lane>>();
  */
 export function execAndWait(client: RedisClient, wait: WaitReplicas, what: string, routeKey: string, add: (pipeline: ChainableCommander) => void): Promise<unknown> {
   // One Redis is one connection: every write shares a lane. A cluster pipeline must stay in one slot.
-  const slot = client instanceof Cluster ? calculateSlot(routeKey) : 0;
+  const slot = client instanceof Cluster ? keySlot(routeKey) : 0;
   let bySlot = lanes.get(client);
   if (bySlot === undefined) lanes.set(client, (bySlot = new Map<number, Lane>()));
   let lane = bySlot.get(slot);
