@@ -38,6 +38,13 @@ export interface StoreOptions {
   /** Redis: how long a write waits for `waitReplicas` replicas. Default 1,000 ms. */
   waitTimeoutMs?: number;
   /**
+   * Redis and PostgreSQL: a call the server leaves unanswered this long fails with
+   * STORE_UNAVAILABLE instead of waiting for TCP to give up (also `?callTimeoutMs=` in the
+   * URL). 0: no limit; else 100 to 3,600,000. Default 10,000. On Redis it must exceed
+   * `waitTimeoutMs` when `waitReplicas` is on.
+   */
+  callTimeoutMs?: number;
+  /**
    * Where a store reports failures of its background work (SQLite: checkpoints, unparking;
    * Redis: lease ticks, returning kept tasks), which no caller awaits. `DelayQueue.open`
    * passes its own logger when none is given here. Default: silent.

@@ -9,6 +9,7 @@
 import pg from 'pg';
 import { DelayQError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports/index.js';
+import { DEFAULT_CALL_TIMEOUT_MS } from '../shared/call-timeout.js';
 
 /** What runs a query: the pool, one of its clients, or a client the caller holds (a transaction). */
 export interface Queryable {
@@ -40,8 +41,6 @@ export const POOL_SIZE = 4;
  */
 const SESSION_OPTIONS = '-c plan_cache_mode=force_custom_plan';
 
-/** How long a statement may go unanswered before its call fails (`callTimeoutMs`; 0: no limit). */
-export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 /** How long a new connection may take when callTimeoutMs is 0. */
 const CONNECT_TIMEOUT_MS = 10_000;
 

@@ -11,7 +11,8 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
-import { createPool, DEFAULT_CALL_TIMEOUT_MS, openError, withoutCallTimeout, withPoolClient } from './connection.js';
+import { createPool, openError, withoutCallTimeout, withPoolClient } from './connection.js';
+import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../shared/call-timeout.js';
 import { PgContext } from './context.js';
 import { COUNTER_SLOTS } from './counters.js';
 import { PostgresStore } from './postgres-store.js';
@@ -34,7 +35,9 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
     throw new DelayQError('INVALID_OPTION', `horizonMs: must be an integer >= 1000 (got ${String(horizonMs)})`, { field: 'horizonMs' });
   const logger = options.logger ?? silentLogger;
   const where = `${url.redacted} (schema ${schema})`;
-  const callTimeoutMs = url.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  if (options.callTimeoutMs !== undefined && !isCallTimeout(options.callTimeoutMs))
+    throw new DelayQError('INVALID_OPTION', `callTimeoutMs ${CALL_TIMEOUT_RULE}`, { field: 'callTimeoutMs' });
+  const callTimeoutMs = agreed('callTimeoutMs', url.callTimeoutMs, options.callTimeoutMs, spec) ?? DEFAULT_CALL_TIMEOUT_MS;
   const pool = createPool(url.connectionString, logger, callTimeoutMs);
   let shards: number;
   try {

@@ -8,6 +8,7 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import { redactUrl } from '../../core/redact.js';
+import { CALL_TIMEOUT_RULE, isCallTimeout } from '../shared/call-timeout.js';
 
 export const DEFAULT_SCHEMA = 'delayq';
 /**
@@ -53,8 +54,8 @@ export function parsePostgresUrl(spec: string): PostgresUrl {
     throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": horizonMs must be an integer >= 1000`, { parameter: 'horizonMs' });
   const timeoutText = url.searchParams.get('callTimeoutMs');
   const callTimeoutMs = timeoutText === null ? undefined : Number(timeoutText);
-  if (callTimeoutMs !== undefined && !(Number.isInteger(callTimeoutMs) && (callTimeoutMs === 0 || (callTimeoutMs >= 100 && callTimeoutMs <= 3_600_000))))
-    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": callTimeoutMs must be 0 (no limit) or an integer from 100 to 3600000`, { parameter: 'callTimeoutMs' });
+  if (callTimeoutMs !== undefined && !isCallTimeout(callTimeoutMs))
+    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": callTimeoutMs ${CALL_TIMEOUT_RULE}`, { parameter: 'callTimeoutMs' });
   const driverUrl = new URL(url.href);
   for (const key of OWN_PARAMETERS) driverUrl.searchParams.delete(key);
   return { connectionString: driverUrl.href, schema, horizonMs, callTimeoutMs, redacted: `${url.protocol}//${url.host}${url.pathname}` };

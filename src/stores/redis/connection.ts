@@ -28,6 +28,7 @@ export interface UrlStoreOptions {
   horizonMs?: number;
   waitReplicas?: number;
   waitTimeoutMs?: number;
+  callTimeoutMs?: number;
 }
 
 /**
@@ -38,10 +39,10 @@ function queryOptions(query: URLSearchParams, invalid: (why: string) => DelayQEr
   const out: UrlStoreOptions = {};
   for (const [name, value] of query) {
     if (name === 'prefix') out.prefix = value;
-    else if (name === 'shards' || name === 'horizonMs' || name === 'waitReplicas' || name === 'waitTimeoutMs') {
+    else if (name === 'shards' || name === 'horizonMs' || name === 'waitReplicas' || name === 'waitTimeoutMs' || name === 'callTimeoutMs') {
       if (!/^\d+$/.test(value)) throw invalid(`${name} must be a non-negative integer (got "${value}")`);
       out[name] = Number(value);
-    } else throw invalid(`unknown parameter "${name}"; known: prefix, shards, horizonMs, waitReplicas, waitTimeoutMs`);
+    } else throw invalid(`unknown parameter "${name}"; known: prefix, shards, horizonMs, waitReplicas, waitTimeoutMs, callTimeoutMs`);
   }
   return out;
 }
@@ -98,9 +99,14 @@ const COMMON: RedisOptions = {
   maxRetriesPerRequest: 20,
 };
 
-/** A new connection to what `url` names (the store opens one for commands, one for pub/sub). */
-export function connect(url: ParsedUrl): RedisClient {
-  const options: RedisOptions = { ...COMMON, ...url.options };
+/**
+ * A new connection to what `url` names (the store opens one for commands, one for pub/sub,
+ * and duplicates of it keep its options). `callTimeoutMs` (0: none) is ioredis'
+ * commandTimeout: a command unanswered that long rejects (callError maps it) while the
+ * connection stays, and a reply that comes later is still read off it in order.
+ */
+export function connect(url: ParsedUrl, callTimeoutMs: number): RedisClient {
+  const options: RedisOptions = { ...COMMON, ...url.options, ...(callTimeoutMs > 0 ? { commandTimeout: callTimeoutMs } : {}) };
   if (url.cluster) return new Cluster([...url.nodes], { redisOptions: options, enableAutoPipelining: false });
   const node = url.nodes[0]!;
   return new Redis({ ...options, host: node.host, port: node.port });
@@ -177,4 +183,13 @@ export async function assertNoEviction(client: RedisClient): Promise<void> {
         { policy },
       );
   }
+}
+
+/**
+ * What a failed Redis call says: ioredis' "Command timed out" (commandTimeout) names the
+ * setting that decided it, like the PostgreSQL store's message for the same case.
+ */
+export function callErrorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message === 'Command timed out' ? 'no answer within the call timeout (callTimeoutMs): the server may be hung or overloaded' : message;
 }

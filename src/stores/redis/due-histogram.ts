@@ -75,7 +75,7 @@ export class RedisDueHistogram {
       else multi.hmget(shard.parkedCounts, ...hours.map(field));
     }
     if (topic === undefined) counts.forEach((_, i) => multi.zcount(shard.delayed, from + i * bucketMs, `(${Math.min(to, from + (i + 1) * bucketMs)}`));
-    const replies = await multi.exec();
+    const replies = await call(() => multi.exec());
     if (replies === null) throw new Error('dueHistogram: MULTI aborted');
     const results = replies.map(([error, value]) => {
       if (error) throw error;
@@ -138,7 +138,7 @@ export class RedisDueHistogram {
     if (buckets.length === 0) return Number.POSITIVE_INFINITY;
     const pipeline = this.client.pipeline();
     for (const bucket of buckets) pipeline.llen(shard.park(bucket));
-    const lengths = ((await pipeline.exec()) ?? []).map(([error, n]) => {
+    const lengths = ((await call(() => pipeline.exec())) ?? []).map(([error, n]) => {
       if (error) throw error;
       return Number(n);
     });

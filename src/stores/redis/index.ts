@@ -25,6 +25,7 @@ import { RedisStore } from './redis-store.js';
 import { RemoteTimers } from './remote-timers.js';
 import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
+import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../shared/call-timeout.js';
 import { ShardHealth } from '../shared/shard-health.js';
 import { ShardLeases } from '../shared/shard-leases.js';
 import { ShardProbe } from './shard-probe.js';
@@ -56,9 +57,9 @@ const PREFIX_PATTERN = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export async function openRedisStore(url: string, options: RedisStoreOptions): Promise<TaskStore> {
   const parsed = parseRedisUrl(url);
-  const { prefix, shards, horizonMs, wait } = resolveOptions(withUrlOptions(url, parsed.storeOptions, options));
+  const { prefix, shards, horizonMs, wait, callTimeoutMs } = resolveOptions(withUrlOptions(url, parsed.storeOptions, options));
   const logger = options.logger ?? silentLogger;
-  const client = connect(parsed);
+  const client = connect(parsed, callTimeoutMs);
   // ioredis reconnects by itself; with no listener it prints each error to the console.
   client.on('error', (error: unknown) => logger.warn({ err: error }, 'redis connection error; ioredis reconnects'));
   try {
@@ -91,8 +92,10 @@ function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: RedisStore
   const horizonMs = agreed('horizonMs', fromUrl.horizonMs, given.horizonMs);
   const waitReplicas = agreed('waitReplicas', fromUrl.waitReplicas, given.waitReplicas);
   const waitTimeoutMs = agreed('waitTimeoutMs', fromUrl.waitTimeoutMs, given.waitTimeoutMs);
+  const callTimeoutMs = agreed('callTimeoutMs', fromUrl.callTimeoutMs, given.callTimeoutMs);
   return {
     ...given,
+    ...(callTimeoutMs !== undefined ? { callTimeoutMs } : {}),
     ...(waitReplicas !== undefined ? { waitReplicas } : {}),
     ...(waitTimeoutMs !== undefined ? { waitTimeoutMs } : {}),
     ...(prefix !== undefined ? { prefix } : {}),
@@ -101,7 +104,7 @@ function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: RedisStore
   };
 }
 
-export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: string; shards: number; horizonMs: number; wait: WaitReplicas } {
+export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: string; shards: number; horizonMs: number; wait: WaitReplicas; callTimeoutMs: number } {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (!PREFIX_PATTERN.test(prefix))
     throw new DelayQError('INVALID_OPTION', 'prefix: 1 to 100 characters of [A-Za-z0-9._:-]', { field: 'prefix' });
@@ -116,7 +119,12 @@ export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: 
   const timeoutMs = options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WAIT_TIMEOUT_MS)
     throw new DelayQError('INVALID_OPTION', `waitTimeoutMs: an integer from 1 to ${MAX_WAIT_TIMEOUT_MS} ms`, { field: 'waitTimeoutMs' });
-  return { prefix, shards, horizonMs, wait: { replicas, timeoutMs } };
+  const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  if (!isCallTimeout(callTimeoutMs)) throw new DelayQError('INVALID_OPTION', `callTimeoutMs ${CALL_TIMEOUT_RULE}`, { field: 'callTimeoutMs' });
+  // A WAIT holds its call for up to waitTimeoutMs: a shorter call timeout would fail every write.
+  if (replicas > 0 && callTimeoutMs > 0 && callTimeoutMs <= timeoutMs)
+    throw new DelayQError('INVALID_OPTION', `callTimeoutMs (${callTimeoutMs}) must exceed waitTimeoutMs (${timeoutMs}) under waitReplicas, better by a few times`, { field: 'callTimeoutMs' });
+  return { prefix, shards, horizonMs, wait: { replicas, timeoutMs }, callTimeoutMs };
 }
 
 /** The shard count is fixed per namespace: tasks are placed by hash(id) mod shards. */

@@ -11,6 +11,7 @@ import type { ShardLeases } from '../shared/shard-leases.js';
 import type { RedisClient } from './connection.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './dispatch-commands.js';
 import type { Keyspace } from './keys.js';
+import { call } from './plain-commands.js';
 
 export type { LeaseEvents } from '../shared/lease-keeper.js';
 
@@ -18,15 +19,15 @@ export function redisLeaseBackend(client: RedisClient, keys: Keyspace): LeaseBac
   return {
     shardCount: keys.shards.length,
     async heartbeat(owner, now, until) {
-      await client.zadd(keys.members, until, owner);
-      await client.zremrangebyscore(keys.members, '-inf', `(${now}`);
-      return client.zcard(keys.members);
+      await call(() => client.zadd(keys.members, until, owner));
+      await call(() => client.zremrangebyscore(keys.members, '-inf', `(${now}`));
+      return call(() => client.zcard(keys.members));
     },
     // Redis runs the lease out itself (PX): `now` is not needed.
     acquire: (shard, owner, _now, ttlMs) => leaseAcquireScript(client, keys.shards[shard]!, owner, ttlMs),
     renew: (shard, token, _now, ttlMs) => leaseRenewScript(client, keys.shards[shard]!, token, ttlMs),
     release: (shard, token) => leaseReleaseScript(client, keys.shards[shard]!, token),
-    leave: async (owner) => void (await client.zrem(keys.members, owner)),
+    leave: async (owner) => void (await call(() => client.zrem(keys.members, owner))),
   };
 }
 

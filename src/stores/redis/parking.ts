@@ -24,6 +24,7 @@
 import { unparkScript } from './parking-commands.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
+import { call } from './plain-commands.js';
 
 /** ~17.5 minutes: tasks due further ahead than one to two of these are parked (ADR 0010). */
 export const PARK_BUCKET_MS = 2 ** 20;
@@ -84,7 +85,7 @@ export class Unparker {
   private async drain(shard: number, target: number): Promise<void> {
     const keys = this.shards[shard]!;
     for (;;) {
-      const listed = await this.client.zrangebyscore(keys.parked, '-inf', `(${target}`, 'LIMIT', 0, BUCKETS_PER_CALL);
+      const listed = await call(() => this.client.zrangebyscore(keys.parked, '-inf', `(${target}`, 'LIMIT', 0, BUCKETS_PER_CALL));
       const reply = await unparkScript(this.client, keys, target, listed.map(Number), UNPARK_LIMIT);
       this.known[shard] = Math.max(this.known[shard]!, reply.parkFrom);
       if (reply.remaining === 0) return;
@@ -93,7 +94,7 @@ export class Unparker {
 
   /** loadDue(Infinity): every parked task of the shard goes into `delayed`. */
   private async drainAll(shard: number): Promise<void> {
-    const [last] = await this.client.zrange(this.shards[shard]!.parked, -1, -1);
+    const [last] = await call(() => this.client.zrange(this.shards[shard]!.parked, -1, -1));
     if (last !== undefined) await this.drain(shard, Number(last) + 1);
   }
 }

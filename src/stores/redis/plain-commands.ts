@@ -5,7 +5,7 @@
  */
 import type { ChainableCommander } from 'ioredis';
 import { DelayQError } from '../../core/errors.js';
-import type { RedisClient } from './connection.js';
+import { callErrorMessage, type RedisClient } from './connection.js';
 import { execAndWait, waitSetting } from './replication.js';
 
 export async function call<T>(command: () => Promise<T>): Promise<T> {
@@ -13,8 +13,7 @@ export async function call<T>(command: () => Promise<T>): Promise<T> {
     return await command();
   } catch (error) {
     if (error instanceof DelayQError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    throw new DelayQError('STORE_UNAVAILABLE', `redis: ${message}`, {}, { cause: error });
+    throw new DelayQError('STORE_UNAVAILABLE', `redis: ${callErrorMessage(error)}`, {}, { cause: error });
   }
 }
 

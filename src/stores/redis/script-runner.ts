@@ -7,7 +7,7 @@
  * dispatch-commands.ts (several processes, shard leases), schedule-commands.ts.
  */
 import { DelayQError } from '../../core/errors.js';
-import { sendCoalesced, type RedisClient } from './connection.js';
+import { callErrorMessage, sendCoalesced, type RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
 import { execAndWait, waitSetting, type WaitReplicas } from './replication.js';
 import { scripts, type ScriptName } from './scripts.js';
@@ -67,8 +67,7 @@ async function runAndWait(client: RedisClient, name: ScriptName, keys: readonly 
 }
 
 function unavailable(name: string, error: unknown): DelayQError {
-  const message = error instanceof Error ? error.message : String(error);
-  return new DelayQError('STORE_UNAVAILABLE', `redis ${name} failed: ${message}`, { script: name }, { cause: error });
+  return new DelayQError('STORE_UNAVAILABLE', `redis ${name} failed: ${callErrorMessage(error)}`, { script: name }, { cause: error });
 }
 
 /** The keys every task script starts with (codec.lua): pool, delayed, reserved, dead, done, counts. */

@@ -13,6 +13,7 @@ import { nextNonce } from '../shared/nonce.js';
 import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, encodeNewTask } from './codec.js';
 import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { call as redisCall } from './plain-commands.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace, ShardKeys } from './keys.js';
@@ -54,7 +55,7 @@ export class RedisTaskOps {
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     if (tasks.length === 0) return [];
     // One global counter: seqs follow input order across shards, so ties sort by insertion.
-    const last = Number(await this.client.hincrby(this.keys.meta, 'seq', tasks.length));
+    const last = Number(await redisCall(() => this.client.hincrby(this.keys.meta, 'seq', tasks.length)));
     const first = last - tasks.length + 1;
     const parkFrom = firstParkBucket(now, this.parts.horizonMs);
     const args = tasks.map((t, i): ScheduleArgs => {

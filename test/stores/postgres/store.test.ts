@@ -148,6 +148,10 @@ describe('postgres store', () => {
     for (const spec of [`${storeUrl('ok')}&shards=3`, 'postgres://postgres@127.0.0.1:5432/test?schema=Bad-Name', 'postgres://127.0.0.1:5432', 'postgres://postgres@127.0.0.1:5432/test?schema=1x', ...['-1', '50', '1.5', 'x', '3600001'].map((ms) => `${storeUrl('ok')}&callTimeoutMs=${ms}`)])
       await assert.rejects(() => openPostgresStore(spec, { clock: storeSystemClock }), (e: unknown) => isDelayQError(e, 'INVALID_STORE_URL'), spec);
     await assert.rejects(() => openPostgresStore(storeUrl('a_one'), { clock: storeSystemClock, schema: 'a_two' }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
+    // callTimeoutMs in code: the same rule, and the URL's must agree.
+    for (const callTimeoutMs of [50, 1.5, 3_600_001])
+      await assert.rejects(() => openPostgresStore(storeUrl('ok'), { clock: storeSystemClock, callTimeoutMs }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION') && /callTimeoutMs/.test(e.message));
+    await assert.rejects(() => openPostgresStore(`${storeUrl('ok')}&callTimeoutMs=2000`, { clock: storeSystemClock, callTimeoutMs: 3_000 }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
   });
 
   it('refuses a schema written by a newer delayq, and leaves it as it was', async () => {

@@ -2,12 +2,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
+import type { Cluster, Redis } from 'ioredis';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
 import { ShardBatcher } from '../../../src/stores/shared/batcher.js';
 import { decodeTask, encodeNewTask } from '../../../src/stores/redis/codec.js';
 import type { DueEntry } from '../../../src/stores/redis/commands.js';
 import { connect, parseRedisUrl } from '../../../src/stores/redis/connection.js';
-import { openRedisStore } from '../../../src/stores/redis/index.js';
+import { openRedisStore, resolveOptions } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { mergeDue } from '../../../src/stores/shared/due-merge.js';
 import { shardOf } from '../../../src/stores/shared/router.js';
@@ -148,14 +149,34 @@ describe('redis store units', () => {
   it('connects without ioredis auto-pipelining, on one Redis and on a cluster', () => {
     // Auto-pipelining keeps one pipeline per node in flight, so Node and Redis take turns
     // (ADR 0003). Nothing is contacted here.
-    const single = connect(parseRedisUrl('redis://127.0.0.1:1'));
-    const cluster = connect(parseRedisUrl('redis+cluster://127.0.0.1:1'));
+    const single = connect(parseRedisUrl('redis://127.0.0.1:1'), 0);
+    const cluster = connect(parseRedisUrl('redis+cluster://127.0.0.1:1'), 0);
     try {
       assert.equal(single.options.enableAutoPipelining, false);
       assert.equal(cluster.options.enableAutoPipelining, false);
+      assert.equal((single as Redis).options.commandTimeout, undefined, 'callTimeoutMs 0: no limit');
     } finally {
       single.disconnect();
       cluster.disconnect();
     }
+  });
+
+  it('callTimeoutMs: ioredis commandTimeout on every connection, duplicates included; refused out of range or not above waitTimeoutMs', async () => {
+    const single = connect(parseRedisUrl('redis://127.0.0.1:1'), 2_500);
+    const cluster = connect(parseRedisUrl('redis+cluster://127.0.0.1:1'), 2_500);
+    const copy = single.duplicate();
+    try {
+      assert.equal((single as Redis).options.commandTimeout, 2_500);
+      assert.equal((copy as Redis).options.commandTimeout, 2_500, 'the subscriber and the probe connections are duplicates');
+      assert.equal((cluster as Cluster).options.redisOptions?.commandTimeout, 2_500);
+    } finally {
+      for (const c of [single, cluster, copy]) c.disconnect();
+    }
+    assert.equal(parseRedisUrl('redis://h:1?callTimeoutMs=2500').storeOptions.callTimeoutMs, 2_500);
+    assert.equal(resolveOptions({}).callTimeoutMs, 10_000);
+    assert.equal(resolveOptions({ callTimeoutMs: 0, waitReplicas: 1 }).callTimeoutMs, 0);
+    for (const bad of [{ callTimeoutMs: 50 }, { callTimeoutMs: 3_600_001 }, { callTimeoutMs: 1.5 }, { callTimeoutMs: 1_000, waitReplicas: 1, waitTimeoutMs: 1_000 }])
+      assert.throws(() => resolveOptions(bad), (e: unknown) => isDelayQError(e, 'INVALID_OPTION') && /callTimeoutMs/.test((e as Error).message), JSON.stringify(bad));
+    await assert.rejects(openRedisStore('redis://127.0.0.1:1?callTimeoutMs=2000', { clock: storeSystemClock, callTimeoutMs: 3_000 }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
   });
 });

@@ -48,7 +48,7 @@ describe('redis store writes', { skip }, () => {
 
   before(async () => {
     server = await startRedis();
-    client = connect(parseRedisUrl(server.url));
+    client = connect(parseRedisUrl(server.url), 0);
     await client.ping();
   });
   after(async () => {
