@@ -95,7 +95,14 @@ export function execAndWait(client: RedisClient, wait: WaitReplicas, what: strin
 
 async function drain(client: RedisClient, wait: WaitReplicas, bySlot: Map<number, Lane>, slot: number, lane: Lane): Promise<void> {
   while (lane.queue.length > 0) {
-    const acknowledged = await send(client, wait, lane.queue.splice(0, MAX_WRITES_PER_WAIT));
+    const batch = lane.queue.splice(0, MAX_WRITES_PER_WAIT);
+    let acknowledged: number | undefined;
+    try {
+      acknowledged = await send(client, wait, batch);
+    } catch (error) {
+      // Not expected (send settles its writes), but a lane left sending would hold every later write.
+      for (const write of batch) write.reject(error);
+    }
     if (acknowledged !== undefined && acknowledged < wait.replicas)
       for (const write of lane.queue.splice(0)) write.reject(notSent(write.what, wait, acknowledged));
   }
