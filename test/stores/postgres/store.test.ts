@@ -139,6 +139,28 @@ describe('postgres store', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('reads the tasks an ack names by the primary key on a table of 10,000, not by reading the table (ADR 0048)', async () => {
+    const schema = schemaOfTest();
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    const quiet = (): void => undefined;
+    const pool = createPool(PG_URL, { debug: quiet, info: quiet, warn: quiet, error: quiet });
+    try {
+      const at = Date.now() + 3_600_000;
+      for (let from = 0; from < 10_000; from += 1_000)
+        await store.schedule(Array.from({ length: 1_000 }, (_, i) => ({ id: `t-${from + i}`, topic: 't', payload: 'null', runAt: at, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } })), Date.now());
+      await pool.query(`ANALYZE "${schema}".tasks`);
+      assert.equal((await pool.query<{ random_page_cost: string }>('SHOW random_page_cost')).rows[0]?.random_page_cost, '1.1');
+      // The shape of an ack (task-writes.ts): 200 ids joined to tasks.
+      const ids = `{${Array.from({ length: 200 }, (_, i) => `t-${i * 50}`).join(',')}}`;
+      const plan = (await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN UPDATE "${schema}".tasks t SET updated_at = 0 FROM unnest($1::text[]) a(id) WHERE t.id = a.id AND t.state = 'reserved'`, [ids])).rows.map((r) => r['QUERY PLAN']).join('\n');
+      assert.match(plan, /tasks_pkey/, plan);
+      assert.doesNotMatch(plan, /Seq Scan on tasks/, plan);
+    } finally {
+      await pool.end();
+      await store.close();
+    }
     // reserve_pick leaves the planner no bitmap or sequential scan, nor a sort: the walk stops once it has enough.
     const config = await withClient((c) => c.query(`SELECT proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'reserve_pick'`, [schema]));
     assert.deepEqual([...((config.rows[0] as { proconfig: string[] } | undefined)?.proconfig ?? [])].sort(), ['enable_bitmapscan=off', 'enable_seqscan=off', 'enable_sort=off']);
