@@ -728,6 +728,14 @@ async function redisServerKill(): Promise<Row> {
   });
 }
 
+/** Notes every call the round's workers saw rejected; a problem when one was rejected with another code than STORE_UNAVAILABLE. */
+function rejectionProblems(round: Round): string[] {
+  const all = [...round.workerFacts.values()].flatMap((f) => f.errors);
+  round.notes.push(`rejected calls: ${errorSummary(all)}`);
+  const wrong = all.filter((e) => e.code !== 'STORE_UNAVAILABLE');
+  return wrong.length === 0 ? [] : [`${wrong.length} calls rejected with another code than STORE_UNAVAILABLE: ${errorSummary(wrong)}`];
+}
+
 /**
  * redis-server frozen (SIGSTOP): its connections stay open and nothing answers, so only the
  * store's callTimeoutMs (1 s here) fails the calls made meanwhile; commands in flight run
@@ -756,11 +764,7 @@ async function redisServerStop(): Promise<Row> {
       readFacts(round);
       // Each producer was refused while the server was frozen, each refusal within about the
       // timeout, and with STORE_UNAVAILABLE: the calls failed instead of hanging.
-      const problems: string[] = [];
-      const allErrors = [...round.workerFacts.values()].flatMap((f) => f.errors);
-      round.notes.push(`rejected calls: ${errorSummary(allErrors)}`);
-      const wrong = allErrors.filter((e) => e.code !== 'STORE_UNAVAILABLE');
-      if (wrong.length > 0) problems.push(`${wrong.length} calls rejected with another code than STORE_UNAVAILABLE: ${errorSummary(wrong)}`);
+      const problems = rejectionProblems(round);
       for (const [i, w] of windows.entries())
         for (const name of ['f0', 'f1']) {
           const frozen = round.workerFacts.get(name)!.errors.filter((e) => e.op === 'schedule' && e.at >= w.from && e.at <= w.to + 1_000);
@@ -1004,11 +1008,7 @@ async function pgRestart(crashes: number, downMs: number): Promise<Row> {
       await sleep(SHORT ? 4_000 : 6_000);
       assertAlive(workers);
       readFacts(round);
-      const problems: string[] = [];
-      const allErrors = [...round.workerFacts.values()].flatMap((f) => f.errors);
-      round.notes.push(`rejected calls: ${errorSummary(allErrors)}`);
-      const wrong = allErrors.filter((e) => e.code !== 'STORE_UNAVAILABLE');
-      if (wrong.length > 0) problems.push(`${wrong.length} calls rejected with another code than STORE_UNAVAILABLE: ${errorSummary(wrong)}`);
+      const problems = rejectionProblems(round);
       for (const [i, w] of windows.entries()) {
         for (const name of names) {
           const own = round.workerFacts.get(name)!;

@@ -64,8 +64,8 @@ interface Lane {
 const lanes = new WeakMap<RedisClient, Map<number, Lane>>();
 
 /**
- * Runs the command(s) `add` queues, then WAIT, in one pipeline on the connection that owns
- * `routeKey`'s slot: answers the last queued command's reply (or throws its error as it is,
+ * Runs the command(s) `add` queues, then WAIT, on the connection that owns `routeKey`'s
+ * slot (send below says how they are pipelined): answers the last queued command's reply (or throws its error as it is,
  * for the caller to map), and throws STORE_UNAVAILABLE when fewer replicas than asked
  * acknowledged within the timeout.
  *

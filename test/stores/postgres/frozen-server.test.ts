@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { startCluster, type PgCluster } from '../../helpers/postgres-cluster.js';
+import { untilResolved } from '../../helpers/retry.js';
 
 const CALL_TIMEOUT_MS = 500;
 /**
@@ -18,18 +19,6 @@ const CALL_TIMEOUT_MS = 500;
  * them (2 s later, every 5 s), as if their consumer had died. A short ttr keeps that quick.
  */
 const TTR_MS = 1_000;
-
-/** Runs `call` until it resolves (the pool replacing the connections it dropped may take a few tries). */
-async function eventually<T>(call: () => Promise<T>, deadline: number): Promise<T> {
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-}
 
 describe('postgres store: the server hangs', () => {
   let cluster: PgCluster;
@@ -74,9 +63,9 @@ describe('postgres store: the server hangs', () => {
       }
       // Calling again is safe whether or not the first attempt reached the server.
       const deadline = Date.now() + 30_000;
-      await eventually(() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
-      await eventually(() => q.scheduleMany(big()), deadline);
-      await eventually(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
+      await untilResolved(() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
+      await untilResolved(() => q.scheduleMany(big()), deadline);
+      await untilResolved(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
       const want = ['before', 'during', 'after', ...big().map((t) => t.id)];
       while (want.some((id) => !delivered.has(id))) {
         if (Date.now() > deadline) assert.fail(`not delivered: ${want.filter((id) => !delivered.has(id)).slice(0, 10).join(', ')}`);

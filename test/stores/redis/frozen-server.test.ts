@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { untilResolved } from '../../helpers/retry.js';
 
 const skip = redisSkip();
 const CALL_TIMEOUT_MS = 500;
@@ -19,18 +20,6 @@ const CALL_TIMEOUT_MS = 500;
  * expires them, as if their consumer had died. A short ttr keeps that quick.
  */
 const TTR_MS = 1_000;
-
-/** Runs `call` until it resolves (a shard marked unavailable takes its probe's next second to clear). */
-async function eventually<T>(call: () => Promise<T>, deadline: number): Promise<T> {
-  for (;;) {
-    try {
-      return await call();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(100);
-    }
-  }
-}
 
 function big(): { id: string; topic: string; payload: null; delayMs: number; ttrMs: number }[] {
   return Array.from({ length: 1_200 }, (_, i) => ({ id: `big-${i}`, topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }));
@@ -82,9 +71,9 @@ describe('redis store: the server hangs', { skip }, () => {
       }
       // Sending again is safe whether or not the first attempt ran.
       const deadline = Date.now() + 30_000;
-      await eventually(() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
-      await eventually(() => q.scheduleMany(big()), deadline);
-      await eventually(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
+      await untilResolved(() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
+      await untilResolved(() => q.scheduleMany(big()), deadline);
+      await untilResolved(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
       const want = ['before', 'during', 'after', ...big().map((t) => t.id)];
       while (want.some((id) => !delivered.has(id))) {
         if (Date.now() > deadline) assert.fail(`not delivered: ${want.filter((id) => !delivered.has(id)).slice(0, 10).join(', ')}`);
