@@ -92,7 +92,7 @@ export class PgProbe {
 
   async standings(ids: readonly string[], checkedAt: number): Promise<PgStanding[]> {
     const rows = await this.query<PgTaskRow & { id: string }>(
-      `SELECT id, state, run_at, due_at, attempts, receipt, acked_receipt, reserved_until, updated_at, last_error, shard FROM "${this.schema}".tasks WHERE id = ANY($1::text[])`,
+      `SELECT id, state, run_at, due_at, coalesce(attempts, 0) AS attempts, receipt, acked_receipt, reserved_until, coalesce(updated_at, created_at) AS updated_at, last_error, shard FROM "${this.schema}".tasks WHERE id = ANY($1::text[])`,
       [ids],
     );
     const byId = new Map(rows.map(({ id, ...row }) => [id, row]));

@@ -8,7 +8,8 @@
  * `uniform` sends a column whose values are all the same as one element: the statement reads
  * it as `coalesce(col, ($n::type[])[1])` (unnest pads the shorter array with NULLs), so a
  * batch with one retry policy or one topic sends that value once instead of 1,000 times.
- * Only for columns that are never NULL, or coalesce would fill a real NULL.
+ * For a column whose NULL means something (a policy column, migration 0009) the statement
+ * reads `CASE WHEN cardinality($n) = 1 ...` instead, since coalesce would fill a real NULL.
  */
 
 /** Text elements, always quoted (a quoted NULL is the string "NULL"); `null` is SQL NULL. */
@@ -27,11 +28,16 @@ const ESCAPED = /["\\]/g;
 
 /**
  * Finite numbers (integers for integer columns: the schedulers' validators see to that), in
- * JavaScript's shortest round-trip form, which float8 reads back to the same double.
+ * JavaScript's shortest round-trip form, which float8 reads back to the same double; `null`
+ * is SQL NULL.
  */
-export function numberArray(values: readonly number[]): string {
-  for (const v of values) if (!Number.isFinite(v)) throw new RangeError(`not a finite number: ${v}`);
-  return `{${values.join(',')}}`;
+export function numberArray(values: readonly (number | null)[]): string {
+  let nulls = false;
+  for (const v of values)
+    if (v === null) nulls = true;
+    else if (!Number.isFinite(v)) throw new RangeError(`not a finite number: ${v}`);
+  // join writes null as nothing, which an array literal does not read.
+  return `{${(nulls ? values.map((v) => v ?? 'NULL') : values).join(',')}}`;
 }
 
 /** `values` as one element when every one is the same (see the module's note), else whole. */

@@ -26,6 +26,7 @@ import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import type { PgContext } from './context.js';
 import { countersCte } from './counters.js';
+import { maxAttemptsOf, reservation } from './rows.js';
 
 /** The most tasks one statement reserves. */
 const MAX_RESERVE = 1_000;
@@ -80,11 +81,9 @@ export class ReadyReserver {
          SELECT id, due_at, seq FROM "${s}".reserve_pick($1, $9, $2, $3, $7::bigint, $8::bigint)
        ),
        upd AS (
-         UPDATE "${s}".tasks t SET state = 'reserved', attempts = t.attempts + 1,
-                receipt = (t.attempts + 1)::text || '.' || $4::text || t.seq::text,
-                reserved_until = $2::bigint + coalesce($5::bigint, t.ttr_ms), due_at = $2::bigint + coalesce($5::bigint, t.ttr_ms), updated_at = $2
+         UPDATE "${s}".tasks t SET ${reservation('t.', '$2', '$4', '$5')}
            FROM picked p WHERE t.id = p.id AND t.state = 'pending' AND t.run_at <= $2
-         RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, t.max_attempts, t.receipt, t.reserved_until, t.url, t.seq, p.due_at AS picked_due
+         RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${maxAttemptsOf('t.')} AS max_attempts, t.receipt, t.reserved_until, t.url, t.seq, p.due_at AS picked_due
        ),
        ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$6')}
        SELECT id, topic, payload, run_at, attempts, max_attempts, receipt, reserved_until, url, picked_due, seq AS picked_seq FROM upd ORDER BY picked_due, seq`,

@@ -2,8 +2,37 @@
 import { HISTORY_LIMIT } from '../../core/task/history.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { historyEntries, recordOf, type TaskRowOf } from '../shared/task-rows.js';
+import { STORED_DEFAULTS as D } from './migrations/0009_default_nulls.js';
 
-export { backoffOf, CONTROL_COLUMNS, dueRef, historyEntries as historyOf, runRef, TASK_COLUMNS, type ControlRow, type DueRow } from '../shared/task-rows.js';
+export { backoffOf, dueRef, historyEntries as historyOf, runRef, type ControlRow, type DueRow } from '../shared/task-rows.js';
+
+/**
+ * The columns a row may hold as NULL for their usual value (migration 0009), read back as
+ * that value, under the column's own name. `t` qualifies them (`t.`), for a RETURNING that
+ * must name the new row.
+ */
+export function defaultedColumns(t = ''): string {
+  return `coalesce(${t}attempts, ${D.attempts}) AS attempts, coalesce(${t}max_attempts, ${D.maxAttempts}) AS max_attempts,
+    coalesce(${t}ttr_ms, ${D.ttrMs}) AS ttr_ms, coalesce(${t}backoff_base_ms, ${D.backoffBaseMs}) AS backoff_base_ms,
+    coalesce(${t}backoff_factor, ${D.backoffFactor}) AS backoff_factor, coalesce(${t}backoff_max_ms, ${D.backoffMaxMs}) AS backoff_max_ms,
+    coalesce(${t}backoff_jitter, ${D.backoffJitter}) AS backoff_jitter`;
+}
+
+/** The shared CONTROL_COLUMNS (stores/shared/task-rows.ts) as this store's rows keep them. */
+export const CONTROL_COLUMNS = `seq, topic, state, run_at, ${defaultedColumns()}, receipt, reserved_until, url`;
+
+/** The shared TASK_COLUMNS as this store's rows keep them. */
+export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, coalesce(updated_at, created_at) AS updated_at, last_error, payload, history`;
+
+/** `value` as a policy column stores it: NULL for the value STORED_DEFAULTS gives it. */
+export function storedOrNull(value: number, usual: number): number | null {
+  return value === usual ? null : value;
+}
+
+/** The SQL of a task's attempts so far, NULL read as none (0009). */
+export function attemptsOf(t: string): string {
+  return `coalesce(${t}attempts, ${D.attempts})`;
+}
 
 /** A task row; `history` (migration 0005) is a jsonb value as the driver parses it, NULL until the first attempt settles (0006). */
 export type TaskRow = TaskRowOf<unknown>;
@@ -20,7 +49,24 @@ export function toRecord(row: TaskRow): TaskRecord {
  * error is cut already (historyError).
  */
 export function historyAppend(t: string, now: string, outcome: string, error: string): string {
+  const started = `coalesce(${t}updated_at, ${t}created_at)`;
   return `history = (CASE WHEN jsonb_array_length(${t}history) >= ${HISTORY_LIMIT} THEN ${t}history - 0 ELSE coalesce(${t}history, '[]'::jsonb) END)
-         || jsonb_build_array(jsonb_build_array(${t}attempts, ${t}updated_at, greatest(0, ${now} - ${t}updated_at), ${outcome}, ${error}))`;
+         || jsonb_build_array(jsonb_build_array(${attemptsOf(t)}, ${started}, greatest(0, ${now} - ${started}), ${outcome}, ${error}))`;
 }
 
+
+/** The SQL of a task's max attempts, NULL read as the stored default (0009). */
+export function maxAttemptsOf(t: string): string {
+  return `coalesce(${t}max_attempts, ${D.maxAttempts})`;
+}
+
+/**
+ * The SET of a reservation: pending -> reserved at `now` for `ttr` (NULL: the task's own),
+ * the attempt counted; a receipt is `<attempts>.<nonce><seq>`, so no two reservations share
+ * one. `t` names the row; `now`, `nonce` and `ttr` are parameters.
+ */
+export function reservation(t: string, now: string, nonce: string, ttr: string): string {
+  const until = `${now}::bigint + coalesce(${ttr}::bigint, ${t}ttr_ms, ${D.ttrMs})`;
+  return `state = 'reserved', attempts = ${attemptsOf(t)} + 1, receipt = (${attemptsOf(t)} + 1)::text || '.' || ${nonce}::text || ${t}seq::text,
+              reserved_until = ${until}, due_at = ${until}, updated_at = ${now}`;
+}

@@ -19,7 +19,8 @@ import { shardOf } from '../shared/router.js';
 import type { PgContext } from './context.js';
 import { numberArray, textArray, uniform } from './array-literal.js';
 import { countersCte } from './counters.js';
-import { historyAppend } from './rows.js';
+import { STORED_DEFAULTS } from './migrations/0009_default_nulls.js';
+import { historyAppend, maxAttemptsOf, reservation, storedOrNull } from './rows.js';
 
 /** The largest batch one statement carries. */
 export const MAX_BATCH = 2_000;
@@ -71,6 +72,15 @@ async function insertTasks(pg: PgContext, via: Via | undefined, statement: (arbi
   }
 }
 
+/**
+ * A column of the schedule's input that `uniform` may have sent as one value: that value for
+ * every task when the array has one element, else the task's own. Not coalesce, as for the
+ * columns never NULL: a policy column's NULL is a value here (the stored default).
+ */
+function oneOrEach(column: string, param: string): string {
+  return `CASE WHEN cardinality(${param}) = 1 THEN (${param})[1] ELSE ${column} END`;
+}
+
 /** SQLSTATE of a duplicate key: tasks has one unique index, its primary key (the id). */
 const UNIQUE_VIOLATION = '23505';
 
@@ -96,16 +106,16 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
   const statement = (arbiter: string): string =>
     `WITH input AS (
        SELECT id, coalesce(topic, ($2::text[])[1]) AS topic, run_at,
-              coalesce(max_attempts, ($4::int[])[1]) AS max_attempts, coalesce(ttr_ms, ($5::bigint[])[1]) AS ttr_ms,
-              coalesce(base_ms, ($6::bigint[])[1]) AS base_ms, coalesce(factor, ($7::float8[])[1]) AS factor,
-              coalesce(max_ms, ($8::bigint[])[1]) AS max_ms, coalesce(jitter, ($9::float8[])[1]) AS jitter,
+              ${oneOrEach('max_attempts', '$4::int[]')} AS max_attempts, ${oneOrEach('ttr_ms', '$5::bigint[]')} AS ttr_ms,
+              ${oneOrEach('base_ms', '$6::bigint[]')} AS base_ms, ${oneOrEach('factor', '$7::float8[]')} AS factor,
+              ${oneOrEach('max_ms', '$8::bigint[]')} AS max_ms, ${oneOrEach('jitter', '$9::float8[]')} AS jitter,
               url, payload, coalesce(now, ($12::bigint[])[1]) AS now, shard, ord
          FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[], $14::smallint[])
          WITH ORDINALITY AS i(id, topic, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, url, payload, now, shard, ord)
      ),
      ins AS (
-       INSERT INTO "${s}".tasks (id, topic, state, run_at, due_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, updated_at, url, payload, shard)
-       SELECT id, topic, 'pending', run_at, run_at, 0, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, now, url, payload, shard FROM input ORDER BY ord
+       INSERT INTO "${s}".tasks (id, topic, state, run_at, due_at, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, url, payload, shard)
+       SELECT id, topic, 'pending', run_at, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, url, payload, shard FROM input ORDER BY ord
        ${arbiter}
        RETURNING id, seq, topic
      ),
@@ -117,19 +127,21 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
          : `SELECT i.id, ins.seq, CASE WHEN ins.id IS NULL THEN (SELECT t.run_at FROM "${s}".tasks t WHERE t.id = i.id) END AS existing_run_at
               FROM input i LEFT JOIN ins ON ins.id = i.id`
      }`;
-  // Columns never NULL go as one value when the batch agrees on it (array-literal.ts); url
-  // may be NULL, so it goes whole, or as no element at all when no task has one.
+  // A column goes as one value when the batch agrees on it (array-literal.ts); url may be
+  // NULL, so it goes whole, or as no element at all when no task has one. A policy value
+  // that is the stored default goes as NULL, which the row keeps (migration 0009).
   const urls = unique.map((t) => t.url ?? null);
+  const policy = (of: (t: NewTaskRecord) => number, usual: number): string => numberArray(uniform(unique.map((t) => storedOrNull(of(t), usual))));
   const values = [
     textArray(unique.map((t) => t.id)),
     textArray(uniform(unique.map((t) => t.topic))),
     numberArray(unique.map((t) => t.runAt)),
-    numberArray(uniform(unique.map((t) => t.maxAttempts))),
-    numberArray(uniform(unique.map((t) => t.ttrMs))),
-    numberArray(uniform(unique.map((t) => t.backoff.baseMs))),
-    numberArray(uniform(unique.map((t) => t.backoff.factor))),
-    numberArray(uniform(unique.map((t) => t.backoff.maxMs))),
-    numberArray(uniform(unique.map((t) => t.backoff.jitter))),
+    policy((t) => t.maxAttempts, STORED_DEFAULTS.maxAttempts),
+    policy((t) => t.ttrMs, STORED_DEFAULTS.ttrMs),
+    policy((t) => t.backoff.baseMs, STORED_DEFAULTS.backoffBaseMs),
+    policy((t) => t.backoff.factor, STORED_DEFAULTS.backoffFactor),
+    policy((t) => t.backoff.maxMs, STORED_DEFAULTS.backoffMaxMs),
+    policy((t) => t.backoff.jitter, STORED_DEFAULTS.backoffJitter),
     urls.every((u) => u === null) ? '{}' : textArray(urls),
     textArray(unique.map((t) => t.payload)),
     numberArray(uniform(nows)),
@@ -174,11 +186,9 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
   const rows = await pg.query<ReserveRow>(
     `WITH input AS (SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)),
      upd AS (
-       UPDATE "${s}".tasks t SET state = 'reserved', attempts = t.attempts + 1,
-              receipt = (t.attempts + 1)::text || '.' || $3::text || t.seq::text,
-              reserved_until = $2::bigint + coalesce($4::bigint, t.ttr_ms), due_at = $2::bigint + coalesce($4::bigint, t.ttr_ms), updated_at = $2
+       UPDATE "${s}".tasks t SET ${reservation('t.', '$2', '$3', '$4')}
          FROM input i WHERE t.id = i.id AND t.state = 'pending' AND t.run_at <= $2
-       RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, t.max_attempts, t.receipt, t.reserved_until, t.url
+       RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${maxAttemptsOf('t.')} AS max_attempts, t.receipt, t.reserved_until, t.url
      ),
      ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$5')}
      SELECT upd.* FROM upd JOIN input i ON i.id = upd.id ORDER BY i.ord`,

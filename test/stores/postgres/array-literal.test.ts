@@ -37,6 +37,13 @@ describe('postgres array literals', () => {
     assert.throws(() => numberArray([1, Number.NaN]), RangeError);
   });
 
+  it('number arrays: null is SQL NULL, first, last or alone', async () => {
+    const values = [null, 5, null, 0.2, null];
+    const { rows } = await client.query<{ v: (number | null)[]; one: (number | null)[] }>('SELECT $1::float8[] AS v, $2::int[] AS one', [numberArray(values), numberArray([null])]);
+    assert.deepEqual(rows[0]!.v, values);
+    assert.deepEqual(rows[0]!.one, [null]);
+  });
+
   it('uniform: one element when all agree, else the values whole', () => {
     assert.deepEqual(uniform([3, 3, 3]), [3]);
     assert.deepEqual(uniform([3, 4, 3]), [3, 4, 3]);

@@ -10,6 +10,10 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 import { dropSchema, freshSchema, PG_URL, storeUrl, withClient } from '../../helpers/postgres.js';
 import { createPool } from '../../../src/stores/postgres/connection.js';
+import { DEFAULT_BACKOFF, backoffDelay } from '../../../src/core/task/backoff.js';
+import { DEFAULT_TASK_DEFAULTS } from '../../../src/core/task/validate.js';
+import { forSchema } from '../../../src/stores/postgres/migrations/index.js';
+import { sql as sqlFunctions } from '../../../src/stores/postgres/migrations/0003_sql_functions.js';
 
 // Each case on a schema of its own, dropped after it.
 runStoreConformance('postgres', async () => {
@@ -222,6 +226,54 @@ describe('postgres store', () => {
     }
   });
 
+  it('a task of the default policy keeps NULLs for it, and every read and write takes them for the policy (0009)', async () => {
+    const schema = schemaOfTest();
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    try {
+      const usual = { maxAttempts: DEFAULT_TASK_DEFAULTS.maxAttempts, ttrMs: DEFAULT_TASK_DEFAULTS.ttrMs, backoff: DEFAULT_BACKOFF };
+      const own = { maxAttempts: 3, ttrMs: 5_000, backoff: { ...DEFAULT_BACKOFF, jitter: 0 } };
+      // One batch mixing both, the own policy first: a NULL must not take the first task's value.
+      await store.schedule([task('own', { runAt: 1_000, ...own }), task('usual', { runAt: 1_000, ...usual })], 500);
+      await store.schedule([task('usual-2', { runAt: 1_000, ...usual }), task('usual-3', { runAt: 1_000, ...usual })], 500);
+      const raw = await withClient((c) =>
+        c.query(`SELECT id, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, updated_at FROM "${schema}".tasks ORDER BY id`),
+      );
+      const nulls = (row: Record<string, unknown>): string[] => Object.keys(row).filter((k) => row[k] === null);
+      const all = ['attempts', 'max_attempts', 'ttr_ms', 'backoff_base_ms', 'backoff_factor', 'backoff_max_ms', 'backoff_jitter', 'updated_at'];
+      assert.deepEqual(raw.rows.map(nulls), [
+        ['attempts', 'backoff_base_ms', 'backoff_factor', 'backoff_max_ms', 'updated_at'],
+        all,
+        all,
+        all,
+      ]);
+      for (const [id, policy] of [['own', own], ['usual', usual], ['usual-3', usual]] as const) {
+        const record = await store.get(id);
+        assert.deepEqual(
+          { maxAttempts: record?.maxAttempts, ttrMs: record?.ttrMs, backoff: record?.backoff, attempts: record?.attempts, updatedAt: record?.updatedAt },
+          { ...policy, attempts: 0, updatedAt: 500 },
+          id,
+        );
+      }
+      // The reservation takes the stored default ttr, counts the first attempt, and the nack
+      // retries by the default backoff, its history entry dated by the reservation.
+      const [reserved] = await store.reserve(['usual'], 2_000);
+      assert.deepEqual([reserved?.attempts, reserved?.maxAttempts, reserved?.reservedUntil, reserved?.receipt?.startsWith('1.')], [1, 5, 32_000, true]);
+      const nacked = await store.nack('usual', reserved?.receipt ?? '', 2_100, { random: 0.5 });
+      assert.equal(nacked.status, 'retrying');
+      const after = await store.get('usual');
+      assert.equal(after?.runAt, 2_100 + backoffDelay(DEFAULT_BACKOFF, 1, () => 0.5));
+      assert.deepEqual(after?.history, [{ attempt: 1, startedAt: 2_000, durationMs: 100, outcome: 'nacked', error: null }]);
+      // From SQL: the default policy, stored as NULLs.
+      await withClient((c) => c.query(`SELECT "${schema}".schedule('from-sql', 'orders', '{}'::jsonb, now())`));
+      const fromSql = await store.get('from-sql');
+      assert.deepEqual([fromSql?.maxAttempts, fromSql?.ttrMs, fromSql?.backoff, fromSql?.attempts, fromSql?.updatedAt === fromSql?.createdAt], [5, 30_000, DEFAULT_BACKOFF, 0, true]);
+      const sqlRow = await withClient((c) => c.query(`SELECT max_attempts, backoff_jitter, updated_at FROM "${schema}".tasks WHERE id = 'from-sql'`));
+      assert.deepEqual(sqlRow.rows[0], { max_attempts: null, backoff_jitter: null, updated_at: null });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a schema of version 4 (before attempt history) migrates to the latest: its tasks read an empty history and append to it', async () => {
     const schema = schemaOfTest();
     const first = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
@@ -229,8 +281,18 @@ describe('postgres store', () => {
     const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
-    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007 and 0008 add.
+    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007 and 0008 add,
+    // and with 0009's NULLs filled in, its columns NOT NULL again and 0003's functions.
     await withClient(async (c) => {
+      await c.query(
+        `UPDATE "${schema}".tasks SET attempts = coalesce(attempts, 0), max_attempts = coalesce(max_attempts, 5), ttr_ms = coalesce(ttr_ms, 30000),
+                backoff_base_ms = coalesce(backoff_base_ms, 1000), backoff_factor = coalesce(backoff_factor, 2), backoff_max_ms = coalesce(backoff_max_ms, 3600000),
+                backoff_jitter = coalesce(backoff_jitter, 0.2), updated_at = coalesce(updated_at, created_at)`,
+      );
+      const columns = ['attempts', 'max_attempts', 'ttr_ms', 'backoff_base_ms', 'backoff_factor', 'backoff_max_ms', 'backoff_jitter', 'updated_at'];
+      await c.query(`ALTER TABLE "${schema}".tasks ${columns.map((col) => `ALTER COLUMN ${col} SET NOT NULL`).join(', ')}`);
+      await c.query(`DROP FUNCTION "${schema}".schedule, "${schema}".cancel`);
+      await c.query(forSchema(sqlFunctions, schema));
       await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
       await c.query(
         `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
@@ -243,6 +305,10 @@ describe('postgres store', () => {
     const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
     try {
       assert.deepEqual((await store.get('old'))?.history, []);
+      assert.deepEqual([(await store.get('old'))?.maxAttempts, (await store.get('old'))?.ttrMs], [3, 5_000]);
+      const created = await withClient((c) => c.query<{ schedule: boolean }>(`SELECT "${schema}".schedule('new', 'orders', '{}'::jsonb, now())`));
+      assert.equal(created.rows[0]?.schedule, true);
+      assert.equal((await store.get('new'))?.maxAttempts, 5);
       assert.equal((await store.ack('old', receipt, 2_050)).status, 'acked');
       assert.deepEqual((await store.get('old'))?.history, [{ attempt: 1, startedAt: 2_000, durationMs: 50, outcome: 'acked', error: null }]);
       const version = await withClient((c) => c.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`));

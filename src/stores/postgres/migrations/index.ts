@@ -13,8 +13,9 @@ import { sql as attemptHistory } from './0005_attempt_history.js';
 import { sql as compactRows } from './0006_compact_rows.js';
 import { sql as topicLimits } from './0007_topic_limits.js';
 import { sql as reservePick } from './0008_reserve_pick.js';
+import { sql as defaultNulls } from './0009_default_nulls.js';
 
-export const MIGRATIONS: readonly string[] = [initial, shared, functions, pausedTopics, attemptHistory, compactRows, topicLimits, reservePick];
+export const MIGRATIONS: readonly string[] = [initial, shared, functions, pausedTopics, attemptHistory, compactRows, topicLimits, reservePick, defaultNulls];
 
 /** The migrations' SQL for one schema: `S.` names the schema's objects, `{schema}` is its bare name. */
 export function forSchema(sql: string, schema: string): string {
