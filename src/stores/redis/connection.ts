@@ -8,7 +8,7 @@
  * after a Redis restart without a restart of ours.
  */
 import { Socket } from 'node:net';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { DelayQError } from '../../core/errors.js';
 import { redactUrl } from '../../core/redact.js';
 
@@ -107,9 +107,40 @@ const COMMON: RedisOptions = {
  */
 export function connect(url: ParsedUrl, callTimeoutMs: number): RedisClient {
   const options: RedisOptions = { ...COMMON, ...url.options, ...(callTimeoutMs > 0 ? { commandTimeout: callTimeoutMs } : {}) };
-  if (url.cluster) return new Cluster([...url.nodes], { redisOptions: options, enableAutoPipelining: false });
+  if (url.cluster) return new TimedCluster([...url.nodes], { redisOptions: options, enableAutoPipelining: false }, callTimeoutMs);
   const node = url.nodes[0]!;
   return new Redis({ ...options, host: node.host, port: node.port });
+}
+
+/**
+ * A cluster client whose calls time out wherever they wait. commandTimeout is a node
+ * connection's: a call the cluster client holds itself, in the queue it keeps while it has
+ * no node to send to (every node down or unreachable, the slot map being fetched again),
+ * has no timer at all and waited until a node came back. Here the timer starts when the
+ * call is made; the node connection's own `setTimeout` later keeps that timer (ioredis
+ * sets one per command), and redirections (MOVED, ASK) resend the same command under it.
+ * `duplicate()` builds the same class with the same arguments, so the subscriber and the
+ * probe connections are timed too.
+ */
+class TimedCluster extends Cluster {
+  constructor(
+    private readonly nodeList: ClusterNode[],
+    options: ClusterOptions,
+    private readonly callTimeoutMs: number,
+  ) {
+    super(nodeList, options);
+  }
+
+  /** As Cluster's, which builds a plain Cluster. */
+  override duplicate(overrideStartupNodes: ClusterNode[] = [], overrideOptions: ClusterOptions = {}): Cluster {
+    const nodes = overrideStartupNodes.length > 0 ? overrideStartupNodes : this.nodeList;
+    return new TimedCluster([...nodes], { ...this.options, ...overrideOptions }, this.callTimeoutMs);
+  }
+
+  override sendCommand(...args: Parameters<Cluster['sendCommand']>): unknown {
+    if (this.callTimeoutMs > 0) args[0].setTimeout(this.callTimeoutMs);
+    return super.sendCommand(...args);
+  }
 }
 
 /**
@@ -191,5 +222,5 @@ export async function assertNoEviction(client: RedisClient): Promise<void> {
  */
 export function callErrorMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message === 'Command timed out' ? 'no answer within the call timeout (callTimeoutMs): the server may be hung or overloaded' : message;
+  return message === 'Command timed out' ? 'no answer within the call timeout (callTimeoutMs): the server may be hung, overloaded or unreachable' : message;
 }

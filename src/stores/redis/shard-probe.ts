@@ -50,6 +50,8 @@ export class ShardProbe {
   private connection(): RedisClient {
     if (this.own === null) {
       this.own = this.client.duplicate();
+      // Its failures reach the probe's calls; without a listener ioredis prints each one.
+      this.own.on('error', () => undefined);
       const wait = waitSetting(this.client);
       if (wait !== undefined) requireReplicas(this.own, wait);
     }
