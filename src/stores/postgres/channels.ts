@@ -5,7 +5,9 @@
  * listening then; a payload is at most 8,000 bytes, so longer messages go as several.
  *
  *   delayq:<schema>:timers   "id lane dueAt seq" lines: timers for the owner of their shard
- *   delayq:<schema>:ready    a lane: due tasks of it may be reserved (wakes long-polls)
+ *   delayq:<schema>:ready    "lane dueAt seq": due tasks of the lane may be reserved, the
+ *                            earliest promoted at that position (wakes long-polls, and
+ *                            moves the lane's cursor back: ready-reserver.ts)
  */
 export interface Channels {
   readonly timers: string;

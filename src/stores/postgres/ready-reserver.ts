@@ -13,12 +13,19 @@
  * channel, or this process's own promote directly), or the sweep (every SWEEP_MS while it
  * waits: the safety net for a notification lost in a reconnect), or its signal aborts.
  *
- * Through a burst each statement would walk the index entries of every task reserved before
- * it (the old versions' entries stay until vacuum), so a lane keeps a cursor: the (due
- * time, seq) of the last task its full answer took, and the next statement starts after
- * it. A short answer (the range after the cursor ran dry) drops the cursor, so the next
- * one starts from the beginning again: a task made due behind the cursor meanwhile (a
- * retry, a task scheduled in the past) waits for that, never longer than the burst.
+ * `tasks_due` holds every lane's due tasks in one (due time, seq) order, so a statement
+ * that started from the beginning would walk past the index entries of every due task of
+ * other lanes (a paused topic's backlog, a topic nobody consumes: 300,000 of them made
+ * another topic's deliveries 130 ms late) and, through a burst, of every task reserved
+ * before it (old versions' entries stay until vacuum). So a lane keeps a cursor: the
+ * position after which its next statement starts, moved to the last task each statement
+ * took. A task can become due behind the cursor (scheduled in the past, retried, its
+ * reservation expired): its owner's wheel promotes it, and the ready notice carries the
+ * earliest position it promoted per lane, which moves the cursor back before it, in this
+ * process and in every other. A notice that carries no position, and a listener that
+ * reconnected (notices may have been lost), clear the cursor; and a lane starts from the
+ * beginning at least every FULL_WALK_MS whatever the notices said, the safety net for a
+ * task skipped while another process held it locked in a statement that then failed.
  */
 import type { ReserveRow } from './task-writes.js';
 import { isPushLane, topicOfLane, type ReservedTask } from '../../core/task/model.js';
@@ -30,11 +37,37 @@ import { maxAttemptsOf, reservation } from './rows.js';
 
 /** The most tasks one statement reserves. */
 const MAX_RESERVE = 1_000;
+/** A lane's statements start from the beginning at least this often (see the header). */
+export const FULL_WALK_MS = 2_000;
+
+/** A place in `tasks_due`'s order. */
+export interface DuePosition {
+  readonly dueAt: number;
+  readonly seq: number;
+}
+
+function before(a: DuePosition, b: DuePosition): boolean {
+  return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq);
+}
+
+/** The earlier of two positions; null is the beginning. */
+function earlier(a: DuePosition | null, b: DuePosition | null): DuePosition | null {
+  return a === null || b === null ? null : before(a, b) ? a : b;
+}
+
+/** A lane's cursor and the statements in flight on it (see the header). */
+interface LaneWalk {
+  /** Where the next statement starts: after this position, or at the beginning (null). */
+  cursor: DuePosition | null;
+  /** When a statement last started from the beginning. */
+  walkedAt: number;
+  /** Per statement in flight: the earliest place a notice pointed to meanwhile. */
+  readonly flights: Set<{ low: DuePosition | null | undefined }>;
+}
 
 export class ReadyReserver {
   private stopped = false;
-  /** Per lane: where the next statement starts (see the header). */
-  private readonly cursors = new Map<string, { dueAt: number; seq: number }>();
+  private readonly walks = new Map<string, LaneWalk>();
 
   constructor(
     private readonly pg: PgContext,
@@ -58,13 +91,24 @@ export class ReadyReserver {
     }
   }
 
-  /** Tasks of `lane` became due (a promotion here or a notice from another process). */
-  notify(lane: string): void {
+  /**
+   * Tasks of `lane` became due (a promotion here or a notice from another process), the
+   * earliest of them at `from` (undefined: not said, so from the beginning).
+   */
+  notify(lane: string, from?: DuePosition): void {
+    const walk = this.walks.get(lane);
+    if (walk !== undefined) {
+      // Just before `from`: statements take positions strictly after the cursor.
+      const back = from === undefined ? null : { dueAt: from.dueAt, seq: from.seq - 1 };
+      walk.cursor = earlier(walk.cursor, back);
+      for (const flight of walk.flights) flight.low = flight.low === undefined ? back : earlier(flight.low, back);
+    }
     this.waiters.notify(lane, 0);
   }
 
-  /** Every lane may have due tasks (the listener reconnected: notices may have been lost). */
+  /** Every lane may have due tasks anywhere (the listener reconnected: notices may have been lost). */
   flagAll(): void {
+    for (const lane of this.walks.keys()) this.notify(lane);
     this.waiters.flagAll();
   }
 
@@ -74,9 +118,32 @@ export class ReadyReserver {
   }
 
   private async reserveDue(lane: string, max: number, now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
+    let walk = this.walks.get(lane);
+    if (walk === undefined) {
+      walk = { cursor: null, walkedAt: now, flights: new Set() };
+      this.walks.set(lane, walk);
+    }
+    if (now - walk.walkedAt >= FULL_WALK_MS) walk.cursor = null;
+    const cursor = walk.cursor;
+    if (cursor === null) walk.walkedAt = now;
+    const flight: { low: DuePosition | null | undefined } = { low: undefined };
+    walk.flights.add(flight);
+    try {
+      const rows = await this.statement(lane, max, now, ttrMs, cursor);
+      const last = rows.at(-1);
+      // Past the last task taken; where it started if it took none (nothing after that was due
+      // and free), unless a notice pointed earlier meanwhile.
+      const reached = last === undefined ? cursor : { dueAt: last.picked_due, seq: last.picked_seq };
+      walk.cursor = flight.low === undefined ? reached : earlier(reached, flight.low);
+      return rows.map(reservedOf);
+    } finally {
+      walk.flights.delete(flight);
+    }
+  }
+
+  private statement(lane: string, max: number, now: number, ttrMs: number | undefined, cursor: DuePosition | null): Promise<(ReserveRow & { picked_due: number; picked_seq: number })[]> {
     const s = this.pg.schema;
-    const cursor = this.cursors.get(lane);
-    const rows = await this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
+    return this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
       `WITH picked AS (
          SELECT id, due_at, seq FROM "${s}".reserve_pick($1, $9, $2, $3, $7::bigint, $8::bigint)
        ),
@@ -90,13 +157,11 @@ export class ReadyReserver {
       [topicOfLane(lane), now, max, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
       'delayq_reserve_due',
     );
-    const last = rows.at(-1);
-    if (rows.length < max || last === undefined) this.cursors.delete(lane);
-    else this.cursors.set(lane, { dueAt: last.picked_due, seq: last.picked_seq });
-    return rows.map((r) =>
-      r.url === null
-        ? { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until }
-        : { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until, url: r.url },
-    );
   }
+}
+
+function reservedOf(r: ReserveRow): ReservedTask {
+  return r.url === null
+    ? { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until }
+    : { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until, url: r.url };
 }

@@ -3,7 +3,7 @@
  * "Several processes"):
  *
  *   producer (any process) --schedule--> shard s --NOTIFY timers--> owner of s: wheel
- *   owner's wheel fires ----promote---> NOTIFY ready <lane> -------> long-polls wake
+ *   owner's wheel fires ----promote---> NOTIFY ready <lane dueAt seq> -> long-polls wake
  *   consumer (any process) --reserve due (FOR UPDATE SKIP LOCKED)--> reserved once per attempt
  *
  * Shards are owned through leases with fencing tokens in `shard_leases`, kept by the shared
@@ -25,8 +25,24 @@ import { channelsOf, type Channels } from './channels.js';
 import type { PgContext } from './context.js';
 import { pgLeaseBackend } from './lease-backend.js';
 import { Listener } from './listener.js';
-import { ReadyReserver } from './ready-reserver.js';
+import { ReadyReserver, type DuePosition } from './ready-reserver.js';
 import { RemoteTimers } from './remote-timers.js';
+
+/** A ready notice: `lane` has due tasks, the earliest of them at `from` (channels.ts). */
+interface ReadyNotice {
+  readonly lane: string;
+  readonly from: DuePosition;
+}
+
+/**
+ * A ready payload, "lane dueAt seq" (lanes have no spaces: topics are [A-Za-z0-9._:-]), or
+ * a bare lane, which says no position and so sends its consumers back to the beginning.
+ */
+export function readyNotice(payload: string): { lane: string; from?: DuePosition } {
+  const [lane = '', dueAt, seq] = payload.split(' ');
+  const position = { dueAt: Number(dueAt), seq: Number(seq) };
+  return Number.isSafeInteger(position.dueAt) && Number.isSafeInteger(position.seq) ? { lane, from: position } : { lane };
+}
 
 /** How long a dead process keeps its shards; a tick renews or takes leases every LEASE_MS / 5. */
 export const LEASE_MS = 5_000;
@@ -51,7 +67,7 @@ export class PgShared implements SharedDispatch {
   private readonly listener: Listener;
   private readonly keeper: SharedLeaseKeeper;
   private readonly pg: PgContext;
-  private readonly notices = new ShardBatcher<string, void>((_, lanes) => this.announce(lanes), 10_000);
+  private readonly notices = new ShardBatcher<ReadyNotice, void>((_, notices) => this.announce(notices), 10_000);
 
   constructor({ pg, connectionString, owner, horizonMs, clock, logger }: SharedSetting) {
     this.pg = pg;
@@ -62,7 +78,10 @@ export class PgShared implements SharedDispatch {
     this.reserver = new ReadyReserver(pg, new ReadyWaiters(1, SWEEP_MS, clock));
     this.listener = new Listener(connectionString, this.channels, clock, logger, {
       timers: (payload) => this.remoteTimers.receive(payload),
-      ready: (lane) => this.reserver.notify(lane),
+      ready: (payload) => {
+        const notice = readyNotice(payload);
+        this.reserver.notify(notice.lane, notice.from);
+      },
       // Notices sent while we were away are lost: try every lane again and reload our timers.
       reconnected: () => {
         this.reserver.flagAll();
@@ -110,16 +129,28 @@ export class PgShared implements SharedDispatch {
    * the next (a waiting consumer needs one notice per lane, not one per timer).
    */
   promote(refs: readonly TimerRef[], now: number): Promise<void> {
-    const lanes = new Set<string>();
-    for (const ref of refs) if (ref.kind === 'run' && ref.dueAt <= now && this.leases.owns(shardOf(ref.id, this.pg.shards))) lanes.add(ref.topic);
-    if (lanes.size === 0) return Promise.resolve();
-    for (const lane of lanes) this.reserver.notify(lane);
-    return this.notices.submit(0, [...lanes]).then(() => undefined);
+    const earliest = new Map<string, DuePosition>();
+    for (const ref of refs)
+      if (ref.kind === 'run' && ref.dueAt <= now && this.leases.owns(shardOf(ref.id, this.pg.shards))) {
+        const known = earliest.get(ref.topic);
+        if (known === undefined || ref.dueAt < known.dueAt || (ref.dueAt === known.dueAt && ref.seq < known.seq)) earliest.set(ref.topic, { dueAt: ref.dueAt, seq: ref.seq });
+      }
+    if (earliest.size === 0) return Promise.resolve();
+    for (const [lane, from] of earliest) this.reserver.notify(lane, from);
+    return this.notices.submit(0, [...earliest].map(([lane, from]) => ({ lane, from }))).then(() => undefined);
   }
 
-  private announce(lanes: readonly string[]): Promise<void[]> {
-    const distinct = [...new Set(lanes)];
-    return this.pg.query('SELECT pg_notify($1, lane) FROM unnest($2::text[]) AS lane', [this.channels.ready, distinct], 'delayq_notify_ready').then(() => lanes.map(() => undefined));
+  /** One notice per lane, at the earliest position announced for it meanwhile. */
+  private announce(notices: readonly ReadyNotice[]): Promise<void[]> {
+    const earliest = new Map<string, DuePosition>();
+    for (const { lane, from } of notices) {
+      const known = earliest.get(lane);
+      if (known === undefined || from.dueAt < known.dueAt || (from.dueAt === known.dueAt && from.seq < known.seq)) earliest.set(lane, from);
+    }
+    const payloads = [...earliest].map(([lane, from]) => `${lane} ${from.dueAt} ${from.seq}`);
+    return this.pg
+      .query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [this.channels.ready, payloads], 'delayq_notify_ready')
+      .then(() => notices.map(() => undefined));
   }
 
   reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]> {

@@ -10,6 +10,8 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 import { dropSchema, freshSchema, PG_URL, storeUrl, withClient } from '../../helpers/postgres.js';
 import { createPool } from '../../../src/stores/postgres/connection.js';
+import { FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
+import { readyNotice } from '../../../src/stores/postgres/shared.js';
 import { DEFAULT_BACKOFF, backoffDelay } from '../../../src/core/task/backoff.js';
 import { DEFAULT_TASK_DEFAULTS } from '../../../src/core/task/validate.js';
 import { forSchema } from '../../../src/stores/postgres/migrations/index.js';
@@ -223,6 +225,39 @@ describe('postgres store', () => {
       assert.equal((version.rows[0] as { value: string }).value, String(SCHEMA_VERSION));
     } finally {
       for (const store of stores) await store.close();
+    }
+  });
+
+  it("a lane's reserves start after the last task they took, not from the beginning of every lane's due tasks; a promotion moves them back", async () => {
+    const schema = schemaOfTest();
+    // Started: it owns every shard, so its promotions are announced.
+    const store = (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })) as PostgresStore;
+    const signal = AbortSignal.timeout(20_000);
+    try {
+      let now = 10_000;
+      const reserve = async (): Promise<string[]> => (await store.shared.reserveReady('b', 10, () => now, undefined, signal)).map((t) => t.id);
+      // Another lane's due backlog, then b's task after it in due order.
+      await store.schedule(Array.from({ length: 200 }, (_, i) => task(`a-${i}`, { topic: 'a', runAt: 1_000 })), 1);
+      await store.schedule([task('b-1', { topic: 'b', runAt: 2_000 })], 1);
+      await store.shared.promote([{ id: 'b-1', topic: 'b', kind: 'run', dueAt: 2_000, seq: 0, receipt: null }], now);
+      assert.deepEqual(await reserve(), ['b-1']);
+      // Due before the cursor and not promoted yet: the next statement starts after b-1, so it
+      // does not see it (before, a short answer sent the next statement back to the beginning).
+      const [late] = await store.schedule([task('b-late', { topic: 'b', runAt: 1_500 })], 1);
+      const found = await store.shared.reserveReady('b', 10, () => now, undefined, AbortSignal.timeout(300));
+      assert.deepEqual(found, []);
+      // Its promotion moves the lane's cursor back before it.
+      await store.shared.promote([late!.ref!], now);
+      assert.deepEqual(await reserve(), ['b-late']);
+      // The safety net: one without a promotion is found once FULL_WALK_MS has passed.
+      await store.schedule([task('b-lost', { topic: 'b', runAt: 1_200 })], 1);
+      now += FULL_WALK_MS;
+      await store.shared.promote([{ id: 'b-x', topic: 'b', kind: 'run', dueAt: now, seq: Number.MAX_SAFE_INTEGER, receipt: null }], now);
+      assert.deepEqual(await reserve(), ['b-lost']);
+      assert.deepEqual(readyNotice('~push:b 1200 42'), { lane: '~push:b', from: { dueAt: 1_200, seq: 42 } });
+      assert.deepEqual(readyNotice('b'), { lane: 'b' });
+    } finally {
+      await store.close();
     }
   });
 
