@@ -33,7 +33,7 @@ import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import type { PgContext } from './context.js';
 import { countersCte } from './counters.js';
-import { maxAttemptsOf, reservation } from './rows.js';
+import { orUsual, reservation } from './rows.js';
 
 /** The most tasks one statement reserves. */
 const MAX_RESERVE = 1_000;
@@ -50,9 +50,20 @@ function before(a: DuePosition, b: DuePosition): boolean {
   return a.dueAt < b.dueAt || (a.dueAt === b.dueAt && a.seq < b.seq);
 }
 
+/** Keeps, per lane, the earliest position given for it. */
+export function keepEarliest(earliest: Map<string, DuePosition>, lane: string, position: DuePosition): void {
+  const known = earliest.get(lane);
+  if (known === undefined || before(position, known)) earliest.set(lane, position);
+}
+
 /** The earlier of two positions; null is the beginning. */
 function earlier(a: DuePosition | null, b: DuePosition | null): DuePosition | null {
   return a === null || b === null ? null : before(a, b) ? a : b;
+}
+
+/** A statement in flight: the earliest place a notice pointed to meanwhile (undefined: none came). */
+interface Flight {
+  low: DuePosition | null | undefined;
 }
 
 /** A lane's cursor and the statements in flight on it (see the header). */
@@ -61,8 +72,7 @@ interface LaneWalk {
   cursor: DuePosition | null;
   /** When a statement last started from the beginning. */
   walkedAt: number;
-  /** Per statement in flight: the earliest place a notice pointed to meanwhile. */
-  readonly flights: Set<{ low: DuePosition | null | undefined }>;
+  readonly flights: Set<Flight>;
 }
 
 export class ReadyReserver {
@@ -126,7 +136,7 @@ export class ReadyReserver {
     if (now - walk.walkedAt >= FULL_WALK_MS) walk.cursor = null;
     const cursor = walk.cursor;
     if (cursor === null) walk.walkedAt = now;
-    const flight: { low: DuePosition | null | undefined } = { low: undefined };
+    const flight: Flight = { low: undefined };
     walk.flights.add(flight);
     try {
       const rows = await this.statement(lane, max, now, ttrMs, cursor);
@@ -150,7 +160,7 @@ export class ReadyReserver {
        upd AS (
          UPDATE "${s}".tasks t SET ${reservation('t.', '$2', '$4', '$5')}
            FROM picked p WHERE t.id = p.id AND t.state = 'pending' AND t.run_at <= $2
-         RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${maxAttemptsOf('t.')} AS max_attempts, t.receipt, t.reserved_until, t.url, t.seq, p.due_at AS picked_due
+         RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${orUsual('t.', 'max_attempts')} AS max_attempts, t.receipt, t.reserved_until, t.url, t.seq, p.due_at AS picked_due
        ),
        ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$6')}
        SELECT id, topic, payload, run_at, attempts, max_attempts, receipt, reserved_until, url, picked_due, seq AS picked_seq FROM upd ORDER BY picked_due, seq`,

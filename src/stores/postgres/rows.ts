@@ -2,24 +2,21 @@
 import { HISTORY_LIMIT } from '../../core/task/history.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { historyEntries, recordOf, type TaskRowOf } from '../shared/task-rows.js';
-import { STORED_DEFAULTS as D } from './migrations/0009_default_nulls.js';
+import { STORED_DEFAULTS } from './migrations/0009_default_nulls.js';
 
 export { backoffOf, dueRef, historyEntries as historyOf, runRef, type ControlRow, type DueRow } from '../shared/task-rows.js';
 
-/**
- * The columns a row may hold as NULL for their usual value (migration 0009), read back as
- * that value, under the column's own name. `t` qualifies them (`t.`), for a RETURNING that
- * must name the new row.
- */
-export function defaultedColumns(t = ''): string {
-  return `coalesce(${t}attempts, ${D.attempts}) AS attempts, coalesce(${t}max_attempts, ${D.maxAttempts}) AS max_attempts,
-    coalesce(${t}ttr_ms, ${D.ttrMs}) AS ttr_ms, coalesce(${t}backoff_base_ms, ${D.backoffBaseMs}) AS backoff_base_ms,
-    coalesce(${t}backoff_factor, ${D.backoffFactor}) AS backoff_factor, coalesce(${t}backoff_max_ms, ${D.backoffMaxMs}) AS backoff_max_ms,
-    coalesce(${t}backoff_jitter, ${D.backoffJitter}) AS backoff_jitter`;
+type UsualColumn = keyof typeof STORED_DEFAULTS;
+
+/** The SQL of `column` of the row `t` names (`t.` or ''), NULL read as its usual value (migration 0009). */
+export function orUsual(t: string, column: UsualColumn): string {
+  return `coalesce(${t}${column}, ${STORED_DEFAULTS[column]})`;
 }
 
 /** The shared CONTROL_COLUMNS (stores/shared/task-rows.ts) as this store's rows keep them. */
-export const CONTROL_COLUMNS = `seq, topic, state, run_at, ${defaultedColumns()}, receipt, reserved_until, url`;
+export const CONTROL_COLUMNS = `seq, topic, state, run_at, ${(Object.keys(STORED_DEFAULTS) as UsualColumn[])
+  .map((column) => `${orUsual('', column)} AS ${column}`)
+  .join(', ')}, receipt, reserved_until, url`;
 
 /** The shared TASK_COLUMNS as this store's rows keep them. */
 export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, coalesce(updated_at, created_at) AS updated_at, last_error, payload, history`;
@@ -27,11 +24,6 @@ export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, coalesce(update
 /** `value` as a policy column stores it: NULL for the value STORED_DEFAULTS gives it. */
 export function storedOrNull(value: number, usual: number): number | null {
   return value === usual ? null : value;
-}
-
-/** The SQL of a task's attempts so far, NULL read as none (0009). */
-export function attemptsOf(t: string): string {
-  return `coalesce(${t}attempts, ${D.attempts})`;
 }
 
 /** A task row; `history` (migration 0005) is a jsonb value as the driver parses it, NULL until the first attempt settles (0006). */
@@ -51,14 +43,9 @@ export function toRecord(row: TaskRow): TaskRecord {
 export function historyAppend(t: string, now: string, outcome: string, error: string): string {
   const started = `coalesce(${t}updated_at, ${t}created_at)`;
   return `history = (CASE WHEN jsonb_array_length(${t}history) >= ${HISTORY_LIMIT} THEN ${t}history - 0 ELSE coalesce(${t}history, '[]'::jsonb) END)
-         || jsonb_build_array(jsonb_build_array(${attemptsOf(t)}, ${started}, greatest(0, ${now} - ${started}), ${outcome}, ${error}))`;
+         || jsonb_build_array(jsonb_build_array(${orUsual(t, 'attempts')}, ${started}, greatest(0, ${now} - ${started}), ${outcome}, ${error}))`;
 }
 
-
-/** The SQL of a task's max attempts, NULL read as the stored default (0009). */
-export function maxAttemptsOf(t: string): string {
-  return `coalesce(${t}max_attempts, ${D.maxAttempts})`;
-}
 
 /**
  * The SET of a reservation: pending -> reserved at `now` for `ttr` (NULL: the task's own),
@@ -66,7 +53,7 @@ export function maxAttemptsOf(t: string): string {
  * one. `t` names the row; `now`, `nonce` and `ttr` are parameters.
  */
 export function reservation(t: string, now: string, nonce: string, ttr: string): string {
-  const until = `${now}::bigint + coalesce(${ttr}::bigint, ${t}ttr_ms, ${D.ttrMs})`;
-  return `state = 'reserved', attempts = ${attemptsOf(t)} + 1, receipt = (${attemptsOf(t)} + 1)::text || '.' || ${nonce}::text || ${t}seq::text,
+  const until = `${now}::bigint + coalesce(${ttr}::bigint, ${orUsual(t, 'ttr_ms')})`;
+  return `state = 'reserved', attempts = ${orUsual(t, 'attempts')} + 1, receipt = (${orUsual(t, 'attempts')} + 1)::text || '.' || ${nonce}::text || ${t}seq::text,
               reserved_until = ${until}, due_at = ${until}, updated_at = ${now}`;
 }

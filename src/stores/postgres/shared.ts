@@ -25,7 +25,7 @@ import { channelsOf, type Channels } from './channels.js';
 import type { PgContext } from './context.js';
 import { pgLeaseBackend } from './lease-backend.js';
 import { Listener } from './listener.js';
-import { ReadyReserver, type DuePosition } from './ready-reserver.js';
+import { keepEarliest, ReadyReserver, type DuePosition } from './ready-reserver.js';
 import { RemoteTimers } from './remote-timers.js';
 
 /** A ready notice: `lane` has due tasks, the earliest of them at `from` (channels.ts). */
@@ -131,10 +131,7 @@ export class PgShared implements SharedDispatch {
   promote(refs: readonly TimerRef[], now: number): Promise<void> {
     const earliest = new Map<string, DuePosition>();
     for (const ref of refs)
-      if (ref.kind === 'run' && ref.dueAt <= now && this.leases.owns(shardOf(ref.id, this.pg.shards))) {
-        const known = earliest.get(ref.topic);
-        if (known === undefined || ref.dueAt < known.dueAt || (ref.dueAt === known.dueAt && ref.seq < known.seq)) earliest.set(ref.topic, { dueAt: ref.dueAt, seq: ref.seq });
-      }
+      if (ref.kind === 'run' && ref.dueAt <= now && this.leases.owns(shardOf(ref.id, this.pg.shards))) keepEarliest(earliest, ref.topic, { dueAt: ref.dueAt, seq: ref.seq });
     if (earliest.size === 0) return Promise.resolve();
     for (const [lane, from] of earliest) this.reserver.notify(lane, from);
     return this.notices.submit(0, [...earliest].map(([lane, from]) => ({ lane, from }))).then(() => undefined);
@@ -143,10 +140,7 @@ export class PgShared implements SharedDispatch {
   /** One notice per lane, at the earliest position announced for it meanwhile. */
   private announce(notices: readonly ReadyNotice[]): Promise<void[]> {
     const earliest = new Map<string, DuePosition>();
-    for (const { lane, from } of notices) {
-      const known = earliest.get(lane);
-      if (known === undefined || from.dueAt < known.dueAt || (from.dueAt === known.dueAt && from.seq < known.seq)) earliest.set(lane, from);
-    }
+    for (const { lane, from } of notices) keepEarliest(earliest, lane, from);
     const payloads = [...earliest].map(([lane, from]) => `${lane} ${from.dueAt} ${from.seq}`);
     return this.pg
       .query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [this.channels.ready, payloads], 'delayq_notify_ready')

@@ -20,7 +20,7 @@ import type { PgContext } from './context.js';
 import { numberArray, textArray, uniform } from './array-literal.js';
 import { countersCte } from './counters.js';
 import { STORED_DEFAULTS } from './migrations/0009_default_nulls.js';
-import { historyAppend, maxAttemptsOf, reservation, storedOrNull } from './rows.js';
+import { historyAppend, orUsual, reservation, storedOrNull } from './rows.js';
 
 /** The largest batch one statement carries. */
 export const MAX_BATCH = 2_000;
@@ -136,12 +136,12 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
     textArray(unique.map((t) => t.id)),
     textArray(uniform(unique.map((t) => t.topic))),
     numberArray(unique.map((t) => t.runAt)),
-    policy((t) => t.maxAttempts, STORED_DEFAULTS.maxAttempts),
-    policy((t) => t.ttrMs, STORED_DEFAULTS.ttrMs),
-    policy((t) => t.backoff.baseMs, STORED_DEFAULTS.backoffBaseMs),
-    policy((t) => t.backoff.factor, STORED_DEFAULTS.backoffFactor),
-    policy((t) => t.backoff.maxMs, STORED_DEFAULTS.backoffMaxMs),
-    policy((t) => t.backoff.jitter, STORED_DEFAULTS.backoffJitter),
+    policy((t) => t.maxAttempts, STORED_DEFAULTS.max_attempts),
+    policy((t) => t.ttrMs, STORED_DEFAULTS.ttr_ms),
+    policy((t) => t.backoff.baseMs, STORED_DEFAULTS.backoff_base_ms),
+    policy((t) => t.backoff.factor, STORED_DEFAULTS.backoff_factor),
+    policy((t) => t.backoff.maxMs, STORED_DEFAULTS.backoff_max_ms),
+    policy((t) => t.backoff.jitter, STORED_DEFAULTS.backoff_jitter),
     urls.every((u) => u === null) ? '{}' : textArray(urls),
     textArray(unique.map((t) => t.payload)),
     numberArray(uniform(nows)),
@@ -188,7 +188,7 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
      upd AS (
        UPDATE "${s}".tasks t SET ${reservation('t.', '$2', '$3', '$4')}
          FROM input i WHERE t.id = i.id AND t.state = 'pending' AND t.run_at <= $2
-       RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${maxAttemptsOf('t.')} AS max_attempts, t.receipt, t.reserved_until, t.url
+       RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${orUsual('t.', 'max_attempts')} AS max_attempts, t.receipt, t.reserved_until, t.url
      ),
      ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$5')}
      SELECT upd.* FROM upd JOIN input i ON i.id = upd.id ORDER BY i.ord`,

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { startCluster, type PgCluster } from '../../helpers/postgres-cluster.js';
+import { refusalsOf, watchDeliveries } from '../../helpers/outage.js';
 import { untilResolved } from '../../helpers/retry.js';
 
 const CALL_TIMEOUT_MS = 500;
@@ -29,27 +29,19 @@ describe('postgres store: the server hangs', () => {
 
   it('fails calls after callTimeoutMs while it hangs, and carries on by itself once it answers again', { timeout: 90_000 }, async () => {
     const q = await DelayQueue.open({ store: `${cluster.url}?schema=frozen&callTimeoutMs=${CALL_TIMEOUT_MS}` });
-    const delivered = new Set<string>();
-    const early: string[] = [];
-    q.work('frozen', (d) => {
-      if (Date.now() < d.runAt) early.push(d.id);
-      delivered.add(d.id);
-    });
+    const deliveries = watchDeliveries(q, 'frozen');
     try {
       // Due at once: its reserve is likely in flight when the server freezes (see TTR_MS).
       await q.schedule({ id: 'before', topic: 'frozen', payload: null, delayMs: 0, ttrMs: TTR_MS });
       cluster.freeze();
       let thawed = false;
       try {
-        const refusals: { code: string | null; message: string }[] = [];
         const started = Date.now();
         // One statement (a schedule), a transaction (more tasks than one statement carries), a read.
-        for (const call of [() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), () => q.scheduleMany(big()), () => q.stats()]) {
-          await call().then(
-            () => assert.fail('a call to a hung server resolved'),
-            (error: unknown) => void refusals.push({ code: isDelayQError(error) ? error.code : null, message: error instanceof Error ? error.message : String(error) }),
-          );
-        }
+        const refusals = await refusalsOf(
+          [() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), () => q.scheduleMany(big()), () => q.stats()],
+          'a call to a hung server resolved',
+        );
         // Three calls, each failing within about twice its timeout (bounded loosely: the host may be busy), not the hours TCP would take.
         assert.ok(Date.now() - started < 20_000, `the calls took ${Date.now() - started} ms`);
         for (const refusal of refusals) {
@@ -67,11 +59,8 @@ describe('postgres store: the server hangs', () => {
       await untilResolved(() => q.scheduleMany(big()), deadline);
       await untilResolved(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
       const want = ['before', 'during', 'after', ...big().map((t) => t.id)];
-      while (want.some((id) => !delivered.has(id))) {
-        if (Date.now() > deadline) assert.fail(`not delivered: ${want.filter((id) => !delivered.has(id)).slice(0, 10).join(', ')}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      assert.deepEqual(early, []);
+      await deliveries.untilDelivered(want, deadline);
+      assert.deepEqual(deliveries.early, []);
     } finally {
       await q.close();
     }

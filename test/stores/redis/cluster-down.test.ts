@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { cli, redisSkip, startCluster, startRedis, type RedisCluster, type RedisServer } from '../../helpers/redis-servers.js';
+import { refusalsOf, watchDeliveries } from '../../helpers/outage.js';
 import { untilResolved } from '../../helpers/retry.js';
 
 const skip = redisSkip();
@@ -29,24 +29,15 @@ describe('redis cluster store: every node down', { skip }, () => {
 
   it('fails calls after callTimeoutMs while no node answers, and carries on once they are back', { timeout: 90_000 }, async () => {
     const q = await DelayQueue.open({ store: `${cluster!.url}?prefix=down&shards=4&callTimeoutMs=${CALL_TIMEOUT_MS}` });
-    const delivered = new Set<string>();
-    const early: string[] = [];
-    q.work('down', (d) => {
-      if (Date.now() < d.runAt) early.push(d.id);
-      delivered.add(d.id);
-    });
+    const deliveries = watchDeliveries(q, 'down');
     const many = Array.from({ length: 200 }, (_, i) => ({ id: `many-${i}`, topic: 'down', payload: null, delayMs: 100 }));
     try {
       await q.schedule({ id: 'before', topic: 'down', payload: null, delayMs: 0 });
       await Promise.all(cluster!.servers.map((s) => s.kill()));
-      const refusals: { code: string | null; message: string; ms: number }[] = [];
-      for (const call of [() => q.schedule({ id: 'during', topic: 'down', payload: null, delayMs: 100 }), () => q.scheduleMany(many), () => q.stats()]) {
-        const started = Date.now();
-        await call().then(
-          () => assert.fail('a call to a cluster with no node resolved'),
-          (error: unknown) => void refusals.push({ code: isDelayQError(error) ? error.code : null, message: error instanceof Error ? error.message : String(error), ms: Date.now() - started }),
-        );
-      }
+      const refusals = await refusalsOf(
+        [() => q.schedule({ id: 'during', topic: 'down', payload: null, delayMs: 100 }), () => q.scheduleMany(many), () => q.stats()],
+        'a call to a cluster with no node resolved',
+      );
       for (const refusal of refusals) {
         assert.equal(refusal.code, 'STORE_UNAVAILABLE', refusal.message);
         // Before, a call waited in the cluster client's queue until a node came back.
@@ -62,11 +53,8 @@ describe('redis cluster store: every node down', { skip }, () => {
       await untilResolved(() => q.schedule({ id: 'during', topic: 'down', payload: null, delayMs: 100 }), deadline);
       await untilResolved(() => q.scheduleMany(many), deadline);
       const want = ['before', 'during', ...many.map((t) => t.id)];
-      while (want.some((id) => !delivered.has(id))) {
-        if (Date.now() > deadline) assert.fail(`not delivered: ${want.filter((id) => !delivered.has(id)).slice(0, 10).join(', ')}`);
-        await sleep(100);
-      }
-      assert.deepEqual(early, []);
+      await deliveries.untilDelivered(want, deadline);
+      assert.deepEqual(deliveries.early, []);
     } finally {
       await q.close();
     }

@@ -5,11 +5,10 @@
  * was acknowledged, none early. A redis-server of the test's own, stopped by its PID.
  */
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { isDelayQError } from '../../../src/core/errors.js';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { refusalsOf, watchDeliveries } from '../../helpers/outage.js';
 import { untilResolved } from '../../helpers/retry.js';
 
 const skip = redisSkip();
@@ -38,26 +37,18 @@ describe('redis store: the server hangs', { skip }, () => {
 
   it('fails calls after callTimeoutMs while it hangs, and carries on by itself once it answers again', { timeout: 90_000 }, async () => {
     const q = await DelayQueue.open({ store: `${server!.url}?prefix=frozen&shards=4&callTimeoutMs=${CALL_TIMEOUT_MS}` });
-    const delivered = new Set<string>();
-    const early: string[] = [];
-    q.work('frozen', (d) => {
-      if (Date.now() < d.runAt) early.push(d.id);
-      delivered.add(d.id);
-    });
+    const deliveries = watchDeliveries(q, 'frozen');
     try {
       await q.schedule({ id: 'before', topic: 'frozen', payload: null, delayMs: 0, ttrMs: TTR_MS });
       server!.pause();
       let resumed = false;
       try {
-        const refusals: { code: string | null; message: string }[] = [];
         const started = Date.now();
         // A write, a batch over every shard, a read.
-        for (const call of [() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), () => q.scheduleMany(big()), () => q.stats()]) {
-          await call().then(
-            () => assert.fail('a call to a hung server resolved'),
-            (error: unknown) => void refusals.push({ code: isDelayQError(error) ? error.code : null, message: error instanceof Error ? error.message : String(error) }),
-          );
-        }
+        const refusals = await refusalsOf(
+          [() => q.schedule({ id: 'during', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), () => q.scheduleMany(big()), () => q.stats()],
+          'a call to a hung server resolved',
+        );
         // Without callTimeoutMs the first of them waited until the server woke.
         assert.ok(Date.now() - started < 15_000, `the calls took ${Date.now() - started} ms`);
         for (const refusal of refusals) {
@@ -75,11 +66,8 @@ describe('redis store: the server hangs', { skip }, () => {
       await untilResolved(() => q.scheduleMany(big()), deadline);
       await untilResolved(() => q.schedule({ id: 'after', topic: 'frozen', payload: null, delayMs: 100, ttrMs: TTR_MS }), deadline);
       const want = ['before', 'during', 'after', ...big().map((t) => t.id)];
-      while (want.some((id) => !delivered.has(id))) {
-        if (Date.now() > deadline) assert.fail(`not delivered: ${want.filter((id) => !delivered.has(id)).slice(0, 10).join(', ')}`);
-        await sleep(100);
-      }
-      assert.deepEqual(early, []);
+      await deliveries.untilDelivered(want, deadline);
+      assert.deepEqual(deliveries.early, []);
     } finally {
       await q.close();
     }

@@ -6,7 +6,7 @@
  * their alignment: a pending task with the default policy is 56 bytes smaller (190 -> 134
  * bytes of heap, measured in the ADR), and a batch sends and writes less.
  *
- * `STORED_DEFAULTS` is what those NULLs mean, in every schema at version 9 or later, so it
+ * `STORED_DEFAULTS` (by column) is what those NULLs mean, in every schema at version 9 or later, so it
  * never changes: were the engine's defaults to change, tasks would store the new values
  * explicitly. Readers coalesce (rows.ts); `schedule()` from SQL, which always took this
  * policy, now inserts the NULLs too. Rows written before keep their explicit values, which
@@ -16,12 +16,12 @@
  */
 export const STORED_DEFAULTS = {
   attempts: 0,
-  maxAttempts: 5,
-  ttrMs: 30_000,
-  backoffBaseMs: 1_000,
-  backoffFactor: 2,
-  backoffMaxMs: 3_600_000,
-  backoffJitter: 0.2,
+  max_attempts: 5,
+  ttr_ms: 30_000,
+  backoff_base_ms: 1_000,
+  backoff_factor: 2,
+  backoff_max_ms: 3_600_000,
+  backoff_jitter: 0.2,
 } as const;
 
 export const sql = `
