@@ -1,4 +1,4 @@
-// Keeps the architecture's import rules true (STYLE.md):
+// Keeps the architecture's import rules true (docs/architecture.md: the layers, and docs/stores.md: what a store may import):
 //   src/core      imports nothing outside src/core, and no node: built-ins or packages (no I/O);
 //   src/engine    imports src/core and itself only: it knows stores by their ports (src/core/ports/),
 //                 and opening one by URL is the composition root's job (src/open-queue.ts);

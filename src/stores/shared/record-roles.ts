@@ -1,7 +1,7 @@
 /**
  * The push-subscription, recurring-schedule, topic-pause and topic-limit roles of the store
  * port (PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore), written once for every
- * store: each store keeps its records in three parts of its own (a Map, SQLite rows, Redis hashes) with the small interfaces below, and its
+ * store: each store keeps its records in five parts of its own (Maps, SQLite rows, Redis keys, PostgreSQL rows) with the small interfaces below, and its
  * class extends StoredRecordRoles, which checks the store is open and hands each call to
  * its part. The port's single-record calls are the batch calls of one.
  */
