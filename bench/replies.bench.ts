@@ -16,7 +16,8 @@ import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
 import { openStore } from '../src/stores/open-store.js';
 import { buildKeyspace } from '../src/stores/redis/keys.js';
-import { loadScript, resolveIncludes } from '../src/stores/redis/scripts.js';
+import { resolveIncludes } from '../src/stores/shared/includes.js';
+import { loadScript } from '../src/stores/redis/scripts.js';
 import { startRedis } from '../test/helpers/redis-servers.js';
 import { printTable } from './report.js';
 

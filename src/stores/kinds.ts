@@ -44,7 +44,7 @@ export const STORE_KINDS: readonly StoreKind[] = [
     driver: 'pg',
     durable: true,
     shared: true,
-    assets: [],
+    assets: ['sql'],
   },
 ];
 

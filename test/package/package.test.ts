@@ -58,8 +58,8 @@ describe('the packed package', { timeout: 300_000 }, () => {
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  it('ships dist, built by prepack, with declarations, the Lua scripts, the dashboard and the binary; no sources or tests', () => {
-    for (const file of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli/main.js', 'dist/stores/redis/lua/schedule.lua', 'dist/server/ui/index.html', 'dist/server/ui/app.js', 'dist/testing/index.js', 'dist/testing/shared-node.js'])
+  it('ships dist, built by prepack, with declarations, the Lua scripts, the SQL files, the dashboard and the binary; no sources or tests', () => {
+    for (const file of ['package.json', 'dist/index.js', 'dist/index.d.ts', 'dist/client/index.js', 'dist/client/index.d.ts', 'dist/cli/main.js', 'dist/stores/redis/lua/schedule.lua', 'dist/stores/postgres/sql/ack.sql', 'dist/stores/postgres/sql/includes/counted.sql', 'dist/stores/postgres/sql/migrations/0001_initial.sql', 'dist/server/ui/index.html', 'dist/server/ui/app.js', 'dist/testing/index.js', 'dist/testing/shared-node.js'])
       assert.ok(files.includes(file), `${file} is packed`);
     assert.deepEqual(
       files.filter((f) => f.startsWith('src/') || f.startsWith('test/') || f.startsWith('bench/') || f.startsWith('scripts/')),

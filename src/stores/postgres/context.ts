@@ -8,6 +8,7 @@
 import type pg from 'pg';
 import { isRetryable, isTimeout, operationError, withPoolClient, type Pool, type PoolClient } from './connection.js';
 import { SLOT_KINDS, type SlotKind } from './counters.js';
+import { forSchema, statement, type StatementName } from './sql-files.js';
 
 /** Runs of a statement or transaction that PostgreSQL rolled back for a deadlock. */
 const RETRIES = 3;
@@ -15,6 +16,7 @@ const RETRIES = 3;
 export class PgContext {
   /** Statements and transactions run so far (tests and diagnostics: n calls, how many round trips). */
   sent = 0;
+  private readonly texts = new Map<StatementName, string>();
 
   constructor(
     readonly pool: Pool,
@@ -43,9 +45,14 @@ export class PgContext {
     return this.slotBase * SLOT_KINDS + (kind === 'reserve' ? 1 : kind === 'ack' ? 2 : 0);
   }
 
-  /** The schema-qualified name of a table or function. */
-  t(name: string): string {
-    return `"${this.schema}".${name}`;
+  /** The text of a statement of sql/ for this schema. */
+  sql(name: StatementName): string {
+    let text = this.texts.get(name);
+    if (text === undefined) {
+      text = forSchema(statement(name), this.schema);
+      this.texts.set(name, text);
+    }
+    return text;
   }
 
   /** One statement, autocommitted: atomic by itself. `name` prepares it once per connection. */

@@ -7,8 +7,7 @@ import type { DueCursor, DueHistogram, DueHistogramQuery, ListFilter, StoreStats
 import { statsOfCounters } from '../../core/task/counter-deltas.js';
 import type { TaskRecord, TaskState, TimerRef } from '../../core/task/model.js';
 import type { PgContext } from './context.js';
-import { countsQuery } from './counters.js';
-import { dueRef, TASK_COLUMNS, toRecord, type DueRow, type TaskRow } from './rows.js';
+import { dueRef, toRecord, type DueRow, type TaskRow } from './rows.js';
 
 /** A bound no time reaches: `until` may be Infinity, which a bigint parameter cannot hold. */
 const NO_BOUND = Number.MAX_SAFE_INTEGER;
@@ -21,10 +20,7 @@ const NO_BOUND = Number.MAX_SAFE_INTEGER;
 export async function loadDue(pg: PgContext, until: number, after: DueCursor | null, limit: number, owned: readonly number[] | null): Promise<TimerRef[]> {
   const bound = Math.min(until, NO_BOUND);
   const rows = await pg.query<DueRow>(
-    `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')}
-      WHERE due_at IS NOT NULL AND due_at < $1 AND ($2::bigint IS NULL OR (due_at, seq) > ($2, $3::bigint))
-        AND ($5::smallint[] IS NULL OR shard = ANY($5::smallint[]))
-      ORDER BY due_at, seq LIMIT $4`,
+    pg.sql('load-due'),
     [bound, after?.dueAt ?? null, after?.seq ?? null, limit, owned === null || owned.length === pg.shards ? null : owned],
     'delayq_due',
   );
@@ -33,17 +29,12 @@ export async function loadDue(pg: PgContext, until: number, after: DueCursor | n
 
 /** Reservations of `shards` that ran out before `until`: their consumers' processes did not expire them. */
 export async function overdueReservations(pg: PgContext, shards: readonly number[], until: number, limit: number): Promise<TimerRef[]> {
-  const rows = await pg.query<DueRow>(
-    `SELECT id, topic, state, due_at, seq, receipt, url FROM ${pg.t('tasks')}
-      WHERE due_at IS NOT NULL AND due_at < $1 AND state = 'reserved' AND shard = ANY($2::smallint[])
-      ORDER BY due_at, seq LIMIT $3`,
-    [until, shards, limit],
-  );
+  const rows = await pg.query<DueRow>(pg.sql('overdue-reservations'), [until, shards, limit]);
   return rows.map(dueRef);
 }
 
 export async function getTask(pg: PgContext, id: string): Promise<TaskRecord | null> {
-  const rows = await pg.query<TaskRow>(`SELECT ${TASK_COLUMNS} FROM ${pg.t('tasks')} WHERE id = $1`, [id], 'delayq_get');
+  const rows = await pg.query<TaskRow>(pg.sql('get'), [id], 'delayq_get');
   return rows[0] === undefined ? null : toRecord(rows[0]);
 }
 
@@ -53,19 +44,13 @@ export async function listTasks(pg: PgContext, filter: ListFilter): Promise<Task
   const topic = filter.topic ?? null;
   const rows =
     filter.state === 'dead'
-      ? await pg.query<TaskRow>(
-          `SELECT ${TASK_COLUMNS} FROM ${pg.t('tasks')} WHERE state = 'dead' AND id > $1 AND ($2::text IS NULL OR topic = $2) ORDER BY id LIMIT $3`,
-          [after, topic, filter.limit],
-        )
-      : await pg.query<TaskRow>(
-          `SELECT ${TASK_COLUMNS} FROM ${pg.t('tasks')} WHERE id > $1 AND ($2::text IS NULL OR topic = $2) AND ($3::text IS NULL OR state = $3) ORDER BY id LIMIT $4`,
-          [after, topic, filter.state ?? null, filter.limit],
-        );
+      ? await pg.query<TaskRow>(pg.sql('list-dead'), [after, topic, filter.limit])
+      : await pg.query<TaskRow>(pg.sql('list'), [after, topic, filter.state ?? null, filter.limit]);
   return rows.map(toRecord);
 }
 
 export async function taskStats(pg: PgContext): Promise<StoreStats> {
-  const rows = await pg.query<{ topic: string; state: TaskState; n: number }>(countsQuery(pg.schema), []);
+  const rows = await pg.query<{ topic: string; state: TaskState; n: number }>(pg.sql('stats'), []);
   return statsOfCounters(rows);
 }
 
@@ -74,8 +59,7 @@ export async function dueHistogram(pg: PgContext, query: DueHistogramQuery): Pro
   const { from, to, bucketMs, topic } = query;
   const counts = new Array<number>(Math.ceil((to - from) / bucketMs)).fill(0);
   const rows = await pg.query<{ b: number; n: number }>(
-    `SELECT ((due_at - $1) / $2)::int AS b, count(*)::int AS n FROM ${pg.t('tasks')}
-      WHERE due_at >= $1 AND due_at < $3 AND state = 'pending' AND ($4::text IS NULL OR topic = $4) GROUP BY b`,
+    pg.sql('due-histogram'),
     [from, bucketMs, Math.min(to, NO_BOUND), topic ?? null],
   );
   for (const { b, n } of rows) counts[b] = n;

@@ -12,25 +12,21 @@ export class PgPushSubscriptions implements PushSubscriptionPart {
   ) {}
 
   async put(subscription: PushSubscription): Promise<void> {
-    await this.pg.query(
-      `INSERT INTO ${this.pg.t('push_subscriptions')} (topic, subscription, updated_at) VALUES ($1, $2, $3)
-       ON CONFLICT (topic) DO UPDATE SET subscription = excluded.subscription, updated_at = excluded.updated_at`,
-      [subscription.topic, encodePushSubscription(subscription), subscription.updatedAt],
-    );
+    await this.pg.query(this.pg.sql('push-put'), [subscription.topic, encodePushSubscription(subscription), subscription.updatedAt]);
   }
 
   async get(topic: string): Promise<PushSubscription | null> {
-    const rows = await this.pg.query<{ subscription: string }>(`SELECT subscription FROM ${this.pg.t('push_subscriptions')} WHERE topic = $1`, [topic]);
+    const rows = await this.pg.query<{ subscription: string }>(this.pg.sql('push-get'), [topic]);
     return rows[0] === undefined ? null : this.reader.pushSubscription(topic, rows[0].subscription);
   }
 
   async list(): Promise<PushSubscription[]> {
-    const rows = await this.pg.query<{ topic: string; subscription: string }>(`SELECT topic, subscription FROM ${this.pg.t('push_subscriptions')}`, []);
+    const rows = await this.pg.query<{ topic: string; subscription: string }>(this.pg.sql('push-list'), []);
     return this.reader.pushSubscriptions(rows.map((r) => [r.topic, r.subscription] as const));
   }
 
   async delete(topic: string): Promise<boolean> {
-    const rows = await this.pg.query(`DELETE FROM ${this.pg.t('push_subscriptions')} WHERE topic = $1 RETURNING topic`, [topic]);
+    const rows = await this.pg.query(this.pg.sql('push-delete'), [topic]);
     return rows.length > 0;
   }
 }

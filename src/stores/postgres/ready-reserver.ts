@@ -32,8 +32,6 @@ import { isPushLane, topicOfLane, type ReservedTask } from '../../core/task/mode
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../shared/ready-waiters.js';
 import type { PgContext } from './context.js';
-import { countersCte } from './counters.js';
-import { orUsual, reservation } from './rows.js';
 
 /** The most tasks one statement reserves. */
 const MAX_RESERVE = 1_000;
@@ -152,19 +150,9 @@ export class ReadyReserver {
   }
 
   private statement(lane: string, max: number, now: number, ttrMs: number | undefined, cursor: DuePosition | null): Promise<(ReserveRow & { picked_due: number; picked_seq: number })[]> {
-    const s = this.pg.schema;
     return this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
-      `WITH picked AS (
-         SELECT id, due_at, seq FROM "${s}".reserve_pick($1, $9, $2, $3, $7::bigint, $8::bigint)
-       ),
-       upd AS (
-         UPDATE "${s}".tasks t SET ${reservation('t.', '$2', '$4', '$5')}
-           FROM picked p WHERE t.id = p.id AND t.state = 'pending' AND t.run_at <= $2
-         RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${orUsual('t.', 'max_attempts')} AS max_attempts, t.receipt, t.reserved_until, t.url, t.seq, p.due_at AS picked_due
-       ),
-       ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$6')}
-       SELECT id, topic, payload, run_at, attempts, max_attempts, receipt, reserved_until, url, picked_due, seq AS picked_seq FROM upd ORDER BY picked_due, seq`,
-      [topicOfLane(lane), now, max, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
+      this.pg.sql('reserve-due'),
+      [topicOfLane(lane), now, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), max, cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
       'delayq_reserve_due',
     );
   }

@@ -22,13 +22,12 @@ export class PgSchedules implements SchedulePart {
   ) {}
 
   private bump(client: Queryable): Promise<unknown> {
-    return client.query(`UPDATE ${this.pg.t('meta')} SET value = (value::bigint + 1)::text WHERE key = 'schedules_version'`);
+    return client.query(this.pg.sql('schedules-bump'));
   }
 
   private upsert(client: Queryable, records: readonly RecurringScheduleRecord[]): Promise<unknown> {
     return client.query(
-      `INSERT INTO ${this.pg.t('schedules')} (id, schedule, updated_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-       ON CONFLICT (id) DO UPDATE SET schedule = excluded.schedule, updated_at = excluded.updated_at`,
+      this.pg.sql('schedules-put'),
       [records.map((r) => r.id), records.map(encodeSchedule), records.map((r) => r.updatedAt)],
     );
   }
@@ -43,8 +42,7 @@ export class PgSchedules implements SchedulePart {
   putNew(records: readonly RecurringScheduleRecord[]): Promise<(RecurringScheduleRecord | null)[]> {
     return this.pg.transaction(async (client) => {
       const created = await client.query<{ id: string }>(
-        `INSERT INTO ${this.pg.t('schedules')} (id, schedule, updated_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
-         ON CONFLICT (id) DO NOTHING RETURNING id`,
+        this.pg.sql('schedules-put-new'),
         [records.map((r) => r.id), records.map(encodeSchedule), records.map((r) => r.updatedAt)],
       );
       const fresh = new Set(created.rows.map((r) => r.id));
@@ -66,19 +64,19 @@ export class PgSchedules implements SchedulePart {
   }
 
   private async read(client: Queryable, ids: readonly string[]): Promise<(RecurringScheduleRecord | null)[]> {
-    const { rows } = await client.query<{ id: string; schedule: string }>(`SELECT id, schedule FROM ${this.pg.t('schedules')} WHERE id = ANY($1::text[])`, [ids]);
+    const { rows } = await client.query<{ id: string; schedule: string }>(this.pg.sql('schedules-read'), [ids]);
     const texts = new Map(rows.map((r) => [r.id, r.schedule]));
     return this.reader.schedulesOf(ids, ids.map((id) => texts.get(id)));
   }
 
   async list(): Promise<RecurringScheduleRecord[]> {
-    const rows = await this.pg.query<{ id: string; schedule: string }>(`SELECT id, schedule FROM ${this.pg.t('schedules')} ORDER BY id`, []);
+    const rows = await this.pg.query<{ id: string; schedule: string }>(this.pg.sql('schedules-list'), []);
     return this.reader.schedules(rows.map((r) => [r.id, r.schedule] as const)).sort(byId);
   }
 
   delete(id: string): Promise<boolean> {
     return this.pg.transaction(async (client) => {
-      const { rowCount } = await client.query(`DELETE FROM ${this.pg.t('schedules')} WHERE id = $1`, [id]);
+      const { rowCount } = await client.query(this.pg.sql('schedules-delete'), [id]);
       if (rowCount === 0) return false;
       await this.bump(client);
       return true;
@@ -88,9 +86,7 @@ export class PgSchedules implements SchedulePart {
   swapAll(swaps: readonly RecurringScheduleSwap[]): Promise<boolean[]> {
     return this.pg.transaction(async (client) => {
       const { rows } = await client.query<{ id: string }>(
-        `UPDATE ${this.pg.t('schedules')} s SET schedule = i.next, updated_at = i.updated_at
-           FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS i(id, expected, next, updated_at)
-          WHERE s.id = i.id AND s.schedule = i.expected RETURNING s.id`,
+        this.pg.sql('schedules-swap'),
         [swaps.map((s) => s.expected.id), swaps.map((s) => encodeSchedule(s.expected)), swaps.map((s) => encodeSchedule(s.next)), swaps.map((s) => s.next.updatedAt)],
       );
       const swapped = new Set(rows.map((r) => r.id));
@@ -101,7 +97,7 @@ export class PgSchedules implements SchedulePart {
   }
 
   async versionToken(): Promise<string> {
-    const rows = await this.pg.query<{ value: string }>(`SELECT value FROM ${this.pg.t('meta')} WHERE key = 'schedules_version'`, []);
+    const rows = await this.pg.query<{ value: string }>(this.pg.sql('schedules-version'), []);
     const value = rows[0]?.value ?? '0';
     return value === '0' ? FIRST_SCHEDULES_VERSION : value;
   }

@@ -58,7 +58,7 @@ export class RemoteTimers {
     for (const ref of refs) if (ref !== null && ref.dueAt < horizon && !this.leases.owns(shardOf(ref.id, this.pg.shards))) lines.push(timerLine(ref));
     if (lines.length === 0) return;
     const payloads = packLines(lines);
-    this.pg.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channels.timers, payloads], 'delayq_notify').catch(() => undefined);
+    this.pg.query(this.pg.sql('notify'), [this.channels.timers, payloads], 'delayq_notify').catch(() => undefined);
   }
 
   /** A notification on the timers channel. */

@@ -12,30 +12,27 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import type { Queryable } from './connection.js';
-import { forSchema, MIGRATIONS } from './migrations/index.js';
+import { forSchema, loadMigrations, statement, type StatementName } from './sql-files.js';
 
+/** The migrations (sql/migrations/), read when the store is first opened. */
+const MIGRATIONS = loadMigrations();
 export const SCHEMA_VERSION = MIGRATIONS.length;
 /** Marks a schema as delayq's (meta 'application'). */
 const APPLICATION = 'delayq';
 
 /** Returns the schema's shard count (meta 'shards', fixed when it was created). */
 export async function migrate(client: Queryable, schema: string): Promise<number> {
+  const sql = (name: StatementName): string => forSchema(statement(name), schema);
   await client.query('BEGIN');
   try {
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('delayq migrate ' || $1))", [schema]);
+    await client.query(sql('migrate-lock'), [schema]);
     const version = await storedVersion(client, schema);
     if (version > SCHEMA_VERSION)
       throw new DelayQError('STORE_INCOMPATIBLE', `postgres schema "${schema}" was written by a newer delayq (schema version ${version}; this one reads up to ${SCHEMA_VERSION}); it was left as it is`, { schema, version });
-    if (version === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-    for (let v = version; v < SCHEMA_VERSION; v++) await client.query(forSchema(MIGRATIONS[v]!, schema));
-    if (version < SCHEMA_VERSION) {
-      await client.query(
-        `INSERT INTO "${schema}".meta (key, value) VALUES ('application', $1), ('schema_version', $2)
-         ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
-        [APPLICATION, String(SCHEMA_VERSION)],
-      );
-    }
-    const shards = await client.query<{ value: string }>(`SELECT value FROM "${schema}".meta WHERE key = 'shards'`);
+    if (version === 0) await client.query(sql('schema-create'));
+    for (let v = version; v < SCHEMA_VERSION; v++) await client.query(forSchema(MIGRATIONS[v]!.sql, schema));
+    if (version < SCHEMA_VERSION) await client.query(sql('schema-mark'), [APPLICATION, String(SCHEMA_VERSION)]);
+    const shards = await client.query<{ value: string }>(sql('schema-shards'));
     await client.query('COMMIT');
     return Number(shards.rows[0]?.value);
   } catch (error) {
@@ -46,13 +43,10 @@ export async function migrate(client: Queryable, schema: string): Promise<number
 
 /** 0 for no schema or an empty one; refuses a schema that holds something not delayq's. */
 async function storedVersion(client: Queryable, schema: string): Promise<number> {
-  const relations = await client.query<{ relname: string }>(
-    `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1`,
-    [schema],
-  );
+  const relations = await client.query<{ relname: string }>(statement('schema-relations'), [schema]);
   if (relations.rows.length === 0) return 0;
   if (!relations.rows.some((r) => r.relname === 'meta')) throw notOurs(schema);
-  const meta = await client.query<{ key: string; value: string }>(`SELECT key, value FROM "${schema}".meta WHERE key IN ('application', 'schema_version')`).catch((error: unknown) => {
+  const meta = await client.query<{ key: string; value: string }>(forSchema(statement('schema-meta'), schema)).catch((error: unknown) => {
     throw notOurs(schema, error);
   });
   const values = new Map(meta.rows.map((row) => [row.key, row.value]));

@@ -143,7 +143,7 @@ export class PgShared implements SharedDispatch {
     for (const { lane, from } of notices) keepEarliest(earliest, lane, from);
     const payloads = [...earliest].map(([lane, from]) => `${lane} ${from.dueAt} ${from.seq}`);
     return this.pg
-      .query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [this.channels.ready, payloads], 'delayq_notify_ready')
+      .query(this.pg.sql('notify'), [this.channels.ready, payloads], 'delayq_notify')
       .then(() => notices.map(() => undefined));
   }
 

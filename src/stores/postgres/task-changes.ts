@@ -13,29 +13,30 @@ import { laneOf, type TaskState } from '../../core/task/model.js';
 import type { PoolClient } from './connection.js';
 import type { PgContext } from './context.js';
 import { addCounts } from './counters.js';
-import { backoffOf, CONTROL_COLUMNS, historyAppend, runRef, type ControlRow } from './rows.js';
+import { backoffOf, runRef, type ControlRow } from './rows.js';
+import type { StatementName } from './sql-files.js';
 
 type Change<T> = (row: ControlRow | undefined, write: Writer) => Promise<T>;
 
-/** The write half of a change: an UPDATE of the row read, and the transition it makes. */
+/** The write half of a change: an UPDATE of the row read (a statement whose last parameter is the id), and the transition it makes. */
 interface Writer {
-  update(set: string, values: unknown[], from: TaskState, event: TaskEvent): Promise<void>;
+  update(statement: StatementName, values: unknown[], from: TaskState, event: TaskEvent): Promise<void>;
 }
 
 async function change<T>(pg: PgContext, id: string, body: Change<T>): Promise<T> {
   return pg.transaction(async (client: PoolClient) => {
-    const { rows } = await client.query<ControlRow>(`SELECT ${CONTROL_COLUMNS} FROM ${pg.t('tasks')} WHERE id = $1 FOR UPDATE`, [id]);
+    const { rows } = await client.query<ControlRow>(pg.sql('task-for-update'), [id]);
     const tally = new CounterTally();
     const value = await body(rows[0], {
-      update: async (set, values, from, event) => {
-        await client.query(`UPDATE ${pg.t('tasks')} SET ${set} WHERE id = $${values.length + 1}`, [...values, id]);
+      update: async (statement, values, from, event) => {
+        await client.query(pg.sql(statement), [...values, id]);
         const to = nextState(from, event);
         // Callers decide first (decide.ts): a refused transition here is a bug of the store.
         if (to === undefined) throw new Error(`postgres store: ${event} is not a transition from ${from}`);
         tally.add(rows[0]!.topic, from, to);
       },
     });
-    await addCounts(client, pg.schema, pg.slotOf('other'), tally);
+    await addCounts(client, pg.sql('add-counts'), pg.slotOf('other'), tally);
     return value;
   });
 }
@@ -44,7 +45,7 @@ export function rescheduleTask(pg: PgContext, id: string, runAt: number, now: nu
   return change(pg, id, async (found, write): Promise<RescheduleOutcome> => {
     const row = movableOr(found, 'reschedule', 'not_pending');
     if (typeof row === 'string') return { status: row };
-    await write.update('run_at = $1, due_at = $1, updated_at = $2', [runAt, now], row.state, 'reschedule');
+    await write.update('reschedule', [runAt, now], row.state, 'reschedule');
     return { status: 'rescheduled', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
   });
 }
@@ -59,20 +60,10 @@ export function settleFailure(pg: PgContext, id: string, receipt: string, now: n
     const outcome = failureOutcome(cause);
     const entryError = historyError(decision.error);
     if (decision.status === 'dead') {
-      await write.update(
-        `${historyAppend('', '$2::bigint', '$3::text', '$4::text')}, state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = $1, updated_at = $2`,
-        [decision.error, now, outcome, entryError],
-        row.state,
-        'bury',
-      );
+      await write.update('bury', [decision.error, now, outcome, entryError], row.state, 'bury');
       return { status: 'dead', topic: row.topic };
     }
-    await write.update(
-      `${historyAppend('', '$3::bigint', '$4::text', '$5::text')}, state = 'pending', run_at = $1, due_at = $1, receipt = NULL, reserved_until = NULL, last_error = $2, updated_at = $3`,
-      [decision.runAt, decision.error, now, outcome, entryError],
-      row.state,
-      'retry',
-    );
+    await write.update('retry', [decision.runAt, decision.error, now, outcome, entryError], row.state, 'retry');
     return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq), topic: row.topic };
   });
 }
@@ -85,12 +76,7 @@ export function deferTask(pg: PgContext, id: string, receipt: string, runAt: num
   return change(pg, id, async (found, write): Promise<DeferOutcome> => {
     const row = deferrableOr(found, found?.receipt === receipt);
     if (typeof row === 'string') return { status: row };
-    await write.update(
-      "state = 'pending', attempts = $1, run_at = $2, due_at = $2, receipt = NULL, reserved_until = NULL, updated_at = $3",
-      [Math.max(0, row.attempts - 1), runAt, now],
-      row.state,
-      'defer',
-    );
+    await write.update('defer', [Math.max(0, row.attempts - 1), runAt, now], row.state, 'defer');
     return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
   });
 }
@@ -99,7 +85,7 @@ export function retryDeadTask(pg: PgContext, id: string, runAt: number, now: num
   return change(pg, id, async (found, write): Promise<RetryDeadOutcome> => {
     const row = movableOr(found, 'retryDead', 'not_dead');
     if (typeof row === 'string') return { status: row };
-    await write.update("state = 'pending', attempts = 0, run_at = $1, due_at = $1, updated_at = $2", [runAt, now], row.state, 'retryDead');
+    await write.update('retry-dead', [runAt, now], row.state, 'retryDead');
     return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
   });
 }
@@ -108,7 +94,7 @@ export function cancelDeadTask(pg: PgContext, id: string, now: number): Promise<
   return change(pg, id, async (found, write): Promise<CancelDeadOutcome> => {
     const row = movableOr(found, 'cancelDead', 'not_dead');
     if (typeof row === 'string') return row;
-    await write.update("state = 'cancelled', updated_at = $1", [now], row.state, 'cancelDead');
+    await write.update('cancel-dead', [now], row.state, 'cancelDead');
     return 'cancelled';
   });
 }

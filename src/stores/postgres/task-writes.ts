@@ -1,7 +1,7 @@
 /**
  * The hot writes, each one statement over arrays (`unnest`), so a batch of 1,000 costs one
- * round trip and one commit: schedule, reserve, ack, cancel and purge. Each statement
- * moves its tasks and their counters together (countersCte), and answers per input item in
+ * round trip and one commit: schedule, reserve, ack, cancel and purge (sql/<name>.sql). Each
+ * statement moves its tasks and their counters together (sql/includes/counted.sql), and answers per input item in
  * input order (WITH ORDINALITY). PostgreSQL re-checks an UPDATE's WHERE on a row that a
  * concurrent transaction changed before taking it, so each task is checked and changed
  * atomically, as the port requires. A task the statement did not change is read back by a
@@ -18,9 +18,7 @@ import { nextNonce } from '../shared/nonce.js';
 import { shardOf } from '../shared/router.js';
 import type { PgContext } from './context.js';
 import { numberArray, textArray, uniform } from './array-literal.js';
-import { countersCte } from './counters.js';
-import { STORED_DEFAULTS } from './migrations/0009_default_nulls.js';
-import { historyAppend, orUsual, reservation, storedOrNull } from './rows.js';
+import { STORED_DEFAULTS, storedOrNull } from './rows.js';
 
 /** The largest batch one statement carries. */
 export const MAX_BATCH = 2_000;
@@ -55,8 +53,8 @@ const guarded = new WeakMap<PgContext, number>();
  * with ON CONFLICT, which answers per id. Inside a transaction (`via`: the caller's, or a
  * large call's) a failed statement would abort it, so there ON CONFLICT goes first.
  */
-async function insertTasks(pg: PgContext, via: Via | undefined, statement: (arbiter: string) => string, values: unknown[]): Promise<ScheduleRow[]> {
-  const careful = statement('ON CONFLICT (id) DO NOTHING');
+async function insertTasks(pg: PgContext, via: Via | undefined, values: unknown[]): Promise<ScheduleRow[]> {
+  const careful = pg.sql('schedule');
   if (via !== undefined) return via.run<ScheduleRow>(careful, values);
   const left = guarded.get(pg) ?? 0;
   if (left > 0) {
@@ -64,21 +62,12 @@ async function insertTasks(pg: PgContext, via: Via | undefined, statement: (arbi
     return pg.query<ScheduleRow>(careful, values, 'delayq_schedule');
   }
   try {
-    return await pg.query<ScheduleRow>(statement(''), values, 'delayq_schedule_new');
+    return await pg.query<ScheduleRow>(pg.sql('schedule-new'), values, 'delayq_schedule_new');
   } catch (error) {
     if (!(error instanceof DelayQError) || error.details?.['code'] !== UNIQUE_VIOLATION) throw error;
     guarded.set(pg, GUARDED_AFTER_CONFLICT);
     return pg.query<ScheduleRow>(careful, values, 'delayq_schedule');
   }
-}
-
-/**
- * A column of the schedule's input that `uniform` may have sent as one value: that value for
- * every task when the array has one element, else the task's own. Not coalesce, as for the
- * columns never NULL: a policy column's NULL is a value here (the stored default).
- */
-function oneOrEach(column: string, param: string): string {
-  return `CASE WHEN cardinality(${param}) = 1 THEN (${param})[1] ELSE ${column} END`;
 }
 
 /** SQLSTATE of a duplicate key: tasks has one unique index, its primary key (the id). */
@@ -102,34 +91,10 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
       unique.push(task);
       nows.push(typeof now === 'number' ? now : now[i]!);
     }
-  const s = pg.schema;
-  const statement = (arbiter: string): string =>
-    `WITH input AS (
-       SELECT id, coalesce(topic, ($2::text[])[1]) AS topic, run_at,
-              ${oneOrEach('max_attempts', '$4::int[]')} AS max_attempts, ${oneOrEach('ttr_ms', '$5::bigint[]')} AS ttr_ms,
-              ${oneOrEach('base_ms', '$6::bigint[]')} AS base_ms, ${oneOrEach('factor', '$7::float8[]')} AS factor,
-              ${oneOrEach('max_ms', '$8::bigint[]')} AS max_ms, ${oneOrEach('jitter', '$9::float8[]')} AS jitter,
-              url, payload, coalesce(now, ($12::bigint[])[1]) AS now, shard, ord
-         FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::bigint[], $6::bigint[], $7::float8[], $8::bigint[], $9::float8[], $10::text[], $11::text[], $12::bigint[], $14::smallint[])
-         WITH ORDINALITY AS i(id, topic, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, url, payload, now, shard, ord)
-     ),
-     ins AS (
-       INSERT INTO "${s}".tasks (id, topic, state, run_at, due_at, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, url, payload, shard)
-       SELECT id, topic, 'pending', run_at, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, url, payload, shard FROM input ORDER BY ord
-       ${arbiter}
-       RETURNING id, seq, topic
-     ),
-     ${countersCte(s, "SELECT topic, NULL::text AS from_state, 'pending'::text AS to_state FROM ins", '$13')}
-     ${
-       arbiter === ''
-         ? // Every row went in (or the statement failed): no need to match them with the input.
-           'SELECT id, seq, NULL::bigint AS existing_run_at FROM ins'
-         : `SELECT i.id, ins.seq, CASE WHEN ins.id IS NULL THEN (SELECT t.run_at FROM "${s}".tasks t WHERE t.id = i.id) END AS existing_run_at
-              FROM input i LEFT JOIN ins ON ins.id = i.id`
-     }`;
-  // A column goes as one value when the batch agrees on it (array-literal.ts); url may be
-  // NULL, so it goes whole, or as no element at all when no task has one. A policy value
-  // that is the stored default goes as NULL, which the row keeps (migration 0009).
+  // The parameters of sql/includes/schedule-input.sql. A column goes as one value when the
+  // batch agrees on it (array-literal.ts); url may be NULL, so it goes whole, or as no
+  // element at all when no task has one. A policy value that is the stored default goes as
+  // NULL, which the row keeps (migration 0009).
   const urls = unique.map((t) => t.url ?? null);
   const policy = (of: (t: NewTaskRecord) => number, usual: number): string => numberArray(uniform(unique.map((t) => storedOrNull(of(t), usual))));
   const values = [
@@ -148,7 +113,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
     via?.slot ?? pg.slotOf('other'),
     numberArray(unique.map((t) => shardOf(t.id, pg.shards))),
   ];
-  const rows = new Map((await insertTasks(pg, via, statement, values)).map((row) => [row.id, row]));
+  const rows = new Map((await insertTasks(pg, via, values)).map((row) => [row.id, row]));
   const byId = new Map<string, ScheduleOutcome>();
   unique.forEach((task) => {
     const row = rows.get(task.id)!;
@@ -182,16 +147,8 @@ export interface ReserveRow {
 /** pending and due -> reserved, in input order; a receipt is `<attempts>.<nonce><seq>`, so no two reservations share one. */
 export async function reserveTasks(pg: PgContext, ids: readonly string[], now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
   const unique = [...new Set(ids)];
-  const s = pg.schema;
   const rows = await pg.query<ReserveRow>(
-    `WITH input AS (SELECT * FROM unnest($1::text[]) WITH ORDINALITY AS i(id, ord)),
-     upd AS (
-       UPDATE "${s}".tasks t SET ${reservation('t.', '$2', '$3', '$4')}
-         FROM input i WHERE t.id = i.id AND t.state = 'pending' AND t.run_at <= $2
-       RETURNING t.id, t.topic, t.payload, t.run_at, t.attempts, ${orUsual('t.', 'max_attempts')} AS max_attempts, t.receipt, t.reserved_until, t.url
-     ),
-     ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd", '$5')}
-     SELECT upd.* FROM upd JOIN input i ON i.id = upd.id ORDER BY i.ord`,
+    pg.sql('reserve'),
     [textArray(unique), now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')],
     'delayq_reserve',
   );
@@ -209,23 +166,8 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
  * with one receipt in one call: `acked`, then `already_acked`, so it is counted once).
  */
 export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[]): Promise<StoreAckOutcome[]> {
-  const s = pg.schema;
   const rows = await pg.query<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
-    `WITH input AS (
-       SELECT id, receipt, coalesce(now, ($3::bigint[])[1]) AS now, ord FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS a(id, receipt, now, ord)
-     ),
-     upd AS (
-       UPDATE "${s}".tasks t SET ${historyAppend('t.', 'a.now', "'acked'::text", 'NULL::text')},
-              state = 'completed', due_at = NULL, acked_receipt = t.receipt, receipt = NULL, reserved_until = NULL, updated_at = a.now
-         FROM input a WHERE t.id = a.id AND t.state = 'reserved' AND t.receipt = a.receipt
-       RETURNING t.id, t.topic, t.acked_receipt
-     ),
-     ${countersCte(s, "SELECT topic, 'reserved'::text AS from_state, 'completed'::text AS to_state FROM upd", '$4')}
-     SELECT CASE WHEN u.id IS NOT NULL THEN 'acked'
-                 ELSE coalesce((SELECT CASE WHEN t.state = 'completed' AND t.acked_receipt = a.receipt THEN 'already_acked' ELSE 'stale' END
-                                  FROM "${s}".tasks t WHERE t.id = a.id), 'not_found') END AS outcome, u.topic
-       FROM input a LEFT JOIN upd u ON u.id = a.id AND u.acked_receipt = a.receipt
-      ORDER BY a.ord`,
+    pg.sql('ack'),
     [textArray(acks.map((a) => a.id)), textArray(acks.map((a) => a.receipt)), numberArray(typeof now === 'number' ? [now] : uniform(now)), pg.slotOf('ack')],
     'delayq_ack',
   );
@@ -242,18 +184,8 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
 /** pending -> cancelled; an id given twice is cancelled by its first occurrence, the second is `not_pending`. */
 /** `now`: one time for every id, or each id's own (coalesced calls keep theirs). */
 export async function cancelTasks(pg: PgContext, ids: readonly string[], now: number | readonly number[], via?: Via): Promise<StoreCancelOutcome[]> {
-  const s = pg.schema;
   const rows = await runner(pg, via)<{ topic: string | null; found: boolean }>(
-    `WITH input AS (SELECT id, coalesce(now, ($2::bigint[])[1]) AS now, ord FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS i(id, now, ord)),
-     upd AS (
-       UPDATE "${s}".tasks t SET state = 'cancelled', due_at = NULL, updated_at = i.now
-         FROM input i WHERE t.id = i.id AND t.state = 'pending'
-       RETURNING t.id, t.topic
-     ),
-     ${countersCte(s, "SELECT topic, 'pending'::text AS from_state, 'cancelled'::text AS to_state FROM upd", '$3')}
-     SELECT u.topic, CASE WHEN u.id IS NOT NULL THEN true ELSE (SELECT true FROM "${s}".tasks t WHERE t.id = i.id) IS NOT NULL END AS found
-       FROM input i LEFT JOIN upd u ON u.id = i.id
-      ORDER BY i.ord`,
+    pg.sql('cancel'),
     [textArray(ids), numberArray(typeof now === 'number' ? [now] : uniform(now)), via?.slot ?? pg.slotOf('other')],
     'delayq_cancel',
   );
@@ -269,17 +201,7 @@ export async function cancelTasks(pg: PgContext, ids: readonly string[], now: nu
 
 /** Deletes up to `limit` finished tasks last changed before `before`; rows another transaction holds are left for next time. */
 export async function purgeTasks(pg: PgContext, before: number, limit: number): Promise<number> {
-  const s = pg.schema;
-  const rows = await pg.query<{ n: number }>(
-    `WITH d AS (
-       DELETE FROM "${s}".tasks WHERE id IN (
-         SELECT id FROM "${s}".tasks WHERE state IN ('completed', 'cancelled') AND updated_at < $1 LIMIT $2 FOR UPDATE SKIP LOCKED
-       ) RETURNING topic, state
-     ),
-     ${countersCte(s, 'SELECT topic, state AS from_state, NULL::text AS to_state FROM d', '$3')}
-     SELECT count(*)::int AS n FROM d`,
-    [before, limit, pg.slotOf('other')],
-  );
+  const rows = await pg.query<{ n: number }>(pg.sql('purge'), [before, limit, pg.slotOf('other')]);
   return rows[0]?.n ?? 0;
 }
 
@@ -292,19 +214,9 @@ const PURGE_LOOKS_PER_LIMIT = 4;
  * (completed includes cancelled) are deleted, at most `limit`, with their counters.
  */
 export async function purgeTopicStep(pg: PgContext, topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
-  const s = pg.schema;
   const window = PURGE_LOOKS_PER_LIMIT * limit;
   const rows = await pg.query<{ id: string | null; topic: string | null; state: string | null; run_at: number | null; seq: number | null; url: string | null; last: string | null; scanned: number }>(
-    `WITH scan AS (SELECT id FROM "${s}".tasks WHERE id > $1 ORDER BY id LIMIT $2),
-     cand AS (
-       SELECT t.id FROM "${s}".tasks t JOIN scan USING (id)
-        WHERE t.topic = $3 AND (t.state = $4 OR ($4 = 'completed' AND t.state = 'cancelled'))
-        ORDER BY t.id LIMIT $5 FOR UPDATE
-     ),
-     d AS (DELETE FROM "${s}".tasks WHERE id IN (SELECT id FROM cand) RETURNING id, topic, state, run_at, seq, url),
-     ${countersCte(s, 'SELECT topic, state AS from_state, NULL::text AS to_state FROM d', '$6')}
-     SELECT d.id, d.topic, d.state, d.run_at, d.seq, d.url, (SELECT max(id) FROM scan) AS last, (SELECT count(*)::int FROM scan) AS scanned
-       FROM (SELECT 1) one LEFT JOIN d ON true ORDER BY d.id`,
+    pg.sql('purge-topic'),
     [cursor ?? '', window, topic, state, limit, pg.slotOf('other')],
   );
   const deleted = rows.filter((r) => r.id !== null);

@@ -17,28 +17,16 @@ export class PgTopicLimits implements TopicLimitPart {
   ) {}
 
   async set(topic: string, limits: TopicLimits | null): Promise<boolean> {
-    const t = (name: string): string => this.pg.t(name);
-    const change =
+    // The change and the version move together, in one statement (sql/limits-set.sql).
+    const rows =
       limits === null
-        ? `DELETE FROM ${t('topic_limits')} WHERE topic = $1 AND $2::text IS NULL AND $3::bigint IS NOT NULL RETURNING topic`
-        : `INSERT INTO ${t('topic_limits')} (topic, limits, set_at) VALUES ($1, $2, $3)
-           ON CONFLICT (topic) DO UPDATE SET limits = excluded.limits, set_at = excluded.set_at
-           WHERE ${t('topic_limits')}.limits IS DISTINCT FROM excluded.limits RETURNING topic`;
-    const rows = await this.pg.query<{ changed: string }>(
-      `WITH changed AS (${change}),
-       bumped AS (UPDATE ${t('meta')} SET value = (value::bigint + 1)::text WHERE key = 'limits_version' AND EXISTS (SELECT 1 FROM changed) RETURNING 1)
-       SELECT (SELECT count(*) FROM changed) + 0 * (SELECT count(*) FROM bumped) AS changed`,
-      [topic, limits === null ? null : encodeTopicLimits(limits), this.wallNow()],
-    );
+        ? await this.pg.query<{ changed: string }>(this.pg.sql('limits-clear'), [topic])
+        : await this.pg.query<{ changed: string }>(this.pg.sql('limits-set'), [topic, encodeTopicLimits(limits), this.wallNow()]);
     return Number(rows[0]?.changed ?? 0) > 0;
   }
 
   async read(): Promise<LimitedTopics> {
-    const rows = await this.pg.query<{ version: string; limits: [string, string][] | null }>(
-      `SELECT (SELECT value FROM ${this.pg.t('meta')} WHERE key = 'limits_version') AS version,
-              (SELECT json_agg(json_build_array(topic, limits) ORDER BY topic) FROM ${this.pg.t('topic_limits')}) AS limits`,
-      [],
-    );
+    const rows = await this.pg.query<{ version: string; limits: [string, string][] | null }>(this.pg.sql('limits-read'), []);
     const limits: Record<string, TopicLimits> = {};
     for (const [topic, encoded] of rows[0]?.limits ?? []) limits[topic] = decodeTopicLimits(encoded);
     return { version: rows[0]?.version ?? '0', limits };
@@ -50,7 +38,7 @@ export class PgFlowState implements FlowStatePart {
 
   async admit(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Promise<FlowAdmission> {
     const rows = await this.pg.query<{ granted: number; retry_at: string }>(
-      `SELECT granted, retry_at FROM ${this.pg.t('flow_admit')}($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      this.pg.sql('flow-admit'),
       [topic, limits.rate, limits.periodMs, limits.burst, limits.concurrency, want, holder, holdUntil, now],
     );
     return { granted: Number(rows[0]?.granted ?? 0), retryAt: Number(rows[0]?.retry_at ?? 0) };
@@ -58,7 +46,7 @@ export class PgFlowState implements FlowStatePart {
 
   async bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void> {
     if (limits.concurrency === null && (unused === 0 || limits.rate === null)) return;
-    await this.pg.query(`SELECT ${this.pg.t('flow_bind')}($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+    await this.pg.query(this.pg.sql('flow-bind'), [
       topic,
       limits.rate,
       limits.periodMs,
@@ -72,6 +60,6 @@ export class PgFlowState implements FlowStatePart {
   }
 
   async release(topic: string, ids: readonly string[]): Promise<void> {
-    await this.pg.query(`DELETE FROM ${this.pg.t('flow_slots')} WHERE topic = $1 AND holder = ANY($2::text[])`, [topic, ids]);
+    await this.pg.query(this.pg.sql('flow-release'), [topic, ids]);
   }
 }

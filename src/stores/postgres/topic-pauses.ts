@@ -15,27 +15,16 @@ export class PgTopicPauses implements TopicPausePart {
   ) {}
 
   async set(topic: string, paused: boolean): Promise<boolean> {
-    const t = (name: string): string => this.pg.t(name);
     // The change and the version move together: the version's UPDATE runs only when the
     // insert or delete changed a row (a data-modifying CTE's RETURNING feeds the next).
-    const change = paused
-      ? `INSERT INTO ${t('paused_topics')} (topic, paused_at) VALUES ($1, $2) ON CONFLICT (topic) DO NOTHING RETURNING topic`
-      : `DELETE FROM ${t('paused_topics')} WHERE topic = $1 AND $2::bigint IS NOT NULL RETURNING topic`;
-    const rows = await this.pg.query<{ changed: string }>(
-      `WITH changed AS (${change}),
-       bumped AS (UPDATE ${t('meta')} SET value = (value::bigint + 1)::text WHERE key = 'paused_version' AND EXISTS (SELECT 1 FROM changed) RETURNING 1)
-       SELECT (SELECT count(*) FROM changed) + 0 * (SELECT count(*) FROM bumped) AS changed`,
-      [topic, this.wallNow()],
-    );
+    const rows = paused
+      ? await this.pg.query<{ changed: string }>(this.pg.sql('pause'), [topic, this.wallNow()])
+      : await this.pg.query<{ changed: string }>(this.pg.sql('resume'), [topic]);
     return Number(rows[0]?.changed ?? 0) > 0;
   }
 
   async read(): Promise<PausedTopics> {
-    const rows = await this.pg.query<{ version: string; topics: string[] }>(
-      `SELECT (SELECT value FROM ${this.pg.t('meta')} WHERE key = 'paused_version') AS version,
-              coalesce((SELECT array_agg(topic ORDER BY topic) FROM ${this.pg.t('paused_topics')}), '{}') AS topics`,
-      [],
-    );
+    const rows = await this.pg.query<{ version: string; topics: string[] }>(this.pg.sql('pauses-read'), []);
     return { version: rows[0]?.version ?? '0', topics: rows[0]?.topics ?? [] };
   }
 }

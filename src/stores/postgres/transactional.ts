@@ -47,7 +47,7 @@ export class PgTransactional implements TransactionalTasks {
     const outcomes = await scheduleTasks(this.pg, tasks, now, via);
     const horizon = now + this.horizonMs;
     const lines = outcomes.flatMap(({ ref }) => (ref !== null && ref.dueAt < horizon ? [timerLine(ref)] : []));
-    if (lines.length > 0) await via.run('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [this.channels.timers, packLines(lines)]);
+    if (lines.length > 0) await via.run(this.pg.sql('notify'), [this.channels.timers, packLines(lines)]);
     return outcomes;
   }
 

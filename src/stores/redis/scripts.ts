@@ -1,13 +1,15 @@
 /**
  * Loads the Lua scripts: one file per operation under ./lua, each with `-- @include name`
  * lines that are replaced by ./lua/includes/<name>.lua (once per script), so shared helpers
- * are written once and every script Redis sees is self-contained.
+ * are written once and every script Redis sees is self-contained (an include may include
+ * others, e.g. codec includes patch; each is inlined once, where first met: shared/includes.ts).
  *
  * The files are read relative to this module, so the same code works from src under tsx
  * and from dist once the build copies src/stores/redis/lua to dist/stores/redis/lua.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { resolveIncludes } from '../shared/includes.js';
 
 export interface LuaScript {
   readonly name: string;
@@ -16,16 +18,6 @@ export interface LuaScript {
 }
 
 const LUA_DIR = new URL('./lua/', import.meta.url);
-const INCLUDE = /^--\s*@include\s+([a-z0-9-]+)\s*$/gm;
-
-export function resolveIncludes(source: string, readInclude: (name: string) => string, seen = new Set<string>()): string {
-  // An include may include others (codec includes patch); each is inlined once, where first met.
-  return source.replace(INCLUDE, (_line, name: string) => {
-    if (seen.has(name)) return '';
-    seen.add(name);
-    return `-- begin include ${name}\n${resolveIncludes(readInclude(name), readInclude, seen)}\n-- end include ${name}`;
-  });
-}
 
 export function loadScript(name: string): LuaScript {
   const raw = readFileSync(new URL(`${name}.lua`, LUA_DIR), 'utf8');

@@ -14,8 +14,7 @@ import { FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
 import { readyNotice } from '../../../src/stores/postgres/shared.js';
 import { DEFAULT_BACKOFF, backoffDelay } from '../../../src/core/task/backoff.js';
 import { DEFAULT_TASK_DEFAULTS } from '../../../src/core/task/validate.js';
-import { forSchema } from '../../../src/stores/postgres/migrations/index.js';
-import { sql as sqlFunctions } from '../../../src/stores/postgres/migrations/0003_sql_functions.js';
+import { forSchema, loadMigrations } from '../../../src/stores/postgres/sql-files.js';
 
 // Each case on a schema of its own, dropped after it.
 runStoreConformance('postgres', async () => {
@@ -327,7 +326,7 @@ describe('postgres store', () => {
       const columns = ['attempts', 'max_attempts', 'ttr_ms', 'backoff_base_ms', 'backoff_factor', 'backoff_max_ms', 'backoff_jitter', 'updated_at'];
       await c.query(`ALTER TABLE "${schema}".tasks ${columns.map((col) => `ALTER COLUMN ${col} SET NOT NULL`).join(', ')}`);
       await c.query(`DROP FUNCTION "${schema}".schedule, "${schema}".cancel`);
-      await c.query(forSchema(sqlFunctions, schema));
+      await c.query(forSchema(loadMigrations().find((m) => m.version === 3)!.sql, schema));
       await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
       await c.query(
         `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,

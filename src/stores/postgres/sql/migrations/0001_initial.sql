@@ -1,27 +1,25 @@
-/**
- * 0001: the tables of a delayq schema. `S` stands for the schema's name (quoted where it
- * is substituted; migrations/index.ts).
- *
- * Times are epoch milliseconds in bigint columns, as every store keeps them: exact, and
- * compared without time zone conversions. The payload is the JSON text the engine wrote,
- * kept as text: opaque to the store, byte for byte what it was given.
- *
- * `due_at` makes the scheduler's feed an index range scan: runAt for a pending task,
- * reservedUntil for a reserved one, NULL once finished, so finished rows are not in the
- * partial index `tasks_due (due_at, seq)` at all. The CHECK keeps that true whatever the
- * code above does.
- *
- * Bloat (docs/postgres.md, "Keeping rows from bloating"): a delivery updates a row twice
- * (reserve, ack), and both change `due_at`, which is indexed, so those updates are not HOT;
- * fillfactor 80 still leaves room for the new version on the same page, so an update
- * dirties one heap page instead of two, and PostgreSQL's bottom-up index deletion keeps
- * the version churn out of the indexes. Autovacuum runs on tasks after 2% of its rows
- * changed (the default 20% lets a table of millions bloat by hundreds of thousands of dead
- * rows first). task_counts is a few rows updated by every write: its `n` is not indexed,
- * so its updates are HOT, with half of each page free for them and a vacuum every
- * thousand updates.
- */
-export const sql = `
+-- 0001: the tables of a delayq schema. `S` stands for the schema's name (quoted where it
+-- is substituted; migrations/index.ts).
+--
+-- Times are epoch milliseconds in bigint columns, as every store keeps them: exact, and
+-- compared without time zone conversions. The payload is the JSON text the engine wrote,
+-- kept as text: opaque to the store, byte for byte what it was given.
+--
+-- `due_at` makes the scheduler's feed an index range scan: runAt for a pending task,
+-- reservedUntil for a reserved one, NULL once finished, so finished rows are not in the
+-- partial index `tasks_due (due_at, seq)` at all. The CHECK keeps that true whatever the
+-- code above does.
+--
+-- Bloat (docs/postgres.md, "Keeping rows from bloating"): a delivery updates a row twice
+-- (reserve, ack), and both change `due_at`, which is indexed, so those updates are not HOT;
+-- fillfactor 80 still leaves room for the new version on the same page, so an update
+-- dirties one heap page instead of two, and PostgreSQL's bottom-up index deletion keeps
+-- the version churn out of the indexes. Autovacuum runs on tasks after 2% of its rows
+-- changed (the default 20% lets a table of millions bloat by hundreds of thousands of dead
+-- rows first). task_counts is a few rows updated by every write: its `n` is not indexed,
+-- so its updates are HOT, with half of each page free for them and a vacuum every
+-- thousand updates.
+
 CREATE TABLE S.meta (
   key   text PRIMARY KEY,
   value text NOT NULL
@@ -96,4 +94,3 @@ CREATE TABLE S.schedules (
 );
 
 INSERT INTO S.meta (key, value) VALUES ('schedules_version', '0');
-`;

@@ -1,14 +1,12 @@
-/**
- * 0007: topic flow limits (issue 36, ADR 0043). `topic_limits` keeps each limited topic's
- * limits (JSON, core/flow/limits.ts), with `limits_version` in meta moved by the same
- * statement, read by every process as the paused topics are. The state they govern:
- * `flow_buckets` (a token bucket per topic; its row also serialises the topic's admissions)
- * and `flow_slots` (deliveries in flight and admissions, each held until a time), changed
- * only by `flow_admit` and `flow_bind`, which apply the rules of core/flow/token-bucket.ts
- * and flow-ledger.ts in one transaction each. The bucket row is rewritten on every
- * admission: fillfactor 50 keeps those updates HOT.
- */
-export const sql = `
+-- 0007: topic flow limits (issue 36, ADR 0043). `topic_limits` keeps each limited topic's
+-- limits (JSON, core/flow/limits.ts), with `limits_version` in meta moved by the same
+-- statement, read by every process as the paused topics are. The state they govern:
+-- `flow_buckets` (a token bucket per topic; its row also serialises the topic's admissions)
+-- and `flow_slots` (deliveries in flight and admissions, each held until a time), changed
+-- only by `flow_admit` and `flow_bind`, which apply the rules of core/flow/token-bucket.ts
+-- and flow-ledger.ts in one transaction each. The bucket row is rewritten on every
+-- admission: fillfactor 50 keeps those updates HOT.
+
 CREATE TABLE S.topic_limits (
   topic  text COLLATE "C" PRIMARY KEY,
   limits text   NOT NULL,
@@ -90,4 +88,3 @@ BEGIN
   END IF;
 END
 $fn$;
-`;

@@ -1,30 +1,19 @@
-/**
- * 0009: a task row stores NULL where its value is the usual one (ADR 0049; docs/postgres.md,
- * "Tables and indexes"): a policy column equal to the value in `STORED_DEFAULTS`, `attempts`
- * before the first reservation (0), `updated_at` until the row is first updated (its
- * `created_at`). A NULL costs one bit of the row's null bitmap instead of 4 or 8 bytes and
- * their alignment: a pending task with the default policy is 56 bytes smaller (190 -> 134
- * bytes of heap, measured in the ADR), and a batch sends and writes less.
- *
- * `STORED_DEFAULTS` (by column) is what those NULLs mean, in every schema at version 9 or later, so it
- * never changes: were the engine's defaults to change, tasks would store the new values
- * explicitly. Readers coalesce (rows.ts); `schedule()` from SQL, which always took this
- * policy, now inserts the NULLs too. Rows written before keep their explicit values, which
- * read the same.
- *
- * Changes to the catalog only: constant time on a table of any size.
- */
-export const STORED_DEFAULTS = {
-  attempts: 0,
-  max_attempts: 5,
-  ttr_ms: 30_000,
-  backoff_base_ms: 1_000,
-  backoff_factor: 2,
-  backoff_max_ms: 3_600_000,
-  backoff_jitter: 0.2,
-} as const;
+-- 0009: a task row stores NULL where its value is the usual one (ADR 0049; docs/postgres.md,
+-- "Tables and indexes"): a policy column equal to the usual value, `attempts`
+-- before the first reservation (0), `updated_at` until the row is first updated (its
+-- `created_at`). A NULL costs one bit of the row's null bitmap instead of 4 or 8 bytes and
+-- their alignment: a pending task with the default policy is 56 bytes smaller (190 -> 134
+-- bytes of heap, measured in the ADR), and a batch sends and writes less.
+--
+-- What those NULLs mean, in every schema at version 9 or later, never changes (STORED_DEFAULTS
+-- in rows.ts): 0 attempts; 5 attempts at most, ttr 30,000 ms, backoff 1,000 ms x2 up to
+-- 3,600,000 ms with 0.2 jitter. Were the engine's defaults to change, tasks would store the
+-- new values explicitly. Readers coalesce (sql/includes/); `schedule()` from SQL, which always took this
+-- policy, now inserts the NULLs too. Rows written before keep their explicit values, which
+-- read the same.
+--
+-- Changes to the catalog only: constant time on a table of any size.
 
-export const sql = `
 ALTER TABLE S.tasks
   ALTER COLUMN attempts DROP NOT NULL,
   ALTER COLUMN max_attempts DROP NOT NULL,
@@ -68,4 +57,3 @@ BEGIN
   RETURN true;
 END
 $fn$;
-`;

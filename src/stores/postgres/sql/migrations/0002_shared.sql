@@ -1,17 +1,15 @@
-/**
- * 0002: what several processes on one schema need (docs/postgres.md, "Several processes").
- *
- * - `shard`: each task's shard, FNV-1a of its id mod the schema's shard count
- *   (src/stores/shared/router.ts), written by the store on insert and by `shard_of` here
- *   for rows written before (and for the SQL functions of 0003). The shard count is fixed
- *   per schema (meta 'shards').
- * - `lane`: the lane consumers reserve by (laneOf: the topic, or '~push' for a task with its
- *   own push url), generated from topic and url so no write can get it wrong.
- * - `shard_leases`: one row per shard: its owner, the fencing token (incremented by every
- *   acquisition, so a lease renewed or released with an older token changes nothing) and
- *   when it runs out. `members`: the live processes' heartbeats, for the fair share.
- */
-export const sql = `
+-- 0002: what several processes on one schema need (docs/postgres.md, "Several processes").
+--
+-- - `shard`: each task's shard, FNV-1a of its id mod the schema's shard count
+--   (src/stores/shared/router.ts), written by the store on insert and by `shard_of` here
+--   for rows written before (and for the SQL functions of 0003). The shard count is fixed
+--   per schema (meta 'shards').
+-- - `lane`: the lane consumers reserve by (laneOf: the topic, or '~push' for a task with its
+--   own push url), generated from topic and url so no write can get it wrong.
+-- - `shard_leases`: one row per shard: its owner, the fencing token (incremented by every
+--   acquisition, so a lease renewed or released with an older token changes nothing) and
+--   when it runs out. `members`: the live processes' heartbeats, for the fair share.
+
 CREATE FUNCTION S.shard_of(id text, shards integer) RETURNS smallint
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
 DECLARE
@@ -45,4 +43,3 @@ CREATE TABLE S.members (
   owner      text PRIMARY KEY,
   expires_at bigint NOT NULL
 ) WITH (fillfactor = 50);
-`;

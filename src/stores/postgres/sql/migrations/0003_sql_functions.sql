@@ -1,27 +1,25 @@
-/**
- * 0003: scheduling from SQL, for any language, inside the caller's own transaction:
- *
- *   BEGIN;
- *   INSERT INTO orders ...;
- *   SELECT delayq.schedule('close-order-42', 'orders.close', '{"order": 42}', now() + interval '30 minutes');
- *   COMMIT;
- *
- * `schedule` answers true when it created the task, false when the id exists (it is then
- * left as it is); `cancel` answers true when it cancelled a pending task. The task takes
- * the engine's default policy (5 attempts, ttr 30 s, backoff 1 s x2 up to 1 h, 20% jitter).
- * runAt is the timestamp rounded up to the millisecond (never before it); the task's
- * created and updated times are the database's clock, the one place the store's rows take
- * a time that delayq did not pass in.
- *
- * A created task's timer goes to the owner of its shard by NOTIFY on the schema's timers
- * channel, which PostgreSQL sends only when the transaction commits: a rolled back
- * schedule leaves neither a row nor a notice. Counters go to slots 256-319 (the backend's
- * pid picks one), apart from the engines' own slots (counters.ts), so an open transaction holding a
- * counter row locks no engine out of it.
- *
- * `{schema}` is the schema's name, `S.` its objects (migrations/index.ts).
- */
-export const sql = `
+-- 0003: scheduling from SQL, for any language, inside the caller's own transaction:
+--
+--   BEGIN;
+--   INSERT INTO orders ...;
+--   SELECT delayq.schedule('close-order-42', 'orders.close', '{"order": 42}', now() + interval '30 minutes');
+--   COMMIT;
+--
+-- `schedule` answers true when it created the task, false when the id exists (it is then
+-- left as it is); `cancel` answers true when it cancelled a pending task. The task takes
+-- the engine's default policy (5 attempts, ttr 30 s, backoff 1 s x2 up to 1 h, 20% jitter).
+-- runAt is the timestamp rounded up to the millisecond (never before it); the task's
+-- created and updated times are the database's clock, the one place the store's rows take
+-- a time that delayq did not pass in.
+--
+-- A created task's timer goes to the owner of its shard by NOTIFY on the schema's timers
+-- channel, which PostgreSQL sends only when the transaction commits: a rolled back
+-- schedule leaves neither a row nor a notice. Counters go to slots 256-319 (the backend's
+-- pid picks one), apart from the engines' own slots (counters.ts), so an open transaction holding a
+-- counter row locks no engine out of it.
+--
+-- `{schema}` is the schema's name, `S.` its objects (migrations/index.ts).
+
 CREATE FUNCTION S.schedule(id text, topic text, payload jsonb, run_at timestamptz) RETURNS boolean
 LANGUAGE plpgsql AS $fn$
 #variable_conflict use_column
@@ -76,4 +74,3 @@ BEGIN
   RETURN true;
 END
 $fn$;
-`;

@@ -1,0 +1,2 @@
+-- push-list: every push subscription.
+SELECT topic, subscription FROM S.push_subscriptions

@@ -1,0 +1,2 @@
+-- schema-create: the schema, unless it exists.
+CREATE SCHEMA IF NOT EXISTS "{schema}"
