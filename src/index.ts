@@ -20,6 +20,8 @@ export { MAX_PUSH_CONCURRENCY, MAX_PUSH_TIMEOUT_MS, isValidSecret, maskSecret } 
 export type { PushInput } from './core/push-input.js';
 export type {
   EngineOptions,
+  ExtendOptions,
+  ExtendResult,
   ListOptions,
   NackOptions,
   NackResult,
@@ -57,6 +59,9 @@ export type {
   Clock,
   ConsumerStore,
   DueCursor,
+  ExpireOutcome,
+  ExtendOutcome,
+  ExtendRequest,
   HomedRunRef,
   InspectorStore,
   ListFilter,

@@ -6,6 +6,7 @@
 import { CLIENT_ERROR_CODES, isWireErrorCode } from '../wire/error-codes.js';
 import type {
   AckResponse,
+  ExtendResponse,
   CancelDeadManyResponse,
   BatchItemResult,
   BatchResponse,
@@ -304,6 +305,15 @@ export class DelayQClient {
   async ackMany(acks: readonly { id: string; receipt: string }[]): Promise<('acked' | 'stale' | 'not_found')[]> {
     const { results } = await this.call<AckManyResponse>('POST', '/v1/tasks/ack', { acks: acks.map(({ id, receipt }) => ({ id, receipt })) });
     return results.map((r) => ('acked' in r ? 'acked' : r.error.code === 'TASK_NOT_FOUND' ? 'not_found' : 'stale'));
+  }
+
+  /**
+   * More time for a reservation in force: it runs out `ttrMs` from now (default: the task's
+   * ttrMs); answers the new `reservedUntil`. Throws STALE_RECEIPT (409) when the reservation
+   * was settled, expired or ran out (an extension never revives one).
+   */
+  extend(id: string, receipt: string, options: { ttrMs?: number } = {}): Promise<ExtendResponse> {
+    return this.call<ExtendResponse>('POST', `/v1/tasks/${idSegment(id)}/extend`, { receipt, ...(options.ttrMs === undefined ? {} : { ttrMs: options.ttrMs }) });
   }
 
   /** The attempt failed: retried after `delayMs` or the task's backoff, or dead when out of attempts. */

@@ -18,6 +18,7 @@ export type {
   BatchItemResult,
   DeliveryView,
   ErrorBody,
+  ExtendResponse,
   HealthResponse,
   NackResponse,
   PushSecretView,

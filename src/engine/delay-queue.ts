@@ -20,7 +20,7 @@ import { validateReserveOptions, validateTopic, validateWorkOptions } from '../c
 import type { Limits, ScheduleInput, WhenInput } from '../core/task/validate.js';
 import type { SetPushResult } from './push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
-import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TransactionOption } from './queue-types.js';
+import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TransactionOption } from './queue-types.js';
 import type { RecurringSchedules } from './schedules.js';
 import type { Topics } from './topics.js';
 import { Worker, type Handler, type WorkOptions } from './worker.js';
@@ -226,6 +226,18 @@ export class DelayQueue {
   async ackMany(acks: readonly AckRequest[]): Promise<AckOutcome[]> {
     this.assertUsable();
     return this.parts.settlements.ackMany(acks);
+  }
+
+  /**
+   * Gives a reservation in force more time: it now runs out `ttrMs` from now (default: the
+   * task's own ttrMs), and the answer is its new `reservedUntil`. For pull consumers whose
+   * work takes longer than they reserved for (`work` handlers are renewed without asking).
+   * Throws STALE_RECEIPT when the receipt names no reservation in force: settled, expired,
+   * or run out even if not yet expired (an extension never revives one), and TASK_NOT_FOUND.
+   */
+  async extend(id: string, receipt: string, options?: ExtendOptions): Promise<ExtendResult> {
+    this.assertUsable();
+    return this.parts.settlements.extend(id, receipt, options);
   }
 
   /**

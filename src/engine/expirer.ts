@@ -9,7 +9,10 @@ import { RetryingLoop } from './retry-timers.js';
  * here when it was neither acked nor nacked in time: the store moves the task back to
  * pending, due at once (its new run timer is placed like any other), or, on its last
  * attempt, to dead. The store refuses a reservation settled meanwhile (`stale`), so a
- * timer that lost the race with an ack does nothing.
+ * timer that lost the race with an ack does nothing. One extended since its timer was set
+ * (a worker renewing it, an `extend` through any process) is `held`: its timer is placed
+ * again at the reservation's new end, so whoever holds the timer (this process, or the
+ * owner of the task's shard) still expires it should its holder stop renewing.
  *
  * A store call that fails is made again after `storeRetryMs`, until it gets an answer or
  * the queue stops: a reservation that ran out must not stay reserved until a restart.
@@ -31,6 +34,10 @@ export class Expirer extends RetryingLoop {
     if (!this.running || ref.receipt === null) return;
     const expiry = this.inFlight.track(this.store.expire(ref.id, ref.receipt, this.clock.now())).then(
       (outcome) => {
+        if (outcome.status === 'held') {
+          this.place(outcome.ref);
+          return;
+        }
         if (outcome.status === 'retrying') {
           this.place(outcome.ref);
           // The store's topic: the timer's is the task's lane (its topic's push lane for a task with its own url).

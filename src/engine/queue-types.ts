@@ -64,6 +64,16 @@ export interface NackOptions {
   error?: string;
 }
 
+export interface ExtendOptions {
+  /** The reservation runs this long from now (1 ms .. limits.maxTtrMs); default: the task's own ttrMs. */
+  ttrMs?: number;
+}
+
+export interface ExtendResult {
+  /** When the reservation now runs out (epoch ms). */
+  readonly reservedUntil: number;
+}
+
 /** Asks `cancel` and `reschedule` for their detailed outcome instead of a boolean. */
 export interface OutcomeOption {
   readonly outcome: true;

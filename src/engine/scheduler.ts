@@ -299,6 +299,16 @@ export class Scheduler implements WorkScheduler {
     for (const ref of refs) this.driver.removeRun(ref);
   }
 
+  /**
+   * A reservation was extended to `reservedUntil`: the ttr timer this process holds for it
+   * (the same receipt) moves there. A timer held elsewhere (the owner of the task's shard)
+   * learns it when it fires: the store answers `held` (expirer.ts).
+   */
+  extended(id: string, receipt: string, reservedUntil: number): void {
+    const held = this.driver.ttrTimerOf(id);
+    if (held !== undefined && held.receipt === receipt) this.place({ ...held, dueAt: reservedUntil });
+  }
+
   /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */
   watch(delivery: Delivery): void {
     this.place({ id: delivery.id, topic: delivery.topic, kind: 'ttr', dueAt: delivery.reservedUntil, seq: 0, receipt: delivery.receipt });

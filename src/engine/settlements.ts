@@ -1,7 +1,8 @@
 /**
- * Settling deliveries (ack, ackMany, nack) for the facade and the workers: checks the call
- * (core/task/validate.ts), makes the store change, tells the observer, and has the
- * Scheduler forget the reservation's TTR timer or place the retry's run timer.
+ * Settling deliveries (ack, ackMany, nack) for the facade and the workers, and extending a
+ * reservation (extend): checks the call (core/task/validate.ts), makes the store change,
+ * tells the observer, and has the Scheduler forget the reservation's TTR timer, move it, or
+ * place the retry's run timer.
  *
  * The store fences every settlement by its receipt, so a settlement that lost the race
  * with an expiry (or a second one) changes nothing and answers STALE_RECEIPT.
@@ -10,13 +11,13 @@ import { DelayQError } from '../core/errors.js';
 import { PartialBatchError } from '../core/partial-batch.js';
 import type { AckOutcome, AckRequest, StoreAckOutcome } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
-import { validateAckBatch, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
+import { validateAckBatch, validateExtendOptions, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
 import type { LoopContext } from './loop-context.js';
-import type { NackOptions, NackResult } from './queue-types.js';
+import type { ExtendOptions, ExtendResult, NackOptions, NackResult } from './queue-types.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface SettlementsParams {
-  readonly scheduler: Pick<Scheduler, 'remove' | 'move' | 'settled'>;
+  readonly scheduler: Pick<Scheduler, 'remove' | 'move' | 'settled' | 'extended'>;
   readonly limits: Limits;
   /** Randomness for backoff jitter. */
   readonly random: () => number;
@@ -76,6 +77,22 @@ export class Settlements {
     });
     settle(outcomes);
     return outcomes.map(publicAckOutcome);
+  }
+
+  /**
+   * Extends a reservation in force to now + `ttrMs` (default: the task's own ttrMs) and
+   * answers its new end. STALE_RECEIPT when the receipt names no reservation in force (one
+   * settled, expired or run out: it is never revived), TASK_NOT_FOUND for no such task.
+   */
+  async extend(id: string, receipt: string, options?: ExtendOptions): Promise<ExtendResult> {
+    validateId(id, this.limits);
+    const checked = validateReceipt(receipt);
+    const { ttrMs } = validateExtendOptions(options, this.limits);
+    const { store, clock, inFlight } = this.context;
+    const [outcome] = await inFlight.track(store.extend([{ id, receipt: checked, ttrMs }], clock.now()));
+    if (outcome?.status !== 'extended') throw outcome?.status === 'stale' ? staleReceipt(id) : notFound(id);
+    this.scheduler.extended(id, checked, outcome.reservedUntil);
+    return { reservedUntil: outcome.reservedUntil };
   }
 
   /**

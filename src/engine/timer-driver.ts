@@ -107,6 +107,12 @@ export class TimerDriver {
     return current !== undefined && current.kind === ref.kind && current.dueAt === ref.dueAt && current.receipt === ref.receipt;
   }
 
+  /** The task's ttr timer, when it has one here (ttr timers are kept by id, never in homes). */
+  ttrTimerOf(id: string): TimerRef | undefined {
+    const ref = this.handles.get(id)?.value;
+    return ref?.kind === 'ttr' ? ref : undefined;
+  }
+
   /**
    * Forgets the task's timer, whichever kind; `home`: its run timer's home, when the caller
    * has it. Returns the timer forgotten (its ref names the task's topic), if there was one.

@@ -55,7 +55,7 @@ export function collectRoutes(app: FastifyInstance): RouteRegistry {
 const json = (schema: object): object => ({ content: { 'application/json': { schema } } });
 const TAGS = [
   { name: 'tasks', description: 'Schedule, read, list, move and cancel tasks' },
-  { name: 'consumers', description: 'Reserve due tasks and settle each delivery (ack or nack)' },
+  { name: 'consumers', description: 'Reserve due tasks, extend a reservation that needs more time, and settle each delivery (ack or nack)' },
   { name: 'push', description: 'Push subscriptions: the server POSTs due tasks to a URL (docs/push.md)' },
   { name: 'schedules', description: 'Recurring schedules: cron or a fixed interval (docs/cron.md)' },
   { name: 'operator', description: "The operator's routes: dead tasks, the timeline, the dashboard's feed" },

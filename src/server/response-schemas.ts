@@ -126,6 +126,8 @@ export const ackManyResultSchema = object({
   results: { type: 'array', description: 'one per ack, in request order', items: { oneOf: [object({ id: str, acked: yes }), ackErrorSchema] } },
 });
 
+export const extendResultSchema = object({ reservedUntil: { ...epochMs, description: 'when the reservation now runs out' } });
+
 export const nackResultSchema = {
   oneOf: [object({ state: { type: 'string', enum: ['pending'] }, runAt: epochMs }), object({ state: { type: 'string', enum: ['dead'] } })],
 } as const;

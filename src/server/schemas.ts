@@ -83,6 +83,13 @@ export const ackManyBodySchema = {
   },
 } as const;
 
+export const extendBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['receipt'],
+  properties: { receipt: { type: 'string', minLength: 1, maxLength: 200 }, ttrMs: { type: 'number', description: 'the reservation runs this long from now; default: the task\'s ttrMs' } },
+} as const;
+
 export const nackBodySchema = {
   type: 'object',
   additionalProperties: false,

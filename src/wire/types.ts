@@ -173,6 +173,18 @@ export interface AckManyResponse {
   results: ({ id: string; acked: true } | { id: string; error: { code: 'STALE_RECEIPT' | 'TASK_NOT_FOUND'; message: string } })[];
 }
 
+/** POST /v1/tasks/:id/extend: more time for a reservation in force. */
+export interface ExtendRequest {
+  receipt: string;
+  /** The reservation runs this long from now; default: the task's own ttrMs. */
+  ttrMs?: number;
+}
+
+export interface ExtendResponse {
+  /** When the reservation now runs out (epoch ms). */
+  reservedUntil: number;
+}
+
 export interface NackRequest {
   receipt: string;
   /** Retry after this delay instead of the task's backoff. */

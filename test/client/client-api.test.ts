@@ -98,6 +98,14 @@ describe('client', () => {
     const waited = await client.reserve('work', { waitMs: 5_000 });
     assert.equal(waited[0]?.id, 'w2');
     assert.equal(waited[0]?.attempt, 2);
+    // More time for the reservation: it now runs out an hour from now; a wrong receipt is STALE_RECEIPT.
+    const { reservedUntil } = await client.extend('w2', waited[0].receipt, { ttrMs: 3_600_000 });
+    assert.ok(reservedUntil > waited[0].reservedUntil + 3_000_000, `${reservedUntil}`);
+    assert.equal((await client.get('w2'))?.reservedUntil, reservedUntil);
+    await assert.rejects(client.extend('w2', `${waited[0].receipt}x`), (e: unknown) => isDelayQClientError(e, 'STALE_RECEIPT') && e.status === 409);
+    await assert.rejects(client.extend('nope', waited[0].receipt), (e: unknown) => isDelayQClientError(e, 'TASK_NOT_FOUND') && e.status === 404);
+    await assert.rejects(client.extend('w2', waited[0].receipt, { ttrMs: 0 }), (e: unknown) => isDelayQClientError(e, 'INVALID_OPTION') && e.status === 400);
+    await client.ack('w2', waited[0].receipt);
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     assert.deepEqual(await client.reserve('idle', { waitMs: 10_000, signal: controller.signal }), []);

@@ -2,7 +2,7 @@
 // expirer's and the promoter's retries after a store failure.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { Logger, NackOutcome, SharedDispatch } from '../../src/core/ports/index.js';
+import type { ExpireOutcome, Logger, SharedDispatch } from '../../src/core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
@@ -28,7 +28,7 @@ class FlakyStore extends MemoryStore {
     return super.purge(before, limit);
   }
 
-  override async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+  override async expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {
     this.expiries++;
     if (this.failures > 0 && this.failures--) throw new Error('disk on fire');
     return super.expire(id, receipt, now);

@@ -93,7 +93,7 @@ describe('the OpenAPI document, from the outside', () => {
         }
         for (const parameter of op.parameters ?? []) assert.ok(parameter.schema.type === 'integer' || parameter.schema.type === 'string', `${where} ${parameter.name}`);
       }
-    assert.equal(operations, 39);
+    assert.equal(operations, 40);
     const listTasks = doc.paths['/v1/tasks'].get;
     assert.deepEqual(
       listTasks.parameters.map((p: any) => [p.name, p.schema.type, p.schema.minimum, p.schema.maximum, p.schema.enum]),
@@ -206,6 +206,8 @@ describe('every operation, answered through its response schema', () => {
       assert.deepEqual([acks.results[0].acked, acks.results[1].error.code], [true, 'STALE_RECEIPT']);
       await op('scheduleTask', 'POST', '/v1/tasks', { id: 't4', topic: 'tour3' }, 201);
       const d4 = (await op('reserveTasks', 'POST', '/v1/topics/tour3/reserve', {})).tasks[0];
+      const extended = await op('extendTask', 'POST', '/v1/tasks/t4/extend', { receipt: d4.receipt, ttrMs: 60_000 });
+      assert.ok(extended.reservedUntil >= d4.reservedUntil);
       await op('ackTask', 'POST', '/v1/tasks/t4/ack', { receipt: d4.receipt });
       await op('cancelTask', 'DELETE', `/v1/tasks/${later}`);
       await op('cancelTasks', 'POST', '/v1/tasks/cancel', { ids: ['t2', 'nope'] });

@@ -22,6 +22,7 @@ const ROUTES = [
   '/v1/tasks/:id',
   '/v1/tasks/:id/ack',
   '/v1/tasks/:id/nack',
+  '/v1/tasks/:id/extend',
   '/v1/tasks/:id/retry',
   '/v1/topics/:topic/reserve',
   '/v1/topics/:topic/push',

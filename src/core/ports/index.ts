@@ -70,7 +70,7 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
 export const TASK_STORE_OPERATIONS = {
   producer: ['schedule', 'cancel', 'cancelMany', 'reschedule'],
   timers: ['loadDue'],
-  consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'defer'],
+  consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'extend', 'defer'],
   inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic'],
   pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],

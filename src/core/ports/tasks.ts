@@ -70,6 +70,24 @@ export type NackOutcome =
   | { readonly status: 'dead'; readonly topic: string }
   | { readonly status: 'not_found' | 'stale' };
 
+/**
+ * A store's answer to an expiry: the nack outcomes, or `held` when the reservation named by
+ * the receipt is still in force because it was extended (ExtendRequest) past `now`: `ref`
+ * is its ttr timer at the new reservedUntil, which the engine places instead.
+ */
+export type ExpireOutcome = NackOutcome | { readonly status: 'held'; readonly ref: TimerRef };
+
+/** One reservation to extend: a Delivery fits. */
+export interface ExtendRequest {
+  readonly id: string;
+  readonly receipt: string;
+  /** The reservation runs this long from `now`; absent: the task's own ttrMs. */
+  readonly ttrMs?: number | undefined;
+}
+
+/** `extended`: the reservation now runs until `reservedUntil`. `stale`: the receipt names no reservation in force (settled, expired, or run out). */
+export type ExtendOutcome = { readonly status: 'extended'; readonly reservedUntil: number } | { readonly status: 'not_found' | 'stale' };
+
 export type DeferOutcome =
   | { readonly status: 'deferred'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'stale' };
@@ -245,9 +263,23 @@ export interface ConsumerStore {
   /**
    * The reservation named by `receipt` ran out (`reservedUntil <= now`): -> dead when
    * attempts >= maxAttempts, else -> pending at `now` (delivered again at once).
-   * `stale` when the task is no longer reserved with that receipt or has not run out.
+   * `held` (with its ttr timer at the reservation's end) when it is reserved with that
+   * receipt and has not run out: it was extended since the timer was set. `stale` when the
+   * task is no longer reserved with that receipt.
    */
-  expire(id: string, receipt: string, now: number): Promise<NackOutcome>;
+  expire(id: string, receipt: string, now: number): Promise<ExpireOutcome>;
+  /**
+   * Extends reservations in force, one outcome per request in input order: a task reserved
+   * with the request's receipt whose reservation has not run out (`reservedUntil > now`)
+   * gets `reservedUntil = now + (ttrMs ?? the task's ttrMs)` (which may be sooner than
+   * before) and answers `extended`; its attempt, receipt and the attempt's start (updatedAt)
+   * are unchanged. Any other receipt, or a reservation that ran out even if nobody expired
+   * it yet, is `stale`, and nothing changes: an extension never revives a reservation that
+   * was lost. The engine's workers renew the reservations of handlers still running with
+   * one call for many (DelayQueue.work); `DelayQueue.extend` is one. Atomic per task; a
+   * store cut into partitions may reject with a PartialBatchError.
+   */
+  extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]>;
   /**
    * Gives the reservation named by `receipt` back without counting its attempt: -> pending
    * at `runAt`, attempts - 1, lastError unchanged; `stale` unless reserved with that receipt.

@@ -7,6 +7,7 @@
  */
 import { backoffDelay } from './backoff.js';
 import { afterFailure, nextState, type TaskEvent } from './lifecycle.js';
+import type { ExpireOutcome, NackOutcome } from '../ports/tasks.js';
 import type { BackoffPolicy, TaskState } from './model.js';
 
 /**
@@ -44,23 +45,38 @@ export const EXPIRED_ERROR = 'reservation expired (ttr)';
 export type FailureDecision =
   | { readonly status: 'not_found' }
   | { readonly status: 'stale' }
+  /** An expiry of a reservation in force (it was extended): it runs until `reservedUntil`. */
+  | { readonly status: 'held'; readonly reservedUntil: number }
   | { readonly status: 'retrying'; readonly runAt: number; readonly error: string | null }
   | { readonly status: 'dead'; readonly error: string | null };
 
 /**
  * A failed attempt (nack, or expiry of the reservation): refused unless the task is
  * reserved under the receipt given (`holds`, checked by the store, whose receipts are its
- * own) and, for an expiry, its reservation has run out; then retried after the backoff
- * (or the nack's delayMs) while attempts remain, else dead.
+ * own) and, for an expiry, its reservation has run out (else it is `held`: extended since
+ * its timer was set); then retried after the backoff (or the nack's delayMs) while
+ * attempts remain, else dead.
  */
 export function decideFailure(task: AttemptFacts | undefined, holds: boolean, now: number, cause: FailureCause): FailureDecision {
   if (task === undefined) return { status: 'not_found' };
   if (task.state !== 'reserved' || !holds) return { status: 'stale' };
-  if (cause.kind === 'expire' && (task.reservedUntil ?? Number.POSITIVE_INFINITY) > now) return { status: 'stale' };
+  if (cause.kind === 'expire' && (task.reservedUntil ?? Number.POSITIVE_INFINITY) > now) {
+    return task.reservedUntil === null || Number.isNaN(task.reservedUntil) ? { status: 'stale' } : { status: 'held', reservedUntil: task.reservedUntil };
+  }
   const error = cause.kind === 'expire' ? EXPIRED_ERROR : (cause.error ?? null);
   if (afterFailure(task.attempts, task.maxAttempts) === 'bury') return { status: 'dead', error };
   const delay = cause.kind === 'expire' ? 0 : (cause.delayMs ?? backoffDelay(task.backoff, task.attempts, () => cause.random));
   return { status: 'retrying', runAt: now + delay, error };
+}
+
+/**
+ * Extending a reservation: only one in force, reserved under the receipt given and not run
+ * out by `now` (a reservation that ran out is lost even before anyone expires it: another
+ * process may be about to). The new end is `now + ttrMs`.
+ */
+export function decideExtend(task: { readonly state: TaskState; readonly reservedUntil: number | null } | undefined, holds: boolean, now: number): 'go' | 'not_found' | 'stale' {
+  if (task === undefined) return 'not_found';
+  return task.state === 'reserved' && holds && task.reservedUntil !== null && task.reservedUntil > now ? 'go' : 'stale';
 }
 
 /** Giving a reservation back uncounted (defer): refused unless reserved under the receipt. */
@@ -83,4 +99,10 @@ export function movableOr<T extends { readonly state: TaskState }, R extends str
 export function deferrableOr<T extends { readonly state: TaskState }>(task: T | undefined, holds: boolean): T | 'not_found' | 'stale' {
   const decision = decideDefer(task?.state, holds);
   return decision === 'go' ? task! : decision;
+}
+
+/** A nack's outcome from a store's shared failure path: only an expiry is ever `held`. */
+export function nackOutcomeOf(outcome: ExpireOutcome): NackOutcome {
+  if (outcome.status === 'held') throw new Error('a nack was answered as held: only an expiry of an extended reservation is');
+  return outcome;
 }

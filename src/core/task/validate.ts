@@ -368,6 +368,14 @@ export function validateNackOptions(options: { delayMs?: unknown; error?: string
   };
 }
 
+/** An extension's options: the new reservation's length (ttrMs), or each task's own. */
+export function validateExtendOptions(options: unknown, limits: Limits = DEFAULT_LIMITS): { ttrMs: number | undefined } {
+  if (options === undefined) return { ttrMs: undefined };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('INVALID_ARGUMENT', 'options', 'must be an object', options);
+  const ttrMs = (options as { ttrMs?: unknown }).ttrMs;
+  return { ttrMs: ttrMs === undefined ? undefined : validateIntOption(ttrMs, 'ttrMs', 1, limits.maxTtrMs) };
+}
+
 /** A worker's options, defaulted: 10 handlers at once, each task's own ttrMs. */
 export function validateWorkOptions(options: { concurrency?: unknown; ttrMs?: unknown }, limits: Limits = DEFAULT_LIMITS): { concurrency: number; ttrMs: number | undefined } {
   return {

@@ -1,12 +1,12 @@
-/** Consumer routes: reserve (long-poll) on /v1/topics/:topic, ack and nack on /v1/tasks/:id, acks in bulk on /v1/tasks/ack. */
+/** Consumer routes: reserve (long-poll) on /v1/topics/:topic, ack, nack and extend on /v1/tasks/:id, acks in bulk on /v1/tasks/ack. */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
-import type { AckManyRequest, AckManyResponse, AckRequest, AckResponse, NackRequest, NackResponse, ReserveRequest, ReserveResponse } from '../../wire/types.js';
+import type { AckManyRequest, AckManyResponse, AckRequest, AckResponse, ExtendRequest, ExtendResponse, NackRequest, NackResponse, ReserveRequest, ReserveResponse } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { HttpError } from '../errors.js';
-import { ackManyResultSchema, ackResultSchema, nackResultSchema, reserveResultSchema } from '../response-schemas.js';
+import { ackManyResultSchema, ackResultSchema, extendResultSchema, nackResultSchema, reserveResultSchema } from '../response-schemas.js';
 import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute } from '../route-schema.js';
-import { ackBodySchema, ackManyBodySchema, nackBodySchema, reserveBodySchema } from '../schemas.js';
+import { ackBodySchema, ackManyBodySchema, extendBodySchema, nackBodySchema, reserveBodySchema } from '../schemas.js';
 
 const tags = ['consumers'];
 
@@ -102,6 +102,29 @@ export const consumerRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
             : { id, error: { code: 'STALE_RECEIPT' as const, message: `task ${id}: the receipt is not the current reservation's` } };
         }),
       };
+    },
+  );
+
+  // A pull consumer whose work outlasts its reservation asks for more time before it runs out.
+  app.post<{ Params: { id: string }; Body: ExtendRequest; Reply: ExtendResponse }>(
+    '/v1/tasks/:id/extend',
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'extendTask',
+        tags,
+        summary: 'Give a reservation in force more time: it runs out ttrMs from now',
+        description:
+          'Answers the new `reservedUntil`. STALE_RECEIPT when the receipt names no reservation in force (settled, expired, or run out even if not yet expired: an extension never revives one).',
+        path: { id: TASK_ID },
+        body: extendBodySchema,
+        ok: { 200: extendResultSchema },
+        errors: ['INVALID_ID', 'INVALID_OPTION', 'INVALID_ARGUMENT', 'TASK_NOT_FOUND', 'STALE_RECEIPT', ...STORE_ERRORS],
+      }),
+    },
+    async (request) => {
+      const { receipt, ttrMs } = request.body;
+      return queue.extend(request.params.id, receipt, ttrMs === undefined ? {} : { ttrMs });
     },
   );
 

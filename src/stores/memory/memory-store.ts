@@ -5,11 +5,11 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-deltas.js';
-import { decideFailure, deferrableOr, failureOutcome, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, nackOutcomeOf, type FailureCause } from '../../core/task/decide.js';
 import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
@@ -213,12 +213,23 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
 
   async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
     this.assertOpen();
-    return this.settleFailure(id, receipt, now, { kind: 'nack', ...options });
+    return nackOutcomeOf(this.settleFailure(id, receipt, now, { kind: 'nack', ...options }));
   }
 
-  async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+  async expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {
     this.assertOpen();
     return this.settleFailure(id, receipt, now, { kind: 'expire' });
+  }
+
+  async extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
+    this.assertOpen();
+    return requests.map(({ id, receipt, ttrMs }): ExtendOutcome => {
+      const task = this.tasks.get(id);
+      const decision = decideExtend(task && { state: task.state, reservedUntil: task.reservedUntil }, task !== undefined && this.receipts.holds(task, receipt), now);
+      if (decision !== 'go' || task === undefined) return decision === 'not_found' ? EXTEND_NOT_FOUND : EXTEND_STALE;
+      task.reservedUntil = now + (ttrMs ?? task.ttrMs);
+      return { status: 'extended', reservedUntil: task.reservedUntil };
+    });
   }
 
   async get(id: string): Promise<TaskRecord | null> {
@@ -337,12 +348,13 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     };
   }
 
-  private settleFailure(id: string, receipt: string, now: number, cause: FailureCause): NackOutcome {
+  private settleFailure(id: string, receipt: string, now: number, cause: FailureCause): ExpireOutcome {
     const task = this.tasks.get(id);
     const decision = decideFailure(task, task !== undefined && this.receipts.holds(task, receipt), now, cause);
     if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
     // Narrows `task`: a decision to retry or bury was made on a task that exists.
     if (task === undefined) return { status: 'not_found' };
+    if (decision.status === 'held') return { status: 'held', ref: this.ttrRef(task) };
     task.history = withAttempt(task.history, attemptEntry(task.attempts, task.updatedAt, now, failureOutcome(cause), decision.error));
     this.apply(task, decision.status === 'dead' ? 'bury' : 'retry', now);
     task.reservation = 0;
@@ -403,3 +415,5 @@ const MAX_PURGE_PASSES = 64;
 const NOT_FOUND: StoreAckOutcome = { status: 'not_found' };
 const STALE: StoreAckOutcome = { status: 'stale' };
 const ALREADY_ACKED: StoreAckOutcome = { status: 'already_acked' };
+const EXTEND_NOT_FOUND: ExtendOutcome = { status: 'not_found' };
+const EXTEND_STALE: ExtendOutcome = { status: 'stale' };

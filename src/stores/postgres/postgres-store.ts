@@ -9,7 +9,7 @@
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -25,7 +25,7 @@ import { PgFlowState, PgTopicLimits } from './topic-limits.js';
 import { PgTransactional } from './transactional.js';
 import { channelsOf } from './channels.js';
 import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
-import { ackTasks, cancelTasks, MAX_BATCH, purgeTasks, purgeTopicStep, reserveTasks, scheduleTasks } from './task-writes.js';
+import { ackTasks, cancelTasks, extendTasks, MAX_BATCH, purgeTasks, purgeTopicStep, reserveTasks, scheduleTasks } from './task-writes.js';
 
 /** Rows one purge statement deletes at most, so the janitor never holds many row locks long. */
 const PURGE_BATCH = 1_000;
@@ -161,8 +161,14 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     return this.guard(() => this.told(nackTask(this.pg, id, receipt, now, options), now, refOf));
   }
 
-  expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
-    return this.guard(() => this.told(settleFailure(this.pg, id, receipt, now, { kind: 'expire' }), now, refOf));
+  extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
+    if (requests.length === 0) return this.guard(async () => []);
+    return this.guard(() => chunked(requests, MAX_BATCH, (chunk) => extendTasks(this.pg, chunk, now)));
+  }
+
+  expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {
+    // A held reservation's ttr timer goes back to the expirer that asked, not to the shard's owner.
+    return this.guard(() => this.told(settleFailure(this.pg, id, receipt, now, { kind: 'expire' }), now, (o) => (o.status === 'held' ? [] : refOf(o))));
   }
 
   defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {

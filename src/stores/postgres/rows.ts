@@ -2,7 +2,7 @@
 import type { TaskRecord } from '../../core/task/model.js';
 import { historyEntries, recordOf, type TaskRowOf } from '../shared/task-rows.js';
 
-export { backoffOf, dueRef, historyEntries as historyOf, runRef, type ControlRow, type DueRow } from '../shared/task-rows.js';
+export { backoffOf, dueRef, historyEntries as historyOf, runRef, ttrRef, type ControlRow, type DueRow } from '../shared/task-rows.js';
 
 /**
  * What a NULL in a task's column means (migration 0009, ADR 0049): the usual value, stored as

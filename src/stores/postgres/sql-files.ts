@@ -29,6 +29,7 @@ export const STATEMENT_NAMES = [
   'reserve',
   'reserve-due',
   'ack',
+  'extend',
   'cancel',
   'purge',
   'purge-topic',

@@ -4,16 +4,16 @@
  * core/task/decide.ts, write the change and its counter deltas (a CounterTally), COMMIT.
  * reschedule, nack, expire, defer, retryDead and cancelDead.
  */
-import type { CancelDeadOutcome, DeferOutcome, NackOutcome, RescheduleOutcome, RetryDeadOutcome, StoreNackOptions } from '../../core/ports/index.js';
+import type { CancelDeadOutcome, DeferOutcome, ExpireOutcome, NackOutcome, RescheduleOutcome, RetryDeadOutcome, StoreNackOptions } from '../../core/ports/index.js';
 import { CounterTally } from '../../core/task/counter-deltas.js';
-import { decideFailure, deferrableOr, failureOutcome, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { decideFailure, deferrableOr, failureOutcome, movableOr, nackOutcomeOf, type FailureCause } from '../../core/task/decide.js';
 import { historyError } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { laneOf, type TaskState } from '../../core/task/model.js';
 import type { PoolClient } from './connection.js';
 import type { PgContext } from './context.js';
 import { addCounts } from './counters.js';
-import { backoffOf, runRef, type ControlRow } from './rows.js';
+import { backoffOf, runRef, ttrRef, type ControlRow } from './rows.js';
 import type { StatementName } from './sql-files.js';
 
 type Change<T> = (row: ControlRow | undefined, write: Writer) => Promise<T>;
@@ -51,11 +51,12 @@ export function rescheduleTask(pg: PgContext, id: string, runAt: number, now: nu
 }
 
 /** A failed attempt (nack, expiry), as core/task/decide.ts decides it. */
-export function settleFailure(pg: PgContext, id: string, receipt: string, now: number, cause: FailureCause): Promise<NackOutcome> {
-  return change(pg, id, async (row, write): Promise<NackOutcome> => {
+export function settleFailure(pg: PgContext, id: string, receipt: string, now: number, cause: FailureCause): Promise<ExpireOutcome> {
+  return change(pg, id, async (row, write): Promise<ExpireOutcome> => {
     const facts = row && { state: row.state, attempts: row.attempts, maxAttempts: row.max_attempts, backoff: backoffOf(row), reservedUntil: row.reserved_until };
     const decision = decideFailure(facts, row?.receipt === receipt, now, cause);
     if (decision.status === 'not_found' || decision.status === 'stale' || row === undefined) return { status: decision.status === 'stale' ? 'stale' : 'not_found' };
+    if (decision.status === 'held') return { status: 'held', ref: ttrRef(id, row, decision.reservedUntil) };
     // The attempt's entry goes to the history in the UPDATE that settles it (ADR 0041).
     const outcome = failureOutcome(cause);
     const entryError = historyError(decision.error);
@@ -69,7 +70,7 @@ export function settleFailure(pg: PgContext, id: string, receipt: string, now: n
 }
 
 export function nackTask(pg: PgContext, id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
-  return settleFailure(pg, id, receipt, now, { kind: 'nack', ...options });
+  return settleFailure(pg, id, receipt, now, { kind: 'nack', ...options }).then(nackOutcomeOf);
 }
 
 export function deferTask(pg: PgContext, id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {

@@ -12,7 +12,7 @@
  * commit: what callers submit while a statement is in flight goes out in the next one).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome, TopicPurgeState, TopicPurgeStep } from '../../core/ports/index.js';
+import type { AckRequest, ExtendOutcome, ExtendRequest, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome, TopicPurgeState, TopicPurgeStep } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
 import { shardOf } from '../shared/router.js';
@@ -179,6 +179,21 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
     acked.add(key);
     return { status: 'acked', topic: r.topic };
   });
+}
+
+/**
+ * Extends reservations in force (core/task/decide.ts decideExtend, as one UPDATE over the
+ * arrays): reserved with the receipt given and not run out by `now`; reserved_until and
+ * due_at (its ttr timer) move to now + ttr (the request's, or the task's ttr_ms). Another
+ * read per request that changed nothing tells stale from not_found.
+ */
+export async function extendTasks(pg: PgContext, requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
+  const rows = await pg.query<{ reserved_until: number | null; found: boolean | null }>(
+    pg.sql('extend'),
+    [textArray(requests.map((r) => r.id)), textArray(requests.map((r) => r.receipt)), numberArray(requests.map((r) => r.ttrMs ?? null)), now],
+    'delayq_extend',
+  );
+  return rows.map((r): ExtendOutcome => (r.reserved_until !== null ? { status: 'extended', reservedUntil: Number(r.reserved_until) } : { status: r.found === true ? 'stale' : 'not_found' }));
 }
 
 /** pending -> cancelled; an id given twice is cancelled by its first occurrence, the second is `not_pending`. */

@@ -3,7 +3,7 @@
  * knows its KEYS / ARGV layout and reply shape (script-runner.ts runs them).
  */
 import { historyError } from '../../core/task/history.js';
-import type { StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
+import type { ExtendOutcome, ExtendRequest, StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
@@ -144,6 +144,18 @@ export async function deferScript(client: RedisClient, shard: ShardKeys, now: nu
 
 export async function expireScript(client: RedisClient, shard: ShardKeys, now: number, id: string, receipt: string): Promise<MoveReply> {
   return moveReply(await run(client, 'expire', standardKeys(shard), [now, id, receipt]));
+}
+
+/** Outcomes per request, in order (extend.lua answers one character each, then the new reservedUntil of each extended one). */
+export async function extendScript(client: RedisClient, shard: ShardKeys, now: number, requests: readonly ExtendRequest[]): Promise<ExtendOutcome[]> {
+  const args: Arg[] = [now];
+  for (const r of requests) args.push(r.id, r.receipt, r.ttrMs ?? '');
+  const reply = asArray(await run(client, 'extend', standardKeys(shard), args));
+  const codes = str(reply[0]);
+  const out = new Array<ExtendOutcome>(codes.length);
+  let next = 1;
+  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'e' ? { status: 'extended', reservedUntil: num(reply[next++]) } : { status: codes[i] === 'n' ? 'not_found' : 'stale' };
+  return out;
 }
 
 /** Reserved tasks as [id, packed body] pairs. */

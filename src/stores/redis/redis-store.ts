@@ -22,7 +22,7 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -161,9 +161,14 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.tasks.nack(id, receipt, now, options);
   }
 
-  async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+  async expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {
     this.assertOpen();
     return this.tasks.expire(id, receipt, now);
+  }
+
+  async extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
+    this.assertOpen();
+    return this.tasks.extend(requests, now);
   }
 
   async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {

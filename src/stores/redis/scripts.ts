@@ -33,6 +33,7 @@ export const SCRIPT_NAMES = [
   'ack',
   'nack',
   'expire',
+  'extend',
   'defer',
   'retry-dead',
   'cancel-dead',

@@ -4,7 +4,7 @@
  * pending published to the owners of their shards (remote-timers.ts).
  */
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../shared/batcher.js';
@@ -12,7 +12,7 @@ import { mergeDue } from '../shared/due-merge.js';
 import { nextNonce } from '../shared/nonce.js';
 import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, encodeNewTask } from './codec.js';
-import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, extendScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
 import { call as redisCall } from './plain-commands.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
@@ -196,8 +196,16 @@ export class RedisTaskOps {
     return this.nackOutcome(id, reply, now);
   }
 
-  async expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
-    return this.nackOutcome(id, await this.trackedById(id, () => expireScript(this.client, this.shardOfId(id), now, id, receipt)), now);
+  async expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {
+    const reply = await this.trackedById(id, () => expireScript(this.client, this.shardOfId(id), now, id, receipt));
+    // Extended since its timer was set: the timer goes back to whoever expires it, at the new end.
+    if (reply.status === 'held') return { status: 'held', ref: { id, topic: reply.topic, kind: 'ttr', dueAt: reply.runAt, seq: reply.seq, receipt } };
+    return this.nackOutcome(id, reply, now);
+  }
+
+  /** One script call per shard (per MAX_SCRIPT_BATCH requests): a worker's renewals of many reservations in one call. */
+  async extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
+    return this.byShard(requests, (shard, chunk) => extendScript(this.client, this.shard(shard), now, chunk));
   }
 
   async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {

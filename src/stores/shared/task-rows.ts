@@ -99,3 +99,8 @@ export function dueRef(row: DueRow): TimerRef {
 export function runRef(id: string, lane: string, runAt: number, seq: number): TimerRef {
   return { id, topic: lane, kind: 'run', dueAt: runAt, seq, receipt: null };
 }
+
+/** The ttr timer of a reservation in force: its row as read, until `reservedUntil`. */
+export function ttrRef(id: string, row: ControlRow, reservedUntil: number): TimerRef {
+  return { id, topic: laneOf(row.topic, row.url), kind: 'ttr', dueAt: reservedUntil, seq: row.seq, receipt: row.receipt };
+}

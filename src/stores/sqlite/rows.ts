@@ -3,7 +3,7 @@ import type { AttemptEntry } from '../../core/task/history.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { historyEntries, recordOf, type TaskRowOf } from '../shared/task-rows.js';
 
-export { backoffOf, CONTROL_COLUMNS, dueRef, runRef, TASK_COLUMNS, type ControlRow, type DueRow } from '../shared/task-rows.js';
+export { backoffOf, CONTROL_COLUMNS, dueRef, runRef, TASK_COLUMNS, ttrRef, type ControlRow, type DueRow } from '../shared/task-rows.js';
 
 /** A task row; `history` (migration 0011) is a JSON text, NULL for none yet. */
 export type TaskRow = TaskRowOf<string | null>;

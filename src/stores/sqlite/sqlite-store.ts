@@ -11,14 +11,14 @@ import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import { statsOfCounters } from '../../core/task/counter-deltas.js';
-import { decideFailure, deferrableOr, failureOutcome, movableOr, type FailureCause } from '../../core/task/decide.js';
+import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, nackOutcomeOf, type FailureCause } from '../../core/task/decide.js';
 import { historyError } from '../../core/task/history.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { makeReceipt } from '../../core/task/lifecycle.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -31,7 +31,7 @@ import { FlowLedger } from '../../core/flow/flow-ledger.js';
 import { SqlitePushSubscriptions } from './push-subscriptions.js';
 import { SqliteSchedules } from './recurring-schedules.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
-import { backoffOf, dueRef, runRef, toRecord } from './rows.js';
+import { backoffOf, dueRef, runRef, toRecord, ttrRef } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 
 /** Rows one purge transaction deletes at most, so the janitor never holds the writer long. */
@@ -246,11 +246,26 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   }
 
   nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
-    return this.write(1, (counts) => this.settleFailure(id, receipt, now, { kind: 'nack', ...options }, counts), true);
+    return this.write(1, (counts) => nackOutcomeOf(this.settleFailure(id, receipt, now, { kind: 'nack', ...options }, counts)), true);
   }
 
-  expire(id: string, receipt: string, now: number): Promise<NackOutcome> {
+  expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {
     return this.write(1, (counts) => this.settleFailure(id, receipt, now, { kind: 'expire' }, counts), true);
+  }
+
+  /** One read and one UPDATE by seq per request, in one savepoint: the decision is core/task/decide.ts's. */
+  extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
+    if (requests.length === 0) return this.closed ? Promise.reject(closedError(this.path)) : Promise.resolve([]);
+    return this.write(requests.length, (): ExtendOutcome[] =>
+      requests.map(({ id, receipt, ttrMs }): ExtendOutcome => {
+        const row = this.sql.control.get(id);
+        const decision = decideExtend(row && { state: row.state, reservedUntil: row.reserved_until }, row?.receipt === receipt, now);
+        if (decision !== 'go' || row === undefined) return { status: decision === 'not_found' ? 'not_found' : 'stale' };
+        const reservedUntil = now + (ttrMs ?? row.ttr_ms);
+        this.sql.extend.run(reservedUntil, reservedUntil, row.seq);
+        return { status: 'extended', reservedUntil };
+      }),
+    );
   }
 
   defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
@@ -368,13 +383,14 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   // ---------------------------------------------------------------------------------
 
   /** A failed attempt (nack, expiry), as core/task/decide.ts decides it. */
-  private settleFailure(id: string, receipt: string, now: number, cause: FailureCause, counts: CountDeltas): NackOutcome {
+  private settleFailure(id: string, receipt: string, now: number, cause: FailureCause, counts: CountDeltas): ExpireOutcome {
     const row = this.sql.control.get(id);
     const facts = row && { state: row.state, attempts: row.attempts, maxAttempts: row.max_attempts, backoff: backoffOf(row), reservedUntil: row.reserved_until };
     const decision = decideFailure(facts, row?.receipt === receipt, now, cause);
     if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
     // Narrows `row`: a decision to retry or bury was made on a row that exists.
     if (row === undefined) return { status: 'not_found' };
+    if (decision.status === 'held') return { status: 'held', ref: ttrRef(id, row, decision.reservedUntil) };
     const outcome = failureOutcome(cause);
     const entryError = historyError(decision.error);
     if (decision.status === 'dead') {

@@ -66,6 +66,8 @@ export interface Statements {
   readonly retry: Stmt<[number, string, string | null, number, number, string | null, number, number], never>;
   readonly bury: Stmt<[number, string, string | null, string | null, number, number], never>;
   readonly defer: Stmt<[number, number, number, number, number], never>;
+  /** A reservation extended: (reservedUntil, dueAt, seq); the attempt's start (updated_at) stays. */
+  readonly extend: Stmt<[number, number, number], never>;
   readonly retryDead: Stmt<[number, number, number, number], never>;
   /** dead -> cancelled: (updatedAt, seq). */
   readonly cancelDead: Stmt<[number, number], never>;
@@ -153,6 +155,7 @@ export function prepareStatements(db: Database.Database): Statements {
     defer: db.prepare<[number, number, number, number, number], never>(
       "UPDATE tasks SET state = 'pending', attempts = ?, run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
     ),
+    extend: db.prepare<[number, number, number], never>('UPDATE tasks SET reserved_until = ?, due_at = ? WHERE seq = ?'),
     // (now, outcome, history error, lastError, updatedAt, seq)
     bury: db.prepare<[number, string, string | null, string | null, number, number], never>(
       `UPDATE tasks SET ${HISTORY_APPEND}, state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?`,

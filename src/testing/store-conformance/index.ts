@@ -13,6 +13,7 @@ import { after, afterEach, beforeEach, describe } from 'node:test';
 import type { TaskStore } from '../../core/ports/index.js';
 import { cancelAndRescheduleCases } from './cancel-reschedule.js';
 import { deferCases } from './defer.js';
+import { extendCases } from './extend.js';
 import { historyCases } from './history.js';
 import { inspectionCases } from './inspection.js';
 import { lifecycleCases } from './lifecycle.js';
@@ -80,6 +81,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       loadDueCases,
       reserveCases,
       settleCases,
+      extendCases,
       inspectionCases,
       purgeTopicCases,
       topicPauseCases,

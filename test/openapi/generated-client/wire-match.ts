@@ -11,6 +11,7 @@ import type {
   CancelManyResponse,
   DeliveryView,
   ErrorBody,
+  ExtendResponse,
   ListResponse,
   NackResponse,
   PushListResponse,
@@ -43,6 +44,7 @@ export const same: {
   cancelMany: Same<Ok<'/v1/tasks/cancel', 'post'>, CancelManyResponse>;
   reschedule: Same<Ok<'/v1/tasks/{id}', 'patch'>, RescheduleResponse>;
   nack: Same<Ok<'/v1/tasks/{id}/nack', 'post'>, NackResponse>;
+  extend: Same<Ok<'/v1/tasks/{id}/extend', 'post'>, ExtendResponse>;
   stats: Same<Ok<'/v1/stats', 'get'>, StatsResponse>;
   timeline: Same<Ok<'/v1/timeline', 'get'>, TimelineResponse>;
   push: Same<Ok<'/v1/topics/{topic}/push', 'get'>, PushSubscriptionResponse>;
@@ -61,6 +63,7 @@ export const same: {
   cancelMany: true,
   reschedule: true,
   nack: true,
+  extend: true,
   stats: true,
   timeline: true,
   push: true,
