@@ -12,6 +12,7 @@ import { buildApp } from '../../src/server/app.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 import { send } from '../helpers/service.js';
 import { ManualPlanning } from '../helpers/manual-planning.js';
+import { dropSchema, freshSchema, storeUrl } from '../helpers/postgres.js';
 import { redisSkip, startRedis } from '../helpers/redis-servers.js';
 
 /** The value of one sample line (name + exact label set) in the text format, or undefined. */
@@ -180,7 +181,7 @@ test('a cancel and a death count under the task\'s own topic on SQLite, for task
  * window, so the engine has no timer of theirs, and after a restart none at all. Each is
  * counted under its task's topic, answered by the store; an ack sent again is counted once.
  */
-async function acksOfUnloadedReservations(open: (registry: Registry) => Promise<DelayQueue>, restart: boolean): Promise<void> {
+async function acksOfUnloadedReservations(open: (registry: Registry) => Promise<DelayQueue>, restart: boolean, via: 'library' | 'http' = 'library'): Promise<void> {
   let registry = new Registry();
   let q = await open(registry);
   try {
@@ -197,10 +198,25 @@ async function acksOfUnloadedReservations(open: (registry: Registry) => Promise<
       q = await open(registry);
     }
     const [l1, l2, o1] = ['l1', 'l2', 'o1'].map((id) => got.find((d) => d.id === id)!);
-    await q.ack(l1!.id, l1!.receipt);
-    await q.ack(l1!.id, l1!.receipt); // its reply was lost: sent again, succeeds, not counted again
-    assert.deepEqual(await q.ackMany([l2!, o1!, { id: 'o1', receipt: o1!.receipt }]), ['acked', 'acked', 'acked']);
-    const text = await registry.metrics();
+    const batch = [l2!, o1!, { id: 'o1', receipt: o1!.receipt }].map(({ id, receipt }) => ({ id, receipt }));
+    let text: string;
+    if (via === 'library') {
+      await q.ack(l1!.id, l1!.receipt);
+      await q.ack(l1!.id, l1!.receipt); // its reply was lost: sent again, succeeds, not counted again
+      assert.deepEqual(await q.ackMany(batch), ['acked', 'acked', 'acked']);
+      text = await registry.metrics();
+    } else {
+      // The service's routes, by bare id, and the scrape the service answers.
+      const app = await buildApp({ queue: q, logger: false, checkResponses: true, metrics: q.metrics });
+      try {
+        for (let i = 0; i < 2; i++) assert.deepEqual((await send(app, { method: 'POST', url: `/v1/tasks/${l1!.id}/ack`, body: { receipt: l1!.receipt } })).body, { acked: true });
+        const answer = await send<{ results: { acked: boolean }[] }>(app, { method: 'POST', url: '/v1/tasks/ack', body: { acks: batch } });
+        assert.deepEqual(answer.body.results.map((r) => r.acked), [true, true, true]);
+        text = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+      } finally {
+        await app.close();
+      }
+    }
     assert.equal(sample(text, 'delayq_tasks_acked_total{topic="long"}'), 2);
     assert.equal(sample(text, 'delayq_tasks_acked_total{topic="other.topic"}'), 1, 'the same delivery twice in one batch is counted once');
     assert.equal(text.includes('topic="_unknown"'), false, 'nothing counted under _unknown');
@@ -224,15 +240,35 @@ for (const restart of [false, true]) {
   });
 }
 
-test('an ack of a reservation whose timer is not loaded counts under its topic, once (Redis, after a restart)', { skip: redisSkip() }, async () => {
-  const server = await startRedis();
+test('an ack of a reservation whose timer is not loaded counts under its topic, once (SQLite, over HTTP, after a restart)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'delayq-metrics-'));
   try {
-    await acksOfUnloadedReservations((registry) => DelayQueue.open({ store: server.url, storeOptions: { prefix: 'acks', shards: 4 }, metrics: { registry } }), true);
+    await acksOfUnloadedReservations((registry) => DelayQueue.open({ store: `sqlite:${join(dir, 'a.db')}`, metrics: { registry } }), true, 'http');
   } finally {
-    await server.stop();
-    server.remove();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
+
+for (const restart of [false, true]) {
+  test(`an ack of a reservation whose timer is not loaded counts under its topic, once (Redis${restart ? ', after a restart' : ', over HTTP'})`, { skip: redisSkip() }, async () => {
+    const server = await startRedis();
+    try {
+      await acksOfUnloadedReservations((registry) => DelayQueue.open({ store: server.url, storeOptions: { prefix: 'acks', shards: 4 }, metrics: { registry } }), restart, restart ? 'library' : 'http');
+    } finally {
+      await server.stop();
+      server.remove();
+    }
+  });
+
+  test(`an ack of a reservation whose timer is not loaded counts under its topic, once (PostgreSQL${restart ? ', after a restart' : ''}, over HTTP)`, async () => {
+    const schema = freshSchema('acks');
+    try {
+      await acksOfUnloadedReservations((registry) => DelayQueue.open({ store: storeUrl(schema), metrics: { registry } }), restart, 'http');
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+}
 
 test('schedules by state, counted from the engine\'s list at each scrape (no store read); occurrences count as tasks created', async () => {
   const registry = new Registry();
