@@ -62,7 +62,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // fastify's own 503 body does not follow {error: {code, message}}; the drain hook answers instead.
     return503OnClosing: false,
     // Defaults would strip unknown fields and coerce types; the contract is to reject both.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false } },
+    // verbose: a failure carries its schema, so an integer's bounds reach its message (validation-errors.ts).
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: false, allErrors: false, verbose: true } },
     // Room for the longest id, topic or schedule id the validators accept (fastify's default is
     // 100): the validators answer for those too long, not the router.
     routerOptions: { maxParamLength: maxParamLength(options.queue) },

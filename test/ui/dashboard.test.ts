@@ -343,6 +343,14 @@ describe('dashboard in Chromium', () => {
     await row.getByTestId('limits-burst').fill('5');
     await row.getByTestId('limits-set').click();
     await page.getByTestId('notice').getByText(/rate/).waitFor();
+    // A negative rate hears the rule, not "must be integer" (issue 49).
+    await row.getByTestId('limits-burst').fill('');
+    await row.getByTestId('limits-rate').fill('-3');
+    await row.getByTestId('limits-set').click();
+    await page.getByTestId('notice').getByText('rate: must be a whole number from 1 to 1000000 (got -3)', { exact: true }).waitFor();
+    await row.getByTestId('limits-rate').fill('2.5');
+    await row.getByTestId('limits-set').click();
+    await page.getByTestId('notice').getByText('rate: must be a whole number from 1 to 1000000 (got 2.5)', { exact: true }).waitFor();
     assert.equal((await api('GET', '/v1/topics/flowbad/limits')).status, 404);
     // The refused request is the one error the console saw (the browser logs a 400).
     assert.ok(w.errors.every((e) => /400/.test(e)), w.errors.join('\n'));

@@ -323,8 +323,9 @@ function LimitsControl({ topic, limits, onDone }) {
     const body = {};
     for (const [name] of LIMIT_FIELDS) {
       const text = (fields[name] ?? '').trim();
-      // Sent as typed when not a number, so the server's message names the field.
-      if (text !== '') body[name] = /^[0-9]+$/.test(text) ? Number(text) : text;
+      // A number (-3 and 2.5 too) is sent as one, anything else as typed: the server's
+      // message names the field, its rule and what it got.
+      if (text !== '') body[name] = /^-?[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : text;
     }
     return run(() => api('PUT', path, body), `Limits of ${topic} set: every server sharing the store holds them within 1 s.`);
   };
