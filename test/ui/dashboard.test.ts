@@ -34,7 +34,8 @@ describe('dashboard in Chromium', () => {
 
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    const config = parseServerConfig({ store: 'memory', port: '0', token: TOKEN, logLevel: 'silent' }, {});
+    // Push may reach 127.0.0.1 (the Topics layout test's receiver that refuses every push).
+    const config = parseServerConfig({ store: 'memory', port: '0', token: TOKEN, logLevel: 'silent', pushAllow: '127.0.0.1' }, {});
     server = await startServer(config, pino({ level: 'silent' }));
     browser = await launchBrowser();
   });
@@ -485,6 +486,77 @@ describe('dashboard in Chromium', () => {
     await table.locator('tr[data-id="pg000"]').waitFor();
     for (const id of ids) await api('DELETE', `/v1/schedules/${id}`);
     assertClean(w);
+  });
+
+  interface Box {
+    readonly name: string;
+    readonly left: number;
+    readonly right: number;
+  }
+  interface Layout {
+    readonly viewport: number;
+    readonly page: number;
+    readonly scroll: { readonly client: number; readonly content: number };
+    readonly headers: readonly Box[];
+    readonly cells: readonly Box[];
+  }
+  /** Run in the page (as text: tsx would wrap a function in helpers the page has not got): where the Topics table's headers and each row's controls are. */
+  const MEASURE_TOPICS_TABLE = `(() => {
+    const box = (name, e) => { const r = e.getBoundingClientRect(); return { name, left: r.left, right: r.right }; };
+    const table = document.querySelector('[data-testid=topics-table]');
+    const controls = ['td.topic a', '[data-testid=limits]', '[data-testid=limits-edit]', '[data-testid=limits-form] button', '[data-testid=limits-form] input',
+      '[data-testid=purge-state]', '[data-testid=purge]', '[data-testid=pause-toggle]', '[data-testid=push-url]', '[data-testid=push-failure]'];
+    return {
+      viewport: document.documentElement.clientWidth,
+      page: document.documentElement.scrollWidth,
+      scroll: { client: table.parentElement.clientWidth, content: table.parentElement.scrollWidth },
+      headers: [...table.querySelectorAll('thead th')].map((th) => box(th.textContent, th)),
+      cells: [...table.querySelectorAll('tbody tr[data-topic]')].flatMap((row) => controls.flatMap((selector) => [...row.querySelectorAll(selector)])
+        .map((e) => box(row.getAttribute('data-topic').slice(0, 30) + ' ' + (e.getAttribute('data-testid') ?? e.tagName), e))),
+    };
+  })()`;
+
+  // Issue 49: at 1,400 and 1,920 px the table ran past the window (the topic, flow limits
+  // and purge columns cut off, behind a sideways scroll). Rows made as wide as they get: a
+  // 200-character topic, a long push URL with its last failure, large limits, the limits
+  // form open; every header and every control of each row must lie within the window.
+  it('the Topics table fits a 1,400 and a 1,920 px window: every column visible, nothing scrolled sideways', async () => {
+    const long = `aaa.${'very-long-topic-name.'.repeat(9)}end`.slice(0, 200);
+    const wide = ['aaa-push.receiver', 'aaa-limited.mail.send.transactional.high-priority.eu-west-1', long];
+    for (const topic of wide) assert.equal((await api('POST', '/v1/tasks', { topic, delayMs: 600_000 })).status, 201);
+    assert.equal((await api('PUT', '/v1/topics/aaa-limited.mail.send.transactional.high-priority.eu-west-1/limits', { rate: 1_000_000, periodMs: 86_400_000, burst: 1_000_000, concurrency: 100_000 })).status, 200);
+    assert.equal((await api('PUT', `/v1/topics/${long}/limits`, { concurrency: 100_000 })).status, 200);
+    // Port 9 refuses: the push fails, and its error is shown under the URL.
+    assert.equal((await api('PUT', '/v1/topics/aaa-push.receiver/push', { url: 'http://127.0.0.1:9/delayq/receivers/push/a/rather/long/path/of/segments?with=a&query=string' })).status, 201);
+    assert.equal((await api('POST', '/v1/tasks', { topic: 'aaa-push.receiver' })).status, 201);
+    try {
+      for (const width of [1_400, 1_920]) {
+        const w = await openPage('#/topics', { width, height: 900 });
+        const { page } = w;
+        const table = page.getByTestId('topics-table');
+        await table.locator('tr[data-topic="aaa-push.receiver"]').getByTestId('push-failure').waitFor({ timeout: 10_000 });
+        await table.locator('tr[data-topic="aaa-limited.mail.send.transactional.high-priority.eu-west-1"]').getByTestId('limits-edit').click();
+        await table.getByTestId('limits-form').waitFor();
+        await page.screenshot({ path: `${SHOTS}/topics-${width}.png`, fullPage: true });
+        const layout = await page.evaluate<Layout>(MEASURE_TOPICS_TABLE);
+        assert.deepEqual(
+          layout.headers.map((h) => h.name),
+          ['topic', 'pending', 'reserved', 'completed', 'dead', 'cancelled', 'ready', 'oldest ready', 'delivered/s', 'acked/s', 'failed/s', 'push (last failure)', 'delivery', 'flow limits (throttled)', 'purge'],
+        );
+        assert.ok(layout.cells.length >= 20, `the controls were measured (${layout.cells.length})`);
+        for (const item of [...layout.headers, ...layout.cells])
+          assert.ok(item.left >= 0 && item.right <= layout.viewport, `${width} px: ${item.name} within the window (${Math.round(item.left)}..${Math.round(item.right)} of ${layout.viewport})`);
+        assert.ok(layout.scroll.content <= layout.scroll.client, `${width} px: the table needs no sideways scroll (${layout.scroll.content} > ${layout.scroll.client})`);
+        assert.ok(layout.page <= layout.viewport, `${width} px: the page needs no sideways scroll (${layout.page} > ${layout.viewport})`);
+        // Visible to the browser too: the last column's controls of the 200-character topic's row.
+        const longRow = table.locator(`tr[data-topic="${long}"]`);
+        for (const id of ['purge', 'limits-edit']) assert.equal(await longRow.getByTestId(id).isVisible(), true, id);
+        assert.deepEqual(w.alerts, []);
+        assert.ok(w.errors.every((e) => /ERR_CONNECTION|net::/.test(e)), w.errors.join('\n'));
+      }
+    } finally {
+      await api('DELETE', '/v1/topics/aaa-push.receiver/push');
+    }
   });
 
   it('serves every page under a strict CSP, and no /ui file needs the token', async () => {

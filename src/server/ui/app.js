@@ -228,6 +228,16 @@ function TimelinePage() {
 
 const PURGE_STATES = ['pending', 'dead', 'completed'];
 
+/** A long name or URL as text that may wrap after each . / : - _ ? & = (a <wbr> there), not in the middle of a word. */
+function breakable(text) {
+  const parts = [];
+  for (const piece of String(text).split(/(?<=[./:_?&=-])/)) {
+    if (parts.length > 0) parts.push(html`<wbr />`);
+    parts.push(piece);
+  }
+  return parts;
+}
+
 /** A row's purge control: a state and a button; the purge runs once confirmed, and says what it did. */
 function PurgeControl({ topic, onDone }) {
   const [state, setState] = useState('completed');
@@ -245,7 +255,7 @@ function PurgeControl({ topic, onDone }) {
       setBusy(false);
     }
   };
-  return html`<span class="row">
+  return html`<span class="row nowrap">
     <select value=${state} onChange=${(e) => setState(e.target.value)} data-testid="purge-state" aria-label=${'state to purge of ' + topic}>
       ${PURGE_STATES.map((s) => html`<option value=${s}>${s}</option>`)}
     </select>
@@ -267,7 +277,7 @@ function PauseControl({ topic, paused, onDone }) {
       setBusy(false);
     }
   };
-  return html`<span class="row">
+  return html`<span class="row nowrap">
     <span data-testid="pause-state" class=${paused ? 'error' : 'muted'}>${paused ? 'paused' : 'delivering'}</span>
     <button disabled=${busy} onClick=${toggle} data-testid="pause-toggle">${paused ? 'Resume' : 'Pause'}</button>
   </span>`;
@@ -333,14 +343,16 @@ function LimitsControl({ topic, limits, onDone }) {
   return html`<span class="row">
     <span data-testid="limits" class=${limits ? '' : 'muted'}>${limitsText(limits)}</span>
     ${open
-      ? html`<form class="row" onSubmit=${set} data-testid="limits-form">
+      ? html`<form class="limits-form" onSubmit=${set} data-testid="limits-form">
           ${LIMIT_FIELDS.map(
             ([name, label, title]) => html`<input size="6" inputmode="numeric" placeholder=${label} title=${title} aria-label=${label + ' of ' + topic} value=${fields[name] ?? ''}
               onInput=${(e) => setFields({ ...fields, [name]: e.target.value })} data-testid=${'limits-' + name} />`,
           )}
-          <button type="submit" disabled=${busy} data-testid="limits-set">Set</button>
-          ${limits ? html`<button type="button" disabled=${busy} onClick=${clear} data-testid="limits-clear">Clear</button>` : null}
-          <button type="button" disabled=${busy} onClick=${() => setOpen(false)}>Cancel</button>
+          <span class="row">
+            <button type="submit" disabled=${busy} data-testid="limits-set">Set</button>
+            ${limits ? html`<button type="button" disabled=${busy} onClick=${clear} data-testid="limits-clear">Clear</button>` : null}
+            <button type="button" disabled=${busy} onClick=${() => setOpen(false)}>Cancel</button>
+          </span>
         </form>`
       : html`<button onClick=${edit} data-testid="limits-edit">${limits ? 'Edit' : 'Limit'}</button>`}
   </span>`;
@@ -388,27 +400,31 @@ function TopicsPage() {
     <${ErrorLine} error=${error} />
     <${Notice} notice=${notice} />
     <div class="scroll">
-      <table data-testid="topics-table">
-        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push</th><th>last push error</th><th>delivery</th><th>flow limits</th><th class="num">throttled</th><th>purge</th></tr></thead>
+      <table class="topics" data-testid="topics-table">
+        <thead><tr><th>topic</th>${STATES.map((s) => html`<th class="num">${s}</th>`)}<th class="num">ready</th><th class="num">oldest ready</th><th class="num">delivered/s</th><th class="num">acked/s</th><th class="num">failed/s</th><th>push (last failure)</th><th>delivery</th><th>flow limits (throttled)</th><th>purge</th></tr></thead>
         <tbody>
-          ${names.length === 0 ? html`<tr><td colspan="17" class="muted">no topics yet</td></tr>` : null}
+          ${names.length === 0 ? html`<tr><td colspan=${STATES.length + 10} class="muted">no topics yet</td></tr>` : null}
           ${names.map((topic) => {
             const counts = stats.topics[topic] ?? {};
             const subscription = subscriptions.get(topic);
             const failure = feed.pushFailures[topic];
             return html`<tr data-topic=${topic}>
-              <td><a href=${'#/tasks?topic=' + encodeURIComponent(topic)}>${topic}</a></td>
+              <td class="topic"><a href=${'#/tasks?topic=' + encodeURIComponent(topic)}>${breakable(topic)}</a></td>
               ${STATES.map((s) => html`<td class="num">${number(counts[s] ?? 0)}</td>`)}
               <td class="num">${number(stats.ready[topic] ?? 0)}</td>
               <td class="num" data-testid="oldest-ready">${stats.oldestReady?.[topic] !== undefined ? duration(Math.max(0, feed.at - stats.oldestReady[topic])) : ''}</td>
               <td class="num">${rateOf(topic, 'delivered')}</td>
               <td class="num">${rateOf(topic, 'acked')}</td>
               <td class="num">${rateOf(topic, 'failed')}</td>
-              <td class="url">${subscription ? subscription.url : ''}</td>
-              <td>${failure ? `${localTime(failure.at)}: ${failure.error}` : ''}</td>
+              <td class="wrap">
+                ${subscription ? html`<span data-testid="push-url">${breakable(subscription.url)}</span>` : ''}
+                ${failure ? html`<div class="error small" data-testid="push-failure">${localTime(failure.at)}: ${failure.error}</div>` : ''}
+              </td>
               <td><${PauseControl} topic=${topic} paused=${paused.has(topic)} onDone=${purged} /></td>
-              <td><${LimitsControl} topic=${topic} limits=${limits[topic] ?? null} onDone=${purged} /></td>
-              <td class="num" data-testid="throttled">${number(throttled[topic] ?? 0)}</td>
+              <td class="wrap">
+                <${LimitsControl} topic=${topic} limits=${limits[topic] ?? null} onDone=${purged} />
+                <div class="muted small" title="deliveries that waited for the flow limits since the server started">throttled <span data-testid="throttled">${number(throttled[topic] ?? 0)}</span></div>
+              </td>
               <td>${stats.topics[topic] ? html`<${PurgeControl} topic=${topic} onDone=${purged} />` : ''}</td>
             </tr>`;
           })}
