@@ -41,8 +41,8 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { DelayQClient } from '../src/client/index.js';
-import { cli, freePort, redisSkip, startCluster, startRedis, type RedisServer } from '../test/helpers/redis-servers.js';
-import { postgresBinaries, startCluster as startPgCluster, type PgCluster } from '../test/helpers/postgres-cluster.js';
+import { cli, freePort, redisMissing, startCluster, startRedis, type RedisServer } from '../test/helpers/redis-servers.js';
+import { postgresBinariesMissing, startCluster as startPgCluster, type PgCluster } from '../test/helpers/postgres-cluster.js';
 import { addLine, check, newFacts, undelivered, type Facts, type Verdict } from './checker.js';
 import { appendFacts, FactsTail, openFacts } from '../src/testing/facts-file.js';
 import { startLoad, type Load, type LoadSpec } from './load.js';
@@ -1203,21 +1203,20 @@ function summarize(rows: readonly Row[]): Summary[] {
   return [...byName.values()];
 }
 
-/** Without initdb and pg_ctl the PostgreSQL scenarios are skipped, unless CI=true (as the Redis ones without redis-server). */
-function pgSkip(): boolean {
-  try {
-    postgresBinaries();
-    return false;
-  } catch (error) {
-    if (process.env['CI'] === 'true') throw error;
-    console.log(`# ${String(error)}: the PostgreSQL scenarios skipped`);
-    return true;
-  }
+/**
+ * Without their binaries (initdb and pg_ctl, redis-server and redis-cli) a store's scenarios
+ * are skipped with a message, unless CI=true.
+ */
+function skipWithout(missing: string | null, scenarios: string): boolean {
+  if (missing === null) return false;
+  if (process.env['CI'] === 'true') throw new Error(missing);
+  console.log(`# ${missing}: the ${scenarios} scenarios skipped`);
+  return true;
 }
 
 const redisNames = Object.keys(SCENARIOS).filter((n) => n.startsWith('redis') || n.startsWith('cluster'));
-const skipRedis = redisSkip();
-const skipPg = pgSkip();
+const skipRedis = skipWithout(redisMissing(), 'Redis');
+const skipPg = skipWithout(postgresBinariesMissing(), 'PostgreSQL');
 const names = (ONLY.length > 0 ? ONLY : Object.keys(SCENARIOS)).filter((n) => !(skipRedis && redisNames.includes(n)) && !(skipPg && n.startsWith('pg-')));
 for (const n of names) if (!(n in SCENARIOS)) throw new Error(`unknown scenario "${n}"; known: ${Object.keys(SCENARIOS).join(', ')}`);
 const loadText = LOAD === null ? 'no load' : `load: ${LOAD.cpu} CPU spinner(s), ${LOAD.io} fsync writer(s)`;

@@ -4,6 +4,7 @@
  * otherwise look for a browser of its own, which cannot be downloaded here). A machine
  * without it fails the tests: .ci/run installs it; they are never skipped.
  */
+// test-needs: chromium
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 

@@ -8,11 +8,12 @@
  * started by pg_ctl, is in a session of its own: a Ctrl-C does not reach it). PostgreSQL refuses to run as
  * root: as root, each command runs as the `postgres` user (runuser), which owns the dir.
  */
+// test-needs: postgres-bin
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis-servers.js';
+import { freePort } from './ports.js';
 
 const BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin', ...(process.env['PATH'] ?? '').split(':')].find(
   (dir) => dir !== '' && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'initdb')),
@@ -40,8 +41,13 @@ export interface PgCluster {
   remove(): void;
 }
 
+/** Why a cluster cannot be started here (with the command that installs the binaries), or null. */
+export function postgresBinariesMissing(): string | null {
+  return BIN === undefined ? 'PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/<15|16|17>/bin or on PATH: install them (apt-get install postgresql), as .ci/run does' : null;
+}
+
 export function postgresBinaries(): string {
-  if (BIN === undefined) throw new Error('PostgreSQL server binaries (initdb, pg_ctl) not found under /usr/lib/postgresql/<15|16|17>/bin or on PATH: install postgresql');
+  if (BIN === undefined) throw new Error(postgresBinariesMissing() ?? '');
   return BIN;
 }
 

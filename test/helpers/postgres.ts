@@ -1,12 +1,25 @@
 /**
- * The machine's PostgreSQL for tests (127.0.0.1:5432, user postgres, database test; CI
- * starts it before the suite): store URLs on a fresh schema each, and dropping them after.
- * DELAYQ_TEST_PG overrides the URL of the database.
+ * The PostgreSQL server of the tests: $DELAYQ_TEST_PG, else the machine's (127.0.0.1:5432,
+ * user postgres, database test). scripts/run-tests.ts sets DELAYQ_TEST_PG for the files it
+ * runs: to the machine's server when one answers there, else to a cluster it starts for the
+ * run (test/helpers/postgres-server.ts). Store URLs on a fresh schema each, dropped after.
  */
+// test-needs: postgres
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-export const PG_URL = process.env['DELAYQ_TEST_PG'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The machine's server, where CI starts one. */
+export const MACHINE_PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+export const PG_URL = process.env['DELAYQ_TEST_PG'] || MACHINE_PG_URL;
+
+/** PG_URL with another user or database: the same server. */
+export function pgUrlWith(change: { readonly user?: string; readonly database?: string }): string {
+  const url = new URL(PG_URL);
+  if (change.user !== undefined) url.username = change.user;
+  if (change.database !== undefined) url.pathname = `/${change.database}`;
+  return url.toString();
+}
 
 /** A schema name no other test uses. */
 export function freshSchema(prefix = 't'): string {

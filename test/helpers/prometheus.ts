@@ -6,11 +6,12 @@
  * Each server runs on a free port with a data directory of its own and is stopped by its
  * PID (the child this helper spawned), never by name.
  */
+// test-needs: prometheus
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { freePort } from './ports.js';
 
 function binary(name: string, env: string): string {
   const given = process.env[env];
@@ -37,18 +38,6 @@ export function promtoolCheckMetrics(text: string): { code: number | null; outpu
   const result = spawnSync(promtoolPath(), ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 30_000 });
   if (result.error) throw result.error;
   return { code: result.status, output: `${result.stdout}${result.stderr}`.trim() };
-}
-
-/** A TCP port free on 127.0.0.1 a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export interface PrometheusServer {

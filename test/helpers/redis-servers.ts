@@ -1,17 +1,18 @@
 /**
  * Starts throwaway redis-server processes for tests and benchmarks: free ports, their own
  * temp data directories, stopped by PID (never by name; the machine's own Redis on 6379
- * is never touched). Without the binaries the Redis tests skip, unless CI=true.
+ * is never touched). Without the binaries a Redis test fails, naming the package to install.
  */
+// test-needs: redis
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildKeyspace } from '../../src/stores/redis/keys.js';
 import { shardOf } from '../../src/stores/shared/router.js';
 import type { SharedBacking } from '../../src/testing/shared-conformance.js';
+import { freePort } from './ports.js';
 
 function findBinary(name: string): string | null {
   for (const dir of (process.env['PATH'] ?? '').split(':').concat(['/usr/bin', '/usr/local/bin'])) {
@@ -24,27 +25,24 @@ function findBinary(name: string): string | null {
 export const REDIS_SERVER = findBinary('redis-server');
 export const REDIS_CLI = findBinary('redis-cli');
 
-/** A skip reason for node:test (`{ skip }`), or false when Redis tests can run. Throws under CI. */
-export function redisSkip(): string | false {
-  if (REDIS_SERVER && REDIS_CLI) return false;
-  const message = 'redis-server / redis-cli not found: Redis tests skipped (install redis-server to run them)';
-  if (process.env['CI'] === 'true') throw new Error(`${message}; under CI=true they must run`);
-  console.log(`# ${message}`);
-  return message;
+const INSTALL = 'apt-get install redis-server redis-tools';
+
+/** Why Redis servers cannot be started here (with the command that installs them), or null. */
+export function redisMissing(): string | null {
+  return REDIS_SERVER && REDIS_CLI ? null : `redis-server / redis-cli not found on PATH, /usr/bin or /usr/local/bin: install them (${INSTALL}), as .ci/run does`;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
+/**
+ * For node:test's `{ skip }`: always false, since a Redis test never skips; without the
+ * binaries it throws, and the file fails with the install command.
+ */
+export function redisSkip(): false {
+  const missing = redisMissing();
+  if (missing !== null) throw new Error(missing);
+  return false;
 }
+
+export { freePort } from './ports.js';
 
 export interface RedisServerOptions {
   readonly appendonly?: boolean;

@@ -8,7 +8,7 @@ import { runSharedConformance } from '../../../src/testing/shared-conformance.js
 import type { PostgresStore } from '../../../src/stores/postgres/postgres-store.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
-import { dropSchema, freshSchema, PG_URL, storeUrl, withClient } from '../../helpers/postgres.js';
+import { dropSchema, freshSchema, PG_URL, pgUrlWith, storeUrl, withClient } from '../../helpers/postgres.js';
 import { createPool } from '../../../src/stores/postgres/connection.js';
 import { FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
 import { readyNotice } from '../../../src/stores/postgres/shared.js';
@@ -366,8 +366,8 @@ describe('postgres store', () => {
   it('an unreachable server, a missing database and a refused user are one clear STORE_UNAVAILABLE each, and write nothing', async () => {
     const cases: [string, RegExp][] = [
       ['postgres://postgres@127.0.0.1:1/test', /ECONNREFUSED/],
-      ['postgres://postgres@127.0.0.1:5432/no_such_database_here', /no such database/],
-      ['postgres://no_such_role_here@127.0.0.1:5432/test', /refused the user|no such role|role/],
+      [pgUrlWith({ database: 'no_such_database_here' }), /no such database/],
+      [pgUrlWith({ user: 'no_such_role_here' }), /refused the user|no such role|role/],
     ];
     for (const [spec, why] of cases)
       await assert.rejects(
