@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { registerDemoCommand } from './commands/demo.js';
 import { registerImportCommand } from './commands/import.js';
+import { registerMigrateCommand } from './commands/migrate.js';
 import { registerPushCommands } from './commands/push.js';
 import { registerRetryCommand } from './commands/retry.js';
 import { registerCronCommands } from './commands/cron.js';
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
     // Commander throws instead of exiting, so main decides the exit code (2 for usage errors).
     .exitOverride();
   registerServeCommand(program);
+  registerMigrateCommand(program);
   registerTaskCommands(program);
   registerRetryCommand(program);
   registerTopicCommands(program);

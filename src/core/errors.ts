@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   QUEUE_CLOSED: 'the queue is closing or closed',
   STORE_UNAVAILABLE: 'the store could not be reached or refused the operation',
   STORE_INCOMPATIBLE: 'the store was written by a newer delayq, is not a delayq store, or is misconfigured',
+  SCHEMA_OUTDATED: "the PostgreSQL schema is not at this build's version: behind (the store URL says migrate=never, or the role may not migrate it: run `delayq migrate`) or ahead (migrated by a newer delayq)",
   STORE_LOCKED: 'the store is held by another live delayq process',
   INVALID_STORE_URL: 'the store URL is malformed or names an unknown kind of store',
   INVALID_URL: 'a push URL that is malformed, not http/https, or a destination the SSRF rules refuse (the reason is in the message)',

@@ -24,6 +24,20 @@ export interface StoreOptions {
   synchronous?: 'NORMAL' | 'FULL';
   /** PostgreSQL: the schema holding the queue's tables (also `?schema=` in the URL). Default 'delayq'. */
   schema?: string;
+  /**
+   * PostgreSQL: 'auto' (default) applies the migrations a schema lacks when the store opens;
+   * 'never' refuses to open a schema not at this build's version (SCHEMA_OUTDATED), for a
+   * runtime role whose schema a DBA migrates (`delayq migrate`). Also `?migrate=` in the URL.
+   */
+  migrate?: 'auto' | 'never';
+  /**
+   * PostgreSQL: the URL of the LISTEN connection when the store URL goes through a
+   * transaction pooler such as pgbouncer, which cannot carry LISTEN: a direct connection to
+   * the same database (also `?listenUrl=`, URL-encoded). docs/postgres.md, "pgbouncer".
+   */
+  listenUrl?: string;
+  /** PostgreSQL: connections of the process's pool, 1 to 100. Default 4 (also `?poolSize=`). */
+  poolSize?: number;
   /** Redis: key namespace. Default 'delayq'. */
   prefix?: string;
   /** Redis: shards per namespace. Default 16. */
@@ -59,6 +73,47 @@ export interface StoreOptions {
 }
 
 type StoreLoader = (spec: string, options: StoreOptions) => Promise<TaskStore>;
+
+/** Where a store's schema stands against this build's migrations (`delayq migrate --status`). */
+export interface MigrationReport {
+  /** The schema (PostgreSQL) the report is of. */
+  readonly schema: string;
+  /** False when it is missing: the first migration creates it. */
+  readonly exists: boolean;
+  /** Migrations applied: 0 for a missing or empty schema. */
+  readonly version: number;
+  /** The number of the last migration this build has. */
+  readonly latest: number;
+  /** Names of the migrations applied and pending, in order (e.g. `0009_default_nulls`). */
+  readonly applied: readonly string[];
+  readonly pending: readonly string[];
+}
+
+/**
+ * A store's migrations as a step of their own, apart from opening it (`delayq migrate`): for a
+ * DBA who reviews the SQL or applies it with a role the running processes do not have.
+ */
+export interface StoreMigrator {
+  status(): Promise<MigrationReport>;
+  /** The SQL `apply` would run, as one transaction a DBA can run with psql; empty when current. */
+  script(): Promise<string>;
+  /** Applies the pending migrations; `from` is the version before. */
+  apply(): Promise<MigrationReport & { readonly from: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * The migrator of a store URL. Only PostgreSQL schemas migrate apart: SQLite files and Redis
+ * namespaces are migrated by the process that opens them.
+ */
+export async function openMigrator(spec: string, options: Pick<StoreOptions, 'schema'> = {}): Promise<StoreMigrator> {
+  const kind = storeKindOf(spec);
+  if (kind === undefined) throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": unknown kind; use ${storeUsages()}`);
+  if (kind.name !== 'postgres')
+    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": only a PostgreSQL schema is migrated apart; a ${kind.name} store is migrated by the process that opens it`);
+  const { openPostgresMigrator } = await import('./postgres/migrator.js').catch(driverMissing(spec, 'pg'));
+  return openPostgresMigrator(spec, options);
+}
 
 /** How each kind of the registry (kinds.ts) opens: a kind without a loader does not compile. */
 const LOADERS: Readonly<Record<StoreKindName, StoreLoader>> = {

@@ -44,3 +44,39 @@ export async function withClient<T>(body: (client: pg.Client) => Promise<T>): Pr
 export async function dropSchema(schema: string): Promise<void> {
   await withClient((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
 }
+
+/** The test database's URL as `role` (no password: the machine's server trusts loopback), with a query. */
+export function urlAs(role: string, query: Record<string, string> = {}): string {
+  const url = new URL(PG_URL);
+  url.username = role;
+  url.password = '';
+  for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
+  return url.href;
+}
+
+/**
+ * Roles of a test's own on the machine's server (created LOGIN, no other attribute: not
+ * superuser, no CREATEROLE, no CREATEDB), named `<prefix>_<hex>`; `drop` removes what they
+ * own and every privilege granted to them, then the roles.
+ */
+export async function tempRoles(...prefixes: string[]): Promise<{ names: string[]; drop: () => Promise<void> }> {
+  const roles = roleNames(...prefixes);
+  await withClient(async (c) => {
+    for (const name of roles.names) await c.query(`CREATE ROLE "${name}" LOGIN`);
+  });
+  return roles;
+}
+
+/** Names for roles a test creates itself (`<prefix>_<hex>`), and `drop` as tempRoles's. */
+export function roleNames(...prefixes: string[]): { names: string[]; drop: () => Promise<void> } {
+  const suffix = randomBytes(4).toString('hex');
+  const names = prefixes.map((p) => `${p}_${suffix}`);
+  return {
+    names,
+    drop: () =>
+      withClient(async (c) => {
+        for (const name of names) await c.query(`DROP OWNED BY "${name}" CASCADE`).catch(() => undefined);
+        for (const name of names) await c.query(`DROP ROLE IF EXISTS "${name}"`);
+      }),
+  };
+}

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { DelayQError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports/index.js';
 import { DEFAULT_CALL_TIMEOUT_MS } from '../shared/call-timeout.js';
+import { DEFAULT_POOL_SIZE } from './url.js';
 
 /** What runs a query: the pool, one of its clients, or a client the caller holds (a transaction). */
 export interface Queryable {
@@ -27,8 +28,6 @@ const types = {
   getTypeParser: ((oid: number, format: 'text' | 'binary' = 'text'): unknown => (oid === INT8_OID ? readInt8 : (pg.types.getTypeParser(oid, format) as unknown))) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-/** Connections per process: writes go through the batchers, so a few carry every call. */
-export const POOL_SIZE = 4;
 
 /**
  * Every statement is planned for its own values, never from a cached generic plan. The
@@ -63,7 +62,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * the same limit, so a call waits at most twice it. TCP keepalive finds such a dead peer of
  * an idle connection too.
  */
-export function createPool(connectionString: string, logger: Logger, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, max = POOL_SIZE): pg.Pool {
+export function createPool(connectionString: string, logger: Logger, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, max = DEFAULT_POOL_SIZE): pg.Pool {
   // Startup options: PGOPTIONS (which pg reads when none are given) keeps applying; a later -c wins.
   const options = [COST_OPTIONS, process.env['PGOPTIONS'], SESSION_OPTIONS].filter((o) => o !== undefined && o !== '').join(' ');
   const pool = new pg.Pool({
@@ -106,16 +105,16 @@ export async function withPoolClient<T>(pool: pg.Pool, body: (client: pg.PoolCli
   }
 }
 
-/** A dedicated client outside the pool (LISTEN), with the same type parsers. */
-export function createClient(connectionString: string): pg.Client {
-  return new pg.Client({ connectionString, types, application_name: 'delayq-listen', keepAlive: true });
+/** A dedicated client outside the pool (LISTEN, `delayq migrate`), with the same type parsers. */
+export function createClient(connectionString: string, applicationName = 'delayq-listen'): pg.Client {
+  return new pg.Client({ connectionString, types, application_name: applicationName, keepAlive: true });
 }
 
 /**
  * `client` with its statements exempt from the call timeout (a day instead): the migration
  * at open, which may wait for another process's migration and may rewrite a large table.
  */
-export function withoutCallTimeout(client: pg.PoolClient): Queryable {
+export function withoutCallTimeout(client: pg.ClientBase): Queryable {
   return {
     query: <R extends pg.QueryResultRow>(text: string, values?: unknown[]) =>
       // node-postgres reads a query's own query_timeout (its types do not list it).

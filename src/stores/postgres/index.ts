@@ -9,6 +9,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
+import { redactUrl } from '../../core/redact.js';
 import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
 import { createPool, openError, withoutCallTimeout, withPoolClient } from './connection.js';
@@ -16,9 +17,9 @@ import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../sh
 import { PgContext } from './context.js';
 import { COUNTER_SLOTS } from './counters.js';
 import { PostgresStore } from './postgres-store.js';
-import { migrate } from './schema.js';
+import { openSchema } from './schema.js';
 import { PgShared } from './shared.js';
-import { checkSchema, DEFAULT_SCHEMA, parsePostgresUrl } from './url.js';
+import { checkListenUrl, checkSchema, DEFAULT_POOL_SIZE, DEFAULT_SCHEMA, isPoolSize, parsePostgresUrl, POOL_SIZE_RULE } from './url.js';
 
 export const DEFAULT_HORIZON_MS = 60_000;
 
@@ -38,16 +39,22 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
   if (options.callTimeoutMs !== undefined && !isCallTimeout(options.callTimeoutMs))
     throw new DelayQError('INVALID_OPTION', `callTimeoutMs ${CALL_TIMEOUT_RULE}`, { field: 'callTimeoutMs' });
   const callTimeoutMs = agreed('callTimeoutMs', url.callTimeoutMs, options.callTimeoutMs, spec) ?? DEFAULT_CALL_TIMEOUT_MS;
-  const pool = createPool(url.connectionString, logger, callTimeoutMs);
+  if (options.migrate !== undefined && options.migrate !== 'auto' && options.migrate !== 'never')
+    throw new DelayQError('INVALID_OPTION', `migrate: must be 'auto' or 'never' (got ${String(options.migrate)})`, { field: 'migrate' });
+  const migrate = agreed('migrate', url.migrate, options.migrate, spec) ?? 'auto';
+  if (options.poolSize !== undefined && !isPoolSize(options.poolSize)) throw new DelayQError('INVALID_OPTION', `poolSize ${POOL_SIZE_RULE}`, { field: 'poolSize' });
+  const poolSize = agreed('poolSize', url.poolSize, options.poolSize, spec) ?? DEFAULT_POOL_SIZE;
+  const listenUrl = agreed('listenUrl', url.listenUrl, options.listenUrl === undefined ? undefined : checkListenUrl(options.listenUrl), spec);
+  const pool = createPool(url.connectionString, logger, callTimeoutMs, poolSize);
   let shards: number;
   try {
-    shards = await withPoolClient(pool, (client) => migrate(withoutCallTimeout(client), schema));
+    shards = await withPoolClient(pool, (client) => openSchema(withoutCallTimeout(client), schema, migrate));
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw openError(where, error);
   }
   const pg = new PgContext(pool, schema, randomInt(COUNTER_SLOTS), shards, where, callTimeoutMs);
-  const shared = new PgShared({ pg, connectionString: url.connectionString, owner: randomBytes(6).toString('base64url'), horizonMs, clock: options.clock, logger });
+  const shared = new PgShared({ pg, connectionString: listenUrl ?? url.connectionString, owner: randomBytes(6).toString('base64url'), horizonMs, clock: options.clock, logger });
   try {
     await shared.start();
   } catch (error) {
@@ -57,9 +64,14 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
   return new PostgresStore({ pg, description: `postgres:${url.redacted}?schema=${schema}`, horizonMs, logger, shared, clock: options.clock });
 }
 
+/** An option's value in a message: a URL (listenUrl) without its password. */
+function shownOption(value: unknown): string {
+  return typeof value === 'string' && value.includes('://') ? redactUrl(value) : String(value);
+}
+
 /** A value given both in the URL and in code must be the same. */
 function agreed<T>(name: string, inUrl: T | undefined, inCode: T | undefined, spec: string): T | undefined {
   if (inUrl !== undefined && inCode !== undefined && inUrl !== inCode)
-    throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${String(inUrl)}, the options say ${String(inCode)}`, { field: name, url: spec.replace(/\/\/[^@/]*@/, '//***@') });
+    throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${shownOption(inUrl)}, the options say ${shownOption(inCode)}`, { field: name, url: redactUrl(spec) });
   return inCode ?? inUrl;
 }

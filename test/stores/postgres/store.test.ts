@@ -181,13 +181,13 @@ describe('postgres store', () => {
     await assert.rejects(() => openPostgresStore(`${storeUrl('ok')}&callTimeoutMs=2000`, { clock: storeSystemClock, callTimeoutMs: 3_000 }), (e: unknown) => isDelayQError(e, 'INVALID_OPTION'));
   });
 
-  it('refuses a schema written by a newer delayq, and leaves it as it was', async () => {
+  it('refuses a schema migrated by a newer delayq (SCHEMA_OUTDATED), and leaves it as it was', async () => {
     const schema = schemaOfTest();
     await (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })).close();
     await withClient((c) => c.query(`UPDATE "${schema}".meta SET value = '999' WHERE key = 'schema_version'`));
     await assert.rejects(
       () => openPostgresStore(storeUrl(schema), { clock: storeSystemClock }),
-      (e: unknown) => isDelayQError(e, 'STORE_INCOMPATIBLE') && /newer delayq/.test(e.message),
+      (e: unknown) => isDelayQError(e, 'SCHEMA_OUTDATED') && /newer delayq/.test(e.message),
     );
     const version = await withClient((c) => c.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`));
     assert.equal((version.rows[0] as { value: string }).value, '999');
