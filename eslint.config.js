@@ -2,13 +2,14 @@
 // because a floating promise is a lost ack or an unhandled rejection.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { plugin as delayq } from './scripts/lint/no-prototype-keys.js';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'bench/results/**', 'eslint.config.js', 'src/stores/redis/lua/**', 'tmp/**', 'test/openapi/generated-client/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
-    ignores: ['src/server/ui/**'],
+    ignores: ['src/server/ui/**', 'scripts/lint/**'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -31,6 +32,13 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  // No string from outside (a topic, an id, a header name) reaches Object.prototype
+  // (scripts/lint/no-prototype-keys.js, src/core/dict.ts). Tests index their own objects.
+  {
+    files: ['src/**/*.ts'],
+    plugins: { delayq },
+    rules: { 'delayq/no-prototype-keys': 'error' },
+  },
   // The dashboard's browser modules (plain JS, no build step): recommended rules, no types.
   {
     files: ['src/server/ui/**/*.js'],
@@ -41,5 +49,11 @@ export default tseslint.config(
         ['window', 'document', 'location', 'sessionStorage', 'fetch', 'URLSearchParams', 'ResizeObserver', 'confirm', 'addEventListener', 'removeEventListener', 'setTimeout', 'clearTimeout', 'console'].map((name) => [name, 'readonly']),
       ),
     },
+  },
+  // The lint rules of this repository (plain JS: eslint.config.js imports them as they are).
+  {
+    files: ['scripts/lint/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { sourceType: 'module' },
   },
 );

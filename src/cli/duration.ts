@@ -1,10 +1,10 @@
 /** Durations on the command line: 500ms, 30s, 5m, 48h, 7d, or a bare number of ms. */
-const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const UNITS = new Map([['ms', 1], ['s', 1_000], ['m', 60_000], ['h', 3_600_000], ['d', 86_400_000]]);
 
 export function parseDuration(text: string): number {
   const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
   if (match === null) throw new Error(`"${text}" is not a duration; use e.g. 500ms, 30s, 5m, 48h or 7d`);
-  const ms = Math.round(Number(match[1]) * (UNITS[match[2] ?? 'ms'] ?? 1));
+  const ms = Math.round(Number(match[1]) * (UNITS.get(match[2] ?? 'ms') ?? 1));
   if (!Number.isSafeInteger(ms)) throw new Error(`"${text}" is too long`);
   return ms;
 }

@@ -179,12 +179,14 @@ export class DelayQClient {
    * Counts, timers, lateness and push counters; the per-topic parts for one page of topics
    * by name (`topicLimit`, default 1,000, at most 10,000; `after`: pass `topicsNext`).
    */
-  stats(options: ClientStatsOptions = {}): Promise<StatsResponse> {
+  async stats(options: ClientStatsOptions = {}): Promise<StatsResponse> {
     const query = new URLSearchParams();
     if (options.topicLimit !== undefined) query.set('topicLimit', String(options.topicLimit));
     if (options.after !== undefined) query.set('after', options.after);
     const qs = query.toString();
-    return this.call<StatsResponse>('GET', `/v1/stats${qs ? `?${qs}` : ''}`);
+    const stats = await this.call<StatsResponse>('GET', `/v1/stats${qs ? `?${qs}` : ''}`);
+    for (const byName of [stats.topics, stats.ready, stats.oldestReady, stats.limits, stats.throttled, stats.push?.topics, stats.push?.origins]) withoutPrototype(byName);
+    return stats;
   }
 
   /** Pending tasks falling due per bucket (whole minutes) between from and to: the timeline. */
@@ -325,14 +327,16 @@ export class DelayQClient {
    * Creates or replaces `topic`'s push subscription (docs/push.md). The answer carries the
    * full `secret` only when it was given or generated: keep it, it is not shown again.
    */
-  setPush(topic: string, input: PushSubscriptionRequest): Promise<PushSubscriptionResponse> {
-    return this.call<PushSubscriptionResponse>('PUT', pushPath(topic), input);
+  async setPush(topic: string, input: PushSubscriptionRequest): Promise<PushSubscriptionResponse> {
+    const answer = await this.call<PushSubscriptionResponse>('PUT', pushPath(topic), input);
+    withHeadersWithoutPrototype(answer.subscription);
+    return answer;
   }
 
   /** The topic's push subscription (secrets masked), or null if it has none. */
   async getPush(topic: string): Promise<PushSubscriptionView | null> {
     try {
-      return (await this.call<PushSubscriptionResponse>('GET', pushPath(topic))).subscription;
+      return withHeadersWithoutPrototype((await this.call<PushSubscriptionResponse>('GET', pushPath(topic))).subscription);
     } catch (error) {
       if (error instanceof DelayQClientError && error.code === 'PUSH_NOT_FOUND') return null;
       throw error;
@@ -341,7 +345,7 @@ export class DelayQClient {
 
   /** Every push subscription (secrets masked). */
   async listPush(): Promise<PushSubscriptionView[]> {
-    return (await this.call<PushListResponse>('GET', '/v1/push')).subscriptions;
+    return (await this.call<PushListResponse>('GET', '/v1/push')).subscriptions.map(withHeadersWithoutPrototype);
   }
 
   /** Deletes the topic's push subscription: true if there was one. */
@@ -459,6 +463,20 @@ export class DelayQClient {
     }
     throw badResponse(method, path, response.status, text);
   }
+}
+
+/**
+ * An object of the answer keyed by names (topics, origins, header names) made to have no
+ * prototype: `stats.ready['constructor']` is then undefined for a topic with nothing ready,
+ * not Object's constructor, and a topic named `__proto__` reads like any other.
+ */
+function withoutPrototype(byName: object | undefined): void {
+  if (typeof byName === 'object' && byName !== null && !Array.isArray(byName)) Object.setPrototypeOf(byName, null);
+}
+
+function withHeadersWithoutPrototype(subscription: PushSubscriptionView): PushSubscriptionView {
+  withoutPrototype(subscription.headers);
+  return subscription;
 }
 
 function isErrorBody(value: unknown): value is ErrorBody {

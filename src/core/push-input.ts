@@ -4,6 +4,7 @@
  * Pure: the URL's SSRF check (it resolves names) and the generation of secrets (it needs
  * randomness) are the transport's and the signer's, behind their ports.
  */
+import { dict } from './dict.js';
 import { DelayQError, type ErrorCode } from './errors.js';
 import { PUSH_DEFAULTS, SECRET_ROTATION_GRACE_MS, type PushSecret, type PushSubscription } from './push.js';
 
@@ -91,7 +92,7 @@ function validatePushHeaders(value: unknown): Readonly<Record<string, string>> {
   if (!isPlainObject(value)) fail('INVALID_OPTION', 'headers', 'must be an object of string values');
   const entries = Object.entries(value);
   if (entries.length > MAX_PUSH_HEADERS) fail('INVALID_OPTION', 'headers', `at most ${MAX_PUSH_HEADERS} headers`);
-  const headers: Record<string, string> = {};
+  const headers = dict<string>();
   let bytes = 0;
   for (const [name, headerValue] of entries) {
     const lower = name.toLowerCase();
@@ -99,7 +100,7 @@ function validatePushHeaders(value: unknown): Readonly<Record<string, string>> {
     if (RESERVED_HEADERS.has(lower) || RESERVED_PREFIXES.some((prefix) => lower.startsWith(prefix)))
       fail('INVALID_OPTION', `headers.${name}`, 'is set by delayq (content-type, content-length, host, webhook-*, delayq-*)');
     if (typeof headerValue !== 'string' || !HEADER_VALUE.test(headerValue)) fail('INVALID_OPTION', `headers.${name}`, 'must be a string of printable ASCII');
-    if (lower in headers) fail('INVALID_OPTION', `headers.${name}`, 'is given twice');
+    if (headers[lower] !== undefined) fail('INVALID_OPTION', `headers.${name}`, 'is given twice');
     bytes += lower.length + headerValue.length;
     headers[lower] = headerValue;
   }

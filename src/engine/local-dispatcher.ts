@@ -1,3 +1,4 @@
+import { dict } from '../core/dict.js';
 import type { Clock, ConsumerStore } from '../core/ports/index.js';
 import { topicOfLane, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Deliver, Dispatcher } from './dispatcher.js';
@@ -112,7 +113,7 @@ export class LocalDispatcher implements Dispatcher {
 
 /** Per-lane figures as per-topic ones: a push lane's joined to its topic's by `join`. */
 function foldLanes(byLane: Readonly<Record<string, number>>, join: (a: number, b: number) => number): Record<string, number> {
-  const byTopic: Record<string, number> = {};
+  const byTopic = dict<number>();
   for (const [lane, n] of Object.entries(byLane)) {
     const topic = topicOfLane(lane);
     const seen = byTopic[topic];

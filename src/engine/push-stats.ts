@@ -4,6 +4,7 @@
  * push slot (neither sent, nor an attempt spent). Counted since this process started. Origins past MAX_ORIGINS are counted
  * together under OTHER_ORIGINS, so tasks with their own urls cannot grow this without bound.
  */
+import { dict } from '../core/dict.js';
 import type { CircuitBreakers, CircuitView } from '../core/push-breaker.js';
 import type { PushResultClass } from '../core/push.js';
 
@@ -68,9 +69,9 @@ export class PushCounters {
   }
 
   snapshot(breakers: CircuitBreakers, now: number): PushStats {
-    const topics: Record<string, PushCounts> = {};
+    const topics = dict<PushCounts>();
     for (const [topic, c] of this.topics) topics[topic] = copy(c);
-    const origins: Record<string, PushOriginStats> = {};
+    const origins = dict<PushOriginStats>();
     for (const [origin, c] of this.origins) origins[origin] = { ...copy(c), breaker: breakers.view(origin, now) };
     // An origin with a failure run that no push of this process counted (not possible today) still shows.
     for (const origin of breakers.origins()) origins[origin] ??= { ...zero(), breaker: breakers.view(origin, now) };

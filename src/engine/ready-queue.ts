@@ -8,6 +8,7 @@
  * since; the store's reserve decides. Losing the whole queue (a crash) loses nothing, because every
  * listed task is still `pending` and due in the store and is loaded again on start.
  */
+import { dict } from '../core/dict.js';
 import type { TimerRef } from '../core/task/model.js';
 
 /** A due run timer, as the store handed it out (so the store's reserveRefs can use it). */
@@ -60,7 +61,7 @@ export class ReadyQueue {
 
   /** The due time of each topic's longest-waiting task (a hint: it may have been cancelled since). */
   oldestByTopic(): Record<string, number> {
-    const out: Record<string, number> = {};
+    const out = dict<number>();
     for (const [topic, fifo] of this.topics) {
       const dueAt = fifo.oldestDueAt;
       if (dueAt !== undefined) out[topic] = dueAt;
@@ -74,7 +75,7 @@ export class ReadyQueue {
   }
 
   backlogByTopic(): Record<string, number> {
-    const out: Record<string, number> = {};
+    const out = dict<number>();
     for (const [topic, fifo] of this.topics) if (fifo.length > 0) out[topic] = fifo.length;
     return out;
   }

@@ -19,6 +19,7 @@
  *
  * Topics without limits pay one object lookup per reserve (`limitsOf`).
  */
+import { asDict, dict, dictOf, type Dict } from '../core/dict.js';
 import { randomBytes } from 'node:crypto';
 import type { LimitedTopics, TopicLimits } from '../core/ports/index.js';
 import type { LoopContext } from './loop-context.js';
@@ -45,7 +46,7 @@ export interface FlowTicket {
 }
 
 export class TopicFlow {
-  private limits: Readonly<Record<string, TopicLimits>> = {};
+  private limits: Readonly<Dict<TopicLimits>> = dict();
   private readonly sync: VersionedSync<LimitedTopics>;
   private readonly throttledCounts = new Map<string, number>();
   /** Admissions waiting for a token or a slot, woken early by a settlement here or a change of limits. */
@@ -72,7 +73,7 @@ export class TopicFlow {
 
   /** How many times an admission of each topic was refused (and its reserve waited), since this process started. */
   throttled(): Record<string, number> {
-    return Object.fromEntries(this.throttledCounts);
+    return dictOf(this.throttledCounts);
   }
 
   start(): void {
@@ -174,7 +175,8 @@ export class TopicFlow {
   }
 
   private take(limits: Readonly<Record<string, TopicLimits>>): void {
-    this.limits = limits;
+    // A copy without a prototype, whatever the store built: `limitsOf('constructor')` is no function.
+    this.limits = asDict(limits);
     // Changed limits may let a waiting admission through, or end its topic's limits.
     this.wakeAll();
   }

@@ -17,6 +17,7 @@
  *     step 1: 500 deleted, their timers forgotten; a turn for the rest of the process
  *     step 2: 500 ...; step 3: 200, next = null  ->  1200
  */
+import { asDict, own } from '../core/dict.js';
 import { validateTopicLimits, type TopicLimits } from '../core/flow/limits.js';
 import type { TopicPurgeState, TopicPurgeStep } from '../core/ports/index.js';
 import { validatePurgeState, validateTopic, type Limits } from '../core/task/validate.js';
@@ -114,14 +115,14 @@ export class Topics {
     validateTopic(topic, this.limits);
     const { store, inFlight } = this.context;
     const read = await inFlight.track(store.topicLimits());
-    return read.limits[topic] ?? null;
+    return own(read.limits, topic) ?? null;
   }
 
   /** Every limited topic's limits as the store holds them now, in topic order. */
   async listLimits(): Promise<Readonly<Record<string, TopicLimits>>> {
     this.assertOpen();
     const { store, inFlight } = this.context;
-    return (await inFlight.track(store.topicLimits())).limits;
+    return asDict((await inFlight.track(store.topicLimits())).limits);
   }
 
   private async setPaused(topic: string, paused: boolean): Promise<boolean> {

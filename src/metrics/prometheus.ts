@@ -16,6 +16,7 @@
  * label, every later one is counted under topic="_other", so a producer that invents a
  * topic per task cannot blow up the scrape or Prometheus.
  */
+import { dict } from '../core/dict.js';
 import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
@@ -185,7 +186,7 @@ export class QueueMetrics implements QueueObserver {
   /** The counters and the lateness histogram now: O(topics). */
   activity(): Activity {
     const totals = zeroTally();
-    const topics: Record<string, Record<CounterName, number>> = {};
+    const topics = dict<Record<CounterName, number>>();
     for (const [topic, tally] of this.tallies) {
       topics[topic] = { ...tally };
       for (const name of COUNTER_NAMES) totals[name] += tally[name];
@@ -235,7 +236,7 @@ export class QueueMetrics implements QueueObserver {
     const timed = new Map<PropertyKey, unknown>();
     const durations = this.storeDurations;
     for (const operation of operations) {
-      const method = (target as Record<string, unknown>)[operation];
+      const method: unknown = Reflect.get(target, operation);
       if (typeof method !== 'function') continue;
       const observe = durations.labels(operation);
       timed.set(operation, (...args: unknown[]): unknown => {

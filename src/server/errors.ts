@@ -3,6 +3,7 @@
  * the one place that gives each an HTTP status, and it holds the registry of the codes
  * only the HTTP layer produces. docs/errors.md lists both; a test keeps them in step.
  */
+import { own } from '../core/dict.js';
 import { DelayQError, type ErrorCode } from '../core/errors.js';
 import type { ErrorBody } from '../wire/types.js';
 import type { ServerErrorCode } from '../wire/error-codes.js';
@@ -101,7 +102,7 @@ export function toWireError(error: unknown): WireError | null {
   if (error instanceof DelayQError) return { status: CORE_ERROR_STATUS[error.code], body: errorBody(error.code, error.message, error.details) };
   if (error instanceof HttpError) return { status: error.status, body: errorBody(error.code, error.message) };
   if (typeof error === 'object' && error !== null && 'code' in error && typeof error.code === 'string') {
-    const code = FASTIFY_ERRORS[error.code];
+    const code = own(FASTIFY_ERRORS, error.code);
     if (code !== undefined) return { status: SERVER_ERROR_CODES[code].status, body: errorBody(code, fastifyMessage(code, error)) };
   }
   return null;

@@ -11,6 +11,7 @@
  * Like secure-json-parse, the key walk runs only when the text holds such a key (escapes
  * included), so an ordinary body costs a JSON.parse and two regular-expression scans.
  */
+import { own } from '../core/dict.js';
 import { DelayQError } from '../core/errors.js';
 import { HttpError } from './errors.js';
 
@@ -53,7 +54,7 @@ export function forbiddenKeyIn(root: unknown): { key: string; path: string } | n
     }
     const record = value as Record<string, unknown>;
     for (const key of Object.keys(record)) {
-      const child = record[key];
+      const child = own(record, key);
       if (key === '__proto__') return { key, path: `${path}.__proto__` };
       if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype'))
         return { key: 'constructor.prototype', path: `${path}.constructor.prototype` };

@@ -6,6 +6,7 @@
  *
  * Run through the CLI (`delayq serve`, `npm start`) or directly: `tsx src/server/main.ts --port 0`.
  */
+import { own } from '../core/dict.js';
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -147,7 +148,7 @@ function parseDirectFlags(argv: string[]): ServerFlags {
   );
   const { values } = parseArgs({ args: argv, options: { ...options, 'no-ui': { type: 'boolean' as const } }, strict: true });
   const given = values as Record<string, string | boolean | undefined>;
-  const flags: Record<string, string | boolean | undefined> = Object.fromEntries(Object.values(SETTINGS).map((s) => [s.flag, given[kebab(s.flag)]]));
+  const flags: Record<string, string | boolean | undefined> = Object.fromEntries(Object.values(SETTINGS).map((s) => [s.flag, own(given, kebab(s.flag))]));
   if (given['no-ui'] === true) flags['ui'] = false;
   return flags;
 }

@@ -4,6 +4,7 @@
  * it is added, so the document holds the very schemas the server validates requests with and
  * serializes answers with: the parameters, the body, each answer, and the error codes.
  */
+import { dict, type Dict } from '../core/dict.js';
 import http from 'node:http';
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { NAMED_SCHEMAS } from './response-schemas.js';
@@ -63,10 +64,10 @@ const TAGS = [
 ];
 
 export function buildOpenApi(version: string, registry: RouteRegistry): object {
-  const paths: Record<string, Record<string, object>> = {};
+  const paths = dict<Dict<object>>();
   for (const route of documented(registry)) {
     const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    (paths[path] ??= {})[route.method.toLowerCase()] = operation(route);
+    (paths[path] ??= dict())[route.method.toLowerCase()] = operation(route);
   }
   return {
     openapi: '3.0.3',
@@ -93,7 +94,7 @@ function operation({ method, options }: RouteRecord): object {
   const schema = options.schema as FastifySchema;
   const access = options.config?.access ?? 'token';
   const parameters = [...parameterList(schema.parameters?.path, 'path'), ...parameterList(schema.parameters?.query, 'query')];
-  const responses: Record<string, object> = {};
+  const responses = dict<object>();
   const ok = (schema.response ?? { 200: { type: 'string' } }) as Record<string, object>;
   for (const [status, answer] of Object.entries(ok)) {
     if (!/^[0-9]{3}$/.test(status)) continue;
@@ -104,7 +105,7 @@ function operation({ method, options }: RouteRecord): object {
   const byStatus = new Map<number, string[]>();
   for (const code of routeErrors(method, schema, access)) {
     const status = errorStatus(code);
-    if (String(status) in responses && !byStatus.has(status)) continue;
+    if (responses[String(status)] !== undefined && !byStatus.has(status)) continue;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b))
@@ -143,7 +144,7 @@ function toDoc(schema: unknown, self?: object): unknown {
   if (typeof schema !== 'object' || schema === null) return schema;
   const ref = schema !== self ? REFS.get(schema) : undefined;
   if (ref !== undefined) return { $ref: ref };
-  const out: Record<string, unknown> = {};
+  const out = dict<unknown>();
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'required' && Array.isArray(value) && value.length === 0) continue;
     out[key] = key === 'properties' || key === 'additionalProperties' || key === 'items' || key === 'oneOf' || key === 'anyOf' ? toDocMap(key, value) : value;

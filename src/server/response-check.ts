@@ -5,6 +5,7 @@
  * into the schema's types; with this check on, any such loss fails the request (500) and
  * prints what was lost, so the test suites that drive each route prove the contract.
  */
+import { own } from '../core/dict.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorStatus, routeErrors } from './route-schema.js';
@@ -17,8 +18,8 @@ export function responseProblem(request: FastifyRequest, reply: FastifyReply, pa
   const status = reply.statusCode;
   const route = `${request.method} ${request.routeOptions.url ?? ''}`;
   const response = (schema.response ?? {}) as Record<string, unknown>;
-  if (!(String(status) in response) && !(`${String(status)[0]}xx` in response)) return `${route}: no response schema for status ${status}`;
-  if (status >= 400 && !(String(status) in response)) {
+  if (!Object.hasOwn(response, String(status)) && !Object.hasOwn(response, `${String(status)[0]}xx`)) return `${route}: no response schema for status ${status}`;
+  if (status >= 400 && !Object.hasOwn(response, String(status))) {
     const code = (payload as { error?: { code?: unknown } } | null)?.error?.code;
     if (!isWireErrorCode(code)) return `${route}: answered ${status} without an error code`;
     if (!routeErrors(request.method, schema, request.routeOptions.config.access ?? 'token').includes(code)) return `${route}: answered ${code}, which its schema's errors do not list`;
@@ -36,8 +37,8 @@ function difference(a: unknown, b: unknown, path: string): string {
   if (typeof a === 'object' && a !== null && typeof b === 'object' && b !== null && Array.isArray(a) === Array.isArray(b)) {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     for (const key of keys) {
-      const left = (a as Record<string, unknown>)[key];
-      const right = (b as Record<string, unknown>)[key];
+      const left = own(a as Record<string, unknown>, key);
+      const right = own(b as Record<string, unknown>, key);
       if (!isDeepStrictEqual(left, right)) return difference(left, right, `${path}.${key}`);
     }
   }

@@ -66,7 +66,7 @@ function validation(parameter: ParameterSchema): object {
 
 function validationObject(map: ParameterMap, path: boolean): object {
   const properties = Object.fromEntries(Object.entries(map).map(([name, parameter]) => [name, path ? { type: 'string' } : validation(parameter)]));
-  const required = path ? Object.keys(map) : Object.keys(map).filter((name) => map[name]!.required === true);
+  const required = path ? Object.keys(map) : Object.entries(map).flatMap(([name, parameter]) => (parameter.required === true ? [name] : []));
   return path ? { type: 'object', required, properties } : { type: 'object', additionalProperties: false, ...(required.length > 0 ? { required } : {}), properties };
 }
 

@@ -12,6 +12,7 @@
  *
  * Example, topics a b c: {topicLimit: 2} -> topics a b, topicsNext 'b'; {after: 'b'} -> c, null.
  */
+import { dict, own } from '../core/dict.js';
 import { validateIntOption, validateTopic } from '../core/task/validate.js';
 import type { QueueStats } from '../engine/queue-types.js';
 import type { StatsResponse } from '../wire/types.js';
@@ -59,7 +60,10 @@ export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsRespon
 
 /** The entries of `record` whose keys are in `keys` (in that order). */
 function pick<V>(record: Readonly<Record<string, V>>, keys: readonly string[]): Record<string, V> {
-  const out: Record<string, V> = {};
-  for (const key of keys) if (Object.hasOwn(record, key)) out[key] = record[key]!;
+  const out = dict<V>();
+  for (const key of keys) {
+    const value = own(record, key);
+    if (value !== undefined) out[key] = value;
+  }
   return out;
 }

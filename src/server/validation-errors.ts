@@ -3,6 +3,7 @@
  * for the same field, so a wrong type of `topic` is INVALID_TOPIC whether the schema or
  * the core caught it.
  */
+import { own } from '../core/dict.js';
 import { DelayQError, type ErrorCode } from '../core/errors.js';
 import { shown } from '../core/shown.js';
 
@@ -69,7 +70,7 @@ export function schemaErrorToDelayQError(issues: readonly SchemaIssue[], context
     return new DelayQError('INVALID_ARGUMENT', `${where === context ? context : `${context}.${where}`}.${field}: unknown field`, { field });
   }
   const field = issue.keyword === 'required' ? String(issue.params['missingProperty']) : (path.at(-1) ?? context);
-  const code = path[0] === 'backoff' || path[0] === 'headers' ? 'INVALID_OPTION' : (FIELD_CODES[field] ?? 'INVALID_ARGUMENT');
+  const code = path[0] === 'backoff' || path[0] === 'headers' ? 'INVALID_OPTION' : (own(FIELD_CODES, field) ?? 'INVALID_ARGUMENT');
   const problem =
     issue.keyword === 'required' ? 'is required' : issue.keyword === 'anyOf' ? 'must be epoch ms or an ISO 8601 string' : (integerProblem(issue) ?? issue.message ?? 'is invalid');
   const name = issue.keyword === 'required' ? field : where;

@@ -8,4 +8,4 @@
  *                                        real processes open the store URL through DelayQueue.open
  */
 export { runSharedConformance, ON_TIME_MS, type SharedBacking, type SharedNamespace } from './shared-conformance.js';
-export { runStoreConformance, T0, pushSubscription, scheduleRecord, task, type StoreFactory, type StoreUnderTest } from './store-conformance/index.js';
+export { runStoreConformance, HOSTILE_NAMES, T0, pushSubscription, scheduleRecord, task, type StoreFactory, type StoreUnderTest } from './store-conformance/index.js';

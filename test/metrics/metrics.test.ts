@@ -102,7 +102,7 @@ test('the work loop counts acks and failures with their topic; long-polls waitin
     assert.equal(sample(text, 'delayq_tasks_failed_total{topic="w"}'), 1);
     assert.equal(sample(text, 'delayq_ready_tasks{topic="r"}'), 1);
     // The longest-waiting ready task of a topic, for the dashboard's topics page.
-    assert.deepEqual((await q.stats()).oldestReady, { r: T0 + 10 });
+    assert.deepEqual({ ...(await q.stats()).oldestReady }, { r: T0 + 10 });
     await worker.close();
     clock.advance(10_000);
     assert.deepEqual(await waiting, []);

@@ -9,14 +9,26 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DelayQClient, isDelayQClientError } from '../../src/client/index.js';
 import type { QueueStats } from '../../src/engine/queue-types.js';
-import { DEFAULT_STATS_TOPICS, MAX_STATS_TOPICS, statsPage } from '../../src/server/stats-page.js';
+import { DEFAULT_STATS_TOPICS, MAX_STATS_TOPICS, statsPage as pageOf } from '../../src/server/stats-page.js';
 import { runCliProcess } from '../helpers/service-process.js';
 import { openTestApp, send, type TestApp } from '../helpers/service.js';
 
 const zeroCounts = { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 };
 const lateness = { count: 0, p50: 0, p99: 0, p999: 0, max: 0 };
 
+/** A page as JSON sees it: its per-topic parts have no prototype (no topic reaches Object.prototype). */
+const statsPage = (...args: Parameters<typeof pageOf>): ReturnType<typeof pageOf> => JSON.parse(JSON.stringify(pageOf(...args))) as ReturnType<typeof pageOf>;
+
 describe('statsPage', () => {
+  it('answers its per-topic parts without a prototype: a topic named __proto__ is a topic', () => {
+    const page = pageOf({ ...stats, topics: JSON.parse('{"__proto__":{"pending":1},"constructor":{"pending":2}}') as QueueStats['topics'], ready: {} }, { topicLimit: 10, after: null });
+    assert.equal(Object.getPrototypeOf(page.topics), null);
+    assert.equal(Object.getPrototypeOf(page.ready), null);
+    assert.deepEqual(Object.keys(page.topics), ['__proto__', 'constructor']);
+    assert.equal(page.ready['constructor'], undefined);
+    assert.equal(JSON.stringify(page.topics), '{"__proto__":{"pending":1},"constructor":{"pending":2}}');
+  });
+
   const stats: QueueStats = {
     store: 'memory',
     counts: { ...zeroCounts, pending: 4 },

@@ -559,6 +559,34 @@ describe('dashboard in Chromium', () => {
     }
   });
 
+  it('topics and ids named like Object.prototype members show their own figures, none of the prototype', async () => {
+    const names = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'];
+    for (const name of names) assert.equal((await api('POST', '/v1/tasks', { id: name, topic: name, delayMs: 600_000 })).status, 201);
+    assert.equal((await api('PUT', '/v1/topics/__proto__/limits', { rate: 5 })).status, 200);
+    const w = await openPage('#/topics');
+    const table = w.page.getByTestId('topics-table');
+    for (const name of names) {
+      const row = table.locator(`tr[data-topic="${name}"]`);
+      await row.waitFor();
+      const cells = await row.locator('td').allTextContents();
+      // topic, pending, reserved, completed, dead, cancelled, ready, oldest ready, 3 rates, push (last failure), ...
+      assert.deepEqual(cells.slice(0, 8), [name, '1', '0', '0', '0', '0', '0', ''], `row of ${name}`);
+      assert.equal(cells[11], '', `push and last push failure of ${name}`);
+      assert.equal(await row.getByTestId('push-failure').count(), 0, `last push failure of ${name}`);
+      assert.equal(await row.getByTestId('throttled').textContent(), '0', `throttled of ${name}`);
+      assert.equal(await row.getByTestId('limits').textContent(), name === '__proto__' ? '5 / 1s, burst 5' : 'none', `limits of ${name}`);
+      assert.doesNotMatch(cells.join(' '), /function|native code|Invalid Date|undefined|NaN/, `row of ${name}`);
+    }
+    await w.page.screenshot({ path: `${SHOTS}/topics-hostile.png`, fullPage: true });
+    for (const name of ['constructor', '__proto__']) {
+      await w.page.goto(`${server.address}/ui/#/tasks/${encodeURIComponent(name)}`);
+      await w.page.getByTestId('task-id').getByText(name, { exact: true }).waitFor();
+    }
+    assertClean(w);
+    for (const name of names) assert.equal((await api('DELETE', `/v1/topics/${name}/tasks?state=pending`)).status, 200);
+    assert.equal((await api('DELETE', '/v1/topics/__proto__/limits')).status, 200);
+  });
+
   it('serves every page under a strict CSP, and no /ui file needs the token', async () => {
     const response = await fetch(`${server.address}/ui/`);
     assert.equal(response.status, 200);

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { own } from '../../core/dict.js';
 import { contextOf } from '../context.js';
 import { keyValues, table } from '../output.js';
 import type { PushCountsView, PushStatsView } from '../../wire/types.js';
@@ -38,7 +39,7 @@ export function registerStatsCommand(program: Command): void {
         const topics = Object.entries(stats.topics).map(([topic, counts]) => [
           topic,
           ...states.map((s) => String(counts[s] ?? 0)),
-          String(stats.ready[topic] ?? 0),
+          String(own(stats.ready, topic) ?? 0),
         ]);
         const l = stats.lateness;
         return [

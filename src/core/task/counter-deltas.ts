@@ -15,6 +15,7 @@
  * SQLite stores apply them from here; the Redis scripts spell them in Lua (`leave` and
  * `save` in lua/includes/codec.lua), and a property test holds all three to this model.
  */
+import { dict } from '../dict.js';
 import type { StoreStats } from '../ports/tasks.js';
 import { TASK_STATES, type TaskState } from './model.js';
 
@@ -96,7 +97,7 @@ export class CounterTally {
 
   /** The sums as `stats` reports counters: per topic, the states with a count other than 0. */
   byTopic(): Record<string, Partial<Record<TaskState, number>>> {
-    const out: Record<string, Partial<Record<TaskState, number>>> = {};
+    const out = dict<Partial<Record<TaskState, number>>>();
     for (const { topic, state, n } of this.entries()) (out[topic] ??= {})[state] = n;
     return out;
   }
@@ -108,7 +109,7 @@ export class CounterTally {
  */
 export function statsOfCounters(counters: Iterable<{ readonly topic: string; readonly state: TaskState | undefined; readonly n: number }>): StoreStats {
   const byState: Record<TaskState, number> = { pending: 0, reserved: 0, completed: 0, dead: 0, cancelled: 0 };
-  const byTopic: Record<string, Partial<Record<TaskState, number>>> = {};
+  const byTopic = dict<Partial<Record<TaskState, number>>>();
   for (const { topic, state, n } of counters) {
     if (state === undefined || !TASK_STATES.includes(state) || n === 0) continue;
     byState[state] += n;

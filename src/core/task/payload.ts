@@ -76,6 +76,7 @@ function walkNode(node: object, depth: number, walk: PayloadWalk): void {
       if (!Object.hasOwn(record, key)) continue;
       if (key === '__proto__') forbiddenKey('__proto__');
       walk.budget--;
+      // eslint-disable-next-line delayq/no-prototype-keys -- an own key (Object.hasOwn above)
       const value = record[key];
       if (typeof value === 'object' && value !== null) {
         if (key === 'constructor' && Object.hasOwn(value, 'prototype')) forbiddenKey('constructor.prototype');

@@ -26,6 +26,16 @@ export function onUnauthorized(listener) {
   return () => listeners.delete(listener);
 }
 
+/**
+ * The answer's objects without a prototype: the pages look topics, origins and header names
+ * up in them (`stats.ready[topic]`), and a topic named `constructor` or `toString` must read
+ * as nothing, not as Object.prototype's function (JSON.parse already keeps `__proto__` as a
+ * key of its own).
+ */
+function withoutPrototypes(_key, value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.setPrototypeOf(value, null) : value;
+}
+
 export async function api(method, path, body) {
   const headers = { accept: 'application/json' };
   const token = getToken();
@@ -37,7 +47,7 @@ export async function api(method, path, body) {
   const response = await fetch(path, init);
   let data = null;
   try {
-    data = await response.json();
+    data = JSON.parse(await response.text(), withoutPrototypes);
   } catch {
     data = null;
   }

@@ -386,8 +386,8 @@ function TopicsPage() {
   // A subscribed topic without tasks is shown on the page whose range of names holds it.
   const inPage = (topic) => (after === undefined || topic > after) && (stats.topicsNext === null || topic <= stats.topicsNext);
   const paused = new Set(stats.paused ?? []);
-  const limits = stats.limits ?? {};
-  const throttled = stats.throttled ?? {};
+  const limits = stats.limits ?? Object.create(null);
+  const throttled = stats.throttled ?? Object.create(null);
   const names = [...new Set([...Object.keys(stats.topics), ...Object.keys(limits), ...Object.keys(throttled), ...[...subscriptions.keys(), ...paused].filter(inPage)])].sort();
   const rateOf = (topic, name) => {
     const now = feed.activity?.topics[topic];

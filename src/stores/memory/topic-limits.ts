@@ -1,4 +1,5 @@
 /** The memory store's topic limits: a Map, and a counter of its changes for the version. */
+import { dict } from '../../core/dict.js';
 import { encodeTopicLimits, type LimitedTopics, type TopicLimits } from '../../core/flow/limits.js';
 import type { TopicLimitPart } from '../shared/record-roles.js';
 
@@ -17,7 +18,7 @@ export class MemoryTopicLimits implements TopicLimitPart {
   }
 
   read(): LimitedTopics {
-    const limits: Record<string, TopicLimits> = {};
+    const limits = dict<TopicLimits>();
     for (const topic of [...this.limits.keys()].sort()) limits[topic] = this.limits.get(topic)!;
     return { version: String(this.changes), limits };
   }

@@ -6,6 +6,7 @@
  * `pg.types.setTypeParser`, which would change them for every other user of pg in the
  * process (an application's own queries included). Times and seqs stay below 2^53.
  */
+import { own } from '../../core/dict.js';
 import pg from 'pg';
 import { DelayQError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports/index.js';
@@ -144,7 +145,8 @@ export function openError(where: string, error: unknown): DelayQError {
   if (error instanceof DelayQError) return error;
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
-  const why = typeof code === 'string' && CONNECT_CODES[code] !== undefined ? `${CONNECT_CODES[code]} (${message})` : message;
+  const known = typeof code === 'string' ? own(CONNECT_CODES, code) : undefined;
+  const why = known !== undefined ? `${known} (${message})` : message;
   return new DelayQError('STORE_UNAVAILABLE', `postgres store ${where}: cannot open: ${why}`, { code }, { cause: error });
 }
 

@@ -4,6 +4,7 @@
  * does for pauses). Admissions are one call each of the schema's flow_admit and flow_bind
  * functions, one transaction each, serialised per topic on its bucket row.
  */
+import { dict } from '../../core/dict.js';
 import { decodeTopicLimits, encodeTopicLimits, type LimitedTopics, type TopicLimits } from '../../core/flow/limits.js';
 import type { FlowAdmission, FlowLease } from '../../core/ports/index.js';
 import type { FlowStatePart, TopicLimitPart } from '../shared/record-roles.js';
@@ -27,7 +28,7 @@ export class PgTopicLimits implements TopicLimitPart {
 
   async read(): Promise<LimitedTopics> {
     const rows = await this.pg.query<{ version: string; limits: [string, string][] | null }>(this.pg.sql('limits-read'), []);
-    const limits: Record<string, TopicLimits> = {};
+    const limits = dict<TopicLimits>();
     for (const [topic, encoded] of rows[0]?.limits ?? []) limits[topic] = decodeTopicLimits(encoded);
     return { version: rows[0]?.version ?? '0', limits };
   }

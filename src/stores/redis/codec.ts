@@ -17,6 +17,7 @@
  * a 64-byte payload takes ~120 bytes, in one hash field of its shard's pool, instead of a
  * hash per task with field names and options as JSON (BullMQ).
  */
+import { own } from '../../core/dict.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { AttemptEntry } from '../../core/task/history.js';
 import type { BackoffPolicy, NewTaskRecord, TaskRecord, TaskState } from '../../core/task/model.js';
@@ -24,7 +25,7 @@ import type { BackoffPolicy, NewTaskRecord, TaskRecord, TaskState } from '../../
 const STATES: Readonly<Record<string, TaskState>> = { p: 'pending', r: 'reserved', c: 'completed', x: 'cancelled', d: 'dead' };
 
 export function stateOfChar(char: string): TaskState | undefined {
-  return STATES[char];
+  return own(STATES, char);
 }
 
 const b36 = (n: number): string => n.toString(36);
@@ -84,7 +85,7 @@ export function decodeTask(id: string, body: string): DecodedTask {
     id,
     topic: f[11] ?? '',
     payload,
-    state: STATES[f[0] ?? ''] ?? 'pending',
+    state: own(STATES, f[0] ?? '') ?? 'pending',
     attempts: int(f[1]),
     runAt: int(f[2]),
     maxAttempts: int(f[3]),

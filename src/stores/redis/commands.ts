@@ -2,6 +2,7 @@
  * The typed wrappers of the task scripts: one function per Lua script, the only place that
  * knows its KEYS / ARGV layout and reply shape (script-runner.ts runs them).
  */
+import { own } from '../../core/dict.js';
 import { historyError } from '../../core/task/history.js';
 import type { ExtendOutcome, ExtendRequest, StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
@@ -75,7 +76,7 @@ export async function cancelScript(
   const codes = str(reply[0]);
   const out = new Array<StoreCancelOutcome>(codes.length);
   let topics = 1;
-  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'c' ? { status: 'cancelled', topic: str(reply[topics++]) } : CANCEL_FAILURES[codes[i]!]!;
+  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'c' ? { status: 'cancelled', topic: str(reply[topics++]) } : own(CANCEL_FAILURES, codes[i]!)!;
   return out;
 }
 
@@ -89,7 +90,7 @@ export async function ackScript(client: RedisClient, shard: ShardKeys, now: numb
   const codes = str(reply[0]);
   const out = new Array<StoreAckOutcome>(codes.length);
   let topics = 1;
-  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'a' ? { status: 'acked', topic: str(reply[topics++]) } : ACK_FAILURES[codes[i]!]!;
+  for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'a' ? { status: 'acked', topic: str(reply[topics++]) } : own(ACK_FAILURES, codes[i]!)!;
   return out;
 }
 

@@ -2,6 +2,7 @@
  * The Redis store's dueHistogram, from what the shards keep by time: ZCOUNTs of `delayed`,
  * the per-hour counts of parked tasks, and reads of the entries in between, capped.
  */
+import { own } from '../../core/dict.js';
 import { inWholeHours, PARKED_COUNT_GRAIN_MS } from '../../core/due-histogram.js';
 import type { DueHistogram, DueHistogramQuery } from '../../core/ports/index.js';
 import { DUE_READ_CHUNK, dueReadDelayedScript, dueReadParkedScript } from './parking-commands.js';
@@ -88,7 +89,7 @@ export class RedisDueHistogram {
       const reply = results[at++];
       if (readAllHours) {
         const all = reply as Record<string, string>;
-        for (const hour of hours) add(hour * PARKED_COUNT_GRAIN_MS, Number(all[field(hour)] ?? 0));
+        for (const hour of hours) add(hour * PARKED_COUNT_GRAIN_MS, Number(own(all, field(hour)) ?? 0));
       } else {
         (reply as (string | null)[]).forEach((n, i) => add(hours[i]! * PARKED_COUNT_GRAIN_MS, Number(n ?? 0)));
       }

@@ -7,6 +7,7 @@
  * for under waitReplicas: a failover that loses it starts the topic with a full bucket and
  * no slots held, at most one burst and one concurrency more for a moment.
  */
+import { dict, own } from '../../core/dict.js';
 import { decodeTopicLimits, encodeTopicLimits, type LimitedTopics, type TopicLimits } from '../../core/flow/limits.js';
 import type { FlowAdmission, FlowLease } from '../../core/ports/index.js';
 import type { FlowStatePart, TopicLimitPart } from '../shared/record-roles.js';
@@ -43,8 +44,8 @@ export class RedisTopicLimits implements TopicLimitPart {
     if (versionReply?.[0]) throw versionReply[0];
     if (limitsReply?.[0]) throw limitsReply[0];
     const stored = (limitsReply?.[1] as Record<string, string> | undefined) ?? {};
-    const limits: Record<string, TopicLimits> = {};
-    for (const topic of Object.keys(stored).sort()) limits[topic] = decodeTopicLimits(stored[topic]!);
+    const limits = dict<TopicLimits>();
+    for (const topic of Object.keys(stored).sort()) limits[topic] = decodeTopicLimits(own(stored, topic)!);
     return { version: (versionReply?.[1] as string | null | undefined) ?? '0', limits };
   }
 }

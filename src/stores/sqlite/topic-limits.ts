@@ -4,6 +4,7 @@
  * a counter in memory, as for pauses (one process holds the file). The buckets and slots
  * are in memory (FlowLedger): this process is the only one delivering.
  */
+import { dict } from '../../core/dict.js';
 import { decodeTopicLimits, encodeTopicLimits, type LimitedTopics, type TopicLimits } from '../../core/flow/limits.js';
 import type { TopicLimitPart } from '../shared/record-roles.js';
 import type { SubmitWrite } from './group-commit.js';
@@ -33,7 +34,7 @@ export class SqliteTopicLimits implements TopicLimitPart {
   }
 
   read(): LimitedTopics {
-    const limits: Record<string, TopicLimits> = {};
+    const limits = dict<TopicLimits>();
     for (const row of this.sql.listTopicLimits.all()) limits[row.topic] = decodeTopicLimits(row.limits);
     return { version: String(this.changes), limits };
   }

@@ -15,6 +15,7 @@ import { cancelAndRescheduleCases } from './cancel-reschedule.js';
 import { deferCases } from './defer.js';
 import { extendCases } from './extend.js';
 import { historyCases } from './history.js';
+import { hostileNameCases } from './hostile-names.js';
 import { inspectionCases } from './inspection.js';
 import { lifecycleCases } from './lifecycle.js';
 import { loadDueCases } from './load-due.js';
@@ -29,6 +30,7 @@ import { scheduleCases } from './schedule.js';
 import { settleCases } from './settle.js';
 
 export { T0, pushSubscription, scheduleRecord, task } from './fixtures.js';
+export { HOSTILE_NAMES } from './hostile-names.js';
 
 export interface StoreUnderTest {
   readonly store: TaskStore;
@@ -92,6 +94,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       recurringScheduleCases,
       lifecycleCases,
       historyCases,
+      hostileNameCases,
     ])
       cases(store);
   });
