@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { own } from '../../core/dict.js';
 import type { TopicLimits } from '../../core/flow/limits.js';
 import type { TaskStore } from '../../core/ports/index.js';
 import { T0, pushSubscription, scheduleRecord, task } from './fixtures.js';
@@ -75,7 +76,7 @@ export function hostileNameCases(store: TaskStore): void {
       assert.deepEqual(Object.keys(stats.byTopic).sort(), [...HOSTILE_NAMES].sort());
       for (const name of HOSTILE_NAMES) {
         assert.ok(Object.hasOwn(stats.byTopic, name), `stats has topic ${name}`);
-        assert.deepEqual({ ...stats.byTopic[name] }, { pending: 1 }, `stats of topic ${name}`);
+        assert.deepEqual({ ...own(stats.byTopic, name) }, { pending: 1 }, `stats of topic ${name}`);
         assert.equal((await store.get(name))?.id, name);
         assert.deepEqual((await store.list({ topic: name, limit: 10 })).map((r) => r.topic), [name]);
       }
@@ -88,7 +89,7 @@ export function hostileNameCases(store: TaskStore): void {
       assert.ok(acks.every((a) => a.status === 'acked'));
       const after = await store.stats();
       assert.equal(after.byState.completed, HOSTILE_NAMES.length);
-      for (const name of HOSTILE_NAMES) assert.deepEqual({ ...after.byTopic[name] }, { completed: 1 }, `stats of topic ${name}`);
+      for (const name of HOSTILE_NAMES) assert.deepEqual({ ...own(after.byTopic, name) }, { completed: 1 }, `stats of topic ${name}`);
     });
 
     it('limits, pauses and push subscriptions of such topics are kept per topic, and no other topic gets them', async () => {
@@ -99,7 +100,7 @@ export function hostileNameCases(store: TaskStore): void {
       }
       const limits = (await store.topicLimits()).limits;
       assert.deepEqual(Object.keys(limits).sort(), [...HOSTILE_NAMES].sort());
-      for (const name of HOSTILE_NAMES) assert.deepEqual(limits[name], LIMITS, `limits of ${name}`);
+      for (const name of HOSTILE_NAMES) assert.deepEqual(own(limits, name), LIMITS, `limits of ${name}`);
       assert.equal(Object.hasOwn(limits, 'mail'), false);
       assert.deepEqual([...(await store.pausedTopics()).topics].sort(), [...HOSTILE_NAMES].sort());
       assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic).sort(), [...HOSTILE_NAMES].sort());
