@@ -13,7 +13,7 @@ export type { TopicLimits } from './core/flow/limits.js';
 export type { RecurringScheduleCounts } from './engine/schedule-loop.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
 export type { MisfirePolicy, RecurringScheduleDefinition, RecurringScheduleRecord, RecurringScheduleState } from './core/schedule/model.js';
-export type { RecurringScheduleInput } from './core/schedule/validate.js';
+export type { RecurringRuleInput, RecurringScheduleInput } from './core/schedule/validate.js';
 export { MAX_RETRY_AFTER_MS, PUSH_DEFAULTS, PUSH_ERROR_BODY_BYTES, PUSH_RESERVATION_MARGIN_MS, SECRET_ROTATION_GRACE_MS, judgePush } from './core/push.js';
 export type { PushPorts, PushRequest, PushResponse, PushSecret, PushSignInput, PushSigner, PushSubscription, PushTransport, PushVerdict } from './core/push.js';
 export { MAX_PUSH_CONCURRENCY, MAX_PUSH_TIMEOUT_MS, isValidSecret, maskSecret } from './core/push-input.js';

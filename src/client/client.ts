@@ -22,6 +22,7 @@ import type {
   RecurringDeleteResponse,
   RecurringListResponse,
   RecurringNextResponse,
+  RecurringPreviewRequest,
   RecurringRequest,
   RecurringResponse,
   RecurringManyRequest,
@@ -410,6 +411,9 @@ export class DelayQClient {
     resume: async (id: string): Promise<RecurringView> => (await this.call<RecurringResponse>('POST', `${schedulePath(id)}/resume`)).schedule,
     /** The next `n` occurrence times (epoch ms) at or after now. */
     next: async (id: string, n = 10): Promise<number[]> => (await this.call<RecurringNextResponse>('GET', `${schedulePath(id)}/next?n=${n}`)).times,
+    /** The next `n` times (epoch ms) a rule would fire, with no schedule stored (POST /v1/schedules/preview). */
+    preview: async (rule: Omit<RecurringPreviewRequest, 'n'>, n = 10): Promise<number[]> =>
+      (await this.call<RecurringNextResponse>('POST', '/v1/schedules/preview', { ...rule, n })).times,
   };
 
   private schedulePage(options: ClientSchedulePageOptions): Promise<RecurringListResponse> {

@@ -28,6 +28,8 @@ export type {
   RecurringListResponse,
   RecurringManyRequest,
   RecurringManyResponse,
+  RecurringNextResponse,
+  RecurringPreviewRequest,
   RecurringRequest,
   RecurringView,
   ScheduleRequest,

@@ -9,9 +9,9 @@ import { DelayQError } from '../core/errors.js';
 import type { Clock, RecurringScheduleStore, RecurringScheduleSwap } from '../core/ports/index.js';
 import { MAX_CATCH_UP, occurrenceId, sameDefinition, sameRule, scheduleRecord, type RecurringScheduleDefinition, type RecurringScheduleRecord } from '../core/schedule/model.js';
 import { nextOccurrences } from '../core/schedule/next.js';
-import type { NextOccurrence } from '../core/schedule/rule.js';
+import { compileRule, type NextOccurrence } from '../core/schedule/rule.js';
 import { schedulePage } from '../core/schedule/page.js';
-import { validateRecurring, validateScheduleId, validateSchedulePage, type RecurringScheduleInput } from '../core/schedule/validate.js';
+import { validateRecurring, validateRecurringRule, validateScheduleId, validateSchedulePage, type RecurringRuleInput, type RecurringScheduleInput } from '../core/schedule/validate.js';
 import type { BackoffPolicy } from '../core/task/model.js';
 import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from '../core/task/validate.js';
 import { compileCron } from './cron-pattern.js';
@@ -391,6 +391,21 @@ export class RecurringSchedules {
     // Occurrences created already are counted; beyond the latest, only what the limit leaves.
     const created = times.filter((t) => record.lastAt !== null && t <= record.lastAt).length;
     return times.slice(0, created + Math.max(0, record.limit - record.count));
+  }
+
+  /**
+   * The next `n` times a rule would fire at or after now, for a schedule not stored (what
+   * `delayq cron next --cron` shows): the rule is checked as `upsert` checks it
+   * (INVALID_SCHEDULE with the reason), with the same time zone and daylight-saving rules;
+   * a `limit` caps the times as it would cap a new schedule's occurrences. Reads no store.
+   */
+  async preview(rule: RecurringRuleInput, n = 10): Promise<number[]> {
+    this.assertOpen();
+    validateIntOption(n, 'n', 1, MAX_PREVIEW);
+    const now = this.clock.now();
+    const checked = validateRecurringRule(rule, compileCron, now);
+    const times = nextOccurrences(compileRule(checked, compileCron), now - 1, n);
+    return checked.limit === null ? times : times.slice(0, checked.limit);
   }
 
   private async change(id: string, update: (r: RecurringScheduleRecord) => Promise<RecurringScheduleRecord | null>): Promise<RecurringScheduleInfo> {

@@ -135,6 +135,21 @@ export const scheduleDefinitionSchema = {
   },
 } as const;
 
+/** POST /v1/schedules/preview: a rule (the rule fields of a definition, checked by the core as at upsert) and how many times. */
+export const schedulePreviewBodySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    cron: scheduleDefinitionSchema.properties.cron,
+    tz: scheduleDefinitionSchema.properties.tz,
+    everyMs: scheduleDefinitionSchema.properties.everyMs,
+    startAt: { description: 'epoch ms or an ISO 8601 date-time; no occurrence before it (a later one previews from then)' },
+    endAt: scheduleDefinitionSchema.properties.endAt,
+    limit: { description: 'the most occurrences: at most this many times' },
+    n: { type: 'number', description: 'how many times, 1 to 1000 (default 10)' },
+  },
+} as const;
+
 /** PUT /v1/schedules: an array of definitions, each with its `id` (checked by the core, as PUT /v1/schedules/:id). */
 export const scheduleDefinitionsSchema = {
   type: 'array',

@@ -451,6 +451,13 @@ export interface RecurringListResponse {
   next: string | null;
 }
 
+/** POST /v1/schedules/preview: when a rule (the rule fields of a definition) would fire, for a schedule not stored. */
+export type RecurringPreviewRequest = Pick<RecurringRequest, 'cron' | 'tz' | 'everyMs' | 'startAt' | 'endAt' | 'limit'> & {
+  /** How many times (1 to 1000, default 10). */
+  n?: number;
+};
+
+/** GET /v1/schedules/:id/next and POST /v1/schedules/preview. */
 export interface RecurringNextResponse {
   /** The next occurrence times (epoch ms) at or after now. */
   times: number[];

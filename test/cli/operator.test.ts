@@ -1,6 +1,6 @@
 // The commands an operator reaches for, as real processes against a listening app (memory
 // queue): retry (one dead task, a topic's), ls --sort runAt, add on a taken id, cron next
-// in the schedule's zone and UTC, and demo cleaning up after itself (even interrupted).
+// in the schedule's zone and UTC (of a schedule, or of a rule with none stored), and demo cleaning up after itself (even interrupted).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
@@ -112,6 +112,42 @@ describe('delayq operator commands', () => {
     assert.match(json.local[0] ?? '', /^\d{4}-\d\d-\d\d 02:30:00 \+0[12]:00$/);
     assert.equal(new Date(json.times[0] ?? 0).getUTCMinutes(), 30);
     await cli('cron', 'rm', 'berlin');
+  });
+
+  it('cron next --cron/--tz previews a rule with no schedule stored; a bad rule or both an id and a rule are refused', async () => {
+    // Issue 49: cron next could preview only a schedule that exists.
+    const before = await t.queue.schedules.list();
+    const result = await cli('cron', 'next', '--cron', '30 2 * * *', '--tz', 'Europe/Berlin', '-n', '3');
+    assert.equal(result.code, 0, result.stderr);
+    const [header, ...rows] = result.stdout.trim().split('\n');
+    assert.match(header ?? '', /^LOCAL \(Europe\/Berlin\)\s+UTC\s+WHEN$/);
+    assert.equal(rows.length, 3);
+    for (const row of rows) assert.match(row, /^\d{4}-\d\d-\d\d 02:30:00 \+0[12]:00\s+\d{4}-\d\d-\d\dT0[01]:30:00\.000Z\s+in /);
+    // The same times as a schedule of that rule would have.
+    assert.equal((await cli('cron', 'set', 'same', 'backup', '--cron', '30 2 * * *', '--tz', 'Europe/Berlin')).code, 0);
+    const stored = JSON.parse((await cli('cron', 'next', 'same', '-n', '3', '--json')).stdout) as { times: number[] };
+    const previewed = JSON.parse((await cli('cron', 'next', '--cron', '30 2 * * *', '--tz', 'Europe/Berlin', '-n', '3', '--json')).stdout) as { times: number[]; tz: string };
+    assert.deepEqual(previewed.times, stored.times);
+    assert.equal(previewed.tz, 'Europe/Berlin');
+    await cli('cron', 'rm', 'same');
+    // An interval, from a start, capped by a limit.
+    const start = Date.UTC(2031, 0, 1);
+    const every = JSON.parse((await cli('cron', 'next', '--every', '90m', '--start', new Date(start).toISOString(), '--limit', '2', '--json')).stdout) as { times: number[]; tz: string };
+    assert.deepEqual(every, { times: [start, start + 90 * 60_000], tz: 'UTC', local: ['2031-01-01 00:00:00 +00:00', '2031-01-01 01:30:00 +00:00'] });
+    assert.deepEqual(await t.queue.schedules.list(), before, 'no schedule was stored');
+
+    const bad = await cli('cron', 'next', '--cron', '61 * * * *');
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /^delayq: INVALID_SCHEDULE: cron: "61 \* \* \* \*" is not a valid pattern/);
+    const zone = await cli('cron', 'next', '--cron', '0 * * * *', '--tz', 'Mars/Olympus');
+    assert.equal(zone.code, 1);
+    assert.match(zone.stderr, /INVALID_SCHEDULE: tz: unknown time zone "Mars\/Olympus"/);
+    const both = await cli('cron', 'next', 'nightly', '--cron', '0 * * * *');
+    assert.equal(both.code, 2);
+    assert.match(both.stderr, /give a schedule id or a rule \(--cron, --every\), not both/);
+    const neither = await cli('cron', 'next');
+    assert.equal(neither.code, 2);
+    assert.match(neither.stderr, /give a schedule id, or a rule to preview with --cron or --every/);
   });
 
   it('topic purge <topic> --state s --yes purges; without --yes and no terminal to ask, or with a bad state, exits 2 and purges nothing', async () => {

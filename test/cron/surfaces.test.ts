@@ -55,6 +55,55 @@ describe('schedules over HTTP, client and CLI', () => {
     assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/daily' })).status, 404);
   });
 
+  it('POST /v1/schedules/preview: the times a rule would fire, with no schedule stored; the rule checked as at upsert', async () => {
+    // Issue 49: a pattern could be previewed only by creating a schedule.
+    const rule = { cron: '0 9 * * MON-FRI', tz: 'Europe/Berlin' };
+    const preview = await send(t.app, { method: 'POST', url: '/v1/schedules/preview', body: { ...rule, n: 5 } });
+    assert.equal(preview.status, 200, JSON.stringify(preview.body));
+    assert.deepEqual(Object.keys(preview.body), ['times']);
+    assert.equal(preview.body.times.length, 5);
+    for (const time of preview.body.times as number[]) {
+      const wall = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit', weekday: 'short' }).format(time);
+      assert.match(wall, /^(Mon|Tue|Wed|Thu|Fri) 09:00$/);
+    }
+    assert.deepEqual((await send(t.app, { method: 'GET', url: '/v1/schedules' })).body.schedules, [], 'nothing stored');
+    // The same times as a schedule of that rule, through the library and the client too.
+    await t.queue.schedules.upsert('twin', { topic: 'reports', ...rule });
+    const stored = await t.queue.schedules.next('twin', 5);
+    await t.queue.schedules.remove('twin');
+    assert.deepEqual(preview.body.times, stored);
+    assert.deepEqual(await t.queue.schedules.preview(rule, 5), stored);
+    assert.deepEqual(await client.schedules.preview(rule, 5), stored);
+    // Default n 10; startAt later than now previews from then; limit caps; an interval.
+    assert.equal((await send(t.app, { method: 'POST', url: '/v1/schedules/preview', body: rule })).body.times.length, 10);
+    const start = Date.UTC(2031, 2, 30); // Sunday 30 March 2031: Europe/Berlin has no 02:00-02:59
+    const spring = await send(t.app, { method: 'POST', url: '/v1/schedules/preview', body: { cron: '30 2 * * *', tz: 'Europe/Berlin', startAt: start, n: 3 } });
+    assert.deepEqual(spring.body.times, [Date.UTC(2031, 2, 30, 1, 0), Date.UTC(2031, 2, 31, 0, 30), Date.UTC(2031, 3, 1, 0, 30)], '03:00 CEST after the gap, then 02:30 CEST');
+    assert.deepEqual((await send(t.app, { method: 'POST', url: '/v1/schedules/preview', body: { everyMs: 60_000, startAt: start, limit: 2, n: 5 } })).body.times, [start, start + 60_000]);
+    // Refused as an upsert would be, with the reason; n and unknown fields too.
+    const cases: Array<[unknown, string, string]> = [
+      [{ cron: '99 * * * *' }, 'INVALID_SCHEDULE', 'cron: "99 * * * *" is not a valid pattern'],
+      [{ cron: '* * * * *', tz: 'Nowhere/City' }, 'INVALID_SCHEDULE', 'unknown time zone'],
+      [{}, 'INVALID_SCHEDULE', 'give cron or everyMs'],
+      [{ everyMs: 10 }, 'INVALID_SCHEDULE', 'everyMs: must be an integer from 1000'],
+      [{ cron: '0 0 30 2 *' }, 'INVALID_SCHEDULE', 'no occurrence from now on'],
+      [{ everyMs: 60_000, endAt: Date.now() - 1_000 }, 'INVALID_SCHEDULE', 'endAt: is already past'],
+      [{ everyMs: 60_000, n: 0 }, 'INVALID_OPTION', 'n: '],
+      [{ everyMs: 60_000, n: 1_001 }, 'INVALID_OPTION', 'n: '],
+      [{ everyMs: 60_000, topic: 't' }, 'INVALID_ARGUMENT', 'topic: unknown field'],
+    ];
+    for (const [body, code, reason] of cases) {
+      const answer = await send(t.app, { method: 'POST', url: '/v1/schedules/preview', body });
+      assert.equal(answer.status, 400, JSON.stringify(body));
+      assert.equal(answer.body.error.code, code, JSON.stringify(answer.body));
+      assert.ok(answer.body.error.message.includes(reason), answer.body.error.message);
+    }
+    await assert.rejects(() => client.schedules.preview({ cron: 'nope' }), (e: unknown) => isDelayQClientError(e) && e.code === 'INVALID_SCHEDULE');
+    await assert.rejects(t.queue.schedules.preview({ everyMs: 1_000 }, 0), { code: 'INVALID_OPTION' });
+    // A GET of /v1/schedules/preview is the schedule named "preview", as ever.
+    assert.equal((await send(t.app, { method: 'GET', url: '/v1/schedules/preview' })).body.error.code, 'SCHEDULE_NOT_FOUND');
+  });
+
   it('bad input: 400 INVALID_SCHEDULE with the reason, and nothing stored', async () => {
     const cases: Array<[unknown, string]> = [
       [{ topic: 't', cron: '99 * * * *' }, 'minute'],
@@ -222,7 +271,7 @@ describe('schedules over HTTP, client and CLI', () => {
 
   it('OpenAPI lists the schedule routes, and the page parameters of GET /v1/schedules', async () => {
     const doc = (await send(t.app, { method: 'GET', url: '/openapi.json' })).body as { paths: Record<string, { get?: { parameters?: Array<{ name: string }> } }> };
-    for (const path of ['/v1/schedules', '/v1/schedules/{id}', '/v1/schedules/{id}/pause', '/v1/schedules/{id}/resume', '/v1/schedules/{id}/next']) assert.ok(path in doc.paths, path);
+    for (const path of ['/v1/schedules', '/v1/schedules/{id}', '/v1/schedules/{id}/pause', '/v1/schedules/{id}/resume', '/v1/schedules/{id}/next', '/v1/schedules/preview']) assert.ok(path in doc.paths, path);
     assert.deepEqual(doc.paths['/v1/schedules']?.get?.parameters?.map((p) => p.name), ['limit', 'after']);
   });
 

@@ -93,7 +93,7 @@ describe('the OpenAPI document, from the outside', () => {
         }
         for (const parameter of op.parameters ?? []) assert.ok(parameter.schema.type === 'integer' || parameter.schema.type === 'string', `${where} ${parameter.name}`);
       }
-    assert.equal(operations, 40);
+    assert.equal(operations, 41);
     const listTasks = doc.paths['/v1/tasks'].get;
     assert.deepEqual(
       listTasks.parameters.map((p: any) => [p.name, p.schema.type, p.schema.minimum, p.schema.maximum, p.schema.enum]),
@@ -224,6 +224,7 @@ describe('every operation, answered through its response schema', () => {
       await op('pauseSchedule', 'POST', '/v1/schedules/daily/pause');
       await op('resumeSchedule', 'POST', '/v1/schedules/daily/resume');
       assert.equal((await op('nextScheduleTimes', 'GET', '/v1/schedules/daily/next?n=3')).times.length, 3);
+      assert.deepEqual((await op('previewSchedule', 'POST', '/v1/schedules/preview', { cron: '0 9 * * *', tz: 'Europe/Paris', n: 3 })).times, await t.queue.schedules.next('daily', 3));
       await op('deleteSchedule', 'DELETE', '/v1/schedules/often');
       await op('deletePushSubscription', 'DELETE', '/v1/topics/hooked/push');
       await op('getTimeline', 'GET', '/v1/timeline?bucketMs=120000&topic=tour');

@@ -38,6 +38,7 @@ const ROUTES = [
   '/v1/schedules/:id/pause',
   '/v1/schedules/:id/resume',
   '/v1/schedules/:id/next',
+  '/v1/schedules/preview',
   '/v1/stats',
   '/v1/activity',
   '/v1/timeline',

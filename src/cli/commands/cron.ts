@@ -1,7 +1,7 @@
 /** cron set, get, ls, rm, pause, resume, next: recurring schedules (docs/cron.md), through the client. */
 import { InvalidArgumentError, type Command } from 'commander';
-import type { RecurringRequest, RecurringView } from '../../client/index.js';
-import { contextOf, RequestFailed } from '../context.js';
+import type { RecurringPreviewRequest, RecurringRequest, RecurringView } from '../../client/index.js';
+import { contextOf, RequestFailed, UsageError } from '../context.js';
 import { formatTime, keyValues, table } from '../output.js';
 import { durationArg, jsonArg, positiveIntArg } from './tasks.js';
 
@@ -148,13 +148,31 @@ export function registerCronCommands(program: Command): void {
     });
 
   cron
-    .command('next <id>')
-    .description('preview the next occurrence times')
+    .command('next [id]')
+    .description('preview the next occurrence times of a schedule, or of a rule given with --cron (and --tz) or --every, with no schedule stored')
     .option('-n, --count <n>', 'how many (default 10, at most 1000)', positiveIntArg)
-    .action(async (id: string, options: { count?: number }, command: Command) => {
+    .option('--cron <pattern>', "preview this cron pattern instead of a schedule (e.g. '30 2 * * *')")
+    .option('--tz <zone>', 'IANA time zone of --cron (default UTC)')
+    .option('--every <duration>', 'preview a fixed interval instead of a schedule (at least 1s)', durationArg)
+    .option('--start <iso>', 'with --cron or --every: no occurrence before this time')
+    .option('--end <iso>', 'with --cron or --every: no occurrence at or after this time')
+    .option('--limit <n>', 'with --cron or --every: at most this many occurrences', positiveIntArg)
+    .action(async (id: string | undefined, options: RuleOptions & { count?: number }, command: Command) => {
       const { client, out } = contextOf(command);
-      const [times, schedule] = await Promise.all([client.schedules.next(id, options.count ?? 10), client.schedules.get(id)]);
-      const zone = schedule?.tz ?? 'UTC';
+      const n = options.count ?? 10;
+      const rule = ruleOf(options);
+      if ((id === undefined) === (rule === null))
+        throw new UsageError(id === undefined ? 'cron next: give a schedule id, or a rule to preview with --cron or --every' : 'cron next: give a schedule id or a rule (--cron, --every), not both');
+      let times: number[];
+      let zone: string;
+      if (rule !== null) {
+        times = await client.schedules.preview(rule, n);
+        zone = rule.tz ?? 'UTC';
+      } else {
+        const [found, schedule] = await Promise.all([client.schedules.next(id!, n), client.schedules.get(id!)]);
+        times = found;
+        zone = schedule?.tz ?? 'UTC';
+      }
       const local = times.map((t) => inZone(t, zone));
       out.result({ times, tz: zone, local }, () =>
         times.length === 0
@@ -165,6 +183,30 @@ export function registerCronCommands(program: Command): void {
             ),
       );
     });
+}
+
+/** The rule options of `cron next`, when one of them was given. */
+interface RuleOptions {
+  cron?: string;
+  tz?: string;
+  every?: number;
+  start?: string;
+  end?: string;
+  limit?: number;
+}
+
+/** The rule `cron next` previews, or null when it was given none (a schedule id then). */
+function ruleOf(options: RuleOptions): Omit<RecurringPreviewRequest, 'n'> | null {
+  const given = [options.cron, options.tz, options.every, options.start, options.end, options.limit].some((v) => v !== undefined);
+  if (!given) return null;
+  return {
+    ...(options.cron !== undefined ? { cron: options.cron } : {}),
+    ...(options.tz !== undefined ? { tz: options.tz } : {}),
+    ...(options.every !== undefined ? { everyMs: options.every } : {}),
+    ...(options.start !== undefined ? { startAt: options.start } : {}),
+    ...(options.end !== undefined ? { endAt: options.end } : {}),
+    ...(options.limit !== undefined ? { limit: options.limit } : {}),
+  };
 }
 
 /** A time as a clock in `zone` shows it, with the zone's offset then: 2026-03-29 03:30:00 +02:00. */

@@ -65,7 +65,14 @@ export interface RecurringScheduleInput {
   url?: string;
 }
 
-const KEYS = new Set(['topic', 'payload', 'cron', 'tz', 'everyMs', 'startAt', 'endAt', 'limit', 'misfire', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
+/** The fields of a definition that make its rule: when it fires (what `preview` takes). */
+export type RecurringRuleInput = Pick<RecurringScheduleInput, 'cron' | 'tz' | 'everyMs' | 'startAt' | 'endAt' | 'limit'>;
+
+/** A rule checked and resolved: the rule fields of a RecurringScheduleDefinition. */
+export type RecurringRule = Pick<RecurringScheduleDefinition, 'cron' | 'tz' | 'everyMs' | 'startAt' | 'endAt' | 'limit'>;
+
+const RULE_KEYS = new Set(['cron', 'tz', 'everyMs', 'startAt', 'endAt', 'limit']);
+const KEYS = new Set([...RULE_KEYS, 'topic', 'payload', 'misfire', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
 /** The largest limit: a schedule's occurrences are counted in a double. */
 const MAX_LIMIT = 1_000_000_000;
 /** Ten years of milliseconds: no interval longer than the longest delay. */
@@ -111,6 +118,48 @@ export function validateRecurring(
   const topic = validateTopic(given['topic'], limits);
   const payload = serializePayload(given['payload'], limits);
 
+  const { cron, tz, everyMs, startAt, endAt, limit } = readRule(given, compile, now);
+  const misfire = given['misfire'] ?? DEFAULT_MISFIRE;
+  if (!MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) invalid('misfire', `must be one of ${MISFIRE_POLICIES.join(', ')} (got ${shown(misfire)})`);
+
+  const ttrMs = given['ttrMs'] === undefined ? defaults.ttrMs : validateIntOption(given['ttrMs'], 'ttrMs', 1, limits.maxTtrMs);
+  const maxAttempts = given['maxAttempts'] === undefined ? defaults.maxAttempts : validateIntOption(given['maxAttempts'], 'maxAttempts', 1, limits.maxAttempts);
+  const backoff = validateBackoff(given['backoff'], defaults.backoff);
+  const url = given['url'] === undefined || given['url'] === null ? null : validatePushUrl(given['url']);
+  const definition: RecurringScheduleDefinition = {
+    id: scheduleId,
+    topic,
+    payload,
+    cron,
+    tz,
+    everyMs,
+    startAt,
+    endAt,
+    limit,
+    misfire: misfire as MisfirePolicy,
+    ttrMs,
+    maxAttempts,
+    backoff,
+    url,
+  };
+  return definition;
+}
+
+/**
+ * Checks a rule alone (`schedules.preview`, POST /v1/schedules/preview): the same checks and
+ * messages as the rule of a definition at upsert, at time `now`; no topic, nothing stored.
+ */
+export function validateRecurringRule(input: unknown, compile: CronCompiler, now: number): RecurringRule {
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new DelayQError('INVALID_ARGUMENT', 'rule: must be an object', { field: 'rule' });
+  const given = input as Record<string, unknown>;
+  for (const key of Object.keys(given))
+    if (!RULE_KEYS.has(key)) throw new DelayQError('INVALID_ARGUMENT', `rule.${shownKey(key)}: unknown field (a rule has ${[...RULE_KEYS].join(', ')})`, { field: `rule.${shownKey(key)}` });
+  return readRule(given, compile, now);
+}
+
+/** The rule fields of `given`, checked at time `now`; a rule with no occurrence from now on is refused. */
+function readRule(given: Record<string, unknown>, compile: CronCompiler, now: number): RecurringRule {
   const cronGiven = given['cron'] !== undefined && given['cron'] !== null;
   const everyGiven = given['everyMs'] !== undefined && given['everyMs'] !== null;
   if (cronGiven === everyGiven) invalid('cron', cronGiven ? 'give cron or everyMs, not both' : 'give cron or everyMs');
@@ -150,33 +199,11 @@ export function validateRecurring(
     if (typeof l !== 'number' || !Number.isInteger(l) || l < 1 || l > MAX_LIMIT) invalid('limit', `must be an integer from 1 to ${MAX_LIMIT} (got ${shown(l)})`);
     limit = l;
   }
-  const misfire = given['misfire'] ?? DEFAULT_MISFIRE;
-  if (!MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) invalid('misfire', `must be one of ${MISFIRE_POLICIES.join(', ')} (got ${shown(misfire)})`);
-
-  const ttrMs = given['ttrMs'] === undefined ? defaults.ttrMs : validateIntOption(given['ttrMs'], 'ttrMs', 1, limits.maxTtrMs);
-  const maxAttempts = given['maxAttempts'] === undefined ? defaults.maxAttempts : validateIntOption(given['maxAttempts'], 'maxAttempts', 1, limits.maxAttempts);
-  const backoff = validateBackoff(given['backoff'], defaults.backoff);
-  const url = given['url'] === undefined || given['url'] === null ? null : validatePushUrl(given['url']);
-  const definition: RecurringScheduleDefinition = {
-    id: scheduleId,
-    topic,
-    payload,
-    cron,
-    tz,
-    everyMs,
-    startAt,
-    endAt,
-    limit,
-    misfire: misfire as MisfirePolicy,
-    ttrMs,
-    maxAttempts,
-    backoff,
-    url,
-  };
+  const rule: RecurringRule = { cron, tz, everyMs, startAt, endAt, limit };
   // A rule that never fires again (`0 0 30 2 *`, or endAt before its next occurrence) is refused too.
-  const first = compileRule(definition, compile)(now - 1);
+  const first = compileRule(rule, compile)(now - 1);
   if (first === null) invalid(cron !== null && endAt === null ? 'cron' : 'endAt', 'the schedule has no occurrence from now on');
-  return definition;
+  return rule;
 }
 
 function optionalTime(value: unknown, field: string): number | null {

@@ -1,16 +1,16 @@
 /**
  * Recurring schedule routes (docs/cron.md): PUT, GET, DELETE /v1/schedules/:id, GET (a page
  * by id) and PUT (many) /v1/schedules, POST /v1/schedules/:id/pause and /resume, GET
- * /v1/schedules/:id/next?n=.
+ * /v1/schedules/:id/next?n=, and POST /v1/schedules/preview (a rule's times, no schedule).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
 import type { RecurringScheduleInfo } from '../../engine/schedules.js';
-import type { RecurringDeleteResponse, RecurringListResponse, RecurringManyRequest, RecurringManyResponse, RecurringNextResponse, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
+import type { RecurringDeleteResponse, RecurringListResponse, RecurringManyRequest, RecurringManyResponse, RecurringNextResponse, RecurringPreviewRequest, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { deletedSchema, recurringManyResultSchema, recurringNextSchema, recurringPageSchema, recurringResultSchema } from '../response-schemas.js';
 import { SCHEDULE_ID, STORE_ERRORS, apiRoute, intQuery } from '../route-schema.js';
-import { scheduleDefinitionSchema, scheduleDefinitionsSchema } from '../schemas.js';
+import { scheduleDefinitionSchema, scheduleDefinitionsSchema, schedulePreviewBodySchema } from '../schemas.js';
 
 const tags = ['schedules'];
 const path = { id: SCHEDULE_ID };
@@ -100,6 +100,29 @@ export const scheduleRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
   app.post<{ Params: { id: string }; Reply: RecurringResponse }>('/v1/schedules/:id/resume', { schema: apiRoute({ operationId: 'resumeSchedule', tags, summary: 'Resume from the first occurrence at or after now', path, ok: { 200: recurringResultSchema }, errors: ONE }) }, async (request) => ({
     schedule: view(await queue.schedules.resume(request.params.id)),
   }));
+
+  // A rule with no schedule (`delayq cron next --cron`): checked as at upsert, nothing stored.
+  // POST beside PUT /v1/schedules/:id as POST /v1/tasks/batch is beside /v1/tasks/:id: a GET
+  // of /v1/schedules/preview is the schedule named "preview".
+  app.post<{ Body: RecurringPreviewRequest; Reply: RecurringNextResponse }>(
+    '/v1/schedules/preview',
+    {
+      bodyLimit: limits.envelopeBytes,
+      schema: apiRoute({
+        operationId: 'previewSchedule',
+        tags,
+        summary: 'Preview the next n times a rule (cron with tz, or everyMs) would fire, with no schedule stored',
+        description: 'The rule is checked as PUT /v1/schedules/:id checks it (400 INVALID_SCHEDULE with the reason), with the same time zone and daylight-saving rules; times at or after now (or startAt), at most `limit`.',
+        body: schedulePreviewBodySchema,
+        ok: { 200: recurringNextSchema },
+        errors: ['INVALID_SCHEDULE', 'INVALID_OPTION', 'QUEUE_CLOSED'],
+      }),
+    },
+    async (request) => {
+      const { n, ...rule } = request.body;
+      return { times: await queue.schedules.preview(rule, n ?? 10) };
+    },
+  );
 
   app.get<{ Params: { id: string }; Querystring: { n?: string }; Reply: RecurringNextResponse }>(
     '/v1/schedules/:id/next',
