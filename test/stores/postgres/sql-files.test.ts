@@ -34,6 +34,7 @@ const SHIPPED: readonly string[] = [
   '45abccb0fa38ed91',
   '586e2373597658e8',
   '76a47d8a3c68bd63',
+  'aad9438d38eec3a0',
 ];
 
 describe('postgres SQL files', () => {

@@ -316,7 +316,7 @@ describe('postgres store', () => {
     assert.ok(receipt);
     await first.close();
     // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007 and 0008 add,
-    // and with 0009's NULLs filled in, its columns NOT NULL again and 0003's functions.
+    // and with 0009's NULLs filled in, its columns NOT NULL again and 0003's functions (0010's gone).
     await withClient(async (c) => {
       await c.query(
         `UPDATE "${schema}".tasks SET attempts = coalesce(attempts, 0), max_attempts = coalesce(max_attempts, 5), ttr_ms = coalesce(ttr_ms, 30000),
@@ -325,7 +325,7 @@ describe('postgres store', () => {
       );
       const columns = ['attempts', 'max_attempts', 'ttr_ms', 'backoff_base_ms', 'backoff_factor', 'backoff_max_ms', 'backoff_jitter', 'updated_at'];
       await c.query(`ALTER TABLE "${schema}".tasks ${columns.map((col) => `ALTER COLUMN ${col} SET NOT NULL`).join(', ')}`);
-      await c.query(`DROP FUNCTION "${schema}".schedule, "${schema}".cancel`);
+      await c.query(`DROP FUNCTION "${schema}".schedule, "${schema}".cancel, "${schema}".reschedule, "${schema}".check_name, "${schema}".run_at_ms, "${schema}".payload_text`);
       await c.query(forSchema(loadMigrations().find((m) => m.version === 3)!.sql, schema));
       await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
       await c.query(
