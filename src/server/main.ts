@@ -18,6 +18,7 @@ import { destination as fileDestination } from 'pino';
 import { buildApp } from './app.js';
 import { ConfigError, SETTINGS, isLoopback, kebab, parseServerConfig, type ServerConfig, type ServerFlags } from './config.js';
 import { startBanner, startFailure } from './banner.js';
+import { holdPort } from './port-hold.js';
 import { createServerLogger, redactingStream, resolveLogFormat } from './logger.js';
 
 /** The serve settings, for the CLI (which may import only this module of the server). */
@@ -34,14 +35,23 @@ export interface RunningServer {
 
 export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
   const { limits } = config;
-  const queue = await DelayQueue.open({
-    store: config.store,
-    limits: { maxPayloadBytes: limits.maxPayloadBytes, maxDelayMs: limits.maxDelayMs, maxBatch: limits.maxBatch },
-    logger: logger.child({ component: 'queue' }),
-    push: { allow: config.pushAllow },
-    ...(config.pushSecret !== undefined ? { pushSecret: config.pushSecret } : {}),
-    metrics: { registry: new Registry(), maxTopics: config.metricsMaxTopics, defaultMetrics: true },
-  });
+  // The port first: one in use fails the start before the store creates or opens anything
+  // (port-hold.ts). Port 0 asks for any free port: nothing to check.
+  const held = config.port === 0 ? null : await holdPort(config.host, config.port);
+  let queue: DelayQueue;
+  try {
+    queue = await DelayQueue.open({
+      store: config.store,
+      limits: { maxPayloadBytes: limits.maxPayloadBytes, maxDelayMs: limits.maxDelayMs, maxBatch: limits.maxBatch },
+      logger: logger.child({ component: 'queue' }),
+      push: { allow: config.pushAllow },
+      ...(config.pushSecret !== undefined ? { pushSecret: config.pushSecret } : {}),
+      metrics: { registry: new Registry(), maxTopics: config.metricsMaxTopics, defaultMetrics: true },
+    });
+  } catch (error) {
+    await held?.release();
+    throw error;
+  }
   let app: FastifyInstance;
   try {
     app = await buildApp({ queue, token: config.token, limits, logger, logRequests: config.logRequests, metrics: queue.metrics, metricsPublic: config.metricsPublic, ui: config.ui });
@@ -49,11 +59,13 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
     const level = app.log.level;
     if (logger.isLevelEnabled('info')) app.log.level = 'warn';
     try {
+      await held?.release();
       await app.listen({ host: config.host, port: config.port });
     } finally {
       app.log.level = level;
     }
   } catch (error) {
+    await held?.release();
     await queue.close();
     throw error;
   }

@@ -3,7 +3,7 @@
 // logs, and the one line on stderr for each known start-up failure.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -180,6 +180,29 @@ describe('known start-up failures: one line on stderr, exit code 1, no stack', (
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     const result = await runCliProcess(['serve', '--host', '127.0.0.1', '--port', String(port), '--store', 'memory']);
     assertOneLineNoStack(result, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is in use by another process; stop it or choose another port with --port / DELAYQ_PORT$`));
+  });
+
+  // Issue 49: a serve that failed on the port had created its SQLite file (and its -wal,
+  // -shm and .lock) first. The port is taken before the store is opened, so nothing is
+  // created, and a file that existed is not touched.
+  it('a port in use, with a SQLite store: no file created, an existing one left as it was', async () => {
+    const address = holder.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    const fresh = mkdtempSync(join(dir, 'fresh-'));
+    const result = await runCliProcess(['serve', '--host', '127.0.0.1', '--port', String(port), '--store', `sqlite:${join(fresh, 'new.db')}`]);
+    assertOneLineNoStack(result, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is in use by another process`));
+    assert.deepEqual(readdirSync(fresh), [], 'nothing created');
+
+    // An existing store: made by a server that ran, stopped, then a start that fails on the port.
+    const kept = mkdtempSync(join(dir, 'kept-'));
+    const file = join(kept, 'q.db');
+    const first = await spawnServer(['--store', `sqlite:${file}`]);
+    assert.equal(await first.stop(), 0);
+    const before = Object.fromEntries(readdirSync(kept).map((name) => [name, { bytes: readFileSync(join(kept, name)).toString('base64'), mtimeMs: statSync(join(kept, name)).mtimeMs }]));
+    const again = await runCliProcess(['serve', '--host', '127.0.0.1', '--port', String(port), '--store', `sqlite:${file}`]);
+    assertOneLineNoStack(again, /is in use by another process/);
+    const after = Object.fromEntries(readdirSync(kept).map((name) => [name, { bytes: readFileSync(join(kept, name)).toString('base64'), mtimeMs: statSync(join(kept, name)).mtimeMs }]));
+    assert.deepEqual(after, before, 'the existing files are as they were');
   });
 
   it('a store URL the store refuses (an unknown Redis option), its password redacted', async () => {
