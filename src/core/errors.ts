@@ -31,6 +31,9 @@ export const ERROR_CODES = {
   INVALID_SCHEDULE: 'a recurring schedule with an invalid cron pattern or time zone (or one longer than 256 or 64 characters), both or neither of cron and everyMs, everyMs below 1000, a startAt or endAt that is no valid time (a field out of range, past the latest time a Date holds), endAt not after startAt or already past, no occurrence from now on, or a bad limit or misfire (the reason is in the message)',
   SCHEDULE_NOT_FOUND: 'no recurring schedule with this id',
   LIMITS_NOT_FOUND: 'the topic has no flow limits',
+  RESERVATION_LOST: 'the reason of a `work` handler\'s signal when its reservation was lost: the store refused to extend it (settled or taken elsewhere), or it was not extended in time (a frozen process, the store out of reach); the task may be delivered again elsewhere',
+  HANDLER_TIMEOUT: 'the reason of a `work` handler\'s signal when it ran past its `timeoutMs`: the attempt failed as `timeout`',
+  WORKER_CLOSED: 'the reason of a `work` handler\'s signal when `worker.close({ timeoutMs })` (or the queue\'s) stopped waiting for it: its reservation was given back uncounted',
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -16,14 +16,14 @@ import type { AckOutcome, AckRequest, CancelOutcome, Clock, ScheduleOutcome, Tas
 import type { PushInput } from '../core/push-input.js';
 import type { PushSubscription } from '../core/push.js';
 import type { Delivery, TaskInfo } from '../core/task/model.js';
-import { validateReserveOptions, validateTopic, validateWorkOptions } from '../core/task/validate.js';
+import { validateCloseOptions, validateReserveOptions, validateTopic, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, WhenInput } from '../core/task/validate.js';
 import type { SetPushResult } from './push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
 import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TransactionOption } from './queue-types.js';
 import type { RecurringSchedules } from './schedules.js';
 import type { Topics } from './topics.js';
-import { Worker, type Handler, type WorkOptions } from './worker.js';
+import { Worker, type Handler, type WorkerCloseOptions, type WorkOptions } from './worker.js';
 
 type Phase = 'open' | 'closing' | 'closed';
 const OUTCOME: OutcomeOption = { outcome: true };
@@ -258,8 +258,8 @@ export class DelayQueue {
   work<P = unknown>(topic: string, handler: Handler<P>, options: WorkOptions = {}): Worker {
     this.assertOpen();
     validateTopic(topic, this.limits);
-    const { concurrency, ttrMs } = validateWorkOptions(options, this.limits);
-    const worker = new Worker(this.parts.workSource, { topic, handler: handler as Handler, concurrency, ttrMs });
+    const { concurrency, ttrMs, timeoutMs } = validateWorkOptions(options, this.limits);
+    const worker = new Worker(this.parts.workSource, { topic, handler: handler as Handler, concurrency, ttrMs, timeoutMs });
     this.workers.add(worker);
     return worker;
   }
@@ -304,10 +304,13 @@ export class DelayQueue {
 
   /**
    * Graceful stop: refuses new calls, ends long-polls, lets running handlers finish and
-   * settle, waits for store writes in flight, then closes the store. Idempotent.
+   * settle (renewing their reservations meanwhile), waits for store writes in flight, then
+   * closes the store. With `timeoutMs` it waits at most that long for `work` handlers: each
+   * one still running then is told to stop (its signal aborts with WORKER_CLOSED) and its
+   * reservation is given back uncounted. Idempotent: a second call answers the first's promise.
    */
-  close(): Promise<void> {
-    this.closing ??= this.shutdown();
+  close(options?: WorkerCloseOptions): Promise<void> {
+    this.closing ??= this.shutdown(validateCloseOptions(options));
     return this.closing;
   }
 
@@ -315,13 +318,14 @@ export class DelayQueue {
     return this.phase !== 'open';
   }
 
-  private async shutdown(): Promise<void> {
+  private async shutdown(options: WorkerCloseOptions): Promise<void> {
     this.phase = 'closing';
     this.closeSignal.abort();
-    // Workers stop reserving now; their running handlers are awaited below.
-    const workersClosed = Promise.all([...this.workers].map((w) => w.close()));
+    // Workers stop reserving now; their running handlers are awaited below, renewed meanwhile.
+    const workersClosed = Promise.all([...this.workers].map((w) => w.close(options)));
     await this.parts.scheduler.stop();
     await workersClosed;
+    this.parts.scheduler.renewer.stop();
     await this.parts.context.inFlight.settled();
     this.phase = 'closed';
     this.parts.scheduler.seal();

@@ -53,7 +53,7 @@ import { PushFailureLog } from './push-failure-log.js';
 import { PushCounters, type PushStats } from './push-stats.js';
 import { DeferTo, RetryAfter } from './work-source.js';
 import { pushOutcome } from '../core/task/history.js';
-import { Worker, type Handler, type WorkerOptions, type WorkSource } from './worker.js';
+import { Worker, type Handler, type HandlerContext, type WorkerOptions, type WorkSource } from './worker.js';
 
 /**
  * The longest a push waits for a slot when its consumer's room was taken by another
@@ -278,7 +278,8 @@ export class Pusher {
 
   private handlerFor(subscription: PushSubscription): Handler {
     const { topic, url, timeoutMs, headers } = subscription;
-    return (delivery: Delivery): Promise<void> => this.push(delivery, topic, url, timeoutMs, headers, activeSecrets(subscription.secrets, this.clock.now()));
+    return (delivery: Delivery, { signal }: HandlerContext): Promise<void> =>
+      this.push(delivery, topic, url, timeoutMs, headers, activeSecrets(subscription.secrets, this.clock.now()), signal);
   }
 
   /**
@@ -286,7 +287,7 @@ export class Pusher {
    * has one (as this process last read them), else with the default secret; the
    * subscription's timeout and headers do not apply (PUSH_DEFAULTS.timeoutMs, no headers).
    */
-  private readonly laneHandler: Handler = async (delivery: Delivery): Promise<void> => {
+  private readonly laneHandler: Handler = async (delivery: Delivery, { signal }: HandlerContext): Promise<void> => {
     const lane = pushLaneOf(delivery.topic);
     // The topic's secrets are those of the first read of the subscriptions, at the earliest.
     if (!this.startedDone) await this.started;
@@ -301,11 +302,15 @@ export class Pusher {
       this.failures.failed({ origin, topic: delivery.topic, id: delivery.id, attempt: delivery.attempt, result: 'unsigned', error });
       throw new Error(error);
     }
-    return this.push(delivery, lane, url, PUSH_DEFAULTS.timeoutMs, {}, secrets);
+    return this.push(delivery, lane, url, PUSH_DEFAULTS.timeoutMs, {}, secrets, signal);
   };
 
-  /** One push of `consumer` (a subscribed topic, or a push lane), holding one of its slots while it is sent. */
-  private async push(delivery: Delivery, consumer: string, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[]): Promise<void> {
+  /**
+   * One push of `consumer` (a subscribed topic, or a push lane), holding one of its slots
+   * while it is sent. `signal` is its handler's: a push whose reservation is lost (or whose
+   * worker gave up at close) stops its request.
+   */
+  private async push(delivery: Delivery, consumer: string, url: string, timeoutMs: number, extra: Readonly<Record<string, string>>, secrets: readonly string[], signal: AbortSignal): Promise<void> {
     const { transport, signer } = this.ports;
     const now = this.clock.now();
     const origin = this.originOf(url);
@@ -342,7 +347,7 @@ export class Pusher {
         'delayq-run-at': String(delivery.runAt),
       };
       this.counters.sent(topic, origin);
-      const response = await transport.send({ url, body, headers, timeoutMs });
+      const response = await transport.send({ url, body, headers, timeoutMs }, signal);
       result = classifyPush(response);
       const verdict = judgePush(response);
       if (!verdict.ack) {

@@ -4,6 +4,8 @@
  * them in this order and stops them in reverse.
  *
  *   Expirer        a reservation's TTR timer fired: the store expires it (retried on failure)
+ *   Renewer        the reservations of handlers still running, extended in one store call a
+ *                  round (stopped by the queue, after its workers: they run on while it closes)
  *   TopicPauses    the paused topics, read again from the store every pauseSyncMs; the
  *                  dispatcher reserves nothing of them
  *   Dispatcher     due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for
@@ -45,6 +47,7 @@ import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
 import type { LoopContext } from './loop-context.js';
 import { Pusher } from './pusher.js';
+import { Renewer, type Held } from './renewer.js';
 import { RecurringScheduleLoop } from './schedule-loop.js';
 import { SharedDispatcher } from './shared-dispatcher.js';
 import { TimerDriver } from './timer-driver.js';
@@ -66,6 +69,11 @@ export type SchedulerPhase = 'built' | 'running' | 'stopping' | 'stopped' | 'sea
 
 export class Scheduler implements WorkScheduler {
   private readonly expirer: Expirer;
+  /**
+   * Renews the reservations of handlers still running (renewer.ts): started with the loops,
+   * stopped by the queue once its workers have closed (they may run on while it closes).
+   */
+  readonly renewer: Renewer;
   /** The paused topics (DelayQueue.topics reaches them through it). */
   readonly pauses: TopicPauses;
   /** The topics' flow limits (DelayQueue.topics reaches them through it). */
@@ -95,6 +103,7 @@ export class Scheduler implements WorkScheduler {
     const { store, tuning } = context;
     this.observer = context.observer;
     this.expirer = new Expirer(context, { place: this.place });
+    this.renewer = new Renewer(context, { extended: (id, receipt, until) => this.extended(id, receipt, until) });
     this.pauses = new TopicPauses(context);
     this.flow = new TopicFlow(context);
     const { pauses, flow } = this;
@@ -113,6 +122,8 @@ export class Scheduler implements WorkScheduler {
       reserve: this.reserveForPush,
       remove: (id) => this.remove(id),
       watch: (d) => this.watch(d),
+      hold: (held) => this.renewer.hold(held),
+      drop: (held) => this.renewer.drop(held),
       settled: (topic, id) => this.settled(topic, id),
       observer: this.observer,
     };
@@ -152,6 +163,7 @@ export class Scheduler implements WorkScheduler {
     if (this.current !== 'built') throw new Error(`Scheduler.start: the scheduler is ${this.current}; it starts once, from built`);
     this.current = 'running';
     this.expirer.start();
+    this.renewer.start();
     this.pauses.start();
     this.flow.start();
     this.dispatcher.start();
@@ -237,7 +249,8 @@ export class Scheduler implements WorkScheduler {
 
   /**
    * Gives a delivery's reservation back uncounted, due again at `runAt` (the Pusher's
-   * circuit breaker). A reservation that moved on meanwhile is left alone.
+   * circuit breaker, a worker closed before its handler ended). A reservation that moved on
+   * meanwhile is left alone.
    */
   async defer(delivery: Delivery, runAt: number): Promise<void> {
     const { store, clock, inFlight, logger } = this.context;
@@ -246,7 +259,7 @@ export class Scheduler implements WorkScheduler {
       this.settled(delivery.topic, delivery.id);
       this.move(outcome.ref);
     }
-    else logger.warn({ id: delivery.id, outcome: outcome.status }, 'push: deferring after the reservation ran out');
+    else logger.warn({ id: delivery.id, outcome: outcome.status }, 'giving a reservation back after it ran out');
   }
 
   /** Applies the store's push subscriptions now (after a change through this queue). */
@@ -307,6 +320,14 @@ export class Scheduler implements WorkScheduler {
   extended(id: string, receipt: string, reservedUntil: number): void {
     const held = this.driver.ttrTimerOf(id);
     if (held !== undefined && held.receipt === receipt) this.place({ ...held, dueAt: reservedUntil });
+  }
+
+  hold(held: Held): void {
+    this.renewer.hold(held);
+  }
+
+  drop(held: Held): void {
+    this.renewer.drop(held);
   }
 
   /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */

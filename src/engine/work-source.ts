@@ -3,6 +3,7 @@ import type { QueueObserver } from '../core/observer.js';
 import type { StoreAckOutcome, Clock, ConsumerStore, Logger } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import type { LoopContext } from './loop-context.js';
+import type { Held } from './renewer.js';
 import type { Job, Outcome, WorkSource } from './worker.js';
 
 /** A work source's own: the scheduler it reserves through, and how its failed handlers are settled. */
@@ -55,6 +56,9 @@ export interface WorkScheduler {
   settled(topic: string, id: string): void;
   /** Arms the reservation's TTR timer. */
   watch(delivery: Delivery): void;
+  /** Renews a running handler's reservation until dropped (renewer.ts). */
+  hold(held: Held): void;
+  drop(held: Held): void;
 }
 
 /**
@@ -69,7 +73,7 @@ export interface WorkScheduler {
  */
 export class QueueWorkSource implements WorkSource {
   private readonly store: Pick<ConsumerStore, 'ack' | 'ackMany'>;
-  private readonly clock: Clock;
+  readonly clock: Clock;
   private readonly logger: Logger;
   /** The pause after a failed reserve. */
   private readonly storeRetryMs: number;
@@ -92,6 +96,14 @@ export class QueueWorkSource implements WorkSource {
 
   watch(delivery: Delivery): void {
     this.scheduler.watch(delivery);
+  }
+
+  hold(job: Job): void {
+    this.scheduler.hold(job);
+  }
+
+  drop(job: Job): void {
+    this.scheduler.drop(job);
   }
 
   defer(callback: () => void): void {

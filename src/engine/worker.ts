@@ -1,6 +1,11 @@
+import { DelayQError } from '../core/errors.js';
+import type { Clock } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
+import { MAX_HANDLER_TIMEOUT_MS, validateCloseOptions } from '../core/task/validate.js';
+import { lapseAt, type Held } from './renewer.js';
+import { DeferTo, RetryAfter } from './work-source.js';
 
-/** What a worker needs from its queue: reserve with a cancel signal, settle a delivery. */
+/** What a worker needs from its queue: reserve with a cancel signal, settle a delivery, renew a reservation. */
 export interface WorkSource {
   reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]>;
   /**
@@ -20,17 +25,128 @@ export interface WorkSource {
   defer(callback: () => void): void;
   /** Waits before reserving again after a failed reserve (the queue's storeRetryMs, on its clock). */
   pauseAfterFailure(): Promise<void>;
+  /** The queue's clock: handlers' deadlines, and how long close() waits. */
+  readonly clock: Clock;
+  /** Keeps `job`'s reservation renewed while its handler runs (renewer.ts), until `drop`. */
+  hold(job: Job): void;
+  drop(job: Job): void;
 }
 
 export type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
 
-export interface Job {
-  readonly delivery: Delivery;
-  watched: boolean;
-  done: boolean;
+/** What a handler gets besides its delivery. */
+export interface HandlerContext {
+  /**
+   * Aborts when the handler should stop: its reservation was lost (the store refused to
+   * renew it, or it was not renewed in time: a frozen process, the store out of reach;
+   * RESERVATION_LOST), it ran past `timeoutMs` (HANDLER_TIMEOUT), or `worker.close({
+   * timeoutMs })` stopped waiting for it (WORKER_CLOSED); `signal.reason` is that
+   * DelayQError. Reading `signal.aborted` (or `throwIfAborted()`) checks the reservation's
+   * end against the clock, so a process that was frozen past it sees the loss at once, before
+   * its renewal timer has had a turn. Pass it on to fetch and the like.
+   */
+  readonly signal: AbortSignal;
 }
 
-export type Handler<P = unknown> = (delivery: Delivery<P>) => unknown;
+export type Handler<P = unknown> = (delivery: Delivery<P>, context: HandlerContext) => unknown;
+
+/** A handler's time limit: one for every task, or one per task from its delivery (undefined: none). */
+export type HandlerTimeout = number | ((delivery: Delivery) => number | undefined);
+
+/**
+ * One delivery a worker runs: its handler's context (the signal, made on first use), and its
+ * reservation as the Renewer keeps it while the handler runs past its first turn.
+ */
+export class Job implements Held, HandlerContext {
+  watched = false;
+  done = false;
+  /** Settled before its handler returned (it timed out, or close gave it back): the return settles nothing. */
+  settledEarly = false;
+  until: number;
+  length: number;
+  private controller: AbortController | null = null;
+  private reason: DelayQError | null = null;
+
+  constructor(
+    readonly delivery: Delivery,
+    private readonly worker: Worker,
+    readonly timeoutAt: number,
+    reservedAt: number,
+  ) {
+    this.until = delivery.reservedUntil;
+    this.length = Math.max(1, delivery.reservedUntil - reservedAt);
+  }
+
+  get id(): string {
+    return this.delivery.id;
+  }
+
+  get receipt(): string {
+    return this.delivery.receipt;
+  }
+
+  get topic(): string {
+    return this.delivery.topic;
+  }
+
+  get ttrMs(): number | undefined {
+    return this.worker.ttrMs;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === null) {
+      const controller = new AbortController();
+      this.controller = controller;
+      if (this.reason !== null) controller.abort(this.reason);
+      else exactSignal(controller.signal, () => this.worker.checkDeadlines(this));
+    }
+    return this.controller.signal;
+  }
+
+  /** Why the handler was told to stop, if it was. */
+  get aborted(): DelayQError | null {
+    return this.reason;
+  }
+
+  abort(reason: DelayQError): void {
+    if (this.reason !== null) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+
+  lost(why: 'refused' | 'lapsed'): void {
+    this.worker.lost(this, why);
+  }
+
+  timedOut(): void {
+    this.worker.timedOut(this);
+  }
+}
+
+// The prototype's own, called with `this` set to each signal.
+const throwIfAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'throwIfAborted')!.value as () => void;
+
+/**
+ * Makes `signal.aborted` and `signal.throwIfAborted()` run `check` first: a handler that asks
+ * learns of a deadline passed (its reservation's end, its timeout) at once, even when the
+ * process was frozen past it and the loop's timers have not run yet (ADR 0051).
+ */
+function exactSignal(signal: AbortSignal, check: () => void): void {
+  Object.defineProperty(signal, 'aborted', {
+    configurable: true,
+    get(): boolean {
+      check();
+      return Reflect.get<AbortSignal, 'aborted'>(AbortSignal.prototype, 'aborted', signal);
+    },
+  });
+  Object.defineProperty(signal, 'throwIfAborted', {
+    configurable: true,
+    value(): void {
+      check();
+      Reflect.apply(throwIfAborted, signal, []);
+    },
+  });
+}
 
 /** How a Worker batches its store calls. */
 export interface WorkerOptions {
@@ -60,6 +176,8 @@ export interface WorkerParams extends WorkerOptions {
   readonly concurrency: number;
   /** Reservation length of its deliveries; undefined: each task's ttrMs. */
   readonly ttrMs: number | undefined;
+  /** Each handler's time limit; undefined: none. */
+  readonly timeoutMs?: HandlerTimeout | undefined;
 }
 
 export interface Room {
@@ -74,6 +192,22 @@ export interface WorkOptions {
   concurrency?: number;
   /** Reservation length for this worker's deliveries; default: each task's ttrMs. */
   ttrMs?: number;
+  /**
+   * The most a handler may run (its reservation renewed all the while): then its signal
+   * aborts (HANDLER_TIMEOUT) and the attempt fails as `timeout`, retried after its backoff.
+   * A number of ms, or a function of the delivery giving one per task (undefined: none).
+   * Default: none, renewed for as long as the handler runs.
+   */
+  timeoutMs?: HandlerTimeout;
+}
+
+export interface WorkerCloseOptions {
+  /**
+   * Wait at most this long for running handlers; then each one still running is told to
+   * stop (its signal aborts with WORKER_CLOSED) and its reservation given back uncounted, due
+   * again at once for another consumer. Default: wait for every handler.
+   */
+  timeoutMs?: number | undefined;
 }
 
 /**
@@ -124,14 +258,19 @@ export class Worker {
   readonly topic: string;
   private readonly handler: Handler;
   private readonly concurrency: number;
-  private readonly ttrMs: number | undefined;
+  readonly ttrMs: number | undefined;
+  private readonly timeoutMs: HandlerTimeout | undefined;
+  /** Jobs whose handlers ran past their first turn: renewed, and given back should close stop waiting. */
+  private readonly lingering = new Set<Job>();
+  /** close() stopped waiting for the handlers still running. */
+  private gaveUp = false;
 
   /** Starts reserving at once; `source` is the queue as the worker sees it. */
   constructor(
     private readonly source: WorkSource,
     params: WorkerParams,
   ) {
-    ({ topic: this.topic, handler: this.handler, concurrency: this.concurrency, ttrMs: this.ttrMs } = params);
+    ({ topic: this.topic, handler: this.handler, concurrency: this.concurrency, ttrMs: this.ttrMs, timeoutMs: this.timeoutMs } = params);
     this.gather = params.gather ?? false;
     this.room = params.room;
     this.loop = this.run();
@@ -142,12 +281,70 @@ export class Worker {
     return this.active;
   }
 
-  /** Stops taking tasks and resolves once the handlers already running have settled. */
-  async close(): Promise<void> {
+  /**
+   * Stops taking tasks and resolves once the handlers already running have settled, or, with
+   * `timeoutMs`, once that has passed and the reservations of those still running were given
+   * back (their signals abort with WORKER_CLOSED; they are not waited for).
+   */
+  async close(options?: WorkerCloseOptions): Promise<void> {
+    const { timeoutMs } = validateCloseOptions(options);
     this.abort.abort();
     this.notify();
     await this.loop;
-    while (this.active > 0 || this.settling > 0) await new Promise<void>((resolve) => (this.wake = resolve));
+    const { clock } = this.source;
+    const timer = timeoutMs === undefined ? null : clock.setTimer(() => this.giveUp(), timeoutMs);
+    try {
+      while ((this.active > 0 && !this.gaveUp) || this.settling > 0) await new Promise<void>((resolve) => (this.wake = resolve));
+    } finally {
+      if (timer !== null) clock.clearTimer(timer);
+    }
+  }
+
+  /** close() waited long enough: each handler still running is told to stop, its reservation given back uncounted. */
+  private giveUp(): void {
+    this.gaveUp = true;
+    for (const job of [...this.lingering]) {
+      if (job.done || job.settledEarly) continue;
+      this.settleEarly(job, new DelayQError('WORKER_CLOSED', `worker ${this.topic}: closed before the handler of ${job.id} ended; its reservation was given back`, { id: job.id }), {
+        ok: false,
+        error: new DeferTo('worker closed: the reservation was given back', job.delivery.runAt),
+      });
+    }
+    this.notify();
+  }
+
+  /** The Renewer: `job`'s reservation was lost. Its handler is told; what it settles later, the store judges. */
+  lost(job: Job, why: 'refused' | 'lapsed'): void {
+    if (job.done || job.aborted !== null) return;
+    this.source.drop(job);
+    const cause = why === 'refused' ? 'the store refused to renew it' : 'it was not renewed in time';
+    job.abort(new DelayQError('RESERVATION_LOST', `task ${job.id}: the reservation was lost (${cause}); it may be delivered again elsewhere`, { id: job.id, why }));
+    this.source.reportError(job.aborted, `worker ${this.topic}: a running handler's reservation was lost`);
+  }
+
+  /** The Renewer or the signal: `job`'s handler ran past its timeoutMs; the attempt fails as `timeout`. */
+  timedOut(job: Job): void {
+    if (job.done || job.settledEarly) return;
+    const after = job.timeoutAt - (job.until - job.length);
+    const message = `handler timed out (timeoutMs, about ${Math.round(after)} ms)`;
+    this.settleEarly(job, new DelayQError('HANDLER_TIMEOUT', `task ${job.id}: ${message}`, { id: job.id }), { ok: false, error: new RetryAfter(message, null, 'timeout') });
+  }
+
+  /** The deadlines of `job` checked when its handler reads its signal (Job.signal). */
+  checkDeadlines(job: Job): void {
+    if (job.done || job.settledEarly) return;
+    const now = this.source.clock.now();
+    if (now >= job.timeoutAt) this.timedOut(job);
+    else if (job.aborted === null && now >= lapseAt(job)) this.lost(job, 'lapsed');
+  }
+
+  /** Tells `job`'s handler to stop and settles its delivery now, without waiting for the handler. */
+  private settleEarly(job: Job, reason: DelayQError, outcome: Outcome): void {
+    job.settledEarly = true;
+    this.source.drop(job);
+    job.abort(reason);
+    this.settling++;
+    void this.source.settle(job, outcome).then(this.onSettled);
   }
 
   private notify(): void {
@@ -186,25 +383,41 @@ export class Worker {
       }
       // Nothing comes back only when the worker or its queue is closing.
       if (deliveries.length === 0) break;
-      const jobs = deliveries.map((delivery) => this.start(delivery));
-      // Handlers still running on the next turn get their TTR timers; quick ones never need one.
+      const now = this.source.clock.now();
+      const jobs = deliveries.map((delivery) => this.start(delivery, now));
+      // Handlers still running on the next turn get their TTR timers and are renewed; quick ones never need either.
       this.source.defer(() => {
         for (const job of jobs) {
           if (job.done || job.watched) continue;
           job.watched = true;
           this.source.watch(job.delivery);
+          if (job.settledEarly || job.aborted !== null) continue;
+          this.lingering.add(job);
+          this.source.hold(job);
         }
       });
     }
   }
 
   /** Runs the handler at once; a synchronous handler costs no promise of its own. */
-  private start(delivery: Delivery): Job {
-    const job: Job = { delivery, watched: false, done: false };
+  private start(delivery: Delivery, now: number): Job {
+    let timeoutAt = Infinity;
+    if (this.timeoutMs !== undefined) {
+      try {
+        timeoutAt = now + handlerTimeout(this.timeoutMs, delivery);
+      } catch (error) {
+        // A timeoutMs function that answered nonsense fails the attempt before the handler runs.
+        const job = new Job(delivery, this, Infinity, now);
+        this.active++;
+        this.finish(job, { ok: false, error });
+        return job;
+      }
+    }
+    const job = new Job(delivery, this, timeoutAt, now);
     this.active++;
     let result: unknown;
     try {
-      result = this.handler(delivery);
+      result = this.handler(delivery, job);
     } catch (error) {
       this.finish(job, { ok: false, error });
       return job;
@@ -223,6 +436,15 @@ export class Worker {
   private finish(job: Job, outcome: Outcome): void {
     job.done = true;
     this.active--;
+    if (job.watched) {
+      this.lingering.delete(job);
+      this.source.drop(job);
+    }
+    // Settled already (timed out, given back at close): only its slot is freed.
+    if (job.settledEarly) {
+      this.notify();
+      return;
+    }
     this.settling++;
     if (!outcome.ok) void this.source.settle(job, outcome).then(this.onSettled);
     if (this.gather) {
@@ -246,6 +468,16 @@ export class Worker {
 }
 
 const OK: Outcome = { ok: true };
+
+/** A handler's time limit for `delivery`: the number, or the function's answer (Infinity for none); INVALID_OPTION when out of range. */
+function handlerTimeout(timeout: HandlerTimeout, delivery: Delivery): number {
+  const ms = typeof timeout === 'number' ? timeout : timeout(delivery);
+  if (ms === undefined) return Infinity;
+  if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < 1 || ms > MAX_HANDLER_TIMEOUT_MS)
+    throw new DelayQError('INVALID_OPTION', `timeoutMs: must be an integer from 1 to ${MAX_HANDLER_TIMEOUT_MS} (got ${String(ms)} for ${delivery.id})`, { field: 'timeoutMs' });
+  return ms;
+}
+
 /** Acks in flight per unit of concurrency before the worker stops asking (ADR 0008). */
 const SETTLEMENTS_PER_SLOT = 32;
 

@@ -59,6 +59,10 @@ export const CORE_ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   INVALID_SCHEDULE: 400,
   SCHEDULE_NOT_FOUND: 404,
   LIMITS_NOT_FOUND: 404,
+  // A handler's signal reasons, in-process only; never an HTTP answer.
+  RESERVATION_LOST: 409,
+  HANDLER_TIMEOUT: 500,
+  WORKER_CLOSED: 503,
 };
 
 /** An error the HTTP layer itself raises (auth, routing, body parsing, load shedding). */

@@ -35,6 +35,9 @@ export const CORE_ERROR_CODES = [
   'INVALID_SCHEDULE',
   'SCHEDULE_NOT_FOUND',
   'LIMITS_NOT_FOUND',
+  'RESERVATION_LOST',
+  'HANDLER_TIMEOUT',
+  'WORKER_CLOSED',
 ] as const;
 
 /** Codes only the HTTP layer produces (src/server/errors.ts). */

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decideDefer, decideFailure, decideMove, deferrableOr, EXPIRED_ERROR, movableOr } from '../../src/core/task/decide.js';
+import { decideDefer, decideExtend, decideFailure, decideMove, deferrableOr, EXPIRED_ERROR, movableOr } from '../../src/core/task/decide.js';
 import { nextState, type TaskEvent } from '../../src/core/task/lifecycle.js';
 import { TASK_STATES, type TaskState } from '../../src/core/task/model.js';
 
@@ -39,12 +39,13 @@ describe('decideFailure', () => {
     fc.record({ kind: fc.constant('nack' as const), delayMs: fc.option(fc.integer({ min: 0, max: 5_000 }), { nil: undefined }), error: fc.option(fc.string(), { nil: undefined }), random: fc.double({ min: 0, max: 1, noNaN: true }) }),
   );
 
-  it('matches the rule: stale unless reserved under the receipt (and run out, for an expiry); then retry while attempts remain, else dead', () => {
+  it('matches the rule: stale unless reserved under the receipt; held for an expiry before it ran out; then retry while attempts remain, else dead', () => {
     fc.assert(
       fc.property(facts, fc.boolean(), fc.integer({ min: 0, max: 2_000 }), cause, (task, holds, now, why) => {
         const decision = decideFailure(task, holds, now, why);
-        const stale = task.state !== 'reserved' || !holds || (why.kind === 'expire' && task.reservedUntil > now);
+        const stale = task.state !== 'reserved' || !holds;
         if (stale) return assert.deepEqual(decision, { status: 'stale' });
+        if (why.kind === 'expire' && task.reservedUntil > now) return assert.deepEqual(decision, { status: 'held', reservedUntil: task.reservedUntil });
         const error = why.kind === 'expire' ? EXPIRED_ERROR : (why.error ?? null);
         if (task.attempts >= task.maxAttempts) return assert.deepEqual(decision, { status: 'dead', error });
         assert.equal(decision.status, 'retrying');
@@ -58,6 +59,18 @@ describe('decideFailure', () => {
   });
 
   it('says not_found without a task', () => assert.deepEqual(decideFailure(undefined, true, 0, { kind: 'expire' }), { status: 'not_found' }));
+});
+
+describe('decideExtend', () => {
+  it('extends only a reservation in force: reserved under the receipt and not run out; not_found without a task', () => {
+    fc.assert(
+      fc.property(fc.constantFrom<TaskState>(...TASK_STATES), fc.option(fc.integer({ min: 0, max: 2_000 }), { nil: null }), fc.boolean(), fc.integer({ min: 0, max: 2_000 }), (state, reservedUntil, holds, now) => {
+        const inForce = state === 'reserved' && holds && reservedUntil !== null && reservedUntil > now;
+        assert.equal(decideExtend({ state, reservedUntil }, holds, now), inForce ? 'go' : 'stale');
+      }),
+    );
+    assert.equal(decideExtend(undefined, true, 0), 'not_found');
+  });
 });
 
 describe('movableOr and deferrableOr', () => {

@@ -142,6 +142,29 @@ describe('push delivery', () => {
     assert.equal((await q.get(id))?.lastError, 'timeout after 10000 ms');
   });
 
+  it('stops a push whose reservation is lost: the signal its request was sent with aborts (RESERVATION_LOST)', async () => {
+    const opened = await openPushing();
+    q = opened.q;
+    opened.transport.hold = true;
+    await q.setPush('orders', { url: URL_ORDERS, timeoutMs: 3_000 });
+    await q.schedule({ id: 'p1', topic: 'orders' });
+    await flush();
+    assert.equal(opened.transport.sent.length, 1);
+    const signal = opened.transport.signals[0];
+    assert.ok(signal !== undefined && !signal.aborted);
+    // Its reservation is settled elsewhere meanwhile (a consumer holding its receipt nacks it).
+    const receipt = (await q.store.get('p1'))!.receipt!;
+    await q.nack('p1', receipt, { delayMs: 600_000 });
+    for (let i = 0; i < 100 && !signal.aborted; i++) {
+      opened.clock.advance(100);
+      await flush(3);
+    }
+    assert.ok(signal.aborted && isDelayQError(signal.reason, 'RESERVATION_LOST'), String(signal.reason));
+    assert.ok(opened.clock.now() - T0 < 3_000 + 5_000, 'told at its first renewal, before the reservation would run out');
+    opened.transport.release({ kind: 'failure', reason: 'aborted' });
+    await flush();
+  });
+
   it('keeps at most `concurrency` pushes of a topic in flight', async () => {
     const opened = await openPushing();
     q = opened.q;

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Delivery } from '../../src/core/task/model.js';
+import { systemClock } from '../../src/engine/system-clock.js';
 import { Worker, type Job, type Outcome, type WorkSource } from '../../src/engine/worker.js';
 
 const delivery = (n: number): Delivery => ({ id: `t${n}`, topic: 'x', payload: null, runAt: 0, attempt: 1, maxAttempts: 5, receipt: `r${n}`, reservedUntil: 1e15 });
@@ -45,6 +46,9 @@ function source(total: number): WorkSource & { reserves: number[]; ackCalls: num
     watch: () => undefined,
     defer: (callback: () => void) => void setImmediate(callback),
     pauseAfterFailure: () => Promise.resolve(),
+    clock: systemClock,
+    hold: () => undefined,
+    drop: () => undefined,
   };
   return s;
 }

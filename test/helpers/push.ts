@@ -52,8 +52,12 @@ export class ScriptedTransport implements PushTransport {
     this.warmed.push(url);
   }
 
-  send(request: PushRequest): Promise<PushResponse> {
+  /** The signal each request was sent with, in the order sent. */
+  readonly signals: (AbortSignal | undefined)[] = [];
+
+  send(request: PushRequest, signal?: AbortSignal): Promise<PushResponse> {
     this.sent.push({ request, at: this.clock.now() });
+    this.signals.push(signal);
     if (this.hold || this.holdIf?.(request) === true)
       return new Promise<PushResponse>((resolve) => {
         this.held.push(resolve);

@@ -376,10 +376,29 @@ export function validateExtendOptions(options: unknown, limits: Limits = DEFAULT
   return { ttrMs: ttrMs === undefined ? undefined : validateIntOption(ttrMs, 'ttrMs', 1, limits.maxTtrMs) };
 }
 
-/** A worker's options, defaulted: 10 handlers at once, each task's own ttrMs. */
-export function validateWorkOptions(options: { concurrency?: unknown; ttrMs?: unknown }, limits: Limits = DEFAULT_LIMITS): { concurrency: number; ttrMs: number | undefined } {
+/** The longest a handler's timeoutMs may be (Node's longest timer, ~24.8 days). */
+export const MAX_HANDLER_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * A worker's options, defaulted: 10 handlers at once, each task's own ttrMs, no time limit.
+ * `timeoutMs` is a number of ms or a function of the delivery (checked per task when it runs).
+ */
+export function validateWorkOptions<F extends (...args: never[]) => unknown>(
+  options: { concurrency?: unknown; ttrMs?: unknown; timeoutMs?: number | F },
+  limits: Limits = DEFAULT_LIMITS,
+): { concurrency: number; ttrMs: number | undefined; timeoutMs: number | F | undefined } {
+  const timeoutMs = options.timeoutMs;
   return {
     concurrency: options.concurrency === undefined ? 10 : validateIntOption(options.concurrency, 'concurrency', 1, 10_000),
     ttrMs: options.ttrMs === undefined ? undefined : validateIntOption(options.ttrMs, 'ttrMs', 1, limits.maxTtrMs),
+    timeoutMs: timeoutMs === undefined || typeof timeoutMs === 'function' ? timeoutMs : validateIntOption(timeoutMs, 'timeoutMs', 1, MAX_HANDLER_TIMEOUT_MS),
   };
+}
+
+/** How long a close waits for running handlers: 0 .. MAX_HANDLER_TIMEOUT_MS ms, or undefined for as long as they run. */
+export function validateCloseOptions(options: unknown): { timeoutMs: number | undefined } {
+  if (options === undefined) return { timeoutMs: undefined };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('INVALID_ARGUMENT', 'options', 'must be an object', options);
+  const timeoutMs = (options as { timeoutMs?: unknown }).timeoutMs;
+  return { timeoutMs: timeoutMs === undefined ? undefined : validateIntOption(timeoutMs, 'timeoutMs', 0, MAX_HANDLER_TIMEOUT_MS) };
 }
