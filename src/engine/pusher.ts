@@ -141,6 +141,11 @@ export class Pusher {
     this.earlyLanes.clear();
   }
 
+  /** Whether push lane `lane` has its consumer here (or will have it once the Pusher is live). */
+  hasLane(lane: string): boolean {
+    return this.lanes.has(lane) || this.earlyLanes.has(lane);
+  }
+
   /** A task of push lane `lane` fell due in this process: the lane gets its consumer if it has none. */
   laneDue(lane: string): void {
     if (this.stopped || this.lanes.has(lane)) return;

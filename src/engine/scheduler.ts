@@ -35,7 +35,7 @@
  * handlers running at close still settle, until `seal()` (the store is about to close).
  */
 import { onPartial } from '../core/partial-batch.js';
-import type { ScheduleOutcome } from '../core/ports/index.js';
+import type { RemoteTimerSource, ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
 import { isPushLane, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -45,6 +45,7 @@ import { Janitor } from './janitor.js';
 import { LatenessRecorder } from './lateness.js';
 import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
+import { NoticeTimers } from './notice-timers.js';
 import type { LoopContext } from './loop-context.js';
 import { Pusher } from './pusher.js';
 import { Renewer, type Held } from './renewer.js';
@@ -83,6 +84,7 @@ export class Scheduler implements WorkScheduler {
   private readonly loader: Loader;
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
+  private readonly notices: NoticeTimers;
   /** The push transport was warmed for a loaded task with its own url (warmTaskUrls). */
   private taskUrlsWarmed = false;
   /** Recurring schedules: DelayQueue.schedules reaches it through `recurring`. */
@@ -108,7 +110,7 @@ export class Scheduler implements WorkScheduler {
     this.flow = new TopicFlow(context);
     const { pauses, flow } = this;
     this.dispatcher =
-      store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeLoaded, pauses, flow }) : new LocalDispatcher(context, { pauses, flow });
+      store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeRemote, pauses, flow }) : new LocalDispatcher(context, { pauses, flow });
     this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined });
     this.loader = new Loader(context, { place: this.placeLoaded, backlog: this.dispatcher });
     this.janitor = new Janitor(context);
@@ -136,6 +138,13 @@ export class Scheduler implements WorkScheduler {
             defaultSecret: push.defaultSecret,
             targetOf: (delivery) => this.pushTargets.get(delivery),
           });
+    this.notices = new NoticeTimers(context, {
+      driver: this.driver,
+      window: () => this.loader.loadTarget,
+      open: () => this.current !== 'sealed',
+      due: (ref) => this.onDue([ref]),
+      knowsLane: (lane) => this.pusher?.hasLane(lane) ?? true,
+    });
   }
 
   get phase(): SchedulerPhase {
@@ -343,6 +352,17 @@ export class Scheduler implements WorkScheduler {
     if (this.current === 'sealed' || ref.dueAt >= this.loader.loadTarget) return;
     const held = created ? this.driver.addNew(ref) : this.driver.add(ref);
     if (!held) this.onDue([ref]);
+  };
+
+  /**
+   * A timer a shared store hands over: read from the store (a partition taken over, a
+   * reservation that ran out elsewhere), placed like a loaded one; or told by another
+   * process's message, which may only make the engine look again (notice-timers.ts).
+   * Neither may throw here, in the store's listener: a time that is not a whole number is dropped.
+   */
+  private readonly placeRemote = (ref: TimerRef, source: RemoteTimerSource): void => {
+    if (source === 'notice') this.notices.place(ref);
+    else if (Number.isSafeInteger(ref.dueAt)) this.placeLoaded(ref);
   };
 
   /** A timer read by the loader or handed over by a shared store: it may be in the wheel already. */

@@ -1,4 +1,4 @@
-import type { Clock, SharedDispatch } from '../core/ports/index.js';
+import type { Clock, RemoteTimerSource, SharedDispatch } from '../core/ports/index.js';
 import { topicOfLane, type Delivery, type TimerRef } from '../core/task/model.js';
 import type { Deliver, Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
@@ -12,7 +12,8 @@ import type { TopicGate } from './topic-pauses.js';
  * port's SharedDispatch): due run timers go to the Promoter, which moves their tasks into
  * the store's ready lists, and consumers reserve from those lists. The store also hands
  * this process timers it did not create (tasks other processes scheduled into partitions
- * it owns, partitions it takes over): they go to `placeRemote`, like loaded timers. A
+ * it owns, partitions it takes over): they go to `placeRemote`, with where each came from
+ * (read from the store, or told by another process's message: notice-timers.ts). A
  * paused topic's tasks are promoted as usual and wait in the ready lists; its reserves wait
  * here until it is resumed (TopicGate). `topic` here is a lane: a topic, or a topic's push
  * lane, which that topic's pause and limits govern.
@@ -23,14 +24,14 @@ export class SharedDispatcher implements Dispatcher {
   private readonly clock: Clock;
   private readonly inFlight: InFlight;
   private readonly promoter: Promoter;
-  private readonly placeRemote: (ref: TimerRef) => void;
+  private readonly placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void;
   private readonly pauses: TopicGate;
   private readonly flow: TopicFlow;
 
   /** `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other processes hand over go; `pauses`: the paused topics; `flow`: the topics' limits. */
   constructor(
     context: LoopContext,
-    { shared, placeRemote, pauses, flow }: { shared: SharedDispatch; placeRemote: (ref: TimerRef) => void; pauses: TopicGate; flow: TopicFlow },
+    { shared, placeRemote, pauses, flow }: { shared: SharedDispatch; placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void; pauses: TopicGate; flow: TopicFlow },
   ) {
     ({ clock: this.clock, inFlight: this.inFlight } = context);
     this.store = shared;

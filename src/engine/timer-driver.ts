@@ -21,8 +21,10 @@ export const SPLIT_SLICE = 2_048;
 /**
  * Drives the timing wheel with one re-armed timer: it sleeps until the wheel's next
  * deadline, advances the wheel to the current time and hands the due timers, in order,
- * to `onDue`. It keeps at most one timer per task id (a task is either waiting to run
- * or reserved, never both), so replacing a task's timer is a cancel and an insert.
+ * to `onDue`. It keeps one timer per task id (a task is either waiting to run or
+ * reserved, never both), so replacing a task's timer is a cancel and an insert; the one
+ * exception is a timer another process's message told of (`hint`), which waits beside the
+ * task's own rather than take its place.
  *
  * A timer's handle is kept by task id in `handles`, or, for the run ref of a store with
  * timer homes (TimerHomes in core/ports/: the memory store), in the home the ref
@@ -36,6 +38,8 @@ export const SPLIT_SLICE = 2_048;
 export class TimerDriver {
   private readonly wheel: TimingWheel<TimerRef>;
   private readonly handles = new IdMap<RunTimerHandle>();
+  /** The timers placed by `hint` still in the wheel, as their task's timer or beside it. */
+  private readonly hints = new Set<TimerRef>();
   private timer: TimerToken | null = null;
   private armedFor = Number.POSITIVE_INFINITY;
   private running = false;
@@ -101,6 +105,32 @@ export class TimerDriver {
     return true;
   }
 
+  /**
+   * A timer another process's message told of (SharedDispatch.onRemoteTimer, `notice`):
+   * shaped right, but anyone who can reach the store may have sent it. It never takes the
+   * place of the task's timer here: it is the task's timer when the task has none, and
+   * otherwise waits beside it; each fires, and the store decides at each (a task is reserved
+   * once, never before its runAt). A loaded timer replaces it like any other. Returns false
+   * when it is due already: the caller hands it on at once.
+   */
+  hint(ref: TimerRef): boolean {
+    const held = this.handles.get(ref.id)?.value;
+    if (held !== undefined && held.kind === ref.kind && held.dueAt === ref.dueAt) return true;
+    if (ref.dueAt <= this.clock.now()) this.fireDue();
+    const handle = this.wheel.add(ref.dueAt, ref);
+    if (handle === undefined) return false;
+    this.hints.add(ref);
+    if (held === undefined) this.handles.set(ref.id, handle);
+    if (ref.dueAt < this.armedFor) this.arm();
+    this.splitLater();
+    return true;
+  }
+
+  /** How many timers placed by `hint` are in the wheel. */
+  get hinted(): number {
+    return this.hints.size;
+  }
+
   /** True when the task's timer is exactly `ref` (same kind and time): a reload can skip it. */
   holds(ref: TimerRef): boolean {
     const current = (this.handles.get(ref.id) ?? homeOf(ref)?.runTimer)?.value;
@@ -124,6 +154,7 @@ export class TimerDriver {
       this.handles.delete(id);
       this.wheel.cancel(handle);
       removed = handle.value;
+      if (this.hints.size > 0) this.hints.delete(removed);
     }
     const held = home?.runTimer;
     if (home !== undefined && held !== undefined) {
@@ -143,6 +174,7 @@ export class TimerDriver {
     if (handle !== undefined && handle.value.kind === 'run' && handle.value.seq === ref.seq) {
       this.handles.delete(ref.id);
       this.wheel.cancel(handle);
+      if (this.hints.size > 0) this.hints.delete(handle.value);
     }
     const home = homeOf(ref) ?? this.homes?.timerHome(ref.id);
     const held = home?.runTimer;
@@ -170,7 +202,9 @@ export class TimerDriver {
     for (const ref of due) {
       const home = homeOf(ref);
       if (home !== undefined) home.runTimer = undefined;
-      else this.handles.delete(ref.id);
+      // A hint beside the task's timer leaves that timer's handle where it is.
+      else if (this.hints.size === 0 || this.handles.get(ref.id)?.value === ref) this.handles.delete(ref.id);
+      if (this.hints.size > 0) this.hints.delete(ref);
     }
     if (due.length > 0) this.onDue(due);
   }

@@ -20,7 +20,7 @@ import { dict } from '../core/dict.js';
 import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
-import { SHARED_DISPATCH_OPERATIONS, TASK_STORE_OPERATIONS, type TaskStore } from '../core/ports/index.js';
+import { SHARED_DISPATCH_OPERATIONS, TASK_STORE_OPERATIONS, type SharedDispatch, type TaskStore } from '../core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../core/push.js';
 import { QueueGauges, type StatsSource } from './gauges.js';
 
@@ -98,6 +98,8 @@ export class QueueMetrics implements QueueObserver {
   private readonly pushDurations: Histogram<'topic'>;
   private readonly pushFailures = new Map<string, PushFailure>();
   private gauges: QueueGauges | null = null;
+  /** The shared part of the store these metrics time (wrapStore), whose dropped notices they count. */
+  private shared: SharedDispatch | null = null;
 
   constructor(options: MetricsOptions) {
     const registers = [options.registry];
@@ -146,6 +148,17 @@ export class QueueMetrics implements QueueObserver {
       labelNames: ['topic'],
       buckets: PUSH_BUCKETS,
       registers,
+    });
+    const badNotices = (): Iterable<[string, number]> => this.shared?.badNotices?.() ?? [];
+    new Counter({
+      name: 'delayq_bad_notices_total',
+      help: 'Messages from other processes (PostgreSQL NOTIFY, Redis PUBLISH) dropped as malformed, by channel: another client of the store sent them.',
+      labelNames: ['channel'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [channel, n] of badNotices()) this.inc({ channel }, n);
+      },
     });
     if (options.defaultMetrics === true) {
       collectDefaultMetrics({ register: options.registry });
@@ -226,6 +239,7 @@ export class QueueMetrics implements QueueObserver {
    * the store as `this`); its other members, and capabilities such as timerHome, pass through.
    */
   wrapStore<S extends TaskStore>(store: S): S {
+    this.shared = store.shared;
     const timed = this.timedMethods(store, TIMED_STORE_OPERATIONS);
     // The shared part is reached through the store: its promotions are timed too.
     if (store.shared !== null) timed.set('shared', this.timedProxy(store.shared, this.timedMethods(store.shared, TIMED_SHARED_OPERATIONS)));

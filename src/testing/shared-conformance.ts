@@ -23,6 +23,7 @@ import { isDelayQError } from '../core/errors.js';
 import { PartialBatchError } from '../core/partial-batch.js';
 import { DelayQueue } from '../open-queue.js';
 import { FactsTail } from './facts-file.js';
+import { hostileMessage, seededRandom, type MessageChannel } from './hostile-messages.js';
 
 export interface SharedNamespace {
   /** The store URL every process opens. */
@@ -44,6 +45,13 @@ export interface SharedBacking {
   refuseWrites?(space: SharedNamespace, partition: number): Promise<() => Promise<void>>;
   /** The partition of a task id in a namespace: the store's own router. */
   partitionOf?(space: SharedNamespace, id: string): number;
+  /**
+   * Sends `message` on a channel of the namespace as any client of the backing could
+   * (PostgreSQL NOTIFY, Redis PUBLISH): `timers`, or the `ready` channel of `topic`; a
+   * message the backing itself refuses (too long for NOTIFY) resolves all the same. The
+   * message-fuzzing case is skipped for a backing without it.
+   */
+  send?(space: SharedNamespace, channel: MessageChannel, message: string, topic: string): Promise<void>;
 }
 
 /**
@@ -180,6 +188,44 @@ export function runSharedConformance(name: string, backing: SharedBacking): void
       );
       const late = all.filter((d) => d.at - d.runAt > ON_TIME_MS);
       assert.deepEqual(late, [], `every task within ${ON_TIME_MS} ms of its runAt`);
+    });
+
+    it('messages no delayq process sends, random and hostile, on every channel while tasks flow: no process dies, none is lost, early or late', { timeout: 180_000, skip: backing.send === undefined }, async () => {
+      const space = await backing.namespace();
+      const { nodes, producer } = await open([2, 2], space, 'fuzzed');
+      const seed = Date.now() % 1_000_000;
+      const random = seededRandom(seed);
+      const start = Date.now();
+      const tasks = Array.from({ length: 300 }, (_, i) => ({ id: `f-${i}`, topic: 'fuzzed', payload: null, runAt: start + 1_000 + (i % 150) * 20 }));
+      await producer.scheduleMany(tasks);
+      // While they fall due (and a second batch is scheduled among the messages): messages
+      // on both channels, each awaited, so the processes take them as they come.
+      let later: typeof tasks = [];
+      const scheduleLater = async (): Promise<void> => {
+        const now = Date.now();
+        later = Array.from({ length: 100 }, (_, i) => ({ id: `g-${i}`, topic: 'fuzzed', payload: null, runAt: now + 500 + i * 10 }));
+        await producer.scheduleMany(later);
+      };
+      let sent = 0;
+      while (Date.now() < start + 5_000) {
+        if (sent === 150) await scheduleLater();
+        const channel: MessageChannel = random() < 0.6 ? 'timers' : 'ready';
+        await backing.send!(space, channel, hostileMessage(random, channel, tasks, Date.now()), 'fuzzed');
+        sent++;
+      }
+      if (later.length === 0) await scheduleLater();
+      const all = [...tasks, ...later];
+      await nodes.settled(
+        all.map((t) => t.id),
+        30_000,
+      );
+      const where = `seed ${seed}, ${sent} messages`;
+      assert.deepEqual(nodes.children.filter((child) => child.exitCode !== null || child.signalCode !== null).length, 0, `every process lives (${where})`);
+      assert.deepEqual(all.filter((t) => !nodes.deliveries.has(t.id)).map((t) => t.id), [], `every task delivered (${where})`);
+      const deliveries = all.map((t) => ({ id: t.id, runAt: t.runAt, at: nodes.deliveries.get(t.id)![0]!.at }));
+      assert.deepEqual(deliveries.filter((d) => d.at < d.runAt), [], `none before its runAt (${where})`);
+      assert.deepEqual(deliveries.filter((d) => d.at - d.runAt > ON_TIME_MS), [], `every task within ${ON_TIME_MS} ms of its runAt (${where})`);
+      assert.ok(sent > 100, `messages sent (${where})`);
     });
 
     it('a partition that refuses writes holds back only its own tasks: the others fire on time, its writes answer STORE_UNAVAILABLE, and once it takes writes again its tasks are delivered, none early', { timeout: 120_000, skip: backing.refuseWrites === undefined || backing.partitionOf === undefined }, async () => {

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import { buildKeyspace } from '../../src/stores/redis/keys.js';
 import { shardOf } from '../../src/stores/shared/router.js';
 import type { SharedBacking } from '../../src/testing/shared-conformance.js';
@@ -181,7 +182,7 @@ export function aclBacking(
   ports: () => readonly number[],
   url: (auth: string) => string,
   shards: number,
-): Pick<SharedBacking, 'namespace' | 'refuseWrites' | 'partitionOf'> {
+): Pick<SharedBacking, 'namespace' | 'refuseWrites' | 'partitionOf' | 'send'> {
   let namespaces = 0;
   const setUser = (prefix: string, ...rules: string[]): void => {
     for (const port of ports()) cli(port, 'ACL', 'SETUSER', prefix, ...rules);
@@ -200,5 +201,16 @@ export function aclBacking(
       return async () => setUser(prefix, 'resetkeys', '~*');
     },
     partitionOf: (_space, id) => shardOf(id, shards),
+    // Any client may PUBLISH: here the server's default user, on a connection of its own.
+    send: async (space, channel, message, topic) => {
+      const keys = buildKeyspace(space.storeOptions['prefix'] as string, shards);
+      const client = new Redis({ host: '127.0.0.1', port: ports()[0]!, lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await client.connect();
+        await client.publish(channel === 'timers' ? keys.timerChannel : keys.readyChannel(topic), message);
+      } finally {
+        client.disconnect();
+      }
+    },
   };
 }

@@ -33,11 +33,25 @@ export interface SharedDispatch {
    * Registers the receiver of timers this process must now keep although it did not
    * create them: near-window tasks scheduled by other processes into its partitions, the
    * timers of partitions it takes over, and reservations that ran out in a dead process.
+   * `source` says where a timer comes from: `store`, read from the store (it replaces the
+   * task's timer, as a loaded one does), or `notice`, a message another process sent
+   * (NOTIFY, PUBLISH), which anyone who can reach the store may forge: the store checked its
+   * shape and bounds, but not that it is true, so it may only make the engine look again at
+   * that time, never take the place of a timer the task has.
    */
-  onRemoteTimer(listener: (ref: TimerRef) => void): void;
+  onRemoteTimer(listener: (ref: TimerRef, source: RemoteTimerSource) => void): void;
+  /**
+   * Messages from other processes (NOTIFY, PUBLISH) dropped as malformed since the store
+   * opened, by channel (`timers`, `ready`); each channel the store listens on is listed, 0
+   * until one is dropped. Read by the metrics (delayq_bad_notices_total).
+   */
+  badNotices?(): ReadonlyMap<string, number>;
   /** Which recurring schedules this process plans (see SchedulePlanning). */
   readonly schedulePlanning: SchedulePlanning;
 }
+
+/** Where a remote timer comes from (SharedDispatch.onRemoteTimer): read from the store, or told by another process's message. */
+export type RemoteTimerSource = 'store' | 'notice';
 
 /**
  * Which process plans which recurring schedule, on a store several processes share. Each

@@ -80,7 +80,7 @@ export const TASK_STORE_OPERATIONS = {
 } as const satisfies Record<string, readonly (keyof TaskStore)[]>;
 
 /** The methods of the shared part (`store.shared`). */
-export const SHARED_DISPATCH_OPERATIONS = ['promote', 'reserveReady', 'onRemoteTimer'] as const satisfies readonly (keyof SharedDispatch)[];
+export const SHARED_DISPATCH_OPERATIONS = ['promote', 'reserveReady', 'onRemoteTimer', 'badNotices'] as const satisfies readonly (keyof SharedDispatch)[];
 
 type MethodOf<T> = { [K in keyof T]-?: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
 type Listed = (typeof TASK_STORE_OPERATIONS)[keyof typeof TASK_STORE_OPERATIONS][number];

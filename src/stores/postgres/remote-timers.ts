@@ -8,9 +8,10 @@
  * - the timers of a shard this process takes over (`loadShard`, retried until it works);
  * - reservations that ran out in a dead process (`recover`, after every lease tick).
  */
-import { parseTimerLines, timerLine } from '../shared/timer-lines.js';
-import type { Clock, TimerToken } from '../../core/ports/index.js';
+import { timerLine } from '../shared/timer-lines.js';
+import type { Clock, RemoteTimerSource, TimerToken } from '../../core/ports/index.js';
 import type { TimerRef } from '../../core/task/model.js';
+import { BadNotice, parseTimerNotice, type NoticeGuard } from '../shared/notices.js';
 import { shardOf } from '../shared/router.js';
 import type { ShardLeases } from '../shared/shard-leases.js';
 import { packLines, type Channels } from './channels.js';
@@ -30,7 +31,7 @@ const RECOVER_EVERY_MS = 5_000;
 const RECOVER_PAGE = 500;
 
 export class RemoteTimers {
-  private readonly listeners: ((ref: TimerRef) => void)[] = [];
+  private readonly listeners: ((ref: TimerRef, source: RemoteTimerSource) => void)[] = [];
   private readonly retries = new Map<TimerToken, () => void>();
   private stopped = false;
   private recoveredAt = Number.NEGATIVE_INFINITY;
@@ -41,14 +42,15 @@ export class RemoteTimers {
     private readonly leases: ShardLeases,
     private readonly clock: Clock,
     private readonly horizonMs: number,
+    private readonly guard: NoticeGuard,
   ) {}
 
-  listen(listener: (ref: TimerRef) => void): void {
+  listen(listener: (ref: TimerRef, source: RemoteTimerSource) => void): void {
     this.listeners.push(listener);
   }
 
-  private emit(ref: TimerRef): void {
-    for (const listener of this.listeners) listener(ref);
+  private emit(ref: TimerRef, source: RemoteTimerSource = 'store'): void {
+    for (const listener of this.listeners) listener(ref, source);
   }
 
   /** Near-window run timers of shards other processes own go to their owners (fire and forget: a lost one waits for the owner's next load). */
@@ -61,10 +63,12 @@ export class RemoteTimers {
     this.pg.query(this.pg.sql('notify'), [this.channels.timers, payloads], 'delayq_notify').catch(() => undefined);
   }
 
-  /** A notification on the timers channel. */
+  /** A notification on the timers channel (anyone who can log in may send one: notices.ts). */
   receive(payload: string): void {
+    const refs = parseTimerNotice(payload);
+    if (refs instanceof BadNotice) return this.guard.drop('timers', refs, payload);
     const horizon = this.clock.now() + this.horizonMs;
-    for (const ref of parseTimerLines(payload, (id, dueAt) => dueAt < horizon && this.leases.owns(shardOf(id, this.pg.shards)))) this.emit(ref);
+    for (const ref of refs) if (ref.dueAt < horizon && this.leases.owns(shardOf(ref.id, this.pg.shards))) this.emit(ref, 'notice');
   }
 
   /** A shard taken over: its timers within the horizon go to this process's wheel; retried until done or lost again. */

@@ -13,10 +13,11 @@
  * reservable by its state and runAt alone, so a zombie that still believes it owns a shard
  * can only send a needless wakeup; what it writes with a stale receipt is refused.
  */
-import type { Clock, Logger, SchedulePlanning, SharedDispatch } from '../../core/ports/index.js';
+import type { Clock, Logger, RemoteTimerSource, SchedulePlanning, SharedDispatch } from '../../core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../core/task/model.js';
 import { ShardBatcher } from '../shared/batcher.js';
 import { SharedLeaseKeeper } from '../shared/lease-keeper.js';
+import { BadNotice, NoticeGuard, parsePgReadyNotice } from '../shared/notices.js';
 import { ReadyWaiters } from '../shared/ready-waiters.js';
 import { shardOf } from '../shared/router.js';
 import { ScheduleOwners } from '../shared/schedule-owners.js';
@@ -32,16 +33,6 @@ import { RemoteTimers } from './remote-timers.js';
 interface ReadyNotice {
   readonly lane: string;
   readonly from: DuePosition;
-}
-
-/**
- * A ready payload, "lane dueAt seq" (lanes have no spaces: topics are [A-Za-z0-9._:-]), or
- * a bare lane, which says no position and so sends its consumers back to the beginning.
- */
-export function readyNotice(payload: string): { lane: string; from?: DuePosition } {
-  const [lane = '', dueAt, seq] = payload.split(' ');
-  const position = { dueAt: Number(dueAt), seq: Number(seq) };
-  return Number.isSafeInteger(position.dueAt) && Number.isSafeInteger(position.seq) ? { lane, from: position } : { lane };
 }
 
 /** How long a dead process keeps its shards; a tick renews or takes leases every LEASE_MS / 5. */
@@ -65,6 +56,7 @@ export class PgShared implements SharedDispatch {
   private readonly channels: Channels;
   private readonly reserver: ReadyReserver;
   private readonly listener: Listener;
+  private readonly guard: NoticeGuard;
   private readonly keeper: SharedLeaseKeeper;
   private readonly pg: PgContext;
   private readonly notices = new ShardBatcher<ReadyNotice, void>((_, notices) => this.announce(notices), 10_000);
@@ -74,13 +66,15 @@ export class PgShared implements SharedDispatch {
     this.channels = channelsOf(pg.schema);
     this.leases = new ShardLeases(owner, (shard) => logger.debug({ shard, owner }, 'postgres: gave up or lost a shard lease'));
     this.schedulePlanning = new ScheduleOwners(this.leases, pg.shards, LEASE_MS + Math.floor(LEASE_MS / 5));
-    this.remoteTimers = new RemoteTimers(pg, this.channels, this.leases, clock, horizonMs);
+    this.guard = new NoticeGuard('postgres', ['timers', 'ready'], logger, clock);
+    this.remoteTimers = new RemoteTimers(pg, this.channels, this.leases, clock, horizonMs, this.guard);
     this.reserver = new ReadyReserver(pg, new ReadyWaiters(1, SWEEP_MS, clock));
     this.listener = new Listener(connectionString, this.channels, clock, logger, {
       timers: (payload) => this.remoteTimers.receive(payload),
       ready: (payload) => {
-        const notice = readyNotice(payload);
-        this.reserver.notify(notice.lane, notice.from);
+        const notice = parsePgReadyNotice(payload);
+        if (notice instanceof BadNotice) this.guard.drop('ready', notice, payload);
+        else this.reserver.notify(notice.lane, notice.from);
       },
       // Notices sent while we were away are lost: try every lane again and reload our timers.
       reconnected: () => {
@@ -151,8 +145,12 @@ export class PgShared implements SharedDispatch {
     return this.reserver.reserveReady(topic, max, now, ttrMs, signal);
   }
 
-  onRemoteTimer(listener: (ref: TimerRef) => void): void {
+  onRemoteTimer(listener: (ref: TimerRef, source: RemoteTimerSource) => void): void {
     this.remoteTimers.listen(listener);
+  }
+
+  badNotices(): ReadonlyMap<string, number> {
+    return this.guard.counts();
   }
 
   /** Hands the shards over at once (a clean stop), then stops listening. */

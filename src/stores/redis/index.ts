@@ -20,6 +20,7 @@ import { OverdueRecoverer } from './overdue-recoverer.js';
 import { Unparker } from './parking.js';
 import { Promoter } from './promoter.js';
 import { ReadyReserver } from './ready-reserver.js';
+import { NoticeGuard } from '../shared/notices.js';
 import { ReadyWaiters } from '../shared/ready-waiters.js';
 import { RedisStore } from './redis-store.js';
 import { RemoteTimers } from './remote-timers.js';
@@ -174,11 +175,12 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
   const demand = new ConsumerDemand(clock);
   const kept = new KeptTaskReleaser(client, keys, clock, owner, waiters, logger);
   const promoter = new Promoter(client, keys, leases, demand, kept, waiters, health);
-  const remoteTimers = new RemoteTimers(client, keys, leases, clock, horizonMs, unparker);
+  const guard = new NoticeGuard('redis', ['timers', 'ready'], logger, clock);
+  const remoteTimers = new RemoteTimers(client, keys, leases, clock, horizonMs, unparker, guard);
   const recoverer = new OverdueRecoverer(client, keys, clock, remoteTimers);
-  const subscriber = await Subscriber.open(client, keys, {
+  const subscriber = await Subscriber.open(client, keys, guard, {
     // Our own promotions wake our consumers directly (promoter.ts).
-    ready: (topic, shard, from) => from !== owner && waiters.notify(topic, shard),
+    ready: (topic, shard, from) => void (from !== owner && waiters.notify(topic, shard)),
     timers: (message) => remoteTimers.receive(message),
     // Messages sent while we were away are lost: re-check the lists and reload our timers.
     reconnected: () => {
@@ -218,5 +220,5 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
     await subscriber.close();
     throw error;
   }
-  return new RedisStore({ client, keys, description, horizonMs, logger, leases, unparker, subscriber, remoteTimers, recoverer, kept, promoter, reserver, keeper, planning, health, probe });
+  return new RedisStore({ client, keys, description, horizonMs, logger, leases, unparker, subscriber, remoteTimers, guard, recoverer, kept, promoter, reserver, keeper, planning, health, probe });
 }

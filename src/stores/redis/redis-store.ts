@@ -22,7 +22,7 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest } from '../../core/ports/index.js';
+import type { RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -43,6 +43,7 @@ import type { ShardHealth } from '../shared/shard-health.js';
 import type { ShardProbe } from './shard-probe.js';
 import type { ShardLeases } from '../shared/shard-leases.js';
 import type { Subscriber } from './subscriber.js';
+import type { NoticeGuard } from '../shared/notices.js';
 import { RedisTaskInspection } from './task-inspection.js';
 import { RedisTaskOps } from './task-ops.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
@@ -58,6 +59,8 @@ export interface RedisStoreParts {
   readonly unparker: Unparker;
   readonly subscriber: Subscriber;
   readonly remoteTimers: RemoteTimers;
+  /** Messages of other clients dropped as malformed (notices.ts). */
+  readonly guard: NoticeGuard;
   readonly recoverer: OverdueRecoverer;
   readonly kept: KeptTaskReleaser;
   readonly promoter: Promoter;
@@ -234,8 +237,12 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.parts.reserver.reserveReady(topic, max, now, ttrMs, signal, exact);
   }
 
-  onRemoteTimer(listener: (ref: TimerRef) => void): void {
+  onRemoteTimer(listener: (ref: TimerRef, source: RemoteTimerSource) => void): void {
     this.parts.remoteTimers.listen(listener);
+  }
+
+  badNotices(): ReadonlyMap<string, number> {
+    return this.parts.guard.counts();
   }
 
   // ---------------------------------------------------------------------------------

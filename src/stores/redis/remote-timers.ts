@@ -7,8 +7,9 @@
  * - the timers of a shard this process takes over (`loadShard`, retried until it works);
  * - reservations that ran out in a dead process (overdue-recoverer.ts emits them here).
  */
-import { parseTimerLines, timerLine } from '../shared/timer-lines.js';
-import type { Clock, TimerToken } from '../../core/ports/index.js';
+import { timerLine } from '../shared/timer-lines.js';
+import type { Clock, RemoteTimerSource, TimerToken } from '../../core/ports/index.js';
+import { BadNotice, parseTimerNotice, type NoticeGuard } from '../shared/notices.js';
 import type { TimerRef } from '../../core/task/model.js';
 import { loadDueScript } from './commands.js';
 import type { RedisClient } from './connection.js';
@@ -19,11 +20,13 @@ import type { ShardLeases } from '../shared/shard-leases.js';
 
 /** A failed load of a taken-over shard is tried again after this long. */
 const LOAD_RETRY_MS = 500;
+/** Timer lines per published message. */
+const PUBLISH_LINES = 1_000;
 /** Timers read per load-due call when loading a shard. */
 const LOAD_PAGE = 1_000;
 
 export class RemoteTimers {
-  private readonly listeners: ((ref: TimerRef) => void)[] = [];
+  private readonly listeners: ((ref: TimerRef, source: RemoteTimerSource) => void)[] = [];
   /** Pending retries of loadShard, cut short by stop(). */
   private readonly retries = new Map<TimerToken, () => void>();
   private stopped = false;
@@ -35,9 +38,10 @@ export class RemoteTimers {
     private readonly clock: Clock,
     private readonly horizonMs: number,
     private readonly unparker: Unparker,
+    private readonly guard: NoticeGuard,
   ) {}
 
-  listen(listener: (ref: TimerRef) => void): void {
+  listen(listener: (ref: TimerRef, source: RemoteTimerSource) => void): void {
     this.listeners.push(listener);
   }
 
@@ -45,8 +49,9 @@ export class RemoteTimers {
     return this.listeners.length > 0;
   }
 
-  emit(ref: TimerRef): void {
-    for (const listener of this.listeners) listener(ref);
+  /** A timer read from the store (a shard's load, the recoverer's overdue reservations). */
+  emit(ref: TimerRef, source: RemoteTimerSource = 'store'): void {
+    for (const listener of this.listeners) listener(ref, source);
   }
 
   /** Near-window timers of shards other processes own go to their owners at once. */
@@ -59,12 +64,16 @@ export class RemoteTimers {
     if (lines.length === 0) return;
     // Fire and forget: the owner's recoverer finds a timer whose message was lost once it is
     // 2 s overdue (overdue-recoverer.ts); its loader, which reads forward only, would not.
-    this.client.publish(this.keys.timerChannel, lines.join('\n')).catch(() => undefined);
+    // Messages of at most PUBLISH_LINES lines, well within what a receiver takes (MAX_NOTICE_LINES).
+    for (let at = 0; at < lines.length; at += PUBLISH_LINES) this.client.publish(this.keys.timerChannel, lines.slice(at, at + PUBLISH_LINES).join('\n')).catch(() => undefined);
   }
 
-  /** A message on the timers channel: "id topic dueAt seq" lines. */
+  /** A message on the timers channel: "id lane dueAt seq" lines (any client of the Redis may send one: notices.ts). */
   receive(message: string): void {
-    for (const ref of parseTimerLines(message, (id) => this.leases.owns(shardOf(id, this.keys.shards.length)))) this.emit(ref);
+    const refs = parseTimerNotice(message);
+    if (refs instanceof BadNotice) return this.guard.drop('timers', refs, message);
+    const horizon = this.clock.now() + this.horizonMs;
+    for (const ref of refs) if (ref.dueAt < horizon && this.leases.owns(shardOf(ref.id, this.keys.shards.length))) this.emit(ref, 'notice');
   }
 
   /**

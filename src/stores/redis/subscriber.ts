@@ -4,6 +4,7 @@
  * the topic first waits. ioredis resubscribes after a reconnect; messages sent meanwhile
  * are lost, so `onReconnect` lets the store re-check everything.
  */
+import { BadNotice, parseRedisReadyNotice, type NoticeGuard } from '../shared/notices.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 
@@ -24,16 +25,17 @@ export class Subscriber {
     private readonly keys: Keyspace,
   ) {}
 
-  static async open(client: RedisClient, keys: Keyspace, events: SubscriberEvents): Promise<Subscriber> {
+  /** `guard`: where a ready message no process of ours sends is dropped (notices.ts; timers messages are the RemoteTimers'). */
+  static async open(client: RedisClient, keys: Keyspace, guard: NoticeGuard, events: SubscriberEvents): Promise<Subscriber> {
     const connection = client.duplicate();
     const subscriber = new Subscriber(connection, keys);
     connection.on('message', (channel: string, message: string) => {
-      if (channel === keys.timerChannel) events.timers(message);
-      else {
-        const topic = subscriber.channels.get(channel);
-        const [shard, owner] = message.split(' ');
-        if (topic !== undefined) events.ready(topic, Number(shard), owner ?? '');
-      }
+      if (channel === keys.timerChannel) return events.timers(message);
+      const topic = subscriber.channels.get(channel);
+      if (topic === undefined) return;
+      const ready = parseRedisReadyNotice(message, keys.shards.length);
+      if (ready instanceof BadNotice) guard.drop('ready', ready, message);
+      else events.ready(topic, ready.shard, ready.owner);
     });
     connection.on('ready', () => {
       if (subscriber.connectedOnce) events.reconnected();

@@ -71,9 +71,14 @@ export class ReadyWaiters {
     else state.backlog.set(shard, remaining);
   }
 
-  /** Tasks of `topic` became ready on `shard`: `count` of them, if the caller knows. */
+  /**
+   * Tasks of `topic` became ready on `shard`: `count` of them, if the caller knows. A topic
+   * nobody here has asked for is left alone (its first call finds every shard flagged), so a
+   * flood of messages naming made-up topics keeps no state.
+   */
   notify(topic: string, shard: number, count?: number): void {
-    const state = this.state(topic);
+    const state = this.topics.get(topic);
+    if (state === undefined) return;
     state.notified.set(shard, state.epoch++);
     const known = state.flagged.has(shard) ? state.backlog.get(shard) : 0;
     if (count === undefined || known === undefined) state.backlog.delete(shard);

@@ -11,7 +11,7 @@ import { runStoreConformance, task } from '../../../src/testing/store-conformanc
 import { dropSchema, freshSchema, PG_URL, pgUrlWith, storeUrl, withClient } from '../../helpers/postgres.js';
 import { createPool } from '../../../src/stores/postgres/connection.js';
 import { FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
-import { readyNotice } from '../../../src/stores/postgres/shared.js';
+import { parsePgReadyNotice } from '../../../src/stores/shared/notices.js';
 import { DEFAULT_BACKOFF, backoffDelay } from '../../../src/core/task/backoff.js';
 import { DEFAULT_TASK_DEFAULTS } from '../../../src/core/task/validate.js';
 import { forSchema, loadMigrations } from '../../../src/stores/postgres/sql-files.js';
@@ -42,6 +42,14 @@ describe('postgres store, several processes', () => {
       return { url: storeUrl(schema), storeOptions: {} };
     },
     takeoverMs: 6_000,
+    // NOTIFY needs no privilege: any role that can log in may send on any channel.
+    send: async (space, channel, message) => {
+      const schema = new URL(space.url).searchParams.get('schema')!;
+      await withClient((client) => client.query('SELECT pg_notify($1, $2)', [`delayq:${schema}:${channel}`, message])).catch((error: unknown) => {
+        // Only what NOTIFY itself refuses (a payload of 8,000 bytes or more).
+        if (!/payload string too long/.test(String(error))) throw error;
+      });
+    },
   });
 });
 
@@ -253,8 +261,8 @@ describe('postgres store', () => {
       now += FULL_WALK_MS;
       await store.shared.promote([{ id: 'b-x', topic: 'b', kind: 'run', dueAt: now, seq: Number.MAX_SAFE_INTEGER, receipt: null }], now);
       assert.deepEqual(await reserve(), ['b-lost']);
-      assert.deepEqual(readyNotice('~push:b 1200 42'), { lane: '~push:b', from: { dueAt: 1_200, seq: 42 } });
-      assert.deepEqual(readyNotice('b'), { lane: 'b' });
+      assert.deepEqual(parsePgReadyNotice('~push:b 1200 42'), { lane: '~push:b', from: { dueAt: 1_200, seq: 42 } });
+      assert.deepEqual(parsePgReadyNotice('b'), { lane: 'b' });
     } finally {
       await store.close();
     }
