@@ -37,7 +37,7 @@ async function survives(backing: Backing): Promise<void> {
   const q = await DelayQueue.open({ store: backing.url(), metrics: { registry }, logger });
   try {
     // A consumer waits on the topic first, so its ready channel is listened to.
-    const waiting = q.reserve('mail', { max: 1, waitMs: 3_000 });
+    const waiting = q.reserve('mail', { max: 1, waitMs: 20_000 });
     await sleep(100);
     await backing.send('timers', 'a1 x -Infinity 1', 'mail');
     await backing.send('timers', 'a1 x abc 1', 'mail');
@@ -47,7 +47,7 @@ async function survives(backing: Backing): Promise<void> {
     const [task] = await waiting;
     assert.equal(task?.id, 'after-the-notices', 'delivered after the forged messages');
     await q.ack(task.id, task.receipt);
-    for (let i = 0; i < 50 && (q.store.shared?.badNotices?.().get('ready') ?? 0) < 2; i++) await sleep(20);
+    for (let i = 0; i < 500 && (q.store.shared?.badNotices?.().get('ready') ?? 0) < 2; i++) await sleep(20);
     assert.deepEqual(Object.fromEntries(q.store.shared!.badNotices!()), { timers: 2, ready: 2 });
     const text = await registry.metrics();
     assert.match(text, /delayq_bad_notices_total\{channel="timers"\} 2/);
@@ -56,7 +56,7 @@ async function survives(backing: Backing): Promise<void> {
     assert.equal(logger.warnings.filter((w) => /dropped a message on the ready channel/.test(w)).length, 1, logger.warnings.join('\n'));
     // The lane's cursor is whole: reserves go on answering.
     await q.schedule({ id: 'and-again', topic: 'mail', payload: 2 });
-    assert.deepEqual((await q.reserve('mail', { max: 5, waitMs: 3_000 })).map((t) => t.id), ['and-again']);
+    assert.deepEqual((await q.reserve('mail', { max: 5, waitMs: 20_000 })).map((t) => t.id), ['and-again']);
   } finally {
     await q.close();
     await backing.drop();
