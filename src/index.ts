@@ -31,10 +31,13 @@ export type {
   RescheduleResult,
   ReserveOptions,
   ScheduleResult,
+  TaskPage,
 } from './engine/queue-types.js';
 export { DEFAULT_ENGINE_TUNING, DEFAULT_LOADER_OPTIONS } from './core/options.js';
 export type { EngineTuning, LoaderOptions } from './core/options.js';
 export { ackEachOneByOne, cancelEachOneByOne, reserveRefsByIds } from './core/batch-fallbacks.js';
+// For a store's list with a byte bound (ListFilter.maxSize): the one cut every store makes.
+export { cutPage, cutPageAsync, listedSize, TASK_PAGE_SIZE } from './core/task/list-page.js';
 export { Worker } from './engine/worker.js';
 export type { Handler, WorkOptions } from './engine/worker.js';
 export type { LatenessSummary } from './engine/lateness.js';

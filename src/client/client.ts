@@ -164,16 +164,24 @@ export class DelayQClient {
     }
   }
 
-  /** Tasks in id order, optionally of one topic and state; page with `afterId` (the last id seen). */
+  /**
+   * One page of tasks in id order (GET /v1/tasks), optionally of one topic and state: at
+   * most `limit`, fewer once they pass 4 MiB; the tasks only (listPage also says where the
+   * next page starts: a short page is not always the last).
+   */
   async list<P = unknown>(options: ClientListOptions = {}): Promise<TaskView<P>[]> {
+    return (await this.listPage<P>(options)).tasks;
+  }
+
+  /** One page of tasks in id order: pass `next` as `afterId` for the following page (null on the last). */
+  async listPage<P = unknown>(options: ClientListOptions = {}): Promise<ListResponse<P>> {
     const query = new URLSearchParams();
     if (options.topic !== undefined) query.set('topic', options.topic);
     if (options.state !== undefined) query.set('state', options.state);
     if (options.limit !== undefined) query.set('limit', String(options.limit));
     if (options.afterId !== undefined) query.set('after', options.afterId);
     const qs = query.toString();
-    const { tasks } = await this.call<ListResponse<P>>('GET', `/v1/tasks${qs ? `?${qs}` : ''}`);
-    return tasks;
+    return this.call<ListResponse<P>>('GET', `/v1/tasks${qs ? `?${qs}` : ''}`);
   }
 
   /**

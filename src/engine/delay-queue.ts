@@ -20,7 +20,7 @@ import { validateCloseOptions, validateReserveOptions, validateTopic, validateWo
 import type { Limits, ScheduleInput, WhenInput } from '../core/task/validate.js';
 import type { SetPushResult } from './push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
-import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TransactionOption } from './queue-types.js';
+import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TaskPage, TransactionOption } from './queue-types.js';
 import type { RecurringSchedules } from './schedules.js';
 import type { Topics } from './topics.js';
 import { Worker, type Handler, type WorkerCloseOptions, type WorkOptions } from './worker.js';
@@ -163,6 +163,16 @@ export class DelayQueue {
   async list<P = unknown>(options: ListOptions = {}): Promise<TaskInfo<P>[]> {
     this.assertUsable();
     return this.parts.inspection.list<P>(options);
+  }
+
+  /**
+   * One page of tasks by id order (as GET /v1/tasks): at most `limit` (default 100, at most
+   * 10,000), and fewer once they pass 4 MiB of payloads, errors and history (the page ends
+   * after the task that passes it); `next` is the `afterId` of the next page, null on the last.
+   */
+  async listPage<P = unknown>(options: ListOptions = {}): Promise<TaskPage<P>> {
+    this.assertUsable();
+    return this.parts.inspection.listPage<P>(options);
   }
 
   async stats(): Promise<QueueStats> {

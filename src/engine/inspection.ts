@@ -3,10 +3,11 @@
  * (core/task/validate.ts), answered from the store, with what the engine holds in memory
  * for stats (the Scheduler's wheel, backlog, long-polls, lateness and push counters).
  */
+import { cutPage, pageMayContinue, TASK_PAGE_SIZE } from '../core/task/list-page.js';
 import { toTaskInfo, type TaskInfo } from '../core/task/model.js';
 import { validateDueHistogramOptions, validateId, validateListFilter, type Limits } from '../core/task/validate.js';
 import type { LoopContext } from './loop-context.js';
-import type { DueHistogramOptions, DueHistogramResult, ListOptions, QueueStats } from './queue-types.js';
+import type { DueHistogramOptions, DueHistogramResult, ListOptions, QueueStats, TaskPage } from './queue-types.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface InspectionParams {
@@ -29,6 +30,19 @@ export class Inspection {
   async list<P>(options: ListOptions): Promise<TaskInfo<P>[]> {
     const records = await this.context.store.list(validateListFilter(options, this.params.limits));
     return records.map((r) => toTaskInfo<P>(r));
+  }
+
+  /**
+   * One page of the listing, bounded in bytes as well as in count (core/task/list-page.ts):
+   * it ends after the task that takes it past TASK_PAGE_SIZE, and `next` (the last id) says
+   * where the next page starts, null once the listing ended.
+   */
+  async listPage<P>(options: ListOptions): Promise<TaskPage<P>> {
+    const filter = { ...validateListFilter(options, this.params.limits), maxSize: TASK_PAGE_SIZE };
+    // Cut again here: a store written elsewhere may not honour maxSize.
+    const records = cutPage(await this.context.store.list(filter), filter.limit, filter.maxSize);
+    const next = pageMayContinue(records, filter.limit, filter.maxSize) ? records.at(-1)!.id : null;
+    return { tasks: records.map((r) => toTaskInfo<P>(r)), next };
   }
 
   async stats(): Promise<QueueStats> {

@@ -5,7 +5,7 @@ import type { EngineTuningInput } from '../core/options.js';
 import type { QueueObserver } from '../core/observer.js';
 import type { Clock, Logger, StoreStats, UnavailablePartition } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
-import type { TaskState } from '../core/task/model.js';
+import type { TaskInfo, TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
 import type { TimeInput } from '../core/time.js';
 import type { LatenessSummary } from './lateness.js';
@@ -101,6 +101,12 @@ export interface ListOptions {
   state?: TaskState;
   limit?: number;
   afterId?: string;
+}
+
+/** One page of `listPage`: pass `next` as `afterId` for the following one (null: the listing ended). */
+export interface TaskPage<P = unknown> {
+  readonly tasks: TaskInfo<P>[];
+  readonly next: string | null;
 }
 
 export interface QueueStats {

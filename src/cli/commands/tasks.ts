@@ -81,6 +81,17 @@ interface AddOptions {
   url?: string;
 }
 
+/** The `delayq ls` that lists the next page: the same filters, after `next`. */
+function moreCommand(options: { topic?: string; state?: TaskState; limit?: number; sort?: Sort }, next: string): string {
+  const parts = ['delayq ls'];
+  if (options.topic !== undefined) parts.push('--topic', options.topic);
+  if (options.state !== undefined) parts.push('--state', options.state);
+  if (options.limit !== undefined) parts.push('--limit', String(options.limit));
+  if (options.sort !== undefined) parts.push('--sort', options.sort);
+  parts.push('--after', next);
+  return parts.join(' ');
+}
+
 export function registerTaskCommands(program: Command): void {
   program
     .command('add <topic>')
@@ -169,20 +180,23 @@ export function registerTaskCommands(program: Command): void {
     .option('--sort <field>', 'id (default) or runAt: runAt sorts the page fetched (--limit tasks in id order) by run time, here; it is not the soonest tasks of the whole queue', sortArg)
     .action(async (options: { topic?: string; state?: TaskState; limit?: number; after?: string; sort?: Sort }, command: Command) => {
       const { client, out } = contextOf(command);
-      const tasks = await client.list({
+      const { tasks, next } = await client.listPage({
         ...(options.topic !== undefined ? { topic: options.topic } : {}),
         ...(options.state !== undefined ? { state: options.state } : {}),
         ...(options.limit !== undefined ? { limit: options.limit } : {}),
         ...(options.after !== undefined ? { afterId: options.after } : {}),
       });
       if (options.sort === 'runAt') tasks.sort((a, b) => a.runAt - b.runAt || (a.id < b.id ? -1 : 1));
-      out.result(tasks, () =>
-        tasks.length === 0
-          ? 'no tasks'
-          : table(
-              ['ID', 'TOPIC', 'STATE', 'RUN AT', 'ATTEMPTS'],
-              tasks.map((t) => [t.id, t.topic, t.state, formatTime(t.runAt), `${t.attempts}/${t.maxAttempts}`]),
-            ),
-      );
+      out.result(tasks, () => {
+        const listed =
+          tasks.length === 0
+            ? 'no tasks'
+            : table(
+                ['ID', 'TOPIC', 'STATE', 'RUN AT', 'ATTEMPTS'],
+                tasks.map((t) => [t.id, t.topic, t.state, formatTime(t.runAt), `${t.attempts}/${t.maxAttempts}`]),
+              );
+        // The page may end before --limit (4 MiB of tasks): say where the next one starts.
+        return next === null ? listed : `${listed}\nmore: ${moreCommand(options, next)}`;
+      });
     });
 }

@@ -138,6 +138,12 @@ export interface ListFilter {
   readonly limit: number;
   /** Resume after this id (ids are listed in ascending order). */
   readonly afterId?: string;
+  /**
+   * A byte bound (core/task/list-page.ts): the list ends after the task that takes the sum
+   * of `listedSize` past this, whatever `limit` says (`cutPage` makes exactly that cut), and
+   * the store reads no further than it needs to. Absent: `limit` alone.
+   */
+  readonly maxSize?: number;
 }
 
 export interface StoreStats {

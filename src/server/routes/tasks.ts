@@ -113,7 +113,8 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
     operationId: 'listTasks',
     tags,
     summary: 'List tasks in id order',
-    description: 'A page of at most `limit` tasks after `after`; pass `next` as `after` for the next page (null on the last).',
+    description:
+      'A page of at most `limit` tasks after `after`, and fewer once they pass 4 MiB of payloads, errors and attempt history (the page ends after the task that passes it: an answer is at most 4 MiB plus one task); pass `next` as `after` for the next page (null on the last).',
     query: {
       topic: { ...TOPIC, description: 'only this topic' },
       state: { type: 'string', enum: TASK_STATES, description: 'only tasks in this state' },
@@ -125,15 +126,12 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
   });
   app.get<{ Querystring: ListQueryString; Reply: ListResponse }>('/v1/tasks', { schema: listSchema }, async (request) => {
     const { topic, state, limit, after } = request.query;
-    const pageSize = limit === undefined ? 100 : Number(limit);
-    const tasks = await queue.list({
+    return queue.listPage({
       ...(topic !== undefined ? { topic } : {}),
       ...(state !== undefined ? { state: state as TaskState } : {}),
       ...(after !== undefined ? { afterId: after } : {}),
-      limit: pageSize,
+      limit: limit === undefined ? 100 : Number(limit),
     });
-    const last = tasks.at(-1);
-    return { tasks: tasks, next: tasks.length === pageSize && last !== undefined ? last.id : null };
   });
 
   const getSchema = apiRoute({ operationId: 'getTask', tags, summary: 'Read a task', path: { id: TASK_ID }, ok: { 200: taskSchema }, errors: ['INVALID_ID', 'TASK_NOT_FOUND', ...STORE_ERRORS] });

@@ -3,6 +3,7 @@
  * reference implementation of the store port (simple enough to read against the
  * contract) and the fastest store for tests, benchmarks and caches of short-lived work.
  */
+import { cutPage, mapLazily } from '../../core/task/list-page.js';
 import { DelayQError } from '../../core/errors.js';
 import { applyStateDeltas, statsOfCounters } from '../../core/task/counter-deltas.js';
 import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, nackOutcomeOf, type FailureCause } from '../../core/task/decide.js';
@@ -244,7 +245,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
       .filter((t) => (filter.topic === undefined || t.topic === filter.topic) && (filter.state === undefined || t.state === filter.state))
       .filter((t) => filter.afterId === undefined || t.id > filter.afterId)
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    return matches.slice(0, filter.limit).map((task) => this.publicRecord(task));
+    return cutPage(mapLazily(matches, (task) => this.publicRecord(task)), filter.limit, filter.maxSize);
   }
 
   async stats(): Promise<StoreStats> {

@@ -3,6 +3,7 @@
  * (the counter rows, never a count over tasks) and the due-time histogram (a range of
  * tasks_due, grouped by bucket).
  */
+import { cutPageAsync } from '../../core/task/list-page.js';
 import type { DueCursor, DueHistogram, DueHistogramQuery, ListFilter, StoreStats } from '../../core/ports/index.js';
 import { statsOfCounters } from '../../core/task/counter-deltas.js';
 import type { TaskRecord, TaskState, TimerRef } from '../../core/task/model.js';
@@ -38,15 +39,33 @@ export async function getTask(pg: PgContext, id: string): Promise<TaskRecord | n
   return rows[0] === undefined ? null : toRecord(rows[0]);
 }
 
-/** Walks the id index; dead letters through their partial index (the literal 'dead' matches its predicate). */
+/** Rows a listing with a byte bound reads at a time: its memory is one such chunk past the bound. */
+const LIST_CHUNK = 100;
+
+/**
+ * Walks the id index; dead letters through their partial index (the literal 'dead' matches
+ * its predicate). With a byte bound (maxSize), a chunk of LIST_CHUNK rows at a time, each
+ * after the last id read, until the page is cut (core/task/list-page.ts).
+ */
 export async function listTasks(pg: PgContext, filter: ListFilter): Promise<TaskRecord[]> {
-  const after = filter.afterId ?? '';
   const topic = filter.topic ?? null;
-  const rows =
-    filter.state === 'dead'
-      ? await pg.query<TaskRow>(pg.sql('list-dead'), [after, topic, filter.limit])
-      : await pg.query<TaskRow>(pg.sql('list'), [after, topic, filter.state ?? null, filter.limit]);
-  return rows.map(toRecord);
+  const read = async (after: string, limit: number): Promise<TaskRecord[]> =>
+    (filter.state === 'dead'
+      ? await pg.query<TaskRow>(pg.sql('list-dead'), [after, topic, limit])
+      : await pg.query<TaskRow>(pg.sql('list'), [after, topic, filter.state ?? null, limit])
+    ).map(toRecord);
+  if (filter.maxSize === undefined) return read(filter.afterId ?? '', filter.limit);
+  async function* chunks(): AsyncGenerator<TaskRecord> {
+    let after = filter.afterId ?? '';
+    for (let left = filter.limit; left > 0; ) {
+      const chunk = await read(after, Math.min(LIST_CHUNK, left));
+      yield* chunk;
+      if (chunk.length < Math.min(LIST_CHUNK, left)) return;
+      left -= chunk.length;
+      after = chunk.at(-1)!.id;
+    }
+  }
+  return cutPageAsync(chunks(), filter.limit, filter.maxSize);
 }
 
 export async function taskStats(pg: PgContext): Promise<StoreStats> {

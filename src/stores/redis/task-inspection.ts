@@ -3,6 +3,7 @@
  * stats reports (the shards' `counts` hashes, which the scripts move with every change of
  * state: `leave` and `save` in lua/includes/codec.lua).
  */
+import { cutPage, listedSize } from '../../core/task/list-page.js';
 import type { ListFilter, StoreStats } from '../../core/ports/index.js';
 import { statsOfCounters } from '../../core/task/counter-deltas.js';
 import type { TaskRecord } from '../../core/task/model.js';
@@ -34,13 +35,20 @@ export class RedisTaskInspection {
    */
   async list(filter: ListFilter): Promise<TaskRecord[]> {
         if (filter.state === 'dead' || filter.state === 'reserved') return this.listIndexed(filter, filter.state);
+    // The page is a prefix of the matches in id order, so a match past the page of those
+    // held can never be in it: trimmed to that page whenever they grow (by count or size).
     let best: TaskRecord[] = [];
+    let held = 0;
     const consider = (record: TaskRecord): void => {
       if (filter.afterId !== undefined && record.id <= filter.afterId) return;
       if (filter.topic !== undefined && record.topic !== filter.topic) return;
       if (filter.state !== undefined && record.state !== filter.state) return;
       best.push(record);
-      if (best.length > filter.limit * 2 + 1_000) best = sortById(best).slice(0, filter.limit);
+      if (filter.maxSize !== undefined) held += listedSize(record);
+      if (best.length > filter.limit * 2 + 1_000 || (filter.maxSize !== undefined && held > filter.maxSize * 2)) {
+        best = cutPage(sortById(best), filter.limit, filter.maxSize);
+        held = filter.maxSize === undefined ? 0 : best.reduce((sum, r) => sum + listedSize(r), 0);
+      }
     };
     for (const shard of this.keys.shards) {
       let cursor = '0';
@@ -50,7 +58,7 @@ export class RedisTaskInspection {
         cursor = next;
       } while (cursor !== '0');
     }
-    return sortById(best).slice(0, filter.limit);
+    return cutPage(sortById(best), filter.limit, filter.maxSize);
   }
 
   /**
@@ -75,17 +83,23 @@ export class RedisTaskInspection {
       .filter((id) => after === undefined || id > after)
       .sort(compareIds);
     const out: TaskRecord[] = [];
-    const chunkSize = Math.max(filter.limit, 100);
-    for (let from = 0; from < ids.length && out.length < filter.limit; from += chunkSize) {
+    // With a byte bound, 100 bodies at a time: the memory of a read is one such chunk past it.
+    const chunkSize = filter.maxSize === undefined ? Math.max(filter.limit, 100) : 100;
+    let size = 0;
+    const full = (): boolean => out.length >= filter.limit || (filter.maxSize !== undefined && size > filter.maxSize);
+    for (let from = 0; from < ids.length && !full(); from += chunkSize) {
       const chunk = ids.slice(from, from + chunkSize);
       const bodies = await mapByShard(chunk, this.keys.shards.length, MAX_SCRIPT_BATCH, (shard, group) => call(() => this.client.hmget(this.keys.shards[shard]!.pool, ...group)));
       chunk.forEach((id, i) => {
         const body = bodies[i];
-        if (body === null || body === undefined || out.length >= filter.limit) return;
+        if (body === null || body === undefined || full()) return;
         // The body decides: the index and the pool change in the same script, but a task
         // may change state between the two reads here.
         const record = decodeTask(id, body).record;
-        if (record.state === state && (filter.topic === undefined || record.topic === filter.topic)) out.push(record);
+        if (record.state === state && (filter.topic === undefined || record.topic === filter.topic)) {
+          out.push(record);
+          size += listedSize(record);
+        }
       });
     }
     return out;

@@ -7,6 +7,7 @@
  * Reads (get, list, stats, loadDue) run directly on the connection: one connection and
  * one thread mean they see every committed write and never a half-applied one.
  */
+import { cutPage, mapLazily } from '../../core/task/list-page.js';
 import type Database from 'better-sqlite3';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
@@ -292,11 +293,12 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     this.assertOpen();
     const after = filter.afterId ?? '';
     const topic = filter.topic ?? null;
+    // Iterated: with a byte bound (maxSize) the rows past the page are never read.
     const rows =
       filter.state === 'dead'
-        ? this.sql.listDead.all({ after, topic, limit: filter.limit })
-        : this.sql.list.all({ after, topic, state: filter.state ?? null, limit: filter.limit });
-    return rows.map(toRecord);
+        ? this.sql.listDead.iterate({ after, topic, limit: filter.limit })
+        : this.sql.list.iterate({ after, topic, state: filter.state ?? null, limit: filter.limit });
+    return cutPage(mapLazily(rows, toRecord), filter.limit, filter.maxSize);
   }
 
   async stats(): Promise<StoreStats> {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { TaskStore } from '../../core/ports/index.js';
+import { cutPage, listedSize } from '../../core/task/list-page.js';
 import { T0, task, loadAll } from './fixtures.js';
 
 /** `store` is the store of the case running: a fresh one for each. */
@@ -159,6 +160,44 @@ export function inspectionCases(store: TaskStore): void {
         (await store.list({ limit: 10, state: 'cancelled' })).map((r) => r.id),
         ['d'],
       );
+    });
+
+    it('lists with a byte bound (maxSize): the page ends after the task that passes it, never empty, exactly as cutPage cuts', async () => {
+      // Payloads of 1,000 to 9,000 characters, in an order unlike the ids'; some dead (the indexed listings).
+      const ids = ['f', 'b', 'h', 'a', 'e', 'c', 'g', 'd', 'i'];
+      await store.schedule(
+        ids.map((id, i) => task(id, { runAt: T0, payload: JSON.stringify('x'.repeat(1_000 * ((i * 5) % 9 + 1))), maxAttempts: 1 })),
+        T0,
+      );
+      const claimed = await store.reserve(['b', 'c', 'e', 'g'], T0);
+      for (const r of claimed) assert.equal((await store.nack(r.id, r.receipt!, T0 + 1, { random: 0, error: 'e'.repeat(300) })).status, 'dead');
+      for (const state of [undefined, 'pending', 'dead'] as const) {
+        const all = await store.list({ limit: 100, ...(state === undefined ? {} : { state }) });
+        assert.ok(all.length >= 4, `${state ?? 'any'}: ${all.length}`);
+        const sizes = all.map(listedSize);
+        // Budgets at, just under and just over the running sums, and below one task.
+        const budgets = [0, 1, sizes[0]! - 1, sizes[0]!, sizes[0]! + sizes[1]!, sizes[0]! + sizes[1]! + 1, sizes.reduce((a, b) => a + b, 0)];
+        for (const maxSize of budgets)
+          for (const limit of [1, 2, 3, 100]) {
+            const page = await store.list({ limit, maxSize, ...(state === undefined ? {} : { state }) });
+            assert.deepEqual(
+              page.map((r) => r.id),
+              cutPage(all, limit, maxSize).map((r) => r.id),
+              `${state ?? 'any'}, limit ${limit}, maxSize ${maxSize}`,
+            );
+          }
+        // Paging with a bound walks the whole listing, each page from the last id of the one before.
+        const walked: string[] = [];
+        for (let after: string | undefined; ; ) {
+          const page = await store.list({ limit: 100, maxSize: sizes[0]!, ...(state === undefined ? {} : { state }), ...(after === undefined ? {} : { afterId: after }) });
+          if (page.length === 0) break;
+          const rest = all.filter((r) => after === undefined || r.id > after);
+          assert.deepEqual(page.map((r) => r.id), cutPage(rest, 100, sizes[0]).map((r) => r.id));
+          walked.push(...page.map((r) => r.id));
+          after = page.at(-1)!.id;
+        }
+        assert.deepEqual(walked, all.map((r) => r.id));
+      }
     });
 
     it('lists dead and reserved tasks by id order, paged, by topic, and only while in that state', async () => {
