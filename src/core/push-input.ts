@@ -5,6 +5,7 @@
  * randomness) are the transport's and the signer's, behind their ports.
  */
 import { dict } from './dict.js';
+import { storableText } from './text.js';
 import { DelayQError, type ErrorCode } from './errors.js';
 import { PUSH_DEFAULTS, SECRET_ROTATION_GRACE_MS, type PushSecret, type PushSubscription } from './push.js';
 
@@ -75,6 +76,10 @@ export function validatePushInput(input: unknown): CheckedPushInput {
 export function validatePushUrl(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0) fail('INVALID_URL', 'url', 'must be a non-empty string');
   if (value.length > MAX_PUSH_URL_LENGTH) fail('INVALID_URL', 'url', `must be at most ${MAX_PUSH_URL_LENGTH} characters`);
+  // The URL is kept as given: text a store could not hold (NUL, a lone surrogate) and other
+  // controls are refused here, not percent-encoded behind the caller's back.
+  // eslint-disable-next-line no-control-regex -- the controls are what is refused
+  if (storableText(value, MAX_PUSH_URL_LENGTH) !== value || /[\u0000-\u001f\u007f]/.test(value)) fail('INVALID_URL', 'url', 'must not contain control characters or lone surrogates (percent-encode them)');
   let url: URL;
   try {
     url = new URL(value);

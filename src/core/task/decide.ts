@@ -5,6 +5,7 @@
  * its own way (an object, an UPDATE), in the same transaction as its read. The Redis
  * scripts decide the same cases in Lua; the conformance suite holds all of them to it.
  */
+import { MAX_ERROR_LENGTH, storableText } from '../text.js';
 import { backoffDelay } from './backoff.js';
 import { afterFailure, nextState, type TaskEvent } from './lifecycle.js';
 import type { ExpireOutcome, NackOutcome } from '../ports/tasks.js';
@@ -63,7 +64,8 @@ export function decideFailure(task: AttemptFacts | undefined, holds: boolean, no
   if (cause.kind === 'expire' && (task.reservedUntil ?? Number.POSITIVE_INFINITY) > now) {
     return task.reservedUntil === null || Number.isNaN(task.reservedUntil) ? { status: 'stale' } : { status: 'held', reservedUntil: task.reservedUntil };
   }
-  const error = cause.kind === 'expire' ? EXPIRED_ERROR : (cause.error ?? null);
+  // A store may be handed any text (delayq/testing's callers): kept as every store can hold it.
+  const error = cause.kind === 'expire' ? EXPIRED_ERROR : cause.error === undefined ? null : storableText(cause.error, MAX_ERROR_LENGTH);
   if (afterFailure(task.attempts, task.maxAttempts) === 'bury') return { status: 'dead', error };
   const delay = cause.kind === 'expire' ? 0 : (cause.delayMs ?? backoffDelay(task.backoff, task.attempts, () => cause.random));
   return { status: 'retrying', runAt: now + delay, error };

@@ -11,6 +11,8 @@
  *   [{attempt 1, nacked, "boom"}, {attempt 2, nacked, "boom"}, {attempt 3, acked, null}].
  */
 
+import { storableText } from '../text.js';
+
 /** Entries kept per task. */
 export const HISTORY_LIMIT = 10;
 /** Characters of an error text kept in an entry (lastError keeps the whole text). */
@@ -36,10 +38,10 @@ export interface AttemptEntry {
   readonly error: string | null;
 }
 
-/** The error as an entry keeps it. */
+/** The error as an entry keeps it: holdable by every store (storableText), HISTORY_ERROR_LIMIT characters at most. */
 export function historyError(error: string | null | undefined): string | null {
   if (error === null || error === undefined || error === '') return null;
-  return error.length <= HISTORY_ERROR_LIMIT ? error : error.slice(0, HISTORY_ERROR_LIMIT);
+  return storableText(error, HISTORY_ERROR_LIMIT);
 }
 
 /** `history` with one more attempt, the oldest dropped beyond HISTORY_LIMIT (a new array). */

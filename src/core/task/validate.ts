@@ -11,6 +11,7 @@ import { type AckRequest, type DueHistogramQuery, type ListFilter, type StoreNac
 import { DUE_HISTOGRAM_GRAIN_MS } from '../due-histogram.js';
 import { validatePushUrl } from '../push-input.js';
 import { shownKey } from '../shown.js';
+import { MAX_ERROR_LENGTH, storableText } from '../text.js';
 import { parseTime, type TimeInput } from '../time.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { TASK_STATES, type BackoffPolicy, type NewTaskRecord, type TaskState } from './model.js';
@@ -361,7 +362,7 @@ export function validateScheduleBatch(
 export function validateNackOptions(options: { delayMs?: unknown; error?: string; outcome?: string }, random: number, limits: Limits = DEFAULT_LIMITS): StoreNackOptions {
   return {
     ...(options.delayMs !== undefined ? { delayMs: validateIntOption(options.delayMs, 'delayMs', 0, limits.maxDelayMs) } : {}),
-    ...(options.error !== undefined ? { error: String(options.error).slice(0, 2_000) } : {}),
+    ...(options.error !== undefined ? { error: storableText(String(options.error), MAX_ERROR_LENGTH) } : {}),
     // The engine's own (the Pusher's push classes): one the stores cannot keep is recorded as `nacked`.
     ...(options.outcome !== undefined && isAttemptOutcome(options.outcome) ? { outcome: options.outcome } : {}),
     random,

@@ -3,6 +3,7 @@
  * one script call per shard (and per MAX_SCRIPT_BATCH), and the timers of tasks made
  * pending published to the owners of their shards (remote-timers.ts).
  */
+import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
@@ -189,7 +190,7 @@ export class RedisTaskOps {
       nackScript(this.client, this.shardOfId(id), now, id, receipt, {
         delayMs: options.delayMs,
         random: options.random,
-        error: options.error ?? null,
+        error: options.error === undefined ? null : storableText(options.error, MAX_ERROR_LENGTH),
         outcome: options.outcome ?? 'nacked',
       }),
     );

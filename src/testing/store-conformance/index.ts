@@ -16,6 +16,7 @@ import { deferCases } from './defer.js';
 import { extendCases } from './extend.js';
 import { historyCases } from './history.js';
 import { hostileNameCases } from './hostile-names.js';
+import { holdableTextCases } from './text.js';
 import { inspectionCases } from './inspection.js';
 import { lifecycleCases } from './lifecycle.js';
 import { loadDueCases } from './load-due.js';
@@ -95,6 +96,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       lifecycleCases,
       historyCases,
       hostileNameCases,
+      holdableTextCases,
     ])
       cases(store);
   });
