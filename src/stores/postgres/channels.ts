@@ -8,14 +8,18 @@
  *   delayq:<schema>:ready    "lane dueAt seq": due tasks of the lane may be reserved, the
  *                            earliest promoted at that position (wakes long-polls, and
  *                            moves the lane's cursor back: ready-reserver.ts)
+ *   delayq:<schema>:probe    "owner nonce": a process's own notice, sent through its pool, by
+ *                            which its LISTEN connection finds whether notices reach it
+ *                            (listener.ts)
  */
 export interface Channels {
   readonly timers: string;
   readonly ready: string;
+  readonly probe: string;
 }
 
 export function channelsOf(schema: string): Channels {
-  return { timers: `delayq:${schema}:timers`, ready: `delayq:${schema}:ready` };
+  return { timers: `delayq:${schema}:timers`, ready: `delayq:${schema}:ready`, probe: `delayq:${schema}:probe` };
 }
 
 /** Lines packed into payloads under PostgreSQL's 8,000-byte limit. */

@@ -31,27 +31,15 @@ const types = {
 
 
 /**
- * Every statement is planned for its own values, never from a cached generic plan. The
- * store's statements are prepared (named), and PostgreSQL switches a prepared statement to
- * a generic plan after five executions when that looks no dearer. Planned while the tasks
- * table was small (a new schema, the first tasks), that plan reads the whole table, and it
- * stays cached as the table grows until statistics change: measured, an ack of 100 tasks
- * took 50 ms over 200,000 rows by a sequential scan instead of 2 ms by the primary key
- * (ADR 0045). A plan of its own costs each statement well under a millisecond.
+ * No startup parameters and no session state (docs/postgres.md, "pgbouncer"): a pool may go
+ * through a transaction pooler, which refuses the startup parameter `options`
+ * ("unsupported startup parameter") and hands each transaction to whichever server
+ * connection is free, so a `SET`, a prepared statement or a `LISTEN` made on one is lost, or
+ * leaks to another client. So every statement goes unnamed (parsed and planned for its own
+ * values each time: no generic plan cached while the table was small, ADR 0045), and the
+ * planner settings a statement needs go with it (context.ts `planned`, migration 0011;
+ * ADR 0051). PGOPTIONS, which node-postgres sends when set, is the operator's.
  */
-const SESSION_OPTIONS = '-c plan_cache_mode=force_custom_plan';
-
-/**
- * The rows a delayq statement reads by key (the tasks an ack, a cancel or a reserve by id
- * names) were written or reserved moments ago: they are in shared buffers, not on a disk.
- * PostgreSQL's default random_page_cost (4.0) prices each such index probe as a seek on a
- * spinning disk, so on a table of some tens of thousands of rows it read the whole table
- * instead (a hash join over a sequential scan): an ack of 200 took 11 ms at 10,000 and
- * 30,000 rows, 3.2-3.7 ms with 1.1, the value commonly advised for SSDs (ADR 0048). Set
- * before PGOPTIONS, so that a value given there wins.
- */
-const COST_OPTIONS = '-c random_page_cost=1.1';
-
 /** How long a new connection may take when callTimeoutMs is 0. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
@@ -64,15 +52,13 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * an idle connection too.
  */
 export function createPool(connectionString: string, logger: Logger, callTimeoutMs = DEFAULT_CALL_TIMEOUT_MS, max = DEFAULT_POOL_SIZE): pg.Pool {
-  // Startup options: PGOPTIONS (which pg reads when none are given) keeps applying; a later -c wins.
-  const options = [COST_OPTIONS, process.env['PGOPTIONS'], SESSION_OPTIONS].filter((o) => o !== undefined && o !== '').join(' ');
   const pool = new pg.Pool({
     connectionString,
     max,
     types,
     connectionTimeoutMillis: callTimeoutMs > 0 ? callTimeoutMs : CONNECT_TIMEOUT_MS,
+    // A startup parameter pgbouncer keeps for its clients, unlike `options`.
     application_name: 'delayq',
-    options,
     keepAlive: true,
     ...(callTimeoutMs > 0 ? { query_timeout: callTimeoutMs } : {}),
   });

@@ -23,7 +23,6 @@ export async function loadDue(pg: PgContext, until: number, after: DueCursor | n
   const rows = await pg.query<DueRow>(
     pg.sql('load-due'),
     [bound, after?.dueAt ?? null, after?.seq ?? null, limit, owned === null || owned.length === pg.shards ? null : owned],
-    'delayq_due',
   );
   return rows.map(dueRef);
 }
@@ -35,7 +34,7 @@ export async function overdueReservations(pg: PgContext, shards: readonly number
 }
 
 export async function getTask(pg: PgContext, id: string): Promise<TaskRecord | null> {
-  const rows = await pg.query<TaskRow>(pg.sql('get'), [id], 'delayq_get');
+  const rows = await pg.query<TaskRow>(pg.sql('get'), [id]);
   return rows[0] === undefined ? null : toRecord(rows[0]);
 }
 

@@ -153,7 +153,6 @@ export class ReadyReserver {
     return this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
       this.pg.sql('reserve-due'),
       [topicOfLane(lane), now, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), max, cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
-      'delayq_reserve_due',
     );
   }
 }

@@ -60,7 +60,7 @@ export class RemoteTimers {
     for (const ref of refs) if (ref !== null && ref.dueAt < horizon && !this.leases.owns(shardOf(ref.id, this.pg.shards))) lines.push(timerLine(ref));
     if (lines.length === 0) return;
     const payloads = packLines(lines);
-    this.pg.query(this.pg.sql('notify'), [this.channels.timers, payloads], 'delayq_notify').catch(() => undefined);
+    this.pg.query(this.pg.sql('notify'), [this.channels.timers, payloads]).catch(() => undefined);
   }
 
   /** A notification on the timers channel (anyone who can log in may send one: notices.ts). */

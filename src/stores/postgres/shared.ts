@@ -39,6 +39,12 @@ interface ReadyNotice {
 export const LEASE_MS = 5_000;
 /** While consumers wait, each lane is tried again this often: the safety net for a lost notification. */
 const SWEEP_MS = 2_000;
+/**
+ * ... and this often while notifications do not reach the LISTEN connection (a pool through
+ * pgbouncer without listenUrl, listener.ts): consumers poll, so a due task waits at most this
+ * long (more for one due behind a lane's cursor: FULL_WALK_MS) instead of forever for a notice.
+ */
+export const POLL_MS = 500;
 
 export interface SharedSetting {
   readonly pg: PgContext;
@@ -68,8 +74,9 @@ export class PgShared implements SharedDispatch {
     this.schedulePlanning = new ScheduleOwners(this.leases, pg.shards, LEASE_MS + Math.floor(LEASE_MS / 5));
     this.guard = new NoticeGuard('postgres', ['timers', 'ready'], logger, clock);
     this.remoteTimers = new RemoteTimers(pg, this.channels, this.leases, clock, horizonMs, this.guard);
-    this.reserver = new ReadyReserver(pg, new ReadyWaiters(1, SWEEP_MS, clock));
-    this.listener = new Listener(connectionString, this.channels, clock, logger, {
+    const waiters = new ReadyWaiters(1, SWEEP_MS, clock);
+    this.reserver = new ReadyReserver(pg, waiters);
+    this.listener = new Listener(connectionString, this.channels, owner, clock, logger, {
       timers: (payload) => this.remoteTimers.receive(payload),
       ready: (payload) => {
         const notice = parsePgReadyNotice(payload);
@@ -77,9 +84,21 @@ export class PgShared implements SharedDispatch {
         else this.reserver.notify(notice.lane, notice.from);
       },
       // Notices sent while we were away are lost: try every lane again and reload our timers.
-      reconnected: () => {
-        this.reserver.flagAll();
-        for (const shard of this.leases.owned()) void this.remoteTimers.loadShard(shard);
+      reconnected: () => this.catchUp(),
+      probe: (payload) => pg.query(pg.sql('notify'), [this.channels.probe, [payload]]),
+      arriving: (yes) => {
+        if (yes) {
+          logger.info({ owner }, 'postgres: notifications reach the LISTEN connection again; consumers wait for them (polling stopped)');
+          waiters.setSweepMs(SWEEP_MS);
+          this.catchUp();
+          return;
+        }
+        logger.warn(
+          { owner, pollMs: POLL_MS },
+          `postgres: notifications do not reach the LISTEN connection (a transaction pooler such as pgbouncer on the store URL? give listenUrl, a direct connection to the same database); consumers poll every ${POLL_MS} ms instead`,
+        );
+        waiters.setSweepMs(POLL_MS);
+        waiters.flagAll();
       },
     });
     let tickFailing = false;
@@ -111,6 +130,12 @@ export class PgShared implements SharedDispatch {
     }
   }
 
+  /** Every lane tried again and the owned shards' timers reloaded: notices may have been lost. */
+  private catchUp(): void {
+    this.reserver.flagAll();
+    for (const shard of this.leases.owned()) void this.remoteTimers.loadShard(shard);
+  }
+
   /** The shards this process owns now, or null when it owns them all. */
   owned(): readonly number[] | null {
     return this.leases.size === this.pg.shards ? null : this.leases.owned();
@@ -137,7 +162,7 @@ export class PgShared implements SharedDispatch {
     for (const { lane, from } of notices) keepEarliest(earliest, lane, from);
     const payloads = [...earliest].map(([lane, from]) => `${lane} ${from.dueAt} ${from.seq}`);
     return this.pg
-      .query(this.pg.sql('notify'), [this.channels.ready, payloads], 'delayq_notify')
+      .query(this.pg.sql('notify'), [this.channels.ready, payloads])
       .then(() => notices.map(() => undefined));
   }
 

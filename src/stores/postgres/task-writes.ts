@@ -32,8 +32,9 @@ export interface Via {
   readonly slot: number;
 }
 
-function runner(pg: PgContext, via: Via | undefined): <R extends object>(text: string, values: unknown[], name: string) => Promise<R[]> {
-  return via === undefined ? (text, values, name) => pg.query(text, values, name) : (text, values) => via.run(text, values);
+/** Where a statement of `items` input rows runs: the pool (`planned`), or the caller's transaction as it is (its settings are the caller's). */
+function runner(pg: PgContext, via: Via | undefined): <R extends object>(text: string, values: unknown[], items: number) => Promise<R[]> {
+  return via === undefined ? (text, values, items) => pg.planned(items, text, values) : (text, values) => via.run(text, values);
 }
 
 /**
@@ -59,14 +60,14 @@ async function insertTasks(pg: PgContext, via: Via | undefined, values: unknown[
   const left = guarded.get(pg) ?? 0;
   if (left > 0) {
     guarded.set(pg, left - 1);
-    return pg.query<ScheduleRow>(careful, values, 'delayq_schedule');
+    return pg.query<ScheduleRow>(careful, values);
   }
   try {
-    return await pg.query<ScheduleRow>(pg.sql('schedule-new'), values, 'delayq_schedule_new');
+    return await pg.query<ScheduleRow>(pg.sql('schedule-new'), values);
   } catch (error) {
     if (!(error instanceof DelayQError) || error.details?.['code'] !== UNIQUE_VIOLATION) throw error;
     guarded.set(pg, GUARDED_AFTER_CONFLICT);
-    return pg.query<ScheduleRow>(careful, values, 'delayq_schedule');
+    return pg.query<ScheduleRow>(careful, values);
   }
 }
 
@@ -147,11 +148,7 @@ export interface ReserveRow {
 /** pending and due -> reserved, in input order; a receipt is `<attempts>.<nonce><seq>`, so no two reservations share one. */
 export async function reserveTasks(pg: PgContext, ids: readonly string[], now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
   const unique = [...new Set(ids)];
-  const rows = await pg.query<ReserveRow>(
-    pg.sql('reserve'),
-    [textArray(unique), now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')],
-    'delayq_reserve',
-  );
+  const rows = await pg.planned<ReserveRow>(unique.length, pg.sql('reserve'), [textArray(unique), now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')]);
   return rows.map((r) =>
     r.url === null
       ? { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until }
@@ -166,10 +163,10 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
  * with one receipt in one call: `acked`, then `already_acked`, so it is counted once).
  */
 export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[]): Promise<StoreAckOutcome[]> {
-  const rows = await pg.query<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
+  const rows = await pg.planned<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
+    acks.length,
     pg.sql('ack'),
     [textArray(acks.map((a) => a.id)), textArray(acks.map((a) => a.receipt)), numberArray(typeof now === 'number' ? [now] : uniform(now)), pg.slotOf('ack')],
-    'delayq_ack',
   );
   const acked = new Set<string>();
   return rows.map((r, i): StoreAckOutcome => {
@@ -188,10 +185,10 @@ export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: 
  * read per request that changed nothing tells stale from not_found.
  */
 export async function extendTasks(pg: PgContext, requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
-  const rows = await pg.query<{ reserved_until: number | null; found: boolean | null }>(
+  const rows = await pg.planned<{ reserved_until: number | null; found: boolean | null }>(
+    requests.length,
     pg.sql('extend'),
     [textArray(requests.map((r) => r.id)), textArray(requests.map((r) => r.receipt)), numberArray(requests.map((r) => r.ttrMs ?? null)), now],
-    'delayq_extend',
   );
   return rows.map((r): ExtendOutcome => (r.reserved_until !== null ? { status: 'extended', reservedUntil: Number(r.reserved_until) } : { status: r.found === true ? 'stale' : 'not_found' }));
 }
@@ -202,7 +199,7 @@ export async function cancelTasks(pg: PgContext, ids: readonly string[], now: nu
   const rows = await runner(pg, via)<{ topic: string | null; found: boolean }>(
     pg.sql('cancel'),
     [textArray(ids), numberArray(typeof now === 'number' ? [now] : uniform(now)), via?.slot ?? pg.slotOf('other')],
-    'delayq_cancel',
+    ids.length,
   );
   const seen = new Set<string>();
   return rows.map((r, i): StoreCancelOutcome => {

@@ -28,9 +28,14 @@ export class ReadyWaiters {
 
   constructor(
     private readonly shardCount: number,
-    private readonly sweepMs: number,
+    private sweepMs: number,
     private readonly clock: Clock,
   ) {}
+
+  /** Sweeps from now on every `ms` (a store that learnt its notifications do not arrive polls instead). Waits already started keep theirs. */
+  setSweepMs(ms: number): void {
+    this.sweepMs = ms;
+  }
 
   private state(topic: string): TopicState {
     let state = this.topics.get(topic);

@@ -35,6 +35,7 @@ const SHIPPED: readonly string[] = [
   '586e2373597658e8',
   '76a47d8a3c68bd63',
   'aad9438d38eec3a0',
+  '768a2db1ead3d1eb',
 ];
 
 describe('postgres SQL files', () => {

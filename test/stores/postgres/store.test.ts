@@ -14,7 +14,8 @@ import { FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
 import { parsePgReadyNotice } from '../../../src/stores/shared/notices.js';
 import { DEFAULT_BACKOFF, backoffDelay } from '../../../src/core/task/backoff.js';
 import { DEFAULT_TASK_DEFAULTS } from '../../../src/core/task/validate.js';
-import { forSchema, loadMigrations } from '../../../src/stores/postgres/sql-files.js';
+import { forSchema, loadMigrations, statement } from '../../../src/stores/postgres/sql-files.js';
+import { PgContext, PLANNED_FROM } from '../../../src/stores/postgres/context.js';
 
 // Each case on a schema of its own, dropped after it.
 runStoreConformance('postgres', async () => {
@@ -140,43 +141,65 @@ describe('postgres store', () => {
     }
   });
 
-  it('plans each statement for its own values, and reserves by an ordered walk of tasks_due whatever the statistics (ADR 0045)', async () => {
+  it('carries no session state: no startup options, no prepared statements; an ack, reserve or cancel of 16 or more sets its planner cost in its own transaction (ADR 0051)', async () => {
     const schema = schemaOfTest();
-    await (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })).close();
-    // A generic plan made while tasks was small would scan the whole table once it is large.
+    const store = (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })) as PostgresStore;
     const quiet = (): void => undefined;
     const pool = createPool(PG_URL, { debug: quiet, info: quiet, warn: quiet, error: quiet });
+    const pg = new PgContext(pool, schema, 0, 16, 'test');
     try {
-      const { rows } = await pool.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode');
-      assert.equal(rows[0]?.plan_cache_mode, 'force_custom_plan');
-    } finally {
-      await pool.end();
-    }
-  });
-
-  it('reads the tasks an ack names by the primary key on a table of 10,000, not by reading the table (ADR 0048)', async () => {
-    const schema = schemaOfTest();
-    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
-    const quiet = (): void => undefined;
-    const pool = createPool(PG_URL, { debug: quiet, info: quiet, warn: quiet, error: quiet });
-    try {
-      const at = Date.now() + 3_600_000;
-      for (let from = 0; from < 10_000; from += 1_000)
-        await store.schedule(Array.from({ length: 1_000 }, (_, i) => ({ id: `t-${from + i}`, topic: 't', payload: 'null', runAt: at, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } })), Date.now());
-      await pool.query(`ANALYZE "${schema}".tasks`);
-      assert.equal((await pool.query<{ random_page_cost: string }>('SHOW random_page_cost')).rows[0]?.random_page_cost, '1.1');
-      // The shape of an ack (task-writes.ts): 200 ids joined to tasks.
-      const ids = `{${Array.from({ length: 200 }, (_, i) => `t-${i * 50}`).join(',')}}`;
-      const plan = (await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN UPDATE "${schema}".tasks t SET updated_at = 0 FROM unnest($1::text[]) a(id) WHERE t.id = a.id AND t.state = 'reserved'`, [ids])).rows.map((r) => r['QUERY PLAN']).join('\n');
-      assert.match(plan, /tasks_pkey/, plan);
-      assert.doesNotMatch(plan, /Seq Scan on tasks/, plan);
+      // The server's own settings, whatever connection a statement lands on (pgbouncer may hand it any).
+      const [settings] = await pg.query<{ plan_cache_mode: string; random_page_cost: string }>(`SELECT current_setting('plan_cache_mode') AS plan_cache_mode, current_setting('random_page_cost') AS random_page_cost`, []);
+      const server = await withClient((c) => c.query<{ random_page_cost: string }>(`SELECT current_setting('random_page_cost') AS random_page_cost`));
+      assert.deepEqual(settings, { plan_cache_mode: 'auto', random_page_cost: server.rows[0]?.random_page_cost });
+      const cost = async (items: number): Promise<string> => (await pg.planned<{ v: string }>(items, `SELECT current_setting('random_page_cost') AS v`, []))[0]!.v;
+      assert.equal(await cost(PLANNED_FROM), '1.1');
+      assert.equal(await cost(PLANNED_FROM - 1), server.rows[0]?.random_page_cost, 'a few rows: one statement, alone');
+      assert.equal(await cost(1), server.rows[0]?.random_page_cost);
+      // The store's own traffic left no prepared statement on the connections it used.
+      await store.schedule([task('p', { runAt: 1 })], 1);
+      await store.reserve(['p'], 2);
+      const prepared = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements');
+      assert.equal(prepared.rows[0]?.n, 0);
     } finally {
       await pool.end();
       await store.close();
     }
+  });
+
+  it('an ack of 200 over 10,000 tasks probes the primary key, with the planner cost its transaction sets (ADR 0048, 0051); a reserve of due tasks too, whatever the cost (migration 0011)', async () => {
+    const schema = schemaOfTest();
+    const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
+    try {
+      const at = Date.now() - 1_000;
+      for (let from = 0; from < 10_000; from += 1_000)
+        await store.schedule(Array.from({ length: 1_000 }, (_, i) => ({ id: `t-${from + i}`, topic: 't', payload: 'null', runAt: at, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } })), Date.now());
+      const plans = await withClient(async (c) => {
+        await c.query(`ANALYZE "${schema}".tasks`);
+        const explain = async (text: string, values: unknown[]): Promise<string> => (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows.map((r) => r['QUERY PLAN']).join('\n');
+        const ids = `{${Array.from({ length: 200 }, (_, i) => `t-${i * 50}`).join(',')}}`;
+        const ack = forSchema(statement('ack'), schema);
+        const ackValues = [ids, ids, `{${Date.now()}}`, 2];
+        const defaultCost = await explain(ack, ackValues);
+        await c.query('BEGIN; SET LOCAL random_page_cost = 1.1');
+        const planned = await explain(ack, ackValues);
+        await c.query('ROLLBACK');
+        const reserveDue = await explain(forSchema(statement('reserve-due'), schema), ['t', Date.now(), 'n', null, 1, 1, -1, -1, false]);
+        return { defaultCost, planned, reserveDue };
+      });
+      assert.match(plans.defaultCost, /Seq Scan on tasks/, 'the setting matters: without it the planner reads the table');
+      assert.match(plans.planned, /tasks_pkey/, plans.planned);
+      assert.doesNotMatch(plans.planned, /Seq Scan on tasks/, plans.planned);
+      assert.match(plans.reserveDue, /tasks_pkey/, plans.reserveDue);
+      assert.doesNotMatch(plans.reserveDue, /Seq Scan on tasks/, plans.reserveDue);
+    } finally {
+      await store.close();
+    }
     // reserve_pick leaves the planner no bitmap or sequential scan, nor a sort: the walk stops once it has enough.
-    const config = await withClient((c) => c.query(`SELECT proconfig FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'reserve_pick'`, [schema]));
-    assert.deepEqual([...((config.rows[0] as { proconfig: string[] } | undefined)?.proconfig ?? [])].sort(), ['enable_bitmapscan=off', 'enable_seqscan=off', 'enable_sort=off']);
+    const config = await withClient((c) => c.query(`SELECT proconfig, prorows FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = $1 AND p.proname = 'reserve_pick'`, [schema]));
+    const row = config.rows[0] as { proconfig: string[]; prorows: number } | undefined;
+    assert.deepEqual([...(row?.proconfig ?? [])].sort(), ['enable_bitmapscan=off', 'enable_seqscan=off', 'enable_sort=off']);
+    assert.equal(row?.prorows, 1);
   });
 
   it('refuses unknown URL parameters, bad schema names, bad call timeouts and a schema given twice differently', async () => {
