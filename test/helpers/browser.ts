@@ -14,7 +14,7 @@ export function chromiumPath(): string {
   const given = process.env['DELAYQ_CHROMIUM'];
   const found = given !== undefined && given !== '' ? given : CANDIDATES.find((path) => existsSync(path));
   if (found === undefined || !existsSync(found))
-    throw new Error(`no Chromium for the dashboard tests: install Debian's chromium-headless-shell (or chromium), as .ci/run does, or set DELAYQ_CHROMIUM (looked at ${CANDIDATES.join(', ')})`);
+    throw new Error(`no Chromium for the dashboard tests: install Debian's (apt-get install chromium-headless-shell, or chromium), as .ci/run does, or set DELAYQ_CHROMIUM (looked at ${CANDIDATES.join(', ')})`);
   return found;
 }
 

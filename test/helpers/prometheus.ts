@@ -21,7 +21,7 @@ function binary(name: string, env: string): string {
   }
   const dirs = (process.env['PATH'] ?? '').split(delimiter).filter((d) => d !== '');
   const found = dirs.map((d) => join(d, name)).find((path) => existsSync(path));
-  if (found === undefined) throw new Error(`no ${name} for the Prometheus metrics test: install Debian's prometheus package (it has prometheus and promtool), as .ci/run does, or set ${env}`);
+  if (found === undefined) throw new Error(`no ${name} for the Prometheus metrics test: install Debian's prometheus package (apt-get install prometheus: it has prometheus and promtool), as .ci/run does, or set ${env}`);
   return found;
 }
 
