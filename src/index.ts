@@ -4,7 +4,7 @@ export type { DelayQueueOptions } from './open-queue.js';
 export type { PushOptions } from './push-wiring.js';
 export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
 export type { QueueObserver, SettleOutcome } from './core/observer.js';
-export type { SetPushResult } from './engine/push-rules.js';
+export type { PushPage, PushPageOptions, SetPushResult } from './engine/push-rules.js';
 export { RecurringSchedules, MAX_PREVIEW } from './engine/schedules.js';
 export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/schedules.js';
 export { Topics } from './engine/topics.js';

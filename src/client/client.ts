@@ -95,6 +95,8 @@ export interface ClientSchedulePageOptions {
 /** How much longer than other calls `topics.purge` waits for its answer (10 minutes). */
 export const PURGE_EXTRA_TIMEOUT_MS = 600_000;
 
+/** The server's largest page of push subscriptions (MAX_PUSH_PAGE): `listPush` follows pages of this size. */
+const PUSH_PER_REQUEST = 1_000;
 /** The server's largest page of schedules (MAX_SCHEDULE_PAGE): `schedules.list` follows pages of this size. */
 const SCHEDULES_PER_REQUEST = 1_000;
 
@@ -352,9 +354,22 @@ export class DelayQClient {
     }
   }
 
-  /** Every push subscription (secrets masked). */
+  /** Every push subscription (secrets masked), by topic: follows the pages of GET /v1/push to the last. */
   async listPush(): Promise<PushSubscriptionView[]> {
-    return (await this.call<PushListResponse>('GET', '/v1/push')).subscriptions.map(withHeadersWithoutPrototype);
+    return this.everyPage('GET /v1/push', async (after) => {
+      const page = await this.listPushPage({ limit: PUSH_PER_REQUEST, ...(after !== undefined ? { after } : {}) });
+      return { items: page.subscriptions, next: page.next };
+    });
+  }
+
+  /** One page of the push subscriptions by topic: after `after`, at most `limit` (default 100, at most 1,000); pass `next` as `after` for the next. */
+  async listPushPage(options: { after?: string; limit?: number } = {}): Promise<PushListResponse> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.after !== undefined) query.set('after', options.after);
+    const qs = query.toString();
+    const page = await this.call<PushListResponse>('GET', `/v1/push${qs ? `?${qs}` : ''}`);
+    return { subscriptions: page.subscriptions.map(withHeadersWithoutPrototype), next: page.next };
   }
 
   /** Deletes the topic's push subscription: true if there was one. */
@@ -391,18 +406,11 @@ export class DelayQClient {
       }
     },
     /** Every schedule, by id: follows the pages of GET /v1/schedules to the last. */
-    list: async (): Promise<RecurringView[]> => {
-      const all: RecurringView[] = [];
-      let after: string | undefined;
-      for (;;) {
+    list: async (): Promise<RecurringView[]> =>
+      this.everyPage('GET /v1/schedules', async (after) => {
         const page = await this.schedulePage({ limit: SCHEDULES_PER_REQUEST, ...(after !== undefined ? { afterId: after } : {}) });
-        all.push(...page.schedules);
-        if (page.next === null) return all;
-        // A cursor that does not move on would loop for ever: not a delayq answer.
-        if (after !== undefined && page.next <= after) throw new DelayQClientError('BAD_RESPONSE', `GET /v1/schedules: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (next ${page.next} after ${after})`, 200);
-        after = page.next;
-      }
-    },
+        return { items: page.schedules, next: page.next };
+      }),
     /** One page of the schedules by id: after `afterId`, at most `limit` (default 100, at most 1,000); pass `next` as `afterId` for the next. */
     listPage: (options: ClientSchedulePageOptions = {}): Promise<RecurringListResponse> => this.schedulePage(options),
     /** Deletes the schedule (and cancels its occurrences not yet due): true if there was one. */
@@ -423,6 +431,20 @@ export class DelayQClient {
     preview: async (rule: Omit<RecurringPreviewRequest, 'n'>, n = 10): Promise<number[]> =>
       (await this.call<RecurringNextResponse>('POST', '/v1/schedules/preview', { ...rule, n })).times,
   };
+
+  /** Every item of a paged listing: `page(after)` answers one page and the `after` of the next (null on the last). */
+  private async everyPage<T>(route: string, page: (after: string | undefined) => Promise<{ items: T[]; next: string | null }>): Promise<T[]> {
+    const all: T[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const { items, next } = await page(after);
+      all.push(...items);
+      if (next === null) return all;
+      // A cursor that does not move on would loop for ever: not a delayq answer.
+      if (after !== undefined && next <= after) throw new DelayQClientError('BAD_RESPONSE', `${route}: ${CLIENT_ERROR_CODES.BAD_RESPONSE} (next ${next} after ${after})`, 200);
+      after = next;
+    }
+  }
 
   private schedulePage(options: ClientSchedulePageOptions): Promise<RecurringListResponse> {
     const query = new URLSearchParams();

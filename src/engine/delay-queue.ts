@@ -18,7 +18,7 @@ import type { PushSubscription } from '../core/push.js';
 import type { Delivery, TaskInfo } from '../core/task/model.js';
 import { validateCloseOptions, validateReserveOptions, validateTopic, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, WhenInput } from '../core/task/validate.js';
-import type { SetPushResult } from './push-rules.js';
+import type { PushPage, PushPageOptions, SetPushResult } from './push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
 import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TaskPage, TransactionOption } from './queue-types.js';
 import type { RecurringSchedules } from './schedules.js';
@@ -299,6 +299,12 @@ export class DelayQueue {
   async listPush(): Promise<PushSubscription[]> {
     this.assertUsable();
     return this.parts.push.list();
+  }
+
+  /** One page of the push subscriptions by topic (secrets masked): after `after`, at most `limit` (default 100, at most 1,000); `next` is the `after` of the next page, null on the last. */
+  async listPushPage(options: PushPageOptions = {}): Promise<PushPage> {
+    this.assertUsable();
+    return this.parts.push.listPage(options);
   }
 
   /**

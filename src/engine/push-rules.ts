@@ -13,9 +13,24 @@ import { isValidSecret, maskSubscription, rotateSecrets, validatePushInput } fro
 import type { Clock, PushSubscriptionStore } from '../core/ports/index.js';
 import type { PushPorts, PushSubscription } from '../core/push.js';
 import type { NewTaskRecord } from '../core/task/model.js';
-import { validateTopic, type Limits } from '../core/task/validate.js';
+import { validateIntOption, validateTopic, type Limits } from '../core/task/validate.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
+
+/** A page of push subscriptions (listPushPage): 100 by default, at most 1,000. */
+export const DEFAULT_PUSH_PAGE = 100;
+export const MAX_PUSH_PAGE = 1_000;
+
+export interface PushPageOptions {
+  /** The `next` of the previous page: subscriptions of topics after it. */
+  readonly after?: string;
+  readonly limit?: number;
+}
+
+export interface PushPage {
+  readonly subscriptions: PushSubscription[];
+  readonly next: string | null;
+}
 
 export interface PushRulesParams {
   /** Null when push is not configured: subscriptions can be read and deleted, not set, and no task may have a url. */
@@ -124,6 +139,20 @@ export class PushRules {
 
   async list(): Promise<PushSubscription[]> {
     return (await this.store.listPushSubscriptions()).map(maskSubscription);
+  }
+
+  /**
+   * One page of the subscriptions by topic (GET /v1/push): those after `after`, at most
+   * `limit` (default 100, at most MAX_PUSH_PAGE); `next` is the `after` of the next page,
+   * null on the last. The store answers them all (the Pusher holds them all anyway).
+   */
+  async listPage(options: PushPageOptions): Promise<PushPage> {
+    const after = options.after === undefined ? null : validateTopic(options.after, this.limits);
+    const limit = options.limit === undefined ? DEFAULT_PUSH_PAGE : validateIntOption(options.limit, 'limit', 1, MAX_PUSH_PAGE);
+    const sorted = (await this.store.listPushSubscriptions()).sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : 0));
+    const rest = after === null ? sorted : sorted.filter((s) => s.topic > after);
+    const page = rest.slice(0, limit);
+    return { subscriptions: page.map(maskSubscription), next: rest.length > limit ? page.at(-1)!.topic : null };
   }
 
   async delete(topic: string): Promise<boolean> {

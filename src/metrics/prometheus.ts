@@ -30,6 +30,8 @@ export const MISNAMED_DEFAULT_GAUGES: readonly string[] = ['nodejs_active_handle
 /** The topic label of every topic past the cap. */
 export const OTHER_TOPIC = '_other';
 export const DEFAULT_MAX_TOPICS = 100;
+/** Topics whose last failed push is kept (GET /v1/activity pushFailures): those that failed last. */
+export const MAX_PUSH_FAILURE_TOPICS = 10_000;
 
 /** Lateness buckets in seconds: 1 ms .. 60 s. */
 export const LATENESS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -229,9 +231,16 @@ export class QueueMetrics implements QueueObserver {
     return topic;
   }
 
-  /** The last failed push of each topic since the process started. */
+  /** The last failed push of each topic since the process started (of the MAX_PUSH_FAILURE_TOPICS that failed last). */
   lastPushFailures(): ReadonlyMap<string, PushFailure> {
     return this.pushFailures;
+  }
+
+  /** Keeps `topic`'s last failure, most recent last: past MAX_PUSH_FAILURE_TOPICS topics, the one that failed longest ago goes. */
+  private notePushFailure(topic: string, failure: PushFailure): void {
+    this.pushFailures.delete(topic);
+    this.pushFailures.set(topic, failure);
+    if (this.pushFailures.size > MAX_PUSH_FAILURE_TOPICS) this.pushFailures.delete(this.pushFailures.keys().next().value!);
   }
 
   /**
@@ -294,8 +303,8 @@ export class QueueMetrics implements QueueObserver {
         const statusClass = response.kind === 'failure' ? 'failure' : `${Math.floor(response.status / 100)}xx`;
         this.pushRequests.labels(label, statusClass).inc();
         this.pushDurations.labels(label).observe((performance.now() - started) / 1000);
-        if (response.kind === 'failure') this.pushFailures.set(topic, { at: now(), error: response.reason });
-        else if (response.status < 200 || response.status >= 300) this.pushFailures.set(topic, { at: now(), error: `HTTP ${response.status}` });
+        if (response.kind === 'failure') this.notePushFailure(topic, { at: now(), error: response.reason });
+        else if (response.status < 200 || response.status >= 300) this.notePushFailure(topic, { at: now(), error: `HTTP ${response.status}` });
         return response;
       },
     };

@@ -211,7 +211,9 @@ export const activitySchema = object({
     nullable: true,
     description: 'null when the server keeps no metrics',
   },
-  pushFailures: mapOf(object({ at: epochMs, error: str }), 'the last failed push, per topic'),
+  pushFailures: mapOf(object({ at: epochMs, error: str }), 'the last failed push, per topic (of the page of topics)'),
+  topicsNext: { ...nullableStr, description: 'pass as `after` for the next page of topics; null on the last' },
+  topicCount: { ...int, description: 'the topics of activity.topics and pushFailures in all' },
 });
 
 export const pushSubscriptionSchema = object({
@@ -228,7 +230,10 @@ export const pushSubscriptionResultSchema = object(
   { subscription: pushSubscriptionSchema, secret: { type: 'string', description: 'the full secret, only when the request gave one or one was generated' } },
   ['subscription'],
 );
-export const pushListSchema = object({ subscriptions: { type: 'array', items: pushSubscriptionSchema } });
+export const pushListSchema = object({
+  subscriptions: { type: 'array', items: pushSubscriptionSchema },
+  next: { ...nullableStr, description: 'pass as `after` for the next page; null on the last' },
+});
 export const deletedSchema = object({ deleted: yes });
 
 export const recurringSchema = object({

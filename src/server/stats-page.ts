@@ -11,6 +11,9 @@
  * origins, the rest counted together).
  *
  * Example, topics a b c: {topicLimit: 2} -> topics a b, topicsNext 'b'; {after: 'b'} -> c, null.
+ *
+ * GET /v1/activity pages its per-topic parts (the counters by topic, the last failed push of
+ * each topic) by the same rule and the same parameters (topicPage).
  */
 import { dict, own } from '../core/dict.js';
 import { validateIntOption, validateTopic } from '../core/task/validate.js';
@@ -33,13 +36,28 @@ export function validateStatsPage(query: { topicLimit?: string; after?: string }
   };
 }
 
-export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsResponse {
-  const names = new Set<string>([...Object.keys(stats.topics), ...Object.keys(stats.ready), ...Object.keys(stats.oldestReady), ...Object.keys(stats.push?.topics ?? {}), ...Object.keys(stats.limits), ...Object.keys(stats.throttled), ...stats.paused]);
-  const sorted = [...names].sort();
+/** A page of topic names (the same rule for /v1/stats and /v1/activity): those after `after`, at most `topicLimit`, in name order. */
+export interface TopicPage {
+  readonly page: readonly string[];
+  /** The `after` of the next page; null on the last. */
+  readonly next: string | null;
+  /** The topics in all. */
+  readonly count: number;
+}
+
+export function topicPage(names: Iterable<string>, query: StatsPageQuery): TopicPage {
+  const sorted = [...new Set(names)].sort();
   const start = query.after === null ? 0 : sorted.findIndex((name) => name > query.after!);
   const from = start === -1 ? sorted.length : start;
   const page = sorted.slice(from, from + query.topicLimit);
-  const more = from + page.length < sorted.length;
+  return { page, next: from + page.length < sorted.length ? (page.at(-1) ?? null) : null, count: sorted.length };
+}
+
+export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsResponse {
+  const { page, next, count } = topicPage(
+    [...Object.keys(stats.topics), ...Object.keys(stats.ready), ...Object.keys(stats.oldestReady), ...Object.keys(stats.push?.topics ?? {}), ...Object.keys(stats.limits), ...Object.keys(stats.throttled), ...stats.paused],
+    query,
+  );
   const { push, ...rest } = stats;
   return {
     ...rest,
@@ -53,13 +71,13 @@ export function statsPage(stats: QueueStats, query: StatsPageQuery): StatsRespon
     throttled: pick(stats.throttled, page),
     ...(push !== undefined ? { push: { topics: pick(push.topics, page), origins: push.origins } } : {}),
     readyTotal: Object.values(stats.ready).reduce((sum, n) => sum + n, 0),
-    topicsNext: more ? (page.at(-1) ?? null) : null,
-    topicCount: sorted.length,
+    topicsNext: next,
+    topicCount: count,
   };
 }
 
 /** The entries of `record` whose keys are in `keys` (in that order). */
-function pick<V>(record: Readonly<Record<string, V>>, keys: readonly string[]): Record<string, V> {
+export function pick<V>(record: Readonly<Record<string, V>>, keys: readonly string[]): Record<string, V> {
   const out = dict<V>();
   for (const key of keys) {
     const value = own(record, key);

@@ -374,8 +374,11 @@ export interface PushSubscriptionResponse {
   secret?: string;
 }
 
+/** GET /v1/push?limit=&after=: a page of subscriptions by topic. */
 export interface PushListResponse {
   subscriptions: PushSubscriptionView[];
+  /** Pass as `after` for the next page; null when this page was the last. */
+  next: string | null;
 }
 
 export interface PushDeleteResponse {

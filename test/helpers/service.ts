@@ -41,10 +41,10 @@ export interface ListeningApp {
  * suite's tests, and closes it after them. Read the fields inside tests (they are set in the
  * suite's `before`).
  */
-export function useListeningApp(): ListeningApp {
+export function useListeningApp(options: Parameters<typeof openTestApp>[0] = {}): ListeningApp {
   let opened: ListeningApp | undefined;
   before(async () => {
-    const t = await openTestApp();
+    const t = await openTestApp(options);
     const url = await t.app.listen({ host: '127.0.0.1', port: 0 });
     opened = { t, url, client: new DelayQClient({ url }) };
   });

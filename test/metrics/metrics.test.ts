@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import type { SharedDispatch } from '../../src/core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../../src/core/push.js';
-import { QueueMetrics } from '../../src/metrics/prometheus.js';
+import { MAX_PUSH_FAILURE_TOPICS, QueueMetrics } from '../../src/metrics/prometheus.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
@@ -349,6 +349,21 @@ test('push requests are counted by topic and status class, timed, and the last f
   assert.equal(sample(text, 'delayq_push_requests_total{topic="p",status_class="failure"}'), 1);
   assert.equal(sample(text, 'delayq_push_request_duration_seconds_count{topic="p"}'), 3);
   assert.deepEqual(metrics.lastPushFailures().get('p'), { at: 42, error: 'connect ECONNREFUSED' });
+});
+
+test('the last failed push is kept for the 10,000 topics that failed last: the oldest goes first, a topic failing again moves up', async () => {
+  const metrics = new QueueMetrics({ registry: new Registry() });
+  const transport: PushTransport = { checkUrl: async () => undefined, close: async () => undefined, send: async () => ({ kind: 'failure', reason: 'refused' }) };
+  let clock = 0;
+  const wrapped = metrics.wrapTransport(transport, () => ++clock);
+  const fail = (topic: string): Promise<PushResponse> => wrapped.send({ url: 'http://127.0.0.1:9/x', body: '{}', headers: { 'delayq-topic': topic }, timeoutMs: 1000 });
+  for (let i = 0; i < MAX_PUSH_FAILURE_TOPICS; i++) await fail(`t${i}`);
+  await fail('t0'); // t0 failed again: now the latest, t1 the oldest
+  await fail('new');
+  const failures = metrics.lastPushFailures();
+  assert.equal(failures.size, MAX_PUSH_FAILURE_TOPICS);
+  assert.equal(failures.has('t1'), false, 'the one that failed longest ago went');
+  assert.deepEqual([failures.get('t0')?.at, failures.get('new')?.at], [MAX_PUSH_FAILURE_TOPICS + 1, MAX_PUSH_FAILURE_TOPICS + 2]);
 });
 
 test('GET /metrics needs the token unless metricsPublic; default process metrics when asked', async () => {

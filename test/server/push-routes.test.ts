@@ -40,7 +40,7 @@ describe('push subscription routes (inject)', () => {
     assert.deepEqual(got.body.subscription, put.body.subscription);
     assert.ok(!JSON.stringify(got.body).includes(secret), 'GET never shows the secret');
     const listed = await send(t.app, { method: 'GET', url: '/v1/push' });
-    assert.deepEqual(listed.body, { subscriptions: [put.body.subscription] });
+    assert.deepEqual(listed.body, { subscriptions: [put.body.subscription], next: null });
   });
 
   it('PUT again replaces (200): no secret keeps the current one, a new one rotates', async () => {

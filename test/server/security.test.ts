@@ -56,7 +56,7 @@ const GUARDED: { name: string; request: RawRequest }[] = [
   { name: 'a query string', request: { method: 'GET', target: '/v1/stats?topicLimit=5' } },
   { name: 'an empty query', request: { method: 'GET', target: '/v1/stats?' } },
   // fastify reads what follows a # as a query: a route without query parameters takes any.
-  { name: 'a fragment', request: { method: 'GET', target: '/v1/activity#frag' } },
+  { name: 'a fragment', request: { method: 'GET', target: '/v1/tasks/t1#frag' } },
   { name: 'HEAD', request: { method: 'HEAD', target: '/v1/stats' } },
   { name: 'metrics', request: { method: 'GET', target: '/metrics' } },
   { name: 'metrics, escaped', request: { method: 'GET', target: '/%6detrics' } },

@@ -587,6 +587,27 @@ describe('dashboard in Chromium', () => {
     assert.equal((await api('DELETE', '/v1/topics/__proto__/limits')).status, 200);
   });
 
+  it('push: 100 subscriptions a page by topic, with Next and Previous, each with its last failed push', async () => {
+    const topics = Array.from({ length: 105 }, (_, i) => `zz-push-${String(i).padStart(3, '0')}`);
+    for (const topic of topics) assert.equal((await api('PUT', `/v1/topics/${topic}/push`, { url: 'http://127.0.0.1:9/hook' })).status, 201);
+    try {
+      const w = await openPage('#/push');
+      const table = w.page.getByTestId('push-table');
+      const rows = table.locator('tbody tr[data-topic]');
+      await table.locator('tr[data-topic="zz-push-099"]').waitFor();
+      assert.equal(await table.locator('tr[data-topic="zz-push-100"]').count(), 0);
+      assert.ok((await rows.count()) === 100);
+      await w.page.getByTestId('push-next-page').click();
+      await table.locator('tr[data-topic="zz-push-104"]').waitFor();
+      assert.equal(await w.page.getByTestId('push-next-page').isDisabled(), true);
+      await w.page.getByTestId('push-prev-page').click();
+      await table.locator('tr[data-topic="zz-push-000"]').waitFor();
+      assertClean(w);
+    } finally {
+      for (const topic of topics) await api('DELETE', `/v1/topics/${topic}/push`);
+    }
+  });
+
   it('serves every page under a strict CSP, and no /ui file needs the token', async () => {
     const response = await fetch(`${server.address}/ui/`);
     assert.equal(response.status, 200);

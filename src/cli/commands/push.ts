@@ -73,18 +73,25 @@ export function registerPushCommands(program: Command): void {
 
   push
     .command('ls')
-    .description('every push subscription')
-    .action(async (_options: object, command: Command) => {
+    .description('every push subscription by topic (all pages), or one page with --limit / --after')
+    .option('--limit <n>', 'one page of at most this many (the server allows 1 to 1000)', countArg)
+    .option('--after <topic>', 'one page, starting after this topic (the last page said where)')
+    .action(async (options: { limit?: number; after?: string }, command: Command) => {
       const { client, out } = contextOf(command);
-      const subscriptions = await client.listPush();
-      out.result({ subscriptions }, () =>
-        subscriptions.length === 0
-          ? 'no push subscriptions'
-          : table(
-              ['TOPIC', 'URL', 'CONCURRENCY', 'TIMEOUT'],
-              subscriptions.map((s) => [s.topic, s.url, String(s.concurrency), `${s.timeoutMs} ms`]),
-            ),
-      );
+      const paged = options.limit !== undefined || options.after !== undefined;
+      const { subscriptions, next } = paged
+        ? await client.listPushPage({ ...(options.limit !== undefined ? { limit: options.limit } : {}), ...(options.after !== undefined ? { after: options.after } : {}) })
+        : { subscriptions: await client.listPush(), next: null };
+      out.result(paged ? { subscriptions, next } : { subscriptions }, () => {
+        const listed =
+          subscriptions.length === 0
+            ? 'no push subscriptions'
+            : table(
+                ['TOPIC', 'URL', 'CONCURRENCY', 'TIMEOUT'],
+                subscriptions.map((s) => [s.topic, s.url, String(s.concurrency), `${s.timeoutMs} ms`]),
+              );
+        return next === null ? listed : `${listed}\nmore: delayq push ls --after ${next}${options.limit !== undefined ? ` --limit ${options.limit}` : ''}`;
+      });
     });
 
   push

@@ -8,7 +8,9 @@ import { DelayQError } from '../../core/errors.js';
 import type { TopicPurgeState } from '../../core/ports/index.js';
 import { TOPIC_PURGE_STATES, validateIntOption } from '../../core/task/validate.js';
 import type { RouteContext } from '../context.js';
-import { SERVER_VERSION } from './system.js';
+import { SERVER_VERSION, TOPIC_PAGE_QUERY } from './system.js';
+import { pick, topicPage, validateStatsPage } from '../stats-page.js';
+import { dict } from '../../core/dict.js';
 import { activitySchema, deletedSchema, topicLimitsResultSchema, topicPauseResultSchema, topicPurgeResultSchema, cancelDeadManyResultSchema, retryDeadManyResultSchema, retryResultSchema, timelineSchema } from '../response-schemas.js';
 import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute } from '../route-schema.js';
 import { retryDeadBodySchema, retryDeadManyBodySchema, topicLimitsBodySchema } from '../schemas.js';
@@ -33,12 +35,32 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     operationId: 'getActivity',
     tags,
     summary: "The dashboard's feed: version, uptime, counter totals (all and by topic), lateness histogram, last push failure by topic",
+    description:
+      "The per-topic parts (activity.topics, pushFailures) hold one page of topics by name, as GET /v1/stats: after `after`, at most `topicLimit`; pass `topicsNext` as `after` for the next page (null on the last). The totals and the lateness are the whole queue's on every page.",
+    query: TOPIC_PAGE_QUERY,
     ok: { 200: activitySchema },
+    errors: ['INVALID_OPTION', 'INVALID_TOPIC'],
   });
-  app.get('/v1/activity', { schema: activityRoute }, async () => {
+  app.get<{ Querystring: { topicLimit?: string; after?: string } }>('/v1/activity', { schema: activityRoute }, async (request) => {
+    const query = validateStatsPage(request.query);
     const activity = metrics?.activity() ?? null;
-    const pushFailures = Object.fromEntries(metrics?.lastPushFailures() ?? []);
-    return { at: Date.now(), startedAt, version: SERVER_VERSION, store: queue.store.description, activity, pushFailures };
+    const failures = metrics?.lastPushFailures() ?? new Map<string, never>();
+    const { page, next, count } = topicPage([...Object.keys(activity?.topics ?? {}), ...failures.keys()], query);
+    const pushFailures = dict<{ at: number; error: string }>();
+    for (const topic of page) {
+      const failure = failures.get(topic);
+      if (failure !== undefined) pushFailures[topic] = failure;
+    }
+    return {
+      at: Date.now(),
+      startedAt,
+      version: SERVER_VERSION,
+      store: queue.store.description,
+      activity: activity === null ? null : { ...activity, topics: pick(activity.topics, page) },
+      pushFailures,
+      topicsNext: next,
+      topicCount: count,
+    };
   });
 
   const timelineRoute = apiRoute({

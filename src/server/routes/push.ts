@@ -1,11 +1,12 @@
-/** Push subscription routes: PUT, GET and DELETE on /v1/topics/:topic/push, and GET /v1/push (all). */
+/** Push subscription routes: PUT, GET and DELETE on /v1/topics/:topic/push, and GET /v1/push (a page by topic). */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
 import type { PushSubscription } from '../../core/push.js';
 import type { PushDeleteResponse, PushListResponse, PushSubscriptionRequest, PushSubscriptionResponse, PushSubscriptionView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { deletedSchema, pushListSchema, pushSubscriptionResultSchema } from '../response-schemas.js';
-import { STORE_ERRORS, TOPIC, apiRoute } from '../route-schema.js';
+import { DEFAULT_PUSH_PAGE, MAX_PUSH_PAGE } from '../../engine/push-rules.js';
+import { STORE_ERRORS, TOPIC, apiRoute, intQuery } from '../route-schema.js';
 import { pushBodySchema } from '../schemas.js';
 
 const tags = ['push'];
@@ -71,10 +72,25 @@ export const pushRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue,
     },
   );
 
-  app.get<{ Reply: PushListResponse }>(
+  // Pages by topic, as GET /v1/schedules by id: `next` is the `after` of the next page, null on the last.
+  app.get<{ Querystring: { limit?: string; after?: string }; Reply: PushListResponse }>(
     '/v1/push',
-    { schema: apiRoute({ operationId: 'listPushSubscriptions', tags, summary: 'Every push subscription, secrets masked', ok: { 200: pushListSchema }, errors: STORE_ERRORS }) },
-    async () => ({ subscriptions: (await queue.listPush()).map(view) }),
+    {
+      schema: apiRoute({
+        operationId: 'listPushSubscriptions',
+        tags,
+        summary: 'A page of the push subscriptions by topic, secrets masked',
+        description: 'At most `limit` after `after`; pass `next` as `after` for the next page (null on the last).',
+        query: { limit: intQuery(1, MAX_PUSH_PAGE, DEFAULT_PUSH_PAGE, 5, 'most subscriptions in the page'), after: { ...TOPIC, description: 'the `next` of the previous page' } },
+        ok: { 200: pushListSchema },
+        errors: ['INVALID_OPTION', 'INVALID_TOPIC', ...STORE_ERRORS],
+      }),
+    },
+    async (request) => {
+      const { limit, after } = request.query;
+      const page = await queue.listPushPage({ ...(limit !== undefined ? { limit: Number(limit) } : {}), ...(after !== undefined ? { after } : {}) });
+      return { subscriptions: page.subscriptions.map(view), next: page.next };
+    },
   );
 };
 

@@ -7,6 +7,12 @@ import { healthSchema, statsSchema } from '../response-schemas.js';
 import { STORE_ERRORS, TOPIC, apiRoute, intQuery } from '../route-schema.js';
 import { DEFAULT_STATS_TOPICS, MAX_STATS_TOPICS, statsPage, validateStatsPage } from '../stats-page.js';
 
+/** `topicLimit` and `after`: a page of topics by name (GET /v1/stats, GET /v1/activity). */
+export const TOPIC_PAGE_QUERY = {
+  topicLimit: intQuery(1, MAX_STATS_TOPICS, DEFAULT_STATS_TOPICS, 6, 'most topics in the page'),
+  after: { ...TOPIC, description: 'the `topicsNext` of the previous page' },
+} as const;
+
 const tags = ['system'];
 const statsRoute = apiRoute({
   operationId: 'getStats',
@@ -14,7 +20,7 @@ const statsRoute = apiRoute({
   summary: 'Counts, timers, backlog, oldest ready, waiting long-polls, lateness and push counters',
   description:
     'The per-topic parts (topics, ready, oldestReady, push.topics) hold one page of topics by name: after `after`, at most `topicLimit`; pass `topicsNext` as `after` for the next page (null on the last). The totals are the whole queue\'s on every page.',
-  query: { topicLimit: intQuery(1, MAX_STATS_TOPICS, DEFAULT_STATS_TOPICS, 6, 'most topics in the page'), after: { ...TOPIC, description: 'the `topicsNext` of the previous page' } },
+  query: TOPIC_PAGE_QUERY,
   ok: { 200: statsSchema },
   errors: ['INVALID_OPTION', 'INVALID_TOPIC', ...STORE_ERRORS],
 });

@@ -71,3 +71,32 @@ export const qs = (params) => {
   const text = search.toString();
   return text ? '?' + text : '';
 };
+
+/**
+ * The pages of a listing by topic (GET /v1/activity, GET /v1/push) that cover the topics
+ * after `after` up to `until` (null: to the end): a page of the dashboard shows a range of
+ * topic names, and these listings page by name too, `nextOf` reading a page's cursor.
+ */
+export async function pagesCovering(path, params, after, until, nextOf) {
+  const pages = [];
+  let cursor = after;
+  for (;;) {
+    const page = await api('GET', path + qs({ ...params, after: cursor }));
+    pages.push(page);
+    const next = nextOf(page);
+    if (next === null || (until !== null && until !== undefined && next >= until)) return pages;
+    cursor = next;
+  }
+}
+
+/** The activity feed of a range of topics: the first page's totals, every page's per-topic parts. */
+export async function activityCovering(after, until) {
+  const pages = await pagesCovering('/v1/activity', { topicLimit: 1000 }, after, until, (page) => page.topicsNext);
+  const [first] = pages;
+  const merged = (part) => Object.assign(Object.create(null), ...pages.map(part));
+  return {
+    ...first,
+    activity: first.activity === null ? null : { ...first.activity, topics: merged((page) => page.activity.topics) },
+    pushFailures: merged((page) => page.pushFailures),
+  };
+}

@@ -5,7 +5,7 @@
 import { h, render } from './vendor/preact/preact.mjs';
 import { useCallback, useEffect, useRef, useState } from './vendor/preact/hooks.mjs';
 import htm from './vendor/htm/htm.mjs';
-import { ApiError, api, getToken, onUnauthorized, qs, setToken, uiConfig } from './api.js';
+import { ApiError, activityCovering, api, getToken, onUnauthorized, pagesCovering, qs, setToken, uiConfig } from './api.js';
 import { Chart } from './chart.js';
 import { STATES, dayHour, duration, hhmm, latenessQuantile, localTime, number, pretty, rate, utcTime } from './format.js';
 
@@ -368,7 +368,13 @@ function TopicsPage() {
   const [version, setVersion] = useState(0);
   const { data, error } = usePoll(
     async () => {
-      const [stats, feed, push] = await Promise.all([api('GET', '/v1/stats' + qs({ topicLimit: 100, after })), api('GET', '/v1/activity'), api('GET', '/v1/push')]);
+      const stats = await api('GET', '/v1/stats' + qs({ topicLimit: 100, after }));
+      // The counters, failures and subscriptions of this page's range of names (they page by name too).
+      const [feed, pushPages] = await Promise.all([
+        activityCovering(after, stats.topicsNext),
+        pagesCovering('/v1/push', { limit: 1000 }, after, stats.topicsNext, (page) => page.next),
+      ]);
+      const push = { subscriptions: pushPages.flatMap((page) => page.subscriptions) };
       const before = previous.current;
       previous.current = feed;
       return { stats, feed, push, before };
@@ -652,7 +658,17 @@ function AttemptHistory({ history }) {
 // Push subscriptions.
 
 function PushPage() {
-  const { data, error } = usePoll(async () => Promise.all([api('GET', '/v1/push'), api('GET', '/v1/activity')]), 5_000, []);
+  // Pages of 100 subscriptions by topic, as /v1/push gives them; the failures of their topics.
+  const [cursors, setCursors] = useState([undefined]);
+  const after = cursors[cursors.length - 1];
+  const { data, error } = usePoll(
+    async () => {
+      const push = await api('GET', '/v1/push' + qs({ limit: 100, after }));
+      return [push, await activityCovering(after, push.next)];
+    },
+    5_000,
+    [after],
+  );
   const [push, feed] = data ?? [null, null];
   return html`<section>
     <h1>Push subscriptions</h1>
@@ -673,6 +689,11 @@ function PushPage() {
           })}
         </tbody>
       </table>
+    </div>
+    <div class="row pager">
+      <button disabled=${cursors.length <= 1} onClick=${() => setCursors(cursors.slice(0, -1))} data-testid="push-prev-page">Previous</button>
+      <span class="muted">page ${cursors.length}</span>
+      <button disabled=${!push?.next} onClick=${() => setCursors([...cursors, push.next])} data-testid="push-next-page">Next</button>
     </div>
   </section>`;
 }
