@@ -38,7 +38,7 @@ const types = {
  * leaks to another client. So every statement goes unnamed (parsed and planned for its own
  * values each time: no generic plan cached while the table was small, ADR 0045), and the
  * planner settings a statement needs go with it (context.ts `planned`, migration 0011;
- * ADR 0051). PGOPTIONS, which node-postgres sends when set, is the operator's.
+ * ADR 0053). PGOPTIONS, which node-postgres sends when set, is the operator's.
  */
 /** How long a new connection may take when callTimeoutMs is 0. */
 const CONNECT_TIMEOUT_MS = 10_000;

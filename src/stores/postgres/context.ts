@@ -12,7 +12,7 @@ import { forSchema, statement, type StatementName } from './sql-files.js';
 
 /** Runs of a statement or transaction that PostgreSQL rolled back for a deadlock. */
 const RETRIES = 3;
-/** Input rows from which `planned` sets the planner's costs (scratch runs, ADR 0051: a seq scan from 20 rows at 3,000 tasks, 50 at 10,000). */
+/** Input rows from which `planned` sets the planner's costs (scratch runs, ADR 0053: a seq scan from 20 rows at 3,000 tasks, 50 at 10,000). */
 export const PLANNED_FROM = 16;
 /** One round trip: the transaction and its planner setting (simple protocol, no parameters). */
 const PLANNED_BEGIN = 'BEGIN; SET LOCAL random_page_cost = 1.1';
@@ -80,7 +80,7 @@ export class PgContext {
    * table of 10,000 to 30,000 tasks whole for an ack of 200 instead of probing its key). With
    * fewer than PLANNED_FROM the planner probes the key whatever the setting, and the
    * statement goes alone: one round trip instead of three. A setting local to the
-   * transaction is lost to nobody and leaks to nobody behind a transaction pooler (ADR 0051).
+   * transaction is lost to nobody and leaks to nobody behind a transaction pooler (ADR 0053).
    */
   planned<R extends pg.QueryResultRow>(items: number, text: string, values: unknown[]): Promise<R[]> {
     if (items < PLANNED_FROM) return this.query<R>(text, values);

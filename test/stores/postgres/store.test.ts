@@ -141,7 +141,7 @@ describe('postgres store', () => {
     }
   });
 
-  it('carries no session state: no startup options, no prepared statements; an ack, reserve or cancel of 16 or more sets its planner cost in its own transaction (ADR 0051)', async () => {
+  it('carries no session state: no startup options, no prepared statements; an ack, reserve or cancel of 16 or more sets its planner cost in its own transaction (ADR 0053)', async () => {
     const schema = schemaOfTest();
     const store = (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })) as PostgresStore;
     const quiet = (): void => undefined;
@@ -167,7 +167,7 @@ describe('postgres store', () => {
     }
   });
 
-  it('an ack of 200 over 10,000 tasks probes the primary key, with the planner cost its transaction sets (ADR 0048, 0051); a reserve of due tasks too, whatever the cost (migration 0011)', async () => {
+  it('an ack of 200 over 10,000 tasks probes the primary key, with the planner cost its transaction sets (ADR 0048, 0053); a reserve of due tasks too, whatever the cost (migration 0011)', async () => {
     const schema = schemaOfTest();
     const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
     try {

@@ -1,6 +1,6 @@
 -- 0011: reserve_pick (0008) estimated at 1 row instead of 64, so that the reserve statement
 -- (sql/reserve-due.sql) joins what it picked to `tasks` by probing the primary key whatever
--- the planner's costs (ADR 0051).
+-- the planner's costs (ADR 0053).
 --
 -- The store's connections set no planner costs for the session any more (no startup
 -- parameters, which pgbouncer refuses, and no session state, which transaction pooling
