@@ -39,7 +39,7 @@ export { ackEachOneByOne, cancelEachOneByOne, reserveRefsByIds } from './core/ba
 // For a store's list with a byte bound (ListFilter.maxSize): the one cut every store makes.
 export { cutPage, cutPageAsync, listedSize, TASK_PAGE_SIZE } from './core/task/list-page.js';
 export { Worker } from './engine/worker.js';
-export type { Handler, WorkOptions } from './engine/worker.js';
+export type { Handler, HandlerAckOptions, HandlerContext, HandlerNackOptions, WorkOptions } from './engine/worker.js';
 export type { LatenessSummary } from './engine/lateness.js';
 export { systemClock } from './engine/system-clock.js';
 export { openStore } from './stores/open-store.js';

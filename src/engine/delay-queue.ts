@@ -221,9 +221,17 @@ export class DelayQueue {
     return (await this.parts.scheduler.longPoll(topic, max, waitMs, ttrMs, signals)) as Delivery<P>[];
   }
 
-  /** Acks a delivery: the task is done. Throws STALE_RECEIPT if the reservation is not current. */
-  async ack(id: string, receipt: string): Promise<void> {
+  /**
+   * Acks a delivery: the task is done. Throws STALE_RECEIPT if the reservation is not current.
+   * With `{ tx }` (the PostgreSQL store), inside that transaction of yours: the task is
+   * completed if and only if it commits, and a rollback leaves the reservation as it was (it
+   * runs out at its ttr and the task is delivered again). After COMMIT, the same ack without
+   * `tx` answers at once and frees what this process held for the delivery (a topic's
+   * concurrency slot) instead of at the end of the reservation.
+   */
+  async ack(id: string, receipt: string, options?: TransactionOption): Promise<void> {
     this.assertUsable();
+    if (options?.tx !== undefined) return this.parts.settlements.ackInTransaction(id, receipt, options.tx);
     return this.parts.settlements.ack(id, receipt);
   }
 
@@ -254,9 +262,11 @@ export class DelayQueue {
    * Fails a delivery: the task is retried (after `delayMs`, or its backoff) or, out of
    * attempts, dead. Throws STALE_RECEIPT if the reservation is not current.
    */
-  async nack(id: string, receipt: string, options: NackOptions = {}): Promise<NackResult> {
+  async nack(id: string, receipt: string, options: NackOptions & Partial<TransactionOption> = {}): Promise<NackResult> {
     this.assertUsable();
-    return this.parts.settlements.nack(id, receipt, options);
+    const { tx, ...nack } = options;
+    if (tx !== undefined) return this.parts.settlements.nackInTransaction(id, receipt, nack, tx);
+    return this.parts.settlements.nack(id, receipt, nack);
   }
 
   /**

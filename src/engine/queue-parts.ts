@@ -75,7 +75,7 @@ export function buildQueueParts(store: TaskStore, options: EngineOptions, facade
     changes: new TaskChanges(context, { scheduler, push, limits, defaults }),
     settlements,
     inspection: new Inspection(context, { scheduler, limits }),
-    workSource: new QueueWorkSource(context, { scheduler, nack, defer: (d, runAt) => scheduler.defer(d, runAt) }),
+    workSource: new QueueWorkSource(context, { scheduler, nack, defer: (d, runAt) => scheduler.defer(d, runAt), settlements: () => settlements }),
     push,
     topics: new Topics(context, { scheduler, limits, assertOpen: facade.assertOpen }),
     schedules: new RecurringSchedules(context, {

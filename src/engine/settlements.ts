@@ -9,12 +9,13 @@
  */
 import { DelayQError } from '../core/errors.js';
 import { PartialBatchError } from '../core/partial-batch.js';
-import type { AckOutcome, AckRequest, StoreAckOutcome } from '../core/ports/index.js';
+import type { AckOutcome, AckRequest, SqlTransaction, StoreAckOutcome } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import { validateAckBatch, validateExtendOptions, validateId, validateNackOptions, validateReceipt, type Limits } from '../core/task/validate.js';
 import type { LoopContext } from './loop-context.js';
 import type { ExtendOptions, ExtendResult, NackOptions, NackResult } from './queue-types.js';
 import type { Scheduler } from './scheduler.js';
+import { transactionalOf } from './task-changes.js';
 
 export interface SettlementsParams {
   readonly scheduler: Pick<Scheduler, 'remove' | 'move' | 'settled' | 'extended'>;
@@ -120,6 +121,58 @@ export class Settlements {
         this.scheduler.move(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
     }
+  }
+
+  /**
+   * `ack` inside the caller's transaction (the PostgreSQL store): the outcome as the
+   * transaction sees it (STALE_RECEIPT, TASK_NOT_FOUND), in effect if and only if it commits.
+   * Nothing is counted or forgotten here, since the transaction may still roll back: the
+   * reservation's timer finds the task completed when it fires, and a worker that sees its
+   * handler's ack committed (`confirmed`) counts it then.
+   */
+  async ackInTransaction(id: string, receipt: string, tx: SqlTransaction): Promise<void> {
+    const transactional = transactionalOf(this.context.store, 'ack');
+    validateId(id, this.limits);
+    const checked = validateReceipt(receipt);
+    const { clock, inFlight } = this.context;
+    const outcome = await inFlight.track(transactional.ack(tx, id, checked, clock.now()));
+    if (outcome.status === 'not_found') throw notFound(id);
+    if (outcome.status === 'stale') throw staleReceipt(id);
+  }
+
+  /** `nack` inside the caller's transaction, likewise: the retry's timer reaches its shard's owner on commit. */
+  async nackInTransaction(id: string, receipt: string, options: NackOptions, tx: SqlTransaction): Promise<NackResult> {
+    const transactional = transactionalOf(this.context.store, 'nack');
+    validateId(id, this.limits);
+    const nackOptions = validateNackOptions(options, this.random(), this.limits);
+    const { clock, inFlight } = this.context;
+    const outcome = await inFlight.track(transactional.nack(tx, id, validateReceipt(receipt), clock.now(), nackOptions));
+    if (outcome.status === 'dead') return { state: 'dead' };
+    if (outcome.status === 'retrying') return { state: 'pending', runAt: outcome.ref.dueAt };
+    throw outcome.status === 'stale' ? staleReceipt(id) : notFound(id);
+  }
+
+  /**
+   * A delivery settled in a transaction of its handler's (a worker's `ctx.ack({ tx })`), once
+   * the handler returned: read back, and counted and forgotten as an ack or nack through the
+   * pool would have been if the transaction committed. A reservation still as it was (rolled
+   * back, or not yet committed) is left to its ttr timer, which `watch` arms: it runs out and
+   * the task is delivered again, as the next attempt.
+   */
+  async confirmed(delivery: Delivery, watch: () => void): Promise<void> {
+    const { store, inFlight, observer } = this.context;
+    const record = await inFlight.track(store.get(delivery.id));
+    if (record === null) return;
+    if (record.state === 'reserved' && record.receipt === delivery.receipt) {
+      watch();
+      return;
+    }
+    // The attempt's own entry says how it ended; another's (an expiry) was counted where it ran.
+    const entry = record.history.findLast((e) => e.attempt === delivery.attempt);
+    if (entry === undefined || entry.outcome === 'expired') return;
+    observer.settled(record.topic, entry.outcome === 'acked' ? 'acked' : record.state === 'dead' ? 'dead' : 'failed');
+    this.scheduler.settled(record.topic, delivery.id);
+    if (record.state === 'completed') this.scheduler.remove(delivery.id);
   }
 
   /** A worker's failed handler: `nack` of its delivery. */

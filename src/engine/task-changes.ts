@@ -6,7 +6,7 @@
  */
 import { DelayQError } from '../core/errors.js';
 import { PartialBatchError } from '../core/partial-batch.js';
-import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TransactionalTasks } from '../core/ports/index.js';
+import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TaskStore, TransactionalTasks } from '../core/ports/index.js';
 import { resolveRunAt, validateId, validateIdBatch, validateScheduleBatch, validateWhen, type Limits, type ScheduleInput, type TaskDefaults, type WhenInput } from '../core/task/validate.js';
 import { createIdGenerator } from './ids.js';
 import type { LoopContext } from './loop-context.js';
@@ -52,7 +52,7 @@ export class TaskChanges {
    * rolled back transaction). Counted by no metric here: the transaction may still roll back.
    */
   async scheduleInTransaction(inputs: readonly ScheduleInput[], tx: SqlTransaction): Promise<ScheduleOutcome[]> {
-    const transactional = this.transactionalStore();
+    const transactional = transactionalOf(this.context.store, 'schedule');
     const records = validateScheduleBatch(inputs, this.context.clock.now(), this.makeId, this.limits, this.defaults);
     if (records.length === 0) return [];
     if (records.some((r) => r.url !== undefined)) await this.push.checkTargets(records);
@@ -65,16 +65,10 @@ export class TaskChanges {
    * timer finds it cancelled and delivers nothing.
    */
   async cancelInTransaction(id: string, tx: SqlTransaction): Promise<CancelOutcome> {
-    const transactional = this.transactionalStore();
+    const transactional = transactionalOf(this.context.store, 'cancel');
     validateId(id, this.limits);
     const outcome = await this.context.inFlight.track(transactional.cancel(tx, id, this.context.clock.now()));
     return outcome.status;
-  }
-
-  private transactionalStore(): TransactionalTasks {
-    const { transactional, description } = this.context.store;
-    if (transactional === null) throw new DelayQError('INVALID_ARGUMENT', `tx: the ${description.split(':')[0] ?? description} store cannot schedule inside a transaction of yours (the PostgreSQL store can)`, { field: 'tx' });
-    return transactional;
   }
 
   async cancel(id: string): Promise<CancelOutcome> {
@@ -130,4 +124,11 @@ export class TaskChanges {
     if (outcome.status === 'retried') this.scheduler.move(outcome.ref);
     return outcome.status === 'retried';
   }
+}
+
+/** The store's transactional role (only the PostgreSQL store has one), or INVALID_ARGUMENT: this store cannot `what` inside the caller's transaction. */
+export function transactionalOf(store: Pick<TaskStore, 'transactional' | 'description'>, what: string): TransactionalTasks {
+  const { transactional, description } = store;
+  if (transactional === null) throw new DelayQError('INVALID_ARGUMENT', `tx: the ${description.split(':')[0] ?? description} store cannot ${what} inside a transaction of yours (the PostgreSQL store can)`, { field: 'tx' });
+  return transactional;
 }

@@ -1,10 +1,12 @@
 import { isDelayQError } from '../core/errors.js';
 import type { QueueObserver } from '../core/observer.js';
-import type { StoreAckOutcome, Clock, ConsumerStore, Logger } from '../core/ports/index.js';
+import type { StoreAckOutcome, Clock, ConsumerStore, Logger, SqlTransaction } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import type { LoopContext } from './loop-context.js';
 import type { Held } from './renewer.js';
-import type { Job, Outcome, WorkSource } from './worker.js';
+import type { NackResult } from './queue-types.js';
+import type { Settlements } from './settlements.js';
+import type { HandlerNackOptions, Job, Outcome, WorkSource } from './worker.js';
 
 /** A work source's own: the scheduler it reserves through, and how its failed handlers are settled. */
 export interface WorkSourceParams {
@@ -13,6 +15,8 @@ export interface WorkSourceParams {
   readonly nack: (delivery: Delivery, error: string, delayMs?: number, outcome?: string) => Promise<unknown>;
   /** The scheduler's defer (it places the deferred task's timer); without it a DeferTo nacks. */
   readonly defer?: (delivery: Delivery, runAt: number) => Promise<unknown>;
+  /** What a handler's own `ctx.ack` and `ctx.nack` go through (late-bound, as `nack`). */
+  readonly settlements?: () => Pick<Settlements, 'ack' | 'nack' | 'ackInTransaction' | 'nackInTransaction' | 'confirmed'>;
 }
 
 /**
@@ -80,13 +84,46 @@ export class QueueWorkSource implements WorkSource {
   private readonly scheduler: WorkScheduler;
   private readonly nack: WorkSourceParams['nack'];
   private readonly deferDelivery: WorkSourceParams['defer'];
+  private readonly settlements: WorkSourceParams['settlements'];
 
-  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { scheduler, nack, defer }: WorkSourceParams) {
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { scheduler, nack, defer, settlements }: WorkSourceParams) {
     ({ store: this.store, clock: this.clock, logger: this.logger } = context);
     this.storeRetryMs = context.tuning.storeRetryMs;
     this.scheduler = scheduler;
     this.nack = nack;
     this.deferDelivery = defer;
+    this.settlements = settlements;
+  }
+
+  private ownSettlements(): NonNullable<ReturnType<NonNullable<WorkSourceParams['settlements']>>> {
+    const settlements = this.settlements?.();
+    if (settlements === undefined) throw new Error('this worker settles its deliveries itself');
+    return settlements;
+  }
+
+  async handlerAck(job: Job, tx: SqlTransaction | undefined): Promise<void> {
+    const { id, receipt } = job.delivery;
+    return tx === undefined ? this.ownSettlements().ack(id, receipt) : this.ownSettlements().ackInTransaction(id, receipt, tx);
+  }
+
+  async handlerNack(job: Job, options: HandlerNackOptions): Promise<NackResult> {
+    const { id, receipt } = job.delivery;
+    const { tx, ...nack } = options;
+    return tx === undefined ? this.ownSettlements().nack(id, receipt, nack) : this.ownSettlements().nackInTransaction(id, receipt, nack, tx);
+  }
+
+  confirm(job: Job): Promise<unknown> {
+    const watch = (): void => {
+      if (job.watched) return;
+      job.watched = true;
+      this.scheduler.watch(job.delivery);
+    };
+    return this.ownSettlements()
+      .confirmed(job.delivery, watch)
+      .catch((error: unknown) => {
+        this.logger.error({ err: error, id: job.delivery.id }, 'reading back a delivery its handler settled in a transaction failed; its ttr timer is armed');
+        watch();
+      });
   }
 
   // The worker's own signal suffices: close() closes every worker first.

@@ -1,8 +1,9 @@
 import { DelayQError } from '../core/errors.js';
-import type { Clock } from '../core/ports/index.js';
+import type { Clock, SqlTransaction } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import { MAX_HANDLER_TIMEOUT_MS, validateCloseOptions } from '../core/task/validate.js';
 import { lapseAt, type Held } from './renewer.js';
+import type { NackOptions, NackResult } from './queue-types.js';
 import { DeferTo, RetryAfter } from './work-source.js';
 
 /** What a worker needs from its queue: reserve with a cancel signal, settle a delivery, renew a reservation. */
@@ -30,7 +31,25 @@ export interface WorkSource {
   /** Keeps `job`'s reservation renewed while its handler runs (renewer.ts), until `drop`. */
   hold(job: Job): void;
   drop(job: Job): void;
+  /** The handler acks its own delivery (`ctx.ack`): inside `tx` when given (the store's transactional role), else at once. */
+  handlerAck(job: Job, tx: SqlTransaction | undefined): Promise<void>;
+  /** The handler nacks its own delivery (`ctx.nack`), likewise. */
+  handlerNack(job: Job, options: HandlerNackOptions): Promise<NackResult>;
+  /** After the handler of a job it settled in a transaction returned: whether that committed (Settlements.confirmed). Never rejects. */
+  confirm(job: Job): Promise<unknown>;
 }
+
+/** `ctx.ack`'s options. */
+export interface HandlerAckOptions {
+  /**
+   * A transaction of yours, open on the store's database (the PostgreSQL store): the task is
+   * completed if and only if it commits. Without it the task is acked at once.
+   */
+  tx?: SqlTransaction;
+}
+
+/** `ctx.nack`'s options: a nack's, and the transaction it goes in. */
+export interface HandlerNackOptions extends NackOptions, HandlerAckOptions {}
 
 export type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
 
@@ -46,6 +65,18 @@ export interface HandlerContext {
    * its renewal timer has had a turn. Pass it on to fetch and the like.
    */
   readonly signal: AbortSignal;
+  /**
+   * Completes this delivery from the handler, so that the worker does not ack it again when
+   * the handler returns. With `{ tx }` (the PostgreSQL store), inside that transaction of
+   * yours: the work the handler wrote there and "the task is done" commit together or not
+   * at all. Rolled back, the reservation stays as it was: it runs out at its ttr and the task
+   * is delivered again, as the next attempt (the handler's reservation is no longer renewed
+   * once it asked). STALE_RECEIPT when the reservation is no longer this delivery's. Another
+   * store answers `{ tx }` with INVALID_ARGUMENT.
+   */
+  ack(options?: HandlerAckOptions): Promise<void>;
+  /** Fails this delivery from the handler (retried after its backoff or `delayMs`, or dead), the same way; the worker then settles it no more. */
+  nack(options?: HandlerNackOptions): Promise<NackResult>;
 }
 
 export type Handler<P = unknown> = (delivery: Delivery<P>, context: HandlerContext) => unknown;
@@ -62,6 +93,8 @@ export class Job implements Held, HandlerContext {
   done = false;
   /** Settled before its handler returned (it timed out, or close gave it back): the return settles nothing. */
   settledEarly = false;
+  /** The handler settled it itself (`ctx.ack`, `ctx.nack`): at once (`now`), or in its transaction (`tx`, confirmed once it returns). */
+  settledBy: 'now' | 'tx' | null = null;
   until: number;
   length: number;
   private controller: AbortController | null = null;
@@ -116,6 +149,14 @@ export class Job implements Held, HandlerContext {
 
   lost(why: 'refused' | 'lapsed'): void {
     this.worker.lost(this, why);
+  }
+
+  ack(options?: HandlerAckOptions): Promise<void> {
+    return this.worker.settleFromHandler(this, options?.tx, (source) => source.handlerAck(this, options?.tx));
+  }
+
+  nack(options: HandlerNackOptions = {}): Promise<NackResult> {
+    return this.worker.settleFromHandler(this, options.tx, (source) => source.handlerNack(this, options));
   }
 
   timedOut(): void {
@@ -338,6 +379,18 @@ export class Worker {
     else if (job.aborted === null && now >= lapseAt(job)) this.lost(job, 'lapsed');
   }
 
+  /**
+   * The handler settles its delivery itself: the worker's own settlement, and the renewal of
+   * its reservation, end here (a transaction's holds the task's row until it ends).
+   */
+  settleFromHandler<T>(job: Job, tx: SqlTransaction | undefined, settle: (source: WorkSource) => Promise<T>): Promise<T> {
+    if (!job.done && !job.settledEarly && job.settledBy === null) {
+      job.settledBy = tx === undefined ? 'now' : 'tx';
+      this.source.drop(job);
+    }
+    return settle(this.source);
+  }
+
   /** Tells `job`'s handler to stop and settles its delivery now, without waiting for the handler. */
   private settleEarly(job: Job, reason: DelayQError, outcome: Outcome): void {
     job.settledEarly = true;
@@ -440,8 +493,15 @@ export class Worker {
       this.lingering.delete(job);
       this.source.drop(job);
     }
-    // Settled already (timed out, given back at close): only its slot is freed.
-    if (job.settledEarly) {
+    // Settled already (timed out, given back at close, or by the handler at once): only its slot is freed.
+    if (job.settledEarly || job.settledBy === 'now') {
+      this.notify();
+      return;
+    }
+    // Settled by the handler in its transaction: whether that committed is read back, nothing sent.
+    if (job.settledBy === 'tx') {
+      this.settling++;
+      void this.source.confirm(job).then(this.onSettled);
       this.notify();
       return;
     }

@@ -49,6 +49,9 @@ function source(total: number): WorkSource & { reserves: number[]; ackCalls: num
     clock: systemClock,
     hold: () => undefined,
     drop: () => undefined,
+    handlerAck: () => Promise.resolve(),
+    handlerNack: () => Promise.resolve({ state: 'dead' as const }),
+    confirm: () => Promise.resolve(),
   };
   return s;
 }

@@ -21,7 +21,6 @@
  * order, so two statements can never wait for each other in a cycle on them.
  */
 import type { CounterTally } from '../../core/task/counter-deltas.js';
-import type { Queryable } from './connection.js';
 
 /** Counter slot bases: a process picks one at random; more bases, fewer processes sharing a row. */
 export const COUNTER_SLOTS = 64;
@@ -31,8 +30,8 @@ export type SlotKind = 'other' | 'reserve' | 'ack';
 /** The first slot of writes inside callers' transactions (COUNTER_SLOTS of them, at random). */
 export const TX_SLOTS_FROM = 256;
 
-/** Adds a tally's sums, inside the caller's transaction: `statement` is sql/add-counts.sql for the schema. */
-export async function addCounts(client: Queryable, statement: string, slot: number, tally: CounterTally): Promise<void> {
+/** Adds a tally's sums, inside the transaction `run` sends to: `statement` is sql/add-counts.sql for the schema. */
+export async function addCounts(run: (text: string, values: unknown[]) => Promise<unknown>, statement: string, slot: number, tally: CounterTally): Promise<void> {
   const topics: string[] = [];
   const states: string[] = [];
   const ns: number[] = [];
@@ -42,5 +41,5 @@ export async function addCounts(client: Queryable, statement: string, slot: numb
     ns.push(n);
   }
   if (topics.length === 0) return;
-  await client.query(statement, [slot, topics, states, ns]);
+  await run(statement, [slot, topics, states, ns]);
 }

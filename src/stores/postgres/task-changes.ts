@@ -2,7 +2,8 @@
  * The writes off the hot path, each one transaction: read the task's control columns
  * (`FOR UPDATE`, so no concurrent change slips between the read and the write), decide with
  * core/task/decide.ts, write the change and its counter deltas (a CounterTally), COMMIT.
- * reschedule, nack, expire, defer, retryDead and cancelDead.
+ * reschedule, nack, expire, defer, retryDead and cancelDead; a nack may instead run inside
+ * the caller's transaction (`via`, transactional.ts), which commits it or not.
  */
 import type { CancelDeadOutcome, DeferOutcome, ExpireOutcome, NackOutcome, RescheduleOutcome, RetryDeadOutcome, StoreNackOptions } from '../../core/ports/index.js';
 import { CounterTally } from '../../core/task/counter-deltas.js';
@@ -15,6 +16,7 @@ import type { PgContext } from './context.js';
 import { addCounts } from './counters.js';
 import { backoffOf, runRef, ttrRef, type ControlRow } from './rows.js';
 import type { StatementName } from './sql-files.js';
+import type { Via } from './task-writes.js';
 
 type Change<T> = (row: ControlRow | undefined, write: Writer) => Promise<T>;
 
@@ -23,22 +25,26 @@ interface Writer {
   update(statement: StatementName, values: unknown[], from: TaskState, event: TaskEvent): Promise<void>;
 }
 
-async function change<T>(pg: PgContext, id: string, body: Change<T>): Promise<T> {
-  return pg.transaction(async (client: PoolClient) => {
-    const { rows } = await client.query<ControlRow>(pg.sql('task-for-update'), [id]);
-    const tally = new CounterTally();
-    const value = await body(rows[0], {
-      update: async (statement, values, from, event) => {
-        await client.query(pg.sql(statement), [...values, id]);
-        const to = nextState(from, event);
-        // Callers decide first (decide.ts): a refused transition here is a bug of the store.
-        if (to === undefined) throw new Error(`postgres store: ${event} is not a transition from ${from}`);
-        tally.add(rows[0]!.topic, from, to);
-      },
-    });
-    await addCounts(client, pg.sql('add-counts'), pg.slotOf('other'), tally);
-    return value;
+/** Runs a change in a transaction of its own, or in the caller's (`via`: no BEGIN or COMMIT here, its counter slot). */
+async function change<T>(pg: PgContext, id: string, body: Change<T>, via?: Via): Promise<T> {
+  if (via !== undefined) return changeOn(pg, id, body, (text, values) => via.run(text, values), via.slot);
+  return pg.transaction((client: PoolClient) => changeOn(pg, id, body, async <R>(text: string, values: unknown[]) => (await client.query(text, values)).rows as R[], pg.slotOf('other')));
+}
+
+async function changeOn<T>(pg: PgContext, id: string, body: Change<T>, run: Via['run'], slot: number): Promise<T> {
+  const rows = await run<ControlRow>(pg.sql('task-for-update'), [id]);
+  const tally = new CounterTally();
+  const value = await body(rows[0], {
+    update: async (statement, values, from, event) => {
+      await run(pg.sql(statement), [...values, id]);
+      const to = nextState(from, event);
+      // Callers decide first (decide.ts): a refused transition here is a bug of the store.
+      if (to === undefined) throw new Error(`postgres store: ${event} is not a transition from ${from}`);
+      tally.add(rows[0]!.topic, from, to);
+    },
   });
+  await addCounts(run, pg.sql('add-counts'), slot, tally);
+  return value;
 }
 
 export function rescheduleTask(pg: PgContext, id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
@@ -51,7 +57,7 @@ export function rescheduleTask(pg: PgContext, id: string, runAt: number, now: nu
 }
 
 /** A failed attempt (nack, expiry), as core/task/decide.ts decides it. */
-export function settleFailure(pg: PgContext, id: string, receipt: string, now: number, cause: FailureCause): Promise<ExpireOutcome> {
+export function settleFailure(pg: PgContext, id: string, receipt: string, now: number, cause: FailureCause, via?: Via): Promise<ExpireOutcome> {
   return change(pg, id, async (row, write): Promise<ExpireOutcome> => {
     const facts = row && { state: row.state, attempts: row.attempts, maxAttempts: row.max_attempts, backoff: backoffOf(row), reservedUntil: row.reserved_until };
     const decision = decideFailure(facts, row?.receipt === receipt, now, cause);
@@ -66,11 +72,11 @@ export function settleFailure(pg: PgContext, id: string, receipt: string, now: n
     }
     await write.update('retry', [decision.runAt, decision.error, now, outcome, entryError], row.state, 'retry');
     return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq), topic: row.topic };
-  });
+  }, via);
 }
 
-export function nackTask(pg: PgContext, id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
-  return settleFailure(pg, id, receipt, now, { kind: 'nack', ...options }).then(nackOutcomeOf);
+export function nackTask(pg: PgContext, id: string, receipt: string, now: number, options: StoreNackOptions, via?: Via): Promise<NackOutcome> {
+  return settleFailure(pg, id, receipt, now, { kind: 'nack', ...options }, via).then(nackOutcomeOf);
 }
 
 export function deferTask(pg: PgContext, id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {

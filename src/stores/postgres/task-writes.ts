@@ -162,11 +162,11 @@ export async function reserveTasks(pg: PgContext, ids: readonly string[], now: n
  * same ack sent again answers `already_acked` until the task is purged (and an id twice
  * with one receipt in one call: `acked`, then `already_acked`, so it is counted once).
  */
-export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[]): Promise<StoreAckOutcome[]> {
-  const rows = await pg.planned<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
-    acks.length,
+export async function ackTasks(pg: PgContext, acks: readonly AckRequest[], now: number | readonly number[], via?: Via): Promise<StoreAckOutcome[]> {
+  const rows = await runner(pg, via)<{ outcome: 'acked' | 'already_acked' | 'not_found' | 'stale'; topic: string | null }>(
     pg.sql('ack'),
-    [textArray(acks.map((a) => a.id)), textArray(acks.map((a) => a.receipt)), numberArray(typeof now === 'number' ? [now] : uniform(now)), pg.slotOf('ack')],
+    [textArray(acks.map((a) => a.id)), textArray(acks.map((a) => a.receipt)), numberArray(typeof now === 'number' ? [now] : uniform(now)), via?.slot ?? pg.slotOf('ack')],
+    acks.length,
   );
   const acked = new Set<string>();
   return rows.map((r, i): StoreAckOutcome => {

@@ -1,7 +1,7 @@
 /**
- * Scheduling and cancelling inside the caller's transaction (TransactionalTasks): the
- * statements of task-writes.ts, run on the caller's connection instead of the pool, so
- * they commit or roll back with the caller's own writes. A created task's near-window timer
+ * Scheduling, cancelling and settling inside the caller's transaction (TransactionalTasks):
+ * the statements of task-writes.ts and task-changes.ts, run on the caller's connection
+ * instead of the pool, so they commit or roll back with the caller's own writes. A created task's near-window timer
  * is announced on the timers channel from the same transaction, so PostgreSQL delivers the
  * notice, to the owner of the task's shard, only if and when it commits; this process's
  * engine places no timer for it meanwhile (the owner, maybe this process, does on the notice).
@@ -11,13 +11,14 @@
  */
 import { timerLine } from '../shared/timer-lines.js';
 import { randomInt } from 'node:crypto';
-import type { ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TransactionalTasks } from '../../core/ports/index.js';
-import type { NewTaskRecord } from '../../core/task/model.js';
+import type { NackOutcome, ScheduleOutcome, SqlTransaction, StoreAckOutcome, StoreCancelOutcome, StoreNackOptions, TransactionalTasks } from '../../core/ports/index.js';
+import type { NewTaskRecord, TimerRef } from '../../core/task/model.js';
 import { packLines, type Channels } from './channels.js';
 import { operationError } from './connection.js';
 import type { PgContext } from './context.js';
 import { COUNTER_SLOTS, TX_SLOTS_FROM } from './counters.js';
-import { cancelTasks, scheduleTasks, type Via } from './task-writes.js';
+import { nackTask } from './task-changes.js';
+import { ackTasks, cancelTasks, scheduleTasks, type Via } from './task-writes.js';
 
 export class PgTransactional implements TransactionalTasks {
   constructor(
@@ -45,10 +46,29 @@ export class PgTransactional implements TransactionalTasks {
     if (tasks.length === 0) return [];
     const via = this.via(tx);
     const outcomes = await scheduleTasks(this.pg, tasks, now, via);
-    const horizon = now + this.horizonMs;
-    const lines = outcomes.flatMap(({ ref }) => (ref !== null && ref.dueAt < horizon ? [timerLine(ref)] : []));
-    if (lines.length > 0) await via.run(this.pg.sql('notify'), [this.channels.timers, packLines(lines)]);
+    await this.announce(via, outcomes.map((o) => o.ref), now);
     return outcomes;
+  }
+
+  /** Near-window timers go to the owners of their shards on the timers channel, from the transaction: delivered on commit only. */
+  private async announce(via: Via, refs: readonly (TimerRef | null)[], now: number): Promise<void> {
+    const horizon = now + this.horizonMs;
+    const lines = refs.flatMap((ref) => (ref !== null && ref.dueAt < horizon ? [timerLine(ref)] : []));
+    if (lines.length > 0) await via.run(this.pg.sql('notify'), [this.channels.timers, packLines(lines)]);
+  }
+
+  async ack(tx: SqlTransaction, id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
+    this.assertOpen();
+    const [outcome] = await ackTasks(this.pg, [{ id, receipt }], now, this.via(tx));
+    return outcome!;
+  }
+
+  async nack(tx: SqlTransaction, id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+    this.assertOpen();
+    const via = this.via(tx);
+    const outcome = await nackTask(this.pg, id, receipt, now, options, via);
+    if (outcome.status === 'retrying') await this.announce(via, [outcome.ref], now);
+    return outcome;
   }
 
   async cancel(tx: SqlTransaction, id: string, now: number): Promise<StoreCancelOutcome> {
