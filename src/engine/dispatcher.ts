@@ -2,7 +2,18 @@ import type { Delivery, ReservedTask, TimerRef } from '../core/task/model.js';
 import type { Backlog } from './loader.js';
 
 /** Turns a task just reserved (at `now`) into the delivery a consumer gets. */
-export type Deliver = (record: ReservedTask, now: number) => Delivery;
+/** A reserved task as its consumer gets it; null when its row cannot be read (it is quarantined: engine/quarantine.ts). */
+export type Deliver = (record: ReservedTask, now: number) => Delivery | null;
+
+/** The deliveries of the tasks a reserve returned, without those `deliver` quarantined. */
+export function deliverAll(reserved: readonly ReservedTask[], now: number, deliver: Deliver): Delivery[] {
+  const deliveries: Delivery[] = [];
+  for (const record of reserved) {
+    const delivery = deliver(record, now);
+    if (delivery !== null) deliveries.push(delivery);
+  }
+  return deliveries;
+}
 
 /**
  * How due tasks reach consumers. Two implementations, picked once by the queue for its

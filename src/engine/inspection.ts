@@ -4,14 +4,15 @@
  * for stats (the Scheduler's wheel, backlog, long-polls, lateness and push counters).
  */
 import { cutPage, pageMayContinue, TASK_PAGE_SIZE } from '../core/task/list-page.js';
-import { toTaskInfo, type TaskInfo } from '../core/task/model.js';
+import type { TaskInfo, TaskRecord } from '../core/task/model.js';
+import { decodeTaskInfo, undecodableInfo } from '../core/task/undecodable.js';
 import { validateDueHistogramOptions, validateId, validateListFilter, type Limits } from '../core/task/validate.js';
 import type { LoopContext } from './loop-context.js';
 import type { DueHistogramOptions, DueHistogramResult, ListOptions, QueueStats, TaskPage } from './queue-types.js';
 import type { Scheduler } from './scheduler.js';
 
 export interface InspectionParams {
-  readonly scheduler: Pick<Scheduler, 'stats'>;
+  readonly scheduler: Pick<Scheduler, 'stats' | 'quarantine'>;
   readonly limits: Limits;
 }
 
@@ -24,12 +25,26 @@ export class Inspection {
   async get<P>(id: string): Promise<TaskInfo<P> | null> {
     validateId(id, this.params.limits);
     const record = await this.context.store.get(id);
-    return record === null ? null : toTaskInfo<P>(record);
+    return record === null ? null : (await this.shown<P>([record]))[0]!;
   }
 
   async list<P>(options: ListOptions): Promise<TaskInfo<P>[]> {
-    const records = await this.context.store.list(validateListFilter(options, this.params.limits));
-    return records.map((r) => toTaskInfo<P>(r));
+    return this.shown<P>(await this.context.store.list(validateListFilter(options, this.params.limits)));
+  }
+
+  /** The records as tasks; one that cannot be read is quarantined and shown as such (core/task/undecodable.ts). */
+  private async shown<P>(records: readonly TaskRecord[]): Promise<TaskInfo<P>[]> {
+    const tasks = new Array<TaskInfo<P>>(records.length);
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
+      const decoded = decodeTaskInfo<P>(record);
+      if (decoded.problem === null) tasks[i] = decoded.value;
+      else {
+        await this.params.scheduler.quarantine.read(record, decoded.problem);
+        tasks[i] = undecodableInfo<P>(record, decoded.problem, this.context.clock.now());
+      }
+    }
+    return tasks;
   }
 
   /**
@@ -42,7 +57,7 @@ export class Inspection {
     // Cut again here: a store written elsewhere may not honour maxSize.
     const records = cutPage(await this.context.store.list(filter), filter.limit, filter.maxSize);
     const next = pageMayContinue(records, filter.limit, filter.maxSize) ? records.at(-1)!.id : null;
-    return { tasks: records.map((r) => toTaskInfo<P>(r)), next };
+    return { tasks: await this.shown<P>(records), next };
   }
 
   async stats(): Promise<QueueStats> {

@@ -1,7 +1,7 @@
 import { dict } from '../core/dict.js';
 import type { Clock, ConsumerStore } from '../core/ports/index.js';
 import { topicOfLane, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
-import type { Deliver, Dispatcher } from './dispatcher.js';
+import { deliverAll, type Deliver, type Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { ReadyQueue } from './ready-queue.js';
@@ -77,7 +77,8 @@ export class LocalDispatcher implements Dispatcher {
           throw error;
         }
         if (ticket !== null) await this.flow.bind(ticket, reserved);
-        if (reserved.length > 0) return reserved.map((record) => deliver(record, now));
+        const deliveries = deliverAll(reserved, now, deliver);
+        if (deliveries.length > 0) return deliveries;
         continue;
       }
       if (ticket !== null) await this.flow.bind(ticket, []);

@@ -37,7 +37,8 @@
 import { onPartial } from '../core/partial-batch.js';
 import type { RemoteTimerSource, ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
-import { isPushLane, toDelivery, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import { isPushLane, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import { decodeDelivery } from '../core/task/undecodable.js';
 import type { Dispatcher } from './dispatcher.js';
 import { compileCron } from './cron-pattern.js';
 import { Expirer } from './expirer.js';
@@ -46,6 +47,7 @@ import { LatenessRecorder } from './lateness.js';
 import { Loader } from './loader.js';
 import { LocalDispatcher } from './local-dispatcher.js';
 import { NoticeTimers } from './notice-timers.js';
+import { Quarantine } from './quarantine.js';
 import type { LoopContext } from './loop-context.js';
 import { Pusher } from './pusher.js';
 import { Renewer, type Held } from './renewer.js';
@@ -85,6 +87,8 @@ export class Scheduler implements WorkScheduler {
   private readonly janitor: Janitor;
   private readonly pusher: Pusher | null;
   private readonly notices: NoticeTimers;
+  /** Rows that cannot be read, taken out of delivery (quarantine.ts); the inspection's reads use it too. */
+  readonly quarantine: Quarantine;
   /** The push transport was warmed for a loaded task with its own url (warmTaskUrls). */
   private taskUrlsWarmed = false;
   /** Recurring schedules: DelayQueue.schedules reaches it through `recurring`. */
@@ -138,6 +142,7 @@ export class Scheduler implements WorkScheduler {
             defaultSecret: push.defaultSecret,
             targetOf: (delivery) => this.pushTargets.get(delivery),
           });
+    this.quarantine = new Quarantine(context, (ref) => this.move(ref));
     this.notices = new NoticeTimers(context, {
       driver: this.driver,
       window: () => this.loader.loadTarget,
@@ -387,28 +392,35 @@ export class Scheduler implements WorkScheduler {
       .catch(() => undefined);
   }
 
-  private readonly deliver = (record: ReservedTask, now: number): Delivery => {
+  private readonly deliver = (record: ReservedTask, now: number): Delivery | null => {
+    const decoded = decodeDelivery(record);
+    if (decoded.problem !== null) {
+      // Quarantined, not delivered: its flow slot is free at once (its topic, if it has one).
+      this.quarantine.reserved(record, decoded.problem);
+      if (typeof record.topic === 'string') this.settled(record.topic, record.id);
+      return null;
+    }
     this.lateness.record(now - record.runAt);
     this.observer.delivered(record.topic, now - record.runAt);
-    return toDelivery(record);
+    return decoded.value;
   };
 
-  private readonly deliverWatched = (record: ReservedTask, now: number): Delivery => {
+  private readonly deliverWatched = (record: ReservedTask, now: number): Delivery | null => {
     const delivery = this.deliver(record, now);
-    this.watch(delivery);
+    if (delivery !== null) this.watch(delivery);
     return delivery;
   };
 
   /** A delivery of a push lane, its task's url noted for the Pusher (a Delivery has no url field). */
-  private readonly deliverTarget = (record: ReservedTask, now: number): Delivery => {
+  private readonly deliverTarget = (record: ReservedTask, now: number): Delivery | null => {
     const delivery = this.deliver(record, now);
-    if (record.url) this.pushTargets.set(delivery, record.url);
+    if (delivery !== null && record.url) this.pushTargets.set(delivery, record.url);
     return delivery;
   };
 
-  private readonly deliverTargetWatched = (record: ReservedTask, now: number): Delivery => {
+  private readonly deliverTargetWatched = (record: ReservedTask, now: number): Delivery | null => {
     const delivery = this.deliverTarget(record, now);
-    this.watch(delivery);
+    if (delivery !== null) this.watch(delivery);
     return delivery;
   };
 

@@ -1,6 +1,6 @@
 import type { Clock, RemoteTimerSource, SharedDispatch } from '../core/ports/index.js';
 import { topicOfLane, type Delivery, type TimerRef } from '../core/task/model.js';
-import type { Deliver, Dispatcher } from './dispatcher.js';
+import { deliverAll, type Deliver, type Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { Promoter } from './promoter.js';
@@ -87,7 +87,7 @@ export class SharedDispatcher implements Dispatcher {
       if (ticket !== null) await this.flow.bind(ticket, reserved);
       if (reserved.length > 0 || signal.aborted || (ticket === null && !this.pauses.has(topic))) {
         const now = this.clock.now();
-        return reserved.map((record) => deliver(record, now));
+        return deliverAll(reserved, now, deliver);
       }
     }
   }

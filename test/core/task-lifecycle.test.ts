@@ -13,8 +13,10 @@ const ALLOWED: [TaskState, TaskEvent, TaskState][] = [
   ['reserved', 'bury', 'dead'],
   ['dead', 'retryDead', 'pending'],
   ['dead', 'cancelDead', 'cancelled'],
+  ['pending', 'quarantine', 'dead'],
+  ['reserved', 'quarantine', 'dead'],
 ];
-const EVENTS: TaskEvent[] = ['reserve', 'ack', 'retry', 'bury', 'cancel', 'reschedule', 'retryDead', 'cancelDead'];
+const EVENTS: TaskEvent[] = ['reserve', 'ack', 'retry', 'bury', 'cancel', 'reschedule', 'retryDead', 'cancelDead', 'quarantine'];
 
 describe('task state machine', () => {
   it('allows exactly the transitions of the diagram', () => {

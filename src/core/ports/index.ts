@@ -71,7 +71,7 @@ export const TASK_STORE_OPERATIONS = {
   producer: ['schedule', 'cancel', 'cancelMany', 'reschedule'],
   timers: ['loadDue'],
   consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'extend', 'defer'],
-  inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic'],
+  inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic', 'quarantine'],
   pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
   topicPauses: ['setTopicPaused', 'pausedTopics'],

@@ -146,6 +146,15 @@ export interface ListFilter {
   readonly maxSize?: number;
 }
 
+/** A task to quarantine (TaskStore.quarantine). */
+export interface QuarantineRequest {
+  readonly id: string;
+  /** The reservation that read it, or null for a task read by get or list. */
+  readonly receipt: string | null;
+  /** Its lastError: `UNDECODABLE_ROW: <why>`. */
+  readonly error: string;
+}
+
 export interface StoreStats {
   readonly byState: Readonly<Record<TaskState, number>>;
   readonly byTopic: Readonly<Record<string, Readonly<Partial<Record<TaskState, number>>>>>;
@@ -314,6 +323,15 @@ export interface InspectorStore {
   dueHistogram(query: DueHistogramQuery): Promise<DueHistogram>;
   /** dead -> cancelled: a dead task given up on (purged after the retention, like any cancelled task). */
   cancelDead(id: string, now: number): Promise<CancelDeadOutcome>;
+  /**
+   * Tasks the engine could not read (core/task/undecodable.ts: a payload that is not JSON, an
+   * id or a topic that is not a name: a row written around delayq) go to dead, with the
+   * `error` given as lastError and nothing else of the row changed; each only while it is
+   * pending, or reserved under `receipt` when one is given (the reservation that read it).
+   * Counted like any change of state. Optional for stores outside this repository: without
+   * it the engine fails such a task's attempts until it is dead.
+   */
+  quarantine?(tasks: readonly QuarantineRequest[], now: number): Promise<void>;
   /** dead -> pending at runAt, attempts reset to 0. */
   retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome>;
   /**

@@ -13,6 +13,9 @@
  *                 ^                                                                  │
  *                 └──────────────────── cancelDead (by the user) ────────────────────┘
  *
+ * A task whose row cannot be read (core/task/undecodable.ts) is quarantined: pending or
+ * reserved -> dead, with lastError UNDECODABLE_ROW.
+ *
  * `reschedule` moves a pending task's runAt and keeps it pending. `defer` gives a
  * reservation back uncounted (reserved -> pending at a later runAt, attempts - 1): the push
  * circuit breaker's way to hold a task back without spending its attempt. A receipt names one
@@ -22,7 +25,7 @@
 import type { TaskState } from './model.js';
 
 /** What moves a task: the port's verbs, with a failed attempt (nack, expire) as retry or bury. */
-export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead' | 'defer' | 'cancelDead';
+export type TaskEvent = 'reserve' | 'ack' | 'retry' | 'bury' | 'cancel' | 'reschedule' | 'retryDead' | 'defer' | 'cancelDead' | 'quarantine';
 
 const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskState>>>> = {
   reserve: { pending: 'reserved' },
@@ -35,6 +38,8 @@ const TRANSITIONS: Readonly<Record<TaskEvent, Partial<Record<TaskState, TaskStat
   defer: { reserved: 'pending' },
   // A dead task the operator gives up on: finished, purged after the retention like any cancelled one.
   cancelDead: { dead: 'cancelled' },
+  // A row the engine cannot read (core/task/undecodable.ts): out of delivery, kept for a person to mend.
+  quarantine: { pending: 'dead', reserved: 'dead' },
 };
 
 /** The state after `event`, or undefined when the event is not allowed in `state`. */

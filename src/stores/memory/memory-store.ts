@@ -10,8 +10,10 @@ import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, n
 import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
+import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
+import { mayQuarantine } from '../../core/task/undecodable.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
 import { MemoryReceipts } from './receipts.js';
@@ -264,6 +266,18 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     if (typeof task === 'string') return task;
     this.apply(task, 'cancelDead', now);
     return 'cancelled';
+  }
+
+  async quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
+    this.assertOpen();
+    for (const { id, receipt, error } of tasks) {
+      const task = this.tasks.get(id);
+      if (task === undefined || !mayQuarantine(task.state, receipt, receipt !== null && this.receipts.holds(task, receipt))) continue;
+      this.apply(task, 'quarantine', now);
+      task.reservation = 0;
+      task.reservedUntil = Number.NaN;
+      task.lastError = storableText(error, MAX_ERROR_LENGTH);
+    }
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {

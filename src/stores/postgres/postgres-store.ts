@@ -9,7 +9,7 @@
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -24,7 +24,7 @@ import { PgTopicPauses } from './topic-pauses.js';
 import { PgFlowState, PgTopicLimits } from './topic-limits.js';
 import { PgTransactional } from './transactional.js';
 import { channelsOf } from './channels.js';
-import { cancelDeadTask, deferTask, nackTask, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
+import { cancelDeadTask, deferTask, nackTask, quarantineTasks, rescheduleTask, retryDeadTask, settleFailure } from './task-changes.js';
 import { ackTasks, cancelTasks, extendTasks, MAX_BATCH, purgeTasks, purgeTopicStep, reserveTasks, scheduleTasks } from './task-writes.js';
 
 /** Rows one purge statement deletes at most, so the janitor never holds many row locks long. */
@@ -192,6 +192,10 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
 
   dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
     return this.guard(() => dueHistogram(this.pg, query));
+  }
+
+  quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
+    return this.guard(() => quarantineTasks(this.pg, tasks, now));
   }
 
   cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {

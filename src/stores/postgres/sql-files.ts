@@ -40,6 +40,7 @@ export const STATEMENT_NAMES = [
   'defer',
   'retry-dead',
   'cancel-dead',
+  'quarantine',
   'add-counts',
   // reads (inspection.ts)
   'load-due',

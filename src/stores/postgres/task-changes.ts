@@ -2,10 +2,12 @@
  * The writes off the hot path, each one transaction: read the task's control columns
  * (`FOR UPDATE`, so no concurrent change slips between the read and the write), decide with
  * core/task/decide.ts, write the change and its counter deltas (a CounterTally), COMMIT.
- * reschedule, nack, expire, defer, retryDead and cancelDead; a nack may instead run inside
+ * reschedule, nack, expire, defer, retryDead, cancelDead and quarantine; a nack may instead run inside
  * the caller's transaction (`via`, transactional.ts), which commits it or not.
  */
-import type { CancelDeadOutcome, DeferOutcome, ExpireOutcome, NackOutcome, RescheduleOutcome, RetryDeadOutcome, StoreNackOptions } from '../../core/ports/index.js';
+import type { CancelDeadOutcome, DeferOutcome, ExpireOutcome, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, StoreNackOptions } from '../../core/ports/index.js';
+import { mayQuarantine } from '../../core/task/undecodable.js';
+import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { CounterTally } from '../../core/task/counter-deltas.js';
 import { decideFailure, deferrableOr, failureOutcome, movableOr, nackOutcomeOf, type FailureCause } from '../../core/task/decide.js';
 import { historyError } from '../../core/task/history.js';
@@ -95,6 +97,15 @@ export function retryDeadTask(pg: PgContext, id: string, runAt: number, now: num
     await write.update('retry-dead', [runAt, now], row.state, 'retryDead');
     return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
   });
+}
+
+/** A row the engine cannot read, out of delivery (TaskStore.quarantine): one transaction per task. */
+export async function quarantineTasks(pg: PgContext, tasks: readonly QuarantineRequest[], now: number): Promise<void> {
+  for (const { id, receipt, error } of tasks)
+    await change(pg, id, async (row, write): Promise<void> => {
+      if (row === undefined || !mayQuarantine(row.state, receipt, row.receipt === receipt)) return;
+      await write.update('quarantine', [storableText(error, MAX_ERROR_LENGTH), now], row.state, 'quarantine');
+    });
 }
 
 export function cancelDeadTask(pg: PgContext, id: string, now: number): Promise<CancelDeadOutcome> {

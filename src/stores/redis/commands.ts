@@ -4,7 +4,7 @@
  */
 import { own } from '../../core/dict.js';
 import { historyError } from '../../core/task/history.js';
-import type { ExtendOutcome, ExtendRequest, StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
+import type { ExtendOutcome, ExtendRequest, QuarantineRequest, StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
@@ -116,6 +116,13 @@ export async function rescheduleScript(client: RedisClient, shard: ShardKeys, no
 
 export async function cancelDeadScript(client: RedisClient, shard: ShardKeys, now: number, id: string): Promise<string> {
   return str(await run(client, 'cancel-dead', standardKeys(shard), [now, id]));
+}
+
+/** Tasks the engine cannot read, of one shard, to dead (quarantine.lua). */
+export async function quarantineScript(client: RedisClient, shard: ShardKeys, now: number, tasks: readonly QuarantineRequest[]): Promise<number> {
+  const args: Arg[] = [now];
+  for (const { id, receipt, error } of tasks) args.push(id, receipt ?? '', error);
+  return Number(await run(client, 'quarantine', [...standardKeys(shard), shard.parkedCounts], args));
 }
 
 export async function retryDeadScript(client: RedisClient, shard: ShardKeys, now: number, id: string, runAt: number): Promise<MoveReply> {

@@ -22,7 +22,7 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest } from '../../core/ports/index.js';
+import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -177,6 +177,11 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
     this.assertOpen();
     return this.tasks.defer(id, receipt, runAt, now);
+  }
+
+  async quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
+    this.assertOpen();
+    return this.tasks.quarantine(tasks, now);
   }
 
   async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {

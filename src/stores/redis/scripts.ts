@@ -37,6 +37,7 @@ export const SCRIPT_NAMES = [
   'defer',
   'retry-dead',
   'cancel-dead',
+  'quarantine',
   'purge',
   'purge-topic',
   'load-due',

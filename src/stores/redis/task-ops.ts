@@ -5,7 +5,7 @@
  */
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import type { QuarantineRequest, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../shared/batcher.js';
@@ -13,7 +13,7 @@ import { mergeDue } from '../shared/due-merge.js';
 import { nextNonce } from '../shared/nonce.js';
 import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, encodeNewTask } from './codec.js';
-import { ackScript, cancelDeadScript, cancelScript, deferScript, expireScript, extendScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { ackScript, quarantineScript, cancelDeadScript, cancelScript, deferScript, expireScript, extendScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
 import { call as redisCall } from './plain-commands.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
@@ -216,6 +216,11 @@ export class RedisTaskOps {
     // The timer goes to the shard's owner, as a nack's retry does.
     this.parts.remoteTimers.publish([ref], now);
     return { status: 'deferred', ref };
+  }
+
+  async quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
+    const kept = tasks.map((task) => ({ ...task, error: storableText(task.error, MAX_ERROR_LENGTH) }));
+    await this.byShard(kept, async (shard, chunk) => [await quarantineScript(this.client, this.shard(shard), now, chunk)]);
   }
 
   async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {

@@ -16,10 +16,12 @@ import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, n
 import { historyError } from '../../core/task/history.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import { makeReceipt } from '../../core/task/lifecycle.js';
+import { mayQuarantine } from '../../core/task/undecodable.js';
+import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -310,6 +312,17 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   async dueHistogram(query: DueHistogramQuery): Promise<DueHistogram> {
     this.assertOpen();
     return sqliteDueHistogram(this.sql, this.parking, query);
+  }
+
+  quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
+    return this.write(tasks.length, (counts) => {
+      for (const { id, receipt, error } of tasks) {
+        const row = this.sql.control.get(id);
+        if (row === undefined || !mayQuarantine(row.state, receipt, row.receipt === receipt)) continue;
+        this.sql.quarantine.run(storableText(error, MAX_ERROR_LENGTH), now, row.seq);
+        counts.transition(row.topic, row.state, 'quarantine');
+      }
+    });
   }
 
   cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {

@@ -65,6 +65,7 @@ export interface Statements {
   readonly ackKnownTopic: Stmt<[number, string, null, number, string, string], never>;
   readonly retry: Stmt<[number, string, string | null, number, number, string | null, number, number], never>;
   readonly bury: Stmt<[number, string, string | null, string | null, number, number], never>;
+  readonly quarantine: Stmt<[string, number, number], never>;
   readonly defer: Stmt<[number, number, number, number, number], never>;
   /** A reservation extended: (reservedUntil, dueAt, seq); the attempt's start (updated_at) stays. */
   readonly extend: Stmt<[number, number, number], never>;
@@ -159,6 +160,10 @@ export function prepareStatements(db: Database.Database): Statements {
     // (now, outcome, history error, lastError, updatedAt, seq)
     bury: db.prepare<[number, string, string | null, string | null, number, number], never>(
       `UPDATE tasks SET ${HISTORY_APPEND}, state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?`,
+    ),
+    // A row the engine cannot read, out of delivery (core/task/undecodable.ts): (lastError, updatedAt, seq).
+    quarantine: db.prepare<[string, number, number], never>(
+      "UPDATE tasks SET state = 'dead', due_at = NULL, park_bucket = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?",
     ),
     cancelDead: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', updated_at = ? WHERE seq = ? AND state = 'dead'"),
     retryDead: db.prepare<[number, number, number, number], never>(

@@ -17,6 +17,7 @@ import { extendCases } from './extend.js';
 import { historyCases } from './history.js';
 import { hostileNameCases } from './hostile-names.js';
 import { holdableTextCases } from './text.js';
+import { quarantineCases } from './quarantine.js';
 import { inspectionCases } from './inspection.js';
 import { lifecycleCases } from './lifecycle.js';
 import { loadDueCases } from './load-due.js';
@@ -97,6 +98,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       historyCases,
       hostileNameCases,
       holdableTextCases,
+      quarantineCases,
     ])
       cases(store);
   });

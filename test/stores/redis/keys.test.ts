@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript,
-  purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, scheduleScript } from '../../../src/stores/redis/commands.js';
+  purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, extendScript, quarantineScript, scheduleScript } from '../../../src/stores/redis/commands.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript, promoteScript, releaseScript, reserveReadyScript } from '../../../src/stores/redis/dispatch-commands.js';
 import { unparkScript, parkedInitScript, dueReadParkedScript, dueReadDelayedScript } from '../../../src/stores/redis/parking-commands.js';
 import { swapScheduleScript, putNewSchedulesScript, putSchedulesScript, deleteScheduleScript } from '../../../src/stores/redis/schedule-commands.js';
@@ -55,9 +55,11 @@ describe('redis keys', () => {
       await ackScript(client, shard, 0, [{ id: 'a', receipt: 'r' }]);
       await nackScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null, outcome: 'nacked' });
       await expireScript(client, shard, 0, 'a', 'r');
+      await extendScript(client, shard, 0, [{ id: 'a', receipt: 'r', ttrMs: 5 }]);
       await deferScript(client, shard, 0, 'a', 'r', 9);
       await retryDeadScript(client, shard, 0, 'a', 1);
       await cancelDeadScript(client, shard, 0, 'a');
+      await quarantineScript(client, shard, 0, [{ id: 'a', receipt: null, error: 'UNDECODABLE_ROW: x' }]);
       await purgeScript(client, shard, 0, 10);
       await purgeTopicScript(client, shard, '0', 10, 'orders', 'p');
       await loadDueScript(client, shard, 10, null, 10);
