@@ -142,13 +142,16 @@ async function caseB(redis: RedisServer, seconds: number): Promise<CaseB> {
 
   const beside = await DelayQueue.open({ store: redis.url, storeOptions: { prefix: nextPrefix('b') } });
   const workers = [];
-  for (let n = 0; n < LIMITED_TOPICS; n++) {
-    const topic = `limited-${n}`;
-    await beside.topics.setLimits(topic, { rate: 2, burst: 2, concurrency: 5 });
-    if (n < PAUSED_TOPICS) await beside.topics.pause(topic);
-    await schedule(beside, topic, 200, () => Date.now());
-    workers.push(beside.work(topic, () => undefined, { concurrency: 2 }));
-  }
+  // At once: on a shared store each setLimits and pause returns once every process holds it (2 x pauseSyncMs, ADR 0052).
+  await Promise.all(
+    Array.from({ length: LIMITED_TOPICS }, async (_, n) => {
+      const topic = `limited-${n}`;
+      await beside.topics.setLimits(topic, { rate: 2, burst: 2, concurrency: 5 });
+      if (n < PAUSED_TOPICS) await beside.topics.pause(topic);
+      await schedule(beside, topic, 200, () => Date.now());
+    }),
+  );
+  for (let n = 0; n < LIMITED_TOPICS; n++) workers.push(beside.work(`limited-${n}`, () => undefined, { concurrency: 2 }));
   await s3(beside, 2);
   const b = await s3(beside, seconds);
   log(`B beside ${LIMITED_TOPICS} limited topics: p50 ${b.p50.toFixed(1)} ms, p99 ${b.p99.toFixed(1)} ms; throttled ${Object.values((await beside.stats()).throttled).reduce((x, y) => x + y, 0)}`);

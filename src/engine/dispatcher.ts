@@ -1,7 +1,29 @@
 import type { Delivery, ReservedTask, TimerRef } from '../core/task/model.js';
+import type { DeliveryGate } from './delivery-gate.js';
 import type { Backlog } from './loader.js';
 
-/** Turns a task just reserved (at `now`) into the delivery a consumer gets. */
+/** Gives reservations back uncounted, due again at their runAt (Scheduler.defer, for each). */
+export type GiveBack = (records: readonly ReservedTask[]) => Promise<void>;
+
+/**
+ * The check before `reserved` reaches a consumer (delivery-gate.ts): the records, when the
+ * topic's rules are still those of `token` by a view within its lease; else null, once they
+ * were given back (a failure to give them back leaves them to their ttr).
+ */
+export async function handOutOrGiveBack(gate: DeliveryGate, topic: string, token: string, reserved: readonly ReservedTask[], giveBack: GiveBack): Promise<readonly ReservedTask[] | null> {
+  let changed: boolean;
+  try {
+    changed = await gate.changedSince(topic, token);
+  } catch (error) {
+    // No view to trust (the store out of reach): these go back too, and the caller's reserve fails.
+    await giveBack(reserved).catch(() => undefined);
+    throw error;
+  }
+  if (!changed) return reserved;
+  await giveBack(reserved).catch(() => undefined);
+  return null;
+}
+
 /** A reserved task as its consumer gets it; null when its row cannot be read (it is quarantined: engine/quarantine.ts). */
 export type Deliver = (record: ReservedTask, now: number) => Delivery | null;
 

@@ -1,7 +1,8 @@
 import { dict } from '../core/dict.js';
 import type { Clock, ConsumerStore } from '../core/ports/index.js';
 import { topicOfLane, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
-import { deliverAll, type Deliver, type Dispatcher } from './dispatcher.js';
+import { deliverAll, handOutOrGiveBack, type Deliver, type Dispatcher, type GiveBack } from './dispatcher.js';
+import type { DeliveryGate } from './delivery-gate.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { ReadyQueue } from './ready-queue.js';
@@ -26,12 +27,22 @@ export class LocalDispatcher implements Dispatcher {
 
   private readonly pauses: TopicGate;
   private readonly flow: TopicFlow;
+  private readonly gate: DeliveryGate;
+  private readonly giveBack: GiveBack;
 
-  /** `pauses`: the paused topics, whose due tasks stay here until resumed; `flow`: the topics' limits. */
-  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, { pauses, flow }: { pauses: TopicGate; flow: TopicFlow }) {
+  /**
+   * `pauses`: the paused topics, whose due tasks stay here until resumed; `flow`: the topics'
+   * limits; `gate` and `giveBack`: the check at hand-out (delivery-gate.ts).
+   */
+  constructor(
+    context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>,
+    { pauses, flow, gate, giveBack }: { pauses: TopicGate; flow: TopicFlow; gate: DeliveryGate; giveBack: GiveBack },
+  ) {
     ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
     this.pauses = pauses;
     this.flow = flow;
+    this.gate = gate;
+    this.giveBack = giveBack;
   }
 
   start(): void {
@@ -46,6 +57,8 @@ export class LocalDispatcher implements Dispatcher {
     const topic = topicOfLane(lane);
     for (;;) {
       if (!this.running) return [];
+      // The rules this reserve goes by; checked again before its tasks are handed out.
+      const token = this.gate.tokenOf(topic);
       if (this.pauses.has(topic)) {
         // Paused: the topic's due tasks stay in the ready queue, in order, until resumed.
         if (signal.aborted) return [];
@@ -75,6 +88,11 @@ export class LocalDispatcher implements Dispatcher {
           if (this.running) for (const item of items) this.ready.push(lane, item);
           if (ticket !== null) await this.flow.bind(ticket, []);
           throw error;
+        }
+        // A pause or limits set while the store reserved hold for these too: given back, and the reserve starts over.
+        if (reserved.length > 0 && (await handOutOrGiveBack(this.gate, topic, token, reserved, this.giveBack)) === null) {
+          if (ticket !== null) await this.flow.bind(ticket, []);
+          continue;
         }
         if (ticket !== null) await this.flow.bind(ticket, reserved);
         const deliveries = deliverAll(reserved, now, deliver);

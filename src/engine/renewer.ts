@@ -65,8 +65,8 @@ export function lapseAt(held: Pick<Held, 'until' | 'length'>): number {
 export class Renewer {
   private readonly held = new Set<Held>();
   private readonly context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>;
-  /** A reservation was extended: the ttr timer this process holds for it moves (Scheduler.extended). */
-  private readonly extended: (id: string, receipt: string, until: number) => void;
+  /** A reservation was extended: the ttr timer this process holds for it moves, its flow slot too (Scheduler.extended). */
+  private readonly extended: (id: string, receipt: string, until: number, topic: string) => void;
   private timer: ReturnType<LoopContext['clock']['setTimer']> | null = null;
   private armedFor = Infinity;
   private inFlight = false;
@@ -76,7 +76,7 @@ export class Renewer {
   /** Store calls made (rounds), for the benchmark of what renewal costs. */
   calls = 0;
 
-  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>, { extended }: { extended: (id: string, receipt: string, until: number) => void }) {
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>, { extended }: { extended: (id: string, receipt: string, until: number, topic: string) => void }) {
     this.context = context;
     this.extended = extended;
   }
@@ -185,7 +185,7 @@ export class Renewer {
       else if (outcome.status === 'extended') {
         held.length = outcome.reservedUntil - sentAt;
         held.until = outcome.reservedUntil;
-        this.extended(held.id, held.receipt, outcome.reservedUntil);
+        this.extended(held.id, held.receipt, outcome.reservedUntil, held.topic);
       } else {
         this.held.delete(held);
         held.lost('refused');

@@ -49,6 +49,7 @@ import { LocalDispatcher } from './local-dispatcher.js';
 import { NoticeTimers } from './notice-timers.js';
 import { Quarantine } from './quarantine.js';
 import type { LoopContext } from './loop-context.js';
+import { DeliveryGate } from './delivery-gate.js';
 import { Pusher } from './pusher.js';
 import { Renewer, type Held } from './renewer.js';
 import { RecurringScheduleLoop } from './schedule-loop.js';
@@ -81,6 +82,8 @@ export class Scheduler implements WorkScheduler {
   readonly pauses: TopicPauses;
   /** The topics' flow limits (DelayQueue.topics reaches them through it). */
   readonly flow: TopicFlow;
+  /** The check of a topic's pause and limits at hand-out (delivery-gate.ts). */
+  readonly gate: DeliveryGate;
   private readonly dispatcher: Dispatcher;
   private readonly driver: TimerDriver;
   private readonly loader: Loader;
@@ -109,12 +112,22 @@ export class Scheduler implements WorkScheduler {
     const { store, tuning } = context;
     this.observer = context.observer;
     this.expirer = new Expirer(context, { place: this.place });
-    this.renewer = new Renewer(context, { extended: (id, receipt, until) => this.extended(id, receipt, until) });
+    this.renewer = new Renewer(context, {
+      extended: (id, receipt, until, topic) => {
+        this.extended(id, receipt, until);
+        this.flow.renewed(topic, receipt, until);
+      },
+    });
     this.pauses = new TopicPauses(context);
     this.flow = new TopicFlow(context);
     const { pauses, flow } = this;
+    this.gate = new DeliveryGate(context, pauses, flow);
+    const gate = this.gate;
+    const giveBack = (records: readonly ReservedTask[]): Promise<void> => this.giveBack(records);
     this.dispatcher =
-      store.shared !== null ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeRemote, pauses, flow }) : new LocalDispatcher(context, { pauses, flow });
+      store.shared !== null
+        ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeRemote, pauses, flow, gate, giveBack })
+        : new LocalDispatcher(context, { pauses, flow, gate, giveBack });
     this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined });
     this.loader = new Loader(context, { place: this.placeLoaded, backlog: this.dispatcher });
     this.janitor = new Janitor(context);
@@ -130,7 +143,7 @@ export class Scheduler implements WorkScheduler {
       watch: (d) => this.watch(d),
       hold: (held) => this.renewer.hold(held),
       drop: (held) => this.renewer.drop(held),
-      settled: (topic, id) => this.settled(topic, id),
+      settled: (topic, receipt) => this.settled(topic, receipt),
       observer: this.observer,
     };
     this.pusher =
@@ -250,9 +263,9 @@ export class Scheduler implements WorkScheduler {
     return outcomes;
   }
 
-  /** A delivery of `topic` was settled (acked, nacked, deferred): its flow slot is freed. */
-  settled(topic: string, id: string): void {
-    this.flow.settled(topic, id);
+  /** A delivery of `topic` (its receipt) was settled (acked, nacked, deferred): its flow slot is freed. */
+  settled(topic: string, receipt: string): void {
+    this.flow.settled(topic, receipt);
   }
 
   /** The task's timer moved (rescheduled, retried, deferred): the old one goes, the new one is placed. */
@@ -266,14 +279,23 @@ export class Scheduler implements WorkScheduler {
    * circuit breaker, a worker closed before its handler ended). A reservation that moved on
    * meanwhile is left alone.
    */
-  async defer(delivery: Delivery, runAt: number): Promise<void> {
+  async defer(delivery: Pick<Delivery, 'id' | 'topic' | 'receipt'>, runAt: number): Promise<void> {
     const { store, clock, inFlight, logger } = this.context;
     const outcome = await inFlight.track(store.defer(delivery.id, delivery.receipt, runAt, clock.now()));
     if (outcome.status === 'deferred') {
-      this.settled(delivery.topic, delivery.id);
+      this.settled(delivery.topic, delivery.receipt);
       this.move(outcome.ref);
     }
     else logger.warn({ id: delivery.id, outcome: outcome.status }, 'giving a reservation back after it ran out');
+  }
+
+  /**
+   * Reservations a pause or a change of limits caught between their reserve and their
+   * hand-out (delivery-gate.ts): given back uncounted, due again at their runAt, so they keep
+   * their place and go out under the rules now in force.
+   */
+  private async giveBack(records: readonly ReservedTask[]): Promise<void> {
+    await Promise.all(records.flatMap((record) => (record.receipt === null ? [] : [this.defer({ id: record.id, topic: record.topic, receipt: record.receipt }, record.runAt)])));
   }
 
   /** Applies the store's push subscriptions now (after a change through this queue). */

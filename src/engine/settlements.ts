@@ -48,7 +48,7 @@ export class Settlements {
     // An ack sent again succeeded before, and was counted then.
     if (outcome.status === 'acked') {
       observer.settled(outcome.topic, 'acked');
-      this.scheduler.settled(outcome.topic, id);
+      this.scheduler.settled(outcome.topic, receipt);
     }
   }
 
@@ -64,7 +64,7 @@ export class Settlements {
         // An ack sent again succeeded before, and was counted then.
         if (outcome.status === 'acked') {
           observer.settled(outcome.topic, 'acked');
-          this.scheduler.settled(outcome.topic, requests[i]!.id);
+          this.scheduler.settled(outcome.topic, requests[i]!.receipt);
         }
       }
     };
@@ -112,12 +112,12 @@ export class Settlements {
         throw staleReceipt(id);
       case 'dead':
         observer.settled(outcome.topic, 'dead');
-        this.scheduler.settled(outcome.topic, id);
+        this.scheduler.settled(outcome.topic, receipt);
         this.scheduler.remove(id);
         return { state: 'dead' };
       case 'retrying':
         observer.settled(outcome.topic, 'failed');
-        this.scheduler.settled(outcome.topic, id);
+        this.scheduler.settled(outcome.topic, receipt);
         this.scheduler.move(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
     }

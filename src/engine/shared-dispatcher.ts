@@ -1,9 +1,10 @@
 import type { Clock, RemoteTimerSource, SharedDispatch } from '../core/ports/index.js';
 import { topicOfLane, type Delivery, type TimerRef } from '../core/task/model.js';
-import { deliverAll, type Deliver, type Dispatcher } from './dispatcher.js';
 import type { InFlight } from './in-flight.js';
 import type { LoopContext } from './loop-context.js';
 import { Promoter } from './promoter.js';
+import { deliverAll, handOutOrGiveBack, type Deliver, type Dispatcher, type GiveBack } from './dispatcher.js';
+import type { DeliveryGate } from './delivery-gate.js';
 import type { FlowTicket, TopicFlow } from './topic-flow.js';
 import type { TopicGate } from './topic-pauses.js';
 
@@ -27,16 +28,24 @@ export class SharedDispatcher implements Dispatcher {
   private readonly placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void;
   private readonly pauses: TopicGate;
   private readonly flow: TopicFlow;
+  private readonly gate: DeliveryGate;
+  private readonly giveBack: GiveBack;
 
-  /** `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other processes hand over go; `pauses`: the paused topics; `flow`: the topics' limits. */
+  /**
+   * `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other
+   * processes hand over go; `pauses`: the paused topics; `flow`: the topics' limits; `gate`:
+   * the check at hand-out, and `giveBack` for what it turns back (delivery-gate.ts).
+   */
   constructor(
     context: LoopContext,
-    { shared, placeRemote, pauses, flow }: { shared: SharedDispatch; placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void; pauses: TopicGate; flow: TopicFlow },
+    { shared, placeRemote, pauses, flow, gate, giveBack }: { shared: SharedDispatch; placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void; pauses: TopicGate; flow: TopicFlow; gate: DeliveryGate; giveBack: GiveBack },
   ) {
     ({ clock: this.clock, inFlight: this.inFlight } = context);
     this.store = shared;
     this.pauses = pauses;
     this.flow = flow;
+    this.gate = gate;
+    this.giveBack = giveBack;
     this.promoter = new Promoter(context, { shared });
     this.placeRemote = placeRemote;
   }
@@ -55,6 +64,8 @@ export class SharedDispatcher implements Dispatcher {
     const topic = topicOfLane(lane);
     for (;;) {
       if (!this.running) return [];
+      // The rules this reserve goes by; checked again before its tasks are handed out.
+      const token = this.gate.tokenOf(topic);
       if (this.pauses.has(topic)) {
         // Paused: promotion goes on, and the topic's ready list waits in the store until resumed.
         if (signal.aborted) return [];
@@ -83,6 +94,11 @@ export class SharedDispatcher implements Dispatcher {
       } finally {
         cut.release();
         hold?.release();
+      }
+      // A pause or limits set meanwhile (through any process) hold for these too: given back, and the reserve starts over.
+      if (reserved.length > 0 && (await handOutOrGiveBack(this.gate, topic, token, reserved, this.giveBack)) === null) {
+        if (ticket !== null) await this.flow.bind(ticket, []);
+        continue;
       }
       if (ticket !== null) await this.flow.bind(ticket, reserved);
       if (reserved.length > 0 || signal.aborted || (ticket === null && !this.pauses.has(topic))) {

@@ -21,7 +21,7 @@
  */
 import { asDict, dict, dictOf, type Dict } from '../core/dict.js';
 import { randomBytes } from 'node:crypto';
-import type { LimitedTopics, TopicLimits } from '../core/ports/index.js';
+import type { FlowLease, LimitedTopics, TopicLimits } from '../core/ports/index.js';
 import type { LoopContext } from './loop-context.js';
 import { VersionedSync } from './versioned-sync.js';
 
@@ -53,6 +53,8 @@ export class TopicFlow {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly releases = new Map<string, string[]>();
   private releaseQueued = false;
+  private readonly holds = new Map<string, FlowLease[]>();
+  private holdQueued = false;
   private running = false;
   private readonly context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'observer'>;
 
@@ -94,6 +96,11 @@ export class TopicFlow {
 
   refresh(): Promise<void> {
     return this.sync.refresh();
+  }
+
+  /** When the last read that succeeded was sent (delivery-gate.ts). */
+  confirmedAt(): number {
+    return this.sync.confirmedAt;
   }
 
   /**
@@ -139,11 +146,11 @@ export class TopicFlow {
    * delivery holds a slot until its reservation ends. A failure is logged: the tokens stay
    * spent, and the admission's slots run out within HOLD_GRACE_MS.
    */
-  async bind(ticket: FlowTicket, reserved: readonly { readonly id: string; readonly reservedUntil: number | null }[]): Promise<void> {
+  async bind(ticket: FlowTicket, reserved: readonly { readonly id: string; readonly receipt: string | null; readonly reservedUntil: number | null }[]): Promise<void> {
     const { store, clock, inFlight, logger } = this.context;
     const unused = Math.max(0, ticket.granted - reserved.length);
     const now = clock.now();
-    const leases = ticket.limits.concurrency === null ? [] : reserved.map((task) => ({ id: task.id, until: task.reservedUntil ?? now }));
+    const leases = ticket.limits.concurrency === null ? [] : reserved.map((task) => ({ key: task.receipt ?? task.id, until: task.reservedUntil ?? now }));
     try {
       await inFlight.track(store.bindFlow(ticket.topic, ticket.limits, ticket.holder, unused, leases, now));
     } catch (error) {
@@ -151,15 +158,41 @@ export class TopicFlow {
     }
   }
 
-  /** A delivery of `topic` was settled through this process: its slot is freed (gathered per turn). */
-  settled(topic: string, id: string): void {
+  /** A delivery of `topic` (its receipt) was settled through this process: its slot is freed (gathered per turn). */
+  settled(topic: string, receipt: string): void {
     if (this.limits[topic]?.concurrency == null) return;
-    let ids = this.releases.get(topic);
-    if (ids === undefined) this.releases.set(topic, (ids = []));
-    ids.push(id);
+    let receipts = this.releases.get(topic);
+    if (receipts === undefined) this.releases.set(topic, (receipts = []));
+    receipts.push(receipt);
     if (this.releaseQueued) return;
     this.releaseQueued = true;
     queueMicrotask(() => this.flushReleases());
+  }
+
+  /**
+   * A delivery of `topic` was renewed to `until` (renewer.ts): its slot, when the topic has a
+   * concurrency, is held to the new end (gathered per turn into one holdFlow per topic), or
+   * it would run out while the delivery is still in flight.
+   */
+  renewed(topic: string, receipt: string, until: number): void {
+    if (this.limits[topic]?.concurrency == null) return;
+    let leases = this.holds.get(topic);
+    if (leases === undefined) this.holds.set(topic, (leases = []));
+    leases.push({ key: receipt, until });
+    if (this.holdQueued) return;
+    this.holdQueued = true;
+    queueMicrotask(() => this.flushHolds());
+  }
+
+  private flushHolds(): void {
+    this.holdQueued = false;
+    const { store, inFlight, logger, clock } = this.context;
+    for (const [topic, leases] of this.holds) {
+      void inFlight
+        .track(store.holdFlow(topic, leases, clock.now()))
+        .catch((error: unknown) => logger.warn({ err: error, topic }, 'flow: holding the slots of renewed deliveries failed; they run out at their first end'));
+    }
+    this.holds.clear();
   }
 
   private flushReleases(): void {

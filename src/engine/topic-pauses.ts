@@ -75,6 +75,11 @@ export class TopicPauses implements TopicGate {
     return this.sync.refresh();
   }
 
+  /** When the last read that succeeded was sent (delivery-gate.ts). */
+  confirmedAt(): number {
+    return this.sync.confirmedAt;
+  }
+
   private take(topics: readonly string[]): void {
     const next = new Set(topics);
     for (const topic of next) if (!this.paused.has(topic)) this.cut(topic);

@@ -4,7 +4,11 @@
  * Pause and resume write the store's set of paused topics (TopicPauseStore) and apply it
  * in this process at once; other processes sharing the store read it within pauseSyncMs
  * (topic-pauses.ts, ADR 0040). Limits are written and read the same way (topic-flow.ts,
- * ADR 0043).
+ * ADR 0043). On a store several processes share, each of these calls returns only once
+ * every other process's view without it has run out (2 x pauseSyncMs, delivery-gate.ts):
+ * from then on it holds for every delivery that starts, in every process (ADR 0052). A
+ * concurrency set also counts the topic's reservations in force at that moment as in flight
+ * (each holds a slot until it is settled or runs out).
  *
  * A purge is a pass of bounded store steps (TaskStore.purgeTopic, at most PURGE_STEP tasks
  * each), with a turn of the event loop between them, so deliveries, acks and HTTP requests
@@ -21,6 +25,9 @@ import { asDict, own } from '../core/dict.js';
 import { validateTopicLimits, type TopicLimits } from '../core/flow/limits.js';
 import type { TopicPurgeState, TopicPurgeStep } from '../core/ports/index.js';
 import { validatePurgeState, validateTopic, type Limits } from '../core/task/validate.js';
+import { MAX_PUSH_TIMEOUT_MS } from '../core/push-input.js';
+import { PUSH_RESERVATION_MARGIN_MS } from '../core/push.js';
+import { gateLeaseMs } from './delivery-gate.js';
 import type { LoopContext } from './loop-context.js';
 import type { Scheduler } from './scheduler.js';
 
@@ -60,10 +67,10 @@ export class Topics {
   }
 
   /**
-   * Pauses `topic`: from now on this process delivers nothing of it (no reserve, no push),
-   * and every other process sharing the store within pauseSyncMs (1 s by default). Its
-   * tasks keep their due times, new ones are taken, recurring occurrences are created; what
-   * falls due waits. Answers false if it was paused already. Durable as tasks are.
+   * Pauses `topic`: once this returns, no process sharing the store starts a delivery of it
+   * (no reserve, no push; on a shared store the call takes 2 x pauseSyncMs, delivery-gate.ts).
+   * Its tasks keep their due times, new ones are taken, recurring occurrences are created;
+   * what falls due waits. Answers false if it was paused already. Durable as tasks are.
    */
   async pause(topic: string): Promise<boolean> {
     return this.setPaused(topic, true);
@@ -86,16 +93,25 @@ export class Topics {
   /**
    * Sets `topic`'s flow limits (docs/library.md, "Flow control"): `rate` deliveries per
    * `periodMs` (default 1000) in bursts of at most `burst` (default `rate`), and/or at most
-   * `concurrency` deliveries in flight. They hold across every process sharing the store,
-   * within pauseSyncMs of the change; answers the limits as stored. Durable as tasks are.
+   * `concurrency` deliveries in flight. They hold for every delivery that starts after this
+   * returns, in every process sharing the store (which takes 2 x pauseSyncMs on a shared
+   * store); a concurrency counts the deliveries in flight when it is set. Answers the limits
+   * as stored. Durable as tasks are.
    */
   async setLimits(topic: string, limits: TopicLimitsInput): Promise<TopicLimits> {
     this.assertOpen();
     validateTopic(topic, this.limits);
     const checked = validateTopicLimits(limits);
-    const { store, inFlight } = this.context;
+    const { store, inFlight, clock } = this.context;
     await inFlight.track(store.setTopicLimits(topic, checked));
     await this.scheduler.flow.refresh();
+    await this.untilHeldEverywhere();
+    if (checked.concurrency !== null) {
+      // The deliveries in flight now count against it: each holds a slot until settled or run out.
+      const now = clock.now();
+      const leases = await inFlight.track(store.reservedLeases(topic, now, now + this.longestReservationMs()));
+      await inFlight.track(store.holdFlow(topic, leases, now));
+    }
     return checked;
   }
 
@@ -106,7 +122,23 @@ export class Topics {
     const { store, inFlight } = this.context;
     const changed = await inFlight.track(store.setTopicLimits(topic, null));
     await this.scheduler.flow.refresh();
+    await this.untilHeldEverywhere();
     return changed;
+  }
+
+  /**
+   * On a store other processes share: waits out the lease of every view read before the
+   * change (delivery-gate.ts), after which each process delivers by a view that has it.
+   */
+  private async untilHeldEverywhere(): Promise<void> {
+    const { store, clock, tuning } = this.context;
+    if (store.shared === null) return;
+    await new Promise<void>((resolve) => clock.setTimer(resolve, gateLeaseMs(tuning.pauseSyncMs)));
+  }
+
+  /** How far ahead a reservation in force may end: the longest ttr, or the longest push (its timeout and margin). */
+  private longestReservationMs(): number {
+    return Math.max(this.limits.maxTtrMs, MAX_PUSH_TIMEOUT_MS + PUSH_RESERVATION_MARGIN_MS);
   }
 
   /** `topic`'s limits as the store holds them now, or null when it has none. */
@@ -131,6 +163,7 @@ export class Topics {
     const { store, inFlight } = this.context;
     const changed = await inFlight.track(store.setTopicPaused(topic, paused));
     await this.scheduler.pauses.refresh();
+    await this.untilHeldEverywhere();
     return changed;
   }
 

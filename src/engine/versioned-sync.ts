@@ -10,6 +10,11 @@ import type { LoopContext } from './loop-context.js';
 
 export class VersionedSync<T extends { readonly version: string }> {
   private version: string | null = null;
+  /**
+   * When the last read that succeeded was sent (this process's clock): what it answered was
+   * the store's set at some moment after that. -Infinity before the first (gate.ts leases).
+   */
+  confirmedAt = -Infinity;
   /** Moves with every apply: a read that started before one is older than it, and dropped. */
   private applied = 0;
   private timer: TimerToken | null = null;
@@ -49,8 +54,11 @@ export class VersionedSync<T extends { readonly version: string }> {
   /** Reads the store's set now and applies it if its version moved (and nothing was applied meanwhile: that one is newer). */
   async refresh(): Promise<void> {
     const before = this.applied;
+    const sentAt = this.context.clock.now();
     const read = await this.context.inFlight.track(this.params.read());
     if (read.version !== this.version && this.applied === before) this.apply(read);
+    // A read older than one applied since is no confirmation: that apply came with its own read.
+    if (this.applied === before || read.version === this.version) this.confirmedAt = Math.max(this.confirmedAt, sentAt);
   }
 
   private tick(): void {

@@ -56,8 +56,8 @@ export interface WorkScheduler {
   remove(id: string): unknown;
   /** Told of each ack. */
   readonly observer: QueueObserver;
-  /** A delivery of `topic` was acked: its flow slot, if its topic has a concurrency, is freed. */
-  settled(topic: string, id: string): void;
+  /** A delivery of `topic` (its receipt) was acked: its flow slot, if its topic has a concurrency, is freed. */
+  settled(topic: string, receipt: string): void;
   /** Arms the reservation's TTR timer. */
   watch(delivery: Delivery): void;
   /** Renews a running handler's reservation until dropped (renewer.ts). */
@@ -192,7 +192,7 @@ export class QueueWorkSource implements WorkSource {
       // `already_acked`: the same delivery acked twice in one batch; counted once.
       if (acked.status === 'acked') {
         this.scheduler.observer.settled(acked.topic, 'acked');
-        this.scheduler.settled(acked.topic, job.delivery.id);
+        this.scheduler.settled(acked.topic, job.delivery.receipt);
       }
       if (job.watched) this.scheduler.remove(job.delivery.id);
     }

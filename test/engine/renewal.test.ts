@@ -81,6 +81,7 @@ describe('work: renewal while the handler runs', () => {
         running--;
       });
       await q.schedule({ id: 'export', topic: 'long', ttrMs: 500 });
+      await flush();
       await run(clock, 6_000);
       const task = await q.get('export');
       assert.deepEqual([starts.length, most], [1, 1], 'one run, never two at once');
@@ -99,6 +100,7 @@ describe('work: renewal while the handler runs', () => {
       q.work('batch', () => sleep(clock, 2_000), { concurrency: 100 });
       // 60 tasks falling due at 60 different times over 300 ms: their reservations end at 60 different times.
       await q.scheduleMany(Array.from({ length: 60 }, (_, i) => ({ id: `b${i}`, topic: 'batch', ttrMs: 900, delayMs: i * 5 })));
+      await flush();
       await run(clock, 4_000, 5);
       const done = await q.list({ topic: 'batch', state: 'completed', limit: 100 });
       assert.equal(done.length, 60, 'every one acked, none expired');
@@ -123,6 +125,7 @@ describe('work: the handler signal', () => {
         seen = { at: clock.now(), reason: signal.reason };
       });
       await q.schedule({ id: 'a', topic: 'w', ttrMs: 3_000 });
+      await flush();
       await run(clock, 100);
       // Another consumer of the receipt settles it (a pull consumer acking by hand, say).
       await q.nack('a', delivery!.receipt, { delayMs: 60_000 });
@@ -153,6 +156,7 @@ describe('work: the handler signal', () => {
         await sleep(clock, 1_000);
       });
       await q.schedule({ id: 'a', topic: 'w', ttrMs: 3_000 });
+      await flush();
       await run(clock, 100);
       store.down = true;
       await run(clock, 4_000);
@@ -184,6 +188,7 @@ describe('work: the handler signal', () => {
         }
       });
       await q.schedule({ id: 'a', topic: 'w', ttrMs: 3_000 });
+      await flush();
       await run(clock, 1_000, 50);
       const callsBefore = store.extendCalls.length;
       // The process stops for 5 s: no timer runs, the clock moves on.
@@ -214,6 +219,7 @@ describe('work: the handler signal', () => {
         { id: 'quick', topic: 't', ttrMs: 400, maxAttempts: 3, backoff: { baseMs: 60_000 } },
         { id: 'slow', topic: 't', ttrMs: 400, maxAttempts: 3, backoff: { baseMs: 60_000 } },
       ]);
+      await flush();
       await run(clock, 3_000);
       assert.deepEqual(
         reasons.map((r) => (r as [string, number, unknown]).slice(0, 2)),
@@ -239,6 +245,7 @@ describe('work: the handler signal', () => {
       let ran = 0;
       q.work('t', () => void ran++, { timeoutMs: () => -1 });
       await q.schedule({ id: 'x', topic: 't', maxAttempts: 1 });
+      await flush();
       await run(clock, 100);
       const x = await q.get('x');
       assert.equal(ran, 0);
@@ -257,6 +264,7 @@ describe('work: the handler signal', () => {
         told = signal.reason;
       });
       await q.schedule({ id: 'a', topic: 'c', ttrMs: 1_000 });
+      await flush();
       await run(clock, 100);
       let closed = false;
       void first.close({ timeoutMs: 2_000 }).then(() => (closed = true));
@@ -283,6 +291,7 @@ describe('work: the handler signal', () => {
     const { q, clock } = await openManual({ store });
     q.work('g', () => sleep(clock, 3_000));
     await q.schedule({ id: 'a', topic: 'g', ttrMs: 500 });
+    await flush();
     await run(clock, 100);
     let closed = false;
     const closing = q.close().then(() => (closed = true));

@@ -67,7 +67,7 @@ export function registerTopicCommands(program: Command): void {
   for (const verb of ['pause', 'resume'] as const) {
     topic
       .command(`${verb} <topic>`)
-      .description(verb === 'pause' ? 'deliver nothing of the topic until it is resumed (every server sharing the store, within 1 s)' : 'deliver the topic again: what fell due meanwhile goes out in runAt order')
+      .description(verb === 'pause' ? 'deliver nothing of the topic until it is resumed (every server sharing the store, once this returns)' : 'deliver the topic again: what fell due meanwhile goes out in runAt order')
       .action(async (name: string, _options: unknown, command: Command) => {
         const { client, out } = contextOf(command);
         const result = await client.topics[verb](name);
@@ -76,7 +76,7 @@ export function registerTopicCommands(program: Command): void {
   }
   topic
     .command('limits <topic>')
-    .description("print the topic's flow limits; set them with --rate and/or --concurrency; remove them with --clear (every server sharing the store, within 1 s)")
+    .description("print the topic's flow limits; set them with --rate and/or --concurrency; remove them with --clear (every server sharing the store, once this returns)")
     .option('--rate <n>', 'deliveries per period', positiveIntArg)
     .option('--period <duration>', 'the period of --rate: 500ms, 1s, 1m... or ms (default 1s)', durationArg)
     .option('--burst <n>', 'the most deliveries at once after an idle spell (default --rate)', positiveIntArg)

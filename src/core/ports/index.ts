@@ -75,7 +75,7 @@ export const TASK_STORE_OPERATIONS = {
   pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
   topicPauses: ['setTopicPaused', 'pausedTopics'],
-  topicLimits: ['setTopicLimits', 'topicLimits', 'admitFlow', 'bindFlow', 'releaseFlow'],
+  topicLimits: ['setTopicLimits', 'topicLimits', 'admitFlow', 'bindFlow', 'releaseFlow', 'holdFlow', 'reservedLeases'],
   lifecycle: ['close'],
 } as const satisfies Record<string, readonly (keyof TaskStore)[]>;
 

@@ -6,7 +6,7 @@ export type { FlowAdmission, FlowLease } from '../flow/flow-ledger.js';
 export type { LimitedTopics, TopicLimits } from '../flow/limits.js';
 
 /**
- * Flow limits. The limits themselves are a small map, durable as tasks are and rarely
+ * Flow limits (ADR 0043, ADR 0052). The limits themselves are a small map, durable as tasks are and rarely
  * written, read and synced by every process as the paused topics are (`version`). The state
  * they govern (a token bucket per topic, the slots of deliveries in flight) is kept where
  * every process sharing the store sees it, and changed in one atomic step per call, so a
@@ -35,4 +35,16 @@ export interface TopicLimitStore {
   bindFlow(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void>;
   /** The deliveries `ids` of `topic` were settled: their slots are freed. Unknown ids are ignored. */
   releaseFlow(topic: string, ids: readonly string[]): Promise<void>;
+  /**
+   * Each delivery in `leases` holds a slot of `topic` until its `until`, added or moved (a
+   * renewed reservation keeps its slot to its new end; the reservations in flight when a
+   * concurrency is set start holding theirs, ADR 0052).
+   */
+  holdFlow(topic: string, leases: readonly FlowLease[], now: number): Promise<void>;
+  /**
+   * The reservations of `topic` in force: reserved, ending after `now` and at or before
+   * `until`, as leases (id, reservedUntil), in no order. Read once when a concurrency is set,
+   * so it may cost a bounded scan of the reservations ending in that range.
+   */
+  reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]>;
 }

@@ -10,7 +10,7 @@ import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, n
 import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes, FlowLease } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { mayQuarantine } from '../../core/task/undecodable.js';
@@ -233,6 +233,14 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
       task.reservedUntil = now + (ttrMs ?? task.ttrMs);
       return { status: 'extended', reservedUntil: task.reservedUntil };
     });
+  }
+
+  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
+    this.assertOpen();
+    const leases: FlowLease[] = [];
+    for (const task of this.tasks.values())
+      if (task.state === 'reserved' && task.topic === topic && task.reservedUntil > now && task.reservedUntil <= until) leases.push({ key: this.receipts.receiptOf(task)!, until: task.reservedUntil });
+    return leases;
   }
 
   async get(id: string): Promise<TaskRecord | null> {

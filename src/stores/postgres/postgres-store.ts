@@ -9,7 +9,7 @@
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -159,6 +159,12 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
 
   nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
     return this.guard(() => this.told(nackTask(this.pg, id, receipt, now, options), now, refOf));
+  }
+
+  reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
+    return this.guard(async () =>
+      (await this.pg.query<{ receipt: string; reserved_until: string }>(this.pg.sql('reserved-leases'), [topic, now, until])).map((row) => ({ key: row.receipt, until: Number(row.reserved_until) })),
+    );
   }
 
   extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {

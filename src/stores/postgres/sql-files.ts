@@ -67,6 +67,8 @@ export const STATEMENT_NAMES = [
   'flow-admit',
   'flow-bind',
   'flow-release',
+  'flow-hold',
+  'reserved-leases',
   // push subscriptions and recurring schedules
   'push-put',
   'push-get',

@@ -46,7 +46,8 @@ export class PgFlowState implements FlowStatePart {
   }
 
   async bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void> {
-    if (limits.concurrency === null && (unused === 0 || limits.rate === null)) return;
+    // With a rate the bucket is always brought to now: the admission's tokens are held until this call.
+    if (limits.concurrency === null && limits.rate === null) return;
     await this.pg.query(this.pg.sql('flow-bind'), [
       topic,
       limits.rate,
@@ -54,7 +55,7 @@ export class PgFlowState implements FlowStatePart {
       limits.burst,
       holder,
       unused,
-      leases.map((lease) => lease.id),
+      leases.map((lease) => lease.key),
       leases.map((lease) => lease.until),
       now,
     ]);
@@ -62,5 +63,9 @@ export class PgFlowState implements FlowStatePart {
 
   async release(topic: string, ids: readonly string[]): Promise<void> {
     await this.pg.query(this.pg.sql('flow-release'), [topic, ids]);
+  }
+
+  async hold(topic: string, leases: readonly FlowLease[]): Promise<void> {
+    await this.pg.query(this.pg.sql('flow-hold'), [topic, leases.map((lease) => lease.key), leases.map((lease) => lease.until)]);
   }
 }

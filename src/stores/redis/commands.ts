@@ -4,7 +4,7 @@
  */
 import { own } from '../../core/dict.js';
 import { historyError } from '../../core/task/history.js';
-import type { ExtendOutcome, ExtendRequest, QuarantineRequest, StoreAckOutcome, StoreCancelOutcome } from '../../core/ports/index.js';
+import type { ExtendOutcome, ExtendRequest, QuarantineRequest, StoreAckOutcome, StoreCancelOutcome, FlowLease } from '../../core/ports/index.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { RedisClient } from './connection.js';
 import type { ShardKeys } from './keys.js';
@@ -163,6 +163,14 @@ export async function extendScript(client: RedisClient, shard: ShardKeys, now: n
   const out = new Array<ExtendOutcome>(codes.length);
   let next = 1;
   for (let i = 0; i < codes.length; i++) out[i] = codes[i] === 'e' ? { status: 'extended', reservedUntil: num(reply[next++]) } : { status: codes[i] === 'n' ? 'not_found' : 'stale' };
+  return out;
+}
+
+/** The reservations of `topic` in force in this shard, ending in (now, until]. */
+export async function reservedOfScript(client: RedisClient, shard: ShardKeys, now: number, until: number, topic: string): Promise<FlowLease[]> {
+  const reply = asArray(await run(client, 'reserved-of', standardKeys(shard), [now, until, topic]));
+  const out: FlowLease[] = [];
+  for (let i = 0; i + 1 < reply.length; i += 2) out.push({ key: str(reply[i]), until: num(reply[i + 1]) });
   return out;
 }
 

@@ -22,7 +22,7 @@
  * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
-import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest } from '../../core/ports/index.js';
+import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -197,6 +197,11 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   async purge(before: number, limit: number): Promise<number> {
     this.assertOpen();
     return this.tasks.purge(before, limit);
+  }
+
+  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
+    this.assertOpen();
+    return this.tasks.reservedLeases(topic, now, until);
   }
 
   async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {

@@ -56,6 +56,8 @@ export const SCRIPT_NAMES = [
   'schedule-delete',
   'flow-admit',
   'flow-bind',
+  'flow-hold',
+  'reserved-of',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -5,7 +5,7 @@
  */
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { QuarantineRequest, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore } from '../../core/ports/index.js';
+import type { QuarantineRequest, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore, FlowLease } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../shared/batcher.js';
@@ -13,7 +13,7 @@ import { mergeDue } from '../shared/due-merge.js';
 import { nextNonce } from '../shared/nonce.js';
 import { groupByShard, mapByShard, shardOf } from '../shared/router.js';
 import { decodeTask, encodeNewTask } from './codec.js';
-import { ackScript, quarantineScript, cancelDeadScript, cancelScript, deferScript, expireScript, extendScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs } from './commands.js';
+import { ackScript, quarantineScript, cancelDeadScript, cancelScript, deferScript, expireScript, extendScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, scheduleScript, type DueEntry, type MoveReply, type ScheduleArgs, reservedOfScript } from './commands.js';
 import { call as redisCall } from './plain-commands.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';
@@ -233,6 +233,12 @@ export class RedisTaskOps {
     const ref = runRef(id, reply);
     this.parts.remoteTimers.publish([ref], now);
     return { status: 'retried', ref };
+  }
+
+  /** The topic's reservations in force, from every shard (reserved-of.lua: its `reserved` index in the range, the bodies read for the topic). */
+  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
+    const replies = await Promise.all(this.keys.shards.map((shard) => this.tracked(shard.index, () => reservedOfScript(this.client, shard, now, until, topic))));
+    return replies.flat();
   }
 
   async purge(before: number, limit: number): Promise<number> {

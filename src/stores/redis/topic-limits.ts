@@ -65,14 +65,21 @@ export class RedisFlowState implements FlowStatePart {
 
   async bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void> {
     const held = limits.concurrency === null ? 0 : unused + leases.length;
-    if (held === 0 && (unused === 0 || limits.rate === null)) return;
+    // With a rate the bucket is always brought to now: the admission's tokens are held until this call.
+    if (held === 0 && limits.rate === null) return;
     const { bucket, slots } = this.keys.flowKeys(topic);
     const args: Arg[] = [now, holder, held, unused, limits.rate ?? '', limits.periodMs, limits.burst];
-    for (const lease of leases) args.push(lease.id, lease.until);
+    for (const lease of leases) args.push(lease.key, lease.until);
     await run(this.client, 'flow-bind', [bucket, slots], args);
   }
 
   async release(topic: string, ids: readonly string[]): Promise<void> {
     await call(() => this.client.zrem(this.keys.flowKeys(topic).slots, ...ids));
+  }
+
+  async hold(topic: string, leases: readonly FlowLease[]): Promise<void> {
+    const args: Arg[] = [];
+    for (const lease of leases) args.push(lease.key, lease.until);
+    await run(this.client, 'flow-hold', [this.keys.flowKeys(topic).slots], args);
   }
 }

@@ -62,6 +62,7 @@ export interface FlowStatePart {
   admit(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Answer<FlowAdmission>;
   bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Answer<void>;
   release(topic: string, ids: readonly string[]): Answer<void>;
+  hold(topic: string, leases: readonly FlowLease[], now: number): Answer<void>;
 }
 
 export abstract class StoredRecordRoles implements PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore {
@@ -176,4 +177,12 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Recurr
     this.assertOpen();
     if (ids.length > 0) await this.flowStatePart.release(topic, ids);
   }
+
+  async holdFlow(topic: string, leases: readonly FlowLease[], now: number): Promise<void> {
+    this.assertOpen();
+    if (leases.length > 0) await this.flowStatePart.hold(topic, leases, now);
+  }
+
+  /** A task read, each store's own (the reservations of a topic in force). */
+  abstract reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]>;
 }

@@ -21,7 +21,7 @@ import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -280,6 +280,12 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
       counts.transition(row.topic, row.state, 'defer');
       return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
     }, true);
+  }
+
+  /** A range of the due index (a reservation's due_at is its end), its rows read for the topic. */
+  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
+    this.assertOpen();
+    return this.sql.reservedOf.all(now, until, topic).map((row) => ({ key: row.receipt, until: row.reserved_until }));
   }
 
   // ---------------------------------------------------------------------------------

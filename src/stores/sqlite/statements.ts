@@ -67,6 +67,8 @@ export interface Statements {
   readonly bury: Stmt<[number, string, string | null, string | null, number, number], never>;
   readonly quarantine: Stmt<[string, number, number], never>;
   readonly defer: Stmt<[number, number, number, number, number], never>;
+  /** The reservations of a topic in force: (after, until, topic). */
+  readonly reservedOf: Stmt<[number, number, string], { receipt: string; reserved_until: number }>;
   /** A reservation extended: (reservedUntil, dueAt, seq); the attempt's start (updated_at) stays. */
   readonly extend: Stmt<[number, number, number], never>;
   readonly retryDead: Stmt<[number, number, number, number], never>;
@@ -157,6 +159,9 @@ export function prepareStatements(db: Database.Database): Statements {
       "UPDATE tasks SET state = 'pending', attempts = ?, run_at = ?, due_at = ?, receipt = NULL, reserved_until = NULL, updated_at = ? WHERE seq = ?",
     ),
     extend: db.prepare<[number, number, number], never>('UPDATE tasks SET reserved_until = ?, due_at = ? WHERE seq = ?'),
+    reservedOf: db.prepare<[number, number, string], { receipt: string; reserved_until: number }>(
+      "SELECT receipt, reserved_until FROM tasks WHERE due_at > ? AND due_at <= ? AND state = 'reserved' AND topic = ?",
+    ),
     // (now, outcome, history error, lastError, updatedAt, seq)
     bury: db.prepare<[number, string, string | null, string | null, number, number], never>(
       `UPDATE tasks SET ${HISTORY_APPEND}, state = 'dead', due_at = NULL, receipt = NULL, reserved_until = NULL, last_error = ?, updated_at = ? WHERE seq = ?`,

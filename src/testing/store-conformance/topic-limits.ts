@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { FlowLedger } from '../../core/flow/flow-ledger.js';
 import type { TopicLimits } from '../../core/flow/limits.js';
 import type { TaskStore } from '../../core/ports/index.js';
-import { T0 } from './fixtures.js';
+import { T0, task } from './fixtures.js';
 
 const RATE: TopicLimits = { rate: 10, periodMs: 1_000, burst: 5, concurrency: null };
 const CONCURRENCY: TopicLimits = { rate: null, periodMs: 1_000, burst: 1, concurrency: 3 };
@@ -56,9 +56,72 @@ export function topicLimitCases(store: TaskStore): void {
       for (const [at, want] of steps) {
         const got = await store.admitFlow('mail', RATE, want, `h${at}`, T0 + at + 10_000, T0 + at);
         assert.deepEqual(got, model.admit('mail', RATE, want, `h${at}`, T0 + at + 10_000, T0 + at), `admit ${want} at +${at}`);
+        // Each admission is used whole and bound at once, as a reserve that found its tasks is.
+        await store.bindFlow('mail', RATE, `h${at}`, 0, [], T0 + at);
+        model.bind('mail', RATE, `h${at}`, 0, [], T0 + at);
       }
-      // The steps above: 5 granted at once, then none until +100; at +250 two, at +300 one.
+      // The steps above: 5 granted at once, then none until +100; at +250 two, at +300 one; by +5000 full again.
       assert.equal((await store.admitFlow('mail', RATE, 9, 'x', T0 + 20_000, T0 + 5_000)).granted, 0);
+    });
+
+    it('tokens an admission holds count against the burst until it is bound: the bucket refills only to burst minus them', async () => {
+      const model = new FlowLedger();
+      const admit = async (holder: string, want: number, at: number, holdUntil = T0 + at + 1_000): Promise<number> => {
+        const got = await store.admitFlow('mail', RATE, want, holder, holdUntil, T0 + at);
+        assert.deepEqual(got, model.admit('mail', RATE, want, holder, holdUntil, T0 + at), `${holder} admits ${want} at +${at}`);
+        return got.granted;
+      };
+      const bind = async (holder: string, unused: number, at: number): Promise<void> => {
+        await store.bindFlow('mail', RATE, holder, unused, [], T0 + at);
+        model.bind('mail', RATE, holder, unused, [], T0 + at);
+      };
+      // a takes the whole burst (5) and waits for tasks; a second later the bucket would be full again.
+      assert.equal(await admit('a', 5, 0), 5);
+      assert.equal(await admit('b', 5, 900), 0, 'a holds the burst: nothing for b, however long it waited');
+      await bind('a', 0, 900);
+      assert.equal(await admit('c', 5, 900), 0, 'a used its 5: the time it held them refilled nothing');
+      assert.equal(await admit('d', 5, 1_100), 2, 'refilling from when a was bound: 2 tokens in 200 ms');
+      await bind('d', 0, 1_100);
+      // Unused tokens go back up to burst minus what others hold.
+      assert.equal(await admit('e', 5, 2_000), 5);
+      assert.equal(await admit('f', 5, 2_300), 0);
+      await bind('e', 4, 2_300);
+      assert.equal(await admit('g', 9, 2_300), 4, 'e used 1 and gave 4 back');
+      await bind('g', 0, 2_300);
+      // An admission whose holder dies (never bound) counts until its hold ends, then its tokens are room again.
+      assert.equal(await admit('h', 9, 3_000, T0 + 3_200), 5, 'refilled since +2300, up to burst');
+      assert.equal(await admit('i', 9, 3_200), 0, 'h holds its tokens up to its end, and ran out just now: dropped after this refill');
+      assert.equal(await admit('j', 9, 3_400), 2, 'from +3200, with h gone');
+    });
+
+    it('holdFlow adds or moves the slots of deliveries; reservedLeases lists a topic\'s reservations in force, by receipt', async () => {
+      await store.holdFlow('jobs', [{ key: 'x', until: T0 + 5_000 }, { key: 'y', until: T0 + 5_000 }], T0);
+      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'a', T0 + 1_000, T0)).granted, 1, 'x and y hold two of the 3 slots');
+      await store.bindFlow('jobs', CONCURRENCY, 'a', 1, [], T0);
+      await store.holdFlow('jobs', [{ key: 'x', until: T0 + 20_000 }], T0 + 100);
+      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'b', T0 + 7_000, T0 + 6_000)).granted, 2, 'y ran out at +5000; x moved to +20000');
+      await store.releaseFlow('jobs', ['x']);
+      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'c', T0 + 7_000, T0 + 6_000)).granted, 1);
+
+      await store.schedule(
+        ['r1', 'r2', 'r3', 'other', 'later'].map((id) => task(id, { runAt: T0, topic: id === 'other' ? 'mail' : 'jobs', ttrMs: id === 'r2' ? 9_000 : 5_000 })),
+        T0 - 10,
+      );
+      const reserved = await store.reserve(['r1', 'r2', 'r3', 'other'], T0);
+      assert.equal(reserved.length, 4);
+      await store.ack('r3', reserved[2]!.receipt!, T0 + 1);
+      const receiptOf = new Map(reserved.map((r) => [r.id, r.receipt!]));
+      const leases = await store.reservedLeases('jobs', T0 + 10, T0 + 60_000);
+      assert.deepEqual(
+        [...leases].sort((a, b) => a.until - b.until),
+        [
+          { key: receiptOf.get('r1'), until: T0 + 5_000 },
+          { key: receiptOf.get('r2'), until: T0 + 9_000 },
+        ],
+        'reserved and in force, of that topic only, by receipt',
+      );
+      assert.deepEqual((await store.reservedLeases('jobs', T0 + 5_000, T0 + 60_000)).map((l) => l.key), [receiptOf.get('r2')], 'r1 ran out at +5000');
+      assert.deepEqual((await store.reservedLeases('jobs', T0 + 10, T0 + 6_000)).map((l) => l.key), [receiptOf.get('r1')], 'ending by the bound given');
     });
 
     it('unused tokens go back, never past burst', async () => {
@@ -76,7 +139,7 @@ export function topicLimitCases(store: TaskStore): void {
       assert.deepEqual(a, { granted: 3, retryAt: 0 });
       assert.equal((await store.admitFlow('jobs', CONCURRENCY, 1, 'b', T0 + 1_000, T0)).granted, 0);
       // Two reserved: their slots are held until their reservations end; the third is given up.
-      await store.bindFlow('jobs', CONCURRENCY, 'a', 1, [{ id: 't1', until: T0 + 30_000 }, { id: 't2', until: T0 + 5_000 }], T0 + 5);
+      await store.bindFlow('jobs', CONCURRENCY, 'a', 1, [{ key: 't1', until: T0 + 30_000 }, { key: 't2', until: T0 + 5_000 }], T0 + 5);
       assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'c', T0 + 1_000, T0 + 10)).granted, 1);
       await store.bindFlow('jobs', CONCURRENCY, 'c', 1, [], T0 + 10);
       await store.releaseFlow('jobs', ['t1', 'unknown']);
@@ -89,7 +152,7 @@ export function topicLimitCases(store: TaskStore): void {
     it('an admission held past its time counts no more, and binding it later holds nothing', async () => {
       assert.equal((await store.admitFlow('jobs', CONCURRENCY, 3, 'a', T0 + 1_000, T0)).granted, 3);
       assert.equal((await store.admitFlow('jobs', CONCURRENCY, 3, 'b', T0 + 5_000, T0 + 1_000)).granted, 3);
-      await store.bindFlow('jobs', CONCURRENCY, 'a', 0, [{ id: 'late', until: T0 + 60_000 }], T0 + 1_500);
+      await store.bindFlow('jobs', CONCURRENCY, 'a', 0, [{ key: 'late', until: T0 + 60_000 }], T0 + 1_500);
       await store.bindFlow('jobs', CONCURRENCY, 'b', 3, [], T0 + 1_500);
       assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'c', T0 + 5_000, T0 + 1_600)).granted, 3);
     });
@@ -105,8 +168,8 @@ export function topicLimitCases(store: TaskStore): void {
         assert.deepEqual(got, model.admit('both', BOTH, want, holder, T0 + 30_000, T0 + at), holder);
       }
       await store.releaseFlow('both', ['nothing']);
-      await store.bindFlow('both', BOTH, 'a', 0, [{ id: 'x', until: T0 + 30_000 }, { id: 'y', until: T0 + 30_000 }], T0 + 2);
-      model.bind('both', BOTH, 'a', 0, [{ id: 'x', until: T0 + 30_000 }, { id: 'y', until: T0 + 30_000 }], T0 + 2);
+      await store.bindFlow('both', BOTH, 'a', 0, [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], T0 + 2);
+      model.bind('both', BOTH, 'a', 0, [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], T0 + 2);
       await store.releaseFlow('both', ['x']);
       model.release('both', ['x']);
       const got = await store.admitFlow('both', BOTH, 3, 'c', T0 + 30_000, T0 + 3);

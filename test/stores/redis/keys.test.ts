@@ -4,8 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript,
-  purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, extendScript, quarantineScript, scheduleScript } from '../../../src/stores/redis/commands.js';
+import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, extendScript, quarantineScript, scheduleScript, reservedOfScript } from '../../../src/stores/redis/commands.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript, promoteScript, releaseScript, reserveReadyScript } from '../../../src/stores/redis/dispatch-commands.js';
 import { unparkScript, parkedInitScript, dueReadParkedScript, dueReadDelayedScript } from '../../../src/stores/redis/parking-commands.js';
 import { swapScheduleScript, putNewSchedulesScript, putSchedulesScript, deleteScheduleScript } from '../../../src/stores/redis/schedule-commands.js';
@@ -40,9 +39,9 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    // The four schedule-* scripts touch the meta slot's schedule keys only, and the two flow-*
+    // The four schedule-* scripts touch the meta slot's schedule keys only, and the three flow-*
     // scripts a topic's own keys: checked below; due-read is called in both its modes.
-    const expected = SCRIPT_NAMES.length - 4 - 2 + 1;
+    const expected = SCRIPT_NAMES.length - 4 - 3 + 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -56,6 +55,7 @@ describe('redis keys', () => {
       await nackScript(client, shard, 0, 'a', 'r', { delayMs: undefined, random: 0, error: null, outcome: 'nacked' });
       await expireScript(client, shard, 0, 'a', 'r');
       await extendScript(client, shard, 0, [{ id: 'a', receipt: 'r', ttrMs: 5 }]);
+      await reservedOfScript(client, shard, 0, 10, 'orders');
       await deferScript(client, shard, 0, 'a', 'r', 9);
       await retryDeadScript(client, shard, 0, 'a', 1);
       await cancelDeadScript(client, shard, 0, 'a');
@@ -105,7 +105,7 @@ describe('redis keys', () => {
     assert.equal(keySlot(keys.schedules), keySlot(keys.push));
   });
 
-  it("keeps a topic's flow keys under the topic's own hash tag, the keys flow-admit and flow-bind touch", async () => {
+  it("keeps a topic's flow keys under the topic's own hash tag, the keys flow-admit, flow-bind and flow-hold touch", async () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const flow = new RedisFlowState(recordingClient(calls), keys);
@@ -113,9 +113,10 @@ describe('redis keys', () => {
     for (const topic of ['orders', 'mail:eu']) {
       calls.length = 0;
       await flow.admit(topic, limits, 3, 'h', 10, 0).catch(() => undefined);
-      await flow.bind(topic, limits, 'h', 1, [{ id: 'a', until: 9 }], 1);
+      await flow.bind(topic, limits, 'h', 1, [{ key: 'a', until: 9 }], 1);
+      await flow.hold(topic, [{ key: 'a', until: 19 }]);
       const { bucket, slots } = keys.flowKeys(topic);
-      assert.deepEqual(calls.map((c) => c.keys), [[bucket, slots], [bucket, slots]]);
+      assert.deepEqual(calls.map((c) => c.keys), [[bucket, slots], [bucket, slots], [slots]]);
       assert.equal(keySlot(bucket), keySlot(slots));
     }
     assert.notEqual(keys.flowKeys('orders').bucket, keys.flowKeys('mail:eu').bucket);

@@ -1,20 +1,35 @@
--- flow-bind: ends an admission (flow-admit.lua): its unused tokens go back to the bucket
--- (never past burst), and its slots under `holder`, if still held, become one slot per
--- delivery, each held until its reservation runs out.
+-- flow-bind: ends an admission (flow-admit.lua): the bucket is brought to now with the
+-- admission's tokens still held, then they are no longer held and its unused tokens go back
+-- (never past burst minus what other admissions hold); its slots under `holder`, if still
+-- held, become one slot per delivery, each held until its reservation runs out.
 -- KEYS[1] bucket, KEYS[2] slots
 -- ARGV[1] now, ARGV[2] holder, ARGV[3] slots held under holder, ARGV[4] unused tokens,
 -- ARGV[5] rate ('' none), ARGV[6] periodMs, ARGV[7] burst, then pairs: id, until
 -- Returns: 1
+-- @include flow-bucket
 local now, holder, held, unused = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local rate, period, burst = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-if rate and unused > 0 then
-  local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-  if b[1] then
-    local tokens, at = tonumber(b[1]), tonumber(b[2])
-    tokens = math.min(burst, math.min(burst, tokens + math.max(0, now - at) * rate / period) + unused)
+if rate then
+  local tokens, at, holders = readBucket()
+  local heldTokens, left, gone, mine, lastUntil = 0, 0, {}, false, now
+  for _, h in ipairs(holders) do
+    heldTokens = heldTokens + h[2]
+    if h[3] <= now then gone[#gone + 1] = h[1]
+    elseif h[1] == 'h' .. holder then
+      gone[#gone + 1] = h[1]
+      mine = true
+    else
+      left = left + h[2]
+      lastUntil = math.max(lastUntil, h[3])
+    end
+  end
+  if tokens and at then
+    tokens = math.min(math.max(0, burst - heldTokens), tokens + math.max(0, now - at) * rate / period)
     at = math.max(now, at)
+    if mine and unused > 0 then tokens = math.min(math.max(0, burst - left), tokens + unused) end
+    if #gone > 0 then redis.call('HDEL', KEYS[1], unpack(gone)) end
     redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%d', at))
-    redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) * period / rate) + 1000)
+    redis.call('PEXPIRE', KEYS[1], math.max(math.ceil((burst - tokens) * period / rate), lastUntil - now) + 1000)
   end
 end
 if held > 0 then
