@@ -171,7 +171,7 @@ export class Settlements {
     const entry = record.history.findLast((e) => e.attempt === delivery.attempt);
     if (entry === undefined || entry.outcome === 'expired') return;
     observer.settled(record.topic, entry.outcome === 'acked' ? 'acked' : record.state === 'dead' ? 'dead' : 'failed');
-    this.scheduler.settled(record.topic, delivery.id);
+    this.scheduler.settled(record.topic, delivery.receipt);
     if (record.state === 'completed') this.scheduler.remove(delivery.id);
   }
 
