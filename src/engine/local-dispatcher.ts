@@ -105,6 +105,10 @@ export class LocalDispatcher implements Dispatcher {
     }
   }
 
+  forget(refs: readonly TimerRef[]): void {
+    this.ready.forget(refs);
+  }
+
   /** The backlog of paused and limited topics does not count: it would stop the loader for every other topic. */
   whenBacklogAtMost(level: number): Promise<void> {
     let held = 0;

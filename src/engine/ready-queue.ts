@@ -35,6 +35,14 @@ class Fifo {
     return this.items[this.head]?.dueAt;
   }
 
+  /** Drops the items `gone` names (by id and seq); answers how many went. O(length). */
+  drop(gone: ReadonlySet<string>): number {
+    const before = this.length;
+    this.items = this.items.slice(this.head).filter((item) => !gone.has(runKey(item)));
+    this.head = 0;
+    return before - this.items.length;
+  }
+
   dequeue(max: number): ReadyItem[] {
     const end = Math.min(this.items.length, this.head + max);
     const out = this.items.slice(this.head, end);
@@ -46,6 +54,11 @@ class Fifo {
     }
     return out;
   }
+}
+
+/** A run timer's identity: its task's id and seq (a task scheduled again under a freed id has another seq). */
+function runKey(ref: TimerRef): string {
+  return `${ref.seq}\u0000${ref.id}`;
 }
 
 export class ReadyQueue {
@@ -102,6 +115,29 @@ export class ReadyQueue {
     if (fifo.length === 0) this.topics.delete(topic);
     if (this.drainListeners.length > 0) this.notifyDrain();
     return items;
+  }
+
+  /**
+   * Forgets the items of tasks that are gone (a purge deleted them: TopicPurgeStep.runs), by
+   * id and seq, so the backlog and the oldest item's age (the ready gauges) stop counting
+   * them at once instead of when a consumer next dequeues them. O(items of their topics).
+   */
+  forget(refs: readonly TimerRef[]): void {
+    const byTopic = new Map<string, Set<string>>();
+    for (const ref of refs) {
+      let keys = byTopic.get(ref.topic);
+      if (keys === undefined) byTopic.set(ref.topic, (keys = new Set()));
+      keys.add(runKey(ref));
+    }
+    let dropped = 0;
+    for (const [topic, keys] of byTopic) {
+      const fifo = this.topics.get(topic);
+      if (fifo === undefined) continue;
+      dropped += fifo.drop(keys);
+      if (fifo.length === 0) this.topics.delete(topic);
+    }
+    this.total -= dropped;
+    if (dropped > 0 && this.drainListeners.length > 0) this.notifyDrain();
   }
 
   /**

@@ -343,9 +343,10 @@ export class Scheduler implements WorkScheduler {
     this.driver.remove(id);
   }
 
-  /** Forgets the run timers of purged pending tasks (TopicPurgeStep.runs). */
+  /** Forgets the run timers of purged pending tasks (TopicPurgeStep.runs): in the wheel, and those due waiting for a consumer. */
   forgetRuns(refs: readonly TimerRef[]): void {
     for (const ref of refs) this.driver.removeRun(ref);
+    if (refs.length > 0) this.dispatcher.forget(refs);
   }
 
   /**

@@ -108,6 +108,9 @@ export class SharedDispatcher implements Dispatcher {
     }
   }
 
+  /** Nothing waits here: the store's reservations skip what a purge deleted (its ready lists are hints too). */
+  forget(): void {}
+
   /** The ready lists are in the store, shared: nothing waits here to hold the loader back. */
   whenBacklogAtMost(): Promise<void> {
     return Promise.resolve();

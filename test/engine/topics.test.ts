@@ -37,6 +37,35 @@ test('purge pending: the tasks are gone, their timers too; an id purged and sche
   }
 });
 
+test('purge pending of due tasks waiting in the ready queue: they leave the ready counts at once, step by step; a freed id scheduled again is ready once', async () => {
+  const { q, clock } = await openManual();
+  try {
+    await q.topics.pause('gone');
+    const n = PURGE_STEP * 2 + 100;
+    await q.scheduleMany(Array.from({ length: n }, (_, i) => ({ id: `g${i}`, topic: 'gone', delayMs: 1_000 })));
+    await q.schedule({ id: 'k1', topic: 'kept', delayMs: 1_000 });
+    await q.topics.pause('kept');
+    clock.advance(1_500);
+    await flush();
+    let stats = await q.stats();
+    assert.deepEqual([stats.ready['gone'], stats.oldestReady['gone'], stats.ready['kept']], [n, clock.now() - 500, 1]);
+    assert.equal(await q.topics.purge('gone', { state: 'pending' }), n);
+    stats = await q.stats();
+    // Issue 49: the ready gauges kept counting them (and their age climbing) until a reserve on the topic.
+    assert.deepEqual([stats.ready['gone'], stats.oldestReady['gone'], stats.ready['kept']], [undefined, undefined, 1]);
+    // An id the purge freed, scheduled again: its own ready item is not the purged one's.
+    await q.schedule({ id: 'g0', topic: 'gone', delayMs: 1_000 });
+    clock.advance(1_000);
+    await flush();
+    assert.equal((await q.stats()).ready['gone'], 1);
+    await q.topics.resume('gone');
+    assert.deepEqual((await q.reserve('gone', { max: 10 })).map((d) => d.id), ['g0']);
+    assert.equal((await q.stats()).ready['gone'], undefined);
+  } finally {
+    await q.close();
+  }
+});
+
 test('a purge goes in bounded steps with turns between them: a reserve on another topic is answered meanwhile', async () => {
   const { q } = await openManual();
   try {
