@@ -5,7 +5,7 @@
  * STORE_UNAVAILABLE, and run a statement or transaction again when PostgreSQL rolled it
  * back whole for a deadlock or a serialization failure (nothing of it happened).
  */
-import type pg from 'pg';
+import pg from 'pg';
 import { isRetryable, isTimeout, operationError, withPoolClient, type Pool, type PoolClient } from './connection.js';
 import { SLOT_KINDS, type SlotKind } from './counters.js';
 import { forSchema, statement, type StatementName } from './sql-files.js';
@@ -14,8 +14,26 @@ import { forSchema, statement, type StatementName } from './sql-files.js';
 const RETRIES = 3;
 /** Input rows from which `planned` sets the planner's costs (scratch runs, ADR 0053: a seq scan from 20 rows at 3,000 tasks, 50 at 10,000). */
 export const PLANNED_FROM = 16;
-/** One round trip: the transaction and its planner setting (simple protocol, no parameters). */
-const PLANNED_BEGIN = 'BEGIN; SET LOCAL random_page_cost = 1.1';
+/** The planner's setting for the statement after it in the same message (its implicit transaction). */
+const PLANNED_SETTING = 'SET LOCAL random_page_cost = 1.1';
+
+/**
+ * `text` with each `$n` replaced by parameter n as a quoted literal (pg.escapeLiteral: `E'...'`
+ * with quotes and backslashes escaped, whatever standard_conforming_strings says), for the
+ * simple protocol, which takes no parameters. A literal is read as the type its place asks
+ * for, as an untyped parameter is (`$2::bigint[]` becomes `'{1,2}'::bigint[]`). The template
+ * is scanned once, so a `$1` inside a value is never replaced. Only strings, finite numbers,
+ * booleans and null: the store's statements pass nothing else (arrays go as literals already).
+ */
+export function inlined(text: string, values: readonly unknown[]): string {
+  return text.replace(/\$(\d+)/g, (_match, n: string) => {
+    const value = values[Number(n) - 1];
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'number' && !Number.isFinite(value)) throw new RangeError(`parameter $${n}: not a finite number`);
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw new TypeError(`parameter $${n}: a ${typeof value} cannot go inline`);
+    return pg.escapeLiteral(String(value));
+  });
+}
 
 export class PgContext {
   /** Statements and transactions run so far (tests and diagnostics: n calls, how many round trips). */
@@ -74,27 +92,39 @@ export class PgContext {
   }
 
   /**
-   * A statement that joins `items` input rows to `tasks` (ack, reserve, cancel by id): with
-   * many, in a transaction of its own that prices a random page read at 1.1 (`SET LOCAL`),
-   * since the rows it names are in memory (ADR 0048: with the default 4.0 the planner read a
-   * table of 10,000 to 30,000 tasks whole for an ack of 200 instead of probing its key). With
-   * fewer than PLANNED_FROM the planner probes the key whatever the setting, and the
-   * statement goes alone: one round trip instead of three. A setting local to the
-   * transaction is lost to nobody and leaks to nobody behind a transaction pooler (ADR 0053).
+   * A statement that joins `items` input rows to `tasks` (ack, reserve, cancel, extend by
+   * id): with many, after `SET LOCAL random_page_cost = 1.1` in the same transaction, since
+   * the rows it names are in memory (ADR 0048: with the default 4.0 the planner read a table
+   * of 10,000 to 30,000 tasks whole for an ack of 200 instead of probing its key). Both go in
+   * one simple-protocol message, which PostgreSQL runs as one implicit transaction: one round
+   * trip, as the statement alone, and the setting is gone with it, lost to nobody and leaked
+   * to nobody behind a transaction pooler (ADR 0053). The parameters go inline as literals
+   * (`inlined`). With fewer than PLANNED_FROM rows the planner probes the key whatever the
+   * setting, and the statement goes as it is.
    */
-  planned<R extends pg.QueryResultRow>(items: number, text: string, values: unknown[]): Promise<R[]> {
+  async planned<R extends pg.QueryResultRow>(items: number, text: string, values: unknown[]): Promise<R[]> {
     if (items < PLANNED_FROM) return this.query<R>(text, values);
-    return this.transaction(async (client) => (await client.query<R>({ text, values })).rows, PLANNED_BEGIN);
+    for (let attempt = 1; ; attempt++) {
+      this.sent++;
+      try {
+        // A message of two statements answers one result each.
+        const results = (await this.pool.query(`${PLANNED_SETTING}; ${inlined(text, values)}`)) as unknown as pg.QueryResult<R>[];
+        return results[1]!.rows;
+      } catch (error) {
+        if (attempt < RETRIES && isRetryable(error)) continue;
+        throw this.failure(error);
+      }
+    }
   }
 
-  /** `body` inside BEGIN ... COMMIT on one connection; rolled back if it throws. `begin` may set what the transaction needs. */
-  async transaction<T>(body: (client: PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
+  /** `body` inside BEGIN ... COMMIT on one connection; rolled back if it throws. */
+  async transaction<T>(body: (client: PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       this.sent++;
       try {
         return await withPoolClient(this.pool, async (client, discard) => {
           try {
-            await client.query(begin);
+            await client.query('BEGIN');
             const value = await body(client);
             await client.query('COMMIT');
             return value;

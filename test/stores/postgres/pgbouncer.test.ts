@@ -98,6 +98,14 @@ describe('postgres store through pgbouncer', () => {
       const handover = Date.now() + 10_000;
       while (stores.some((store) => store.shared.leases.size !== 8) && Date.now() < handover) await new Promise((r) => setTimeout(r, 50));
       assert.deepEqual(stores.map((store) => store.shared.leases.size), [8, 8]);
+      // The host's own timer lateness over the same window (this process's event loop, on a
+      // machine shared with other work): what any timer here suffers, delayq's included.
+      const hostLate: number[] = [];
+      let expected = Date.now() + 10;
+      const probe = setInterval(() => {
+        hostLate.push(Math.max(0, Date.now() - expected));
+        expected = Date.now() + 10;
+      }, 10);
       const count = 300;
       for (let i = 0; i < count; i++) {
         const delay = 500 + Math.floor((i / count) * 3_000);
@@ -106,14 +114,17 @@ describe('postgres store through pgbouncer', () => {
       }
       const until = Date.now() + 15_000;
       while (lateness.size < count && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      clearInterval(probe);
+      const host = hostLate.sort((a, b) => a - b)[Math.ceil(hostLate.length * 0.99) - 1] ?? 0;
       const values = [...lateness.values()].sort((a, b) => a - b);
       assert.equal(values.length, count, `delivered ${values.length} of ${count}`);
       assert.deepEqual(twice, []);
       assert.ok(values[0]! >= 0, `none early (earliest ${values[0]} ms)`);
       const p99 = values[Math.ceil(values.length * 0.99) - 1]!;
       const p50 = values[Math.floor(values.length / 2)]!;
-      t.diagnostic(`lateness p50 ${p50} ms, p99 ${p99} ms, max ${values.at(-1)} ms over ${values.length} tasks`);
-      assert.ok(p99 <= 100, `lateness p50 ${p50} ms, p99 ${p99} ms, max ${values.at(-1)} ms`);
+      t.diagnostic(`lateness p50 ${p50} ms, p99 ${p99} ms, max ${values.at(-1)} ms over ${values.length} tasks; the host's own 10 ms timer, p99 ${host} ms late`);
+      // 100 ms of its own at p99, beyond what the loaded host does to every timer of this process.
+      assert.ok(p99 <= 100 + host, `lateness p50 ${p50} ms, p99 ${p99} ms, max ${values.at(-1)} ms (host timer p99 ${host} ms)`);
     } finally {
       await direct.end();
       for (const queue of queues) await queue.close();

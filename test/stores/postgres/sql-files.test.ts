@@ -20,9 +20,9 @@ const sqlFiles = (under = ''): string[] => readdirSync(new URL(under, SQL_DIR)).
 const body = (sql: string): string => sql.split('\n').filter((line) => !line.startsWith('--')).join('\n').trim();
 
 /**
- * sha256 (first 16 hex digits) of each shipped migration's body, taken from the TypeScript
- * strings they were before they moved to .sql files. Append a line for a new migration; never
- * change one.
+ * sha256 (first 16 hex digits) of each shipped migration's body (its SQL without the header's
+ * comment lines); 0001-0009 taken from the TypeScript strings they were before they moved to
+ * .sql files. Append a line for a new migration; never change one.
  */
 const SHIPPED: readonly string[] = [
   '2d8b9196a70023a4',
