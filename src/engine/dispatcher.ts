@@ -57,8 +57,8 @@ export interface Dispatcher extends Backlog {
    * none until `signal` aborts (then answers []). A stopped dispatcher answers [] at once.
    */
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, deliver: Deliver): Promise<Delivery[]>;
-  /** The run timers of purged tasks (TopicPurgeStep.runs): due ones waiting here are forgotten at once (the ready gauges). */
-  forget(refs: readonly TimerRef[]): void;
+  /** The run timers of purged tasks (TopicPurgeStep.runs): due ones waiting here are forgotten (the ready gauges), all of them by `final` (the purge ended). */
+  forget(refs: readonly TimerRef[], final: boolean): void;
   /** Due tasks waiting for a consumer in this process, by topic. */
   backlogByTopic(): Readonly<Record<string, number>>;
   /** The due time of the longest-waiting task of each topic here (SharedDispatcher: none; the ready lists are in the store). */

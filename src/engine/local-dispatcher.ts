@@ -105,8 +105,8 @@ export class LocalDispatcher implements Dispatcher {
     }
   }
 
-  forget(refs: readonly TimerRef[]): void {
-    this.ready.forget(refs);
+  forget(refs: readonly TimerRef[], final: boolean): void {
+    this.ready.forget(refs, final);
   }
 
   /** The backlog of paused and limited topics does not count: it would stop the loader for every other topic. */

@@ -64,6 +64,8 @@ function runKey(ref: TimerRef): string {
 export class ReadyQueue {
   private readonly topics = new Map<string, Fifo>();
   private readonly waiters = new Map<string, Set<Waiter>>();
+  /** By topic, the items `forget` was told of and has not dropped yet. */
+  private readonly forgotten = new Map<string, Set<string>>();
   private total = 0;
   private drainListeners: { readonly level: number; readonly resolve: () => void }[] = [];
 
@@ -120,18 +122,26 @@ export class ReadyQueue {
   /**
    * Forgets the items of tasks that are gone (a purge deleted them: TopicPurgeStep.runs), by
    * id and seq, so the backlog and the oldest item's age (the ready gauges) stop counting
-   * them at once instead of when a consumer next dequeues them. O(items of their topics).
+   * them, instead of counting them until a consumer next dequeues them. A topic's FIFO is
+   * filtered once as many are to go as it holds, and at `final` (the purge ended): so a
+   * purge costs O(its tasks + the FIFO) in all, where a filter per step of 500 made a purge
+   * of 100,000 ready tasks 17x slower (quadratic), and what waits to be dropped is never
+   * more than the FIFO itself.
    */
-  forget(refs: readonly TimerRef[]): void {
-    const byTopic = new Map<string, Set<string>>();
+  forget(refs: readonly TimerRef[], final: boolean): void {
+    const touched = new Set<string>();
     for (const ref of refs) {
-      let keys = byTopic.get(ref.topic);
-      if (keys === undefined) byTopic.set(ref.topic, (keys = new Set()));
+      let keys = this.forgotten.get(ref.topic);
+      if (keys === undefined) this.forgotten.set(ref.topic, (keys = new Set()));
       keys.add(runKey(ref));
+      touched.add(ref.topic);
     }
     let dropped = 0;
-    for (const [topic, keys] of byTopic) {
+    for (const topic of final ? [...this.forgotten.keys()] : touched) {
+      const keys = this.forgotten.get(topic)!;
       const fifo = this.topics.get(topic);
+      if (!final && fifo !== undefined && keys.size < fifo.length) continue;
+      this.forgotten.delete(topic);
       if (fifo === undefined) continue;
       dropped += fifo.drop(keys);
       if (fifo.length === 0) this.topics.delete(topic);

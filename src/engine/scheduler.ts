@@ -343,10 +343,13 @@ export class Scheduler implements WorkScheduler {
     this.driver.remove(id);
   }
 
-  /** Forgets the run timers of purged pending tasks (TopicPurgeStep.runs): in the wheel, and those due waiting for a consumer. */
-  forgetRuns(refs: readonly TimerRef[]): void {
+  /**
+   * Forgets the run timers of purged pending tasks (TopicPurgeStep.runs): in the wheel, and
+   * those due waiting for a consumer (by `final`, the purge's end, at the latest).
+   */
+  forgetRuns(refs: readonly TimerRef[], final: boolean): void {
     for (const ref of refs) this.driver.removeRun(ref);
-    if (refs.length > 0) this.dispatcher.forget(refs);
+    this.dispatcher.forget(refs, final);
   }
 
   /**

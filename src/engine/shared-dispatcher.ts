@@ -109,7 +109,9 @@ export class SharedDispatcher implements Dispatcher {
   }
 
   /** Nothing waits here: the store's reservations skip what a purge deleted (its ready lists are hints too). */
-  forget(): void {}
+  forget(): void {
+    // Nothing waits here.
+  }
 
   /** The ready lists are in the store, shared: nothing waits here to hold the loader back. */
   whenBacklogAtMost(): Promise<void> {

@@ -15,7 +15,8 @@
  * go on while a large topic is purged: no step holds the store or the loop longer than a
  * few hundred deletes. After each step of a pending purge the scheduler forgets the run
  * timers of the tasks deleted, by id and seq, so a task scheduled meanwhile under a freed id
- * keeps its own.
+ * keeps its own; those already due leave the ready queue (and the ready gauges) by the
+ * purge's end at the latest.
  *
  *   purge('mail', { state: 'pending' }) on 1,200 pending tasks of mail
  *     step 1: 500 deleted, their timers forgotten; a turn for the rest of the process
@@ -180,17 +181,22 @@ export class Topics {
     const { store, inFlight } = this.context;
     let purged = 0;
     let cursor: string | null = null;
-    do {
-      const step: TopicPurgeStep = await inFlight.track(store.purgeTopic(topic, state, cursor, PURGE_STEP));
-      purged += step.ids.length;
-      this.scheduler.forgetRuns(step.runs);
-      cursor = step.next;
-      if (cursor !== null) {
-        // A turn of the event loop between steps: whatever waits runs first.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        this.assertOpen();
-      }
-    } while (cursor !== null);
+    try {
+      do {
+        const step: TopicPurgeStep = await inFlight.track(store.purgeTopic(topic, state, cursor, PURGE_STEP));
+        purged += step.ids.length;
+        this.scheduler.forgetRuns(step.runs, false);
+        cursor = step.next;
+        if (cursor !== null) {
+          // A turn of the event loop between steps: whatever waits runs first.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          this.assertOpen();
+        }
+      } while (cursor !== null);
+    } finally {
+      // Whatever ended the purge, the ready queue drops the due tasks it deleted now.
+      this.scheduler.forgetRuns([], true);
+    }
     return purged;
   }
 }
