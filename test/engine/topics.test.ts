@@ -37,7 +37,7 @@ test('purge pending: the tasks are gone, their timers too; an id purged and sche
   }
 });
 
-test('purge pending of due tasks waiting in the ready queue: they leave the ready counts at once, step by step; a freed id scheduled again is ready once', async () => {
+test('purge pending of due tasks waiting in the ready queue (three steps): they have left the ready counts when the purge returns; a freed id scheduled again is ready once', async () => {
   const { q, clock } = await openManual();
   try {
     await q.topics.pause('gone');
