@@ -4,11 +4,11 @@
  * It does not own the queue: whoever opened it closes it, after app.close().
  */
 import type { IncomingMessage } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { MAX_SCHEDULE_ID_LENGTH } from '../core/schedule/model.js';
 import type { DelayQueue } from '../engine/delay-queue.js';
 import type { QueueMetrics } from '../metrics/prometheus.js';
-import { checkAccess, checkSameOrigin, type AccessRules } from './access.js';
+import { checkAccess, checkHostGiven, checkSameOrigin, hostNameOf, type AccessRules } from './access.js';
 import { createTokenCheck } from './auth.js';
 import { answerClientError, answerFrameworkError, mapStatusError } from './framework-errors.js';
 import type { RouteContext } from './context.js';
@@ -43,6 +43,11 @@ export interface AppOptions {
   readonly metrics?: QueueMetrics | null;
   /** Serve GET /metrics without the token. */
   readonly metricsPublic?: boolean;
+  /**
+   * Without a token: Host names the guarded routes answer besides localhost, 127.0.0.1 and
+   * [::1] (access.ts, DNS rebinding): the server's name behind a proxy, or its own address.
+   */
+  readonly allowHosts?: readonly string[];
   /** Serve the dashboard at /ui/ (default true). */
   readonly ui?: boolean;
   /**
@@ -70,6 +75,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // fastify's own answers to a bad path or a malformed request, in our envelope.
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
+    // A request without Host reaches the hooks, which answer it in the envelope (access.ts checkHostGiven).
+    http: { requireHostHeader: false },
   }) as unknown as FastifyInstance;
 
   // Only JSON bodies: fastify's text/plain parser would let a string reach the schemas.
@@ -91,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const access: AccessRules = {
     checkToken: options.token === undefined || options.token === '' ? null : createTokenCheck(options.token),
     metricsPublic: options.metricsPublic === true,
+    allowedHosts: new Set((options.allowHosts ?? []).map(hostNameOf)),
   };
   // Callback-style hooks: they run on every request, and an async hook costs a promise each.
   app.addHook('onRequest', (request, reply, done) => {
@@ -99,6 +107,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
         reply.header('connection', 'close');
         throw new HttpError('SHUTTING_DOWN', 'the server is shutting down; retry against another instance or later');
       }
+      checkHostGiven(request);
       checkSameOrigin(request);
       checkAccess(request, access);
     } catch (error) {
@@ -161,7 +170,17 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(operatorRoutes, context);
   await app.register(metricsRoutes, context);
   await app.register(docsRoutes, { version: SERVER_VERSION, routes });
-  await app.register(probeRoutes, { ...context, ui: options.ui !== false });
+  // The token is asked only to decide how much /readyz says (a public route).
+  const tokenGiven = (request: FastifyRequest): boolean => {
+    if (access.checkToken === null) return false;
+    try {
+      access.checkToken(request.headers.authorization);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  await app.register(probeRoutes, { ...context, ui: options.ui !== false, tokenGiven });
   if (options.ui !== false) await app.register(uiRoutes, { auth: access.checkToken !== null, version: SERVER_VERSION });
   return app;
 }

@@ -16,6 +16,11 @@ export interface ServerConfig {
   readonly port: number;
   readonly token: string | undefined;
   readonly allowPublic: boolean;
+  /**
+   * Without a token: Host names the guarded routes answer besides the loopback ones (DNS
+   * rebinding, access.ts): the --allow-host entries, and the listening address when it is one.
+   */
+  readonly allowHosts: readonly string[];
   readonly logLevel: string;
   /** json, pretty, or auto (pretty when stdout is a terminal). */
   readonly logFormat: LogFormatSetting;
@@ -52,6 +57,12 @@ export const SETTINGS = {
   port: { flag: 'port', env: 'DELAYQ_PORT', description: 'port to listen on (0: any free port)', default: '7420' },
   token: { flag: 'token', env: 'DELAYQ_TOKEN', description: 'bearer token every /v1 request must carry', default: '' },
   allowPublic: { flag: 'allowPublic', env: 'DELAYQ_ALLOW_PUBLIC', description: 'allow a non-loopback host without a token (1/true)', default: 'false' },
+  allowHost: {
+    flag: 'allowHost',
+    env: 'DELAYQ_ALLOW_HOST',
+    description: 'without a token, comma-separated host names the API answers besides localhost, 127.0.0.1 and [::1] (its name behind a proxy, e.g. delayq.internal); any other Host is refused (DNS rebinding)',
+    default: '',
+  },
   logLevel: { flag: 'logLevel', env: 'DELAYQ_LOG_LEVEL', description: 'fatal, error, warn, info, debug, trace or silent', default: 'info' },
   logFormat: { flag: 'logFormat', env: 'DELAYQ_LOG_FORMAT', description: 'json, pretty (readable, for a terminal) or auto: pretty when stdout is a terminal, JSON otherwise', default: 'auto' },
   logRequests: { flag: 'logRequests', env: 'DELAYQ_LOG_REQUESTS', description: 'log every request (1/true)', default: 'false' },
@@ -147,6 +158,13 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
       `${where('host')}: refusing to listen on ${host} without a token; set --token / DELAYQ_TOKEN, ` +
         `or pass --allow-public / DELAYQ_ALLOW_PUBLIC=1 if anyone who can reach this address may use the queue`,
     );
+  const allowHosts: string[] = [];
+  for (const entry of text('allowHost').split(',').map((part) => part.trim()).filter((part) => part.length > 0)) {
+    if (/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?$|^\[[0-9A-Fa-f:.]+\]$/.test(entry)) allowHosts.push(entry.toLowerCase());
+    else problems.push(`${where('allowHost')}: expected host names or [IPv6] addresses without a port, comma-separated (got "${entry.slice(0, 100)}")`);
+  }
+  // The address it listens on names it too (a client that connects to 10.0.0.5 says so in Host).
+  if (host.length > 0 && host !== '0.0.0.0' && host !== '::' && !isLoopback(host)) allowHosts.push((host.includes(':') && !host.startsWith('[') ? `[${host}]` : host).toLowerCase());
   const logLevel = text('logLevel');
   if (!LOG_LEVELS.has(logLevel)) problems.push(`${where('logLevel')}: expected one of ${[...LOG_LEVELS].join(', ')} (got "${logLevel}")`);
 
@@ -173,6 +191,7 @@ export function parseServerConfig(flags: ServerFlags, env: NodeJS.ProcessEnv): S
     port,
     token,
     allowPublic,
+    allowHosts,
     logLevel,
     logFormat: isLogFormat(logFormat) ? logFormat : 'auto',
     logRequests: bool('logRequests'),

@@ -14,6 +14,10 @@ export const SERVER_ERROR_CODES = {
     status: 403,
     description: 'a request that can change state (POST, PUT, PATCH, DELETE) sent by a page of another origin, as its `Origin` or `Sec-Fetch-Site` header says',
   },
+  HOST_NOT_ALLOWED: {
+    status: 421,
+    description: 'a server without a token answers its guarded routes only for loopback Host names (localhost, 127.0.0.1, [::1]) and those given with `--allow-host` (DNS rebinding)',
+  },
   ROUTE_NOT_FOUND: { status: 404, description: 'no route for this method and path' },
   BAD_REQUEST: { status: 400, description: 'the request is not valid HTTP, or is refused by the HTTP layer for a reason no other code names' },
   INVALID_PATH: { status: 400, description: 'the path has a bad percent-escape, or a dot segment (`.` / `..`) where a file is served' },

@@ -54,7 +54,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   }
   let app: FastifyInstance;
   try {
-    app = await buildApp({ queue, token: config.token, limits, logger, logRequests: config.logRequests, metrics: queue.metrics, metricsPublic: config.metricsPublic, ui: config.ui });
+    app = await buildApp({ queue, token: config.token, limits, logger, logRequests: config.logRequests, metrics: queue.metrics, metricsPublic: config.metricsPublic, ui: config.ui, allowHosts: config.allowHosts });
     // fastify's own "Server listening at" line would say half of the banner runServe prints.
     const level = app.log.level;
     if (logger.isLevelEnabled('info')) app.log.level = 'warn';

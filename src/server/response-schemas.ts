@@ -190,6 +190,14 @@ export const statsSchema = object(
 export const healthSchema = object({ status: { type: 'string', enum: ['ok', 'closing'] } });
 
 export const readySchema = object({ status: { type: 'string', enum: ['ready'] } });
+/** GET /readyz not ready: `{status}` alone, and why (the error envelope's fields) only for a request with the server's token. */
+export const notReadySchema = object(
+  {
+    status: { type: 'string', enum: ['not ready'] },
+    error: object({ code: { type: 'string' }, message: { type: 'string' } }),
+  },
+  ['status'],
+);
 
 export const timelineSchema = object({
   from: epochMs,

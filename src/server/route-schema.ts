@@ -114,11 +114,13 @@ export const STORE_ERRORS: readonly WireErrorCode[] = ['STORE_UNAVAILABLE', 'QUE
 export function routeErrors(method: string, schema: FastifySchema, access: RouteAccess): WireErrorCode[] {
   const codes = new Set<WireErrorCode>(schema.errors ?? []);
   if (access !== 'public') codes.add('UNAUTHORIZED');
+  if (access !== 'public') codes.add('HOST_NOT_ALLOWED');
   if (method !== 'GET' && method !== 'HEAD') codes.add('CROSS_ORIGIN_REFUSED');
   if (method === 'POST') codes.add('UNSUPPORTED_MEDIA_TYPE');
   if (schema.body !== undefined) for (const code of ['INVALID_JSON', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'INVALID_ARGUMENT'] as const) codes.add(code);
   if (schema.querystring !== undefined) codes.add('INVALID_ARGUMENT');
   if (schema.params !== undefined) for (const code of ['PATH_TOO_LONG', 'INVALID_PATH'] as const) codes.add(code);
+  codes.add('BAD_REQUEST');
   codes.add('SHUTTING_DOWN');
   codes.add('INTERNAL_ERROR');
   return [...codes];

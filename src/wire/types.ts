@@ -331,9 +331,18 @@ export interface HealthResponse {
   status: 'ok' | 'closing';
 }
 
-/** GET /readyz when ready (not ready: 503 with the error envelope). */
+/** GET /readyz when ready. */
 export interface ReadyResponse {
   status: 'ready';
+}
+
+/**
+ * GET /readyz when not ready (503): the reason, as an error's code and message, only for a
+ * request with the server's token; the log has it (redacted) either way.
+ */
+export interface NotReadyResponse {
+  status: 'not ready';
+  error?: { code: WireErrorCode; message: string };
 }
 
 /** PUT /v1/topics/:topic/push: create or replace the topic's push subscription (docs/push.md). */

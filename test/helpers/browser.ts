@@ -18,10 +18,11 @@ export function chromiumPath(): string {
   return found;
 }
 
-export function launchBrowser(): Promise<Browser> {
+/** `args`: more Chromium switches (a test's own host resolver rules, say). */
+export function launchBrowser(args: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath(),
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', ...args],
   });
 }

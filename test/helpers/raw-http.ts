@@ -10,6 +10,10 @@ export interface RawRequest {
   readonly target: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
+  /** Send no Host header at all (HTTP/1.1 requires one). */
+  readonly noHost?: boolean;
+  /** The HTTP version on the request line: 1.1 unless said. */
+  readonly version?: '1.0' | '1.1';
 }
 
 export interface RawAnswer {
@@ -20,9 +24,9 @@ export interface RawAnswer {
 
 /** Sends one request on its own connection and reads the answer until the server closes it. */
 export function rawRequest(port: number, request: RawRequest, timeoutMs = 10_000): Promise<RawAnswer> {
-  const headers: Record<string, string> = { host: `127.0.0.1:${port}`, connection: 'close', ...request.headers };
+  const headers: Record<string, string> = { ...(request.noHost === true ? {} : { host: `127.0.0.1:${port}` }), connection: 'close', ...request.headers };
   if (request.body !== undefined) headers['content-length'] = String(Buffer.byteLength(request.body));
-  const head = `${request.method} ${request.target} HTTP/1.1\r\n${Object.entries(headers)
+  const head = `${request.method} ${request.target} HTTP/${request.version ?? '1.1'}\r\n${Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')}\r\n`;
   return new Promise((resolve, reject) => {

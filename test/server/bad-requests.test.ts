@@ -148,7 +148,7 @@ describe('a client that hangs up mid-request', () => {
       const socket = connect(Number(new URL(base).port), '127.0.0.1');
       await once(socket, 'connect');
       // Promises 1,000 bytes of body, sends 10, hangs up.
-      socket.write('POST /v1/tasks HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"topic":');
+      socket.write('POST /v1/tasks HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"topic":');
       await sleep(100);
       socket.destroy();
       const deadline = Date.now() + 5_000;

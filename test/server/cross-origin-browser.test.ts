@@ -94,3 +94,41 @@ describe('a page of another origin, in Chromium, against a server without a toke
     }
   });
 });
+
+// DNS rebinding (issue 45): the attacker's page is served from its own name, which then
+// resolves to this server; to the browser the API is then of the page's own origin, so Origin
+// and Sec-Fetch-Site say "same origin". Chromium resolves the name to 127.0.0.1 here through a
+// resolver rule, as a rebound DNS answer would.
+describe('a rebound name, in Chromium, against a server without a token', () => {
+  let t: TestApp;
+  let port: number;
+  let browser: Browser;
+
+  before(async () => {
+    browser = await launchBrowser(['--host-resolver-rules=MAP rebind.attacker.example 127.0.0.1']);
+    t = await openTestApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+  after(async () => {
+    await Promise.allSettled([(async () => browser.close())(), (async () => t.close())()]);
+  });
+
+  it('cannot pause a schedule from a page of that name, though the browser calls it same-origin; the server answers 421', async () => {
+    await t.queue.schedules.upsert('s2', { topic: 'x', everyMs: 60_000 });
+    const page = await browser.newPage();
+    try {
+      // The page loads from the server itself (a public route answers any Host), as after the rebinding.
+      const loaded = await page.goto(`http://rebind.attacker.example:${port}/healthz`);
+      assert.equal(loaded?.status(), 200);
+      const answer = await page.evaluate<{ status: number; body: string }>(
+        `fetch('/v1/schedules/s2/pause', { method: 'POST', headers: { 'content-type': 'application/json' } }).then(async (a) => ({ status: a.status, body: await a.text() }))`,
+      );
+      assert.equal(answer.status, 421, answer.body);
+      assert.equal((JSON.parse(answer.body) as { error: { code: string } }).error.code, 'HOST_NOT_ALLOWED');
+      assert.equal((await t.queue.schedules.get('s2'))?.paused, false);
+    } finally {
+      await page.close();
+    }
+  });
+});

@@ -97,6 +97,6 @@ describe('error codes', () => {
     assert.equal(new Set(all).size, all.length);
     assert.deepEqual(sorted(Object.keys(CORE_ERROR_STATUS)), sorted(Object.keys(ERROR_CODES)));
     for (const status of [...Object.values(CORE_ERROR_STATUS), ...Object.values(SERVER_ERROR_CODES).map((s) => s.status)])
-      assert.ok([400, 401, 403, 404, 408, 409, 413, 414, 415, 429, 431, 500, 503].includes(status), String(status));
+      assert.ok([400, 401, 403, 404, 408, 409, 413, 414, 415, 421, 429, 431, 500, 503].includes(status), String(status));
   });
 });

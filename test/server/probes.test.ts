@@ -55,7 +55,7 @@ describe('GET /', () => {
 });
 
 describe('GET /readyz', () => {
-  it('is 200 while the queue is open, 503 QUEUE_CLOSED once it closed (no token needed)', async () => {
+  it('is 200 while the queue is open, 503 once it closed (no token needed); why (QUEUE_CLOSED) only with the token', async () => {
     const served = await serve('memory', { token: 'sekret' });
     const ready = await fetch(`${served.base}/readyz`);
     assert.equal(ready.status, 200);
@@ -63,7 +63,12 @@ describe('GET /readyz', () => {
     await served.queue.close();
     const closed = await fetch(`${served.base}/readyz`);
     assert.equal(closed.status, 503);
-    assert.equal(((await closed.json()) as { error: { code: string } }).error.code, 'QUEUE_CLOSED');
+    assert.deepEqual(await closed.json(), { status: 'not ready' });
+    const wrong = await fetch(`${served.base}/readyz`, { headers: { authorization: 'Bearer wrong' } });
+    assert.deepEqual([wrong.status, await wrong.json()], [503, { status: 'not ready' }]);
+    const told = await fetch(`${served.base}/readyz`, { headers: { authorization: 'Bearer sekret' } });
+    assert.equal(told.status, 503);
+    assert.deepEqual(await told.json(), { status: 'not ready', error: { code: 'QUEUE_CLOSED', message: 'not ready: the queue is closing or closed' } });
     await served.app.close();
   });
 
@@ -75,7 +80,7 @@ describe('GET /readyz', () => {
     before(async () => {
       if (skip) return;
       redis = await startRedis();
-      served = await serve(`${redis.url}/0?prefix=readyz`);
+      served = await serve(`${redis.url}/0?prefix=readyz`, { token: 'sekret' });
     });
     after(async () => {
       if (skip) return;
@@ -85,7 +90,7 @@ describe('GET /readyz', () => {
     });
 
     const readyz = async (): Promise<{ status: number; code: string | undefined; message: string | undefined }> => {
-      const response = await fetch(`${served.base}/readyz`);
+      const response = await fetch(`${served.base}/readyz`, { headers: { authorization: 'Bearer sekret' } });
       const body = (await response.json()) as { error?: { code: string; message: string } };
       return { status: response.status, code: body.error?.code, message: body.error?.message };
     };
