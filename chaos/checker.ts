@@ -31,6 +31,8 @@ export interface Facts {
   readonly acks: { id: string; attempt: number; at: number }[];
   /** Rejected calls (`E` lines): not judged here; a scenario asserts which codes its callers saw. */
   readonly errors: { op: string; code: string; at: number; ms: number }[];
+  /** Calls that succeeded slowly (`C` lines, from workers given slowCallMs): not judged here either. */
+  readonly slow: { op: string; at: number; ms: number }[];
 }
 
 export interface Verdict {
@@ -48,7 +50,7 @@ export interface Verdict {
 }
 
 export function newFacts(): Facts {
-  return { scheduled: new Map(), deliveries: [], acks: [], errors: [] };
+  return { scheduled: new Map(), deliveries: [], acks: [], errors: [], slow: [] };
 }
 
 /** Reads one worker's stdout line into the facts. */
@@ -59,6 +61,7 @@ export function addLine(facts: Facts, line: string): void {
   else if (kind === 'D') facts.deliveries.push({ id, attempt: Number(a), at: Number(b), ...(c === undefined ? {} : { got: Number(c) }) });
   else if (kind === 'A') facts.acks.push({ id, attempt: Number(a), at: Number(b) });
   else if (kind === 'E') facts.errors.push({ op: id, code: a ?? '', at: Number(b), ms: Number(c) });
+  else if (kind === 'C') facts.slow.push({ op: id, at: Number(a), ms: Number(b) });
 }
 
 /** The acknowledged schedules with no delivery (yet), in the order they were acknowledged. */

@@ -6,6 +6,9 @@
  *                   times the survivor's takeover by it)
  *   owed(ids)       how many of `ids` are still pending or reserved (the drain keeps waiting
  *                   for those), or null while the server cannot be read
+ *   deadTuples()    the dead and live tuples of the schema's tables (pg_stat_user_tables,
+ *                   which the server updates within about a second), or null while it cannot
+ *                   be read: what the PostgreSQL cells report per phase
  *   standings(ids)  each offending task's row in words, for a broken round:
  *
  *     no row                      the acknowledged schedule is not in the store: a real loss
@@ -85,6 +88,20 @@ export class PgProbe {
     try {
       const rows = await this.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${this.schema}".tasks WHERE id = ANY($1::text[]) AND state IN ('pending', 'reserved')`, [ids]);
       return rows[0]?.n ?? 0;
+    } catch {
+      return null;
+    }
+  }
+
+  async deadTuples(): Promise<{ dead: number; live: number; byTable: Record<string, number> } | null> {
+    try {
+      const rows = await this.query<{ relname: string; dead: number; live: number }>(
+        'SELECT relname, n_dead_tup AS dead, n_live_tup AS live FROM pg_stat_user_tables WHERE schemaname = $1 ORDER BY relname',
+        [this.schema],
+      );
+      const byTable: Record<string, number> = Object.create(null) as Record<string, number>;
+      for (const r of rows) if (r.dead > 0) byTable[r.relname] = r.dead;
+      return { dead: rows.reduce((n, r) => n + r.dead, 0), live: rows.reduce((n, r) => n + r.live, 0), byTable };
     } catch {
       return null;
     }

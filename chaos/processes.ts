@@ -58,12 +58,20 @@ export function assertAlive(workers: readonly Worker[]): void {
       throw new Error(`a chaos worker exited by itself (${w.child.exitCode ?? w.child.signalCode}): ${w.stderr()}`);
 }
 
-export function spawnWorker(config: Omit<WorkerConfig, 'factsFile'>, round: Round): Worker {
+/** The program a worker runs: worker.ts on this Node (delayq), or another (pgboss-worker.ts on Node 24). */
+export interface WorkerProgram {
+  readonly node: string;
+  readonly script: string;
+}
+
+const DELAYQ_WORKER: WorkerProgram = { node: process.execPath, script: join(ROOT, 'chaos/worker.ts') };
+
+export function spawnWorker(config: Omit<WorkerConfig, 'factsFile'>, round: Round, program: WorkerProgram = DELAYQ_WORKER): Worker {
   const factsFile = join(round.dir, `facts-${config.idPrefix}.log`);
   // CHAOS_WORKER_LOG=1: each worker's queue logs (debug and up) to log-<idPrefix>.log beside its facts.
   const logFile = process.env['CHAOS_WORKER_LOG'] === '1' ? { logFile: join(round.dir, `log-${config.idPrefix}.log`) } : {};
   round.tails.push({ worker: config.idPrefix, tail: new FactsTail(factsFile) });
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'chaos/worker.ts')], {
+  const child = spawn(program.node, ['--import', 'tsx', program.script], {
     cwd: ROOT,
     env: { ...process.env, CHAOS_WORKER: JSON.stringify({ ...config, factsFile, ...logFile } satisfies WorkerConfig) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -60,6 +60,49 @@ function summarize(rows: readonly Row[]): Summary[] {
 }
 
 
+function printTable(header: readonly string[], table: readonly string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
+  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of table) console.log(line(r));
+}
+
+const CELL_HEADER = ['cell', 'system', 'phase', 'completions/s (of baseline)', 'due/s', 'lateness p50 / p99 / max, ms', 'p99 vs baseline', 'dead tuples at end (peak)', 'verdict'];
+
+/** The cells' rows, one per phase, delayq's and pg-boss's side by side (rows in run order, grouped by cell). */
+function cellsTable(rows: readonly Row[], rounds: number): string[][] {
+  const n = (x: number | null): string => (x === null || !Number.isFinite(x) ? (x === Infinity ? 'never' : '-') : Math.round(x).toLocaleString('en-US'));
+  const withCells = rows.filter((r) => r.cell !== undefined);
+  const order = [...new Set(withCells.map((r) => r.cell!.cell))];
+  return order.flatMap((cell) =>
+    withCells
+      .filter((r) => r.cell!.cell === cell)
+      .flatMap((r) => {
+        const c = r.cell!;
+        const base = c.phases[0]!;
+        const failed = failures({ ...r, promise: 'clean' });
+        return c.phases.map((p, i) => [
+          i === 0 ? cell : '',
+          i === 0 ? `${c.system}${rounds > 1 ? ` (round ${r.round})` : ''}` : '',
+          p.phase,
+          `${n(p.completionsPerSecond)} (${((100 * p.completionsPerSecond) / base.completionsPerSecond).toFixed(0)}%)`,
+          n(p.duePerSecond),
+          `${n(p.latenessP50)} / ${n(p.latenessP99)} / ${n(p.latenessMax)}`,
+          `${(p.latenessP99 / base.latenessP99).toFixed(1)}x`,
+          p.deadTuplesEnd === null ? '-' : `${n(p.deadTuplesEnd)} (${n(p.deadTuplesPeak)})`,
+          i === 0
+            ? failed.length === 0
+              ? 'promises held'
+              : `${r.promise === 'peer' ? 'would fail' : 'FAILED'}: ${failed.length} (see notes)`
+            : i === 1
+              ? `stress p99 ${c.stressWithinNormal ? 'within' : 'over'} ${c.normalMs} ms`
+              : `normal ${c.backToNormalMs === null ? 'never' : `after ${(c.backToNormalMs / 1000).toFixed(0)} s`}`,
+        ]);
+      }),
+  );
+}
+
 /** Prints the table (scenarios added up over their rounds), writes the JSON; the exit code. */
 export function report(rows: readonly Row[], options: RunOptions, interrupted: NodeJS.Signals | null): number {
   const { short, rounds, load, loadText, started } = options;
@@ -86,14 +129,15 @@ export function report(rows: readonly Row[], options: RunOptions, interrupted: N
     `${s.duplicates} (${s.unexplainedDuplicates})`,
     `${(s.maxLatenessMs / 1000).toFixed(1)} s`,
   ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...table.map((r) => r[i]!.length)));
-  const line = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
   const title = [short ? 'short' : '', rounds > 1 ? `${rounds} rounds` : '', load === null ? '' : loadText].filter((t) => t !== '').join(', ');
   const ended = interrupted === null ? '' : `, stopped by ${interrupted} with ${rows.length} scenario run(s) finished`;
   console.log(`\n### chaos${title === '' ? '' : ` (${title})`}: ${Math.round((Date.now() - started) / 1000)} s${ended}\n`);
-  console.log(line(header));
-  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const r of table) console.log(line(r));
+  printTable(header, table);
+  const cells = cellsTable(rows, rounds);
+  if (cells.length > 0) {
+    console.log(`\n### PostgreSQL cells: per phase (normal: a 1 s window's p99 within max(100 ms, 3x the baseline's))\n`);
+    printTable(CELL_HEADER, cells);
+  }
 
   const problems = rows.flatMap((r) => failures(r).map((f) => `${r.name}${rounds > 1 ? ` (round ${r.round})` : ''}: ${f}`));
   mkdirSync(RESULTS, { recursive: true });

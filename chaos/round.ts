@@ -15,6 +15,7 @@ import { addLine, check, newFacts, undelivered, type Facts, type Verdict } from 
 import type { PgProbe } from './postgres-rows.js';
 import { killAllLive, pgClusters, ROOT, roundDirs, stopWorker, type Worker } from './processes.js';
 import { owed, standings } from './sqlite-rows.js';
+import type { CellResult } from './cells.js';
 import type { WorkerConfig } from './worker.js';
 
 export const RESULTS = join(ROOT, 'chaos', 'results');
@@ -34,13 +35,18 @@ export interface Run {
 export interface Row extends Verdict {
   readonly name: string;
   readonly faults: string;
-  /** 'clean': must lose nothing; 'may-lose': what it loses is what the scenario shows. */
-  readonly promise: 'clean' | 'may-lose';
+  /**
+   * 'clean': must lose nothing; 'may-lose': what it loses is what the scenario shows; 'peer':
+   * another queue (pg-boss) in the same cell, reported beside delayq and never failing the run.
+   */
+  readonly promise: 'clean' | 'may-lose' | 'peer';
   readonly seconds: number;
   readonly notes: string[];
   /** The round failed before its verdict (a process that would not start, a fault not injected). */
   readonly error?: string;
   readonly round: number;
+  /** A PostgreSQL cell's phases and checks (cells.ts). */
+  readonly cell?: CellResult;
 }
 
 export const base = (store: string, idPrefix: string, extra: Partial<WorkerConfig> = {}): Omit<WorkerConfig, 'factsFile'> => ({
@@ -71,6 +77,8 @@ export interface Round {
   readonly workerFacts: Map<string, Facts>;
   /** A fact the runner saw itself (the HTTP scenario's client), into the facts and facts-runner.log. */
   record(line: string): void;
+  /** A PostgreSQL cell's result, once judged (cells.ts): into the row. */
+  cell: CellResult | null;
 }
 
 export function readFacts(round: Round, last = false): void {
@@ -137,6 +145,7 @@ export async function scenario(
     dir,
     sqlite: null,
     pg: null,
+    cell: null,
     tails: [],
     stderr: new Map(),
     workerFacts: new Map(),
@@ -152,12 +161,22 @@ export async function scenario(
     await body(round);
     readFacts(round, true);
     const verdict = check(round.facts);
-    row = { name, faults, promise, round: run.round, seconds: Math.round((Date.now() - roundStarted) / 1000), notes: round.notes, ...verdict };
+    row = { name, faults, promise, round: run.round, seconds: Math.round((Date.now() - roundStarted) / 1000), notes: round.notes, ...verdict, ...(round.cell === null ? {} : { cell: round.cell }) };
   } catch (error) {
     // Rounds run one at a time: whatever still runs is this round's, and must not run into the next.
     await killAllLive();
     readFacts(round, true);
-    row = { name, faults, promise, round: run.round, seconds: Math.round((Date.now() - roundStarted) / 1000), notes: round.notes, error: String(error), ...check(round.facts) };
+    row = {
+      name,
+      faults,
+      promise,
+      round: run.round,
+      seconds: Math.round((Date.now() - roundStarted) / 1000),
+      notes: round.notes,
+      error: String(error),
+      ...check(round.facts),
+      ...(round.cell === null ? {} : { cell: round.cell }),
+    };
   }
   const { facts, notes } = round;
   // The facts behind each offending id, for the report.
@@ -249,9 +268,10 @@ export async function runWorkers(workers: Worker[], round: Round, loadMs: number
   await Promise.all(workers.map(stopWorker));
 }
 
-/** What breaks a round's promises, in words; empty when it kept them. */
+/** What breaks a round's promises, in words; empty when it kept them (always, for a peer). */
 export function failures(row: Row): string[] {
   const out: string[] = [];
+  if (row.promise === 'peer') return out;
   if (row.error !== undefined) out.push(`failed: ${row.error}`);
   if (row.early > 0) out.push(`${row.early} early (${row.examples.early.join(', ')})`);
   if (row.promise === 'clean') {
@@ -260,6 +280,7 @@ export function failures(row: Row): string[] {
     if (row.unexplainedDuplicates > 0) out.push(`${row.unexplainedDuplicates} unexplained duplicates (${row.examples.unexplained.join(', ')})`);
   }
   if (row.scheduled === 0) out.push('nothing was scheduled');
+  for (const c of row.cell?.checks ?? []) if (!c.ok) out.push(`${c.name}: ${c.detail}`);
   return out;
 }
 
@@ -270,5 +291,7 @@ export interface Scenario {
   readonly name: string;
   /** The servers whose binaries it needs: without them it is skipped (failed under CI=true). */
   readonly needs: 'redis' | 'postgres' | null;
+  /** Left out of a --short run unless named (the peers' rows of the cells: they need Node 24 and time). */
+  readonly fullOnly?: boolean;
   run(run: Run): Promise<Row>;
 }

@@ -106,7 +106,7 @@ const byName = new Map(SCENARIOS.map((s) => [s.name, s]));
 for (const n of ONLY) if (!byName.has(n)) throw new Error(`unknown scenario "${n}"; known: ${[...byName.keys()].join(', ')}`);
 const skipRedis = skipWithout(redisMissing(), 'Redis');
 const skipPg = skipWithout(postgresBinariesMissing(), 'PostgreSQL');
-const chosen: Scenario[] = (ONLY.length > 0 ? ONLY.map((n) => byName.get(n)!) : [...SCENARIOS]).filter(
+const chosen: Scenario[] = (ONLY.length > 0 ? ONLY.map((n) => byName.get(n)!) : SCENARIOS.filter((s) => !(SHORT && s.fullOnly === true))).filter(
   (s) => !(skipRedis && s.needs === 'redis') && !(skipPg && s.needs === 'postgres'),
 );
 if (LOAD !== null || ROUNDS > 1) console.log(`chaos: ${chosen.map((s) => s.name).join(', ')}; ${ROUNDS} round(s); ${loadText}`);

@@ -4,7 +4,7 @@
  * own (initdb + pg_ctl on a free port in its temp dir; test/helpers/postgres-cluster.ts),
  * never the machine's server.
  */
-import { startCluster as startPgCluster, type PgCluster } from '../test/helpers/postgres-cluster.js';
+import { startCluster as startPgCluster, type ClusterOptions, type PgCluster } from '../test/helpers/postgres-cluster.js';
 import { cli, startCluster, startRedis, type RedisServer } from '../test/helpers/redis-servers.js';
 import { PgProbe } from './postgres-rows.js';
 import { pgClusters } from './processes.js';
@@ -50,10 +50,17 @@ export function slotRanges(port: number): [number, number][] {
 
 export const PG_SCHEMA = 'chaos';
 
-/** Starts the round's cluster; scenario() removes it after the verdict, SIGINT at once. */
-export async function withPostgres(round: Round, body: (cluster: PgCluster, store: string) => Promise<void>): Promise<void> {
-  const cluster = await startPgCluster();
+/**
+ * Starts the round's cluster (with `settings` beyond the defaults); scenario() removes it after
+ * the verdict, SIGINT at once. The round's probe reads `schema` (delayq's, unless a peer's).
+ */
+export async function withPostgres(
+  round: Round,
+  body: (cluster: PgCluster, store: string) => Promise<void>,
+  options: { readonly settings?: ClusterOptions['settings']; readonly schema?: string } = {},
+): Promise<void> {
+  const cluster = await startPgCluster(options.settings === undefined ? {} : { settings: options.settings });
   pgClusters.add(cluster);
-  round.pg = { cluster, probe: new PgProbe(cluster.url, PG_SCHEMA) };
+  round.pg = { cluster, probe: new PgProbe(cluster.url, options.schema ?? PG_SCHEMA) };
   await body(cluster, `${cluster.url}?schema=${PG_SCHEMA}`);
 }

@@ -13,6 +13,9 @@
  *   E <op> <code> <at> <ms>   a call of <op> (schedule, reserve, ack) rejected at <at>, <ms> after
  *                             it was made, with the DelayQError <code> (`!<name>` for an error
  *                             that is not one): what a fault scenario asserts its callers saw
+ *   C <op> <at> <ms>          a call of <op> that succeeded at <at> but took <ms> (only with
+ *                             slowCallMs, for calls at least that slow; a reserve's own wait
+ *                             for tasks, waitMs, is not counted)
  *
  * and `R` to stdout once the queue is open (ready).
  *
@@ -25,8 +28,8 @@ import { PartialBatchError } from '../src/core/partial-batch.js';
 import { DelayQueue } from '../src/open-queue.js';
 import type { TopicLimitsInput } from '../src/engine/topics.js';
 import type { StoreOptions } from '../src/stores/open-store.js';
-import { appendFacts, openFacts } from '../src/testing/facts-file.js';
 import { pino, destination } from 'pino';
+import { workerKit } from './worker-kit.js';
 
 export interface WorkerConfig {
   readonly store: string;
@@ -51,28 +54,32 @@ export interface WorkerConfig {
   readonly factsFile: string;
   /** Where the queue's log goes (JSON lines, debug and up), if anywhere: a broken round keeps it. */
   readonly logFile?: string;
+  /** runAt = now + a random delay in [minDelayMs, maxDelayMs] (default 0). */
+  readonly minDelayMs?: number;
+  /** Most tasks a reserve takes (default 20). */
+  readonly reserveMax?: number;
+  /** Calls that succeed but take at least this long are logged (`C` lines). */
+  readonly slowCallMs?: number;
+  /**
+   * A file holding the rate to produce at (tasks/s), read every 250 ms while it exists: the
+   * runner changes a running worker's rate through it (the overload cell). `rate` until then.
+   */
+  readonly rateFile?: string;
 }
 
-const config = JSON.parse(process.env['CHAOS_WORKER'] ?? '{}') as WorkerConfig;
-const facts = openFacts(config.factsFile);
-const out = (text: string): void => {
-  if (text !== '') appendFacts(facts, text);
-};
+const kit = workerKit();
+const { config, state } = kit;
+const out = (text: string): void => kit.out(text);
 
 /** A rejected call, for the facts: its code, when, and how long it took to reject. */
 function failed(op: string, error: unknown, since: number): void {
-  const code = isDelayQError(error) ? error.code : `!${error instanceof Error ? error.name : typeof error}`;
-  const at = Date.now();
-  out(`E ${op} ${code} ${at} ${at - since}\n`);
+  kit.failed(op, isDelayQError(error) ? error.code : `!${error instanceof Error ? error.name : typeof error}`, since);
 }
 
 // Synchronous, like the facts: what was logged before a SIGKILL is in the file.
 const logger = config.logFile === undefined ? undefined : pino({ level: 'debug' }, destination({ dest: config.logFile, sync: true }));
 
 const topic = config.topic ?? 'chaos';
-let producing = config.rate > 0;
-let running = true;
-process.on('SIGUSR2', () => (producing = false));
 
 async function openQueue(): Promise<DelayQueue> {
   // After a SIGKILL the store may still be coming back (a Redis restarting, a cluster failing over).
@@ -90,15 +97,19 @@ async function openQueue(): Promise<DelayQueue> {
 async function produce(queue: DelayQueue): Promise<void> {
   const payload = { p: 'x'.repeat(Math.max(0, config.payloadBytes - 8)) };
   const tickMs = 50;
-  const perTick = Math.max(1, Math.round((config.rate * tickMs) / 1000));
   let n = 0;
-  while (producing && running) {
+  while (state.producing && state.running) {
     const started = Date.now();
+    const perTick = kit.owed();
+    if (perTick === 0) {
+      await sleep(tickMs);
+      continue;
+    }
     const batch = Array.from({ length: perTick }, () => ({
       id: `${config.idPrefix}-${n++}`,
       topic,
       payload,
-      runAt: Date.now() + Math.floor(Math.random() * (config.maxDelayMs + 1)),
+      runAt: kit.runAt(),
       ttrMs: config.ttrMs,
       maxAttempts: 1_000,
       backoff: { baseMs: 50, factor: 1, maxMs: 50, jitter: 0 },
@@ -112,6 +123,7 @@ async function produce(queue: DelayQueue): Promise<void> {
       const sent = Date.now();
       try {
         await queue.scheduleMany(batch);
+        kit.slow('schedule', sent);
         out(batch.map((t) => `S ${t.id} ${t.runAt}\n`).join(''));
         break;
       } catch (error) {
@@ -119,7 +131,7 @@ async function produce(queue: DelayQueue): Promise<void> {
           out(batch.flatMap((t, i) => (error.outcomes[i] === undefined ? [] : [`S ${t.id} ${t.runAt}\n`])).join(''));
           break;
         }
-        if (!running || !producing || (isDelayQError(error) && error.code === 'QUEUE_CLOSED')) return;
+        if (!state.running || !state.producing || (isDelayQError(error) && error.code === 'QUEUE_CLOSED')) return;
         failed('schedule', error, sent);
         await sleep(100);
       }
@@ -129,13 +141,15 @@ async function produce(queue: DelayQueue): Promise<void> {
 }
 
 async function consume(queue: DelayQueue): Promise<void> {
-  while (running) {
+  while (state.running) {
     let batch;
     const asked = Date.now();
     try {
-      batch = await queue.reserve(topic, { max: 20, waitMs: 300 });
+      batch = await queue.reserve(topic, { max: config.reserveMax ?? 20, waitMs: 300 });
+      // A reserve that found nothing waited up to waitMs for tasks by design: that is no slowness.
+      kit.slow('reserve', asked, batch.length === 0 ? 300 : 0);
     } catch (error) {
-      if (running) failed('reserve', error, asked);
+      if (state.running) failed('reserve', error, asked);
       await sleep(100);
       continue;
     }
@@ -144,15 +158,16 @@ async function consume(queue: DelayQueue): Promise<void> {
     out(batch.map((d) => `D ${d.id} ${d.attempt} ${d.reservedUntil - config.ttrMs} ${got}\n`).join(''));
     await sleep(config.holdMs ?? Math.random() * 10);
     // An ack whose answer is lost is sent again: acks are idempotent, so the resend says acked.
-    for (let tries = 0; tries < 20 && running; tries++) {
+    for (let tries = 0; tries < 20 && state.running; tries++) {
       const sent = Date.now();
       try {
         const outcomes = await queue.ackMany(batch);
+        kit.slow('ack', sent);
         const done = Date.now();
         out(batch.flatMap((d, i) => (outcomes[i] === 'acked' ? [`A ${d.id} ${d.attempt} ${done}\n`] : [])).join(''));
         break;
       } catch (error) {
-        if (running) failed('ack', error, sent);
+        if (state.running) failed('ack', error, sent);
         await sleep(100);
       }
     }
@@ -162,17 +177,6 @@ async function consume(queue: DelayQueue): Promise<void> {
 const queue = await openQueue();
 if (config.limits !== undefined) await queue.topics.setLimits(topic, config.limits);
 process.stdout.write('R\n');
-let stopping = false;
-process.on('SIGTERM', () => {
-  if (stopping) return;
-  stopping = true;
-  running = false;
-  producing = false;
-  void (async () => {
-    await sleep(400);
-    await queue.close().catch(() => undefined);
-    process.exit(0);
-  })();
-});
+kit.closeOnSigterm(() => queue.close());
 const loops = [produce(queue), ...Array.from({ length: config.consumers }, () => consume(queue))];
 await Promise.all(loops);

@@ -1,5 +1,6 @@
 /**
- * Every scenario of `npm run chaos`, in the order a run without names runs them. A scenario
+ * Every scenario of `npm run chaos`, in the order a run without names runs them (the pg-boss
+ * rows of the PostgreSQL cells, `pgboss-*`, only in a full run or when named). A scenario
  * is one module here (its own helpers beside it); what several share lives in chaos/
  * (processes.ts, round.ts, servers.ts, readings.ts).
  */
@@ -7,6 +8,11 @@ import type { Scenario } from '../round.js';
 import { clusterFailoverScenario, clusterFailoverWaitScenario } from './cluster-failover.js';
 import { clusterMasterDownScenario } from './cluster-master-down.js';
 import { httpScenario } from './http.js';
+import { pgActiveReadersScenario, pgbossActiveReadersScenario } from './pg-active-readers.js';
+import { pgBackendKillScenario, pgbossBackendKillScenario } from './pg-backend-kill.js';
+import { pgIdleInTxScenario, pgbossIdleInTxScenario } from './pg-idle-in-tx.js';
+import { pgOverloadScenario, pgbossOverloadScenario } from './pg-overload.js';
+import { pgPoolExhaustionScenario, pgbossPoolExhaustionScenario } from './pg-pool-exhaustion.js';
 import { pgRestartScenario } from './pg-restart.js';
 import { pgSigkillScenario } from './pg-sigkill.js';
 import { pgTakeoverScenario } from './pg-takeover.js';
@@ -31,4 +37,14 @@ export const SCENARIOS: readonly Scenario[] = [
   pgSigkillScenario,
   pgRestartScenario,
   pgTakeoverScenario,
+  pgBackendKillScenario,
+  pgbossBackendKillScenario,
+  pgIdleInTxScenario,
+  pgbossIdleInTxScenario,
+  pgActiveReadersScenario,
+  pgbossActiveReadersScenario,
+  pgPoolExhaustionScenario,
+  pgbossPoolExhaustionScenario,
+  pgOverloadScenario,
+  pgbossOverloadScenario,
 ];

@@ -51,4 +51,13 @@ describe('chaos checker', () => {
     ]);
     assert.equal(check(facts).lost, 0);
   });
+
+  it('reads slow successful calls (C lines) into the facts', () => {
+    const facts = newFacts();
+    for (const line of ['C reserve 150 2100', 'C ack 160 600']) addLine(facts, line);
+    assert.deepEqual(facts.slow, [
+      { op: 'reserve', at: 150, ms: 2100 },
+      { op: 'ack', at: 160, ms: 600 },
+    ]);
+  });
 });

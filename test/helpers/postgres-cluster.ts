@@ -58,7 +58,16 @@ function run(command: string, args: readonly string[], asPostgres: boolean): str
   return result.stdout;
 }
 
-export async function startCluster(): Promise<PgCluster> {
+/**
+ * Server settings beyond the defaults, each passed as `-c name=value` at every start (the chaos
+ * cells' max_connections, pg_stat_statements and auto_explain). Names and values are the
+ * caller's own constants: they go to pg_ctl's command line as they are.
+ */
+export interface ClusterOptions {
+  readonly settings?: Readonly<Record<string, string | number>>;
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<PgCluster> {
   const bin = postgresBinaries();
   const asPostgres = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'delayq-pg-'));
@@ -71,8 +80,12 @@ export async function startCluster(): Promise<PgCluster> {
   }
   const port = await freePort();
   run(join(bin, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8'], asPostgres);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on`;
-  const start = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asPostgres);
+  const settings = Object.entries(options.settings ?? {}).map(([name, value]) => {
+    if (!/^[a-z_.]+$/.test(name) || !/^[A-Za-z0-9_.,:-]+$/.test(String(value))) throw new Error(`startCluster: a setting must be a plain name and value, got ${name}=${String(value)}`);
+    return ` -c ${name}=${String(value)}`;
+  });
+  const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=on -c synchronous_commit=on${settings.join('')}`;
+  const start = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-o', serverOptions, '-l', join(dir, 'log'), '-w', '-t', '60', 'start'], asPostgres);
   const crash = (): void => void run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop'], asPostgres);
   const running = (): boolean => existsSync(join(data, 'postmaster.pid'));
   // The postmaster's pid is the first line of postmaster.pid; its children are read from /proc.
