@@ -64,6 +64,13 @@ export function createPool(connectionString: string, logger: Logger, callTimeout
   });
   // An idle client whose server went away: pg emits it on the pool, and with no listener the process dies.
   pool.on('error', (error) => logger.warn({ err: error }, 'postgres: an idle connection failed; the pool opens a new one'));
+  // And on every client, for good: pg-pool listens on a client only while it is idle, and its
+  // holders (withPoolClient, pool.query) only while they hold it. A termination
+  // (pg_terminate_backend, a server shutting down) reaching a client checked out with no
+  // query active and no listener yet emitted 'error' with nobody listening and ended the
+  // process (the chaos cell pg-backend-kill: 5 runs of 5). Whoever holds the client still
+  // sees the error, and its next query fails (STORE_UNAVAILABLE) and drops it.
+  pool.on('connect', (client) => client.on('error', (error) => logger.debug({ err: error }, 'postgres: a connection failed')));
   return pool;
 }
 
