@@ -4,7 +4,7 @@
  * and now and then an ordinary valid name, so a run mixes both.
  */
 import fc from 'fast-check';
-import { HOSTILE_NAMES } from '../../src/testing/index.js';
+import { HOSTILE_NAMES } from '../../src/testing/store-conformance/hostile-names.js';
 
 export { HOSTILE_NAMES };
 

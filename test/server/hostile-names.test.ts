@@ -69,6 +69,31 @@ describe('hostile names through HTTP', () => {
   const t = (topic: string): string => `/v1/topics/${encodeURIComponent(topic)}`;
   const headerName = (name: string): string => name.toLowerCase().replace(/[^a-z0-9-]/g, 'x');
 
+  it('the reproductions: GET /v1/stats after a task of topic __proto__; limits of constructor and of __proto__', async () => {
+    await open();
+    try {
+      assert.equal((await call('POST', '/v1/tasks', { topic: '__proto__', delayMs: 60_000 })).status, 201);
+      const stats = await call('GET', '/v1/stats');
+      assert.equal(stats.status, 200, stats.text);
+      assert.deepEqual(stats.body.topics['__proto__'], { pending: 1 });
+      assert.equal((await call('GET', '/metrics')).status, 200);
+      assert.equal((await call('GET', '/v1/stats')).status, 200, 'and again: the first scrape wrote nothing it trips on');
+      const constructorLimits = await call('GET', `${t('constructor')}/limits`);
+      assert.deepEqual([constructorLimits.status, constructorLimits.body.error.code], [404, 'LIMITS_NOT_FOUND']);
+      // Limits of __proto__ are its own: the topics named after the limits' fields are delivered.
+      assert.equal((await call('PUT', `${t('__proto__')}/limits`, { rate: 1 })).status, 200);
+      for (const topic of ['rate', 'burst', 'periodMs', 'concurrency', 'constructor', 'toString', 'valueOf', 'hasOwnProperty']) {
+        await ok('POST', '/v1/tasks', { id: `${topic}-1`, topic });
+        const { tasks } = await ok('POST', `${t(topic)}/reserve`, { max: 1, waitMs: 2_000 });
+        assert.deepEqual(tasks.map((task: { id: string }) => task.id), [`${topic}-1`], topic);
+        assert.equal((await call('GET', `${t(topic)}/limits`)).status, 404, `${topic} has no limits`);
+      }
+      assert.ok(prototypeIntact());
+    } finally {
+      await close();
+    }
+  });
+
   it('every route takes such names like any other; the server lives and Object.prototype is untouched', async () => {
     await fc.assert(
       fc.asyncProperty(hostileNames(5), hostileNames(5), fc.nat(), async (topics, ids, seed) => {

@@ -72,6 +72,20 @@ async function drain(q: DelayQueue, topic: string, ids: ReadonlySet<string>, ms:
 
 for (const kind of KINDS) {
   describe(`hostile names on ${kind.name}`, { skip: kind.skip ?? false }, () => {
+    it('the reproductions: topics constructor, toString, valueOf and hasOwnProperty are delivered, and limits of __proto__ hold none of rate, burst, periodMs, concurrency back', async () => {
+      const { url, drop } = kind.open(1_000);
+      const q = await DelayQueue.open({ store: url, metrics: { registry: new Registry() } });
+      try {
+        await q.topics.setLimits('__proto__', { rate: 1 });
+        const topics = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', 'rate', 'burst', 'periodMs', 'concurrency'];
+        for (const topic of topics) await q.schedule({ id: `${topic}-1`, topic });
+        for (const topic of topics) assert.deepEqual(await drain(q, topic, new Set([`${topic}-1`]), 15_000), [`${topic}-1`], topic);
+      } finally {
+        await q.close();
+        await drop();
+      }
+    });
+
     it('every task of every such topic is counted, scraped, paused, limited and delivered; Object.prototype untouched', async () => {
       let run = 0;
       await fc.assert(
