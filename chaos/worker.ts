@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isDelayQError } from '../src/core/errors.js';
 import { PartialBatchError } from '../src/core/partial-batch.js';
 import { DelayQueue } from '../src/open-queue.js';
-import type { TopicLimitsInput } from '../src/engine/topics.js';
+import type { TopicLimitsInput } from '../src/engine/topics/topics.js';
 import type { StoreOptions } from '../src/stores/open-store.js';
 import { pino, destination } from 'pino';
 import { workerKit } from './worker-kit.js';

@@ -1,7 +1,7 @@
 /**
  * A fixed number of slots (the pushes a process has in flight, `maxInFlight`) shared
  * between keys (the Pusher's consumers: each subscribed topic, and the lane of tasks with
- * their own url). Pure counting: no clock, no waiting; engine/push-slots.ts queues and wakes.
+ * their own url). Pure counting: no clock, no waiting; engine/push/push-slots.ts queues and wakes.
  *
  * A key is *busy* while it holds a slot or waits for one. With b busy keys, the one asking
  * counted in, each may hold at most ceil(limit / (b + 1)) slots: one share is always kept

@@ -18,12 +18,12 @@ import type { PushSubscription } from '../core/push.js';
 import type { Delivery, TaskInfo } from '../core/task/model.js';
 import { validateCloseOptions, validateReserveOptions, validateTopic, validateWorkOptions } from '../core/task/validate.js';
 import type { Limits, ScheduleInput, WhenInput } from '../core/task/validate.js';
-import type { PushPage, PushPageOptions, SetPushResult } from './push-rules.js';
+import type { PushPage, PushPageOptions, SetPushResult } from './push/push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
 import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TaskPage, TransactionOption } from './queue-types.js';
-import type { RecurringSchedules } from './schedules.js';
-import type { Topics } from './topics.js';
-import { Worker, type Handler, type WorkerCloseOptions, type WorkOptions } from './worker.js';
+import type { RecurringSchedules } from './cron/schedules.js';
+import type { Topics } from './topics/topics.js';
+import { Worker, type Handler, type WorkerCloseOptions, type WorkOptions } from './workers/worker.js';
 
 type Phase = 'open' | 'closing' | 'closed';
 const OUTCOME: OutcomeOption = { outcome: true };

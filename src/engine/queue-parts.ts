@@ -10,17 +10,17 @@ import type { TaskStore } from '../core/ports/index.js';
 import type { Delivery } from '../core/task/model.js';
 import type { Limits } from '../core/task/validate.js';
 import { InFlight } from './in-flight.js';
-import { Inspection } from './inspection.js';
+import { Inspection } from './tasks/inspection.js';
 import type { LoopContext } from './loop-context.js';
-import { PushRules } from './push-rules.js';
+import { PushRules } from './push/push-rules.js';
 import type { EngineOptions, NackResult } from './queue-types.js';
 import { Scheduler } from './scheduler.js';
-import { RecurringSchedules } from './schedules.js';
-import { Settlements } from './settlements.js';
-import { systemClock } from './system-clock.js';
-import { TaskChanges } from './task-changes.js';
-import { Topics } from './topics.js';
-import { QueueWorkSource } from './work-source.js';
+import { RecurringSchedules } from './cron/schedules.js';
+import { Settlements } from './tasks/settlements.js';
+import { systemClock } from './timers/system-clock.js';
+import { TaskChanges } from './tasks/task-changes.js';
+import { Topics } from './topics/topics.js';
+import { QueueWorkSource } from './workers/work-source.js';
 
 export interface QueueParts {
   readonly limits: Limits;

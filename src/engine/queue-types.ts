@@ -9,7 +9,7 @@ import type { TaskInfo, TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
 import type { TimeInput } from '../core/time.js';
 import type { LatenessSummary } from './lateness.js';
-import type { PushStats } from './push-stats.js';
+import type { PushStats } from './push/push-stats.js';
 
 /**
  * The engine's options: its ports (clock, logger, randomness), the limits and task

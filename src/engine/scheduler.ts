@@ -39,26 +39,26 @@ import type { RemoteTimerSource, ScheduleOutcome } from '../core/ports/index.js'
 import type { PushPorts } from '../core/push.js';
 import { isPushLane, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import { decodeDelivery } from '../core/task/undecodable.js';
-import type { Dispatcher } from './dispatcher.js';
-import { compileCron } from './cron-pattern.js';
-import { Expirer } from './expirer.js';
-import { Janitor } from './janitor.js';
+import type { Dispatcher } from './dispatch/dispatcher.js';
+import { compileCron } from './cron/cron-pattern.js';
+import { Expirer } from './tasks/expirer.js';
+import { Janitor } from './tasks/janitor.js';
 import { LatenessRecorder } from './lateness.js';
-import { Loader } from './loader.js';
-import { LocalDispatcher } from './local-dispatcher.js';
-import { NoticeTimers } from './notice-timers.js';
-import { Quarantine } from './quarantine.js';
+import { Loader } from './timers/loader.js';
+import { LocalDispatcher } from './dispatch/local-dispatcher.js';
+import { NoticeTimers } from './timers/notice-timers.js';
+import { Quarantine } from './tasks/quarantine.js';
 import type { LoopContext } from './loop-context.js';
-import { DeliveryGate } from './delivery-gate.js';
-import { Pusher } from './pusher.js';
-import { Renewer, type Held } from './renewer.js';
-import { RecurringScheduleLoop } from './schedule-loop.js';
-import { SharedDispatcher } from './shared-dispatcher.js';
-import { TimerDriver } from './timer-driver.js';
-import { TopicFlow } from './topic-flow.js';
-import { TopicPauses } from './topic-pauses.js';
+import { DeliveryGate } from './topics/delivery-gate.js';
+import { Pusher } from './push/pusher.js';
+import { Renewer, type Held } from './workers/renewer.js';
+import { RecurringScheduleLoop } from './cron/schedule-loop.js';
+import { SharedDispatcher } from './dispatch/shared-dispatcher.js';
+import { TimerDriver } from './timers/timer-driver.js';
+import { TopicFlow } from './topics/topic-flow.js';
+import { TopicPauses } from './topics/topic-pauses.js';
 import type { QueueStats } from './queue-types.js';
-import { QueueWorkSource, type WorkScheduler } from './work-source.js';
+import { QueueWorkSource, type WorkScheduler } from './workers/work-source.js';
 
 /** What push delivery needs from the queue: its ports, and the queue's nack (validated like a consumer's). */
 export interface PushSetup {

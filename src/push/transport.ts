@@ -14,7 +14,7 @@
  * looked it up (DNS rebinding). Sockets are then reused only for the same origin.
  *
  * The transport sends each push at once: how many are in flight is the engine's to bound
- * (engine/push-slots.ts shares `maxInFlight` fairly between the pushed topics). A push
+ * (engine/push/push-slots.ts shares `maxInFlight` fairly between the pushed topics). A push
  * that gets no complete answer within its timeoutMs is a failure `timeout after N ms`.
  * `send` never rejects.
  */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { IdMap } from '../../src/engine/id-map.js';
-import { createIdGenerator } from '../../src/engine/ids.js';
+import { IdMap } from '../../src/engine/timers/id-map.js';
+import { createIdGenerator } from '../../src/engine/tasks/ids.js';
 
 type Op = { kind: 'set'; id: string; value: number } | { kind: 'get'; id: string } | { kind: 'delete'; id: string };
 

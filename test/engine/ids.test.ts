@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { validateId } from '../../src/core/task/validate.js';
-import { createIdGenerator, SORTABLE_ALPHABET } from '../../src/engine/ids.js';
+import { createIdGenerator, SORTABLE_ALPHABET } from '../../src/engine/tasks/ids.js';
 
 const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 

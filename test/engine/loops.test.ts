@@ -6,7 +6,7 @@ import type { ExpireOutcome, Logger, RemoteTimerSource, SharedDispatch } from '.
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import type { DelayQueue } from '../../src/engine/delay-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import { MAX_NOTICE_TIMERS } from '../../src/engine/notice-timers.js';
+import { MAX_NOTICE_TIMERS } from '../../src/engine/timers/notice-timers.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 import { openPushing } from '../helpers/push.js';
 import { ManualPlanning } from '../helpers/manual-planning.js';

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
-import { PUSH_SLOT_WAIT_MS } from '../../src/engine/pusher.js';
+import { PUSH_SLOT_WAIT_MS } from '../../src/engine/push/pusher.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { T0, flush } from '../helpers/engine.js';
 import { openPushing, type ScriptedTransport } from '../helpers/push.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
-import { PushSlots } from '../../src/engine/push-slots.js';
+import { PushSlots } from '../../src/engine/push/push-slots.js';
 
 /** Settles the promise callbacks queued so far. */
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import type { TimerRef } from '../../src/core/task/model.js';
 import type { HomedRunRef, TimerHome } from '../../src/core/ports/index.js';
-import { SPLIT_SLICE, TimerDriver } from '../../src/engine/timer-driver.js';
+import { SPLIT_SLICE, TimerDriver } from '../../src/engine/timers/timer-driver.js';
 
 const T0 = Date.UTC(2030, 0, 1);
 

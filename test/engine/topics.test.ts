@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import type { TopicPurgeState } from '../../src/core/ports/index.js';
 import { DelayQueue } from '../../src/open-queue.js';
-import { PURGE_STEP } from '../../src/engine/topics.js';
+import { PURGE_STEP } from '../../src/engine/topics/topics.js';
 import { flush, openManual } from '../helpers/engine.js';
 
 test('purge pending: the tasks are gone, their timers too; an id purged and scheduled again fires once, on time', async () => {

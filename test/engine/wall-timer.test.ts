@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { FINE_WAIT_BURST_MS, FINE_WAIT_SHARE, FineWaitBudget, WallTimer, type TimerHost } from '../../src/engine/wall-timer.js';
+import { FINE_WAIT_BURST_MS, FINE_WAIT_SHARE, FineWaitBudget, WallTimer, type TimerHost } from '../../src/engine/timers/wall-timer.js';
 
 /** One immediate turn of the simulated event loop, in ms. */
 const TURN_MS = 0.05;

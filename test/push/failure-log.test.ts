@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { BREAKER_DEFAULTS } from '../../src/core/push-breaker.js';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import type { Logger } from '../../src/core/ports/index.js';
-import { PUSH_FAILURE_LOG_INTERVAL_MS, PushFailureLog, type PushFailure } from '../../src/engine/push-failure-log.js';
+import { PUSH_FAILURE_LOG_INTERVAL_MS, PushFailureLog, type PushFailure } from '../../src/engine/push/push-failure-log.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { T0, flush } from '../helpers/engine.js';
 import { openPushing, status } from '../helpers/push.js';

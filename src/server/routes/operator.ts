@@ -146,7 +146,7 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     },
   );
 
-  // Every task of the topic in one state, deleted in bounded steps (engine/topics.ts).
+  // Every task of the topic in one state, deleted in bounded steps (engine/topics/topics.ts).
   app.delete<{ Params: { topic: string }; Querystring: { state?: string } }>(
     '/v1/topics/:topic/tasks',
     {
@@ -163,7 +163,7 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     async (request) => ({ purged: await queue.topics.purge(request.params.topic, { state: request.query.state as TopicPurgeState }) }),
   );
 
-  // Pause and resume a topic (engine/topics.ts, ADR 0040): every process sharing the store holds it within pauseSyncMs.
+  // Pause and resume a topic (engine/topics/topics.ts, ADR 0040): every process sharing the store holds it within pauseSyncMs.
   for (const paused of [true, false]) {
     const verb = paused ? 'pause' : 'resume';
     app.post<{ Params: { topic: string } }>(
@@ -189,7 +189,7 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     );
   }
 
-  // A topic's flow limits (engine/topic-flow.ts, ADR 0043): set, read, cleared; every process
+  // A topic's flow limits (engine/topics/topic-flow.ts, ADR 0043): set, read, cleared; every process
   // sharing the store holds a change within pauseSyncMs. 404s as for a push subscription.
   const limitsPath = '/v1/topics/:topic/limits';
   app.put<{ Params: { topic: string }; Body: TopicLimitsRequest; Reply: TopicLimitsResponse }>(

@@ -5,7 +5,7 @@ import type { PushSubscription } from '../../core/push.js';
 import type { PushDeleteResponse, PushListResponse, PushSubscriptionRequest, PushSubscriptionResponse, PushSubscriptionView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { deletedSchema, pushListSchema, pushSubscriptionResultSchema } from '../response-schemas.js';
-import { DEFAULT_PUSH_PAGE, MAX_PUSH_PAGE } from '../../engine/push-rules.js';
+import { DEFAULT_PUSH_PAGE, MAX_PUSH_PAGE } from '../../engine/push/push-rules.js';
 import { STORE_ERRORS, TOPIC, apiRoute, intQuery } from '../route-schema.js';
 import { pushBodySchema } from '../schemas.js';
 
