@@ -4,7 +4,7 @@
  * Pure: the URL's SSRF check (it resolves names) and the generation of secrets (it needs
  * randomness) are the transport's and the signer's, behind their ports.
  */
-import { dict } from './dict.js';
+import { asDict, dict } from './dict.js';
 import { storableText } from './text.js';
 import { DelayQError, type ErrorCode } from './errors.js';
 import { PUSH_DEFAULTS, SECRET_ROTATION_GRACE_MS, type PushSecret, type PushSubscription } from './push.js';
@@ -159,7 +159,7 @@ export function rotateSecrets(previous: readonly PushSecret[], next: string, now
   return [{ secret: next, expiresAt: null }, { secret: current.secret, expiresAt: now + SECRET_ROTATION_GRACE_MS }, ...live];
 }
 
-/** A subscription as it is shown: every secret masked. */
+/** A subscription as it is shown: every secret masked, its headers without a prototype (header names are the caller's). */
 export function maskSubscription(subscription: PushSubscription): PushSubscription {
-  return { ...subscription, secrets: subscription.secrets.map((s) => ({ secret: maskSecret(s.secret), expiresAt: s.expiresAt })) };
+  return { ...subscription, secrets: subscription.secrets.map((s) => ({ secret: maskSecret(s.secret), expiresAt: s.expiresAt })), headers: asDict(subscription.headers) };
 }
