@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import postgres from 'postgres';
-import { ShardBatcher } from '../src/stores/shared/batcher.js';
+import { ShardBatcher } from '../src/coordination/batcher.js';
 
 const arg = (name: string, fallback: string): string => {
   const i = process.argv.indexOf(`--${name}`);

@@ -13,7 +13,7 @@
 import { Cluster, Redis } from 'ioredis';
 import { decodeTask } from '../src/stores/redis/codec.js';
 import { buildKeyspace } from '../src/stores/redis/keys.js';
-import { shardOf } from '../src/stores/shared/router.js';
+import { shardOf } from '../src/coordination/router.js';
 
 /** The members of `delayed` and `reserved`: a 7-byte seq, then the id (task-inspection.ts). */
 const SEQ_BYTES = 7;

@@ -3,7 +3,11 @@
 //   src/engine    imports src/core and itself only: it knows stores by their ports (src/core/ports/),
 //                 and opening one by URL is the composition root's job (src/open-queue.ts);
 //   src/stores/X  never imports another store; what stores share lives in src/stores/shared,
-//                 which imports only src/core, itself and node: built-ins (no driver);
+//                 which imports only src/core, src/coordination, itself and node: built-ins (no driver);
+//   src/coordination  the protocol between processes sharing a store (leases, timer routing,
+//                 promotion, wake-ups, recovery) over a backend's primitives: imports only
+//                 src/core and itself, no package and no node: built-in, and reads no clock;
+//                 stores import it, the engine never (it sees the port, src/core/ports/);
 //   src/client    imports only src/client and src/wire (no server, engine or store in its graph);
 //   src/cli       never imports src/engine or a store (it talks to a server through the client),
 //                 but for src/stores/open-store.ts, only dynamically, for `migrate`;
@@ -12,7 +16,7 @@
 //   src/push      (push delivery's HTTP side: transport, signing, SSRF guard) imports src/core,
 //                 itself and packages only: never the engine, a store or the server, which
 //                 reach it through the PushTransport port (src/core/push.ts);
-//   src/stores    reads no clock and sets no timer: no Date.now(), new Date(), performance.now(),
+//   src/stores    (and src/coordination) read no clock and set no timer: no Date.now(), new Date(), performance.now(),
 //                 process.hrtime, setTimeout/setInterval/setImmediate or their clears, no
 //                 node:timers or node:perf_hooks; time and timers come from the Clock a store
 //                 is handed (src/core/ports/). Exempt: src/stores/system-clock.ts, the
@@ -60,8 +64,10 @@ for (const file of walk(root)) {
       violations.push(`${where}: the engine depends on ports only (src/core), never on a store, the server or the wire`);
     if (from.startsWith('stores/') && target.startsWith('stores/') && target !== from && target !== 'stores/shared')
       violations.push(`${where}: stores never import each other (what they share lives in src/stores/shared)`);
-    if (from === 'stores/shared' && relative_ && target !== 'stores/shared' && target !== 'core')
-      violations.push(`${where}: src/stores/shared imports only src/core and itself: it is the driver-free part every shared store reuses`);
+    if (from === 'stores/shared' && relative_ && target !== 'stores/shared' && target !== 'core' && target !== 'coordination')
+      violations.push(`${where}: src/stores/shared imports only src/core, src/coordination and itself: it is the driver-free part every store reuses`);
+    if (from === 'coordination' && (relative_ ? target !== 'coordination' && target !== 'core' : true))
+      violations.push(`${where}: src/coordination imports only src/core and itself (no store, no package: a backend brings the driver)`);
     if (from === 'stores/shared' && !relative_ && !spec.startsWith('node:'))
       violations.push(`${where}: src/stores/shared uses no package (no driver)`);
     if (from === 'push' && relative_ && target !== 'push' && target !== 'core')
@@ -111,10 +117,10 @@ function clockUses(file: string, source: string): string[] {
   return found;
 }
 
-for (const file of walk(join(root, 'stores'))) {
+for (const file of [...walk(join(root, 'stores')), ...walk(join(root, 'coordination'))]) {
   if (file === storesClockExempt) continue;
   for (const use of clockUses(file, readFileSync(file, 'utf8')))
-    violations.push(`${relative(process.cwd(), file)}:${use}: stores read no clock; take the Clock they are handed`);
+    violations.push(`${relative(process.cwd(), file)}:${use}: stores and coordination read no clock; take the Clock they are handed`);
 }
 
 if (violations.length > 0) {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { buildKeyspace } from '../../src/stores/redis/keys.js';
 import { keySlot } from '../../src/stores/redis/slot.js';
-import { shardOf } from '../../src/stores/shared/router.js';
+import { shardOf } from '../../src/coordination/router.js';
 import { redisStandings } from '../redis-rows.js';
 import { undelivered } from '../checker.js';
 import { cli, startRedis } from '../../test/helpers/redis-servers.js';

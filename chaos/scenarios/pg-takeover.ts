@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { shardOf } from '../../src/stores/shared/router.js';
+import { shardOf } from '../../src/coordination/router.js';
 import { assertAlive, spawnWorker, type Worker } from '../processes.js';
 import { base, readFacts, type Row, type Run, runWorkers, scenario, type Scenario } from '../round.js';
 import { firstDeliveries, quantile } from '../readings.js';

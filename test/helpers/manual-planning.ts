@@ -4,7 +4,7 @@
  * is the store router's, over `partitions`.
  */
 import type { SchedulePlanning } from '../../src/core/ports/index.js';
-import { shardOf } from '../../src/stores/shared/router.js';
+import { shardOf } from '../../src/coordination/router.js';
 
 export class ManualPlanning implements SchedulePlanning {
   private readonly owned: Set<number>;

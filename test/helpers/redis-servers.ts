@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { buildKeyspace } from '../../src/stores/redis/keys.js';
-import { shardOf } from '../../src/stores/shared/router.js';
+import { shardOf } from '../../src/coordination/router.js';
 import type { SharedBacking } from '../../src/testing/shared-conformance.js';
 import { freePort } from './ports.js';
 

@@ -1,5 +1,5 @@
 /**
- * Messages from other processes read as untrusted input (src/stores/shared/notices.ts): the
+ * Messages from other processes read as untrusted input (src/coordination/notices.ts): the
  * timers and ready messages of PostgreSQL NOTIFY and Redis PUBLISH, parsed and checked, a bad
  * one dropped whole, counted per channel and logged at most once a minute per channel.
  * The reproductions of issue 45: `pg_notify('delayq:<schema>:timers', 'a1 x -Infinity 1')`
@@ -11,8 +11,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import type { Logger } from '../../src/core/ports/index.js';
-import { BadNotice, MAX_NOTICE_LINES, NoticeGuard, parsePgReadyNotice, parseRedisReadyNotice, parseTimerNotice } from '../../src/stores/shared/notices.js';
-import { timerLine } from '../../src/stores/shared/timer-lines.js';
+import { BadNotice, MAX_NOTICE_LINES, NoticeGuard, parsePgReadyNotice, parseRedisReadyNotice, parseTimerNotice } from '../../src/coordination/notices.js';
+import { timerLine } from '../../src/coordination/timer-lines.js';
 
 function recordingLogger(): Logger & { warnings: { fields: Record<string, unknown>; message: string }[] } {
   const warnings: { fields: Record<string, unknown>; message: string }[] = [];

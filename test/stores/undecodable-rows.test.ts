@@ -21,7 +21,7 @@ import pg from 'pg';
 import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import { buildKeyspace } from '../../src/stores/redis/keys.js';
-import { shardOf } from '../../src/stores/shared/router.js';
+import { shardOf } from '../../src/coordination/router.js';
 import { dropSchema, freshSchema, PG_URL, storeUrl } from '../helpers/postgres.js';
 import { startRedis, type RedisServer } from '../helpers/redis-servers.js';
 import { startReceiver, type Receiver } from '../push/receiver.js';

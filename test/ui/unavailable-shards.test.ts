@@ -15,7 +15,7 @@ import type { Browser } from 'playwright-core';
 import { parseServerConfig } from '../../src/server/config.js';
 import { startServer, type RunningServer } from '../../src/server/main.js';
 import { buildKeyspace } from '../../src/stores/redis/keys.js';
-import { shardOf } from '../../src/stores/shared/router.js';
+import { shardOf } from '../../src/coordination/router.js';
 import { launchBrowser } from '../helpers/browser.js';
 import { cli, redisSkip, startRedis, type RedisServer } from '../helpers/redis-servers.js';
 

@@ -5,7 +5,7 @@
  * wins. The loop around it is the shared one (src/stores/shared/lease-keeper.ts). Times are
  * the processes' wall clocks, passed in: processes on one schema need roughly synced clocks.
  */
-import type { LeaseBackend } from '../shared/lease-keeper.js';
+import type { LeaseBackend } from '../../coordination/lease-keeper.js';
 import type { PgContext } from './context.js';
 
 export function pgLeaseBackend(pg: PgContext): LeaseBackend {

@@ -5,7 +5,7 @@
  *
  * Group commit: single calls of the hot kinds (schedule, reserve, ack, cancel) made while a
  * statement of their kind is in flight wait and go out together in the next one
- * (shared/batcher.ts), so a thousand producers each scheduling one task cost a few
+ * (src/coordination/batcher.ts), so a thousand producers each scheduling one task cost a few
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
 import { DelayQError } from '../../core/errors.js';
@@ -13,7 +13,7 @@ import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeSte
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
-import { ShardBatcher } from '../shared/batcher.js';
+import { ShardBatcher } from '../../coordination/batcher.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
 import type { PgContext } from './context.js';
 import { dueHistogram, getTask, listTasks, loadDue, taskStats } from './inspection.js';

@@ -30,7 +30,7 @@
 import type { ReserveRow } from './task-writes.js';
 import { isPushLane, topicOfLane, type ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
-import type { ReadyWaiters } from '../shared/ready-waiters.js';
+import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
 import type { PgContext } from './context.js';
 
 /** The most tasks one statement reserves. */

@@ -8,12 +8,12 @@
  * - the timers of a shard this process takes over (`loadShard`, retried until it works);
  * - reservations that ran out in a dead process (`recover`, after every lease tick).
  */
-import { timerLine } from '../shared/timer-lines.js';
+import { timerLine } from '../../coordination/timer-lines.js';
 import type { Clock, RemoteTimerSource, TimerToken } from '../../core/ports/index.js';
 import type { TimerRef } from '../../core/task/model.js';
-import { BadNotice, parseTimerNotice, type NoticeGuard } from '../shared/notices.js';
-import { shardOf } from '../shared/router.js';
-import type { ShardLeases } from '../shared/shard-leases.js';
+import { BadNotice, parseTimerNotice, type NoticeGuard } from '../../coordination/notices.js';
+import { shardOf } from '../../coordination/router.js';
+import type { ShardLeases } from '../../coordination/shard-leases.js';
 import { packLines, type Channels } from './channels.js';
 import type { PgContext } from './context.js';
 import { loadDue, overdueReservations } from './inspection.js';

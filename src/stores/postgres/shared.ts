@@ -15,13 +15,13 @@
  */
 import type { Clock, Logger, RemoteTimerSource, SchedulePlanning, SharedDispatch } from '../../core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../core/task/model.js';
-import { ShardBatcher } from '../shared/batcher.js';
-import { SharedLeaseKeeper } from '../shared/lease-keeper.js';
-import { BadNotice, NoticeGuard, parsePgReadyNotice } from '../shared/notices.js';
-import { ReadyWaiters } from '../shared/ready-waiters.js';
-import { shardOf } from '../shared/router.js';
-import { ScheduleOwners } from '../shared/schedule-owners.js';
-import { ShardLeases } from '../shared/shard-leases.js';
+import { ShardBatcher } from '../../coordination/batcher.js';
+import { SharedLeaseKeeper } from '../../coordination/lease-keeper.js';
+import { BadNotice, NoticeGuard, parsePgReadyNotice } from '../../coordination/notices.js';
+import { ReadyWaiters } from '../../coordination/ready-waiters.js';
+import { shardOf } from '../../coordination/router.js';
+import { ScheduleOwners } from '../../coordination/schedule-owners.js';
+import { ShardLeases } from '../../coordination/shard-leases.js';
 import { channelsOf, type Channels } from './channels.js';
 import type { PgContext } from './context.js';
 import { pgLeaseBackend } from './lease-backend.js';

@@ -15,7 +15,7 @@ import { DelayQError } from '../../core/errors.js';
 import type { AckRequest, ExtendOutcome, ExtendRequest, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome, TopicPurgeState, TopicPurgeStep } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
-import { shardOf } from '../shared/router.js';
+import { shardOf } from '../../coordination/router.js';
 import type { PgContext } from './context.js';
 import { numberArray, textArray, uniform } from './array-literal.js';
 import { STORED_DEFAULTS, storedOrNull } from './rows.js';

@@ -9,7 +9,7 @@
  * Counter rows: a transaction may stay open a while holding the rows it moved, so these
  * writes use slots 256-319 (one at random per call), apart from every engine's (counters.ts).
  */
-import { timerLine } from '../shared/timer-lines.js';
+import { timerLine } from '../../coordination/timer-lines.js';
 import { randomInt } from 'node:crypto';
 import type { NackOutcome, ScheduleOutcome, SqlTransaction, StoreAckOutcome, StoreCancelOutcome, StoreNackOptions, TransactionalTasks } from '../../core/ports/index.js';
 import type { NewTaskRecord, TimerRef } from '../../core/task/model.js';

@@ -10,10 +10,10 @@ import type { Clock, Logger, TimerToken } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { releaseScript } from './dispatch-commands.js';
 import type { RedisClient } from './connection.js';
-import { KeptTasks } from '../shared/kept-tasks.js';
+import { KeptTasks } from '../../coordination/kept-tasks.js';
 import type { Keyspace } from './keys.js';
-import type { ReadyWaiters } from '../shared/ready-waiters.js';
-import { groupByShard } from '../shared/router.js';
+import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
+import { groupByShard } from '../../coordination/router.js';
 
 /** Kept tasks nobody took within this long go back to the shared lists (a pull consumer may not come back soon; ADR 0009). */
 export const KEEP_MS = 100;

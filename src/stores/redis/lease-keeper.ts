@@ -6,14 +6,14 @@
  * its lease without noticing cannot act on the shard.
  */
 import type { Clock } from '../../core/ports/index.js';
-import { SharedLeaseKeeper, type LeaseBackend, type LeaseEvents } from '../shared/lease-keeper.js';
-import type { ShardLeases } from '../shared/shard-leases.js';
+import { SharedLeaseKeeper, type LeaseBackend, type LeaseEvents } from '../../coordination/lease-keeper.js';
+import type { ShardLeases } from '../../coordination/shard-leases.js';
 import type { RedisClient } from './connection.js';
 import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './dispatch-commands.js';
 import type { Keyspace } from './keys.js';
 import { call } from './plain-commands.js';
 
-export type { LeaseEvents } from '../shared/lease-keeper.js';
+export type { LeaseEvents } from '../../coordination/lease-keeper.js';
 
 export function redisLeaseBackend(client: RedisClient, keys: Keyspace): LeaseBackend {
   return {

@@ -7,21 +7,21 @@
  * consumers are woken directly (ready-waiters.ts), without waiting for the PUBLISH.
  */
 import type { TimerRef } from '../../core/task/model.js';
-import { ShardBatcher } from '../shared/batcher.js';
+import { ShardBatcher } from '../../coordination/batcher.js';
 import { decodeTask } from './codec.js';
 import { promoteScript } from './dispatch-commands.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
-import type { ConsumerDemand } from '../shared/consumer-demand.js';
+import type { ConsumerDemand } from '../../coordination/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
 import { nextNonce } from '../shared/nonce.js';
-import type { ReadyWaiters } from '../shared/ready-waiters.js';
-import { groupByShard, shardOf } from '../shared/router.js';
-import type { ShardHealth } from '../shared/shard-health.js';
+import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
+import { groupByShard, shardOf } from '../../coordination/router.js';
+import type { ShardHealth } from '../../coordination/shard-health.js';
 import { DelayQError, isDelayQError } from '../../core/errors.js';
 import { PartialBatchError } from '../../core/partial-batch.js';
-import type { ShardLeases } from '../shared/shard-leases.js';
+import type { ShardLeases } from '../../coordination/shard-leases.js';
 
 interface Promotion {
   readonly ref: TimerRef;

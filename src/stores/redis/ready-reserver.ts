@@ -14,15 +14,15 @@ import type { Logger } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
 import { reserveReadyScript } from './dispatch-commands.js';
-import type { ConsumerDemand } from '../shared/consumer-demand.js';
+import type { ConsumerDemand } from '../../coordination/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
 import { nextNonce } from '../shared/nonce.js';
-import type { ReadyWaiters } from '../shared/ready-waiters.js';
-import { planReserveSteps, type ReserveStep } from '../shared/reserve-plan.js';
+import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
+import { planReserveSteps, type ReserveStep } from '../../coordination/reserve-plan.js';
 import type { Subscriber } from './subscriber.js';
-import type { ShardHealth } from '../shared/shard-health.js';
+import type { ShardHealth } from '../../coordination/shard-health.js';
 import { DelayQError, isDelayQError } from '../../core/errors.js';
 
 /** The most tasks one call reserves (reserve-ready.lua pops at most 4x this per call). */

@@ -39,11 +39,11 @@ import { RedisTopicPauses } from './topic-pauses.js';
 import { RedisFlowState, RedisTopicLimits } from './topic-limits.js';
 import { RedisSchedules } from './recurring-schedules.js';
 import type { RemoteTimers } from './remote-timers.js';
-import type { ShardHealth } from '../shared/shard-health.js';
+import type { ShardHealth } from '../../coordination/shard-health.js';
 import type { ShardProbe } from './shard-probe.js';
-import type { ShardLeases } from '../shared/shard-leases.js';
+import type { ShardLeases } from '../../coordination/shard-leases.js';
 import type { Subscriber } from './subscriber.js';
-import type { NoticeGuard } from '../shared/notices.js';
+import type { NoticeGuard } from '../../coordination/notices.js';
 import { RedisTaskInspection } from './task-inspection.js';
 import { RedisTaskOps } from './task-ops.js';
 import { StoredRecordRoles } from '../shared/record-roles.js';
@@ -77,7 +77,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   readonly horizonMs: number;
   /** Several processes share a Redis namespace: this store coordinates them itself. */
   readonly shared: SharedDispatch = this;
-  /** Schedules are planned by the owner of their shard (shared/schedule-owners.ts). */
+  /** Schedules are planned by the owner of their shard (src/coordination/schedule-owners.ts). */
   readonly schedulePlanning: SchedulePlanning;
   readonly timerHomes = null;
   readonly transactional = null;

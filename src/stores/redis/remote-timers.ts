@@ -7,16 +7,16 @@
  * - the timers of a shard this process takes over (`loadShard`, retried until it works);
  * - reservations that ran out in a dead process (overdue-recoverer.ts emits them here).
  */
-import { timerLine } from '../shared/timer-lines.js';
+import { timerLine } from '../../coordination/timer-lines.js';
 import type { Clock, RemoteTimerSource, TimerToken } from '../../core/ports/index.js';
-import { BadNotice, parseTimerNotice, type NoticeGuard } from '../shared/notices.js';
+import { BadNotice, parseTimerNotice, type NoticeGuard } from '../../coordination/notices.js';
 import type { TimerRef } from '../../core/task/model.js';
 import { loadDueScript } from './commands.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 import type { Unparker } from './parking.js';
-import { shardOf } from '../shared/router.js';
-import type { ShardLeases } from '../shared/shard-leases.js';
+import { shardOf } from '../../coordination/router.js';
+import type { ShardLeases } from '../../coordination/shard-leases.js';
 
 /** A failed load of a taken-over shard is tried again after this long. */
 const LOAD_RETRY_MS = 500;

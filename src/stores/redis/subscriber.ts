@@ -4,7 +4,7 @@
  * the topic first waits. ioredis resubscribes after a reconnect; messages sent meanwhile
  * are lost, so `onReconnect` lets the store re-check everything.
  */
-import { BadNotice, parseRedisReadyNotice, type NoticeGuard } from '../shared/notices.js';
+import { BadNotice, parseRedisReadyNotice, type NoticeGuard } from '../../coordination/notices.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 

@@ -7,7 +7,7 @@ import { cutPage, listedSize } from '../../core/task/list-page.js';
 import type { ListFilter, StoreStats } from '../../core/ports/index.js';
 import { statsOfCounters } from '../../core/task/counter-deltas.js';
 import type { TaskRecord } from '../../core/task/model.js';
-import { mapByShard, shardOf } from '../shared/router.js';
+import { mapByShard, shardOf } from '../../coordination/router.js';
 import { decodeTask, stateOfChar } from './codec.js';
 import { MAX_SCRIPT_BATCH } from './script-runner.js';
 import type { RedisClient } from './connection.js';

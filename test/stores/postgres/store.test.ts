@@ -3,7 +3,7 @@ import { after, describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import { openPostgresStore } from '../../../src/stores/postgres/index.js';
 import { SCHEMA_VERSION } from '../../../src/stores/postgres/schema.js';
-import { shardOf } from '../../../src/stores/shared/router.js';
+import { shardOf } from '../../../src/coordination/router.js';
 import { runSharedConformance } from '../../../src/testing/shared-conformance.js';
 import type { PostgresStore } from '../../../src/stores/postgres/postgres-store.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
@@ -11,7 +11,7 @@ import { runStoreConformance, task } from '../../../src/testing/store-conformanc
 import { dropSchema, freshSchema, PG_URL, pgUrlWith, storeUrl, withClient } from '../../helpers/postgres.js';
 import { createPool } from '../../../src/stores/postgres/connection.js';
 import { FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
-import { parsePgReadyNotice } from '../../../src/stores/shared/notices.js';
+import { parsePgReadyNotice } from '../../../src/coordination/notices.js';
 import { DEFAULT_BACKOFF, backoffDelay } from '../../../src/core/task/backoff.js';
 import { DEFAULT_TASK_DEFAULTS } from '../../../src/core/task/validate.js';
 import { forSchema, loadMigrations, statement } from '../../../src/stores/postgres/sql-files.js';

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../../src/core/manual-clock.js';
 import type { TaskRecord } from '../../../src/core/task/model.js';
-import { ConsumerDemand, LINGER_MS, PROMOTE_AHEAD } from '../../../src/stores/shared/consumer-demand.js';
-import { KeptTasks } from '../../../src/stores/shared/kept-tasks.js';
-import { ReadyWaiters } from '../../../src/stores/shared/ready-waiters.js';
-import { planReserveSteps } from '../../../src/stores/shared/reserve-plan.js';
+import { ConsumerDemand, LINGER_MS, PROMOTE_AHEAD } from '../../../src/coordination/consumer-demand.js';
+import { KeptTasks } from '../../../src/coordination/kept-tasks.js';
+import { ReadyWaiters } from '../../../src/coordination/ready-waiters.js';
+import { planReserveSteps } from '../../../src/coordination/reserve-plan.js';
 
 const record = (id: string): TaskRecord => ({ id }) as TaskRecord;
 

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { buildKeyspace } from '../../../src/stores/redis/keys.js';
 import { LeaseKeeper, type LeaseEvents } from '../../../src/stores/redis/lease-keeper.js';
-import { ShardLeases } from '../../../src/stores/shared/shard-leases.js';
+import { ShardLeases } from '../../../src/coordination/shard-leases.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 

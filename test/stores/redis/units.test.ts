@@ -4,14 +4,14 @@ import { describe, it } from 'node:test';
 import { isDelayQError } from '../../../src/core/errors.js';
 import type { Cluster, Redis } from 'ioredis';
 import { DEFAULT_BACKOFF } from '../../../src/core/task/backoff.js';
-import { ShardBatcher } from '../../../src/stores/shared/batcher.js';
+import { ShardBatcher } from '../../../src/coordination/batcher.js';
 import { decodeTask, encodeNewTask } from '../../../src/stores/redis/codec.js';
 import type { DueEntry } from '../../../src/stores/redis/commands.js';
 import { connect, parseRedisUrl } from '../../../src/stores/redis/connection.js';
 import { openRedisStore, resolveOptions } from '../../../src/stores/redis/index.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { mergeDue } from '../../../src/stores/shared/due-merge.js';
-import { shardOf } from '../../../src/stores/shared/router.js';
+import { shardOf } from '../../../src/coordination/router.js';
 
 describe('redis store units', () => {
   it('coalesces calls made while a shard is busy, and keeps outputs in order', async () => {

@@ -5,7 +5,7 @@
  * (every `sweepMs` while someone waits) flags every shard: the safety net for a pub/sub
  * message lost in a reconnect, not the delivery path.
  */
-import type { Clock } from '../../core/ports/index.js';
+import type { Clock } from '../core/ports/index.js';
 
 interface TopicState {
   /** Shards that may hold ready ids of the topic. */

@@ -11,8 +11,8 @@
  * shard's timers and tells its consumers to look there). A transition is logged once, never
  * per call.
  */
-import { DelayQError, isDelayQError } from '../../core/errors.js';
-import type { Clock, Logger, TimerToken } from '../../core/ports/index.js';
+import { DelayQError, isDelayQError } from '../core/errors.js';
+import type { Clock, Logger, TimerToken } from '../core/ports/index.js';
 
 /** The error text kept per shard (stats carry it). */
 const MAX_ERROR_CHARS = 300;

@@ -8,7 +8,7 @@
  *   its call returns at t                still counts 128 until t + LINGER_MS
  *   a promotion of 10 due tasks at t+20  reserves 10 for it (kept until it calls again)
  */
-import type { Clock } from '../../core/ports/index.js';
+import type { Clock } from '../core/ports/index.js';
 
 /** Promotions reserve ahead for a consumer up to this many times what it asked for: a stall makes several ticks due at once (ADR 0008). */
 export const PROMOTE_AHEAD = 32;

@@ -5,7 +5,7 @@
  * longer than the keep time go back to the shared lists (kept-releaser.ts), not the whole
  * topic, whose newest would then wait for another reserve call (ADR 0009).
  */
-import type { TaskRecord } from '../../core/task/model.js';
+import type { TaskRecord } from '../core/task/model.js';
 
 interface Kept {
   readonly record: TaskRecord;

@@ -14,9 +14,9 @@
  *   timers   "id lane dueAt seq" lines (timer-lines.ts)
  *   ready    PostgreSQL: "lane" or "lane dueAt seq"; Redis: "shard owner"
  */
-import type { Clock, Logger } from '../../core/ports/index.js';
-import { shown } from '../../core/shown.js';
-import type { TimerRef } from '../../core/task/model.js';
+import type { Clock, Logger } from '../core/ports/index.js';
+import { shown } from '../core/shown.js';
+import type { TimerRef } from '../core/task/model.js';
 
 /** The most lines a timers message may hold (a batch of the default maxBatch, from a peer of an older version). */
 export const MAX_NOTICE_LINES = 10_000;

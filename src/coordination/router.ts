@@ -1,5 +1,5 @@
-import { isDelayQError, type DelayQError } from '../../core/errors.js';
-import { PartialBatchError } from '../../core/partial-batch.js';
+import { isDelayQError, type DelayQError } from '../core/errors.js';
+import { PartialBatchError } from '../core/partial-batch.js';
 
 /**
  * Task id -> shard: FNV-1a (32 bit) of the id, mod the shard count. Stable across

@@ -9,7 +9,7 @@
  * takes shard 7 is told (onChange(7, true)), re-reads `nightly` from the store and plans
  * it, creating the occurrences B did not create meanwhile.
  */
-import type { SchedulePlanning } from '../../core/ports/index.js';
+import type { SchedulePlanning } from '../core/ports/index.js';
 import { shardOf } from './router.js';
 import type { ShardLeases } from './shard-leases.js';
 

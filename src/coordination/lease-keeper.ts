@@ -13,7 +13,7 @@
  *   leaseMs 5,000: tick 1,000, ttl 4,000. A dies at t (last tick t - e, e < 1,000): its
  *   leases run out at t - e + 4,000; B's next tick after that takes them, by t + 5,000.
  */
-import type { Clock, TimerToken } from '../../core/ports/index.js';
+import type { Clock, TimerToken } from '../core/ports/index.js';
 import { shardOf } from './router.js';
 import type { ShardLeases } from './shard-leases.js';
 

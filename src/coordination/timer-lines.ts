@@ -4,7 +4,7 @@
  * Ids and lanes hold no space or newline (the validators' alphabet, and '~push:' before a topic).
  * A receiver reads them with parseTimerNotice (notices.ts), as untrusted input.
  */
-import type { TimerRef } from '../../core/task/model.js';
+import type { TimerRef } from '../core/task/model.js';
 
 export function timerLine(ref: TimerRef): string {
   return `${ref.id} ${ref.topic} ${ref.dueAt} ${ref.seq}`;
