@@ -5,12 +5,12 @@ export type { PushOptions } from './push-wiring.js';
 export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
 export type { QueueObserver, SettleOutcome } from './core/observer.js';
 export type { PushPage, PushPageOptions, SetPushResult } from './engine/push/push-rules.js';
-export { RecurringSchedules, MAX_PREVIEW } from './engine/cron/schedules.js';
-export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/cron/schedules.js';
+export { RecurringSchedules, MAX_PREVIEW } from './engine/recurring/recurring-schedules.js';
+export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/recurring/recurring-schedules.js';
 export { Topics } from './engine/topics/topics.js';
 export type { TopicLimitsInput, TopicPurgeOptions } from './engine/topics/topics.js';
 export type { TopicLimits } from './core/flow/limits.js';
-export type { RecurringScheduleCounts } from './engine/cron/schedule-loop.js';
+export type { RecurringScheduleCounts } from './engine/recurring/recurring-loop.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
 export type { MisfirePolicy, RecurringScheduleDefinition, RecurringScheduleRecord, RecurringScheduleState } from './core/schedule/model.js';
 export type { RecurringRuleInput, RecurringScheduleInput } from './core/schedule/validate.js';
@@ -41,7 +41,7 @@ export { cutPage, cutPageAsync, listedSize, TASK_PAGE_SIZE } from './core/task/l
 export { Worker } from './engine/workers/worker.js';
 export type { Handler, HandlerAckOptions, HandlerContext, HandlerNackOptions, WorkOptions } from './engine/workers/worker.js';
 export type { LatenessSummary } from './engine/lateness.js';
-export { systemClock } from './engine/timers/system-clock.js';
+export { systemClock } from './engine/timers/wall-clock.js';
 export { openStore } from './stores/open-store.js';
 export { storeSystemClock } from './stores/system-clock.js';
 export type { StoreOptions } from './stores/open-store.js';
@@ -102,13 +102,13 @@ export type { RetryDeadOutcome as ReviveOutcome } from './core/ports/index.js';
 export type { ReservedTask as ClaimedTask } from './core/task/model.js';
 // Recurring-schedule names before 0.2: "schedule" now means scheduling a task only (docs/architecture.md, "Vocabulary").
 /** @deprecated Use `RecurringSchedules`. */
-export { RecurringSchedules as Schedules } from './engine/cron/schedules.js';
+export { RecurringSchedules as Schedules } from './engine/recurring/recurring-schedules.js';
 /** @deprecated Use `RecurringScheduleInfo`. */
-export type { RecurringScheduleInfo as ScheduleInfo } from './engine/cron/schedules.js';
+export type { RecurringScheduleInfo as ScheduleInfo } from './engine/recurring/recurring-schedules.js';
 /** @deprecated Use `RecurringUpsertResult`. */
-export type { RecurringUpsertResult as UpsertScheduleResult } from './engine/cron/schedules.js';
+export type { RecurringUpsertResult as UpsertScheduleResult } from './engine/recurring/recurring-schedules.js';
 /** @deprecated Use `RecurringScheduleCounts`. */
-export type { RecurringScheduleCounts as ScheduleCounts } from './engine/cron/schedule-loop.js';
+export type { RecurringScheduleCounts as ScheduleCounts } from './engine/recurring/recurring-loop.js';
 /** @deprecated Use `RecurringScheduleDefinition`. */
 export type { RecurringScheduleDefinition as ScheduleDefinition } from './core/schedule/model.js';
 /** @deprecated Use `RecurringScheduleRecord`. */

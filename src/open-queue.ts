@@ -13,7 +13,7 @@
 import { MAX_PUSH_IN_FLIGHT } from './core/options.js';
 import type { TaskStore } from './core/ports/index.js';
 import { validateIntOption } from './core/task/validate.js';
-import { DelayQueue as EngineQueue } from './engine/delay-queue.js';
+import { EngineQueue } from './engine/engine-queue.js';
 import type { EngineOptions } from './engine/queue-types.js';
 import type { MetricsOptions, QueueMetrics } from './metrics/prometheus.js';
 import { resolvePushPorts, type PushOptions } from './push-wiring.js';

@@ -14,11 +14,11 @@ import { Inspection } from './tasks/inspection.js';
 import type { LoopContext } from './loop-context.js';
 import { PushRules } from './push/push-rules.js';
 import type { EngineOptions, NackResult } from './queue-types.js';
-import { Scheduler } from './scheduler.js';
-import { RecurringSchedules } from './cron/schedules.js';
+import { LoopRunner } from './loop-runner.js';
+import { RecurringSchedules } from './recurring/recurring-schedules.js';
 import { Settlements } from './tasks/settlements.js';
-import { systemClock } from './timers/system-clock.js';
-import { TaskChanges } from './tasks/task-changes.js';
+import { systemClock } from './timers/wall-clock.js';
+import { TaskChanges } from './tasks/changes.js';
 import { Topics } from './topics/topics.js';
 import { QueueWorkSource } from './workers/work-source.js';
 
@@ -26,7 +26,7 @@ export interface QueueParts {
   readonly limits: Limits;
   readonly context: LoopContext;
   /** The loops, their lifecycle, and every timer. */
-  readonly scheduler: Scheduler;
+  readonly runner: LoopRunner;
   /** schedule, cancel, reschedule, retryDead, cancelDead. */
   readonly changes: TaskChanges;
   /** ack, ackMany, nack. */
@@ -61,25 +61,25 @@ export function buildQueueParts(store: TaskStore, options: EngineOptions, facade
     inFlight: new InFlight(),
   };
   const ports = options.push ?? null;
-  // The scheduler and the settlements need each other (the pusher nacks, a nack places a timer): the pusher's nack is late-bound.
+  // The runner and the settlements need each other (the pusher nacks, a nack places a timer): the pusher's nack is late-bound.
   let settlements: Settlements | null = null;
   const nack = (d: Delivery, error: string, delayMs?: number, outcome?: string): Promise<NackResult> => settlements!.nackDelivery(d, error, delayMs, outcome);
-  let scheduler: Scheduler | null = null;
-  const push = new PushRules(context, { ports, defaultSecret: options.pushSecret, applied: () => scheduler!.syncPush(), limits });
-  scheduler = new Scheduler(context, { push: ports === null ? null : { ports, nack, defaultSecret: push.defaultSecret } });
-  settlements = new Settlements(context, { scheduler, limits, random: options.random ?? Math.random });
+  let runner: LoopRunner | null = null;
+  const push = new PushRules(context, { ports, defaultSecret: options.pushSecret, applied: () => runner!.syncPush(), limits });
+  runner = new LoopRunner(context, { push: ports === null ? null : { ports, nack, defaultSecret: push.defaultSecret } });
+  settlements = new Settlements(context, { runner, limits, random: options.random ?? Math.random });
   return {
     limits,
     context,
-    scheduler,
-    changes: new TaskChanges(context, { scheduler, push, limits, defaults }),
+    runner,
+    changes: new TaskChanges(context, { runner, push, limits, defaults }),
     settlements,
-    inspection: new Inspection(context, { scheduler, limits }),
-    workSource: new QueueWorkSource(context, { scheduler, nack, defer: (d, runAt) => scheduler.defer(d, runAt), settlements: () => settlements }),
+    inspection: new Inspection(context, { runner, limits }),
+    workSource: new QueueWorkSource(context, { runner, nack, defer: (d, runAt) => runner.defer(d, runAt), settlements: () => settlements }),
     push,
-    topics: new Topics(context, { scheduler, limits, assertOpen: facade.assertOpen }),
+    topics: new Topics(context, { runner, limits, assertOpen: facade.assertOpen }),
     schedules: new RecurringSchedules(context, {
-      loop: scheduler.recurring,
+      loop: runner.recurring,
       limits,
       defaults,
       assertOpen: facade.assertOpen,

@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { MAX_SCHEDULE_ID_LENGTH } from '../core/schedule/model.js';
-import type { DelayQueue } from '../engine/delay-queue.js';
+import type { EngineQueue } from '../engine/engine-queue.js';
 import type { QueueMetrics } from '../metrics/prometheus.js';
 import { checkAccess, checkHostGiven, checkSameOrigin, hostNameOf, type AccessRules } from './access.js';
 import { createTokenCheck } from './auth.js';
@@ -31,7 +31,7 @@ import { tasksRoutes } from './routes/tasks.js';
 import { schemaErrorToDelayQError } from './validation-errors.js';
 
 export interface AppOptions {
-  readonly queue: DelayQueue;
+  readonly queue: EngineQueue;
   /** When set, every /v1 route needs `Authorization: Bearer <token>`. */
   readonly token?: string | undefined;
   readonly limits?: Partial<ServerLimits>;
@@ -200,6 +200,6 @@ function needsBody(schema: unknown): boolean {
 }
 
 /** The longest route parameter: twice the longest id or topic the queue accepts, so the validators answer for any near it. */
-function maxParamLength(queue: DelayQueue): number {
+function maxParamLength(queue: EngineQueue): number {
   return Math.max(512, 2 * Math.max(queue.limits.maxIdLength, queue.limits.maxTopicLength, MAX_SCHEDULE_ID_LENGTH));
 }

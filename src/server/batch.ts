@@ -8,11 +8,11 @@
 import { DelayQError } from '../core/errors.js';
 import { PartialBatchError } from '../core/partial-batch.js';
 import { validateScheduleInput, type Limits, type ScheduleInput } from '../core/task/validate.js';
-import type { DelayQueue } from '../engine/delay-queue.js';
+import type { EngineQueue } from '../engine/engine-queue.js';
 import type { BatchItemResult } from '../wire/types.js';
 import { errorBody } from './errors.js';
 
-export async function scheduleBatch(queue: DelayQueue, tasks: readonly unknown[], limits: Limits): Promise<BatchItemResult[]> {
+export async function scheduleBatch(queue: EngineQueue, tasks: readonly unknown[], limits: Limits): Promise<BatchItemResult[]> {
   try {
     return await queue.scheduleMany(tasks as ScheduleInput[]);
   } catch (error) {

@@ -2,7 +2,7 @@
 // queue pushes through a scripted transport (nothing is sent anywhere).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { systemClock } from '../../src/engine/timers/system-clock.js';
+import { systemClock } from '../../src/engine/timers/wall-clock.js';
 import { ScriptedTransport, newSecret, testSigner } from '../helpers/push.js';
 import { runCliProcess, type CliResult } from '../helpers/service-process.js';
 import { openTestApp, type TestApp } from '../helpers/service.js';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DelayQClient, isDelayQClientError } from '../../src/client/index.js';
-import { systemClock } from '../../src/engine/timers/system-clock.js';
+import { systemClock } from '../../src/engine/timers/wall-clock.js';
 import { ScriptedTransport, testSigner } from '../helpers/push.js';
 import { openTestApp, type TestApp } from '../helpers/service.js';
 

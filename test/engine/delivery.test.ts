@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { Delivery } from '../../src/core/task/model.js';
-import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import { MAX_TIMER_DELAY_MS } from '../../src/core/options.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 
 describe('delivery', () => {
-  let q: DelayQueue | undefined;
+  let q: EngineQueue | undefined;
   afterEach(async () => {
     await q?.close();
     q = undefined;

@@ -5,11 +5,11 @@ import { ackEachOneByOne } from '../../src/core/batch-fallbacks.js';
 import type { AckRequest, StoreAckOutcome } from '../../src/core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
-import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import { T0, deferred, flush, openManual } from '../helpers/engine.js';
 
 describe('task lifecycle', () => {
-  let q: DelayQueue | undefined;
+  let q: EngineQueue | undefined;
   afterEach(async () => {
     await q?.close();
     q = undefined;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { ExpireOutcome, Logger, RemoteTimerSource, SharedDispatch } from '../../src/core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
-import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { MAX_NOTICE_TIMERS } from '../../src/engine/timers/notice-timers.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
@@ -79,7 +79,7 @@ const newTask = (id: string, runAt: number, topic = 't'): Parameters<MemoryStore
 });
 
 describe('engine loops', () => {
-  let q: DelayQueue | undefined;
+  let q: EngineQueue | undefined;
   afterEach(async () => {
     await q?.close();
     q = undefined;

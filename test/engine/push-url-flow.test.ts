@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { PushRequest } from '../../src/core/push.js';
-import { systemClock } from '../../src/engine/timers/system-clock.js';
+import { systemClock } from '../../src/engine/timers/wall-clock.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { flush, T0 } from '../helpers/engine.js';
 import { dropSchema, freshSchema, storeUrl } from '../helpers/postgres.js';

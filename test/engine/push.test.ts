@@ -3,7 +3,7 @@ import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import { MAX_RETRY_AFTER_MS, SECRET_ROTATION_GRACE_MS } from '../../src/core/push.js';
-import { DelayQueue as EngineQueue } from '../../src/engine/delay-queue.js';
+import { EngineQueue } from '../../src/engine/engine-queue.js';
 import type { DelayQueue } from '../../src/open-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { T0, flush } from '../helpers/engine.js';

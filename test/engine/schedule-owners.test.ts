@@ -14,9 +14,9 @@ import { scheduleRecord, type MisfirePolicy, type RecurringScheduleRecord } from
 import { DEFAULT_ENGINE_TUNING } from '../../src/core/options.js';
 import { DEFAULT_BACKOFF } from '../../src/core/task/backoff.js';
 import type { NewTaskRecord } from '../../src/core/task/model.js';
-import { compileCron } from '../../src/engine/cron/cron-pattern.js';
+import { compileCron } from '../../src/engine/recurring/cron-pattern.js';
 import { InFlight } from '../../src/engine/in-flight.js';
-import { RecurringScheduleLoop, type RecurringLoopContext } from '../../src/engine/cron/schedule-loop.js';
+import { RecurringScheduleLoop, type RecurringLoopContext } from '../../src/engine/recurring/recurring-loop.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { flush, T0 } from '../helpers/engine.js';
 import { ManualPlanning } from '../helpers/manual-planning.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setImmediate as nextImmediate, setTimeout as sleep } from 'node:timers/promises';
-import { systemClock } from '../../src/engine/timers/system-clock.js';
+import { systemClock } from '../../src/engine/timers/wall-clock.js';
 
 describe('systemClock', () => {
   it('runs a zero delay as an immediate, ahead of a 1 ms timer set before it', async () => {

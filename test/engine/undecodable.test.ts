@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { ReservedTask, TaskRecord, TimerRef } from '../../src/core/task/model.js';
 import { decodeDelivery, decodeTaskInfo, undecodableInfo, UNDECODABLE_ROW } from '../../src/core/task/undecodable.js';
-import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { flush, openManual, T0 } from '../helpers/engine.js';
 
@@ -40,7 +40,7 @@ function withoutQuarantine(store: MemoryStore): MemoryStore {
 }
 
 describe('records the engine cannot read', () => {
-  let q: DelayQueue | undefined;
+  let q: EngineQueue | undefined;
   afterEach(async () => {
     await q?.close();
     q = undefined;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DelayQError, type ErrorCode } from '../../src/core/errors.js';
 import type { ScheduleInput } from '../../src/core/task/validate.js';
-import type { DelayQueue } from '../../src/engine/delay-queue.js';
+import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import type { DelayQueueOptions } from '../../src/open-queue.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 
@@ -77,7 +77,7 @@ const badSchedules: [string, unknown, ErrorCode][] = [
   ['null', null, 'INVALID_ARGUMENT'],
 ];
 
-async function snapshot(q: DelayQueue): Promise<unknown> {
+async function snapshot(q: EngineQueue): Promise<unknown> {
   const stats = await q.stats();
   return { counts: stats.counts, topics: stats.topics, timers: stats.timers };
 }

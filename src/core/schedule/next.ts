@@ -11,7 +11,7 @@
  *   field is `*` runs on the clock's hours, not on a time of day, so it fires on each real
  *   instant: `0 * * * *` fires 25 times on the fall-back day, like every hour of real time.
  *
- * How: the parser (a `WallPattern`, croner behind src/engine/cron/cron-pattern.ts) finds wall
+ * How: the parser (a `WallPattern`, croner behind src/engine/recurring/cron-pattern.ts) finds wall
  * times that match, as if the zone were UTC; this file maps them to instants. Worked
  * example, `30 2 * * *` in Europe/Berlin after 2026-03-28 12:00Z (offset +1 h): the parser
  * answers wall 2026-03-29 02:30; 02:30 - 1 h = 01:30Z, but the offset at 01:30Z is +2 h, so

@@ -1,6 +1,6 @@
 /**
  * Which occurrences to create now, and where the schedule stands after creating them: the
- * engine's schedule loop (src/engine/cron/schedule-loop.ts) runs this for every active schedule
+ * engine's schedule loop (src/engine/recurring/recurring-loop.ts) runs this for every active schedule
  * and then creates the tasks (idempotent ids) and records the new state.
  *
  * Two steps:

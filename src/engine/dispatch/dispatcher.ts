@@ -2,7 +2,7 @@ import type { Delivery, ReservedTask, TimerRef } from '../../core/task/model.js'
 import type { DeliveryGate } from '../topics/delivery-gate.js';
 import type { Backlog } from '../timers/loader.js';
 
-/** Gives reservations back uncounted, due again at their runAt (Scheduler.defer, for each). */
+/** Gives reservations back uncounted, due again at their runAt (LoopRunner.defer, for each). */
 export type GiveBack = (records: readonly ReservedTask[]) => Promise<void>;
 
 /**

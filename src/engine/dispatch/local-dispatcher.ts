@@ -6,7 +6,7 @@ import type { DeliveryGate } from '../topics/delivery-gate.js';
 import type { InFlight } from '../in-flight.js';
 import type { LoopContext } from '../loop-context.js';
 import { ReadyQueue } from './ready-queue.js';
-import type { FlowTicket, TopicFlow } from '../topics/topic-flow.js';
+import type { FlowTicket, FlowControl } from '../topics/flow-control.js';
 import type { TopicGate } from '../topics/topic-pauses.js';
 
 /**
@@ -26,7 +26,7 @@ export class LocalDispatcher implements Dispatcher {
   private readonly inFlight: InFlight;
 
   private readonly pauses: TopicGate;
-  private readonly flow: TopicFlow;
+  private readonly flow: FlowControl;
   private readonly gate: DeliveryGate;
   private readonly giveBack: GiveBack;
 
@@ -36,7 +36,7 @@ export class LocalDispatcher implements Dispatcher {
    */
   constructor(
     context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>,
-    { pauses, flow, gate, giveBack }: { pauses: TopicGate; flow: TopicFlow; gate: DeliveryGate; giveBack: GiveBack },
+    { pauses, flow, gate, giveBack }: { pauses: TopicGate; flow: FlowControl; gate: DeliveryGate; giveBack: GiveBack },
   ) {
     ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
     this.pauses = pauses;
@@ -65,7 +65,7 @@ export class LocalDispatcher implements Dispatcher {
         await this.pauses.whenResumed(topic, signal);
         continue;
       }
-      // A limited topic takes from the ready queue only what its limits admit (topic-flow.ts);
+      // A limited topic takes from the ready queue only what its limits admit (flow-control.ts);
       // the rest stays there, in order.
       let ticket: FlowTicket | null = null;
       if (this.flow.limitsOf(topic) !== undefined && this.ready.sizeOf(lane) > 0) {

@@ -5,7 +5,7 @@ import type { LoopContext } from '../loop-context.js';
 import { Promoter } from './promoter.js';
 import { deliverAll, handOutOrGiveBack, type Deliver, type Dispatcher, type GiveBack } from './dispatcher.js';
 import type { DeliveryGate } from '../topics/delivery-gate.js';
-import type { FlowTicket, TopicFlow } from '../topics/topic-flow.js';
+import type { FlowTicket, FlowControl } from '../topics/flow-control.js';
 import type { TopicGate } from '../topics/topic-pauses.js';
 
 /**
@@ -27,7 +27,7 @@ export class SharedDispatcher implements Dispatcher {
   private readonly promoter: Promoter;
   private readonly placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void;
   private readonly pauses: TopicGate;
-  private readonly flow: TopicFlow;
+  private readonly flow: FlowControl;
   private readonly gate: DeliveryGate;
   private readonly giveBack: GiveBack;
 
@@ -38,7 +38,7 @@ export class SharedDispatcher implements Dispatcher {
    */
   constructor(
     context: LoopContext,
-    { shared, placeRemote, pauses, flow, gate, giveBack }: { shared: SharedDispatch; placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void; pauses: TopicGate; flow: TopicFlow; gate: DeliveryGate; giveBack: GiveBack },
+    { shared, placeRemote, pauses, flow, gate, giveBack }: { shared: SharedDispatch; placeRemote: (ref: TimerRef, source: RemoteTimerSource) => void; pauses: TopicGate; flow: FlowControl; gate: DeliveryGate; giveBack: GiveBack },
   ) {
     ({ clock: this.clock, inFlight: this.inFlight } = context);
     this.store = shared;
@@ -73,7 +73,7 @@ export class SharedDispatcher implements Dispatcher {
         continue;
       }
       // A limited topic reserves no more than its limits admit, and holds the admission a
-      // short while (topic-flow.ts); what it held back stays in the ready lists, in order.
+      // short while (flow-control.ts); what it held back stays in the ready lists, in order.
       let ticket: FlowTicket | null = null;
       if (this.flow.limitsOf(topic) !== undefined) {
         ticket = await this.flow.admit(topic, max, signal);

@@ -1,7 +1,7 @@
 /**
  * The facade's reads (get, list, stats, dueHistogram): each call checked
  * (core/task/validate.ts), answered from the store, with what the engine holds in memory
- * for stats (the Scheduler's wheel, backlog, long-polls, lateness and push counters).
+ * for stats (the LoopRunner's wheel, backlog, long-polls, lateness and push counters).
  */
 import { cutPage, pageMayContinue, TASK_PAGE_SIZE } from '../../core/task/list-page.js';
 import type { TaskInfo, TaskRecord } from '../../core/task/model.js';
@@ -9,10 +9,10 @@ import { decodeTaskInfo, undecodableInfo } from '../../core/task/undecodable.js'
 import { validateDueHistogramOptions, validateId, validateListFilter, type Limits } from '../../core/task/validate.js';
 import type { LoopContext } from '../loop-context.js';
 import type { DueHistogramOptions, DueHistogramResult, ListOptions, QueueStats, TaskPage } from '../queue-types.js';
-import type { Scheduler } from '../scheduler.js';
+import type { LoopRunner } from '../loop-runner.js';
 
 export interface InspectionParams {
-  readonly scheduler: Pick<Scheduler, 'stats' | 'quarantine'>;
+  readonly runner: Pick<LoopRunner, 'stats' | 'quarantine'>;
   readonly limits: Limits;
 }
 
@@ -40,7 +40,7 @@ export class Inspection {
       const decoded = decodeTaskInfo<P>(record);
       if (decoded.problem === null) tasks[i] = decoded.value;
       else {
-        await this.params.scheduler.quarantine.read(record, decoded.problem);
+        await this.params.runner.quarantine.read(record, decoded.problem);
         tasks[i] = undecodableInfo<P>(record, decoded.problem, this.context.clock.now());
       }
     }
@@ -63,7 +63,7 @@ export class Inspection {
   async stats(): Promise<QueueStats> {
     const { store } = this.context;
     const stats = await store.stats();
-    return { store: store.description, counts: stats.byState, topics: stats.byTopic, unavailable: stats.unavailable ?? [], ...this.params.scheduler.stats() };
+    return { store: store.description, counts: stats.byState, topics: stats.byTopic, unavailable: stats.unavailable ?? [], ...this.params.runner.stats() };
   }
 
   async dueHistogram(options: DueHistogramOptions): Promise<DueHistogramResult> {

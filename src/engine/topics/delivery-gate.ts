@@ -25,7 +25,7 @@
  */
 import { encodeTopicLimits } from '../../core/flow/limits.js';
 import type { LoopContext } from '../loop-context.js';
-import type { TopicFlow } from './topic-flow.js';
+import type { FlowControl } from './flow-control.js';
 import type { TopicPauses } from './topic-pauses.js';
 
 /** A lease ends this long before its time: the clocks' rates may differ a little, and a delivery starts a moment after its check. */
@@ -43,7 +43,7 @@ export class DeliveryGate {
   constructor(
     private readonly context: Pick<LoopContext, 'clock' | 'tuning' | 'store'>,
     private readonly pauses: Pick<TopicPauses, 'has' | 'refresh' | 'confirmedAt'>,
-    private readonly flow: Pick<TopicFlow, 'limitsOf' | 'refresh' | 'confirmedAt'>,
+    private readonly flow: Pick<FlowControl, 'limitsOf' | 'refresh' | 'confirmedAt'>,
   ) {
     this.leaseMs = gateLeaseMs(context.tuning.pauseSyncMs);
   }

@@ -3,7 +3,7 @@
  *
  * Pause and resume write the store's set of paused topics (TopicPauseStore) and apply it
  * in this process at once; other processes sharing the store read it within pauseSyncMs
- * (topic-pauses.ts, ADR 0040). Limits are written and read the same way (topic-flow.ts,
+ * (topic-pauses.ts, ADR 0040). Limits are written and read the same way (flow-control.ts,
  * ADR 0043). On a store several processes share, each of these calls returns only once
  * every other process's view without it has run out (2 x pauseSyncMs, delivery-gate.ts):
  * from then on it holds for every delivery that starts, in every process (ADR 0052). A
@@ -13,7 +13,7 @@
  * A purge is a pass of bounded store steps (TaskStore.purgeTopic, at most PURGE_STEP tasks
  * each), with a turn of the event loop between them, so deliveries, acks and HTTP requests
  * go on while a large topic is purged: no step holds the store or the loop longer than a
- * few hundred deletes. After each step of a pending purge the scheduler forgets the run
+ * few hundred deletes. After each step of a pending purge the loop runner forgets the run
  * timers of the tasks deleted, by id and seq, so a task scheduled meanwhile under a freed id
  * keeps its own; those already due leave the ready queue (and the ready gauges) by the
  * purge's end at the latest.
@@ -30,7 +30,7 @@ import { MAX_PUSH_TIMEOUT_MS } from '../../core/push-input.js';
 import { PUSH_RESERVATION_MARGIN_MS } from '../../core/push.js';
 import { gateLeaseMs } from './delivery-gate.js';
 import type { LoopContext } from '../loop-context.js';
-import type { Scheduler } from '../scheduler.js';
+import type { LoopRunner } from '../loop-runner.js';
 
 /** Tasks one store step of a purge deletes at most. */
 export const PURGE_STEP = 500;
@@ -49,20 +49,20 @@ export interface TopicLimitsInput {
 }
 
 export interface TopicsParams {
-  readonly scheduler: Pick<Scheduler, 'forgetRuns' | 'pauses' | 'flow'>;
+  readonly runner: Pick<LoopRunner, 'forgetRuns' | 'pauses' | 'flow'>;
   readonly limits: Limits;
   readonly assertOpen: () => void;
 }
 
 export class Topics {
   private readonly context: LoopContext;
-  private readonly scheduler: TopicsParams['scheduler'];
+  private readonly runner: TopicsParams['runner'];
   private readonly limits: Limits;
   private readonly assertOpen: () => void;
 
-  constructor(context: LoopContext, { scheduler, limits, assertOpen }: TopicsParams) {
+  constructor(context: LoopContext, { runner, limits, assertOpen }: TopicsParams) {
     this.context = context;
-    this.scheduler = scheduler;
+    this.runner = runner;
     this.limits = limits;
     this.assertOpen = assertOpen;
   }
@@ -88,7 +88,7 @@ export class Topics {
   /** The topics paused, in ascending order (as this process holds them: see pause). */
   paused(): string[] {
     this.assertOpen();
-    return this.scheduler.pauses.list();
+    return this.runner.pauses.list();
   }
 
   /**
@@ -105,7 +105,7 @@ export class Topics {
     const checked = validateTopicLimits(limits);
     const { store, inFlight, clock } = this.context;
     await inFlight.track(store.setTopicLimits(topic, checked));
-    await this.scheduler.flow.refresh();
+    await this.runner.flow.refresh();
     await this.untilHeldEverywhere();
     if (checked.concurrency !== null) {
       // The deliveries in flight now count against it: each holds a slot until settled or run out.
@@ -122,7 +122,7 @@ export class Topics {
     validateTopic(topic, this.limits);
     const { store, inFlight } = this.context;
     const changed = await inFlight.track(store.setTopicLimits(topic, null));
-    await this.scheduler.flow.refresh();
+    await this.runner.flow.refresh();
     await this.untilHeldEverywhere();
     return changed;
   }
@@ -163,7 +163,7 @@ export class Topics {
     validateTopic(topic, this.limits);
     const { store, inFlight } = this.context;
     const changed = await inFlight.track(store.setTopicPaused(topic, paused));
-    await this.scheduler.pauses.refresh();
+    await this.runner.pauses.refresh();
     await this.untilHeldEverywhere();
     return changed;
   }
@@ -185,7 +185,7 @@ export class Topics {
       do {
         const step: TopicPurgeStep = await inFlight.track(store.purgeTopic(topic, state, cursor, PURGE_STEP));
         purged += step.ids.length;
-        this.scheduler.forgetRuns(step.runs, false);
+        this.runner.forgetRuns(step.runs, false);
         cursor = step.next;
         if (cursor !== null) {
           // A turn of the event loop between steps: whatever waits runs first.
@@ -195,7 +195,7 @@ export class Topics {
       } while (cursor !== null);
     } finally {
       // Whatever ended the purge, the ready queue drops the due tasks it deleted now.
-      this.scheduler.forgetRuns([], true);
+      this.runner.forgetRuns([], true);
     }
     return purged;
   }

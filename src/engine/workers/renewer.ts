@@ -65,7 +65,7 @@ export function lapseAt(held: Pick<Held, 'until' | 'length'>): number {
 export class Renewer {
   private readonly held = new Set<Held>();
   private readonly context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>;
-  /** A reservation was extended: the ttr timer this process holds for it moves, its flow slot too (Scheduler.extended). */
+  /** A reservation was extended: the ttr timer this process holds for it moves, its flow slot too (LoopRunner.extended). */
   private readonly extended: (id: string, receipt: string, until: number, topic: string) => void;
   private timer: ReturnType<LoopContext['clock']['setTimer']> | null = null;
   private armedFor = Infinity;

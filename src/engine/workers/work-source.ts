@@ -8,12 +8,12 @@ import type { NackResult } from '../queue-types.js';
 import type { Settlements } from '../tasks/settlements.js';
 import type { HandlerNackOptions, Job, Outcome, WorkSource } from './worker.js';
 
-/** A work source's own: the scheduler it reserves through, and how its failed handlers are settled. */
+/** A work source's own: the loop runner it reserves through, and how its failed handlers are settled. */
 export interface WorkSourceParams {
-  readonly scheduler: WorkScheduler;
+  readonly runner: WorkerHooks;
   /** The queue's own nack (validated like a consumer's; it places the retry's timer). */
   readonly nack: (delivery: Delivery, error: string, delayMs?: number, outcome?: string) => Promise<unknown>;
-  /** The scheduler's defer (it places the deferred task's timer); without it a DeferTo nacks. */
+  /** The runner's defer (it places the deferred task's timer); without it a DeferTo nacks. */
   readonly defer?: (delivery: Delivery, runAt: number) => Promise<unknown>;
   /** What a handler's own `ctx.ack` and `ctx.nack` go through (late-bound, as `nack`). */
   readonly settlements?: () => Pick<Settlements, 'ack' | 'nack' | 'ackInTransaction' | 'nackInTransaction' | 'confirmed'>;
@@ -49,8 +49,8 @@ export class DeferTo extends Error {
   }
 }
 
-/** What the workers need of the queue's scheduler. */
-export interface WorkScheduler {
+/** What the workers need of the queue's runner. */
+export interface WorkerHooks {
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]>;
   /** Forgets the task's timer: its reservation is settled. */
   remove(id: string): unknown;
@@ -66,7 +66,7 @@ export interface WorkScheduler {
 }
 
 /**
- * The queue as its workers see it (WorkSource). Deliveries come from the scheduler with no
+ * The queue as its workers see it (WorkSource). Deliveries come from the loop runner with no
  * TTR timer: most handlers settle within the same turn of the event loop, and the worker
  * has `watch` arm the timers of those still running after it. The acks of handlers that
  * finished in the same turn go to the store in one ackMany: the hot path, so the
@@ -81,15 +81,15 @@ export class QueueWorkSource implements WorkSource {
   private readonly logger: Logger;
   /** The pause after a failed reserve. */
   private readonly storeRetryMs: number;
-  private readonly scheduler: WorkScheduler;
+  private readonly runner: WorkerHooks;
   private readonly nack: WorkSourceParams['nack'];
   private readonly deferDelivery: WorkSourceParams['defer'];
   private readonly settlements: WorkSourceParams['settlements'];
 
-  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { scheduler, nack, defer, settlements }: WorkSourceParams) {
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { runner, nack, defer, settlements }: WorkSourceParams) {
     ({ store: this.store, clock: this.clock, logger: this.logger } = context);
     this.storeRetryMs = context.tuning.storeRetryMs;
-    this.scheduler = scheduler;
+    this.runner = runner;
     this.nack = nack;
     this.deferDelivery = defer;
     this.settlements = settlements;
@@ -116,7 +116,7 @@ export class QueueWorkSource implements WorkSource {
     const watch = (): void => {
       if (job.watched) return;
       job.watched = true;
-      this.scheduler.watch(job.delivery);
+      this.runner.watch(job.delivery);
     };
     return this.ownSettlements()
       .confirmed(job.delivery, watch)
@@ -128,19 +128,19 @@ export class QueueWorkSource implements WorkSource {
 
   // The worker's own signal suffices: close() closes every worker first.
   reserveFor(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined): Promise<Delivery[]> {
-    return this.scheduler.reserve(topic, max, signal, ttrMs, false);
+    return this.runner.reserve(topic, max, signal, ttrMs, false);
   }
 
   watch(delivery: Delivery): void {
-    this.scheduler.watch(delivery);
+    this.runner.watch(delivery);
   }
 
   hold(job: Job): void {
-    this.scheduler.hold(job);
+    this.runner.hold(job);
   }
 
   drop(job: Job): void {
-    this.scheduler.drop(job);
+    this.runner.drop(job);
   }
 
   defer(callback: () => void): void {
@@ -191,10 +191,10 @@ export class QueueWorkSource implements WorkSource {
     } else {
       // `already_acked`: the same delivery acked twice in one batch; counted once.
       if (acked.status === 'acked') {
-        this.scheduler.observer.settled(acked.topic, 'acked');
-        this.scheduler.settled(acked.topic, job.delivery.receipt);
+        this.runner.observer.settled(acked.topic, 'acked');
+        this.runner.settled(acked.topic, job.delivery.receipt);
       }
-      if (job.watched) this.scheduler.remove(job.delivery.id);
+      if (job.watched) this.runner.remove(job.delivery.id);
     }
   }
 
@@ -205,7 +205,7 @@ export class QueueWorkSource implements WorkSource {
     for (const job of jobs) {
       if (job.watched) continue;
       job.watched = true;
-      this.scheduler.watch(job.delivery);
+      this.runner.watch(job.delivery);
     }
   }
 }

@@ -189,7 +189,7 @@ export const operatorRoutes: FastifyPluginAsync<RouteContext> = async (app, { qu
     );
   }
 
-  // A topic's flow limits (engine/topics/topic-flow.ts, ADR 0043): set, read, cleared; every process
+  // A topic's flow limits (engine/topics/flow-control.ts, ADR 0043): set, read, cleared; every process
   // sharing the store holds a change within pauseSyncMs. 404s as for a push subscription.
   const limitsPath = '/v1/topics/:topic/limits';
   app.put<{ Params: { topic: string }; Body: TopicLimitsRequest; Reply: TopicLimitsResponse }>(

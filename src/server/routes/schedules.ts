@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { DelayQError } from '../../core/errors.js';
-import type { RecurringScheduleInfo } from '../../engine/cron/schedules.js';
+import type { RecurringScheduleInfo } from '../../engine/recurring/recurring-schedules.js';
 import type { RecurringDeleteResponse, RecurringListResponse, RecurringManyRequest, RecurringManyResponse, RecurringNextResponse, RecurringPreviewRequest, RecurringRequest, RecurringResponse, RecurringView } from '../../wire/types.js';
 import type { RouteContext } from '../context.js';
 import { deletedSchema, recurringManyResultSchema, recurringNextSchema, recurringPageSchema, recurringResultSchema } from '../response-schemas.js';

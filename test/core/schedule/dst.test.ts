@@ -13,7 +13,7 @@ import { planDueAt, planOccurrences } from '../../../src/core/schedule/plan.js';
 import { compileRule } from '../../../src/core/schedule/rule.js';
 import type { RecurringScheduleRecord } from '../../../src/core/schedule/model.js';
 import { nextOffsetChange } from '../../../src/core/schedule/zone.js';
-import { compileCron } from '../../../src/engine/cron/cron-pattern.js';
+import { compileCron } from '../../../src/engine/recurring/cron-pattern.js';
 
 const ZONES = ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe'] as const;
 

@@ -9,7 +9,7 @@ import { MAX_CATCH_UP, occurrenceId, type RecurringScheduleRecord } from '../../
 import { planDueAt, planOccurrences } from '../../../src/core/schedule/plan.js';
 import { compileRule } from '../../../src/core/schedule/rule.js';
 import { validateRecurring } from '../../../src/core/schedule/validate.js';
-import { compileCron } from '../../../src/engine/cron/cron-pattern.js';
+import { compileCron } from '../../../src/engine/recurring/cron-pattern.js';
 
 function every(ms: number, over: Partial<RecurringScheduleRecord> = {}): RecurringScheduleRecord {
   return {

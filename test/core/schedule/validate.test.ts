@@ -11,7 +11,7 @@ import { MAX_CRON_LENGTH, MAX_TZ_LENGTH } from '../../../src/core/schedule/model
 import { compileRule } from '../../../src/core/schedule/rule.js';
 import { validateRecurring } from '../../../src/core/schedule/validate.js';
 import { MAX_TIME_MS } from '../../../src/core/time.js';
-import { compileCron } from '../../../src/engine/cron/cron-pattern.js';
+import { compileCron } from '../../../src/engine/recurring/cron-pattern.js';
 
 const NOW = Date.UTC(2030, 0, 1, 12);
 const refused = (input: unknown, says: string | RegExp, code = 'INVALID_SCHEDULE') => (e: unknown): boolean =>

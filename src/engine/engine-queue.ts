@@ -1,8 +1,8 @@
 /**
- * DelayQueue: the library API over one store, a facade over the parts that queue-parts.ts
- * builds. Task changes (task-changes.ts), settlements (settlements.ts) and reads
- * (inspection.ts) check each call, make the store change and tell the Scheduler
- * (scheduler.ts), which owns the loops and every timer; push-rules.ts keeps the push rules.
+ * EngineQueue: the library API over one store, a facade over the parts that queue-parts.ts
+ * builds. Task changes (tasks/changes.ts), settlements (tasks/settlements.ts) and reads
+ * (tasks/inspection.ts) check each call, make the store change and tell the LoopRunner
+ * (loop-runner.ts), which owns the loops and every timer; push-rules.ts keeps the push rules.
  * The facade checks that the queue is open, hands out consumers, and owns its close.
  *
  * The engine knows its store by the ports alone (core/ports/): opening one by URL is the
@@ -21,14 +21,14 @@ import type { Limits, ScheduleInput, WhenInput } from '../core/task/validate.js'
 import type { PushPage, PushPageOptions, SetPushResult } from './push/push-rules.js';
 import { buildQueueParts, type QueueParts } from './queue-parts.js';
 import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TaskPage, TransactionOption } from './queue-types.js';
-import type { RecurringSchedules } from './cron/schedules.js';
+import type { RecurringSchedules } from './recurring/recurring-schedules.js';
 import type { Topics } from './topics/topics.js';
 import { Worker, type Handler, type WorkerCloseOptions, type WorkOptions } from './workers/worker.js';
 
 type Phase = 'open' | 'closing' | 'closed';
 const OUTCOME: OutcomeOption = { outcome: true };
 
-export class DelayQueue {
+export class EngineQueue {
   /** The limits in force (defaults merged with the options). */
   readonly limits: Limits;
   readonly clock: Clock;
@@ -50,8 +50,8 @@ export class DelayQueue {
   private closing: Promise<void> | null = null;
 
   /** Starts the engine over an open store, which close() will close. Options are checked first. */
-  static start(store: TaskStore, options: EngineOptions = {}): DelayQueue {
-    return new DelayQueue(store, options).startLoops();
+  static start(store: TaskStore, options: EngineOptions = {}): EngineQueue {
+    return new EngineQueue(store, options).startLoops();
   }
 
   /** Builds every part complete, the observer included (queue-parts.ts); nothing runs until startLoops(). */
@@ -65,13 +65,13 @@ export class DelayQueue {
   }
 
   protected startLoops(): this {
-    this.parts.scheduler.start();
+    this.parts.runner.start();
     return this;
   }
 
   /** Reads the store's paused topics and topic limits now (DelayQueue.open waits for it, so none is delivered past them after open resolves). */
   protected async readPausedTopics(): Promise<void> {
-    await Promise.all([this.parts.scheduler.pauses.refresh(), this.parts.scheduler.flow.refresh()]);
+    await Promise.all([this.parts.runner.pauses.refresh(), this.parts.runner.flow.refresh()]);
   }
 
   // Producers
@@ -218,7 +218,7 @@ export class DelayQueue {
     validateTopic(topic, this.limits);
     const { max, waitMs, ttrMs } = validateReserveOptions(options, this.limits);
     const signals = options.signal ? [this.closeSignal.signal, options.signal] : [this.closeSignal.signal];
-    return (await this.parts.scheduler.longPoll(topic, max, waitMs, ttrMs, signals)) as Delivery<P>[];
+    return (await this.parts.runner.longPoll(topic, max, waitMs, ttrMs, signals)) as Delivery<P>[];
   }
 
   /**
@@ -349,12 +349,12 @@ export class DelayQueue {
     this.closeSignal.abort();
     // Workers stop reserving now; their running handlers are awaited below, renewed meanwhile.
     const workersClosed = Promise.all([...this.workers].map((w) => w.close(options)));
-    await this.parts.scheduler.stop();
+    await this.parts.runner.stop();
     await workersClosed;
-    this.parts.scheduler.renewer.stop();
+    this.parts.runner.renewer.stop();
     await this.parts.context.inFlight.settled();
     this.phase = 'closed';
-    this.parts.scheduler.seal();
+    this.parts.runner.seal();
     await this.store.close();
   }
 

@@ -45,7 +45,7 @@ export interface FlowTicket {
   readonly granted: number;
 }
 
-export class TopicFlow {
+export class FlowControl {
   private limits: Readonly<Dict<TopicLimits>> = dict();
   private readonly sync: VersionedSync<LimitedTopics>;
   private readonly throttledCounts = new Map<string, number>();

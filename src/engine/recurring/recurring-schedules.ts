@@ -17,7 +17,7 @@ import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from
 import { compileCron } from './cron-pattern.js';
 import type { InFlight } from '../in-flight.js';
 import type { LoopContext } from '../loop-context.js';
-import type { RecurringScheduleCounts, RecurringScheduleLoop } from './schedule-loop.js';
+import type { RecurringScheduleCounts, RecurringScheduleLoop } from './recurring-loop.js';
 
 /** A schedule as callers see it. */
 export interface RecurringScheduleInfo {

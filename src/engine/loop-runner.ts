@@ -1,5 +1,5 @@
 /**
- * The Scheduler owns the engine's loops (asynq's server.go to their forwarder.go,
+ * The LoopRunner owns the engine's loops (asynq's server.go to their forwarder.go,
  * recoverer.go, janitor.go): it builds each one complete over the store's ports, starts
  * them in this order and stops them in reverse.
  *
@@ -31,7 +31,7 @@
  * -> sealed. `start` runs once, from built; `stop` from any phase resolves once the loops
  * have stopped (the same promise when called again; before a start it stops the loops that
  * never ran, which releases what they hold, such as the push transport); a stopped
- * Scheduler never starts again. Timers are still placed while stopping and stopped, since
+ * LoopRunner never starts again. Timers are still placed while stopping and stopped, since
  * handlers running at close still settle, until `seal()` (the store is about to close).
  */
 import { onPartial } from '../core/partial-batch.js';
@@ -40,7 +40,7 @@ import type { PushPorts } from '../core/push.js';
 import { isPushLane, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
 import { decodeDelivery } from '../core/task/undecodable.js';
 import type { Dispatcher } from './dispatch/dispatcher.js';
-import { compileCron } from './cron/cron-pattern.js';
+import { compileCron } from './recurring/cron-pattern.js';
 import { Expirer } from './tasks/expirer.js';
 import { Janitor } from './tasks/janitor.js';
 import { LatenessRecorder } from './lateness.js';
@@ -52,13 +52,13 @@ import type { LoopContext } from './loop-context.js';
 import { DeliveryGate } from './topics/delivery-gate.js';
 import { Pusher } from './push/pusher.js';
 import { Renewer, type Held } from './workers/renewer.js';
-import { RecurringScheduleLoop } from './cron/schedule-loop.js';
+import { RecurringScheduleLoop } from './recurring/recurring-loop.js';
 import { SharedDispatcher } from './dispatch/shared-dispatcher.js';
 import { TimerDriver } from './timers/timer-driver.js';
-import { TopicFlow } from './topics/topic-flow.js';
+import { FlowControl } from './topics/flow-control.js';
 import { TopicPauses } from './topics/topic-pauses.js';
 import type { QueueStats } from './queue-types.js';
-import { QueueWorkSource, type WorkScheduler } from './workers/work-source.js';
+import { QueueWorkSource, type WorkerHooks } from './workers/work-source.js';
 
 /** What push delivery needs from the queue: its ports, and the queue's nack (validated like a consumer's). */
 export interface PushSetup {
@@ -68,10 +68,10 @@ export interface PushSetup {
   readonly defaultSecret: string | null;
 }
 
-/** Where the Scheduler is in its life (see the header). */
-export type SchedulerPhase = 'built' | 'running' | 'stopping' | 'stopped' | 'sealed';
+/** Where the LoopRunner is in its life (see the header). */
+export type RunnerPhase = 'built' | 'running' | 'stopping' | 'stopped' | 'sealed';
 
-export class Scheduler implements WorkScheduler {
+export class LoopRunner implements WorkerHooks {
   private readonly expirer: Expirer;
   /**
    * Renews the reservations of handlers still running (renewer.ts): started with the loops,
@@ -81,7 +81,7 @@ export class Scheduler implements WorkScheduler {
   /** The paused topics (DelayQueue.topics reaches them through it). */
   readonly pauses: TopicPauses;
   /** The topics' flow limits (DelayQueue.topics reaches them through it). */
-  readonly flow: TopicFlow;
+  readonly flow: FlowControl;
   /** The check of a topic's pause and limits at hand-out (delivery-gate.ts). */
   readonly gate: DeliveryGate;
   private readonly dispatcher: Dispatcher;
@@ -99,7 +99,7 @@ export class Scheduler implements WorkScheduler {
   private readonly lateness = new LatenessRecorder();
   /** The own push url of each task the Pusher reserved from a push lane, by its delivery. */
   private readonly pushTargets = new WeakMap<Delivery, string>();
-  private current: SchedulerPhase = 'built';
+  private current: RunnerPhase = 'built';
   private stopping: Promise<void> | null = null;
   /** Reserve long-polls waiting now (calls of DelayQueue.reserve with waitMs > 0 not yet answered). */
   private waiting = 0;
@@ -119,7 +119,7 @@ export class Scheduler implements WorkScheduler {
       },
     });
     this.pauses = new TopicPauses(context);
-    this.flow = new TopicFlow(context);
+    this.flow = new FlowControl(context);
     const { pauses, flow } = this;
     this.gate = new DeliveryGate(context, pauses, flow);
     const gate = this.gate;
@@ -137,7 +137,7 @@ export class Scheduler implements WorkScheduler {
       planning: store.shared?.schedulePlanning ?? null,
     });
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
-    const pushScheduler: WorkScheduler = {
+    const pushHooks: WorkerHooks = {
       reserve: this.reserveForPush,
       remove: (id) => this.remove(id),
       watch: (d) => this.watch(d),
@@ -151,7 +151,7 @@ export class Scheduler implements WorkScheduler {
         ? null
         : new Pusher(context, {
             ports: push.ports,
-            source: new QueueWorkSource(context, { scheduler: pushScheduler, nack: push.nack, defer: (d, runAt) => this.defer(d, runAt) }),
+            source: new QueueWorkSource(context, { runner: pushHooks, nack: push.nack, defer: (d, runAt) => this.defer(d, runAt) }),
             defaultSecret: push.defaultSecret,
             targetOf: (delivery) => this.pushTargets.get(delivery),
           });
@@ -165,7 +165,7 @@ export class Scheduler implements WorkScheduler {
     });
   }
 
-  get phase(): SchedulerPhase {
+  get phase(): RunnerPhase {
     return this.current;
   }
 
@@ -185,9 +185,9 @@ export class Scheduler implements WorkScheduler {
     };
   }
 
-  /** Starts the loops in order: built -> running. Throws in any other phase (a Scheduler runs once). */
+  /** Starts the loops in order: built -> running. Throws in any other phase (a LoopRunner runs once). */
   start(): void {
-    if (this.current !== 'built') throw new Error(`Scheduler.start: the scheduler is ${this.current}; it starts once, from built`);
+    if (this.current !== 'built') throw new Error(`LoopRunner.start: the loop runner is ${this.current}; it starts once, from built`);
     this.current = 'running';
     this.expirer.start();
     this.renewer.start();
@@ -234,7 +234,7 @@ export class Scheduler implements WorkScheduler {
 
   /** No timer is placed from now on: the store is closing. Only once stopped. */
   seal(): void {
-    if (this.current !== 'stopped' && this.current !== 'sealed') throw new Error(`Scheduler.seal: the scheduler is ${this.current}; it seals once stopped`);
+    if (this.current !== 'stopped' && this.current !== 'sealed') throw new Error(`LoopRunner.seal: the loop runner is ${this.current}; it seals once stopped`);
     this.current = 'sealed';
   }
 

@@ -1,6 +1,6 @@
-// The Scheduler's lifecycle (built -> running -> stopping -> stopped -> sealed), table-driven
+// The LoopRunner's lifecycle (built -> running -> stopping -> stopped -> sealed), table-driven
 // like asynq's server state tests: each row starts from a phase, makes one call and says
-// what it answers and where the Scheduler ends up. Real parts on a ManualClock, no sleeps.
+// what it answers and where the LoopRunner ends up. Real parts on a ManualClock, no sleeps.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
@@ -10,13 +10,13 @@ import type { TimerRef } from '../../src/core/task/model.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { InFlight } from '../../src/engine/in-flight.js';
 import type { LoopContext } from '../../src/engine/loop-context.js';
-import { Scheduler, type SchedulerPhase } from '../../src/engine/scheduler.js';
+import { LoopRunner, type RunnerPhase } from '../../src/engine/loop-runner.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { T0, flush } from '../helpers/engine.js';
 import { ScriptedTransport, testSigner } from '../helpers/push.js';
 
 interface Built {
-  readonly scheduler: Scheduler;
+  readonly runner: LoopRunner;
   readonly clock: ManualClock;
   readonly store: MemoryStore;
   readonly transport: ScriptedTransport;
@@ -28,106 +28,106 @@ function build(): Built {
   const context: LoopContext = { store, clock, logger: silentLogger, observer: NO_OBSERVER, tuning: DEFAULT_ENGINE_TUNING, inFlight: new InFlight() };
   const transport = new ScriptedTransport(clock);
   const push = { ports: { transport, signer: testSigner }, nack: async () => undefined, defaultSecret: null };
-  return { scheduler: new Scheduler(context, { push }), clock, store, transport };
+  return { runner: new LoopRunner(context, { push }), clock, store, transport };
 }
 
-/** Brings a fresh Scheduler to `phase` by its own calls. */
-async function reach(phase: SchedulerPhase): Promise<Built> {
+/** Brings a fresh LoopRunner to `phase` by its own calls. */
+async function reach(phase: RunnerPhase): Promise<Built> {
   const built = build();
-  const { scheduler } = built;
+  const { runner } = built;
   if (phase === 'built') return built;
-  scheduler.start();
+  runner.start();
   if (phase === 'running') return built;
-  const stopped = scheduler.stop();
+  const stopped = runner.stop();
   if (phase === 'stopping') return built;
   await stopped;
   if (phase === 'stopped') return built;
-  scheduler.seal();
+  runner.seal();
   return built;
 }
 
 type Call = 'start' | 'stop' | 'seal';
-const CALLS: Readonly<Record<Call, (s: Scheduler) => Promise<void>>> = {
+const CALLS: Readonly<Record<Call, (s: LoopRunner) => Promise<void>>> = {
   start: async (s) => s.start(),
   stop: (s) => s.stop(),
   seal: async (s) => s.seal(),
 };
 
 // from, call -> answer ('ok' or the error), then the phase once the call has settled.
-const TABLE: readonly [SchedulerPhase, Call, 'ok' | RegExp, SchedulerPhase][] = [
+const TABLE: readonly [RunnerPhase, Call, 'ok' | RegExp, RunnerPhase][] = [
   ['built', 'start', 'ok', 'running'],
   ['built', 'stop', 'ok', 'stopped'],
-  ['built', 'seal', /^Error: Scheduler\.seal: the scheduler is built/, 'built'],
-  ['running', 'start', /^Error: Scheduler\.start: the scheduler is running/, 'running'],
+  ['built', 'seal', /^Error: LoopRunner\.seal: the loop runner is built/, 'built'],
+  ['running', 'start', /^Error: LoopRunner\.start: the loop runner is running/, 'running'],
   ['running', 'stop', 'ok', 'stopped'],
-  ['running', 'seal', /^Error: Scheduler\.seal: the scheduler is running/, 'running'],
-  ['stopping', 'start', /^Error: Scheduler\.start: the scheduler is stopping/, 'stopping'],
+  ['running', 'seal', /^Error: LoopRunner\.seal: the loop runner is running/, 'running'],
+  ['stopping', 'start', /^Error: LoopRunner\.start: the loop runner is stopping/, 'stopping'],
   ['stopping', 'stop', 'ok', 'stopped'],
-  ['stopping', 'seal', /^Error: Scheduler\.seal: the scheduler is stopping/, 'stopping'],
-  ['stopped', 'start', /^Error: Scheduler\.start: the scheduler is stopped/, 'stopped'],
+  ['stopping', 'seal', /^Error: LoopRunner\.seal: the loop runner is stopping/, 'stopping'],
+  ['stopped', 'start', /^Error: LoopRunner\.start: the loop runner is stopped/, 'stopped'],
   ['stopped', 'stop', 'ok', 'stopped'],
   ['stopped', 'seal', 'ok', 'sealed'],
-  ['sealed', 'start', /^Error: Scheduler\.start: the scheduler is sealed/, 'sealed'],
+  ['sealed', 'start', /^Error: LoopRunner\.start: the loop runner is sealed/, 'sealed'],
   ['sealed', 'stop', 'ok', 'sealed'],
   ['sealed', 'seal', 'ok', 'sealed'],
 ];
 
-describe('Scheduler lifecycle', () => {
+describe('LoopRunner lifecycle', () => {
   for (const [from, call, answer, to] of TABLE) {
     it(`${from} + ${call}() -> ${answer === 'ok' ? 'ok' : 'throws'}, then ${to}`, async () => {
-      const { scheduler, clock, store } = await reach(from);
-      assert.equal(scheduler.phase, from);
-      const result = CALLS[call](scheduler);
+      const { runner, clock, store } = await reach(from);
+      assert.equal(runner.phase, from);
+      const result = CALLS[call](runner);
       if (answer === 'ok') await result;
       else await assert.rejects(result, (error: unknown) => answer.test(String(error)));
-      assert.equal(scheduler.phase, to);
+      assert.equal(runner.phase, to);
       // Whatever the path, once stopped no loop keeps a timer on the clock.
-      await scheduler.stop();
+      await runner.stop();
       assert.equal(clock.pendingTimers, 0);
       await store.close();
     });
   }
 
   it('stop() called twice answers the same promise; the loops stop once', async () => {
-    const { scheduler, transport, store } = await reach('running');
-    const first = scheduler.stop();
-    assert.equal(scheduler.phase, 'stopping');
-    assert.equal(scheduler.stop(), first);
+    const { runner, transport, store } = await reach('running');
+    const first = runner.stop();
+    assert.equal(runner.phase, 'stopping');
+    assert.equal(runner.stop(), first);
     await first;
-    assert.equal(scheduler.phase, 'stopped');
+    assert.equal(runner.phase, 'stopped');
     assert.equal(transport.closed, true);
     await store.close();
   });
 
   it('stop() before start() stops the loops that never ran, releasing what they hold (the push transport)', async () => {
-    const { scheduler, transport, clock, store } = build();
-    await scheduler.stop();
-    assert.equal(scheduler.phase, 'stopped');
+    const { runner, transport, clock, store } = build();
+    await runner.stop();
+    assert.equal(runner.phase, 'stopped');
     assert.equal(transport.closed, true);
     assert.equal(clock.pendingTimers, 0);
-    assert.throws(() => scheduler.start(), /the scheduler is stopped; it starts once, from built/);
+    assert.throws(() => runner.start(), /the loop runner is stopped; it starts once, from built/);
     await store.close();
   });
 
   it('start() arms the loops on the clock; stop() disarms every one', async () => {
-    const { scheduler, clock, store } = build();
+    const { runner, clock, store } = build();
     assert.equal(clock.pendingTimers, 0, 'built: nothing runs');
-    scheduler.start();
+    runner.start();
     await flush();
     assert.ok(clock.pendingTimers > 0, 'running: the janitor, the pusher and the recurring loop wait on the clock');
-    await scheduler.stop();
+    await runner.stop();
     assert.equal(clock.pendingTimers, 0);
     await store.close();
   });
 
   it('timers are placed while stopped (handlers still settle at close), never once sealed', async () => {
-    const { scheduler, store } = await reach('stopped');
+    const { runner, store } = await reach('stopped');
     const ref = (id: string): TimerRef => ({ id, topic: 't', kind: 'run', dueAt: T0 + 1_000, seq: 0, receipt: null });
-    scheduler.place(ref('a'), true);
-    assert.equal(scheduler.stats().timers, 1);
-    scheduler.seal();
-    scheduler.place(ref('b'), true);
-    assert.equal(scheduler.stats().timers, 1);
+    runner.place(ref('a'), true);
+    assert.equal(runner.stats().timers, 1);
+    runner.seal();
+    runner.place(ref('b'), true);
+    assert.equal(runner.stats().timers, 1);
     await store.close();
   });
 });
