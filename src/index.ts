@@ -40,7 +40,7 @@ export { ackEachOneByOne, cancelEachOneByOne, reserveRefsByIds } from './core/ba
 export { cutPage, cutPageAsync, listedSize, TASK_PAGE_SIZE } from './core/task/list-page.js';
 export { Worker } from './engine/workers/worker.js';
 export type { Handler, HandlerAckOptions, HandlerContext, HandlerNackOptions, WorkOptions } from './engine/workers/worker.js';
-export type { LatenessSummary } from './engine/lateness.js';
+export type { LatenessSummary } from './engine/dispatch/lateness.js';
 export { systemClock } from './engine/timers/wall-clock.js';
 export { openStore } from './stores/open-store.js';
 export { storeSystemClock } from './stores/system-clock.js';

@@ -7,7 +7,7 @@
  *   Renewer        the reservations of handlers still running, extended in one store call a
  *                  round (stopped by the queue, after its workers: they run on while it closes)
  *   TopicPauses    the paused topics, read again from the store every pauseSyncMs; the
- *                  dispatcher reserves nothing of them
+ *   FlowControl    topics' flow limits likewise; the dispatcher reserves past neither
  *   Dispatcher     due tasks reach consumers: LocalDispatcher (in-process ReadyQueue) or, for
  *                  a store several processes share, SharedDispatcher (through the Promoter)
  *   TimerDriver    the timing wheel and its one timer: hands due timers to the two above
@@ -18,14 +18,11 @@
  *   RecurringScheduleLoop  creates the occurrences of recurring schedules ahead of their
  *                  time, as ordinary tasks with derived ids (docs/cron.md)
  *
- * Each is built over the same LoopContext (loop-context.ts) and its own named parameters.
- *
- * Between them it places every timer the engine learns of (a task scheduled, moved or
- * retried, a reservation made, a timer loaded): into the wheel when it falls within the
- * loaded window, to the dispatcher or the expirer when it is due already, nowhere when it
- * lies beyond the window (the loader reads it when its time comes near). Tasks are created
- * through it too (`createTasks`: the facade's schedule and the recurring occurrences), so a
- * new task's timer has one way in, and a moved one another (`move`).
+ * Each is built over the same LoopContext (loop-context.ts) and its own named parameters,
+ * in the order of what it needs: the timer routes (timers/timer-routes.ts: where every timer
+ * goes), the hand-out of reserved tasks (dispatch/hand-out.ts), then the Settlements the
+ * Pusher nacks its failed pushes through, then the Pusher. Between the loops it routes the
+ * timers that fall due (`onDue`) and the consumers' reserves (`reserve`, `longPoll`).
  *
  * Its lifecycle is explicit (asynq's server state): built -> running -> stopping -> stopped
  * -> sealed. `start` runs once, from built; `stop` from any phase resolves once the loops
@@ -34,38 +31,46 @@
  * LoopRunner never starts again. Timers are still placed while stopping and stopped, since
  * handlers running at close still settle, until `seal()` (the store is about to close).
  */
-import { onPartial } from '../core/partial-batch.js';
-import type { RemoteTimerSource, ScheduleOutcome } from '../core/ports/index.js';
 import type { PushPorts } from '../core/push.js';
-import { isPushLane, type Delivery, type NewTaskRecord, type ReservedTask, type TimerRef } from '../core/task/model.js';
-import { decodeDelivery } from '../core/task/undecodable.js';
+import { isPushLane, type Delivery, type ReservedTask, type TimerRef } from '../core/task/model.js';
+import type { Limits } from '../core/task/validate.js';
 import type { Dispatcher } from './dispatch/dispatcher.js';
+import { HandOut } from './dispatch/hand-out.js';
+import { LocalDispatcher } from './dispatch/local-dispatcher.js';
+import { SharedDispatcher } from './dispatch/shared-dispatcher.js';
+import type { LoopContext } from './loop-context.js';
+import { Pusher } from './push/pusher.js';
+import type { QueueStats } from './queue-types.js';
 import { compileCron } from './recurring/cron-pattern.js';
+import { RecurringScheduleLoop } from './recurring/recurring-loop.js';
 import { Expirer } from './tasks/expirer.js';
 import { Janitor } from './tasks/janitor.js';
-import { LatenessRecorder } from './lateness.js';
-import { Loader } from './timers/loader.js';
-import { LocalDispatcher } from './dispatch/local-dispatcher.js';
-import { NoticeTimers } from './timers/notice-timers.js';
 import { Quarantine } from './tasks/quarantine.js';
-import type { LoopContext } from './loop-context.js';
-import { DeliveryGate } from './topics/delivery-gate.js';
-import { Pusher } from './push/pusher.js';
-import { Renewer, type Held } from './workers/renewer.js';
-import { RecurringScheduleLoop } from './recurring/recurring-loop.js';
-import { SharedDispatcher } from './dispatch/shared-dispatcher.js';
+import { Settlements } from './tasks/settlements.js';
+import { Loader } from './timers/loader.js';
+import { NoticeTimers } from './timers/notice-timers.js';
 import { TimerDriver } from './timers/timer-driver.js';
+import { TimerRoutes } from './timers/timer-routes.js';
+import { DeliveryGate } from './topics/delivery-gate.js';
 import { FlowControl } from './topics/flow-control.js';
 import { TopicPauses } from './topics/topic-pauses.js';
-import type { QueueStats } from './queue-types.js';
+import { Renewer, type Held } from './workers/renewer.js';
 import { QueueWorkSource, type WorkerHooks } from './workers/work-source.js';
 
-/** What push delivery needs from the queue: its ports, and the queue's nack (validated like a consumer's). */
+/** What push delivery needs from the queue: its ports and its default secret. */
 export interface PushSetup {
   readonly ports: PushPorts;
-  readonly nack: (delivery: Delivery, error: string, delayMs?: number, outcome?: string) => Promise<unknown>;
   /** Signs the pushes of tasks with their own url on a topic without a subscription; null: none. */
   readonly defaultSecret: string | null;
+}
+
+export interface LoopRunnerParams {
+  /** Null when push is not configured. */
+  readonly push: PushSetup | null;
+  /** The queue's limits, for the calls of the settlements built here. */
+  readonly limits: Limits;
+  /** Randomness for backoff jitter. */
+  readonly random: () => number;
 }
 
 /** Where the LoopRunner is in its life (see the header). */
@@ -78,67 +83,84 @@ export class LoopRunner implements WorkerHooks {
    * stopped by the queue once its workers have closed (they may run on while it closes).
    */
   readonly renewer: Renewer;
-  /** The paused topics (DelayQueue.topics reaches them through it). */
+  /** The paused topics (EngineQueue.topics reaches them through it). */
   readonly pauses: TopicPauses;
-  /** The topics' flow limits (DelayQueue.topics reaches them through it). */
+  /** The topics' flow limits (EngineQueue.topics reaches them through it). */
   readonly flow: FlowControl;
-  /** The check of a topic's pause and limits at hand-out (delivery-gate.ts). */
+  /** The check of a topic's pause and flow limits at hand-out (delivery-gate.ts). */
   readonly gate: DeliveryGate;
   private readonly dispatcher: Dispatcher;
   private readonly driver: TimerDriver;
   private readonly loader: Loader;
+  /** Where every timer goes; the facade's task changes and the settlements place theirs through it. */
+  readonly timers: TimerRoutes;
+  private readonly handOut: HandOut;
   private readonly janitor: Janitor;
+  /** ack, ackMany, nack, extend: built here, before the Pusher, which nacks its failed pushes through them. */
+  readonly settlements: Settlements;
   private readonly pusher: Pusher | null;
-  private readonly notices: NoticeTimers;
   /** Rows that cannot be read, taken out of delivery (quarantine.ts); the inspection's reads use it too. */
   readonly quarantine: Quarantine;
   /** The push transport was warmed for a loaded task with its own url (warmTaskUrls). */
   private taskUrlsWarmed = false;
-  /** Recurring schedules: DelayQueue.schedules reaches it through `recurring`. */
+  /** Recurring schedules: EngineQueue.schedules reaches it through `recurring`. */
   readonly recurring: RecurringScheduleLoop;
-  private readonly lateness = new LatenessRecorder();
-  /** The own push url of each task the Pusher reserved from a push lane, by its delivery. */
-  private readonly pushTargets = new WeakMap<Delivery, string>();
   private current: RunnerPhase = 'built';
   private stopping: Promise<void> | null = null;
-  /** Reserve long-polls waiting now (calls of DelayQueue.reserve with waitMs > 0 not yet answered). */
+  /** Reserve long-polls waiting now (calls of reserve with waitMs > 0 not yet answered). */
   private waiting = 0;
   readonly observer: LoopContext['observer'];
 
   constructor(
     private readonly context: LoopContext,
-    { push }: { push: PushSetup | null },
+    { push, limits, random }: LoopRunnerParams,
   ) {
     const { store, tuning } = context;
     this.observer = context.observer;
-    this.expirer = new Expirer(context, { place: this.place });
+    // The expirer, the renewer, the dispatcher and the loader reach the timer routes, built
+    // below over the driver and the loader, only when a timer or a reservation comes: after this constructor.
+    this.expirer = new Expirer(context, { place: (ref) => this.timers.place(ref) });
     this.renewer = new Renewer(context, {
       extended: (id, receipt, until, topic) => {
-        this.extended(id, receipt, until);
+        this.timers.extended(id, receipt, until);
         this.flow.renewed(topic, receipt, until);
       },
     });
     this.pauses = new TopicPauses(context);
     this.flow = new FlowControl(context);
     const { pauses, flow } = this;
-    this.gate = new DeliveryGate(context, pauses, flow);
-    const gate = this.gate;
+    const gate = (this.gate = new DeliveryGate(context, pauses, flow));
     const giveBack = (records: readonly ReservedTask[]): Promise<void> => this.giveBack(records);
     this.dispatcher =
       store.shared !== null
-        ? new SharedDispatcher(context, { shared: store.shared, placeRemote: this.placeRemote, pauses, flow, gate, giveBack })
+        ? new SharedDispatcher(context, { shared: store.shared, placeRemote: (ref, source) => this.timers.placeRemote(ref, source), pauses, flow, gate, giveBack })
         : new LocalDispatcher(context, { pauses, flow, gate, giveBack });
-    this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined });
-    this.loader = new Loader(context, { place: this.placeLoaded, backlog: this.dispatcher });
+    const driver = (this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined }));
+    const loader = (this.loader = new Loader(context, { place: (ref) => this.timers.placeLoaded(ref), backlog: this.dispatcher }));
+    const window = (): number => loader.loadTarget;
+    const open = (): boolean => this.current !== 'sealed';
+    const notices = new NoticeTimers(context, { driver, window, open, due: (ref) => this.onDue([ref]), knowsLane: (lane) => this.pusher?.hasLane(lane) ?? true });
+    this.timers = new TimerRoutes(context, { driver, window, open, due: this.onDue, notices, pushLaneLoaded: (id) => this.warmTaskUrls(id) });
+    this.quarantine = new Quarantine(context, (ref) => this.timers.move(ref));
+    this.handOut = new HandOut({ observer: this.observer, quarantine: this.quarantine, settled: (topic, receipt) => this.settled(topic, receipt), watch: (d) => this.timers.watch(d) });
     this.janitor = new Janitor(context);
     this.recurring = new RecurringScheduleLoop(context, {
       compile: compileCron,
-      create: async (tasks) => void (await this.createTasks(tasks)),
+      create: async (tasks) => void (await this.timers.createTasks(tasks)),
       planning: store.shared?.schedulePlanning ?? null,
     });
+    this.settlements = new Settlements(context, { timers: this.timers, flow, limits, random });
+    this.pusher = push === null ? null : this.buildPusher(push);
+  }
+
+  private buildPusher(push: PushSetup): Pusher {
     // The pusher's workers reserve past the pull gate: the pushed topics' tasks are theirs.
     const pushHooks: WorkerHooks = {
-      reserve: this.reserveForPush,
+      reserve: (topic, max, signal, ttrMs, watch) => {
+        const { handOut } = this;
+        const deliver = isPushLane(topic) ? (watch ? handOut.deliverTargetWatched : handOut.deliverTarget) : watch ? handOut.deliverWatched : handOut.deliver;
+        return this.dispatcher.reserve(topic, max, signal, ttrMs, deliver);
+      },
       remove: (id) => this.remove(id),
       watch: (d) => this.watch(d),
       hold: (held) => this.renewer.hold(held),
@@ -146,22 +168,11 @@ export class LoopRunner implements WorkerHooks {
       settled: (topic, receipt) => this.settled(topic, receipt),
       observer: this.observer,
     };
-    this.pusher =
-      push === null
-        ? null
-        : new Pusher(context, {
-            ports: push.ports,
-            source: new QueueWorkSource(context, { runner: pushHooks, nack: push.nack, defer: (d, runAt) => this.defer(d, runAt) }),
-            defaultSecret: push.defaultSecret,
-            targetOf: (delivery) => this.pushTargets.get(delivery),
-          });
-    this.quarantine = new Quarantine(context, (ref) => this.move(ref));
-    this.notices = new NoticeTimers(context, {
-      driver: this.driver,
-      window: () => this.loader.loadTarget,
-      open: () => this.current !== 'sealed',
-      due: (ref) => this.onDue([ref]),
-      knowsLane: (lane) => this.pusher?.hasLane(lane) ?? true,
+    return new Pusher(this.context, {
+      ports: push.ports,
+      source: new QueueWorkSource(this.context, { runner: pushHooks, nack: this.settlements.nackDelivery, defer: (d, runAt) => this.defer(d, runAt) }),
+      defaultSecret: push.defaultSecret,
+      targetOf: (delivery) => this.handOut.targetOf(delivery),
     });
   }
 
@@ -169,7 +180,7 @@ export class LoopRunner implements WorkerHooks {
     return this.current;
   }
 
-  /** What the engine holds, for DelayQueue.stats(): the wheel, the ready backlog, long-polls, lateness, push. */
+  /** What the engine holds, for stats(): the wheel, the ready backlog, long-polls, lateness, push. */
   stats(): Omit<QueueStats, 'store' | 'counts' | 'topics' | 'unavailable'> {
     const push = this.pusher?.stats() ?? null;
     return {
@@ -180,7 +191,7 @@ export class LoopRunner implements WorkerHooks {
       paused: this.pauses.list(),
       limits: this.flow.list(),
       throttled: this.flow.throttled(),
-      lateness: this.lateness.summary(),
+      lateness: this.handOut.latenessSummary(),
       ...(push !== null ? { push } : {}),
     };
   }
@@ -238,40 +249,9 @@ export class LoopRunner implements WorkerHooks {
     this.current = 'sealed';
   }
 
-  /**
-   * Creates tasks (an id that exists is left as it is: a retried call, an occurrence another
-   * process made first), counts those created, and places their timers: the one way a new
-   * task's timer comes in.
-   */
-  async createTasks(tasks: readonly NewTaskRecord[]): Promise<ScheduleOutcome[]> {
-    const { store, clock, inFlight } = this.context;
-    const settle = (outcomes: readonly (ScheduleOutcome | undefined)[]): void => {
-      for (let i = 0; i < outcomes.length; i++) {
-        const outcome = outcomes[i];
-        if (outcome === undefined) continue;
-        if (outcome.created) this.observer.scheduled(tasks[i]!.topic, 1);
-        if (outcome.ref === null) continue;
-        // A ref not created now is a task already pending: its timer may be in the wheel already.
-        if (outcome.created) this.place(outcome.ref, true);
-        else this.placeLoaded(outcome.ref);
-      }
-    };
-    // A partition that could not be written fails only its tasks: the others are stored and
-    // get their timers all the same.
-    const outcomes = await inFlight.track(store.schedule(tasks, clock.now())).catch((error: unknown) => onPartial(error, settle));
-    settle(outcomes);
-    return outcomes;
-  }
-
   /** A delivery of `topic` (its receipt) was settled (acked, nacked, deferred): its flow slot is freed. */
   settled(topic: string, receipt: string): void {
     this.flow.settled(topic, receipt);
-  }
-
-  /** The task's timer moved (rescheduled, retried, deferred): the old one goes, the new one is placed. */
-  move(ref: TimerRef): void {
-    this.driver.remove(ref.id);
-    this.place(ref);
   }
 
   /**
@@ -284,7 +264,7 @@ export class LoopRunner implements WorkerHooks {
     const outcome = await inFlight.track(store.defer(delivery.id, delivery.receipt, runAt, clock.now()));
     if (outcome.status === 'deferred') {
       this.settled(delivery.topic, delivery.receipt);
-      this.move(outcome.ref);
+      this.timers.move(outcome.ref);
     }
     else logger.warn({ id: delivery.id, outcome: outcome.status }, 'giving a reservation back after it ran out');
   }
@@ -309,14 +289,14 @@ export class LoopRunner implements WorkerHooks {
    * only those of handlers still running a turn later).
    */
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> {
-    const deliver = watch ? this.deliverWatched : this.deliver;
+    const deliver = watch ? this.handOut.deliverWatched : this.handOut.deliver;
     if (this.pusher === null) return this.dispatcher.reserve(topic, max, signal, ttrMs, deliver);
     // Pull consumers get nothing of a topic with a push subscription.
     return this.pusher.pull(topic, signal, (gated) => this.dispatcher.reserve(topic, max, gated, ttrMs, deliver));
   }
 
   /**
-   * A pull consumer's reserve (DelayQueue.reserve): waits up to `waitMs` for a due task, or
+   * A pull consumer's reserve (EngineQueue.reserve): waits up to `waitMs` for a due task, or
    * until one of `signals` aborts, counted in `waiting` meanwhile.
    */
   async longPoll(topic: string, max: number, waitMs: number, ttrMs: number | undefined, signals: readonly AbortSignal[]): Promise<Delivery[]> {
@@ -335,12 +315,9 @@ export class LoopRunner implements WorkerHooks {
     }
   }
 
-  private readonly reserveForPush = (topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]> =>
-    this.dispatcher.reserve(topic, max, signal, ttrMs, isPushLane(topic) ? (watch ? this.deliverTargetWatched : this.deliverTarget) : watch ? this.deliverWatched : this.deliver);
-
   /** Forgets the task's timer, whichever kind (it was cancelled, moved or settled). */
   remove(id: string): void {
-    this.driver.remove(id);
+    this.timers.remove(id);
   }
 
   /**
@@ -348,18 +325,8 @@ export class LoopRunner implements WorkerHooks {
    * those due waiting for a consumer (by `final`, the purge's end, at the latest).
    */
   forgetRuns(refs: readonly TimerRef[], final: boolean): void {
-    for (const ref of refs) this.driver.removeRun(ref);
+    this.timers.removeRuns(refs);
     this.dispatcher.forget(refs, final);
-  }
-
-  /**
-   * A reservation was extended to `reservedUntil`: the ttr timer this process holds for it
-   * (the same receipt) moves there. A timer held elsewhere (the owner of the task's shard)
-   * learns it when it fires: the store answers `held` (expirer.ts).
-   */
-  extended(id: string, receipt: string, reservedUntil: number): void {
-    const held = this.driver.ttrTimerOf(id);
-    if (held !== undefined && held.receipt === receipt) this.place({ ...held, dueAt: reservedUntil });
   }
 
   hold(held: Held): void {
@@ -372,35 +339,8 @@ export class LoopRunner implements WorkerHooks {
 
   /** Arms the reservation's TTR timer: if it is neither acked nor nacked by then, it expires. */
   watch(delivery: Delivery): void {
-    this.place({ id: delivery.id, topic: delivery.topic, kind: 'ttr', dueAt: delivery.reservedUntil, seq: 0, receipt: delivery.receipt });
+    this.timers.watch(delivery);
   }
-
-  /**
-   * Puts a timer where it belongs (see the header), replacing the task's timer if any.
-   * `created`: the task is new, so it has no timer to replace yet.
-   */
-  readonly place = (ref: TimerRef, created = false): void => {
-    if (this.current === 'sealed' || ref.dueAt >= this.loader.loadTarget) return;
-    const held = created ? this.driver.addNew(ref) : this.driver.add(ref);
-    if (!held) this.onDue([ref]);
-  };
-
-  /**
-   * A timer a shared store hands over: read from the store (a partition taken over, a
-   * reservation that ran out elsewhere), placed like a loaded one; or told by another
-   * process's message, which may only make the engine look again (notice-timers.ts).
-   * Neither may throw here, in the store's listener: a time that is not a whole number is dropped.
-   */
-  private readonly placeRemote = (ref: TimerRef, source: RemoteTimerSource): void => {
-    if (source === 'notice') this.notices.place(ref);
-    else if (Number.isSafeInteger(ref.dueAt)) this.placeLoaded(ref);
-  };
-
-  /** A timer read by the loader or handed over by a shared store: it may be in the wheel already. */
-  readonly placeLoaded = (ref: TimerRef): void => {
-    if (isPushLane(ref.topic)) this.warmTaskUrls(ref.id);
-    if (!this.driver.holds(ref)) this.place(ref);
-  };
 
   /**
    * The first task with its own push url that a start finds in the store (no subscription
@@ -418,38 +358,7 @@ export class LoopRunner implements WorkerHooks {
       .catch(() => undefined);
   }
 
-  private readonly deliver = (record: ReservedTask, now: number): Delivery | null => {
-    const decoded = decodeDelivery(record);
-    if (decoded.problem !== null) {
-      // Quarantined, not delivered: its flow slot is free at once (its topic, if it has one).
-      this.quarantine.reserved(record, decoded.problem);
-      if (typeof record.topic === 'string') this.settled(record.topic, record.id);
-      return null;
-    }
-    this.lateness.record(now - record.runAt);
-    this.observer.delivered(record.topic, now - record.runAt);
-    return decoded.value;
-  };
-
-  private readonly deliverWatched = (record: ReservedTask, now: number): Delivery | null => {
-    const delivery = this.deliver(record, now);
-    if (delivery !== null) this.watch(delivery);
-    return delivery;
-  };
-
-  /** A delivery of a push lane, its task's url noted for the Pusher (a Delivery has no url field). */
-  private readonly deliverTarget = (record: ReservedTask, now: number): Delivery | null => {
-    const delivery = this.deliver(record, now);
-    if (delivery !== null && record.url) this.pushTargets.set(delivery, record.url);
-    return delivery;
-  };
-
-  private readonly deliverTargetWatched = (record: ReservedTask, now: number): Delivery | null => {
-    const delivery = this.deliverTarget(record, now);
-    if (delivery !== null) this.watch(delivery);
-    return delivery;
-  };
-
+  /** Timers due: run timers to the dispatcher (and a push lane's to the Pusher), ttr timers to the expirer. */
   private readonly onDue = (due: TimerRef[]): void => {
     this.dispatcher.dispatch(due);
     for (const ref of due) {

@@ -1,5 +1,5 @@
 /**
- * The parts behind the DelayQueue facade, built complete over one store from its options
+ * The parts behind the EngineQueue facade, built complete over one store from its options
  * (each checked here: INVALID_OPTION, INVALID_SECRET) before anything runs. The one place
  * that knows how they depend on each other: the facade only calls them.
  */
@@ -7,16 +7,15 @@ import { silentLogger } from '../core/logger.js';
 import { NO_OBSERVER } from '../core/observer.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
 import type { TaskStore } from '../core/ports/index.js';
-import type { Delivery } from '../core/task/model.js';
 import type { Limits } from '../core/task/validate.js';
 import { InFlight } from './in-flight.js';
 import { Inspection } from './tasks/inspection.js';
 import type { LoopContext } from './loop-context.js';
-import { PushRules } from './push/push-rules.js';
-import type { EngineOptions, NackResult } from './queue-types.js';
+import { checkDefaultSecret, PushRules } from './push/push-rules.js';
+import type { EngineOptions } from './queue-types.js';
 import { LoopRunner } from './loop-runner.js';
 import { RecurringSchedules } from './recurring/recurring-schedules.js';
-import { Settlements } from './tasks/settlements.js';
+import type { Settlements } from './tasks/settlements.js';
 import { systemClock } from './timers/wall-clock.js';
 import { TaskChanges } from './tasks/changes.js';
 import { Topics } from './topics/topics.js';
@@ -61,21 +60,20 @@ export function buildQueueParts(store: TaskStore, options: EngineOptions, facade
     inFlight: new InFlight(),
   };
   const ports = options.push ?? null;
-  // The runner and the settlements need each other (the pusher nacks, a nack places a timer): the pusher's nack is late-bound.
-  let settlements: Settlements | null = null;
-  const nack = (d: Delivery, error: string, delayMs?: number, outcome?: string): Promise<NackResult> => settlements!.nackDelivery(d, error, delayMs, outcome);
-  let runner: LoopRunner | null = null;
-  const push = new PushRules(context, { ports, defaultSecret: options.pushSecret, applied: () => runner!.syncPush(), limits });
-  runner = new LoopRunner(context, { push: ports === null ? null : { ports, nack, defaultSecret: push.defaultSecret } });
-  settlements = new Settlements(context, { runner, limits, random: options.random ?? Math.random });
+  const defaultSecret = checkDefaultSecret(options.pushSecret);
+  // Built in the order of what each needs: the runner builds the timer routes and the
+  // settlements (its Pusher nacks failed pushes through them); the rest call into it.
+  const runner = new LoopRunner(context, { push: ports === null ? null : { ports, defaultSecret }, limits, random: options.random ?? Math.random });
+  const { timers, settlements } = runner;
+  const push = new PushRules(context, { ports, defaultSecret, applied: () => runner.syncPush(), limits });
   return {
     limits,
     context,
     runner,
-    changes: new TaskChanges(context, { runner, push, limits, defaults }),
+    changes: new TaskChanges(context, { timers, push, limits, defaults }),
     settlements,
     inspection: new Inspection(context, { runner, limits }),
-    workSource: new QueueWorkSource(context, { runner, nack, defer: (d, runAt) => runner.defer(d, runAt), settlements: () => settlements }),
+    workSource: new QueueWorkSource(context, { runner, nack: settlements.nackDelivery, defer: (d, runAt) => runner.defer(d, runAt), settlements }),
     push,
     topics: new Topics(context, { runner, limits, assertOpen: facade.assertOpen }),
     schedules: new RecurringSchedules(context, {

@@ -8,7 +8,7 @@ import type { PushPorts } from '../core/push.js';
 import type { TaskInfo, TaskState } from '../core/task/model.js';
 import type { Limits, TaskDefaults } from '../core/task/validate.js';
 import type { TimeInput } from '../core/time.js';
-import type { LatenessSummary } from './lateness.js';
+import type { LatenessSummary } from './dispatch/lateness.js';
 import type { PushStats } from './push/push-stats.js';
 
 /**

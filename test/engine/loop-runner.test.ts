@@ -7,6 +7,7 @@ import { ManualClock } from '../../src/core/manual-clock.js';
 import { NO_OBSERVER } from '../../src/core/observer.js';
 import { DEFAULT_ENGINE_TUNING } from '../../src/core/options.js';
 import type { TimerRef } from '../../src/core/task/model.js';
+import { DEFAULT_LIMITS } from '../../src/core/task/validate.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { InFlight } from '../../src/engine/in-flight.js';
 import type { LoopContext } from '../../src/engine/loop-context.js';
@@ -27,8 +28,8 @@ function build(): Built {
   const store = new MemoryStore();
   const context: LoopContext = { store, clock, logger: silentLogger, observer: NO_OBSERVER, tuning: DEFAULT_ENGINE_TUNING, inFlight: new InFlight() };
   const transport = new ScriptedTransport(clock);
-  const push = { ports: { transport, signer: testSigner }, nack: async () => undefined, defaultSecret: null };
-  return { runner: new LoopRunner(context, { push }), clock, store, transport };
+  const push = { ports: { transport, signer: testSigner }, defaultSecret: null };
+  return { runner: new LoopRunner(context, { push, limits: DEFAULT_LIMITS, random: Math.random }), clock, store, transport };
 }
 
 /** Brings a fresh LoopRunner to `phase` by its own calls. */
@@ -123,10 +124,10 @@ describe('LoopRunner lifecycle', () => {
   it('timers are placed while stopped (handlers still settle at close), never once sealed', async () => {
     const { runner, store } = await reach('stopped');
     const ref = (id: string): TimerRef => ({ id, topic: 't', kind: 'run', dueAt: T0 + 1_000, seq: 0, receipt: null });
-    runner.place(ref('a'), true);
+    runner.timers.place(ref('a'), true);
     assert.equal(runner.stats().timers, 1);
     runner.seal();
-    runner.place(ref('b'), true);
+    runner.timers.place(ref('b'), true);
     assert.equal(runner.stats().timers, 1);
     await store.close();
   });

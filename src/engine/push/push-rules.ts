@@ -35,11 +35,18 @@ export interface PushPage {
 export interface PushRulesParams {
   /** Null when push is not configured: subscriptions can be read and deleted, not set, and no task may have a url. */
   readonly ports: PushPorts | null;
-  /** The queue's default push secret (EngineOptions.pushSecret), checked here (INVALID_SECRET). */
-  readonly defaultSecret: string | undefined;
+  /** The queue's default push secret, checked (checkDefaultSecret); null: none. */
+  readonly defaultSecret: string | null;
   /** Applies the stored subscriptions to this process's pusher. */
   readonly applied: () => Promise<void>;
   readonly limits: Limits;
+}
+
+/** The queue's default push secret (EngineOptions.pushSecret), checked (INVALID_SECRET); null: none. */
+export function checkDefaultSecret(secret: string | undefined): string | null {
+  if (secret === undefined) return null;
+  if (!isValidSecret(secret)) throw new DelayQError('INVALID_SECRET', 'pushSecret: must be whsec_ followed by the base64 of 24 to 64 bytes', { field: 'pushSecret' });
+  return secret;
 }
 
 /** What `setPush` answers. */
@@ -63,11 +70,9 @@ export class PushRules {
   private readonly limits: Limits;
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, { ports, defaultSecret, applied, limits }: PushRulesParams) {
-    if (defaultSecret !== undefined && !isValidSecret(defaultSecret))
-      throw new DelayQError('INVALID_SECRET', 'pushSecret: must be whsec_ followed by the base64 of 24 to 64 bytes', { field: 'pushSecret' });
     ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
     this.ports = ports;
-    this.defaultSecret = defaultSecret ?? null;
+    this.defaultSecret = defaultSecret;
     this.applied = applied;
     this.limits = limits;
   }

@@ -1,7 +1,7 @@
 /**
  * The task changes of producers and operators (schedule, cancel, reschedule, retryDead,
  * cancelDead) for the facade: checks the call (core/task/validate.ts), makes the store
- * change, and has the LoopRunner place, move or forget the task's timer. The consumers'
+ * change, and has the timer routes place, move or forget the task's timer. The consumers'
  * changes (ack, nack) are settlements.ts.
  */
 import { DelayQError } from '../../core/errors.js';
@@ -11,10 +11,10 @@ import { resolveRunAt, validateId, validateIdBatch, validateScheduleBatch, valid
 import { createIdGenerator } from './ids.js';
 import type { LoopContext } from '../loop-context.js';
 import type { PushRules } from '../push/push-rules.js';
-import type { LoopRunner } from '../loop-runner.js';
+import type { TimerRoutes } from '../timers/timer-routes.js';
 
 export interface TaskChangesParams {
-  readonly runner: Pick<LoopRunner, 'createTasks' | 'remove' | 'move'>;
+  readonly timers: Pick<TimerRoutes, 'createTasks' | 'remove' | 'move'>;
   /** Checks the tasks with their own push url. */
   readonly push: Pick<PushRules, 'checkTargets'>;
   readonly limits: Limits;
@@ -23,15 +23,15 @@ export interface TaskChangesParams {
 
 export class TaskChanges {
   private readonly context: LoopContext;
-  private readonly runner: TaskChangesParams['runner'];
+  private readonly timers: TaskChangesParams['timers'];
   private readonly push: TaskChangesParams['push'];
   private readonly limits: Limits;
   private readonly defaults: TaskDefaults;
   private readonly makeId: () => string;
 
-  constructor(context: LoopContext, { runner, push, limits, defaults }: TaskChangesParams) {
+  constructor(context: LoopContext, { timers, push, limits, defaults }: TaskChangesParams) {
     this.context = context;
-    this.runner = runner;
+    this.timers = timers;
     this.push = push;
     this.limits = limits;
     this.defaults = defaults;
@@ -43,7 +43,7 @@ export class TaskChanges {
     const records = validateScheduleBatch(inputs, this.context.clock.now(), this.makeId, this.limits, this.defaults);
     if (records.length === 0) return [];
     if (records.some((r) => r.url !== undefined)) await this.push.checkTargets(records);
-    return this.runner.createTasks(records);
+    return this.timers.createTasks(records);
   }
 
   /**
@@ -77,7 +77,7 @@ export class TaskChanges {
     const outcome = await inFlight.track(store.cancel(id, clock.now()));
     if (outcome.status !== 'cancelled') return outcome.status;
     // The store's topic: the timer's is the task's lane, and a far task has none in the wheel.
-    this.runner.remove(id);
+    this.timers.remove(id);
     observer.settled(outcome.topic, 'cancelled');
     return 'cancelled';
   }
@@ -88,7 +88,7 @@ export class TaskChanges {
     const { store, clock, inFlight, observer } = this.context;
     const settle = (outcome: StoreCancelOutcome, i: number): CancelOutcome => {
       if (outcome.status !== 'cancelled') return outcome.status;
-      this.runner.remove(ids[i]!);
+      this.timers.remove(ids[i]!);
       observer.settled(outcome.topic, 'cancelled');
       return 'cancelled';
     };
@@ -104,7 +104,7 @@ export class TaskChanges {
     const { store, clock, inFlight } = this.context;
     const now = clock.now();
     const outcome = await inFlight.track(store.reschedule(id, validateWhen(when, now, this.limits), now));
-    if (outcome.status === 'rescheduled') this.runner.move(outcome.ref);
+    if (outcome.status === 'rescheduled') this.timers.move(outcome.ref);
     return outcome;
   }
 
@@ -121,7 +121,7 @@ export class TaskChanges {
     const { store, clock, inFlight } = this.context;
     const now = clock.now();
     const outcome = await inFlight.track(store.retryDead(id, resolveRunAt(when, now, this.limits), now));
-    if (outcome.status === 'retried') this.runner.move(outcome.ref);
+    if (outcome.status === 'retried') this.timers.move(outcome.ref);
     return outcome.status === 'retried';
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Settling deliveries (ack, ackMany, nack) for the facade and the workers, and extending a
  * reservation (extend): checks the call (core/task/validate.ts), makes the store change,
- * tells the observer, and has the LoopRunner forget the reservation's TTR timer, move it, or
+ * tells the observer, and has the timer routes forget the reservation's TTR timer, move it, or
  * place the retry's run timer.
  *
  * The store fences every settlement by its receipt, so a settlement that lost the race
@@ -14,11 +14,14 @@ import type { Delivery } from '../../core/task/model.js';
 import { validateAckBatch, validateExtendOptions, validateId, validateNackOptions, validateReceipt, type Limits } from '../../core/task/validate.js';
 import type { LoopContext } from '../loop-context.js';
 import type { ExtendOptions, ExtendResult, NackOptions, NackResult } from '../queue-types.js';
-import type { LoopRunner } from '../loop-runner.js';
+import type { TimerRoutes } from '../timers/timer-routes.js';
+import type { FlowControl } from '../topics/flow-control.js';
 import { transactionalOf } from './changes.js';
 
 export interface SettlementsParams {
-  readonly runner: Pick<LoopRunner, 'remove' | 'move' | 'settled' | 'extended'>;
+  readonly timers: Pick<TimerRoutes, 'remove' | 'move' | 'extended'>;
+  /** Frees a settled delivery's flow slot. */
+  readonly flow: Pick<FlowControl, 'settled'>;
   readonly limits: Limits;
   /** Randomness for backoff jitter. */
   readonly random: () => number;
@@ -26,13 +29,15 @@ export interface SettlementsParams {
 
 export class Settlements {
   private readonly context: LoopContext;
-  private readonly runner: SettlementsParams['runner'];
+  private readonly timers: SettlementsParams['timers'];
+  private readonly flow: SettlementsParams['flow'];
   private readonly limits: Limits;
   private readonly random: () => number;
 
-  constructor(context: LoopContext, { runner, limits, random }: SettlementsParams) {
+  constructor(context: LoopContext, { timers, flow, limits, random }: SettlementsParams) {
     this.context = context;
-    this.runner = runner;
+    this.timers = timers;
+    this.flow = flow;
     this.limits = limits;
     this.random = random;
   }
@@ -44,11 +49,11 @@ export class Settlements {
     const outcome = await inFlight.track(store.ack(id, validateReceipt(receipt), clock.now()));
     if (outcome.status === 'not_found') throw notFound(id);
     if (outcome.status === 'stale') throw staleReceipt(id);
-    this.runner.remove(id);
+    this.timers.remove(id);
     // An ack sent again succeeded before, and was counted then.
     if (outcome.status === 'acked') {
       observer.settled(outcome.topic, 'acked');
-      this.runner.settled(outcome.topic, receipt);
+      this.flow.settled(outcome.topic, receipt);
     }
   }
 
@@ -60,11 +65,11 @@ export class Settlements {
       for (let i = 0; i < requests.length; i++) {
         const outcome = outcomes[i];
         if (outcome === undefined || (outcome.status !== 'acked' && outcome.status !== 'already_acked')) continue;
-        this.runner.remove(requests[i]!.id);
+        this.timers.remove(requests[i]!.id);
         // An ack sent again succeeded before, and was counted then.
         if (outcome.status === 'acked') {
           observer.settled(outcome.topic, 'acked');
-          this.runner.settled(outcome.topic, requests[i]!.receipt);
+          this.flow.settled(outcome.topic, requests[i]!.receipt);
         }
       }
     };
@@ -92,7 +97,7 @@ export class Settlements {
     const { store, clock, inFlight } = this.context;
     const [outcome] = await inFlight.track(store.extend([{ id, receipt: checked, ttrMs }], clock.now()));
     if (outcome?.status !== 'extended') throw outcome?.status === 'stale' ? staleReceipt(id) : notFound(id);
-    this.runner.extended(id, checked, outcome.reservedUntil);
+    this.timers.extended(id, checked, outcome.reservedUntil);
     return { reservedUntil: outcome.reservedUntil };
   }
 
@@ -112,13 +117,13 @@ export class Settlements {
         throw staleReceipt(id);
       case 'dead':
         observer.settled(outcome.topic, 'dead');
-        this.runner.settled(outcome.topic, receipt);
-        this.runner.remove(id);
+        this.flow.settled(outcome.topic, receipt);
+        this.timers.remove(id);
         return { state: 'dead' };
       case 'retrying':
         observer.settled(outcome.topic, 'failed');
-        this.runner.settled(outcome.topic, receipt);
-        this.runner.move(outcome.ref);
+        this.flow.settled(outcome.topic, receipt);
+        this.timers.move(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
     }
   }
@@ -171,8 +176,8 @@ export class Settlements {
     const entry = record.history.findLast((e) => e.attempt === delivery.attempt);
     if (entry === undefined || entry.outcome === 'expired') return;
     observer.settled(record.topic, entry.outcome === 'acked' ? 'acked' : record.state === 'dead' ? 'dead' : 'failed');
-    this.runner.settled(record.topic, delivery.receipt);
-    if (record.state === 'completed') this.runner.remove(delivery.id);
+    this.flow.settled(record.topic, delivery.receipt);
+    if (record.state === 'completed') this.timers.remove(delivery.id);
   }
 
   /** A worker's failed handler: `nack` of its delivery. */

@@ -15,8 +15,8 @@ export interface WorkSourceParams {
   readonly nack: (delivery: Delivery, error: string, delayMs?: number, outcome?: string) => Promise<unknown>;
   /** The runner's defer (it places the deferred task's timer); without it a DeferTo nacks. */
   readonly defer?: (delivery: Delivery, runAt: number) => Promise<unknown>;
-  /** What a handler's own `ctx.ack` and `ctx.nack` go through (late-bound, as `nack`). */
-  readonly settlements?: () => Pick<Settlements, 'ack' | 'nack' | 'ackInTransaction' | 'nackInTransaction' | 'confirmed'>;
+  /** What a handler's own `ctx.ack` and `ctx.nack` go through. */
+  readonly settlements?: Pick<Settlements, 'ack' | 'nack' | 'ackInTransaction' | 'nackInTransaction' | 'confirmed'>;
 }
 
 /**
@@ -49,7 +49,7 @@ export class DeferTo extends Error {
   }
 }
 
-/** What the workers need of the queue's runner. */
+/** What the workers need of the queue's loop runner. */
 export interface WorkerHooks {
   reserve(topic: string, max: number, signal: AbortSignal, ttrMs: number | undefined, watch: boolean): Promise<Delivery[]>;
   /** Forgets the task's timer: its reservation is settled. */
@@ -95,8 +95,8 @@ export class QueueWorkSource implements WorkSource {
     this.settlements = settlements;
   }
 
-  private ownSettlements(): NonNullable<ReturnType<NonNullable<WorkSourceParams['settlements']>>> {
-    const settlements = this.settlements?.();
+  private ownSettlements(): NonNullable<WorkSourceParams['settlements']> {
+    const settlements = this.settlements;
     if (settlements === undefined) throw new Error('this worker settles its deliveries itself');
     return settlements;
   }
