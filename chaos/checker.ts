@@ -33,6 +33,11 @@ export interface Facts {
   readonly errors: { op: string; code: string; at: number; ms: number }[];
   /** Calls that succeeded slowly (`C` lines, from workers given slowCallMs): not judged here either. */
   readonly slow: { op: string; at: number; ms: number }[];
+  /** Long handlers (`work` workers): each step begun (`W`), each signal aborted (`X`), each own ack sent (`K`) and refused (`L`); judged by exclusive.ts. */
+  readonly steps: { id: string; attempt: number; at: number }[];
+  readonly done: { id: string; attempt: number; at: number }[];
+  readonly aborts: { id: string; attempt: number; at: number; code: string }[];
+  readonly refused: { id: string; attempt: number; at: number }[];
 }
 
 export interface Verdict {
@@ -50,7 +55,7 @@ export interface Verdict {
 }
 
 export function newFacts(): Facts {
-  return { scheduled: new Map(), deliveries: [], acks: [], errors: [], slow: [] };
+  return { scheduled: new Map(), deliveries: [], acks: [], errors: [], slow: [], steps: [], done: [], aborts: [], refused: [] };
 }
 
 /** Reads one worker's stdout line into the facts. */
@@ -62,6 +67,10 @@ export function addLine(facts: Facts, line: string): void {
   else if (kind === 'A') facts.acks.push({ id, attempt: Number(a), at: Number(b) });
   else if (kind === 'E') facts.errors.push({ op: id, code: a ?? '', at: Number(b), ms: Number(c) });
   else if (kind === 'C') facts.slow.push({ op: id, at: Number(a), ms: Number(b) });
+  else if (kind === 'W') facts.steps.push({ id, attempt: Number(a), at: Number(b) });
+  else if (kind === 'X') facts.aborts.push({ id, attempt: Number(a), at: Number(b), code: c ?? '' });
+  else if (kind === 'L') facts.refused.push({ id, attempt: Number(a), at: Number(b) });
+  else if (kind === 'K') facts.done.push({ id, attempt: Number(a), at: Number(b) });
 }
 
 /** The acknowledged schedules with no delivery (yet), in the order they were acknowledged. */

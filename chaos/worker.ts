@@ -17,6 +17,17 @@
  *                             slowCallMs, for calls at least that slow; a reserve's own wait
  *                             for tasks, waitMs, is not counted)
  *
+ * With `work` (long handlers, issue 46) the consumers are `q.work` handlers that take
+ * `minFactor`-`maxFactor` times the ttr, in steps of `stepMs`, looking at their signal
+ * before each; a D line is written when a handler starts (`got`: then), and
+ *   W <id> <attempt> <at>     a step of work began at <at> (the signal was not aborted)
+ *   X <id> <attempt> <at> <code>  the handler's signal aborted with <code>, as of <at> (a lost
+ *                             reservation's `lostAt`: its lapse, which a process frozen past it
+ *                             learns when it wakes; else when the abort came)
+ *   K <id> <attempt> <at>     the handler's work was done, and its own ack (ctx.ack) sent, at <at>
+ *   A <id> <attempt> <at>     that ack was acknowledged at <at>
+ *   L <id> <attempt> <at>     that ack was refused: the reservation was no longer its
+ *
  * and `R` to stdout once the queue is open (ready).
  *
  * Configured by the CHAOS_WORKER environment variable (JSON, WorkerConfig). SIGUSR2 stops
@@ -65,6 +76,8 @@ export interface WorkerConfig {
    * runner changes a running worker's rate through it (the overload cell). `rate` until then.
    */
   readonly rateFile?: string;
+  /** Long handlers instead of reserve loops (`consumers` ignored): see the header. */
+  readonly work?: { readonly minFactor: number; readonly maxFactor: number; readonly stepMs: number; readonly concurrency: number };
 }
 
 const kit = workerKit();
@@ -174,9 +187,47 @@ async function consume(queue: DelayQueue): Promise<void> {
   }
 }
 
+/** The long handlers of `config.work`: each looks at its signal before every step, and acks itself. */
+function workLong(queue: DelayQueue, work: NonNullable<WorkerConfig['work']>): Promise<void> {
+  const worker = queue.work(
+    topic,
+    async (d, ctx) => {
+      const started = Date.now();
+      out(`D ${d.id} ${d.attempt} ${d.reservedUntil - config.ttrMs} ${started}\n`);
+      ctx.signal.addEventListener(
+        'abort',
+        () => {
+          const reason: unknown = ctx.signal.reason;
+          const lostAt = isDelayQError(reason) && typeof reason.details?.['lostAt'] === 'number' ? reason.details['lostAt'] : Date.now();
+          out(`X ${d.id} ${d.attempt} ${lostAt} ${isDelayQError(reason) ? reason.code : '!'}\n`);
+        },
+        { once: true },
+      );
+      const duration = config.ttrMs * (work.minFactor + Math.random() * (work.maxFactor - work.minFactor));
+      while (Date.now() - started < duration) {
+        ctx.signal.throwIfAborted();
+        out(`W ${d.id} ${d.attempt} ${Date.now()}\n`);
+        await sleep(work.stepMs);
+      }
+      ctx.signal.throwIfAborted();
+      out(`K ${d.id} ${d.attempt} ${Date.now()}\n`);
+      try {
+        await ctx.ack();
+        out(`A ${d.id} ${d.attempt} ${Date.now()}\n`);
+      } catch (error) {
+        if (isDelayQError(error, 'STALE_RECEIPT')) out(`L ${d.id} ${d.attempt} ${Date.now()}\n`);
+        else failed('ack', error, Date.now());
+        throw error;
+      }
+    },
+    { concurrency: work.concurrency },
+  );
+  return new Promise<void>((resolve) => process.once('SIGTERM', () => void worker.close({ timeoutMs: 300 }).then(resolve)));
+}
+
 const queue = await openQueue();
 if (config.limits !== undefined) await queue.topics.setLimits(topic, config.limits);
 process.stdout.write('R\n');
 kit.closeOnSigterm(() => queue.close());
-const loops = [produce(queue), ...Array.from({ length: config.consumers }, () => consume(queue))];
+const loops = [produce(queue), ...(config.work !== undefined ? [workLong(queue, config.work)] : Array.from({ length: config.consumers }, () => consume(queue)))];
 await Promise.all(loops);

@@ -13,6 +13,7 @@ import { pgBackendKillScenario, pgbossBackendKillScenario } from './pg-backend-k
 import { pgIdleInTxScenario, pgbossIdleInTxScenario } from './pg-idle-in-tx.js';
 import { pgOverloadScenario, pgbossOverloadScenario } from './pg-overload.js';
 import { pgPoolExhaustionScenario, pgbossPoolExhaustionScenario } from './pg-pool-exhaustion.js';
+import { longHandlersScenario, pgLongHandlersScenario } from './long-handlers.js';
 import { pgRestartScenario } from './pg-restart.js';
 import { pgSigkillScenario } from './pg-sigkill.js';
 import { pgTakeoverScenario } from './pg-takeover.js';
@@ -31,6 +32,7 @@ export const SCENARIOS: readonly Scenario[] = [
   redisServerKillScenario,
   redisServerStopScenario,
   redisFlowLimitScenario,
+  longHandlersScenario,
   clusterFailoverScenario,
   clusterFailoverWaitScenario,
   clusterMasterDownScenario,
@@ -47,4 +49,5 @@ export const SCENARIOS: readonly Scenario[] = [
   pgbossPoolExhaustionScenario,
   pgOverloadScenario,
   pgbossOverloadScenario,
+  pgLongHandlersScenario,
 ];

@@ -362,7 +362,11 @@ export class LoopRunner implements WorkerHooks {
   private readonly onDue = (due: TimerRef[]): void => {
     this.dispatcher.dispatch(due);
     for (const ref of due) {
-      if (ref.kind === 'ttr') this.expirer.expire(ref);
+      if (ref.kind === 'ttr') {
+        // A handler here that still holds it is told first (renewer.ts), then the store decides.
+        if (ref.receipt !== null) this.renewer.expiring(ref.receipt);
+        this.expirer.expire(ref);
+      }
       // Whichever process's wheel a push lane's task falls due in consumes that lane (pusher.ts).
       else if (this.pusher !== null && isPushLane(ref.topic)) this.pusher.laneDue(ref.topic);
     }

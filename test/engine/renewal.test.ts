@@ -304,3 +304,70 @@ describe('work: the handler signal', () => {
     assert.deepEqual(store.acked, ['a']);
   });
 });
+
+describe('work: renewal on a slow store', () => {
+  /** A memory store whose extend answers `latencyMs` of the clock late, and which counts how far before its end each reservation was renewed. */
+  class SlowStore extends CountingStore {
+    latencyMs = 0;
+    leads: number[] = [];
+    clock: ManualClock | null = null;
+
+    override async extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
+      for (const r of requests) {
+        const task = await super.get(r.id);
+        if (task?.reservedUntil != null) this.leads.push(task.reservedUntil - now);
+      }
+      await new Promise<void>((resolve) => this.clock!.setTimer(resolve, this.latencyMs));
+      return super.extend(requests, now);
+    }
+  }
+
+  it('renews earlier once the store answered slowly, so a slow answer still comes before the reservation counts as lost', async () => {
+    const store = new SlowStore();
+    const { q, clock } = await openManual({ store });
+    store.clock = clock;
+    store.latencyMs = 200;
+    try {
+      let told: unknown = null;
+      q.work('slow', async (_d, { signal }) => {
+        await sleepOrAbort(clock, 4_000, signal);
+        if (signal.aborted) told = signal.reason;
+      });
+      await q.schedule({ id: 'a', topic: 'slow', ttrMs: 1_000 });
+      await flush();
+      await run(clock, 5_000);
+      assert.equal(told, null, 'never lost');
+      assert.deepEqual((await q.get('a'))?.history.map((e) => e.outcome), ['acked']);
+      const [first, ...later] = store.leads;
+      assert.ok(first! <= 340, `the first renewal at a third of the ttr left: ${first} ms`);
+      assert.ok(later.length > 0 && later.every((lead) => lead >= 450), `then ahead by two round trips and the margin (>= 500 ms): ${later.join(', ')}`);
+    } finally {
+      await close(q, clock);
+    }
+  });
+});
+
+describe('work: an ack in flight', () => {
+  it('keeps the reservation renewed until the store answered the ack, however slow it is', async () => {
+    const store = new (class extends CountingStore {
+      clock: ManualClock | null = null;
+      override async ackMany(acks: readonly AckRequest[], _now: number): Promise<StoreAckOutcome[]> {
+        // The store takes 2 s (four ttrs) to take the ack: it is applied as it arrives.
+        await new Promise<void>((resolve) => this.clock!.setTimer(resolve, 2_000));
+        return super.ackMany(acks, this.clock!.now());
+      }
+    })();
+    const { q, clock } = await openManual({ store });
+    store.clock = clock;
+    try {
+      q.work('w', () => sleep(clock, 1_000));
+      await q.schedule({ id: 'a', topic: 'w', ttrMs: 500 });
+      await flush();
+      await run(clock, 5_000);
+      assert.deepEqual(store.acked, ['a'], 'acked, not run out while the ack was on its way');
+      assert.deepEqual((await q.get('a'))?.history.map((e) => [e.outcome, e.durationMs]), [['acked', 3_000]]);
+    } finally {
+      await close(q, clock);
+    }
+  });
+});

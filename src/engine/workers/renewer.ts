@@ -3,10 +3,11 @@
  * loop per queue, one timer, and one batched `store.extend` per round for every reservation
  * due for renewal in this process (the Pusher's too), never a call per task.
  *
- * Each reservation held (`Held`) is renewed once a third of its length is left, and with it
- * every other one within half its length of its end, so reservations of the same length
- * reserved at different times share rounds: about one call per sixth of a ttr whatever
- * the number held. The store extends a reservation only with its receipt and only while it
+ * Each reservation held (`Held`) is renewed once a third of its length is left (sooner when
+ * the store is slow to answer: two of its round trips before the reservation would count as
+ * lost), and with it every other one within a sixth of its length of its own renewal time,
+ * so reservations of the same length reserved at different times share rounds: about one
+ * call per sixth of a ttr whatever the number held. The store extends a reservation only with its receipt and only while it
  * has not run out (decideExtend), so a renewal of a reservation that was lost fails and
  * never revives it. Time is this process's clock:
  *
@@ -39,16 +40,21 @@ export interface Held {
   length: number;
   /** When the handler's time is up (timeoutMs after it started); Infinity for never. */
   readonly timeoutAt: number;
-  /** Its reservation is lost: the store refused to extend it, or it was not extended in time. */
-  lost(why: 'refused' | 'lapsed'): void;
+  /**
+   * Its reservation is lost: the store refused to extend it, or it was not extended in time;
+   * `at` is when it counts as lost (its lapse, for one not extended in time).
+   */
+  lost(why: 'refused' | 'lapsed', at: number): void;
   /** Its handler ran past timeoutAt. */
   timedOut(): void;
 }
 
-/** The share of a reservation's length left when it is renewed. */
+/** The share of a reservation's length left when it is renewed (or earlier, when the store is slow to answer: `lead`). */
 const RENEW_AT_LEFT = 1 / 3;
-/** A round takes every reservation with at most this share of its length left, so rounds are shared. */
-const ROUND_AT_LEFT = 1 / 2;
+/** A round also takes every reservation within this share of its length of its own renewal time, so rounds are shared. */
+const ROUND_SLACK = 1 / 6;
+/** The most of a reservation's length a renewal may be made ahead of its end, however slow the store. */
+const MAX_LEAD = 0.9;
 /** The least time between two rounds, and before a failed one is made again. */
 const MIN_ROUND_GAP_MS = 10;
 
@@ -64,6 +70,8 @@ export function lapseAt(held: Pick<Held, 'until' | 'length'>): number {
 
 export class Renewer {
   private readonly held = new Set<Held>();
+  /** The same, by receipt: a ttr timer of this process that fires for one of them (`expiring`). */
+  private readonly byReceipt = new Map<string, Held>();
   private readonly context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>;
   /** A reservation was extended: the ttr timer this process holds for it moves, its flow slot too (LoopRunner.extended). */
   private readonly extended: (id: string, receipt: string, until: number, topic: string) => void;
@@ -75,6 +83,8 @@ export class Renewer {
   private running = false;
   /** Store calls made (rounds), for the benchmark of what renewal costs. */
   calls = 0;
+  /** How long the store took to answer a round (the last, or more while it was slower before): renewals are sent earlier when it is slow. */
+  private roundTrip = 0;
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>, { extended }: { extended: (id: string, receipt: string, until: number, topic: string) => void }) {
     this.context = context;
@@ -96,21 +106,49 @@ export class Renewer {
     this.running = false;
     this.disarm();
     this.held.clear();
+    this.byReceipt.clear();
   }
 
   hold(held: Held): void {
     this.held.add(held);
+    this.byReceipt.set(held.receipt, held);
     const at = this.nextEventOf(held);
     if (at < this.armedFor) this.arm(at);
   }
 
   drop(held: Held): void {
+    this.forget(held);
+  }
+
+  /**
+   * This process's ttr timer for the reservation `receipt` fired, and the Expirer is about to
+   * expire it: if a handler here holds it, it is lost first (its signal aborts before the
+   * store hands the task out again), whatever this loop's own timer, which may run late on a
+   * busy process, was about to do.
+   */
+  expiring(receipt: string): void {
+    const held = this.byReceipt.get(receipt);
+    if (held === undefined) return;
+    this.forget(held);
+    held.lost('lapsed', lapseAt(held));
+  }
+
+  private forget(held: Held): void {
     this.held.delete(held);
+    if (this.byReceipt.get(held.receipt) === held) this.byReceipt.delete(held.receipt);
+  }
+
+  /**
+   * How long before its end `held` is renewed: a third of its length, or, when the store is
+   * slow to answer, enough for two of its round trips before the reservation counts as lost.
+   */
+  private lead(held: Held): number {
+    return Math.min(held.length * MAX_LEAD, Math.max(held.length * RENEW_AT_LEFT, lapseMargin(held.length) + 2 * this.roundTrip));
   }
 
   /** The next time `held` needs the loop: its renewal, its loss, or its timeout. */
   private nextEventOf(held: Held): number {
-    const renewal = this.inFlight ? Infinity : Math.max(this.retryAfter, held.until - held.length * RENEW_AT_LEFT);
+    const renewal = this.inFlight ? Infinity : Math.max(this.retryAfter, held.until - this.lead(held));
     return Math.min(renewal, lapseAt(held), held.timeoutAt);
   }
 
@@ -143,12 +181,12 @@ export class Renewer {
     const due: Held[] = [];
     for (const held of [...this.held]) {
       if (now >= held.timeoutAt) {
-        this.held.delete(held);
+        this.forget(held);
         held.timedOut();
       } else if (now >= lapseAt(held)) {
-        this.held.delete(held);
-        held.lost('lapsed');
-      } else if (!this.inFlight && now >= this.retryAfter && held.until - now <= held.length * ROUND_AT_LEFT) {
+        this.forget(held);
+        held.lost('lapsed', lapseAt(held));
+      } else if (!this.inFlight && now >= this.retryAfter && held.until - now <= this.lead(held) + held.length * ROUND_SLACK) {
         due.push(held);
       }
     }
@@ -164,7 +202,12 @@ export class Renewer {
     void inFlight
       .track(store.extend(requests, now))
       .then(
-        (outcomes) => this.renewed(due, outcomes, now),
+        (outcomes) => {
+          // A slow answer counts at once, a fast one only little by little: rounds go early until the store is quick again.
+          const took = this.context.clock.now() - now;
+          this.roundTrip = Math.max(took, 0.7 * this.roundTrip + 0.3 * took);
+          this.renewed(due, outcomes, now);
+        },
         // A store cut into partitions may have extended some: those count, the rest go again.
         (error: unknown) => (error instanceof PartialBatchError ? this.renewed(due, (error as PartialBatchError<ExtendOutcome>).outcomes, now) : this.failed(due, error, now)),
       )
@@ -187,8 +230,8 @@ export class Renewer {
         held.until = outcome.reservedUntil;
         this.extended(held.id, held.receipt, outcome.reservedUntil, held.topic);
       } else {
-        this.held.delete(held);
-        held.lost('refused');
+        this.forget(held);
+        held.lost('refused', this.context.clock.now());
       }
     }
     if (missing.length > 0) this.failed(missing, new Error('no answer for these reservations (a partition of the store failed)'), sentAt);

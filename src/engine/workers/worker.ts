@@ -147,8 +147,8 @@ export class Job implements Held, HandlerContext {
     this.controller?.abort(reason);
   }
 
-  lost(why: 'refused' | 'lapsed'): void {
-    this.worker.lost(this, why);
+  lost(why: 'refused' | 'lapsed', at: number): void {
+    this.worker.lost(this, why, at);
   }
 
   ack(options?: HandlerAckOptions): Promise<void> {
@@ -279,6 +279,7 @@ export class Worker {
     this.succeeded = [];
     void this.source.ackAll(jobs).then(() => {
       this.settling -= jobs.length;
+      for (const job of jobs) if (job.watched) this.source.drop(job);
       this.notify();
     });
   };
@@ -355,11 +356,12 @@ export class Worker {
   }
 
   /** The Renewer: `job`'s reservation was lost. Its handler is told; what it settles later, the store judges. */
-  lost(job: Job, why: 'refused' | 'lapsed'): void {
+  lost(job: Job, why: 'refused' | 'lapsed', at: number): void {
     if (job.done || job.aborted !== null) return;
     this.source.drop(job);
     const cause = why === 'refused' ? 'the store refused to renew it' : 'it was not renewed in time';
-    job.abort(new DelayQError('RESERVATION_LOST', `task ${job.id}: the reservation was lost (${cause}); it may be delivered again elsewhere`, { id: job.id, why }));
+    // `lostAt`: when it counts as lost (its lapse; the store's refusal); the abort event may come later on a busy or frozen process.
+    job.abort(new DelayQError('RESERVATION_LOST', `task ${job.id}: the reservation was lost (${cause}); it may be delivered again elsewhere`, { id: job.id, why, lostAt: at }));
     this.source.reportError(job.aborted, `worker ${this.topic}: a running handler's reservation was lost`);
   }
 
@@ -376,7 +378,7 @@ export class Worker {
     if (job.done || job.settledEarly) return;
     const now = this.source.clock.now();
     if (now >= job.timeoutAt) this.timedOut(job);
-    else if (job.aborted === null && now >= lapseAt(job)) this.lost(job, 'lapsed');
+    else if (job.aborted === null && now >= lapseAt(job)) this.lost(job, 'lapsed', lapseAt(job));
   }
 
   /**
@@ -384,11 +386,15 @@ export class Worker {
    * its reservation, end here (a transaction's holds the task's row until it ends).
    */
   settleFromHandler<T>(job: Job, tx: SqlTransaction | undefined, settle: (source: WorkSource) => Promise<T>): Promise<T> {
-    if (!job.done && !job.settledEarly && job.settledBy === null) {
-      job.settledBy = tx === undefined ? 'now' : 'tx';
+    if (job.done || job.settledEarly || job.settledBy !== null) return settle(this.source);
+    job.settledBy = tx === undefined ? 'now' : 'tx';
+    // In a transaction, renewing would wait on the row it holds; at once, the reservation is
+    // renewed until the store answered, so a slow ack does not outlive it.
+    if (tx !== undefined) {
       this.source.drop(job);
+      return settle(this.source);
     }
-    return settle(this.source);
+    return settle(this.source).finally(() => this.source.drop(job));
   }
 
   /** Tells `job`'s handler to stop and settles its delivery now, without waiting for the handler. */
@@ -489,10 +495,9 @@ export class Worker {
   private finish(job: Job, outcome: Outcome): void {
     job.done = true;
     this.active--;
-    if (job.watched) {
-      this.lingering.delete(job);
-      this.source.drop(job);
-    }
+    // Still renewed until its settlement is answered (the callbacks below drop it): an ack in
+    // flight on a slow store must not outlive the reservation it settles.
+    if (job.watched) this.lingering.delete(job);
     // Settled already (timed out, given back at close, or by the handler at once): only its slot is freed.
     if (job.settledEarly || job.settledBy === 'now') {
       this.notify();
@@ -506,7 +511,11 @@ export class Worker {
       return;
     }
     this.settling++;
-    if (!outcome.ok) void this.source.settle(job, outcome).then(this.onSettled);
+    if (!outcome.ok)
+      void this.source.settle(job, outcome).then(() => {
+        if (job.watched) this.source.drop(job);
+        this.onSettled();
+      });
     if (this.gather) {
       if (outcome.ok) this.succeeded.push(job);
       if (!this.turnQueued) {
