@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
+import { DelayQClient } from '../../src/client/index.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import { startReceiver, type Receiver } from '../push/receiver.js';
@@ -76,6 +77,10 @@ describe('hostile names through HTTP', () => {
       const stats = await call('GET', '/v1/stats');
       assert.equal(stats.status, 200, stats.text);
       assert.deepEqual(stats.body.topics['__proto__'], { pending: 1 });
+      // The client hands the per-name parts over without a prototype: no name reads as Object's member.
+      const viaClient = await new DelayQClient({ url: base }).stats();
+      assert.deepEqual({ ...viaClient.topics['__proto__'] }, { pending: 1 });
+      for (const name of ['constructor', 'toString', '__proto__']) assert.equal(viaClient.ready[name], undefined, `ready of ${name}`);
       assert.equal((await call('GET', '/metrics')).status, 200);
       assert.equal((await call('GET', '/v1/stats')).status, 200, 'and again: the first scrape wrote nothing it trips on');
       const constructorLimits = await call('GET', `${t('constructor')}/limits`);
