@@ -10,7 +10,7 @@ export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/recu
 export { Topics } from './engine/topics/topics.js';
 export type { TopicLimitsInput, TopicPurgeOptions } from './engine/topics/topics.js';
 export type { TopicLimits } from './core/flow/limits.js';
-export type { RecurringScheduleCounts } from './engine/recurring/recurring-loop.js';
+export type { RecurringScheduleCounts } from './engine/recurring/known-schedules.js';
 export { DEFAULT_MISFIRE, MAX_CATCH_UP, MAX_SCHEDULE_ID_LENGTH, MIN_EVERY_MS, MISFIRE_POLICIES, occurrenceId } from './core/schedule/model.js';
 export type { MisfirePolicy, RecurringScheduleDefinition, RecurringScheduleRecord, RecurringScheduleState } from './core/schedule/model.js';
 export type { RecurringRuleInput, RecurringScheduleInput } from './core/schedule/validate.js';
@@ -39,7 +39,8 @@ export { ackEachOneByOne, cancelEachOneByOne, reserveRefsByIds } from './core/ba
 // For a store's list with a byte bound (ListFilter.maxSize): the one cut every store makes.
 export { cutPage, cutPageAsync, listedSize, TASK_PAGE_SIZE } from './core/task/list-page.js';
 export { Worker } from './engine/workers/worker.js';
-export type { Handler, HandlerAckOptions, HandlerContext, HandlerNackOptions, WorkOptions } from './engine/workers/worker.js';
+export type { WorkOptions } from './engine/workers/worker.js';
+export type { Handler, HandlerAckOptions, HandlerContext, HandlerNackOptions } from './engine/workers/job.js';
 export type { LatenessSummary } from './engine/dispatch/lateness.js';
 export { systemClock } from './engine/timers/wall-clock.js';
 export { openStore } from './stores/open-store.js';
@@ -108,7 +109,7 @@ export type { RecurringScheduleInfo as ScheduleInfo } from './engine/recurring/r
 /** @deprecated Use `RecurringUpsertResult`. */
 export type { RecurringUpsertResult as UpsertScheduleResult } from './engine/recurring/recurring-schedules.js';
 /** @deprecated Use `RecurringScheduleCounts`. */
-export type { RecurringScheduleCounts as ScheduleCounts } from './engine/recurring/recurring-loop.js';
+export type { RecurringScheduleCounts as ScheduleCounts } from './engine/recurring/known-schedules.js';
 /** @deprecated Use `RecurringScheduleDefinition`. */
 export type { RecurringScheduleDefinition as ScheduleDefinition } from './core/schedule/model.js';
 /** @deprecated Use `RecurringScheduleRecord`. */

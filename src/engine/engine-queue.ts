@@ -23,7 +23,8 @@ import { buildQueueParts, type QueueParts } from './queue-parts.js';
 import type { DueHistogramOptions, DueHistogramResult, EngineOptions, ExtendOptions, ExtendResult, ListOptions, NackOptions, NackResult, OutcomeOption, QueueStats, RescheduleResult, ReserveOptions, ScheduleResult, TaskPage, TransactionOption } from './queue-types.js';
 import type { RecurringSchedules } from './recurring/recurring-schedules.js';
 import type { Topics } from './topics/topics.js';
-import { Worker, type Handler, type WorkerCloseOptions, type WorkOptions } from './workers/worker.js';
+import type { Handler } from './workers/job.js';
+import { Worker, type WorkerCloseOptions, type WorkOptions } from './workers/worker.js';
 
 type Phase = 'open' | 'closing' | 'closed';
 const OUTCOME: OutcomeOption = { outcome: true };

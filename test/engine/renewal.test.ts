@@ -11,7 +11,7 @@ import { isDelayQError } from '../../src/core/errors.js';
 import type { ManualClock } from '../../src/core/manual-clock.js';
 import type { AckRequest, ExtendOutcome, ExtendRequest, StoreAckOutcome } from '../../src/core/ports/index.js';
 import type { Delivery } from '../../src/core/task/model.js';
-import type { HandlerContext } from '../../src/engine/workers/worker.js';
+import type { HandlerContext } from '../../src/engine/workers/job.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 

@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Delivery } from '../../src/core/task/model.js';
 import { systemClock } from '../../src/engine/timers/wall-clock.js';
-import { Worker, type Job, type Outcome, type WorkSource } from '../../src/engine/workers/worker.js';
+import type { Job } from '../../src/engine/workers/job.js';
+import type { Outcome } from '../../src/engine/workers/outcomes.js';
+import { Worker, type WorkSource } from '../../src/engine/workers/worker.js';
 
 const delivery = (n: number): Delivery => ({ id: `t${n}`, topic: 'x', payload: null, runAt: 0, attempt: 1, maxAttempts: 5, receipt: `r${n}`, reservedUntil: 1e15 });
 

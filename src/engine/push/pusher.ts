@@ -51,9 +51,10 @@ import type { LoopContext } from '../loop-context.js';
 import { PushSlots } from './push-slots.js';
 import { PushFailureLog } from './push-failure-log.js';
 import { PushCounters, type PushStats } from './push-stats.js';
-import { DeferTo, RetryAfter } from '../workers/work-source.js';
+import type { Handler, HandlerContext } from '../workers/job.js';
+import { DeferTo, RetryAfter } from '../workers/outcomes.js';
 import { pushOutcome } from '../../core/task/history.js';
-import { Worker, type Handler, type HandlerContext, type WorkerOptions, type WorkSource } from '../workers/worker.js';
+import { Worker, type WorkerOptions, type WorkSource } from '../workers/worker.js';
 
 /**
  * The longest a push waits for a slot when its consumer's room was taken by another

@@ -33,13 +33,14 @@
  */
 import { PartialBatchError } from '../../core/partial-batch.js';
 import type { Clock, Logger, RecurringScheduleStore, SchedulePlanning, TimerToken } from '../../core/ports/index.js';
-import { occurrenceId, sameRule, withState, type RecurringScheduleDefinition, type RecurringScheduleRecord } from '../../core/schedule/model.js';
+import { occurrenceId, withState, type RecurringScheduleRecord } from '../../core/schedule/model.js';
 import { planDueAt, planOccurrences, type PlanOptions } from '../../core/schedule/plan.js';
-import { compileRule, type CronCompiler, type NextOccurrence } from '../../core/schedule/rule.js';
+import type { CronCompiler, NextOccurrence } from '../../core/schedule/rule.js';
 import type { NewTaskRecord } from '../../core/task/model.js';
 import { MAX_TIMER_DELAY_MS } from '../../core/options.js';
 import type { InFlight } from '../in-flight.js';
 import type { LoopContext } from '../loop-context.js';
+import { KnownSchedules, type Entry } from './known-schedules.js';
 import { PlanningShare } from './planning-share.js';
 
 export interface ScheduleLoopOptions extends PlanOptions {
@@ -50,22 +51,8 @@ export interface ScheduleLoopOptions extends PlanOptions {
 /** The part of the engine's context the loop reads: of the store, its recurring schedules only. */
 export type RecurringLoopContext = Pick<LoopContext, 'clock' | 'logger' | 'inFlight' | 'tuning'> & { readonly store: RecurringScheduleStore };
 
-/** Recurring schedules by state (RecurringScheduleLoop.countByState). */
-export interface RecurringScheduleCounts {
-  readonly active: number;
-  readonly paused: number;
-  readonly ended: number;
-}
-
 /** Creates tasks (ids that exist are left as they are) and places their timers. */
 export type CreateTasks = (tasks: readonly NewTaskRecord[]) => Promise<void>;
-
-interface Entry {
-  record: RecurringScheduleRecord;
-  readonly next: NextOccurrence;
-  /** Its partition (SchedulePlanning.partitionOf); 0 without planning. */
-  readonly partition: number;
-}
 
 /**
  * A pass plans the schedules due within this much of now too (see planDue). 25 ms and not
@@ -79,11 +66,9 @@ const PLAN_WINDOW_MS = 25;
  * ADR 0033).
  */
 const CREATE_BATCH = 100;
-/** Schedules the periodic re-read applies between two yields to the event loop. */
-const SYNC_SLICE = 500;
-
 export class RecurringScheduleLoop {
-  private readonly entries = new Map<string, Entry>();
+  /** The schedules this process holds (RecurringSchedules reads their rules and counts through it). */
+  readonly known: KnownSchedules;
   private running = false;
   private wakeTimer: TimerToken | null = null;
   private wakeAt = Infinity;
@@ -91,8 +76,6 @@ export class RecurringScheduleLoop {
   private pass: Promise<void> | null = null;
   private again = false;
   private stopped: Promise<void> = Promise.resolve();
-  /** The store's schedulesVersion at the last full read (null: none yet). */
-  private syncedVersion: string | null = null;
   /** Schedules applied in this turn, planned together on the next (see planSoon). */
   private batch: { entries: Entry[]; done: Promise<void> } | null = null;
   /** Which schedules this process plans (all of them on a store it has to itself). */
@@ -105,8 +88,6 @@ export class RecurringScheduleLoop {
   private readonly options: ScheduleLoopOptions;
   private readonly compile: CronCompiler;
   private readonly create: CreateTasks;
-  /** Schedules whose last plan could not create all its occurrences: not planned again before this time. */
-  private readonly heldUntil = new Map<string, number>();
 
   constructor(context: RecurringLoopContext, { compile, create, planning }: { compile: CronCompiler; create: CreateTasks; planning: SchedulePlanning | null }) {
     ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
@@ -117,8 +98,9 @@ export class RecurringScheduleLoop {
     this.share = new PlanningShare(
       planning,
       { clock: this.clock, logger: this.logger, retryMs: tuning.storeRetryMs, adoptMs: 2 * tuning.scheduleSyncMs },
-      { reread: (partitions) => this.reread(partitions), replan: () => this.runPass() },
+      { reread: (partitions) => this.known.reread(partitions), replan: () => this.runPass() },
     );
+    this.known = new KnownSchedules({ store: this.store, logger: this.logger, inFlight: this.inFlight, compile, share: this.share, leadMs: this.options.leadMs });
   }
 
   start(): void {
@@ -137,29 +119,11 @@ export class RecurringScheduleLoop {
     await this.share.stop();
   }
 
-  private entryOf(record: RecurringScheduleRecord, next: NextOccurrence): Entry {
-    return { record, next, partition: this.share.partitionOf(record.id) };
-  }
-
-  /** The rule of a record, compiled once per definition revision. */
-  ruleOf(record: RecurringScheduleRecord): NextOccurrence {
-    const entry = this.entries.get(record.id);
-    if (entry !== undefined && entry.record.rev === record.rev && entry.record.createdAt === record.createdAt) return entry.next;
-    return compileRule(record, this.compile);
-  }
-
-  /** The rule of a definition about to be stored: the compiled one when the loop has this very rule. */
-  ruleOfDefinition(def: RecurringScheduleDefinition): NextOccurrence {
-    const entry = this.entries.get(def.id);
-    if (entry !== undefined && sameRule(entry.record, def)) return entry.next;
-    return compileRule(def, this.compile);
-  }
-
   /**
    * A schedule changed through this process (upserted, paused, resumed): plans it now, and
    * resolves once its due occurrences exist (an upsert answers with those due within the lead pending).
    */
-  async apply(record: RecurringScheduleRecord, next: NextOccurrence = this.ruleOf(record)): Promise<RecurringScheduleRecord> {
+  async apply(record: RecurringScheduleRecord, next: NextOccurrence = this.known.ruleOf(record)): Promise<RecurringScheduleRecord> {
     const [planned] = await this.applyMany([record], [next]);
     return planned!;
   }
@@ -175,8 +139,7 @@ export class RecurringScheduleLoop {
 
   /** `apply` of several schedules (an upsert batch), with one wait for their shared plan. */
   async applyMany(records: readonly RecurringScheduleRecord[], rules: readonly NextOccurrence[]): Promise<RecurringScheduleRecord[]> {
-    const entries = records.map((record, i) => this.entryOf(record, rules[i]!));
-    for (const entry of entries) this.entries.set(entry.record.id, entry);
+    const entries = records.map((record, i) => this.known.set(record, rules[i]!));
     if (!this.running) return [...records];
     this.share.changedHere(entries.map((entry) => ({ partition: entry.partition, id: entry.record.id })), this.clock.now());
     // Nothing to create yet (an import of schedules that start later): no turn spent waiting
@@ -187,7 +150,7 @@ export class RecurringScheduleLoop {
     const now = this.clock.now();
     let earliest = Infinity;
     const planned = records.map((record) => {
-      const current = this.entries.get(record.id);
+      const current = this.known.get(record.id);
       const at = current === undefined ? null : planDueAt(current.record, now, this.options.leadMs);
       if (at !== null && at < earliest) earliest = at;
       return current?.record ?? record;
@@ -242,80 +205,16 @@ export class RecurringScheduleLoop {
     return this.batch.done;
   }
 
-  forget(id: string): void {
-    this.entries.delete(id);
-    this.share.forget(id);
-    this.heldUntil.delete(id);
-  }
-
-  /**
-   * The schedules this process knows (read at start and every `syncMs`, changed at once by
-   * its own calls) by state: `paused`, `ended` (no next occurrence: endAt or limit reached)
-   * or `active`. O(schedules), no store read (the metrics gauge reads it at each scrape).
-   */
-  countByState(): RecurringScheduleCounts {
-    let active = 0;
-    let paused = 0;
-    let ended = 0;
-    for (const { record } of this.entries.values()) {
-      if (record.paused) paused++;
-      else if (record.nextAt === null) ended++;
-      else active++;
-    }
-    return { active, paused, ended };
-  }
-
   private sync(): void {
     this.syncTimer = null;
     if (!this.running) return;
-    void this.syncIfChanged()
+    void this.known
+      .readIfChanged()
+      .then((read) => read && this.runPass())
       .catch((error: unknown) => this.logger.error({ err: error }, 'schedules: reading the schedules failed'))
       .finally(() => {
         if (this.running) this.syncTimer = this.clock.setTimer(() => this.sync(), this.options.syncMs);
       });
-  }
-
-  /**
-   * Re-reads every schedule when the store's version has moved since the last read: a
-   * schedule put, deleted, changed or paused anywhere. The loops' own moves forward leave
-   * the version alone, so 10,000 schedules firing every second cost one small read per
-   * `syncMs`, not a read and decode of all 10,000 (ADR 0033). A copy of a schedule that
-   * another process has moved since is caught up by the swap that fails on it.
-   */
-  private async syncIfChanged(): Promise<void> {
-    // Read before the list: a change landing between the two is read again next time.
-    const version = await this.inFlight.track(this.store.schedulesVersion());
-    if (version === this.syncedVersion) return;
-    // Only the schedules known before the read can have been removed elsewhere: one upserted
-    // through this process meanwhile is missing from the read, and stays.
-    const known = new Set(this.entries.keys());
-    const records = await this.inFlight.track(this.store.listSchedules());
-    const seen = new Set<string>();
-    for (let i = 0; i < records.length; i++) {
-      // In slices: 10,000 schedules at once held the event loop for ~100 ms on a slow
-      // host, and every delivery due meanwhile waited (ADR 0031).
-      if (i > 0 && i % SYNC_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-      const record = records[i]!;
-      seen.add(record.id);
-      const old = this.entries.get(record.id);
-      const sameRule = old !== undefined && old.record.rev === record.rev && old.record.createdAt === record.createdAt;
-      // This process's own copy is as new or newer (its swaps since the read): kept.
-      if (sameRule && old.record.count >= record.count && old.record.paused === record.paused) continue;
-      this.entries.set(record.id, this.entryOf(record, sameRule ? old.next : this.safeRule(record)));
-    }
-    for (const id of known) if (!seen.has(id)) this.forget(id);
-    this.syncedVersion = version;
-    this.runPass();
-  }
-
-  /** A stored rule that no longer compiles (a later delayq wrote it) never plans. */
-  private safeRule(record: RecurringScheduleRecord): NextOccurrence {
-    try {
-      return compileRule(record, this.compile);
-    } catch (error) {
-      this.logger.error({ err: error, schedule: record.id }, 'schedules: a stored schedule has a rule this delayq cannot read; it is ignored');
-      return () => null;
-    }
   }
 
   /** One pass over the due schedules at a time; a pass asked for meanwhile runs after it. */
@@ -345,9 +244,9 @@ export class RecurringScheduleLoop {
     // Everything due within the window is planned in this pass, a window further ahead: a few
     // passes (and store calls) a second however the schedules' times are spread.
     const due: Entry[] = [];
-    for (const entry of this.entries.values()) {
+    for (const entry of this.known.values()) {
       if (!this.share.plans(entry.partition, entry.record.id, now)) continue;
-      const at = this.dueAt(entry, now);
+      const at = this.known.dueAt(entry, now);
       if (at !== null && at <= now + PLAN_WINDOW_MS) due.push(entry);
     }
     if (due.length === 0) return;
@@ -388,7 +287,7 @@ export class RecurringScheduleLoop {
     if (moving.length < planned.length) {
       this.logger.warn({ schedules: planned.length - moving.length }, 'schedules: some occurrences could not be created (their store partition cannot take writes); those schedules are planned again');
       const until = this.clock.now() + this.options.retryMs;
-      for (const { entry } of planned) if (!moving.some((m) => m.entry === entry)) this.heldUntil.set(entry.record.id, until);
+      for (const { entry } of planned) if (!moving.some((m) => m.entry === entry)) this.known.holdUntil(entry.record.id, until);
     }
     const swapped: boolean[] = [];
     for (let i = 0; i < moving.length; i += CREATE_BATCH)
@@ -401,28 +300,8 @@ export class RecurringScheduleLoop {
       } else stale.push(entry);
     });
     // Moved or changed by another process, or removed: plan again from what is stored.
-    for (let i = 0; i < stale.length; i += SYNC_SLICE) {
-      const slice = stale.slice(i, i + SYNC_SLICE);
-      const stored = await this.inFlight.track(this.store.getSchedules(slice.map((entry) => entry.record.id)));
-      slice.forEach((entry, j) => {
-        const fresh = stored[j] ?? null;
-        if (fresh === null) this.forget(entry.record.id);
-        else if (this.entries.get(fresh.id) === entry) this.entries.set(fresh.id, this.entryOf(fresh, this.ruleOf(fresh)));
-      });
-    }
+    await this.known.refresh(stale);
     if (stale.length > 0) this.again = true;
-  }
-
-  /** When the entry needs a plan: its own time, or later while its last plan waits out a partition that could not be written. */
-  private dueAt(entry: Entry, now: number): number | null {
-    const at = planDueAt(entry.record, now, this.options.leadMs);
-    const held = this.heldUntil.get(entry.record.id);
-    if (held === undefined || at === null) return at;
-    if (held <= now) {
-      this.heldUntil.delete(entry.record.id);
-      return at;
-    }
-    return Math.max(at, held);
   }
 
   private retryIn(ms: number): void {
@@ -434,35 +313,12 @@ export class RecurringScheduleLoop {
     if (!this.running) return;
     const now = this.clock.now();
     let earliest = Infinity;
-    for (const entry of this.entries.values()) {
+    for (const entry of this.known.values()) {
       if (!this.share.plans(entry.partition, entry.record.id, now)) continue;
-      const at = this.dueAt(entry, now);
+      const at = this.known.dueAt(entry, now);
       if (at !== null && at < earliest) earliest = at;
     }
     this.setWake(earliest);
-  }
-
-  /**
-   * Re-reads the schedules of partitions just taken over (this process's copies are as old as
-   * its last full read: the previous owner has moved them since); each is then planned with
-   * the takeover allowance (see the header). Until they are read, no pass plans them from the
-   * stale copies (PlanningShare).
-   */
-  private async reread(partitions: ReadonlySet<number>): Promise<void> {
-    const stale = [...this.entries.values()].filter((entry) => partitions.has(entry.partition));
-    const fresh: (RecurringScheduleRecord | null)[] = [];
-    for (let i = 0; i < stale.length; i += SYNC_SLICE)
-      fresh.push(...(await this.inFlight.track(this.store.getSchedules(stale.slice(i, i + SYNC_SLICE).map((entry) => entry.record.id)))));
-    stale.forEach((old, i) => {
-      const id = old.record.id;
-      // Applied through this process meanwhile: its entry is newer than the read.
-      if (this.entries.get(id) !== old) return;
-      const record = fresh[i] ?? null;
-      if (record === null) return this.forget(id);
-      const sameRule = old.record.rev === record.rev && old.record.createdAt === record.createdAt;
-      this.entries.set(id, this.entryOf(record, sameRule ? old.next : this.safeRule(record)));
-      this.share.catchUp(id);
-    });
   }
 
   private setWake(at: number): void {

@@ -17,7 +17,8 @@ import { validateBatch, validateIntOption, type Limits, type TaskDefaults } from
 import { compileCron } from './cron-pattern.js';
 import type { InFlight } from '../in-flight.js';
 import type { LoopContext } from '../loop-context.js';
-import type { RecurringScheduleCounts, RecurringScheduleLoop } from './recurring-loop.js';
+import type { RecurringScheduleCounts } from './known-schedules.js';
+import type { RecurringScheduleLoop } from './recurring-loop.js';
 
 /** A schedule as callers see it. */
 export interface RecurringScheduleInfo {
@@ -239,7 +240,7 @@ export class RecurringSchedules {
           const { def } = item;
           const existing = stored[i] ?? null;
           if (existing !== null && sameDefinition(existing, def)) return item.resolve({ schedule: toScheduleInfo(existing), created: false, changed: false });
-          const next = this.loop.ruleOfDefinition(def);
+          const next = this.loop.known.ruleOfDefinition(def);
           if (existing === null) {
             creates.push(newRecord(def, next, now));
             createRules.push(next);
@@ -298,7 +299,7 @@ export class RecurringSchedules {
     const now = this.clock.now();
     const fresh: Array<{ item: UpsertItem; record: RecurringScheduleRecord; next: NextOccurrence }> = [];
     for (const item of items) {
-      const next = this.loop.ruleOfDefinition(item.def);
+      const next = this.loop.known.ruleOfDefinition(item.def);
       const record = newRecord(item.def, next, now);
       if (this.loop.plansNothingNow(record, now)) fresh.push({ item, record, next });
     }
@@ -341,7 +342,7 @@ export class RecurringSchedules {
     const record = await this.inFlight.track(this.store.getSchedule(id));
     if (record === null) return false;
     const deleted = await this.inFlight.track(this.store.deleteSchedule(id));
-    this.loop.forget(id);
+    this.loop.known.forget(id);
     await this.cancelAhead(record);
     return deleted;
   }
@@ -363,7 +364,7 @@ export class RecurringSchedules {
     return this.change(id, async (r) => {
       if (!r.paused) return null;
       const now = this.clock.now();
-      const next = this.loop.ruleOf(r);
+      const next = this.loop.known.ruleOf(r);
       const nextAt = r.limit !== null && r.count >= r.limit ? null : next(now - 1);
       return { ...r, paused: false, nextAt, lastAt: r.lastAt !== null && r.lastAt > now ? null : r.lastAt, updatedAt: now };
     });
@@ -376,7 +377,7 @@ export class RecurringSchedules {
    * every metrics scrape.
    */
   countByState(): RecurringScheduleCounts {
-    return this.loop.countByState();
+    return this.loop.known.countByState();
   }
 
   /** The next `n` occurrence times at or after now (fewer when the schedule ends first). */
@@ -386,7 +387,7 @@ export class RecurringSchedules {
     const record = await this.inFlight.track(this.store.getSchedule(id));
     if (record === null) throw notFound(id);
     const now = this.clock.now();
-    const times = nextOccurrences(this.loop.ruleOf(record), now - 1, n);
+    const times = nextOccurrences(this.loop.known.ruleOf(record), now - 1, n);
     if (record.limit === null) return times;
     // Occurrences created already are counted; beyond the latest, only what the limit leaves.
     const created = times.filter((t) => record.lastAt !== null && t <= record.lastAt).length;
@@ -425,7 +426,7 @@ export class RecurringSchedules {
   private async cancelAhead(r: RecurringScheduleRecord): Promise<number> {
     const now = this.clock.now();
     if (r.lastAt === null || r.lastAt <= now) return 0;
-    const times = nextOccurrences(this.loop.ruleOf(r), now, MAX_CATCH_UP).filter((t) => t <= r.lastAt!);
+    const times = nextOccurrences(this.loop.known.ruleOf(r), now, MAX_CATCH_UP).filter((t) => t <= r.lastAt!);
     if (times.length === 0) return 0;
     const results = await this.cancel(times.map((t) => occurrenceId(r.id, t)));
     return results.filter(Boolean).length;

@@ -6,7 +6,9 @@ import type { LoopContext } from '../loop-context.js';
 import type { Held } from './renewer.js';
 import type { NackResult } from '../queue-types.js';
 import type { Settlements } from '../tasks/settlements.js';
-import type { HandlerNackOptions, Job, Outcome, WorkSource } from './worker.js';
+import type { HandlerNackOptions, Job } from './job.js';
+import { DeferTo, RetryAfter, type Outcome } from './outcomes.js';
+import type { WorkSource } from './worker.js';
 
 /** A work source's own: the loop runner it reserves through, and how its failed handlers are settled. */
 export interface WorkSourceParams {
@@ -17,36 +19,6 @@ export interface WorkSourceParams {
   readonly defer?: (delivery: Delivery, runAt: number) => Promise<unknown>;
   /** What a handler's own `ctx.ack` and `ctx.nack` go through. */
   readonly settlements?: Pick<Settlements, 'ack' | 'nack' | 'ackInTransaction' | 'nackInTransaction' | 'confirmed'>;
-}
-
-/**
- * A handler failure that names when to retry (the pusher's, for a receiver's Retry-After);
- * null: the task's backoff. The engine's own: `work` handlers throw plain errors. `outcome`
- * is how the attempt ended for its history entry (the pusher's `push:<class>`).
- */
-export class RetryAfter extends Error {
-  constructor(
-    message: string,
-    readonly delayMs: number | null,
-    readonly outcome?: string,
-  ) {
-    super(message);
-    this.name = 'RetryAfter';
-  }
-}
-
-/**
- * Thrown by a handler to give its reservation back uncounted, to be delivered again at
- * `runAt` (the store's `defer`): the Pusher's circuit breaker holds a push back this way.
- */
-export class DeferTo extends Error {
-  constructor(
-    message: string,
-    readonly runAt: number,
-  ) {
-    super(message);
-    this.name = 'DeferTo';
-  }
 }
 
 /** What the workers need of the queue's loop runner. */
