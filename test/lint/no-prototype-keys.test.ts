@@ -16,27 +16,33 @@ import { plugin } from '../../scripts/lint/no-prototype-keys.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'delayq-lint-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
-writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, target: 'ES2022', module: 'NodeNext', noUncheckedIndexedAccess: true, skipLibCheck: true }, include: ['*.ts'] }));
 writeFileSync(join(dir, 'dict.ts'), `export { dict, own, type Dict } from ${JSON.stringify(resolve('src/core/dict.js'))};\n`);
 
+const compilerOptions = { strict: true, target: 'ES2022', module: 'NodeNext', noUncheckedIndexedAccess: true, skipLibCheck: true };
 let files = 0;
 async function problems(code: string): Promise<string[]> {
-  const file = join(dir, `probe${files++}.ts`);
+  const name = `probe${files++}`;
+  const file = join(dir, `${name}.ts`);
   writeFileSync(file, `import { dict, own, type Dict } from './dict.js';\nvoid dict; void own;\nexport type D = Dict<number>;\n${code}\n`);
+  // A project of its own for every probe: typescript-eslint keeps the program of a tsconfig
+  // between lints, and whether it sees a file written after that program was built depends on
+  // the directory's timestamps, so one shared tsconfig made this test fail now and then.
+  const project = join(dir, `${name}.tsconfig.json`);
+  writeFileSync(project, JSON.stringify({ compilerOptions, files: [`${name}.ts`, 'dict.ts'] }));
   const eslint = new ESLint({
     cwd: dir,
     overrideConfigFile: true,
     overrideConfig: [
       {
         files: ['**/*.ts'],
-        languageOptions: { parser: tseslint.parser, parserOptions: { project: join(dir, 'tsconfig.json'), tsconfigRootDir: dir } },
+        languageOptions: { parser: tseslint.parser, parserOptions: { project, tsconfigRootDir: dir } },
         plugins: { delayq: plugin as never },
         rules: { 'delayq/no-prototype-keys': 'error' },
       },
     ],
   });
   const [result] = await eslint.lintFiles([file]);
-  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message.slice(0, 40)}`);
+  return (result?.messages ?? []).map((m) => `${m.ruleId ?? 'parse'}: ${m.message.slice(0, 200)}`);
 }
 
 describe('lint rule delayq/no-prototype-keys', () => {
@@ -48,7 +54,10 @@ describe('lint rule delayq/no-prototype-keys', () => {
       'export function f(topic: string, o: Record<string, number>) { return topic in o; }',
       'const UNITS: Record<string, number> = { s: 1 }; export const f = (unit: `${string}s`) => UNITS[unit];',
     ])
-      assert.equal((await problems(code)).filter((p) => p.startsWith('delayq/no-prototype-keys')).length, 1, code);
+    {
+      const found = await problems(code);
+      assert.equal(found.filter((p) => p.startsWith('delayq/no-prototype-keys')).length, 1, `${code}\n${found.join('\n')}`);
+    }
   });
 
   it('lets Maps, arrays, Dicts, own() and literal keys be', async () => {
