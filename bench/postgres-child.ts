@@ -38,6 +38,10 @@ export interface Config {
   readonly s4Count: number;
   readonly cancels: number;
   readonly txCount: number;
+  /** Handlers in flight at once, the same for every system (the issue's equal concurrency: 50). */
+  readonly concurrency: number;
+  /** Every task's payload, as JSON, is this many bytes (64, as in the peers' published runs). */
+  readonly payloadBytes: number;
   /** phase `consumer`: the schema of the `multi` process that started it. */
   readonly schema?: string;
 }
@@ -56,6 +60,12 @@ export interface Lateness {
 const config = JSON.parse(process.argv[2]!) as Config;
 const schema = config.schema ?? `bench_${config.system.replace('-', '_')}_${randomBytes(3).toString('hex')}`;
 const BATCH = 1_000;
+
+/** `fields` with a `pad` string added so that its JSON is `config.payloadBytes` long (or as short as it can be). */
+function padded<T extends object>(fields: T): T & { pad: string } {
+  const bare = JSON.stringify({ ...fields, pad: '' }).length;
+  return { ...fields, pad: 'x'.repeat(Math.max(0, config.payloadBytes - bare)) };
+}
 const SPREAD_MS = 2_000;
 const S3_LEAD_MS = 1_000;
 const S3_TICK_MS = 10;
@@ -83,14 +93,14 @@ async function open(): Promise<System> {
     const q = await DelayQueue.open({ store: `${config.url}?schema=${schema}` });
     return {
       async schedule(tasks) {
-        await q.scheduleMany(tasks.map(({ id, runAt }) => ({ id, topic: 'bench', payload: { runAt }, runAt })));
+        await q.scheduleMany(tasks.map(({ id, runAt }) => ({ id, topic: 'bench', payload: padded({ runAt }), runAt })));
       },
       async scheduleInTx(client, { id, runAt }) {
-        await q.schedule({ id, topic: 'bench', payload: { runAt }, runAt }, { tx: client });
+        await q.schedule({ id, topic: 'bench', payload: padded({ runAt }), runAt }, { tx: client });
       },
       async work(seen) {
-        // As many tasks at once as pg-boss below holds: 4 workers (localConcurrency) x batches of 200.
-        q.work('bench', (d) => seen(d.id, d.runAt), { concurrency: 800 });
+        // The same number of handlers in flight as every other system.
+        q.work('bench', (d) => seen(d.id, d.runAt), { concurrency: config.concurrency });
       },
       async cancel(id) {
         await q.cancel(id);
@@ -113,16 +123,17 @@ async function open(): Promise<System> {
           tasks.map(({ id, runAt }) => {
             const uuid = randomUUID();
             if (config.phase === 's4') uuids.set(id, uuid);
-            return { id: uuid, data: { runAt, id }, startAfter: new Date(runAt) };
+            return { id: uuid, data: padded({ runAt, id }), startAfter: new Date(runAt) };
           }),
         );
       },
       async scheduleInTx(client, { id, runAt }) {
-        await boss.send('bench', { runAt, id }, { startAfter: new Date(runAt), db: { executeSql: (text, values) => client.query(text, values) } });
+        await boss.send('bench', padded({ runAt, id }), { startAfter: new Date(runAt), db: { executeSql: (text, values) => client.query(text, values) } });
       },
       async work(seen) {
-        // Its fastest documented polling (0.5 s), fetching while batches come back full.
-        await boss.work<{ runAt: number; id: string }>('bench', { batchSize: 200, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 4 }, async (jobs) => {
+        // Its fastest documented polling (0.5 s), fetching again at once while batches come back
+        // full; one worker whose batch is `concurrency` jobs: that many handlers in flight.
+        await boss.work<{ runAt: number; id: string }>('bench', { batchSize: config.concurrency, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true, localConcurrency: 1 }, async (jobs) => {
           for (const job of jobs) seen(job.data.id, job.data.runAt);
         });
       },
@@ -139,19 +150,19 @@ async function open(): Promise<System> {
   const ids = new Map<string, string>();
   return {
     async schedule(tasks) {
-      const jobs = await utils.addJobs(tasks.map(({ id, runAt }) => ({ identifier: 'bench', payload: { runAt, id }, runAt: new Date(runAt) })));
+      const jobs = await utils.addJobs(tasks.map(({ id, runAt }) => ({ identifier: 'bench', payload: padded({ runAt, id }), runAt: new Date(runAt) })));
       // Its ids are its own (a bigint sequence): cancels need them.
       if (config.phase === 's4') jobs.forEach((job, i) => ids.set(tasks[i]!.id, job.id));
     },
     async scheduleInTx(client, { id, runAt }) {
-      await client.query(`SELECT "${schema}".add_job('bench', $1::json, run_at => $2::timestamptz)`, [JSON.stringify({ runAt, id }), new Date(runAt)]);
+      await client.query(`SELECT "${schema}".add_job('bench', $1::json, run_at => $2::timestamptz)`, [JSON.stringify(padded({ runAt, id })), new Date(runAt)]);
     },
     async work(seen) {
       // Polls for jobs that become due (LISTEN/NOTIFY only covers jobs due at once); 500 ms instead of its 2 s default.
       runner = await graphile.run({
         connectionString: config.url,
         schema,
-        concurrency: 50,
+        concurrency: config.concurrency,
         pollInterval: 500,
         noHandleSignals: true,
         logger: new graphile.Logger(() => () => undefined),
@@ -252,9 +263,9 @@ async function s1Ceiling(admin: pg.Client): Promise<number> {
   for (let from = 0; from < config.count; from += BATCH)
     await admin.query(
       `INSERT INTO "${schema}".tasks (id, topic, state, run_at, due_at, created_at, payload, shard)
-       SELECT 'c1-' || g, 'bench', 'pending', $1::bigint, $1::bigint, $2::bigint, '{"runAt":' || $1 || '}', (g % 16)::smallint
+       SELECT 'c1-' || g, 'bench', 'pending', $1::bigint, $1::bigint, $2::bigint, $4, (g % 16)::smallint
          FROM generate_series($3::int, $3::int + ${BATCH - 1}) g`,
-      [later, Date.now(), from],
+      [later, Date.now(), from, JSON.stringify(padded({ runAt: later }))],
     );
   return Math.round(config.count / ((performance.now() - started) / 1_000));
 }
