@@ -5,14 +5,15 @@
  * (clock, logger, randomness) and the task limits and defaults.
  */
 import { DelayQError } from './errors.js';
+import { ENGINE_OPTIONS, numberDefault, type OptionSpec } from './option-table/index.js';
 import { BREAKER_DEFAULTS, type BreakerOptions } from './push-breaker.js';
-import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, MAX_PAYLOAD_DEPTH, validateBackoff, validateIntOption, type Limits, type TaskDefaults } from './task/validate.js';
+import { DEFAULT_LIMITS, DEFAULT_TASK_DEFAULTS, validateBackoff, validateIntOption, type Limits, type TaskDefaults } from './task/validate.js';
 
 /** The longest delay a Clock timer takes (Node's setTimeout fires at once beyond it). */
 export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /** The most push slots a process may have (`pushMaxInFlight`). */
-export const MAX_PUSH_IN_FLIGHT = 1_000_000;
+export const MAX_PUSH_IN_FLIGHT: number = ENGINE_OPTIONS['push.maxInFlight'].max;
 
 export interface LoaderOptions {
   /** Timers per loadDue call. Default 2,000. */
@@ -23,7 +24,11 @@ export interface LoaderOptions {
   readonly retryMs: number;
 }
 
-export const DEFAULT_LOADER_OPTIONS: LoaderOptions = { pageSize: 2_000, maxReadyBacklog: 10_000, retryMs: 1_000 };
+export const DEFAULT_LOADER_OPTIONS: LoaderOptions = {
+  pageSize: numberDefault(ENGINE_OPTIONS['loader.pageSize']),
+  maxReadyBacklog: numberDefault(ENGINE_OPTIONS['loader.maxReadyBacklog']),
+  retryMs: numberDefault(ENGINE_OPTIONS['loader.retryMs']),
+};
 
 /** The engine's numeric options, every one resolved. */
 export interface EngineTuning {
@@ -79,19 +84,22 @@ export interface EngineTuning {
   readonly loader: LoaderOptions;
 }
 
+const E = ENGINE_OPTIONS;
+
+/** The defaults, from the options table (core/option-table/engine.ts). */
 export const DEFAULT_ENGINE_TUNING: EngineTuning = {
-  tickMs: 1,
-  retentionMs: 7 * 24 * 3600 * 1000,
-  purgeIntervalMs: 60_000,
-  purgeBatch: 10_000,
-  storeRetryMs: 1_000,
-  pushSyncMs: 1_000,
-  pauseSyncMs: 1_000,
+  tickMs: numberDefault(E.tickMs),
+  retentionMs: numberDefault(E.retentionMs),
+  purgeIntervalMs: numberDefault(E.purgeIntervalMs),
+  purgeBatch: numberDefault(E.purgeBatch),
+  storeRetryMs: numberDefault(E.storeRetryMs),
+  pushSyncMs: numberDefault(E.pushSyncMs),
+  pauseSyncMs: numberDefault(E.pauseSyncMs),
   pushBreaker: BREAKER_DEFAULTS,
-  pushMaxInFlight: 256,
-  scheduleLeadMs: 1_500,
-  scheduleGraceMs: 1_000,
-  scheduleSyncMs: 5_000,
+  pushMaxInFlight: numberDefault(E['push.maxInFlight']),
+  scheduleLeadMs: numberDefault(E.scheduleLeadMs),
+  scheduleGraceMs: numberDefault(E.scheduleGraceMs),
+  scheduleSyncMs: numberDefault(E.scheduleSyncMs),
   loader: DEFAULT_LOADER_OPTIONS,
 };
 
@@ -107,38 +115,41 @@ export function resolveEngineTuning(input: EngineTuningInput): EngineTuning {
   if (typeof loader !== 'object' || loader === null) throw new DelayQError('INVALID_OPTION', 'loader: must be an object', { field: 'loader' });
   const breaker = input.pushBreaker ?? {};
   if (typeof breaker !== 'object' || breaker === null) throw new DelayQError('INVALID_OPTION', 'pushBreaker: must be an object', { field: 'pushBreaker' });
-  const pick = (value: number | undefined, fallback: number, field: string, min: number, max: number): number =>
-    value === undefined ? fallback : validateIntOption(value, field, min, max);
-  const d = DEFAULT_ENGINE_TUNING;
+  // Each number by its row of the table: the default when not given, else checked against its bounds.
+  const pick = (value: number | undefined, spec: OptionSpec, field = spec.library ?? ''): number =>
+    value === undefined ? numberDefault(spec) : validateIntOption(value, field, spec.min ?? 0, spec.max ?? Number.MAX_SAFE_INTEGER);
   return {
-    tickMs: pick(input.tickMs, d.tickMs, 'tickMs', 1, 60_000),
-    retentionMs: pick(input.retentionMs, d.retentionMs, 'retentionMs', 0, Number.MAX_SAFE_INTEGER),
-    purgeIntervalMs: pick(input.purgeIntervalMs, d.purgeIntervalMs, 'purgeIntervalMs', 1, MAX_TIMER_DELAY_MS),
-    purgeBatch: pick(input.purgeBatch, d.purgeBatch, 'purgeBatch', 1, 1_000_000),
-    storeRetryMs: pick(input.storeRetryMs, d.storeRetryMs, 'storeRetryMs', 1, MAX_TIMER_DELAY_MS),
-    pushSyncMs: pick(input.pushSyncMs, d.pushSyncMs, 'pushSyncMs', 1, MAX_TIMER_DELAY_MS),
-    pauseSyncMs: pick(input.pauseSyncMs, d.pauseSyncMs, 'pauseSyncMs', 1, MAX_TIMER_DELAY_MS),
-    pushMaxInFlight: pick(input.pushMaxInFlight, d.pushMaxInFlight, 'pushMaxInFlight', 1, MAX_PUSH_IN_FLIGHT),
+    tickMs: pick(input.tickMs, E.tickMs),
+    retentionMs: pick(input.retentionMs, E.retentionMs),
+    purgeIntervalMs: pick(input.purgeIntervalMs, E.purgeIntervalMs),
+    purgeBatch: pick(input.purgeBatch, E.purgeBatch),
+    storeRetryMs: pick(input.storeRetryMs, E.storeRetryMs),
+    pushSyncMs: pick(input.pushSyncMs, E.pushSyncMs),
+    pauseSyncMs: pick(input.pauseSyncMs, E.pauseSyncMs),
+    // The engine's name for push.maxInFlight, which DelayQueue.open checks under the caller's name.
+    pushMaxInFlight: pick(input.pushMaxInFlight, E['push.maxInFlight'], 'pushMaxInFlight'),
     pushBreaker: {
-      failureThreshold: pick(breaker.failureThreshold, d.pushBreaker.failureThreshold, 'pushBreaker.failureThreshold', 1, 1_000_000),
-      cooldownMs: pick(breaker.cooldownMs, d.pushBreaker.cooldownMs, 'pushBreaker.cooldownMs', 1, MAX_TIMER_DELAY_MS),
-      probeWaitMs: pick(breaker.probeWaitMs, d.pushBreaker.probeWaitMs, 'pushBreaker.probeWaitMs', 1, MAX_TIMER_DELAY_MS),
+      failureThreshold: pick(breaker.failureThreshold, E['pushBreaker.failureThreshold']),
+      cooldownMs: pick(breaker.cooldownMs, E['pushBreaker.cooldownMs']),
+      probeWaitMs: pick(breaker.probeWaitMs, E['pushBreaker.probeWaitMs']),
     },
-    scheduleLeadMs: pick(input.scheduleLeadMs, d.scheduleLeadMs, 'scheduleLeadMs', 0, 3_600_000),
-    scheduleGraceMs: pick(input.scheduleGraceMs, d.scheduleGraceMs, 'scheduleGraceMs', 0, MAX_TIMER_DELAY_MS),
-    scheduleSyncMs: pick(input.scheduleSyncMs, d.scheduleSyncMs, 'scheduleSyncMs', 1, MAX_TIMER_DELAY_MS),
+    scheduleLeadMs: pick(input.scheduleLeadMs, E.scheduleLeadMs),
+    scheduleGraceMs: pick(input.scheduleGraceMs, E.scheduleGraceMs),
+    scheduleSyncMs: pick(input.scheduleSyncMs, E.scheduleSyncMs),
     loader: {
-      pageSize: pick(loader.pageSize, d.loader.pageSize, 'loader.pageSize', 1, 1_000_000),
-      maxReadyBacklog: pick(loader.maxReadyBacklog, d.loader.maxReadyBacklog, 'loader.maxReadyBacklog', 0, Number.MAX_SAFE_INTEGER),
-      retryMs: pick(loader.retryMs, d.loader.retryMs, 'loader.retryMs', 1, MAX_TIMER_DELAY_MS),
+      pageSize: pick(loader.pageSize, E['loader.pageSize']),
+      maxReadyBacklog: pick(loader.maxReadyBacklog, E['loader.maxReadyBacklog']),
+      retryMs: pick(loader.retryMs, E['loader.retryMs']),
     },
   };
 }
 
 /** The limits in force: the defaults with the caller's, each a whole number >= 1. */
 export function resolveLimits(input: Partial<Limits> = {}): Limits {
-  const limit = (key: keyof Limits): number =>
-    input[key] === undefined ? DEFAULT_LIMITS[key] : validateIntOption(input[key], `limits.${key}`, 1, Number.MAX_SAFE_INTEGER);
+  const limit = (key: keyof Limits): number => {
+    const spec: OptionSpec = E[`limits.${key}`];
+    return input[key] === undefined ? DEFAULT_LIMITS[key] : validateIntOption(input[key], `limits.${key}`, spec.min ?? 1, spec.max ?? Number.MAX_SAFE_INTEGER);
+  };
   return {
     maxPayloadBytes: limit('maxPayloadBytes'),
     maxDelayMs: limit('maxDelayMs'),
@@ -147,8 +158,7 @@ export function resolveLimits(input: Partial<Limits> = {}): Limits {
     maxBatch: limit('maxBatch'),
     maxTtrMs: limit('maxTtrMs'),
     maxAttempts: limit('maxAttempts'),
-    maxPayloadDepth:
-      input.maxPayloadDepth === undefined ? DEFAULT_LIMITS.maxPayloadDepth : validateIntOption(input.maxPayloadDepth, 'limits.maxPayloadDepth', 1, MAX_PAYLOAD_DEPTH),
+    maxPayloadDepth: limit('maxPayloadDepth'),
   };
 }
 
@@ -156,8 +166,9 @@ export function resolveLimits(input: Partial<Limits> = {}): Limits {
 export function resolveTaskDefaults(input: Partial<TaskDefaults> = {}, limits: Limits = DEFAULT_LIMITS): TaskDefaults {
   const d = DEFAULT_TASK_DEFAULTS;
   return {
-    ttrMs: input.ttrMs === undefined ? d.ttrMs : validateIntOption(input.ttrMs, 'defaults.ttrMs', 1, limits.maxTtrMs),
-    maxAttempts: input.maxAttempts === undefined ? d.maxAttempts : validateIntOption(input.maxAttempts, 'defaults.maxAttempts', 1, limits.maxAttempts),
+    // Their upper bounds are the limits in force (the table's maxNote).
+    ttrMs: input.ttrMs === undefined ? d.ttrMs : validateIntOption(input.ttrMs, 'defaults.ttrMs', E['defaults.ttrMs'].min, limits.maxTtrMs),
+    maxAttempts: input.maxAttempts === undefined ? d.maxAttempts : validateIntOption(input.maxAttempts, 'defaults.maxAttempts', E['defaults.maxAttempts'].min, limits.maxAttempts),
     backoff: validateBackoff(input.backoff, d.backoff),
   };
 }

@@ -22,6 +22,7 @@
  * The Pusher defers a held-back task (the store's `defer`: its attempt is not counted), so
  * an origin that is down costs its tasks time, not attempts (ADR 0022).
  */
+import { ENGINE_OPTIONS, numberDefault } from './option-table/index.js';
 
 export interface BreakerOptions {
   /** Consecutive failures that open a closed circuit. */
@@ -32,7 +33,12 @@ export interface BreakerOptions {
   readonly probeWaitMs: number;
 }
 
-export const BREAKER_DEFAULTS: BreakerOptions = { failureThreshold: 5, cooldownMs: 30_000, probeWaitMs: 1_000 };
+/** The defaults, from the options table (pushBreaker.*). */
+export const BREAKER_DEFAULTS: BreakerOptions = {
+  failureThreshold: ENGINE_OPTIONS['pushBreaker.failureThreshold'].default,
+  cooldownMs: numberDefault(ENGINE_OPTIONS['pushBreaker.cooldownMs']),
+  probeWaitMs: numberDefault(ENGINE_OPTIONS['pushBreaker.probeWaitMs']),
+};
 
 export type BreakerState = 'closed' | 'open' | 'half-open';
 

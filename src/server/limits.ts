@@ -1,3 +1,5 @@
+import { ENGINE_OPTIONS, numberDefault, SERVER_OPTIONS } from '../core/option-table/index.js';
+
 /** The server's limits. Each is configurable (flags and env in config.ts) and each has an error code. */
 export interface ServerLimits {
   /** Largest serialised payload, in bytes (PAYLOAD_TOO_LARGE, 413). Also given to the queue. */
@@ -18,13 +20,14 @@ export interface ServerLimits {
   readonly maxLongPolls: number;
 }
 
+/** The defaults, from the options table (src/core/option-table); envelopeBytes is not an option. */
 export const DEFAULT_SERVER_LIMITS: ServerLimits = {
-  maxPayloadBytes: 1024 * 1024,
+  maxPayloadBytes: ENGINE_OPTIONS['limits.maxPayloadBytes'].default,
   envelopeBytes: 64 * 1024,
-  maxBatch: 10_000,
-  maxBatchBodyBytes: 32 * 1024 * 1024,
-  maxDelayMs: Math.round(10 * 365.25 * 24 * 3600 * 1000),
-  maxReserve: 1_000,
-  maxWaitMs: 60_000,
-  maxLongPolls: 10_000,
+  maxBatch: ENGINE_OPTIONS['limits.maxBatch'].default,
+  maxBatchBodyBytes: numberDefault(SERVER_OPTIONS.maxBatchBodyBytes),
+  maxDelayMs: ENGINE_OPTIONS['limits.maxDelayMs'].default,
+  maxReserve: numberDefault(SERVER_OPTIONS.maxReserve),
+  maxWaitMs: numberDefault(SERVER_OPTIONS.maxWaitMs),
+  maxLongPolls: numberDefault(SERVER_OPTIONS.maxLongPolls),
 };

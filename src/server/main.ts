@@ -42,6 +42,8 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
   try {
     queue = await DelayQueue.open({
       store: config.store,
+      storeOptions: config.storeOptions,
+      ...config.engine,
       limits: { maxPayloadBytes: limits.maxPayloadBytes, maxDelayMs: limits.maxDelayMs, maxBatch: limits.maxBatch },
       logger: logger.child({ component: 'queue' }),
       push: { allow: config.pushAllow },
@@ -154,9 +156,8 @@ export async function runServe(flags: ServerFlags, env: NodeJS.ProcessEnv = proc
 
 /** Flags for a direct run of this file, with the same names as `delayq serve`. */
 function parseDirectFlags(argv: string[]): ServerFlags {
-  const switches = new Set<string>(['allowPublic', 'logRequests', 'metricsPublic', 'ui']);
   const options = Object.fromEntries(
-    Object.values(SETTINGS).map((s) => [kebab(s.flag), { type: switches.has(s.flag) ? ('boolean' as const) : ('string' as const) }]),
+    Object.values(SETTINGS).map((s) => [kebab(s.flag), { type: s.isSwitch ? ('boolean' as const) : ('string' as const) }]),
   );
   const { values } = parseArgs({ args: argv, options: { ...options, 'no-ui': { type: 'boolean' as const } }, strict: true });
   const given = values as Record<string, string | boolean | undefined>;

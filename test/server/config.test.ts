@@ -57,4 +57,24 @@ describe('server config', () => {
     assert.match(found[0] ?? '', /^--push-allow \/ DELAYQ_PUSH_ALLOW: "127\.0\.0\.1:0" .*port must be 1 to 65535/);
     assert.match(found[1] ?? '', /"\[::1" .*a \[ without its \]/);
   });
+
+  it('reads the task defaults and retention from flags and variables, checked as the engine checks them', () => {
+    assert.deepEqual(parseServerConfig({}, {}).engine, {});
+    const config = parseServerConfig({ defaultTtrMs: '5000', defaultBackoffFactor: '1.5' }, { DELAYQ_RETENTION_MS: '3600000', DELAYQ_DEFAULT_MAX_ATTEMPTS: '9', DELAYQ_DEFAULT_BACKOFF_JITTER: '0' });
+    assert.deepEqual(config.engine, { retentionMs: 3_600_000, defaults: { ttrMs: 5_000, maxAttempts: 9, backoff: { factor: 1.5, jitter: 0 } } });
+    assert.deepEqual(problems({ defaultBackoffJitter: '2' }), ['--default-backoff-jitter / DELAYQ_DEFAULT_BACKOFF_JITTER: expected a number from 0 to 1 (got "2")']);
+    // A bound that depends on another value is the engine resolver's: the message names the flag all the same.
+    assert.match(problems({ defaultBackoffBaseMs: '5000', defaultBackoffMaxMs: '10' }).join(), /^--default-backoff-max-ms \/ DELAYQ_DEFAULT_BACKOFF_MAX_MS: backoff\.maxMs: must be an integer >= baseMs/);
+    assert.match(problems({ defaultTtrMs: String(25 * 3_600_000) }).join(), /^--default-ttr-ms \/ DELAYQ_DEFAULT_TTR_MS: defaults\.ttrMs: must be an integer from 1 to 86400000/);
+  });
+
+  it('passes the store options given to the store, and refuses one the store named does not read', () => {
+    assert.deepEqual(parseServerConfig({}, {}).storeOptions, {});
+    assert.deepEqual(parseServerConfig({ store: 'postgres://u@h/db', poolSize: '8' }, { DELAYQ_SCHEMA: 'jobs', DELAYQ_CALL_TIMEOUT_MS: '0' }).storeOptions, { schema: 'jobs', poolSize: 8, callTimeoutMs: 0 });
+    assert.deepEqual(parseServerConfig({ store: 'redis://h:6379', shards: '4' }, {}).storeOptions, { shards: 4 });
+    assert.deepEqual(parseServerConfig({ synchronous: 'FULL' }, {}).storeOptions, { synchronous: 'FULL' });
+    assert.deepEqual(problems({ store: 'redis://h:6379', schema: 'jobs' }), ['--schema / DELAYQ_SCHEMA: schema: read only by postgres stores, not by a redis store']);
+    assert.deepEqual(problems({ store: 'memory' }, { DELAYQ_HORIZON_MS: '60000' }), ['--horizon-ms / DELAYQ_HORIZON_MS: horizonMs: read only by sqlite, redis and postgres stores, not by a memory store']);
+    assert.deepEqual(problems({ store: 'postgres://u@h/db', poolSize: '500' }), ['--pool-size / DELAYQ_POOL_SIZE: expected an integer from 1 to 100 (got "500")']);
+  });
 });

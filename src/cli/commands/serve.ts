@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { SETTINGS, kebab } from '../../server/config.js';
 
 /**
- * serve: runs the server in this process. Flags mirror the DELAYQ_* variables (flags win).
+ * serve: runs the server in this process. Its flags are the options table's rows with a flag
+ * (src/core/option-table, docs/options.md), each mirroring its DELAYQ_* variable (flags win).
  * --token is the global option.
  */
 export function registerServeCommand(program: Command): void {
@@ -10,8 +11,7 @@ export function registerServeCommand(program: Command): void {
   for (const setting of Object.values(SETTINGS)) {
     if (setting.flag === 'token') continue;
     const flag = `--${kebab(setting.flag)}`;
-    const isSwitch = setting.flag === 'allowPublic' || setting.flag === 'logRequests' || setting.flag === 'metricsPublic' || setting.flag === 'ui';
-    serve.option(isSwitch ? flag : `${flag} <value>`, `${setting.description} [${setting.env}, default ${setting.default}]`);
+    serve.option(setting.isSwitch ? flag : `${flag} <value>`, `${setting.description} [${setting.env}, default ${setting.default}]`);
     // --ui defined first: --no-ui then sets false without making true the default (DELAYQ_UI still applies).
     if (setting.flag === 'ui') serve.option('--no-ui', 'do not serve the dashboard');
   }

@@ -1,6 +1,14 @@
+import { ENGINE_OPTIONS } from '../option-table/engine.js';
 import type { BackoffPolicy } from './model.js';
 
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1_000, factor: 2, maxMs: 3_600_000, jitter: 0.2 };
+const B = ENGINE_OPTIONS;
+/** The default policy, from the options table (defaults.backoff.*). */
+export const DEFAULT_BACKOFF: BackoffPolicy = {
+  baseMs: B['defaults.backoff.baseMs'].default,
+  factor: B['defaults.backoff.factor'].default,
+  maxMs: B['defaults.backoff.maxMs'].default,
+  jitter: B['defaults.backoff.jitter'].default,
+};
 
 /**
  * Delay before retry number `failedAttempts` (1 after the first failure):

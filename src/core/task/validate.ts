@@ -4,6 +4,7 @@
  * code; validation runs before any store is touched, so a bad call changes nothing.
  */
 import { DelayQError } from '../errors.js';
+import { ENGINE_OPTIONS } from '../option-table/engine.js';
 import { fail } from './invalid.js';
 import { serializePayload } from './payload.js';
 import { isAttemptOutcome } from './history.js';
@@ -35,17 +36,20 @@ export interface Limits {
 }
 
 /** The highest `maxPayloadDepth` a caller may set: JSON.stringify recurses once per level. */
-export const MAX_PAYLOAD_DEPTH = 1_000;
+export const MAX_PAYLOAD_DEPTH: number = ENGINE_OPTIONS['limits.maxPayloadDepth'].max;
 
+const limit = (key: keyof Limits): number => ENGINE_OPTIONS[`limits.${key}`].default;
+
+/** The defaults, from the options table (core/option-table/engine.ts). */
 export const DEFAULT_LIMITS: Limits = {
-  maxPayloadBytes: 1024 * 1024,
-  maxDelayMs: Math.round(10 * 365.25 * 24 * 3600 * 1000),
-  maxTopicLength: 200,
-  maxIdLength: 256,
-  maxBatch: 10_000,
-  maxTtrMs: 24 * 3600 * 1000,
-  maxAttempts: 1_000,
-  maxPayloadDepth: 128,
+  maxPayloadBytes: limit('maxPayloadBytes'),
+  maxDelayMs: limit('maxDelayMs'),
+  maxTopicLength: limit('maxTopicLength'),
+  maxIdLength: limit('maxIdLength'),
+  maxBatch: limit('maxBatch'),
+  maxTtrMs: limit('maxTtrMs'),
+  maxAttempts: limit('maxAttempts'),
+  maxPayloadDepth: limit('maxPayloadDepth'),
 };
 
 export interface TaskDefaults {
@@ -54,7 +58,7 @@ export interface TaskDefaults {
   readonly backoff: BackoffPolicy;
 }
 
-export const DEFAULT_TASK_DEFAULTS: TaskDefaults = { ttrMs: 30_000, maxAttempts: 5, backoff: DEFAULT_BACKOFF };
+export const DEFAULT_TASK_DEFAULTS: TaskDefaults = { ttrMs: ENGINE_OPTIONS['defaults.ttrMs'].default, maxAttempts: ENGINE_OPTIONS['defaults.maxAttempts'].default, backoff: DEFAULT_BACKOFF };
 
 export interface ScheduleInput {
   topic: string;
