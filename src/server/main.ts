@@ -12,6 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { Clock } from '../core/ports/index.js';
 import { Registry } from 'prom-client';
 import { DelayQueue } from '../open-queue.js';
 import { destination as fileDestination } from 'pino';
@@ -33,7 +34,8 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: ServerConfig, logger: Logger): Promise<RunningServer> {
+/** `clock`: the queue's time, for tests (a ManualClock); the server's own timeouts stay on the system's. */
+export async function startServer(config: ServerConfig, logger: Logger, clock?: Clock): Promise<RunningServer> {
   const { limits } = config;
   // The port first: one in use fails the start before the store creates or opens anything
   // (port-hold.ts). Port 0 asks for any free port: nothing to check.
@@ -46,6 +48,7 @@ export async function startServer(config: ServerConfig, logger: Logger): Promise
       ...config.engine,
       limits: { maxPayloadBytes: limits.maxPayloadBytes, maxDelayMs: limits.maxDelayMs, maxBatch: limits.maxBatch },
       logger: logger.child({ component: 'queue' }),
+      ...(clock !== undefined ? { clock } : {}),
       push: { allow: config.pushAllow },
       ...(config.pushSecret !== undefined ? { pushSecret: config.pushSecret } : {}),
       metrics: { registry: new Registry(), maxTopics: config.metricsMaxTopics, defaultMetrics: true },

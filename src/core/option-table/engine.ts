@@ -24,7 +24,12 @@ export const ENGINE_OPTIONS = {
     env: 'DELAYQ_RETENTION_MS',
     description: 'how long completed and cancelled tasks (and so their ids) are kept (default 7 days)',
   },
-  purgeIntervalMs: { ...period(60_000, 'how often finished tasks past retention are purged'), library: 'purgeIntervalMs' },
+  purgeIntervalMs: {
+    ...period(60_000, 'how often finished tasks past retention are purged'),
+    library: 'purgeIntervalMs',
+    flag: 'purgeIntervalMs',
+    env: 'DELAYQ_PURGE_INTERVAL_MS',
+  },
   purgeBatch: { library: 'purgeBatch', type: 'integer', default: 10_000, min: 1, max: 1_000_000, scope: ['engine'], description: 'most tasks one purge deletes (a bound on one store call)' },
   storeRetryMs: { ...period(1_000, 'wait before retrying a failed background store call (expiry, promotion)'), library: 'storeRetryMs' },
   pushSyncMs: { ...period(1_000, 'how often push subscriptions set through other processes are read again'), library: 'pushSyncMs' },
