@@ -14,9 +14,13 @@ import { DelayQError } from '../core/errors.js';
 import type { Clock, Logger, TaskStore } from '../core/ports/index.js';
 import { redactUrl } from '../core/redact.js';
 import { storeKindOf, storeUsages, type StoreKindName } from './kinds.js';
+import { checkStoreOptions } from './shared/store-options.js';
 import { storeSystemClock } from './system-clock.js';
 
-/** Options for stores opened by spec. Each store reads the ones it knows. */
+/**
+ * Options for stores opened by spec, each read by the kinds its row of the options table
+ * names (docs/options.md): one given to a kind that does not read it is INVALID_OPTION.
+ */
 export interface StoreOptions {
   /** Disk and Redis stores: keep tasks due within this many ms in memory. Default 60 s. */
   horizonMs?: number;
@@ -140,6 +144,8 @@ const LOADERS: Readonly<Record<StoreKindName, StoreLoader>> = {
 export async function openStore(spec: string, options: StoreOptions = {}): Promise<TaskStore> {
   const kind = storeKindOf(spec);
   if (kind === undefined) throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": unknown kind; use ${storeUsages()}`);
+  // An option this kind does not read is an error, not ignored (docs/options.md).
+  checkStoreOptions(kind.name, options, `store "${redactUrl(spec)}"`);
   return LOADERS[kind.name](spec, options);
 }
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigError, parseServerConfig } from '../../src/server/config.js';
+import { runServe } from '../../src/server/main.js';
 
 const problems = (flags: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv = {}): string[] => {
   try {
@@ -76,5 +77,19 @@ describe('server config', () => {
     assert.deepEqual(problems({ store: 'redis://h:6379', schema: 'jobs' }), ['--schema / DELAYQ_SCHEMA: schema: read only by postgres stores, not by a redis store']);
     assert.deepEqual(problems({ store: 'memory' }, { DELAYQ_HORIZON_MS: '60000' }), ['--horizon-ms / DELAYQ_HORIZON_MS: horizonMs: read only by sqlite, redis and postgres stores, not by a memory store']);
     assert.deepEqual(problems({ store: 'postgres://u@h/db', poolSize: '500' }), ['--pool-size / DELAYQ_POOL_SIZE: expected an integer from 1 to 100 (got "500")']);
+  });
+
+  it('delayq serve with an option its store does not read: the message on stderr, exit code 2, nothing started', async () => {
+    const written: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => written.push(String(chunk)) > 0);
+    let code: number;
+    try {
+      code = await runServe({ store: 'redis://127.0.0.1:1', schema: 'jobs', port: '0' }, {});
+    } finally {
+      process.stderr.write = write;
+    }
+    assert.equal(code, 2);
+    assert.deepEqual(written, ['delayq serve: invalid configuration: --schema / DELAYQ_SCHEMA: schema: read only by postgres stores, not by a redis store\n']);
   });
 });

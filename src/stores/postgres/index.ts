@@ -14,6 +14,7 @@ import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
 import { createPool, openError, withoutCallTimeout, withPoolClient } from './connection.js';
 import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../shared/call-timeout.js';
+import { intOption } from '../shared/store-options.js';
 import { PgContext } from './context.js';
 import { COUNTER_SLOTS } from './counters.js';
 import { PostgresStore } from './postgres-store.js';
@@ -21,7 +22,6 @@ import { openSchema } from './schema.js';
 import { PgShared } from './shared.js';
 import { checkListenUrl, checkSchema, DEFAULT_POOL_SIZE, DEFAULT_SCHEMA, isPoolSize, parsePostgresUrl, POOL_SIZE_RULE } from './url.js';
 
-export const DEFAULT_HORIZON_MS = 60_000;
 
 export interface PostgresStoreOptions extends StoreOptions {
   /** The store's background work runs on it; the store reads no clock of its own. */
@@ -31,9 +31,7 @@ export interface PostgresStoreOptions extends StoreOptions {
 export async function openPostgresStore(spec: string, options: PostgresStoreOptions): Promise<TaskStore> {
   const url = parsePostgresUrl(spec);
   const schema = agreed('schema', url.schema, options.schema === undefined ? undefined : checkSchema(options.schema), spec) ?? DEFAULT_SCHEMA;
-  const horizonMs = agreed('horizonMs', url.horizonMs, options.horizonMs, spec) ?? DEFAULT_HORIZON_MS;
-  if (!Number.isInteger(horizonMs) || horizonMs < 1_000)
-    throw new DelayQError('INVALID_OPTION', `horizonMs: must be an integer >= 1000 (got ${String(horizonMs)})`, { field: 'horizonMs' });
+  const horizonMs = intOption('horizonMs', agreed('horizonMs', url.horizonMs, options.horizonMs, spec));
   const logger = options.logger ?? silentLogger;
   const where = `${url.redacted} (schema ${schema})`;
   if (options.callTimeoutMs !== undefined && !isCallTimeout(options.callTimeoutMs))

@@ -12,10 +12,12 @@
  */
 import { DelayQError } from '../../core/errors.js';
 import { redactUrl } from '../../core/redact.js';
+import { STORE_OPTIONS } from '../../core/option-table/index.js';
 import { CALL_TIMEOUT_RULE, isCallTimeout } from '../shared/call-timeout.js';
+import { unknownParameter, urlParameters } from '../shared/store-options.js';
 import type { MigrateMode } from './schema.js';
 
-export const DEFAULT_SCHEMA = 'delayq';
+export const DEFAULT_SCHEMA: string = STORE_OPTIONS.schema.default;
 /**
  * A plain lower-case identifier: never needs quoting in hand-written SQL (`delayq.schedule(...)`),
  * and short enough for the notification channels named after it (channels.ts).
@@ -23,11 +25,13 @@ export const DEFAULT_SCHEMA = 'delayq';
 const SCHEMA_PATTERN = /^(?!pg_)[a-z_][a-z0-9_]{0,47}$/;
 /** Passed to the driver as they are. */
 const DRIVER_PARAMETERS = new Set(['sslmode', 'application_name', 'connect_timeout']);
-const OWN_PARAMETERS = new Set(['schema', 'horizonMs', 'callTimeoutMs', 'migrate', 'listenUrl', 'poolSize']);
-const MIGRATE_MODES: ReadonlySet<string> = new Set<MigrateMode>(['auto', 'never']);
+/** delayq's own: the options table's PostgreSQL options with a URL parameter (src/core/option-table/stores.ts). */
+const OWN_PARAMETERS: ReadonlySet<string> = new Set(urlParameters('postgres').keys());
+const MIGRATE_MODES: ReadonlySet<string> = new Set<string>(STORE_OPTIONS.migrate.values);
 /** Connections of a process's pool: the default carries every call (writes go through the batchers). */
-export const DEFAULT_POOL_SIZE = 4;
-export const MAX_POOL_SIZE = 100;
+export const DEFAULT_POOL_SIZE: number = STORE_OPTIONS.poolSize.default;
+export const MAX_POOL_SIZE: number = STORE_OPTIONS.poolSize.max;
+const MIN_HORIZON_MS: number = STORE_OPTIONS.horizonMs.min;
 
 export interface PostgresUrl {
   /** The URL the driver connects with: delayq's own parameters taken out. */
@@ -80,14 +84,14 @@ export function parsePostgresUrl(spec: string): PostgresUrl {
   const url = connectionUrl(spec, 'store');
   for (const key of url.searchParams.keys())
     if (!OWN_PARAMETERS.has(key) && !DRIVER_PARAMETERS.has(key))
-      throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": unknown parameter "${key}"; known: ${[...OWN_PARAMETERS, ...DRIVER_PARAMETERS].join(', ')}`, { parameter: key });
+      throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": ${unknownParameter('postgres', key, [...OWN_PARAMETERS, ...DRIVER_PARAMETERS])}`, { parameter: key });
   const schema = url.searchParams.get('schema') ?? undefined;
   if (schema !== undefined && !SCHEMA_PATTERN.test(schema))
     throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": schema must be 1 to 48 characters of [a-z0-9_], not starting with a digit or pg_ (reserved by PostgreSQL)`, { parameter: 'schema' });
   const horizonText = url.searchParams.get('horizonMs');
   const horizonMs = horizonText === null ? undefined : Number(horizonText);
-  if (horizonMs !== undefined && !(Number.isInteger(horizonMs) && horizonMs >= 1_000))
-    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": horizonMs must be an integer >= 1000`, { parameter: 'horizonMs' });
+  if (horizonMs !== undefined && !(Number.isSafeInteger(horizonMs) && horizonMs >= MIN_HORIZON_MS))
+    throw new DelayQError('INVALID_STORE_URL', `store "${redactUrl(spec)}": horizonMs must be an integer >= ${MIN_HORIZON_MS}`, { parameter: 'horizonMs' });
   const timeoutText = url.searchParams.get('callTimeoutMs');
   const callTimeoutMs = timeoutText === null ? undefined : Number(timeoutText);
   if (callTimeoutMs !== undefined && !isCallTimeout(callTimeoutMs))

@@ -11,6 +11,7 @@ import { Socket } from 'node:net';
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { DelayQError } from '../../core/errors.js';
 import { redactUrl } from '../../core/redact.js';
+import { unknownParameter, urlParameters } from '../shared/store-options.js';
 
 export type RedisClient = Redis | Cluster;
 
@@ -37,12 +38,16 @@ export interface UrlStoreOptions {
  */
 function queryOptions(query: URLSearchParams, invalid: (why: string) => DelayQError): UrlStoreOptions {
   const out: UrlStoreOptions = {};
+  const parameters = urlParameters('redis');
   for (const [name, value] of query) {
-    if (name === 'prefix') out.prefix = value;
-    else if (name === 'shards' || name === 'horizonMs' || name === 'waitReplicas' || name === 'waitTimeoutMs' || name === 'callTimeoutMs') {
-      if (!/^\d+$/.test(value)) throw invalid(`${name} must be a non-negative integer (got "${value}")`);
-      out[name] = Number(value);
-    } else throw invalid(`unknown parameter "${name}"; known: prefix, shards, horizonMs, waitReplicas, waitTimeoutMs, callTimeoutMs`);
+    const option = parameters.get(name);
+    if (option === undefined) throw invalid(unknownParameter('redis', name, parameters.keys()));
+    if (option === 'prefix') out.prefix = value;
+    // Only the form here: the bounds are resolveOptions' (INVALID_OPTION), for a URL and code alike.
+    else if (option === 'shards' || option === 'horizonMs' || option === 'waitReplicas' || option === 'waitTimeoutMs' || option === 'callTimeoutMs') {
+      if (!/^\d+$/.test(value)) throw invalid(`${name} must be a non-negative integer (got "${value.slice(0, 100)}")`);
+      out[option] = Number(value);
+    } else throw invalid(`parameter "${name}" is not read from a Redis URL`);
   }
   return out;
 }

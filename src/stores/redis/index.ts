@@ -24,9 +24,11 @@ import { NoticeGuard } from '../../coordination/notices.js';
 import { ReadyWaiters } from '../../coordination/ready-waiters.js';
 import { RedisStore } from './redis-store.js';
 import { RemoteTimers } from './remote-timers.js';
-import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAIT_REPLICAS, MAX_WAIT_TIMEOUT_MS, requireReplicas, type WaitReplicas } from './replication.js';
+import { requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
 import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../shared/call-timeout.js';
+import { intOption } from '../shared/store-options.js';
+import { STORE_OPTIONS } from '../../core/option-table/index.js';
 import { ShardHealth } from '../../coordination/shard-health.js';
 import { ShardLeases } from '../../coordination/shard-leases.js';
 import { ShardProbe } from './shard-probe.js';
@@ -36,10 +38,9 @@ import { Subscriber } from './subscriber.js';
 /** The Redis store's options: those of StoreOptions, with the clock given (openStore gives the system clock). */
 export type RedisStoreOptions = Omit<StoreOptions, 'clock'> & { readonly clock: Clock };
 
-export const DEFAULT_PREFIX = 'delayq';
-export const DEFAULT_SHARDS = 16;
-export const MAX_SHARDS = 256;
-const DEFAULT_HORIZON_MS = 60_000;
+export const DEFAULT_PREFIX: string = STORE_OPTIONS.prefix.default;
+export const DEFAULT_SHARDS: number = STORE_OPTIONS.shards.default;
+export const MAX_SHARDS: number = STORE_OPTIONS.shards.max;
 /** How long a dead process keeps its shards (and so how late their tasks may fire). */
 const LEASE_MS = 5_000;
 /** While consumers wait, every shard is re-checked this often: the safety net for a lost PUBLISH. */
@@ -109,17 +110,11 @@ export function resolveOptions(options: Omit<StoreOptions, 'clock'>): { prefix: 
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (!PREFIX_PATTERN.test(prefix))
     throw new DelayQError('INVALID_OPTION', 'prefix: 1 to 100 characters of [A-Za-z0-9._:-]', { field: 'prefix' });
-  const shards = options.shards ?? DEFAULT_SHARDS;
-  if (!Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS)
-    throw new DelayQError('INVALID_OPTION', `shards: an integer from 1 to ${MAX_SHARDS}`, { field: 'shards' });
-  const horizonMs = options.horizonMs ?? DEFAULT_HORIZON_MS;
-  if (!(horizonMs > 0)) throw new DelayQError('INVALID_OPTION', 'horizonMs: a positive number of ms', { field: 'horizonMs' });
-  const replicas = options.waitReplicas ?? 0;
-  if (!Number.isInteger(replicas) || replicas < 0 || replicas > MAX_WAIT_REPLICAS)
-    throw new DelayQError('INVALID_OPTION', `waitReplicas: an integer from 0 (off) to ${MAX_WAIT_REPLICAS}`, { field: 'waitReplicas' });
-  const timeoutMs = options.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS;
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WAIT_TIMEOUT_MS)
-    throw new DelayQError('INVALID_OPTION', `waitTimeoutMs: an integer from 1 to ${MAX_WAIT_TIMEOUT_MS} ms`, { field: 'waitTimeoutMs' });
+  // Defaults and bounds: the options table (src/core/option-table/stores.ts).
+  const shards = intOption('shards', options.shards);
+  const horizonMs = intOption('horizonMs', options.horizonMs);
+  const replicas = intOption('waitReplicas', options.waitReplicas);
+  const timeoutMs = intOption('waitTimeoutMs', options.waitTimeoutMs);
   const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   if (!isCallTimeout(callTimeoutMs)) throw new DelayQError('INVALID_OPTION', `callTimeoutMs ${CALL_TIMEOUT_RULE}`, { field: 'callTimeoutMs' });
   // A WAIT holds its call for up to waitTimeoutMs: a shorter call timeout would fail every write.

@@ -30,9 +30,7 @@ export interface WaitReplicas {
   readonly timeoutMs: number;
 }
 
-export const DEFAULT_WAIT_TIMEOUT_MS = 1_000;
-export const MAX_WAIT_REPLICAS = 16;
-export const MAX_WAIT_TIMEOUT_MS = 60_000;
+// Their defaults and bounds (waitReplicas 0 to 16, waitTimeoutMs 1 to 60,000 ms, default 1,000): the options table.
 
 const settings = new WeakMap<RedisClient, WaitReplicas>();
 

@@ -4,9 +4,12 @@
  * swapping, behind a link that drops packets) keeps its connections open, so without it a
  * call waits as long as TCP takes to give up: hours.
  */
-export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
+import { STORE_OPTIONS } from '../../core/option-table/index.js';
+
+export const DEFAULT_CALL_TIMEOUT_MS: number = STORE_OPTIONS.callTimeoutMs.default;
+/** Besides 0 (no limit): the table's bounds are 0 to the maximum, with this gap above 0. */
 const MIN_CALL_TIMEOUT_MS = 100;
-const MAX_CALL_TIMEOUT_MS = 3_600_000;
+const MAX_CALL_TIMEOUT_MS: number = STORE_OPTIONS.callTimeoutMs.max;
 
 export const CALL_TIMEOUT_RULE = `must be 0 (no limit) or an integer from ${MIN_CALL_TIMEOUT_MS} to ${MAX_CALL_TIMEOUT_MS}`;
 

@@ -5,11 +5,12 @@ import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
 import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
+import { STORE_OPTIONS } from '../../core/option-table/index.js';
+import { intOption } from '../shared/store-options.js';
 import { openConnection } from './connection.js';
 import { chooseBucketWidth } from './parking.js';
 import { SqliteStore } from './sqlite-store.js';
 
-export const DEFAULT_HORIZON_MS = 60_000;
 /** Page cache: enough for the hot end of the due index; RSS stays flat with millions of rows. */
 const CACHE_KIB = 32 * 1024;
 
@@ -21,11 +22,10 @@ export interface SqliteStoreOptions extends StoreOptions {
 }
 
 export async function openSqliteStore(path: string, options: SqliteStoreOptions): Promise<TaskStore> {
-  const horizonMs = options.horizonMs ?? DEFAULT_HORIZON_MS;
-  if (!Number.isInteger(horizonMs) || horizonMs < 1_000)
-    throw new DelayQError('INVALID_OPTION', `horizonMs: must be an integer >= 1000 (got ${String(horizonMs)})`, { field: 'horizonMs' });
-  const synchronous = options.synchronous ?? 'NORMAL';
-  if (synchronous !== 'NORMAL' && synchronous !== 'FULL')
+  // Defaults and bounds: the options table (src/core/option-table/stores.ts).
+  const horizonMs = intOption('horizonMs', options.horizonMs);
+  const synchronous = options.synchronous ?? STORE_OPTIONS.synchronous.default;
+  if (!(STORE_OPTIONS.synchronous.values as readonly string[]).includes(synchronous))
     throw new DelayQError('INVALID_OPTION', `synchronous: must be 'NORMAL' or 'FULL' (got ${String(synchronous)})`, { field: 'synchronous' });
   const logger = options.logger ?? silentLogger;
   const { clock } = options;
