@@ -16,6 +16,7 @@
  * label, every later one is counted under topic="_other", so a producer that invents a
  * topic per task cannot blow up the scrape or Prometheus.
  */
+import { ENGINE_OPTIONS } from '../core/option-table/index.js';
 import { dict } from '../core/dict.js';
 import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
@@ -29,7 +30,7 @@ export const MISNAMED_DEFAULT_GAUGES: readonly string[] = ['nodejs_active_handle
 
 /** The topic label of every topic past the cap. */
 export const OTHER_TOPIC = '_other';
-export const DEFAULT_MAX_TOPICS = 100;
+export const DEFAULT_MAX_TOPICS: number = ENGINE_OPTIONS['metrics.maxTopics'].default;
 /** Topics whose last failed push is kept (GET /v1/activity pushFailures): those that failed last. */
 export const MAX_PUSH_FAILURE_TOPICS = 10_000;
 

@@ -61,4 +61,14 @@ describe('store options by the options table', () => {
     assert.throws(() => resolveOptions({ waitReplicas: 17 }), refused('INVALID_OPTION', /^waitReplicas: must be an integer from 0 to 16/));
     assert.throws(() => resolveOptions(parseRedisUrl('redis://h:1?waitTimeoutMs=0').storeOptions), refused('INVALID_OPTION', /^waitTimeoutMs/));
   });
+
+  it('refuses one option given differently in the URL and in code, on Redis as on PostgreSQL, without the password', async () => {
+    const agreed = (error: unknown): boolean =>
+      isDelayQError(error, 'INVALID_OPTION') && /^prefix: the store URL says a, the options say b$/.test(error.message) && !JSON.stringify(error.details).includes('s3cret');
+    await assert.rejects(openStore('redis://u:s3cret@127.0.0.1:1?prefix=a', { prefix: 'b' }), agreed);
+    await assert.rejects(
+      openStore('postgres://u:s3cret@127.0.0.1:1/db?poolSize=2', { poolSize: 3 }),
+      (error: unknown) => isDelayQError(error, 'INVALID_OPTION') && /^poolSize: the store URL says 2, the options say 3$/.test(error.message) && !JSON.stringify(error.details).includes('s3cret'),
+    );
+  });
 });

@@ -9,12 +9,11 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { DelayQError } from '../../core/errors.js';
 import { silentLogger } from '../../core/logger.js';
-import { redactUrl } from '../../core/redact.js';
 import type { Clock, TaskStore } from '../../core/ports/index.js';
 import type { StoreOptions } from '../open-store.js';
 import { createPool, openError, withoutCallTimeout, withPoolClient } from './connection.js';
 import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../shared/call-timeout.js';
-import { intOption } from '../shared/store-options.js';
+import { agreedOption, intOption } from '../shared/store-options.js';
 import { PgContext } from './context.js';
 import { COUNTER_SLOTS } from './counters.js';
 import { PostgresStore } from './postgres-store.js';
@@ -30,19 +29,19 @@ export interface PostgresStoreOptions extends StoreOptions {
 
 export async function openPostgresStore(spec: string, options: PostgresStoreOptions): Promise<TaskStore> {
   const url = parsePostgresUrl(spec);
-  const schema = agreed('schema', url.schema, options.schema === undefined ? undefined : checkSchema(options.schema), spec) ?? DEFAULT_SCHEMA;
-  const horizonMs = intOption('horizonMs', agreed('horizonMs', url.horizonMs, options.horizonMs, spec));
+  const schema = agreedOption('schema', url.schema, options.schema === undefined ? undefined : checkSchema(options.schema), spec) ?? DEFAULT_SCHEMA;
+  const horizonMs = intOption('horizonMs', agreedOption('horizonMs', url.horizonMs, options.horizonMs, spec));
   const logger = options.logger ?? silentLogger;
   const where = `${url.redacted} (schema ${schema})`;
   if (options.callTimeoutMs !== undefined && !isCallTimeout(options.callTimeoutMs))
     throw new DelayQError('INVALID_OPTION', `callTimeoutMs ${CALL_TIMEOUT_RULE}`, { field: 'callTimeoutMs' });
-  const callTimeoutMs = agreed('callTimeoutMs', url.callTimeoutMs, options.callTimeoutMs, spec) ?? DEFAULT_CALL_TIMEOUT_MS;
+  const callTimeoutMs = agreedOption('callTimeoutMs', url.callTimeoutMs, options.callTimeoutMs, spec) ?? DEFAULT_CALL_TIMEOUT_MS;
   if (options.migrate !== undefined && options.migrate !== 'auto' && options.migrate !== 'never')
     throw new DelayQError('INVALID_OPTION', `migrate: must be 'auto' or 'never' (got ${String(options.migrate)})`, { field: 'migrate' });
-  const migrate = agreed('migrate', url.migrate, options.migrate, spec) ?? 'auto';
+  const migrate = agreedOption('migrate', url.migrate, options.migrate, spec) ?? 'auto';
   if (options.poolSize !== undefined && !isPoolSize(options.poolSize)) throw new DelayQError('INVALID_OPTION', `poolSize ${POOL_SIZE_RULE}`, { field: 'poolSize' });
-  const poolSize = agreed('poolSize', url.poolSize, options.poolSize, spec) ?? DEFAULT_POOL_SIZE;
-  const listenUrl = agreed('listenUrl', url.listenUrl, options.listenUrl === undefined ? undefined : checkListenUrl(options.listenUrl), spec);
+  const poolSize = agreedOption('poolSize', url.poolSize, options.poolSize, spec) ?? DEFAULT_POOL_SIZE;
+  const listenUrl = agreedOption('listenUrl', url.listenUrl, options.listenUrl === undefined ? undefined : checkListenUrl(options.listenUrl), spec);
   const pool = createPool(url.connectionString, logger, callTimeoutMs, poolSize);
   let shards: number;
   try {
@@ -60,16 +59,4 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
     throw openError(where, error);
   }
   return new PostgresStore({ pg, description: `postgres:${url.redacted}?schema=${schema}`, horizonMs, logger, shared, clock: options.clock });
-}
-
-/** An option's value in a message: a URL (listenUrl) without its password. */
-function shownOption(value: unknown): string {
-  return typeof value === 'string' && value.includes('://') ? redactUrl(value) : String(value);
-}
-
-/** A value given both in the URL and in code must be the same. */
-function agreed<T>(name: string, inUrl: T | undefined, inCode: T | undefined, spec: string): T | undefined {
-  if (inUrl !== undefined && inCode !== undefined && inUrl !== inCode)
-    throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${shownOption(inUrl)}, the options say ${shownOption(inCode)}`, { field: name, url: redactUrl(spec) });
-  return inCode ?? inUrl;
 }

@@ -27,7 +27,7 @@ import { RemoteTimers } from './remote-timers.js';
 import { requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
 import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../shared/call-timeout.js';
-import { intOption } from '../shared/store-options.js';
+import { agreedOption, intOption } from '../shared/store-options.js';
 import { STORE_OPTIONS } from '../../core/option-table/index.js';
 import { ShardHealth } from '../../coordination/shard-health.js';
 import { ShardLeases } from '../../coordination/shard-leases.js';
@@ -84,17 +84,12 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
 
 /** The options in the URL's query, and those given in code; the same one given both ways must agree. */
 function withUrlOptions(url: string, fromUrl: UrlStoreOptions, given: RedisStoreOptions): RedisStoreOptions {
-  const agreed = <T>(name: keyof UrlStoreOptions, inUrl: T | undefined, inCode: T | undefined): T | undefined => {
-    if (inUrl !== undefined && inCode !== undefined && inUrl !== inCode)
-      throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${String(inUrl)}, the options say ${String(inCode)}`, { field: name, url });
-    return inCode ?? inUrl;
-  };
-  const prefix = agreed('prefix', fromUrl.prefix, given.prefix);
-  const shards = agreed('shards', fromUrl.shards, given.shards);
-  const horizonMs = agreed('horizonMs', fromUrl.horizonMs, given.horizonMs);
-  const waitReplicas = agreed('waitReplicas', fromUrl.waitReplicas, given.waitReplicas);
-  const waitTimeoutMs = agreed('waitTimeoutMs', fromUrl.waitTimeoutMs, given.waitTimeoutMs);
-  const callTimeoutMs = agreed('callTimeoutMs', fromUrl.callTimeoutMs, given.callTimeoutMs);
+  const prefix = agreedOption('prefix', fromUrl.prefix, given.prefix, url);
+  const shards = agreedOption('shards', fromUrl.shards, given.shards, url);
+  const horizonMs = agreedOption('horizonMs', fromUrl.horizonMs, given.horizonMs, url);
+  const waitReplicas = agreedOption('waitReplicas', fromUrl.waitReplicas, given.waitReplicas, url);
+  const waitTimeoutMs = agreedOption('waitTimeoutMs', fromUrl.waitTimeoutMs, given.waitTimeoutMs, url);
+  const callTimeoutMs = agreedOption('callTimeoutMs', fromUrl.callTimeoutMs, given.callTimeoutMs, url);
   return {
     ...given,
     ...(callTimeoutMs !== undefined ? { callTimeoutMs } : {}),

@@ -5,6 +5,7 @@
  * from here, so no store keeps a list of its own.
  */
 import { DelayQError } from '../../core/errors.js';
+import { redactUrl } from '../../core/redact.js';
 import { notReadBy, STORE_OPTIONS, URL_KINDS, type StoreKindScope, type StoreOptionName } from '../../core/option-table/index.js';
 import { validateIntOption } from '../../core/task/validate.js';
 
@@ -55,4 +56,16 @@ export function intOption(name: StoreOptionName, value: number | undefined): num
   const spec = STORE_OPTIONS[name];
   if (spec.type !== 'integer') throw new TypeError(`store option ${name} is not an integer`);
   return value === undefined ? spec.default : validateIntOption(value, name, spec.min, spec.max);
+}
+
+/** An option's value in a message: a URL (listenUrl) without its password. */
+function shown(value: unknown): string {
+  return typeof value === 'string' && value.includes('://') ? redactUrl(value) : String(value);
+}
+
+/** A store option given both in the URL and in code must be the same (INVALID_OPTION): the one given, or undefined. */
+export function agreedOption<T>(name: StoreOptionName, inUrl: T | undefined, inCode: T | undefined, spec: string): T | undefined {
+  if (inUrl !== undefined && inCode !== undefined && inUrl !== inCode)
+    throw new DelayQError('INVALID_OPTION', `${name}: the store URL says ${shown(inUrl)}, the options say ${shown(inCode)}`, { field: name, url: redactUrl(spec) });
+  return inCode ?? inUrl;
 }
