@@ -346,6 +346,8 @@ async function heldPair(target: Target, count: number, ttrMs: number, windowSeco
 interface StoreRuns {
   readonly s3: S3Pair[];
   readonly held: HeldPair[];
+  /** Why the store's runs stopped early (the figures are those of the runs finished before). */
+  failed?: string;
 }
 
 export async function run(argv: string[]): Promise<void> {
@@ -400,8 +402,12 @@ export async function run(argv: string[]): Promise<void> {
         log(`${name} run ${r}/${runs}: ${held.toLocaleString('en-US')} reservations held, ${heldSeconds} s`);
         got.held.push(await heldPair(target, held, heldTtrMs, heldSeconds));
       }
+    } catch (error) {
+      // A store that gives out (PostgreSQL's shared max_connections, a timeout) is reported, not fatal to the others.
+      got.failed = error instanceof Error ? error.message : String(error);
+      log(`${name}: stopped after ${got.held.length} whole run(s): ${got.failed}`);
     } finally {
-      await target.cleanup();
+      await target.cleanup().catch((error: unknown) => log(`${name}: cleanup failed: ${String(error)}`));
     }
 
     const m = <T>(list: readonly T[], f: (x: T) => number): number => median(list.map(f));
@@ -458,12 +464,14 @@ export async function run(argv: string[]): Promise<void> {
             ]),
       ],
       notes: [
+        ...(got.failed === undefined ? [] : [`Stopped early: ${got.failed}`]),
         `Lateness = handler start - due time. Within: worker ttr ${handlerMs * 4} ms; renewed: ${Math.round(handlerMs / 2)} ms. Concurrency ${concurrencyFor(load.rate, handlerMs)}. Store calls counted by a Proxy on the port's extend.`,
       ],
     });
     printTable(tables.at(-1)!);
+    // After each store, so that one that gives out later does not cost the figures of those before.
+    // A run with other settings (--tag) keeps its own file beside the default one.
+    const file = writeResults(values.tag === undefined ? 'renewal' : `renewal-${values.tag.replace(/[^a-z0-9-]/gi, '')}`, tables, { runs: Object.fromEntries(results), args: argv });
+    console.log(`\nwritten to ${file}`);
   }
-  // A run with other settings (--tag) keeps its own file beside the default one.
-  const file = writeResults(values.tag === undefined ? 'renewal' : `renewal-${values.tag.replace(/[^a-z0-9-]/gi, '')}`, tables, { runs: Object.fromEntries(results), args: argv });
-  console.log(`\nwritten to ${file}`);
 }
