@@ -21,8 +21,9 @@
  *   held  --held (10,000) tasks due at once, each held by a handler that does not end (one
  *       worker, concurrency 10,000), over --held-seconds (12): the store's extend calls/s and
  *       reservations extended/s with a ttr of --held-ttr-ms (3,000), and on Redis the
- *       commands/s the server processed (INFO total_commands_processed), against the same
- *       10,000 held with a ttr too long to be renewed in the window: what renewal adds.
+ *       script calls/s and commands/s the server ran (INFO commandstats), and this process's
+ *       CPU (process.cpuUsage), against the same 10,000 held with a ttr too long to be
+ *       renewed in the window: what renewal adds.
  *
  * Store calls are counted by wrapping the store the queue runs on (a Proxy counting calls of
  * the port's `extend`, one per renewal round: one statement on PostgreSQL, one script per
@@ -281,6 +282,8 @@ interface HeldSide {
   /** Commands/s the Redis server ran over the window (script calls, and every command, a script's included); null on PostgreSQL. */
   readonly serverCommandsPerSec: number | null;
   readonly scriptCallsPerSec: number | null;
+  /** This process's CPU time over the window, in cores (user + system seconds per second). */
+  readonly processCores: number;
 }
 
 interface HeldPair {
@@ -314,9 +317,11 @@ async function heldSide(target: Target, count: number, ttrMs: number, windowSeco
     await sleep(Math.min(ttrMs, 2_000)); // past the first renewals' ramp
     const before = tally.snapshot();
     const commandsBefore = target.commands();
+    const cpuBefore = process.cpuUsage();
     const t0 = preciseNow();
     await sleep(windowSeconds * 1_000);
     const span = (preciseNow() - t0) / 1_000;
+    const cpu = process.cpuUsage(cpuBefore);
     const after = tally.snapshot();
     const commandsAfter = target.commands();
     if (lost > 0) log(`held: ${lost} reservations lost during the window`);
@@ -325,6 +330,7 @@ async function heldSide(target: Target, count: number, ttrMs: number, windowSeco
       extendedPerSec: (after.requests - before.requests) / span,
       serverCommandsPerSec: commandsBefore === null || commandsAfter === null ? null : (commandsAfter.total - commandsBefore.total) / span,
       scriptCallsPerSec: commandsBefore === null || commandsAfter === null ? null : (commandsAfter.scripts - commandsBefore.scripts) / span,
+      processCores: (cpu.user + cpu.system) / 1e6 / span,
     };
   } finally {
     release();
@@ -445,6 +451,12 @@ export async function run(argv: string[]): Promise<void> {
           `${m(helds, (h) => h.idle.extendCallsPerSec).toFixed(2)}, ${Math.round(m(helds, (h) => h.idle.extendedPerSec))}`,
           `${m(helds, (h) => h.renewing.extendCallsPerSec).toFixed(2)}, ${Math.round(m(helds, (h) => h.renewing.extendedPerSec))} (ttr ${heldTtrMs} ms)`,
           `one call per round, not per task: ${Math.round(m(helds, (h) => h.renewing.extendedPerSec / h.renewing.extendCallsPerSec)).toLocaleString('en-US')} reservations a call`,
+        ],
+        [
+          `${held.toLocaleString('en-US')} held: this process's CPU, cores (user + system)`,
+          m(helds, (h) => h.idle.processCores).toFixed(3),
+          m(helds, (h) => h.renewing.processCores).toFixed(3),
+          `renewal costs ${Math.round(m(helds, (h) => ((h.renewing.processCores - h.idle.processCores) * 1e6) / h.renewing.extendedPerSec))} µs of CPU per reservation extended`,
         ],
         ...(Number.isNaN(idleCommands)
           ? []
