@@ -450,7 +450,7 @@ export async function run(argv: string[]): Promise<void> {
           `${held.toLocaleString('en-US')} held for ${heldSeconds} s: store extend calls/s, reservations extended/s`,
           `${m(helds, (h) => h.idle.extendCallsPerSec).toFixed(2)}, ${Math.round(m(helds, (h) => h.idle.extendedPerSec))}`,
           `${m(helds, (h) => h.renewing.extendCallsPerSec).toFixed(2)}, ${Math.round(m(helds, (h) => h.renewing.extendedPerSec))} (ttr ${heldTtrMs} ms)`,
-          `one call per round, not per task: ${Math.round(m(helds, (h) => h.renewing.extendedPerSec / h.renewing.extendCallsPerSec)).toLocaleString('en-US')} reservations a call`,
+          `one call per round, not per task: ${Math.round(median(helds.filter((h) => h.renewing.extendCallsPerSec > 0).map((h) => h.renewing.extendedPerSec / h.renewing.extendCallsPerSec))).toLocaleString('en-US')} reservations a call`,
         ],
         [
           `${held.toLocaleString('en-US')} held: this process's CPU, cores (user + system)`,
