@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { STORE_OPTIONS } from '../../src/core/option-table/index.js';
 import { isDelayQError } from '../../src/core/errors.js';
-import { openStore } from '../../src/stores/open-store.js';
+import { buildProgram } from '../../src/cli/program.js';
+import { openMigrator, openStore } from '../../src/stores/open-store.js';
 import { parsePostgresUrl } from '../../src/stores/postgres/url.js';
 import { parseRedisUrl } from '../../src/stores/redis/connection.js';
 import { resolveOptions } from '../../src/stores/redis/index.js';
@@ -70,5 +71,20 @@ describe('store options by the options table', () => {
       openStore('postgres://u:s3cret@127.0.0.1:1/db?poolSize=2', { poolSize: 3 }),
       (error: unknown) => isDelayQError(error, 'INVALID_OPTION') && /^poolSize: the store URL says 2, the options say 3$/.test(error.message) && !JSON.stringify(error.details).includes('s3cret'),
     );
+  });
+
+  it('delayq migrate takes the schema of --schema / DELAYQ_SCHEMA, as delayq serve does, and refuses one the URL contradicts', async () => {
+    await assert.rejects(openMigrator('postgres://u@127.0.0.1:1/db?schema=a', { schema: 'b' }), refused('INVALID_OPTION', /^schema: the store URL says a, the options say b$/));
+    const before = process.env['DELAYQ_SCHEMA'];
+    process.env['DELAYQ_SCHEMA'] = 'b';
+    try {
+      const migrate = buildProgram().parseAsync(['node', 'delayq', 'migrate', '--store', 'postgres://u@127.0.0.1:1/db?schema=a']);
+      await assert.rejects(migrate, (error: unknown) => (error as { code?: unknown }).code === 'INVALID_OPTION' && /the options say b/.test((error as Error).message));
+      const flag = buildProgram().parseAsync(['node', 'delayq', 'migrate', '--store', 'postgres://u@127.0.0.1:1/db?schema=a', '--schema', 'c']);
+      await assert.rejects(flag, (error: unknown) => /the options say c/.test((error as Error).message));
+    } finally {
+      if (before === undefined) delete process.env['DELAYQ_SCHEMA'];
+      else process.env['DELAYQ_SCHEMA'] = before;
+    }
   });
 });

@@ -2,9 +2,13 @@ import type { Command } from 'commander';
 import { createOutput } from '../output.js';
 import { RequestFailed, UsageError, type GlobalOptions } from '../context.js';
 import type { MigrationReport } from '../../stores/open-store.js';
+import { STORE_OPTIONS } from '../../core/option-table/index.js';
+
+const SCHEMA = STORE_OPTIONS.schema;
 
 interface MigrateOptions {
   store?: string;
+  schema?: string;
   print?: boolean;
   status?: boolean;
 }
@@ -19,6 +23,8 @@ export function registerMigrateCommand(program: Command): void {
     .command('migrate')
     .description("apply a PostgreSQL schema's pending migrations and exit (--print: the SQL, changing nothing; --status: which are applied)")
     .option('--store <url>', 'the store, postgres://user@host:port/db?schema=name [DELAYQ_STORE]')
+    // The row `delayq serve` reads too: a schema given by DELAYQ_SCHEMA is the one migrated.
+    .option(`--schema <name>`, `${SCHEMA.description} [${SCHEMA.env}, default ${SCHEMA.default}]`)
     .option('--print', 'print the SQL it would run (one transaction, for review or psql) and change nothing')
     .option('--status', 'say which migrations are applied and which are pending, and change nothing')
     .action(async (options: MigrateOptions, command: Command) => {
@@ -28,7 +34,8 @@ export function registerMigrateCommand(program: Command): void {
       const out = createOutput(command.optsWithGlobals<GlobalOptions>().json === true);
       // Loaded here: the store's driver only when this command runs (as serve loads the server).
       const { openMigrator } = await import('../../stores/open-store.js');
-      const migrator = await openMigrator(spec).catch(asFailure);
+      const schema = options.schema ?? process.env[SCHEMA.env];
+      const migrator = await openMigrator(spec, schema === undefined || schema === '' ? {} : { schema }).catch(asFailure);
       try {
         if (options.status === true) {
           const report = await migrator.status().catch(asFailure);

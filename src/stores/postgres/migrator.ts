@@ -4,8 +4,8 @@
  * listener, no lease: nothing of a running store). The store's own open runs the same
  * `openSchema` under `migrate=auto`.
  */
-import { DelayQError } from '../../core/errors.js';
 import type { StoreMigrator, StoreOptions } from '../open-store.js';
+import { agreedOption } from '../shared/store-options.js';
 import { createClient, openError, withoutCallTimeout } from './connection.js';
 import { migrationScript, openSchema, schemaStatus } from './schema.js';
 import { checkSchema, DEFAULT_SCHEMA, parsePostgresUrl } from './url.js';
@@ -13,9 +13,7 @@ import { checkSchema, DEFAULT_SCHEMA, parsePostgresUrl } from './url.js';
 export async function openPostgresMigrator(spec: string, options: Pick<StoreOptions, 'schema'> = {}): Promise<StoreMigrator> {
   const url = parsePostgresUrl(spec);
   const fromCode = options.schema === undefined ? undefined : checkSchema(options.schema);
-  if (url.schema !== undefined && fromCode !== undefined && url.schema !== fromCode)
-    throw new DelayQError('INVALID_OPTION', `schema: the store URL says ${url.schema}, the options say ${fromCode}`, { field: 'schema' });
-  const schema = fromCode ?? url.schema ?? DEFAULT_SCHEMA;
+  const schema = agreedOption('schema', url.schema, fromCode, spec) ?? DEFAULT_SCHEMA;
   const where = `${url.redacted} (schema ${schema})`;
   const client = createClient(url.connectionString, 'delayq-migrate');
   // A connection that fails while idle (a server restart) must not end the process.
