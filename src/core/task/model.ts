@@ -1,4 +1,5 @@
 /** The task as every layer sees it. Times are epoch milliseconds. */
+import { traceHeaders } from '../trace-context.js';
 import type { AttemptEntry } from './history.js';
 
 export const TASK_STATES = ['pending', 'reserved', 'completed', 'dead', 'cancelled'] as const;
@@ -42,6 +43,12 @@ export interface TaskRecord {
    * handed to pull consumers. Null for a task of its topic's pull consumers or subscription.
    */
   readonly url: string | null;
+  /**
+   * The scheduling call's W3C trace context (core/trace-context.ts): its `traceparent`, then
+   * a space and its `tracestate` when it had one; null for a task scheduled without one.
+   * Stores keep it as opaque text; absent in a record of a store that predates it.
+   */
+  readonly trace?: string | null;
   /** The last attempts, oldest first, at most HISTORY_LIMIT (core/task/history.ts); [] for a task written before history was kept. */
   readonly history: readonly AttemptEntry[];
 }
@@ -53,6 +60,8 @@ export interface TaskRecord {
 export type ReservedTask = Pick<TaskRecord, 'id' | 'topic' | 'payload' | 'runAt' | 'attempts' | 'maxAttempts' | 'receipt' | 'reservedUntil'> & {
   /** The task's own push target; absent or null for a task without one. */
   readonly url?: string | null;
+  /** The scheduling call's trace context (TaskRecord.trace); absent or null for none. */
+  readonly trace?: string | null;
 };
 
 /** What the engine asks a store to create: a fully validated, defaulted task. */
@@ -66,6 +75,8 @@ export interface NewTaskRecord {
   readonly backoff: BackoffPolicy;
   /** The task's own push target (checked by the engine); absent for none. */
   readonly url?: string;
+  /** The scheduling call's trace context, checked (core/trace-context.ts traceOf); absent for none. */
+  readonly trace?: string;
 }
 
 /**
@@ -125,6 +136,14 @@ export interface Delivery<P = unknown> {
   readonly receipt: string;
   /** The reservation runs out at this time; after it the task may be delivered again. */
   readonly reservedUntil: number;
+  /**
+   * The W3C `traceparent` of the call that scheduled the task (its span, when delayq made
+   * one with OpenTelemetry): start the handler's span as its child. Absent for a task
+   * scheduled without one.
+   */
+  readonly traceparent?: string;
+  /** The W3C `tracestate` that came with `traceparent`; absent for none. */
+  readonly tracestate?: string;
 }
 
 /** What `get` returns: the task with its payload parsed. */
@@ -150,6 +169,7 @@ export interface TaskInfo<P = unknown> {
 
 /** The delivery of a task just reserved. */
 export function toDelivery(record: ReservedTask): Delivery {
+  if (record.trace !== undefined && record.trace !== null) return withTrace(record, record.trace);
   return {
     id: record.id,
     topic: record.topic,
@@ -160,6 +180,22 @@ export function toDelivery(record: ReservedTask): Delivery {
     receipt: record.receipt!,
     reservedUntil: record.reservedUntil!,
   };
+}
+
+function withTrace(record: ReservedTask, trace: string): Delivery {
+  const headers = traceHeaders(trace);
+  const delivery: Delivery = {
+    id: record.id,
+    topic: record.topic,
+    payload: JSON.parse(record.payload) as unknown,
+    runAt: record.runAt,
+    attempt: record.attempts,
+    maxAttempts: record.maxAttempts,
+    receipt: record.receipt!,
+    reservedUntil: record.reservedUntil!,
+  };
+  if (headers === null) return delivery;
+  return headers.tracestate === undefined ? { ...delivery, traceparent: headers.traceparent } : { ...delivery, traceparent: headers.traceparent, tracestate: headers.tracestate };
 }
 
 export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {

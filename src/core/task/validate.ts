@@ -14,6 +14,7 @@ import { validatePushUrl } from '../push-input.js';
 import { shownKey } from '../shown.js';
 import { MAX_ERROR_LENGTH, storableText } from '../text.js';
 import { parseTime, type TimeInput } from '../time.js';
+import { traceOf } from '../trace-context.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { TASK_STATES, type BackoffPolicy, type NewTaskRecord, type TaskState } from './model.js';
 
@@ -77,6 +78,13 @@ export interface ScheduleInput {
    * Pull consumers never receive it.
    */
   url?: string;
+  /**
+   * The W3C `traceparent` of the caller's span: kept with the task and carried to its
+   * deliveries (docs/library.md, "Trace context"). A malformed one is ignored, not refused.
+   */
+  traceparent?: string;
+  /** The W3C `tracestate` that goes with `traceparent`; ignored without it, or when malformed or over 512 characters. */
+  tracestate?: string;
 }
 
 export interface WhenInput {
@@ -91,7 +99,7 @@ const NAME_PATTERN = /^[A-Za-z0-9._:-]+$/;
  */
 const DOT_SEGMENT_REASON = 'must not be "." or ".." (a URL path would resolve them away)';
 const isDotSegment = (name: string): boolean => name === '.' || name === '..';
-const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
+const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff', 'url', 'traceparent', 'tracestate']);
 const WHEN_KEYS = new Set(['delayMs', 'runAt']);
 const BACKOFF_KEYS = new Set(['baseMs', 'factor', 'maxMs', 'jitter']);
 
@@ -197,8 +205,17 @@ export function validateScheduleInput(
       : positiveInt(input['maxAttempts'], 'maxAttempts', limits.maxAttempts);
   const backoff = validateBackoff(input['backoff'], defaults.backoff);
   const payload = serializePayload(input['payload'], limits);
-  if (input['url'] === undefined) return { id, topic, payload, runAt, maxAttempts, ttrMs, backoff };
-  return { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url: validatePushUrl(input['url']) };
+  const trace = input['traceparent'] === undefined ? undefined : traceInput(input['traceparent'], input['tracestate']);
+  if (input['url'] === undefined) return trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, trace };
+  const url = validatePushUrl(input['url']);
+  return trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url, trace };
+}
+
+/** A non-text value is a caller's mistake (refused); a text that is no W3C value is ignored (core/trace-context.ts). */
+function traceInput(traceparent: unknown, tracestate: unknown): string | undefined {
+  if (typeof traceparent !== 'string') fail('INVALID_OPTION', 'traceparent', 'must be a string', traceparent);
+  if (tracestate !== undefined && typeof tracestate !== 'string') fail('INVALID_OPTION', 'tracestate', 'must be a string', tracestate);
+  return traceOf(traceparent, tracestate);
 }
 
 export function validateBatch(tasks: unknown, limits: Limits = DEFAULT_LIMITS, field = 'tasks'): readonly unknown[] {

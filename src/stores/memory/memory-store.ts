@@ -74,6 +74,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
         updatedAt: now,
         lastError: null,
         url: task.url ?? null,
+        trace: task.trace ?? null,
         history: NO_HISTORY,
         reservation: 0,
         reservedUntil: Number.NaN,
@@ -172,6 +173,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
       receipt: this.receipts.receiptOf(task),
       reservedUntil: task.reservedUntil,
       url: task.url,
+      trace: task.trace,
     });
   }
 
@@ -367,6 +369,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
       reservedUntil: task.state !== 'reserved' ? null : task.reservedUntil,
       lastError: task.lastError,
       url: task.url,
+      trace: task.trace,
       history: task.history,
     };
   }

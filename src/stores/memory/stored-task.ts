@@ -15,6 +15,8 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>>, TimerHome {
   /** Replaced, never changed in place (an empty one is shared): get hands it out as is. */
   history: readonly AttemptEntry[];
+  /** TaskRecord.trace, always present here (null for none). */
+  trace: string | null;
   seq: number;
   /** The counters of the task's topic, held here so a state change needs no map lookup. */
   counts: Record<TaskState, number>;

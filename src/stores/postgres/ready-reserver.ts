@@ -27,7 +27,7 @@
  * beginning at least every FULL_WALK_MS whatever the notices said, the safety net for a
  * task skipped while another process held it locked in a statement that then failed.
  */
-import type { ReserveRow } from './task-writes.js';
+import { reservedOf, type ReserveRow } from './task-writes.js';
 import { isPushLane, topicOfLane, type ReservedTask } from '../../core/task/model.js';
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
@@ -155,10 +155,4 @@ export class ReadyReserver {
       [topicOfLane(lane), now, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), max, cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
     );
   }
-}
-
-function reservedOf(r: ReserveRow): ReservedTask {
-  return r.url === null
-    ? { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until }
-    : { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until, url: r.url };
 }

@@ -97,6 +97,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
   // element at all when no task has one. A policy value that is the stored default goes as
   // NULL, which the row keeps (migration 0009).
   const urls = unique.map((t) => t.url ?? null);
+  const traces = unique.map((t) => t.trace ?? null);
   const policy = (of: (t: NewTaskRecord) => number, usual: number): string => numberArray(uniform(unique.map((t) => storedOrNull(of(t), usual))));
   const values = [
     textArray(unique.map((t) => t.id)),
@@ -113,6 +114,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
     numberArray(uniform(nows)),
     via?.slot ?? pg.slotOf('other'),
     numberArray(unique.map((t) => shardOf(t.id, pg.shards))),
+    traces.every((t) => t === null) ? '{}' : textArray(traces),
   ];
   const rows = new Map((await insertTasks(pg, via, values)).map((row) => [row.id, row]));
   const byId = new Map<string, ScheduleOutcome>();
@@ -143,17 +145,22 @@ export interface ReserveRow {
   receipt: string;
   reserved_until: number;
   url: string | null;
+  trace: string | null;
 }
 
 /** pending and due -> reserved, in input order; a receipt is `<attempts>.<nonce><seq>`, so no two reservations share one. */
 export async function reserveTasks(pg: PgContext, ids: readonly string[], now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
   const unique = [...new Set(ids)];
   const rows = await pg.planned<ReserveRow>(unique.length, pg.sql('reserve'), [textArray(unique), now, nextNonce(), ttrMs ?? null, pg.slotOf('reserve')]);
-  return rows.map((r) =>
-    r.url === null
-      ? { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until }
-      : { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until, url: r.url },
-  );
+  return rows.map(reservedOf);
+}
+
+/** A reserved row as the port's ReservedTask: url and trace only when the task has them. */
+export function reservedOf(r: ReserveRow): ReservedTask {
+  if (r.trace !== null) return { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until, url: r.url, trace: r.trace };
+  return r.url === null
+    ? { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until }
+    : { id: r.id, topic: r.topic, payload: r.payload, runAt: r.run_at, attempts: r.attempts, maxAttempts: r.max_attempts, receipt: r.receipt, reservedUntil: r.reserved_until, url: r.url };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The packed task body, TS side (the Lua side is lua/includes/codec.lua; keep them in step):
  *
- *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url]|err history payload
+ *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url[,trace]]|err history payload
  *
  * The attempt history (core/task/history.ts, ADR 0041) sits between the error text and the
  * payload: `count` entries, oldest first, each `<len>:<attempt>,<startedAt>,<durationMs>,<outcome>,<error>`
@@ -10,7 +10,9 @@
  * append entries (appendAttempt in lua/includes/patch.lua); this side only reads them.
  *
  * The url field is there only for a task with its own push url (escapeUrl: ',' '|' '%'
- * percent-encoded), so a task without one takes not a byte more.
+ * percent-encoded), so a task without one takes not a byte more. The trace field (the
+ * scheduling call's trace context, escaped the same way) follows it only for a task
+ * scheduled with one, after an empty url field when the task has no url.
  *
  * Integers in base 36, the backoff policy as "baseMs:factor:maxMs:jitter" (the ms in base
  * 36; empty for core's DEFAULT_BACKOFF), empty fields for null and for an updatedAt equal to createdAt. A pending task with
@@ -46,8 +48,9 @@ function decodeBackoff(text: string): BackoffPolicy {
 
 /** The body of a new pending task (attempts 0, created now). */
 export function encodeNewTask(task: NewTaskRecord, seq: number, now: number): string {
-  const url = task.url === undefined ? '' : `,${escapeUrl(task.url)}`;
-  return `p,0,${b36(task.runAt)},${b36(task.maxAttempts)},${b36(task.ttrMs)},${encodeBackoff(task.backoff)},${b36(now)},,,${b36(seq)},,${task.topic},${url}|${task.payload}`;
+  const url = task.url === undefined ? (task.trace === undefined ? '' : ',') : `,${escapeUrl(task.url)}`;
+  const trace = task.trace === undefined ? '' : `,${escapeUrl(task.trace)}`;
+  return `p,0,${b36(task.runAt)},${b36(task.maxAttempts)},${b36(task.ttrMs)},${encodeBackoff(task.backoff)},${b36(now)},,,${b36(seq)},,${task.topic},${url}${trace}|${task.payload}`;
 }
 
 /** A url as the packed body's field 14 holds it: no ',' or '|' (the body's separators), '%' escaped so it reads back exactly. */
@@ -98,6 +101,7 @@ export function decodeTask(id: string, body: string): DecodedTask {
     receipt: f[0] !== 'r' || f[10] === undefined || f[10] === '' ? null : f[10],
     lastError,
     url: f[13] === undefined || f[13] === '' ? null : unescapeUrl(f[13]),
+    trace: f[14] === undefined || f[14] === '' ? null : unescapeUrl(f[14]),
     history,
   };
   return { record, seq: int(f[9]) };

@@ -33,6 +33,8 @@ export interface TaskRowOf<H> extends ControlRow {
   readonly updated_at: number;
   readonly last_error: string | null;
   readonly payload: string;
+  /** The scheduling call's trace context (TaskRecord.trace), NULL for none. */
+  readonly trace: string | null;
   /** The attempts: an array of [attempt, startedAt, durationMs, outcome, error], in the store's form; NULL for none yet. */
   readonly history: H;
 }
@@ -50,7 +52,7 @@ export interface DueRow {
 export const CONTROL_COLUMNS =
   'seq, topic, state, run_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, receipt, reserved_until, url';
 
-export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, updated_at, last_error, payload, history`;
+export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, updated_at, last_error, payload, trace, history`;
 
 /** The record of a row, its history read by the store's `historyOf`. */
 export function recordOf<H>(row: TaskRowOf<H>, historyOf: (value: H) => AttemptEntry[]): TaskRecord {
@@ -70,6 +72,7 @@ export function recordOf<H>(row: TaskRowOf<H>, historyOf: (value: H) => AttemptE
     reservedUntil: row.reserved_until,
     lastError: row.last_error,
     url: row.url,
+    trace: row.trace,
     history: historyOf(row.history),
   };
 }

@@ -64,6 +64,7 @@ export class TaskInserter {
   private readonly seqsIn: Database.Statement<[number, number], number>;
   private readonly runAtOf: Database.Statement<[string], number>;
   private readonly setUrl: Database.Statement<[string, number], never>;
+  private readonly setTrace: Database.Statement<[string, number], never>;
 
   constructor(
     private readonly db: Database.Database,
@@ -73,6 +74,7 @@ export class TaskInserter {
     this.seqsIn = db.prepare<[number, number], number>('SELECT seq FROM tasks WHERE seq >= ? AND seq < ?').pluck();
     this.runAtOf = db.prepare<[string], number>('SELECT run_at FROM tasks WHERE id = ?').pluck();
     this.setUrl = db.prepare<[string, number], never>('UPDATE tasks SET url = ? WHERE seq = ?');
+    this.setTrace = db.prepare<[string, number], never>('UPDATE tasks SET trace = ? WHERE seq = ?');
   }
 
   /**
@@ -103,6 +105,7 @@ export class TaskInserter {
           created++;
           if (!Number.isNaN(parkedIn[i]!)) this.recordParked(parkedIn[i]!, seq, task.topic, task.runAt, counts);
           if (task.url !== undefined) this.setUrl.run(task.url, seq);
+          if (task.trace !== undefined) this.setTrace.run(task.trace, seq);
           outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) };
         } else {
           outcomes[i] = { id: task.id, runAt: this.runAtOf.get(task.id) ?? task.runAt, created: false, ref: null };

@@ -140,6 +140,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
         }
         counts.moved(task.topic, null, 'pending');
         if (task.url !== undefined) this.sql.setUrl.run(task.url, seq);
+        if (task.trace !== undefined) this.sql.setTrace.run(task.trace, seq);
         return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) }];
       },
       true,
@@ -201,13 +202,14 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
       for (const id of ids) {
         const row = this.sql.reserveRead.get(id);
         if (!row || row[2] !== 'pending' || row[3] > now) continue;
-        const [seq, topic, state, runAt, previousAttempts, maxAttempts, taskTtrMs, payload, url] = row;
+        const [seq, topic, state, runAt, previousAttempts, maxAttempts, taskTtrMs, payload, url, trace] = row;
         const attempts = previousAttempts + 1;
         const receipt = makeReceipt(attempts, nextNonce());
         const reservedUntil = now + (ttrMs ?? taskTtrMs);
         this.sql.reserve.run(attempts, receipt, reservedUntil, reservedUntil, now, seq);
         counts.transition(topic, state, 'reserve');
-        reserved.push(url === null ? { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil } : { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil, url });
+        if (trace !== null) reserved.push({ id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil, url, trace });
+        else reserved.push(url === null ? { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil } : { id, topic, payload, runAt, attempts, maxAttempts, receipt, reservedUntil, url });
       }
       return reserved;
     });

@@ -15,10 +15,10 @@ export type InsertParams = [string, string, number, number | null, number | null
 
 /**
  * What a reservation reads, as an array (raw mode): seq, topic, state, run_at, attempts,
- * max_attempts, ttr_ms, payload, url. Only the columns a delivery is made of, since
+ * max_attempts, ttr_ms, payload, url, trace. Only the columns a delivery is made of, since
  * better-sqlite3 converts every column it returns and builds an object per row (ADR 0016).
  */
-export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string, url: string | null];
+export type ReserveRow = [seq: number, topic: string, state: TaskState, runAt: number, attempts: number, maxAttempts: number, ttrMs: number, payload: string, url: string | null, trace: string | null];
 
 const PARKED_HOURS = Array.from({ length: 24 }, (_, h) => `h${h}`).join(', ');
 
@@ -60,6 +60,7 @@ export interface Statements {
   readonly cancel: Stmt<[number, number], never>;
   readonly reserveRead: Stmt<[string], ReserveRow>;
   readonly setUrl: Stmt<[string, number], never>;
+  readonly setTrace: Stmt<[string, number], never>;
   readonly reserve: Stmt<[number, string, number, number, number, number], never>;
   readonly ack: Stmt<[number, string, null, number, string, string], { topic: string }>;
   readonly ackKnownTopic: Stmt<[number, string, null, number, string, string], never>;
@@ -138,9 +139,11 @@ export function prepareStatements(db: Database.Database): Statements {
     // Each transition of the state machine (src/core/task/lifecycle.ts), by seq.
     reschedule: db.prepare<[number, number, number, number], never>('UPDATE tasks SET run_at = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?'),
     cancel: db.prepare<[number, number], never>("UPDATE tasks SET state = 'cancelled', due_at = NULL, park_bucket = NULL, updated_at = ? WHERE seq = ?"),
-    reserveRead: db.prepare<[string], ReserveRow>('SELECT seq, topic, state, run_at, attempts, max_attempts, ttr_ms, payload, url FROM tasks WHERE id = ?').raw(),
+    reserveRead: db.prepare<[string], ReserveRow>('SELECT seq, topic, state, run_at, attempts, max_attempts, ttr_ms, payload, url, trace FROM tasks WHERE id = ?').raw(),
     // A new task's own push target, written after its insert (migration 0006).
     setUrl: db.prepare<[string, number], never>('UPDATE tasks SET url = ? WHERE seq = ?'),
+    // A new task's trace context, written after its insert like its url (migration 0013).
+    setTrace: db.prepare<[string, number], never>('UPDATE tasks SET trace = ? WHERE seq = ?'),
     reserve: db.prepare<[number, string, number, number, number, number], never>(
       "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?",
     ),

@@ -30,6 +30,7 @@ import { recurringScheduleCases } from './recurring-schedules.js';
 import { reserveCases } from './reserve.js';
 import { scheduleCases } from './schedule.js';
 import { settleCases } from './settle.js';
+import { traceContextCases } from './trace-context.js';
 
 export { T0, pushSubscription, scheduleRecord, task } from './fixtures.js';
 export { HOSTILE_NAMES } from './hostile-names.js';
@@ -93,6 +94,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       pushSubscriptionCases,
       deferCases,
       ownPushUrlCases,
+      traceContextCases,
       recurringScheduleCases,
       lifecycleCases,
       historyCases,

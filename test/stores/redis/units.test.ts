@@ -71,6 +71,7 @@ describe('redis store units', () => {
       reservedUntil: null,
       lastError: null,
       url: null,
+      trace: null,
       history: [],
     });
   });
@@ -104,6 +105,19 @@ describe('redis store units', () => {
     assert.equal(decodeTask('u', withUrl).record.url, url);
     assert.equal(decodeTask('u', withUrl).record.payload, base.payload);
     assert.equal(decodeTask('u', plain).record.url, null);
+  });
+
+  it('packs a trace context only when there is one, after an empty url field without a url, and reads both back exactly', () => {
+    const base = { id: 't', topic: 'orders', payload: '{"a":"|,%"}', runAt: 5, maxAttempts: 1, ttrMs: 1, backoff: DEFAULT_BACKOFF };
+    const trace = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01 a=b|c%2C,d=e f';
+    const traced = encodeNewTask({ ...base, trace }, 1, 1);
+    const header = traced.slice(0, traced.indexOf('|')).split(',');
+    assert.deepEqual([header.length, header[13]], [15, ''], 'an empty url field, then the trace');
+    assert.deepEqual([decodeTask('t', traced).record.trace, decodeTask('t', traced).record.url, decodeTask('t', traced).record.payload], [trace, null, base.payload]);
+    const url = 'https://h.example.com/a,b';
+    const both = decodeTask('t', encodeNewTask({ ...base, url, trace }, 1, 1)).record;
+    assert.deepEqual([both.url, both.trace], [url, trace]);
+    assert.equal(decodeTask('t', encodeNewTask(base, 1, 1)).record.trace, null);
   });
 
   it('stores the default backoff policy as nothing, and reads it back', () => {

@@ -16,4 +16,4 @@ upd AS (
 ),
 changes AS (SELECT $5::smallint AS slot, topic, 'pending'::text AS from_state, 'reserved'::text AS to_state FROM upd),
 -- @include counted
-SELECT id, topic, payload, run_at, attempts, max_attempts, receipt, reserved_until, url, picked_due, seq AS picked_seq FROM upd ORDER BY picked_due, seq
+SELECT id, topic, payload, run_at, attempts, max_attempts, receipt, reserved_until, url, trace, picked_due, seq AS picked_seq FROM upd ORDER BY picked_due, seq

@@ -35,7 +35,7 @@ for k = 1, n do
   elseif not body then
     out[k] = 'n'
   else
-    -- r | ,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt, | updatedAt | ,reservedUntil, | seq | , | receipt | , | topic | , | errField | [,url] | '|' | err history payload
+    -- r | ,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt, | updatedAt | ,reservedUntil, | seq | , | receipt | , | topic | , | errField | [,url[,trace]] | '|' | err history payload
     local head, attempts36, updated36, seq, held, topic, errField, url, after =
       string.match(body, '^r(,([^,]*),[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,)([^,]*),[^,]*,([^,]*),([^,]*),([^,]*),([^,|]*)([^|]*)|(.*)$')
     if not head or held ~= receipt then

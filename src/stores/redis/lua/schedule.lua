@@ -25,11 +25,12 @@
 -- @include patch
 -- @include parked
 
--- Whether a packed body has the url field (codec.lua: 13 header fields, 14 with a url).
+-- Whether a packed body has a url (codec.lua: a 14th header field, not empty; a 15th, the
+-- trace, may follow an empty one).
+local URL_FIELD = '^' .. string.rep('[^,|]*,', 13) .. '([^,|]*)'
 local function urlFieldIn(body)
-  local header = string.sub(body, 1, string.find(body, '|', 1, true))
-  local _, commas = string.gsub(header, ',', '')
-  return commas > 12
+  local url = string.match(body, URL_FIELD)
+  return url ~= nil and url ~= ''
 end
 
 local out = {}
@@ -52,7 +53,7 @@ for i = first, #ARGV, 6 do
   if body then
     -- The state (field 1), runAt (3), seq (10) and topic (12).
     local state, runAt, seq, topic = string.match(body, '^(%a),[^,]*,([^,]*),[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,[^,]*,([^,]*),[^,]*,([^,]*),')
-    -- Same lane too: both with a push url (a 14th header field) or both without.
+    -- Same lane too: both with a push url (a 14th header field, not empty) or both without.
     out[no + 1] = (state == 'p' and topic == ARGV[i + 4] and urlFieldIn(body) == urlFieldIn(ARGV[i + 1])) and 2 or 0
     out[no + 2] = tonumber(runAt, 36)
     out[no + 3] = tonumber(seq, 36)

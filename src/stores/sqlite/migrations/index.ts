@@ -19,6 +19,7 @@ import { sql as parkedDays } from './0009_parked_days.js';
 import { sql as pausedTopics } from './0010_paused_topics.js';
 import { sql as attemptHistory } from './0011_attempt_history.js';
 import { sql as topicLimits } from './0012_topic_limits.js';
+import { sql as taskTrace } from './0013_task_trace.js';
 
 export interface Migration {
   readonly version: number;
@@ -40,6 +41,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 10, name: '0010_paused_topics', sql: pausedTopics },
   { version: 11, name: '0011_attempt_history', sql: attemptHistory },
   { version: 12, name: '0012_topic_limits', sql: topicLimits },
+  { version: 13, name: '0013_task_trace', sql: taskTrace },
 ];
 
 /** The version the last migration leaves: the highest, since versions ascend. */

@@ -1,12 +1,14 @@
 -- Shared helpers, inlined into each script by `-- @include codec` (scripts.ts).
 --
 -- Task body: one HASH field per task in the shard's pool, packed to keep Redis small:
---   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url]|err history payload
---    1    2      3       4        5      6        7         8           9         10    11     12    13                     14
+--   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url[,trace]]|err history payload
+--    1    2      3       4        5      6        7         8           9         10    11     12    13                     14   15
 -- Field 13 and the history between the error and the payload: see appendAttempt (patch.lua).
--- Field 14 is there only for a task with its own push url (codec.ts escapes ',', '|' and
--- '%' in it); the scripts never read it beyond "present", which files the task's timers
--- under its topic's push lane '~push:<topic>' (laneOf) instead of its topic.
+-- Field 14 is there for a task with its own push url, and empty when field 15 is there
+-- without one (codec.ts escapes ',', '|' and '%' in both); the scripts never read the url
+-- beyond "not empty", which files the task's timers under its topic's push lane
+-- '~push:<topic>' (laneOf) instead of its topic. Field 15, the trace context, is there
+-- only for a task scheduled with one; the scripts carry it as it is.
 -- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36;
 -- empty for the default policy, which nack.lua gets in ARGV);
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.
@@ -57,12 +59,15 @@ local function decode(body)
   local f = { string.match(body, HEADER) }
   local t = { f = f, s = f[1], topic = f[12], body = body, tail = f[14] }
   f[14] = nil
-  -- errLen[,url]: split, so setError rewrites errLen alone and encode() joins the url back.
+  -- errLen[,url[,trace]]: split, so setError rewrites errLen alone and encode() joins the
+  -- rest back as it was.
   local comma = string.find(f[13], ',', 1, true)
   if comma then
-    t.url = string.sub(f[13], comma + 1)
-    f[14] = t.url
+    local rest = string.sub(f[13], comma + 1)
+    f[14] = rest
     f[13] = string.sub(f[13], 1, comma - 1)
+    local url = string.match(rest, '^[^,]*')
+    if url ~= '' then t.url = url end
   end
   t.attempts = tonumber(f[2], 36)
   t.runAt = tonumber(f[3], 36)
