@@ -25,6 +25,7 @@ import type { RecurringSchedules } from './recurring/recurring-schedules.js';
 import type { Topics } from './topics/topics.js';
 import type { Handler } from './workers/job.js';
 import { Worker, type WorkerCloseOptions, type WorkOptions } from './workers/worker.js';
+import { activeTracer } from './tracing/tracing.js';
 
 type Phase = 'open' | 'closing' | 'closed';
 const OUTCOME: OutcomeOption = { outcome: true };
@@ -66,6 +67,8 @@ export class EngineQueue {
   }
 
   protected startLoops(): this {
+    // Loads the OpenTelemetry glue now if this process set up OpenTelemetry, so a queue that only consumes makes spans too.
+    activeTracer();
     this.parts.runner.start();
     return this;
   }

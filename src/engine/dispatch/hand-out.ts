@@ -8,6 +8,7 @@ import type { QueueObserver } from '../../core/observer.js';
 import type { Delivery, ReservedTask } from '../../core/task/model.js';
 import { decodeDelivery } from '../../core/task/undecodable.js';
 import type { Quarantine } from '../tasks/quarantine.js';
+import { tracedDelivery } from '../tracing/tracing.js';
 import type { Deliver } from './dispatcher.js';
 import { LatenessRecorder, type LatenessSummary } from './lateness.js';
 
@@ -38,6 +39,7 @@ export class HandOut {
     }
     this.lateness.record(now - record.runAt);
     this.params.observer.delivered(record.topic, now - record.runAt);
+    tracedDelivery(decoded.value);
     return decoded.value;
   };
 

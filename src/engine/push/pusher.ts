@@ -42,7 +42,7 @@
  */
 import { activeSecrets } from '../../core/push-input.js';
 import { CircuitBreakers } from '../../core/push-breaker.js';
-import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResultClass, type PushSubscription } from '../../core/push.js';
+import { breakerOutcome, classifyPush, judgePush, PUSH_DEFAULTS, PUSH_LANE_CONCURRENCY, PUSH_RESERVATION_MARGIN_MS, type PushPorts, type PushResponse, type PushResultClass, type PushSubscription } from '../../core/push.js';
 import type { Clock, Logger, PushSubscriptionStore, TimerToken } from '../../core/ports/index.js';
 import { redactUrl } from '../../core/redact.js';
 import { pushLaneOf, type Delivery } from '../../core/task/model.js';
@@ -55,6 +55,7 @@ import type { Handler, HandlerContext } from '../workers/job.js';
 import { DeferTo, RetryAfter } from '../workers/outcomes.js';
 import { pushOutcome } from '../../core/task/history.js';
 import { Worker, type WorkerOptions, type WorkSource } from '../workers/worker.js';
+import { sendTraced } from '../tracing/tracing.js';
 
 /**
  * The longest a push waits for a slot when its consumer's room was taken by another
@@ -353,7 +354,7 @@ export class Pusher {
         'delayq-run-at': String(delivery.runAt),
       };
       this.counters.sent(topic, origin);
-      const response = await transport.send({ url, body, headers, timeoutMs }, signal);
+      const response = await sendTraced(delivery, origin, headers, (traced) => transport.send({ url, body, headers: traced, timeoutMs }, signal), pushFailure);
       result = classifyPush(response);
       const verdict = judgePush(response);
       if (!verdict.ack) {
@@ -423,4 +424,10 @@ function untilAborted(signal: AbortSignal, promise: Promise<void>): Promise<void
       resolve();
     });
   });
+}
+
+/** A push answer's error for its span (tracing.ts), or null for one acked. */
+function pushFailure(response: PushResponse): string | null {
+  const verdict = judgePush(response);
+  return verdict.ack ? null : verdict.error;
 }

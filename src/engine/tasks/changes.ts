@@ -12,6 +12,7 @@ import { createIdGenerator } from './ids.js';
 import type { LoopContext } from '../loop-context.js';
 import type { PushRules } from '../push/push-rules.js';
 import type { TimerRoutes } from '../timers/timer-routes.js';
+import { scheduleTraced } from '../tracing/tracing.js';
 
 export interface TaskChangesParams {
   readonly timers: Pick<TimerRoutes, 'createTasks' | 'remove' | 'move'>;
@@ -43,7 +44,7 @@ export class TaskChanges {
     const records = validateScheduleBatch(inputs, this.context.clock.now(), this.makeId, this.limits, this.defaults);
     if (records.length === 0) return [];
     if (records.some((r) => r.url !== undefined)) await this.push.checkTargets(records);
-    return this.timers.createTasks(records);
+    return scheduleTraced(records, (traced) => this.timers.createTasks(traced));
   }
 
   /**
@@ -56,7 +57,7 @@ export class TaskChanges {
     const records = validateScheduleBatch(inputs, this.context.clock.now(), this.makeId, this.limits, this.defaults);
     if (records.length === 0) return [];
     if (records.some((r) => r.url !== undefined)) await this.push.checkTargets(records);
-    return this.context.inFlight.track(transactional.schedule(tx, records, this.context.clock.now()));
+    return scheduleTraced(records, (traced) => this.context.inFlight.track(transactional.schedule(tx, traced, this.context.clock.now())));
   }
 
   /**
