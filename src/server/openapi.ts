@@ -93,7 +93,7 @@ export function buildOpenApi(version: string, registry: RouteRegistry): object {
 function operation({ method, options }: RouteRecord): object {
   const schema = options.schema as FastifySchema;
   const access = options.config?.access ?? 'token';
-  const parameters = [...parameterList(schema.parameters?.path, 'path'), ...parameterList(schema.parameters?.query, 'query')];
+  const parameters = [...parameterList(schema.parameters?.path, 'path'), ...parameterList(schema.parameters?.query, 'query'), ...parameterList(schema.parameters?.header, 'header')];
   const responses = dict<object>();
   const ok = (schema.response ?? { 200: { type: 'string' } }) as Record<string, object>;
   for (const [status, answer] of Object.entries(ok)) {
@@ -122,7 +122,7 @@ function operation({ method, options }: RouteRecord): object {
   };
 }
 
-function parameterList(map: ParameterMap | undefined, place: 'path' | 'query'): object[] {
+function parameterList(map: ParameterMap | undefined, place: 'path' | 'query' | 'header'): object[] {
   return Object.entries(map ?? {}).map(([name, { description, digits: _digits, required, ...schema }]) => ({
     name,
     in: place,

@@ -91,16 +91,21 @@ export const taskSchema = object({
   },
 });
 
-export const deliverySchema = object({
-  id: str,
-  topic: str,
-  payload: anyJson,
-  runAt: epochMs,
-  attempt: int,
-  maxAttempts: int,
-  receipt: { type: 'string', description: 'ack or nack with this before reservedUntil, or the task is delivered again' },
-  reservedUntil: epochMs,
-});
+export const deliverySchema = object(
+  {
+    id: str,
+    topic: str,
+    payload: anyJson,
+    runAt: epochMs,
+    attempt: int,
+    maxAttempts: int,
+    receipt: { type: 'string', description: 'ack or nack with this before reservedUntil, or the task is delivered again' },
+    reservedUntil: epochMs,
+    traceparent: { type: 'string', description: 'W3C traceparent of the call that scheduled the task (its span, when delayq made one): start your span as its child; absent for none' },
+    tracestate: { type: 'string', description: 'W3C tracestate that came with traceparent; absent for none' },
+  },
+  ['id', 'topic', 'payload', 'runAt', 'attempt', 'maxAttempts', 'receipt', 'reservedUntil'],
+);
 
 export const batchResultSchema = object({
   results: { type: 'array', description: 'one per task, in request order: scheduled, or why not', items: { oneOf: [scheduleResultSchema, errorSchema] } },

@@ -24,7 +24,7 @@ declare module 'fastify' {
     /** OpenAPI: the codes this operation answers besides those any route can (routeErrors adds them). */
     errors?: readonly WireErrorCode[];
     /** OpenAPI: the path and query parameters as clients see them. */
-    parameters?: { readonly path?: ParameterMap; readonly query?: ParameterMap };
+    parameters?: { readonly path?: ParameterMap; readonly query?: ParameterMap; readonly header?: ParameterMap };
     /** OpenAPI: the media type of a non-JSON answer (GET /metrics). */
     produces?: string;
     /** Left out of the OpenAPI document (the dashboard, the API reference's files). */
@@ -77,6 +77,8 @@ export interface ApiRoute {
   readonly description?: string;
   readonly path?: ParameterMap;
   readonly query?: ParameterMap;
+  /** Request headers the route reads: documented, not validated by the schema (the handler reads them leniently). */
+  readonly header?: ParameterMap;
   readonly body?: object;
   /** The 2xx answers (and any other non-error one, such as /healthz's 503), by status. */
   readonly ok: Readonly<Record<number, object>>;
@@ -98,7 +100,11 @@ export function apiRoute(route: ApiRoute): FastifySchema {
     // A non-JSON answer is sent as text, as it is; its errors are JSON like any route's.
     response: { ...(route.produces === undefined ? route.ok : {}), '4xx': errorSchema, '5xx': errorSchema },
     errors: route.errors ?? [],
-    parameters: { ...(route.path !== undefined ? { path: route.path } : {}), ...(route.query !== undefined ? { query: route.query } : {}) },
+    parameters: {
+      ...(route.path !== undefined ? { path: route.path } : {}),
+      ...(route.query !== undefined ? { query: route.query } : {}),
+      ...(route.header !== undefined ? { header: route.header } : {}),
+    },
     ...(route.produces !== undefined ? { produces: route.produces } : {}),
   };
 }

@@ -149,6 +149,9 @@ export interface DeliveryView<P = unknown> {
   /** Ack or nack with this before reservedUntil, or the task is delivered again. */
   receipt: string;
   reservedUntil: number;
+  /** W3C trace context of the call that scheduled the task (its span, when delayq made one); absent for none. */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 export interface ReserveResponse<P = unknown> {

@@ -22,6 +22,7 @@ import { batchResultSchema, cancelManyResultSchema, cancelResultSchema, reschedu
 import { STORE_ERRORS, TASK_ID, TOPIC, apiRoute, intQuery } from '../route-schema.js';
 import { batchBodySchema, cancelManyBodySchema, rescheduleBodySchema, scheduleBodySchema } from '../schemas.js';
 import { TASK_STATES } from '../../wire/types.js';
+import { TRACE_HEADERS, traceOptionsOf, withTrace } from '../trace-headers.js';
 
 const tags = ['tasks'];
 const SCHEDULE_ERRORS = ['INVALID_TOPIC', 'INVALID_ID', 'INVALID_DELAY', 'INVALID_PAYLOAD', 'PAYLOAD_TOO_LARGE', 'PAYLOAD_TOO_DEEP', 'INVALID_OPTION', 'INVALID_URL', 'PUSH_NO_SECRET', ...STORE_ERRORS] as const;
@@ -55,13 +56,14 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
         tags,
         summary: 'Schedule a task',
         description: 'With `url`: pushed to that URL when due, whatever its topic. 201 when created; 200 when a task with this `id` existed (nothing changed).',
+        header: TRACE_HEADERS,
         body: scheduleBodySchema,
         ok: { 201: scheduleResultSchema, 200: scheduleResultSchema },
         errors: SCHEDULE_ERRORS,
       }),
     },
     async (request, reply) => {
-      const result = await queue.schedule(request.body);
+      const result = await queue.schedule(withTrace(request.body, traceOptionsOf(request.headers)) as ScheduleRequest);
       return reply.code(result.created ? 201 : 200).send(result);
     },
   );
@@ -75,6 +77,7 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
         tags,
         summary: 'Schedule many tasks; one result per task',
         description: 'Each task is checked alone: a bad one fails in its `results[i]` (its index in `error.details.index`), the others are scheduled.',
+        header: TRACE_HEADERS,
         body: batchBodySchema,
         ok: { 200: batchResultSchema },
         errors: ['BATCH_TOO_LARGE', ...SCHEDULE_ERRORS],
@@ -83,7 +86,8 @@ export const tasksRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
     async (request) => {
       const { tasks } = request.body;
       validateBatch(tasks, coreLimits);
-      return { results: await scheduleBatch(queue, tasks, coreLimits) };
+      const trace = traceOptionsOf(request.headers);
+      return { results: await scheduleBatch(queue, trace === null ? tasks : tasks.map((task) => withTrace(task, trace)), coreLimits) };
     },
   );
 

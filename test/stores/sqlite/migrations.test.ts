@@ -95,9 +95,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0012_topic_limits, version 12', () => {
-    assert.equal(LATEST_VERSION, 12);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [12, '0012_topic_limits']);
+  it('ends with 0013_task_trace, version 13', () => {
+    assert.equal(LATEST_VERSION, 13);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [13, '0013_task_trace']);
   });
 
   it('versions ascend', () => {
@@ -109,8 +109,8 @@ describe('sqlite store: migrations', () => {
     const store4 = await openSqliteStore(path, { clock: storeSystemClock });
     await store4.close();
     const db = new Database(path);
-    // Back to exactly version 5: without what 0006 to 0012 add.
-    db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt; ALTER TABLE tasks DROP COLUMN history');
+    // Back to exactly version 5: without what 0006 to 0013 add.
+    db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tasks DROP COLUMN trace');
     db.exec('DROP TRIGGER parked_days_update; DROP TRIGGER parked_days_delete; DROP TABLE parked_days');
     db.exec('DROP TABLE paused_topics; DROP TABLE topic_limits');
     db.pragma('user_version = 5');
@@ -141,6 +141,8 @@ describe('sqlite store: migrations', () => {
     assert.equal((await store.get('old-1'))?.url, null);
     await store.schedule([{ id: 'own', topic: 't', payload: '{}', runAt: T0, maxAttempts: 1, ttrMs: 1_000, backoff: DEFAULT_BACKOFF, url: 'https://x.example.com/h' }], T0);
     assert.equal((await store.get('own'))?.url, 'https://x.example.com/h');
+    // 0013: the old tasks have no trace context.
+    assert.equal((await store.get('old-1'))?.trace, null);
     await store.close();
 
     const after = new Database(path, { readonly: true });
