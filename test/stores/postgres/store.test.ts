@@ -358,7 +358,7 @@ describe('postgres store', () => {
       await c.query(`ALTER TABLE "${schema}".tasks ${columns.map((col) => `ALTER COLUMN ${col} SET NOT NULL`).join(', ')}`);
       await c.query(`DROP FUNCTION "${schema}".schedule, "${schema}".cancel, "${schema}".reschedule, "${schema}".check_name, "${schema}".run_at_ms, "${schema}".payload_text`);
       await c.query(forSchema(loadMigrations().find((m) => m.version === 3)!.sql, schema));
-      await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history`);
+      await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history, DROP COLUMN trace`);
       await c.query(
         `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
       );
