@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { isRetryable, isTimeout, operationError, withPoolClient, type Pool, type PoolClient } from './connection.js';
-import { SLOT_KINDS, type SlotKind } from './counters.js';
+import { COUNTER_ROTATE_MS, COUNTER_SLOTS, SLOT_KINDS, type SlotKind } from './counters.js';
 import { forSchema, statement, type StatementName } from './sql-files.js';
 
 /** Runs of a statement or transaction that PostgreSQL rolled back for a deadlock. */
@@ -51,6 +51,8 @@ export class PgContext {
     readonly where: string,
     /** The pool's statement timeout (connection.ts createPool), for error messages. */
     readonly callTimeoutMs = 0,
+    /** The store's clock: the base moves on every COUNTER_ROTATE_MS by it (none: it stays). */
+    private readonly clock: { now(): number } | null = null,
   ) {}
 
   /** A driver error as the store's (STORE_UNAVAILABLE), saying where. */
@@ -61,10 +63,13 @@ export class PgContext {
   /**
    * The counter slot of this process's writes of one kind (counters.ts): reservations and
    * acks of one process run at once and move the same (topic, 'reserved') counter, so
-   * each kind has a row of its own and neither waits for the other's commit.
+   * each kind has a row of its own and neither waits for the other's commit. The base moves
+   * to the next every COUNTER_ROTATE_MS (counters.ts says why); every process's moves at the
+   * same time, so two processes on different bases stay on different ones.
    */
   slotOf(kind: SlotKind): number {
-    return this.slotBase * SLOT_KINDS + (kind === 'reserve' ? 1 : kind === 'ack' ? 2 : 0);
+    const base = this.clock === null ? this.slotBase : (this.slotBase + Math.floor(this.clock.now() / COUNTER_ROTATE_MS)) % COUNTER_SLOTS;
+    return base * SLOT_KINDS + (kind === 'reserve' ? 1 : kind === 'ack' ? 2 : 0);
   }
 
   /** The text of a statement of sql/ for this schema. */

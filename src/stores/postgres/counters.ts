@@ -19,11 +19,20 @@
  * caller's transaction use TX_SLOTS_FROM onwards (transactional.ts, migration 0003), apart
  * from every engine's. `stats` sums the slots. Upserts lock counter rows in (topic, state)
  * order, so two statements can never wait for each other in a cycle on them.
+ *
+ * A process's base moves to the next one every COUNTER_ROTATE_MS (PgContext.slotOf). Each
+ * upsert of a row leaves a version behind, and while the xmin horizon is held (a session idle
+ * in a transaction, a long REPEATABLE READ reader) none can be removed: a row updated by every
+ * reserve for 3 minutes carried some 13,000 versions, which every later upsert of it walked
+ * (a reserve's or an ack's statement read 524-564 buffers instead of 262-276; ADR 0055). A
+ * row written for 10 s at a time carries at most those 10 s of versions.
  */
 import type { CounterTally } from '../../core/task/counter-deltas.js';
 
 /** Counter slot bases: a process picks one at random; more bases, fewer processes sharing a row. */
 export const COUNTER_SLOTS = 64;
+/** A process writes the rows of one base this long, then those of the next (see above). */
+export const COUNTER_ROTATE_MS = 10_000;
 /** Slots per base: one per kind of write (SlotKind). */
 export const SLOT_KINDS = 3;
 export type SlotKind = 'other' | 'reserve' | 'ack';

@@ -50,7 +50,7 @@ export async function openPostgresStore(spec: string, options: PostgresStoreOpti
     await pool.end().catch(() => undefined);
     throw openError(where, error);
   }
-  const pg = new PgContext(pool, schema, randomInt(COUNTER_SLOTS), shards, where, callTimeoutMs);
+  const pg = new PgContext(pool, schema, randomInt(COUNTER_SLOTS), shards, where, callTimeoutMs, options.clock);
   const shared = new PgShared({ pg, connectionString: listenUrl ?? url.connectionString, owner: randomBytes(6).toString('base64url'), horizonMs, clock: options.clock, logger });
   try {
     await shared.start();

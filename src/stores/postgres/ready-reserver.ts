@@ -23,9 +23,23 @@
  * reservation expired): its owner's wheel promotes it, and the ready notice carries the
  * earliest position it promoted per lane, which moves the cursor back before it, in this
  * process and in every other. A notice that carries no position, and a listener that
- * reconnected (notices may have been lost), clear the cursor; and a lane starts from the
- * beginning at least every FULL_WALK_MS whatever the notices said, the safety net for a
- * task skipped while another process held it locked in a statement that then failed.
+ * reconnected (notices may have been lost), clear the cursor.
+ *
+ * The safety net (ADR 0050, ADR 0055) is for a task skipped while another statement held it
+ * locked and then let it go pending (a reserve that failed, a process that died mid-statement,
+ * a transaction rolled back). Every FLOOR_SWEEP_MS a lane reads its floor in the background
+ * (sql/due-floor.sql): the first pending task of the lane due by now, locked or not, after
+ * the previous floor. A task held locked is pending in that read's snapshot, so the floor
+ * stays at or before it until it is reserved; the cursor moves back to the floor, and the
+ * next statement takes the task once it is free. Everything before the floor was not pending
+ * and due when it was read, and a task that becomes so later is promoted: its notice moves
+ * the floor back too. Reading from the floor, not from the beginning, matters when the xmin
+ * horizon is held (an idle transaction, a long REPEATABLE READ reader): the first entries of
+ * `tasks_due` are then every version reserved or acked since, which no scan can mark dead;
+ * the walk from the beginning every 2 s grew to 0.7-1.3 s after 3 minutes at 1,500 tasks/s,
+ * and every consumer of the lane that started meanwhile walked it too. Only every
+ * FULL_WALK_MS does the read start from the beginning, still in the background: for a
+ * promotion whose notice was lost with the listener still connected.
  */
 import { reservedOf, type ReserveRow } from './task-writes.js';
 import { isPushLane, topicOfLane, type ReservedTask } from '../../core/task/model.js';
@@ -35,8 +49,12 @@ import type { PgContext } from './context.js';
 
 /** The most tasks one statement reserves. */
 const MAX_RESERVE = 1_000;
-/** A lane's statements start from the beginning at least this often (see the header). */
-export const FULL_WALK_MS = 2_000;
+/** A lane reads its floor and moves its cursor back to it at least this often (see the header). */
+export const FLOOR_SWEEP_MS = 2_000;
+/** ... and reads it from the beginning at least this often. */
+export const FULL_WALK_MS = 30_000;
+/** After every position. */
+const END_SEQ = Number.MAX_SAFE_INTEGER;
 
 /** A place in `tasks_due`'s order. */
 export interface DuePosition {
@@ -64,12 +82,17 @@ interface Flight {
   low: DuePosition | null | undefined;
 }
 
-/** A lane's cursor and the statements in flight on it (see the header). */
+/** A lane's cursor, its floor and the statements in flight on it (see the header). */
 interface LaneWalk {
   /** Where the next statement starts: after this position, or at the beginning (null). */
   cursor: DuePosition | null;
-  /** When a statement last started from the beginning. */
-  walkedAt: number;
+  /** No task of the lane at or before it was pending and due when last read, nor promoted since (null: not known). */
+  floor: DuePosition | null;
+  /** When the floor was last read, and last read from the beginning. */
+  sweptAt: number;
+  fullAt: number;
+  sweeping: boolean;
+  /** Reserve statements and the floor's read in flight. */
   readonly flights: Set<Flight>;
 }
 
@@ -108,8 +131,8 @@ export class ReadyReserver {
     if (walk !== undefined) {
       // Just before `from`: statements take positions strictly after the cursor.
       const back = from === undefined ? null : { dueAt: from.dueAt, seq: from.seq - 1 };
-      walk.cursor = earlier(walk.cursor, back);
-      for (const flight of walk.flights) flight.low = flight.low === undefined ? back : earlier(flight.low, back);
+      walk.floor = earlier(walk.floor, back);
+      moveBack(walk, back);
     }
     this.waiters.notify(lane, 0);
   }
@@ -128,12 +151,11 @@ export class ReadyReserver {
   private async reserveDue(lane: string, max: number, now: number, ttrMs: number | undefined): Promise<ReservedTask[]> {
     let walk = this.walks.get(lane);
     if (walk === undefined) {
-      walk = { cursor: null, walkedAt: now, flights: new Set() };
+      walk = { cursor: null, floor: null, sweptAt: now, fullAt: now, sweeping: false, flights: new Set() };
       this.walks.set(lane, walk);
     }
-    if (now - walk.walkedAt >= FULL_WALK_MS) walk.cursor = null;
+    if (!walk.sweeping && now - walk.sweptAt >= FLOOR_SWEEP_MS) void this.sweep(lane, walk, now);
     const cursor = walk.cursor;
-    if (cursor === null) walk.walkedAt = now;
     const flight: Flight = { low: undefined };
     walk.flights.add(flight);
     try {
@@ -149,10 +171,50 @@ export class ReadyReserver {
     }
   }
 
+  /**
+   * Reads the lane's floor (from the beginning every FULL_WALK_MS) and moves the cursor, and
+   * the statements in flight, back to it; in the background: the lane's reserves go on. A
+   * failed read changes nothing (the next one is FLOOR_SWEEP_MS later).
+   */
+  private async sweep(lane: string, walk: LaneWalk, now: number): Promise<void> {
+    walk.sweeping = true;
+    walk.sweptAt = now;
+    const full = now - walk.fullAt >= FULL_WALK_MS;
+    const from = full ? null : walk.floor;
+    const flight: Flight = { low: undefined };
+    walk.flights.add(flight);
+    try {
+      const rows = await this.pg.query<{ due_at: number; seq: number }>(this.pg.sql('due-floor'), [topicOfLane(lane), isPushLane(lane), now, from?.dueAt ?? -1, from?.seq ?? -1]);
+      if (full) walk.fullAt = now;
+      const first = rows[0];
+      // Nothing pending and due after `from` by now: what becomes so later is promoted.
+      const read = first === undefined ? { dueAt: now, seq: END_SEQ } : { dueAt: first.due_at, seq: first.seq - 1 };
+      const floor = flight.low === undefined ? read : earlier(read, flight.low);
+      walk.floor = floor;
+      walk.flights.delete(flight);
+      // A null cursor already starts from the beginning.
+      if (walk.cursor !== null && (floor === null || before(floor, walk.cursor))) {
+        moveBack(walk, floor);
+        this.waiters.notify(lane, 0);
+      }
+    } catch {
+      // The next sweep reads it again.
+    } finally {
+      walk.flights.delete(flight);
+      walk.sweeping = false;
+    }
+  }
+
   private statement(lane: string, max: number, now: number, ttrMs: number | undefined, cursor: DuePosition | null): Promise<(ReserveRow & { picked_due: number; picked_seq: number })[]> {
     return this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
       this.pg.sql('reserve-due'),
       [topicOfLane(lane), now, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), max, cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
     );
   }
+}
+
+/** The cursor, and what each statement in flight will leave it at, no later than `back` (null: the beginning). */
+function moveBack(walk: LaneWalk, back: DuePosition | null): void {
+  walk.cursor = earlier(walk.cursor, back);
+  for (const flight of walk.flights) flight.low = flight.low === undefined ? back : earlier(flight.low, back);
 }

@@ -28,6 +28,7 @@ export const STATEMENT_NAMES = [
   'schedule-new',
   'reserve',
   'reserve-due',
+  'due-floor',
   'ack',
   'extend',
   'cancel',

@@ -10,12 +10,14 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 import { dropSchema, freshSchema, PG_URL, pgUrlWith, storeUrl, withClient } from '../../helpers/postgres.js';
 import { createPool } from '../../../src/stores/postgres/connection.js';
-import { FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
+import { FLOOR_SWEEP_MS, FULL_WALK_MS } from '../../../src/stores/postgres/ready-reserver.js';
+import pg from 'pg';
 import { parsePgReadyNotice } from '../../../src/coordination/notices.js';
 import { DEFAULT_BACKOFF, backoffDelay } from '../../../src/core/task/backoff.js';
 import { DEFAULT_TASK_DEFAULTS } from '../../../src/core/task/validate.js';
 import { forSchema, loadMigrations, statement } from '../../../src/stores/postgres/sql-files.js';
 import { PgContext, PLANNED_FROM } from '../../../src/stores/postgres/context.js';
+import { COUNTER_ROTATE_MS, COUNTER_SLOTS } from '../../../src/stores/postgres/counters.js';
 
 // Each case on a schema of its own, dropped after it.
 runStoreConformance('postgres', async () => {
@@ -78,9 +80,46 @@ describe('postgres store', () => {
       assert.equal((await b.ack('x', reserved!.receipt!, 3)).status, 'acked');
       const stats = await b.stats();
       assert.deepEqual(stats.byState, { pending: 1, reserved: 0, completed: 1, dead: 0, cancelled: 0 });
-      const rows = await withClient((c) => c.query(`SELECT count(DISTINCT slot)::int AS n FROM "${schema}".task_counts WHERE n <> 0`));
-      assert.equal((rows.rows[0] as { n: number }).n, 3, "the old slot, and b's slots of reservations and of acks");
+      // The old slot, and b's slots of reservations and of acks (kinds 1 and 2 of its base, whichever it was at the time).
+      const rows = await withClient((c) => c.query<{ slot: number }>(`SELECT DISTINCT slot FROM "${schema}".task_counts WHERE n <> 0 ORDER BY slot`));
+      const slots = rows.rows.map((r) => r.slot);
+      assert.deepEqual(slots.filter((slot) => slot >= 1000).length, 1, 'the old slot');
+      assert.deepEqual([...new Set(slots.filter((slot) => slot < 1000).map((slot) => slot % 3))].sort(), [1, 2], "b's slots of reservations and of acks");
     } finally {
+      await b.close();
+    }
+  });
+
+  it("a process's counter rows move to the next base every COUNTER_ROTATE_MS, the same shift for every process (ADR 0055)", async () => {
+    const schema = schemaOfTest();
+    // In the middle of a rotation window, whatever the time.
+    let offset = COUNTER_ROTATE_MS / 2 - (Date.now() % COUNTER_ROTATE_MS);
+    const clock = { ...storeSystemClock, now: () => Date.now() + offset };
+    const a = await openPostgresStore(storeUrl(schema), { clock });
+    const b = await openPostgresStore(storeUrl(schema), { clock });
+    // A schedule writes kind 0 of its process's base: the base of each topic's rows, by time.
+    const bases = async (): Promise<Map<string, number[]>> => {
+      const rows = await withClient((c) => c.query<{ slot: number; topic: string }>(`SELECT slot, topic FROM "${schema}".task_counts WHERE n <> 0 ORDER BY slot`));
+      const byTopic = new Map<string, number[]>();
+      for (const { slot, topic } of rows.rows) byTopic.set(topic, [...(byTopic.get(topic) ?? []), slot / 3]);
+      return byTopic;
+    };
+    try {
+      await a.schedule([task('a-1', { topic: 'ta', runAt: 1 })], 1);
+      await b.schedule([task('b-1', { topic: 'tb', runAt: 1 })], 1);
+      const before = await bases();
+      offset += COUNTER_ROTATE_MS;
+      await a.schedule([task('a-2', { topic: 'ta', runAt: 1 })], 1);
+      await b.schedule([task('b-2', { topic: 'tb', runAt: 1 })], 1);
+      const after = await bases();
+      for (const topic of ['ta', 'tb']) {
+        const [was] = before.get(topic)!;
+        assert.ok(was !== undefined && Number.isInteger(was));
+        assert.deepEqual(new Set(after.get(topic)), new Set([was, (was + 1) % COUNTER_SLOTS]), topic);
+      }
+      assert.equal((await a.stats()).byState.pending, 4);
+    } finally {
+      await a.close();
       await b.close();
     }
   });
@@ -291,6 +330,45 @@ describe('postgres store', () => {
     }
   });
 
+  it("a lane's safety net reads its floor, not the beginning: a task skipped while another transaction held it locked is taken once free, within FLOOR_SWEEP_MS; one left behind the floor unannounced waits for FULL_WALK_MS (ADR 0055)", async () => {
+    const schema = schemaOfTest();
+    const store = (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })) as PostgresStore;
+    const locker = new pg.Client({ connectionString: PG_URL });
+    await locker.connect();
+    const signal = AbortSignal.timeout(20_000);
+    try {
+      let now = 10_000;
+      const reserve = async (waitMs?: number): Promise<string[]> =>
+        (await store.shared.reserveReady('c', 10, () => now, undefined, waitMs === undefined ? signal : AbortSignal.timeout(waitMs))).map((t) => t.id);
+      await store.schedule([task('c-1', { topic: 'c', runAt: 1_000 })], 1);
+      assert.deepEqual(await reserve(), ['c-1']);
+      // After the cursor (no promotion needed), c-2 held locked by another transaction while the lane's statement passes it.
+      await store.schedule([task('c-2', { topic: 'c', runAt: 1_100 }), task('c-3', { topic: 'c', runAt: 1_200 })], 1);
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE id = 'c-2' FOR UPDATE`);
+      assert.deepEqual(await reserve(), ['c-3']);
+      // Let go, still pending, behind the cursor: the next statements do not see it...
+      await locker.query('ROLLBACK');
+      assert.deepEqual(await reserve(300), []);
+      // ... until the floor is read: it was pending (locked or not), so the cursor moves back before it.
+      now += FLOOR_SWEEP_MS;
+      assert.deepEqual(await reserve(), ['c-2']);
+      // The next read starts from that floor and finds nothing pending after it.
+      now += FLOOR_SWEEP_MS;
+      assert.deepEqual(await reserve(300), []);
+      // Due behind the floor and never promoted (a notice lost with the listener connected): the
+      // floor's reads pass it; the read from the beginning every FULL_WALK_MS does not.
+      await store.schedule([task('c-lost', { topic: 'c', runAt: 1_050 })], 1);
+      now += FLOOR_SWEEP_MS;
+      assert.deepEqual(await reserve(500), []);
+      now += FULL_WALK_MS;
+      assert.deepEqual(await reserve(), ['c-lost']);
+    } finally {
+      await locker.end();
+      await store.close();
+    }
+  });
+
   it('a task of the default policy keeps NULLs for it, and every read and write takes them for the policy (0009)', async () => {
     const schema = schemaOfTest();
     const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
@@ -346,7 +424,7 @@ describe('postgres store', () => {
     const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
-    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007 and 0008 add,
+    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007, 0008 and 0014 add,
     // and with 0009's NULLs filled in, its columns NOT NULL again and 0003's functions (0010's gone).
     await withClient(async (c) => {
       await c.query(
@@ -363,7 +441,7 @@ describe('postgres store', () => {
         `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
       );
       await c.query(`DROP TABLE "${schema}".topic_limits, "${schema}".flow_buckets, "${schema}".flow_slots`);
-      await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind, "${schema}".reserve_pick`);
+      await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind, "${schema}".reserve_pick, "${schema}".due_floor`);
       await c.query(`DELETE FROM "${schema}".meta WHERE key = 'limits_version'`);
       await c.query(`UPDATE "${schema}".meta SET value = '4' WHERE key = 'schema_version'`);
     });
