@@ -150,16 +150,9 @@ export function resolveLimits(input: Partial<Limits> = {}): Limits {
     const spec: OptionSpec = E[`limits.${key}`];
     return input[key] === undefined ? DEFAULT_LIMITS[key] : validateIntOption(input[key], `limits.${key}`, spec.min ?? 1, spec.max ?? Number.MAX_SAFE_INTEGER);
   };
-  return {
-    maxPayloadBytes: limit('maxPayloadBytes'),
-    maxDelayMs: limit('maxDelayMs'),
-    maxTopicLength: limit('maxTopicLength'),
-    maxIdLength: limit('maxIdLength'),
-    maxBatch: limit('maxBatch'),
-    maxTtrMs: limit('maxTtrMs'),
-    maxAttempts: limit('maxAttempts'),
-    maxPayloadDepth: limit('maxPayloadDepth'),
-  };
+  const limits = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) limits[key] = limit(key);
+  return limits;
 }
 
 /** Defaults for tasks that do not say, checked against the limits as a task's own would be. */

@@ -167,23 +167,8 @@ export interface TaskInfo<P = unknown> {
   readonly history: readonly AttemptEntry[];
 }
 
-/** The delivery of a task just reserved. */
+/** The delivery of a task just reserved; with its trace context when the task has one. */
 export function toDelivery(record: ReservedTask): Delivery {
-  if (record.trace !== undefined && record.trace !== null) return withTrace(record, record.trace);
-  return {
-    id: record.id,
-    topic: record.topic,
-    payload: JSON.parse(record.payload) as unknown,
-    runAt: record.runAt,
-    attempt: record.attempts,
-    maxAttempts: record.maxAttempts,
-    receipt: record.receipt!,
-    reservedUntil: record.reservedUntil!,
-  };
-}
-
-function withTrace(record: ReservedTask, trace: string): Delivery {
-  const headers = traceHeaders(trace);
   const delivery: Delivery = {
     id: record.id,
     topic: record.topic,
@@ -194,6 +179,8 @@ function withTrace(record: ReservedTask, trace: string): Delivery {
     receipt: record.receipt!,
     reservedUntil: record.reservedUntil!,
   };
+  if (record.trace === undefined || record.trace === null) return delivery;
+  const headers = traceHeaders(record.trace);
   if (headers === null) return delivery;
   return headers.tracestate === undefined ? { ...delivery, traceparent: headers.traceparent } : { ...delivery, traceparent: headers.traceparent, tracestate: headers.tracestate };
 }
