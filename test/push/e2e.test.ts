@@ -222,7 +222,16 @@ describe('push delivery across a crash (SQLite)', () => {
         // is still to deliver: pending now, or reserved until its reservation runs out.
         assert.ok(held?.state === 'pending' || held?.state === 'reserved', `still to deliver, not ${held?.state}`);
         opened.clock.advanceTo(held.reservedUntil ?? opened.clock.now());
-        await receiver.arrivals(2);
+        // The queue may not have loaded the reservation yet when the clock moved: its ttr timer,
+        // armed after the move and due at once, fires only at the clock's next move (CI on Node
+        // 24 waited here until the file's timeout). Move it on a millisecond at a time until the
+        // push comes again: every step is past the reservation's end, so nothing can come early.
+        const nudge = setInterval(() => opened.clock.advance(1), 20);
+        try {
+          await receiver.arrivals(2);
+        } finally {
+          clearInterval(nudge);
+        }
         assert.equal(receiver.received[1]!.headers['webhook-id'], receiver.received[0]!.headers['webhook-id'], 'the same webhook-id: receivers deduplicate');
         assert.deepEqual(new Webhook(secret).verify(receiver.received[1]!.body, receiver.received[1]!.headers as Record<string, string>), { order: 1 });
         await settled(q, 'order-1', 'completed');
