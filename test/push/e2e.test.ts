@@ -29,6 +29,23 @@ async function openPushing(store = 'memory', allow: readonly string[] = LOOPBACK
   return { q, clock };
 }
 
+/**
+ * `promise`, or a failure after `ms` of real time: a wait that never ends fails the test, so
+ * its finally blocks close the queue and the receiver and the file can exit (a test past
+ * --test-timeout leaves them open, and the file's process waits on them for ever).
+ */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: nothing after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Lets the engine settle what a real HTTP exchange just answered. */
 async function settled(q: DelayQueue, id: string, state: string): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -208,9 +225,12 @@ describe('push delivery across a crash (SQLite)', () => {
       const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'push-child.ts'), db, receiver.url, secret], {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
-      await receiver.arrivals(1);
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
+      try {
+        await within(receiver.arrivals(1), 60_000, 'the child\'s push');
+      } finally {
+        child.kill('SIGKILL');
+      }
       await exited;
       receiver.answer = answerWith(204);
       const opened = await openPushing(`sqlite:${db}`);
@@ -228,7 +248,7 @@ describe('push delivery across a crash (SQLite)', () => {
         // push comes again: every step is past the reservation's end, so nothing can come early.
         const nudge = setInterval(() => opened.clock.advance(1), 20);
         try {
-          await receiver.arrivals(2);
+          await within(receiver.arrivals(2), 60_000, 'the push after the restart');
         } finally {
           clearInterval(nudge);
         }
