@@ -345,6 +345,30 @@ describe('work: renewal on a slow store', () => {
       await close(q, clock);
     }
   });
+  it('never renews a reservation with more than half of it left, however slow the store: a slow store gets no more renewals to make', async () => {
+    const store = new SlowStore();
+    const { q, clock } = await openManual({ store });
+    store.clock = clock;
+    // Two round trips and the margin (200 + 2 x 430 ms) would be 1,060 ms of a 2,000 ms ttr.
+    store.latencyMs = 430;
+    try {
+      let told: unknown = null;
+      q.work('slow', async (_d, { signal }) => {
+        await sleepOrAbort(clock, 10_000, signal);
+        if (signal.aborted) told = signal.reason;
+      });
+      await q.schedule({ id: 'a', topic: 'slow', ttrMs: 2_000 });
+      await flush();
+      await run(clock, 11_000);
+      assert.equal(told, null, `never lost (renewed with ${store.leads.join(', ')} ms left)`);
+      const [, ...later] = store.leads;
+      assert.ok(later.length > 0, 'renewed');
+      assert.ok(later.every((lead) => lead <= 1_000), `each renewal with at most half of the ttr left: ${later.join(', ')}`);
+      assert.ok(store.leads.length <= 10, `at most two renewals per ttr over 10 s: ${store.leads.length}`);
+    } finally {
+      await close(q, clock);
+    }
+  });
 });
 
 describe('work: an ack in flight', () => {

@@ -5,9 +5,10 @@
  *
  * Each reservation held (`Held`) is renewed once a third of its length is left (sooner when
  * the store is slow to answer: two of its round trips before the reservation would count as
- * lost), and with it every other one within a sixth of its length of its own renewal time,
- * so reservations of the same length reserved at different times share rounds: about one
- * call per sixth of a ttr whatever the number held. The store extends a reservation only with its receipt and only while it
+ * lost, but never with more than half of it left), and with it every other one with at most
+ * half of its length left, so reservations of the same length reserved at different times
+ * share rounds: about one call per sixth of a ttr whatever the number held, and each
+ * reservation renewed at most twice per length, however slow the store. The store extends a reservation only with its receipt and only while it
  * has not run out (decideExtend), so a renewal of a reservation that was lost fails and
  * never revives it. Time is this process's clock:
  *
@@ -51,10 +52,15 @@ export interface Held {
 
 /** The share of a reservation's length left when it is renewed (or earlier, when the store is slow to answer: `lead`). */
 const RENEW_AT_LEFT = 1 / 3;
-/** A round also takes every reservation within this share of its length of its own renewal time, so rounds are shared. */
-const ROUND_SLACK = 1 / 6;
-/** The most of a reservation's length a renewal may be made ahead of its end, however slow the store. */
-const MAX_LEAD = 0.9;
+/**
+ * The most of its length a reservation may have left when a round takes it: its own renewal
+ * (`lead`) or, for rounds to be shared, one sooner. A renewal extends to a whole length from
+ * when it is sent, so no reservation is renewed more often than twice per length, however
+ * slow the store: a slow store does not get more renewals to make (ADR 0056; with 0.9 a
+ * store slowed by a load renewed each reservation up to ten times per length, which slowed
+ * it further).
+ */
+const MAX_LEFT_AT_RENEWAL = 1 / 2;
 /** The least time between two rounds, and before a failed one is made again. */
 const MIN_ROUND_GAP_MS = 10;
 
@@ -143,7 +149,7 @@ export class Renewer {
    * slow to answer, enough for two of its round trips before the reservation counts as lost.
    */
   private lead(held: Held): number {
-    return Math.min(held.length * MAX_LEAD, Math.max(held.length * RENEW_AT_LEFT, lapseMargin(held.length) + 2 * this.roundTrip));
+    return Math.min(held.length * MAX_LEFT_AT_RENEWAL, Math.max(held.length * RENEW_AT_LEFT, lapseMargin(held.length) + 2 * this.roundTrip));
   }
 
   /** The next time `held` needs the loop: its renewal, its loss, or its timeout. */
@@ -186,7 +192,7 @@ export class Renewer {
       } else if (now >= lapseAt(held)) {
         this.forget(held);
         held.lost('lapsed', lapseAt(held));
-      } else if (!this.inFlight && now >= this.retryAfter && held.until - now <= this.lead(held) + held.length * ROUND_SLACK) {
+      } else if (!this.inFlight && now >= this.retryAfter && held.until - now <= held.length * MAX_LEFT_AT_RENEWAL) {
         due.push(held);
       }
     }
