@@ -16,6 +16,7 @@ const cell: Cell = {
   faults: (run) => `${READERS} REPEATABLE READ transactions counting the hot table every 100 ms for ${run.short ? 12 : 120} s under ${run.short ? '1,000' : '1,500'} tasks/s`,
   durations: (run) => (run.short ? { baselineMs: 6_000, stressMs: 12_000, recoveryMs: 10_000 } : { baselineMs: 30_000, stressMs: 120_000, recoveryMs: 30_000 }),
   rate: (run) => (run.short ? 1_000 : 1_500),
+  stressBound: true,
   async start(ctx) {
     let reading = true;
     const scans: number[] = [];

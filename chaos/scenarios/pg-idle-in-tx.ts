@@ -15,6 +15,7 @@ const cell: Cell = {
   faults: (run) => `a session idle in a transaction holding an xid (the xmin horizon pinned) for ${run.short ? 12 : 180} s under ${run.short ? '1,000' : '1,500'} tasks/s`,
   durations: (run) => (run.short ? { baselineMs: 6_000, stressMs: 12_000, recoveryMs: 10_000 } : { baselineMs: 30_000, stressMs: 180_000, recoveryMs: 30_000 }),
   rate: (run) => (run.short ? 1_000 : 1_500),
+  stressBound: true,
   async start(ctx) {
     const holder = await chaosClient(ctx.url, 'holder');
     await holder.query('BEGIN');
