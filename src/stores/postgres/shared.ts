@@ -21,13 +21,15 @@ import { BadNotice, NoticeGuard, parsePgReadyNotice } from '../../coordination/n
 import { ReadyWaiters } from '../../coordination/ready-waiters.js';
 import { shardOf } from '../../coordination/router.js';
 import { ScheduleOwners } from '../../coordination/schedule-owners.js';
+import { RemoteTimers } from '../../coordination/remote-timers.js';
 import { ShardLeases } from '../../coordination/shard-leases.js';
 import { channelsOf, type Channels } from './channels.js';
 import type { PgContext } from './context.js';
 import { pgLeaseBackend } from './lease-backend.js';
 import { Listener } from './listener.js';
 import { keepEarliest, ReadyReserver, type DuePosition } from './ready-reserver.js';
-import { RemoteTimers } from './remote-timers.js';
+import { OverdueRecoverer } from './overdue-recoverer.js';
+import { pgTimerBackend } from './timer-backend.js';
 
 /** A ready notice: `lane` has due tasks, the earliest of them at `from` (channels.ts). */
 interface ReadyNotice {
@@ -59,6 +61,7 @@ export class PgShared implements SharedDispatch {
   readonly schedulePlanning: SchedulePlanning;
   readonly leases: ShardLeases;
   readonly remoteTimers: RemoteTimers;
+  private readonly recoverer: OverdueRecoverer;
   private readonly channels: Channels;
   private readonly reserver: ReadyReserver;
   private readonly listener: Listener;
@@ -73,7 +76,8 @@ export class PgShared implements SharedDispatch {
     this.leases = new ShardLeases(owner, (shard) => logger.debug({ shard, owner }, 'postgres: gave up or lost a shard lease'));
     this.schedulePlanning = new ScheduleOwners(this.leases, pg.shards, LEASE_MS + Math.floor(LEASE_MS / 5));
     this.guard = new NoticeGuard('postgres', ['timers', 'ready'], logger, clock);
-    this.remoteTimers = new RemoteTimers(pg, this.channels, this.leases, clock, horizonMs, this.guard);
+    this.remoteTimers = new RemoteTimers({ backend: pgTimerBackend(pg, this.channels), leases: this.leases, clock, horizonMs, guard: this.guard });
+    this.recoverer = new OverdueRecoverer(pg, clock, this.remoteTimers);
     const waiters = new ReadyWaiters(1, SWEEP_MS, clock);
     this.reserver = new ReadyReserver(pg, waiters);
     this.listener = new Listener(connectionString, this.channels, owner, clock, logger, {
@@ -107,7 +111,7 @@ export class PgShared implements SharedDispatch {
         logger.debug({ shard, owner }, 'postgres: took a shard lease');
         void this.remoteTimers.loadShard(shard);
       },
-      afterTick: (owned) => this.remoteTimers.recover(owned),
+      afterTick: (owned) => this.recoverer.recover(owned),
       healthy: () => {
         if (tickFailing) logger.info({ owner, shards: this.leases.size }, 'postgres: lease ticks work again');
         tickFailing = false;
@@ -182,6 +186,7 @@ export class PgShared implements SharedDispatch {
   async stop(): Promise<void> {
     this.reserver.stop();
     this.remoteTimers.stop();
+    this.recoverer.stop();
     await this.keeper.stop();
     await this.listener.stop();
   }

@@ -51,7 +51,7 @@ export const STATEMENT_NAMES = [
   'list-dead',
   'stats',
   'due-histogram',
-  // several processes (shared.ts, lease-backend.ts, remote-timers.ts, transactional.ts)
+  // several processes (shared.ts, lease-backend.ts, timer-backend.ts, transactional.ts)
   'notify',
   'heartbeat',
   'lease-acquire',

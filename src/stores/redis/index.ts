@@ -22,8 +22,9 @@ import { Promoter } from './promoter.js';
 import { ReadyReserver } from './ready-reserver.js';
 import { NoticeGuard } from '../../coordination/notices.js';
 import { ReadyWaiters } from '../../coordination/ready-waiters.js';
+import { RemoteTimers } from '../../coordination/remote-timers.js';
 import { RedisStore } from './redis-store.js';
-import { RemoteTimers } from './remote-timers.js';
+import { redisTimerBackend } from './timer-backend.js';
 import { requireReplicas, type WaitReplicas } from './replication.js';
 import { scripts } from './scripts.js';
 import { CALL_TIMEOUT_RULE, DEFAULT_CALL_TIMEOUT_MS, isCallTimeout } from '../shared/call-timeout.js';
@@ -166,7 +167,7 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
   const kept = new KeptTaskReleaser(client, keys, clock, owner, waiters, logger);
   const promoter = new Promoter(client, keys, leases, demand, kept, waiters, health);
   const guard = new NoticeGuard('redis', ['timers', 'ready'], logger, clock);
-  const remoteTimers = new RemoteTimers(client, keys, leases, clock, horizonMs, unparker, guard);
+  const remoteTimers = new RemoteTimers({ backend: redisTimerBackend(client, keys, unparker), leases, clock, horizonMs, guard });
   const recoverer = new OverdueRecoverer(client, keys, clock, remoteTimers);
   const subscriber = await Subscriber.open(client, keys, guard, {
     // Our own promotions wake our consumers directly (promoter.ts).

@@ -9,7 +9,7 @@
  *   only on the timers channel, and pub/sub delivers at most once; the loader never reads
  *   below its load target again. On a Redis Cluster such a message is lost when the node
  *   that took the PUBLISH dies before its cluster bus passes it on, when the PUBLISH fails
- *   while the cluster fails over (remote-timers.ts drops it: fire and forget), or while
+ *   while the cluster fails over (timer-backend.ts drops it: fire and forget), or while
  *   ioredis moves the subscriber off a node that died (it resubscribes elsewhere and emits
  *   no 'ready', so nothing reloads). The task then stayed pending and due in no wheel and no ready list
  *   until its shard changed hands: acknowledged, never delivered. Each pending timer is read
@@ -25,7 +25,7 @@ import type { Clock, DueCursor } from '../../core/ports/index.js';
 import { loadDueScript } from './commands.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
-import type { RemoteTimers } from './remote-timers.js';
+import type { RemoteTimers } from '../../coordination/remote-timers.js';
 
 /** Timers overdue by this much are the shard owner's to recover (the usual path had its chance). */
 const RECOVER_GRACE_MS = 2_000;

@@ -19,7 +19,7 @@
  * stopped here in reverse: shard leases
  * (lease-keeper.ts), promotion (promoter.ts), consumers' reserve calls (ready-reserver.ts),
  * the kept-task release (kept-releaser.ts), the timers channel and shard takeover
- * (remote-timers.ts) and the recoverer (overdue-recoverer.ts).
+ * (coordination/remote-timers.ts over timer-backend.ts) and the recoverer (overdue-recoverer.ts).
  */
 import { DelayQError } from '../../core/errors.js';
 import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease } from '../../core/ports/index.js';
@@ -38,7 +38,7 @@ import type { ReadyReserver } from './ready-reserver.js';
 import { RedisTopicPauses } from './topic-pauses.js';
 import { RedisFlowState, RedisTopicLimits } from './topic-limits.js';
 import { RedisSchedules } from './recurring-schedules.js';
-import type { RemoteTimers } from './remote-timers.js';
+import type { RemoteTimers } from '../../coordination/remote-timers.js';
 import type { ShardHealth } from '../../coordination/shard-health.js';
 import type { ShardProbe } from './shard-probe.js';
 import type { ShardLeases } from '../../coordination/shard-leases.js';

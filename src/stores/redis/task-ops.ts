@@ -1,7 +1,7 @@
 /**
  * The Redis store's task operations: each a script on the shard of the task's id, batches
  * one script call per shard (and per MAX_SCRIPT_BATCH), and the timers of tasks made
- * pending published to the owners of their shards (remote-timers.ts).
+ * pending published to the owners of their shards (coordination/remote-timers.ts).
  */
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
