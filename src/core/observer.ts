@@ -9,6 +9,8 @@
  * counted under its task's own topic, whether or not its timer is in the wheel.
  */
 
+import type { EventDropReason } from './events.js';
+
 /** The topic label of an event that names no topic (a push request sent without its delayq-topic header). */
 export const UNKNOWN_TOPIC = '_unknown';
 
@@ -24,6 +26,8 @@ export interface QueueObserver {
   settled(topic: string, outcome: SettleOutcome): void;
   /** A delivery of `topic` waited for the topic's flow limits (an admission was refused). */
   throttled?(topic: string): void;
+  /** `count` lifecycle events were lost (core/events.ts): not written, or read back and not events. */
+  eventsDropped?(reason: EventDropReason, count: number): void;
 }
 
 /** Observes nothing: the default. */

@@ -26,6 +26,8 @@ import type { Topics } from './topics/topics.js';
 import type { Handler } from './workers/job.js';
 import { Worker, type WorkerCloseOptions, type WorkOptions } from './workers/worker.js';
 import { activeTracer } from './tracing/tracing.js';
+import type { LoggedTaskEvent } from '../core/events.js';
+import type { EventSubscription } from './events/task-events.js';
 
 type Phase = 'open' | 'closing' | 'closed';
 const OUTCOME: OutcomeOption = { outcome: true };
@@ -330,6 +332,21 @@ export class EngineQueue {
     return this.parts.push.delete(topic);
   }
 
+  // Lifecycle events
+
+  /**
+   * The lifecycle events (scheduled, delivered, acked, failed, dead, cancelled, rescheduled)
+   * of every process writing to the store's log, as an async iterable: from now on, or after
+   * `after` (an `eventId`) while the log still keeps it; of one `topic` and some `types` if
+   * given. Ends with the queue, `signal`, or `break`. At most once: an event can be lost
+   * (docs/library.md, "Lifecycle events"). INVALID_OPTION unless the queue was opened with
+   * `events: true`.
+   */
+  events(options: EventSubscription = {}): AsyncIterableIterator<LoggedTaskEvent> {
+    this.assertOpen();
+    return this.parts.events.subscribe(options, this.limits.maxTopicLength);
+  }
+
   // Lifecycle
 
   /**
@@ -357,6 +374,8 @@ export class EngineQueue {
     await workersClosed;
     this.parts.runner.renewer.stop();
     await this.parts.context.inFlight.settled();
+    await this.parts.events.drain();
+    this.parts.events.stop();
     this.phase = 'closed';
     this.parts.runner.seal();
     await this.store.close();

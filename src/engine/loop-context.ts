@@ -1,6 +1,7 @@
 import type { QueueObserver } from '../core/observer.js';
 import type { EngineTuning } from '../core/options.js';
 import type { Clock, Logger, TaskStore } from '../core/ports/index.js';
+import type { EventSink } from './events/task-events.js';
 import type { InFlight } from './in-flight.js';
 
 /**
@@ -18,4 +19,6 @@ export interface LoopContext {
   readonly tuning: EngineTuning;
   /** The store calls close() waits for. */
   readonly inFlight: InFlight;
+  /** Where the parts emit lifecycle events once a change settled in the store (events/task-events.ts). */
+  readonly events: EventSink;
 }

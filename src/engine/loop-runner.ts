@@ -142,7 +142,7 @@ export class LoopRunner implements WorkerHooks {
     const notices = new NoticeTimers(context, { driver, window, open, due: (ref) => this.onDue([ref]), knowsLane: (lane) => this.pusher?.hasLane(lane) ?? true });
     this.timers = new TimerRoutes(context, { driver, window, open, due: this.onDue, notices, pushLaneLoaded: (id) => this.warmTaskUrls(id) });
     this.quarantine = new Quarantine(context, (ref) => this.timers.move(ref));
-    this.handOut = new HandOut({ observer: this.observer, quarantine: this.quarantine, settled: (topic, receipt) => this.settled(topic, receipt), watch: (d) => this.timers.watch(d) });
+    this.handOut = new HandOut({ observer: this.observer, events: context.events, quarantine: this.quarantine, settled: (topic, receipt) => this.settled(topic, receipt), watch: (d) => this.timers.watch(d) });
     this.janitor = new Janitor(context);
     this.recurring = new RecurringScheduleLoop(context, {
       compile: compileCron,

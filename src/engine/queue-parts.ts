@@ -8,6 +8,8 @@ import { NO_OBSERVER } from '../core/observer.js';
 import { resolveEngineTuning, resolveLimits, resolveTaskDefaults } from '../core/options.js';
 import type { TaskStore } from '../core/ports/index.js';
 import type { Limits } from '../core/task/validate.js';
+import { DelayQError } from '../core/errors.js';
+import { TaskEvents } from './events/task-events.js';
 import { InFlight } from './in-flight.js';
 import { Inspection } from './tasks/inspection.js';
 import type { LoopContext } from './loop-context.js';
@@ -39,6 +41,8 @@ export interface QueueParts {
   readonly schedules: RecurringSchedules;
   /** Operations on a whole topic: purge. */
   readonly topics: Topics;
+  /** Lifecycle events: their log, publisher and subscribers. */
+  readonly events: TaskEvents;
 }
 
 /** What recurring schedules need of the facade itself: its open check and its cancelMany. */
@@ -51,14 +55,20 @@ export function buildQueueParts(store: TaskStore, options: EngineOptions, facade
   const tuning = resolveEngineTuning(options);
   const limits = resolveLimits(options.limits);
   const defaults = resolveTaskDefaults(options.defaults, limits);
-  const context: LoopContext = {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  const observer = options.observer ?? NO_OBSERVER;
+  const inFlight = new InFlight();
+  if (options.events !== undefined && typeof options.events !== 'boolean') throw new DelayQError('INVALID_OPTION', 'events: must be a boolean', { field: 'events' });
+  const events = new TaskEvents({
+    enabled: options.events === true,
     store,
-    clock: options.clock ?? systemClock,
-    logger: options.logger ?? silentLogger,
-    observer: options.observer ?? NO_OBSERVER,
-    tuning,
-    inFlight: new InFlight(),
-  };
+    clock,
+    logger,
+    inFlight,
+    dropped: (reason, count) => observer.eventsDropped?.(reason, count),
+  });
+  const context: LoopContext = { store, clock, logger, observer, tuning, inFlight, events };
   const ports = options.push ?? null;
   const defaultSecret = checkDefaultSecret(options.pushSecret);
   // Built in the order of what each needs: the runner builds the timer routes and the
@@ -69,6 +79,7 @@ export function buildQueueParts(store: TaskStore, options: EngineOptions, facade
   return {
     limits,
     context,
+    events,
     runner,
     changes: new TaskChanges(context, { timers, push, limits, defaults }),
     settlements,

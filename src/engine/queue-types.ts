@@ -38,6 +38,12 @@ export interface EngineOptions extends EngineTuningInput {
   pushSecret?: string;
   /** Told of every task scheduled, delivered and settled (metrics: src/metrics). Default: none. */
   observer?: QueueObserver;
+  /**
+   * Lifecycle events (docs/library.md, "Lifecycle events"): written to the store's event log
+   * (Redis, PostgreSQL; an in-memory ring for memory and SQLite) and read with
+   * `queue.events()`. Default false: nothing is written, and `events()` throws INVALID_OPTION.
+   */
+  events?: boolean;
 }
 
 export interface ScheduleResult {

@@ -1,6 +1,7 @@
 // The LoopRunner's lifecycle (built -> running -> stopping -> stopped -> sealed), table-driven
 // like asynq's server state tests: each row starts from a phase, makes one call and says
 // what it answers and where the LoopRunner ends up. Real parts on a ManualClock, no sleeps.
+import { NO_EVENTS } from '../../src/engine/events/task-events.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
@@ -26,7 +27,7 @@ interface Built {
 function build(): Built {
   const clock = new ManualClock(T0);
   const store = new MemoryStore();
-  const context: LoopContext = { store, clock, logger: silentLogger, observer: NO_OBSERVER, tuning: DEFAULT_ENGINE_TUNING, inFlight: new InFlight() };
+  const context: LoopContext = { store, clock, logger: silentLogger, observer: NO_OBSERVER, tuning: DEFAULT_ENGINE_TUNING, inFlight: new InFlight(), events: NO_EVENTS };
   const transport = new ScriptedTransport(clock);
   const push = { ports: { transport, signer: testSigner }, defaultSecret: null };
   return { runner: new LoopRunner(context, { push, limits: DEFAULT_LIMITS, random: Math.random }), clock, store, transport };

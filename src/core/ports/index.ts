@@ -21,6 +21,7 @@
  *   whose partitions answered (those were changed), undefined for the rest.
  */
 import type { SharedDispatch, TimerHomes } from './coordination.js';
+import type { TaskEventLog } from './events.js';
 import type { PushSubscriptionStore } from './push-subscriptions.js';
 import type { RecurringScheduleStore } from './schedules.js';
 import type { ConsumerStore, InspectorStore, ProducerStore, TimerSource } from './tasks.js';
@@ -30,6 +31,7 @@ import type { TransactionalTasks } from './transactions.js';
 
 export type * from './clock.js';
 export type * from './coordination.js';
+export type * from './events.js';
 export type * from './push-subscriptions.js';
 export type * from './schedules.js';
 export type * from './tasks.js';
@@ -59,6 +61,11 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
    * set by a store that keeps its tasks in the caller's database (PostgreSQL), else null.
    */
   readonly transactional: TransactionalTasks | null;
+  /**
+   * The lifecycle events' log every process sharing the store reads (ports/events.ts), or
+   * absent for a store one process owns: the engine keeps its events in memory then.
+   */
+  readonly eventLog?: TaskEventLog | undefined;
   /** Releases connections and files; idempotent. Later calls reject (QUEUE_CLOSED). */
   close(): Promise<void>;
 }

@@ -7,6 +7,7 @@
 import type { QueueObserver } from '../../core/observer.js';
 import type { Delivery, ReservedTask } from '../../core/task/model.js';
 import { decodeDelivery } from '../../core/task/undecodable.js';
+import type { EventSink } from '../events/task-events.js';
 import type { Quarantine } from '../tasks/quarantine.js';
 import { tracedDelivery } from '../tracing/tracing.js';
 import type { Deliver } from './dispatcher.js';
@@ -14,6 +15,7 @@ import { LatenessRecorder, type LatenessSummary } from './lateness.js';
 
 export interface HandOutParams {
   readonly observer: QueueObserver;
+  readonly events: EventSink;
   readonly quarantine: Pick<Quarantine, 'reserved'>;
   /** A delivery of `topic` (its receipt, or its id for one quarantined) ends here: its flow slot is freed. */
   readonly settled: (topic: string, receipt: string) => void;
@@ -39,6 +41,7 @@ export class HandOut {
     }
     this.lateness.record(now - record.runAt);
     this.params.observer.delivered(record.topic, now - record.runAt);
+    this.params.events.emit({ type: 'delivered', id: record.id, topic: record.topic, attempt: record.attempts, at: now });
     tracedDelivery(decoded.value);
     return decoded.value;
   };

@@ -8,6 +8,7 @@ import { DelayQError } from '../../core/errors.js';
 import { PartialBatchError } from '../../core/partial-batch.js';
 import type { CancelOutcome, RescheduleOutcome, ScheduleOutcome, SqlTransaction, StoreCancelOutcome, TaskStore, TransactionalTasks } from '../../core/ports/index.js';
 import { resolveRunAt, validateId, validateIdBatch, validateScheduleBatch, validateWhen, type Limits, type ScheduleInput, type TaskDefaults, type WhenInput } from '../../core/task/validate.js';
+import { topicOfLane } from '../../core/task/model.js';
 import { createIdGenerator } from './ids.js';
 import type { LoopContext } from '../loop-context.js';
 import type { PushRules } from '../push/push-rules.js';
@@ -74,27 +75,31 @@ export class TaskChanges {
 
   async cancel(id: string): Promise<CancelOutcome> {
     validateId(id, this.limits);
-    const { store, clock, inFlight, observer } = this.context;
-    const outcome = await inFlight.track(store.cancel(id, clock.now()));
+    const { store, clock, inFlight, observer, events } = this.context;
+    const now = clock.now();
+    const outcome = await inFlight.track(store.cancel(id, now));
     if (outcome.status !== 'cancelled') return outcome.status;
     // The store's topic: the timer's is the task's lane, and a far task has none in the wheel.
     this.timers.remove(id);
     observer.settled(outcome.topic, 'cancelled');
+    events.emit({ type: 'cancelled', id, topic: outcome.topic, attempt: null, at: now });
     return 'cancelled';
   }
 
   /** Every id is checked first, so a bad one cancels nothing. */
   async cancelMany(ids: readonly string[]): Promise<CancelOutcome[]> {
     validateIdBatch(ids, this.limits);
-    const { store, clock, inFlight, observer } = this.context;
+    const { store, clock, inFlight, observer, events } = this.context;
+    const now = clock.now();
     const settle = (outcome: StoreCancelOutcome, i: number): CancelOutcome => {
       if (outcome.status !== 'cancelled') return outcome.status;
       this.timers.remove(ids[i]!);
       observer.settled(outcome.topic, 'cancelled');
+      events.emit({ type: 'cancelled', id: ids[i]!, topic: outcome.topic, attempt: null, at: now });
       return 'cancelled';
     };
     // A partition that could not be written fails only its ids: the others are cancelled.
-    const outcomes = await inFlight.track(store.cancelMany(ids, clock.now())).catch((error: unknown) => {
+    const outcomes = await inFlight.track(store.cancelMany(ids, now)).catch((error: unknown) => {
       throw error instanceof PartialBatchError ? (error as PartialBatchError<StoreCancelOutcome>).map(settle) : error;
     });
     return outcomes.map(settle);
@@ -102,10 +107,13 @@ export class TaskChanges {
 
   async reschedule(id: string, when: WhenInput): Promise<RescheduleOutcome> {
     validateId(id, this.limits);
-    const { store, clock, inFlight } = this.context;
+    const { store, clock, inFlight, events } = this.context;
     const now = clock.now();
     const outcome = await inFlight.track(store.reschedule(id, validateWhen(when, now, this.limits), now));
-    if (outcome.status === 'rescheduled') this.timers.move(outcome.ref);
+    if (outcome.status === 'rescheduled') {
+      this.timers.move(outcome.ref);
+      events.emit({ type: 'rescheduled', id, topic: topicOfLane(outcome.ref.topic), attempt: null, at: now, runAt: outcome.ref.dueAt });
+    }
     return outcome;
   }
 
@@ -119,10 +127,14 @@ export class TaskChanges {
   /** dead -> pending (attempts reset): true if it was dead. */
   async retryDead(id: string, when: WhenInput): Promise<boolean> {
     validateId(id, this.limits);
-    const { store, clock, inFlight } = this.context;
+    const { store, clock, inFlight, events } = this.context;
     const now = clock.now();
     const outcome = await inFlight.track(store.retryDead(id, resolveRunAt(when, now, this.limits), now));
-    if (outcome.status === 'retried') this.timers.move(outcome.ref);
+    if (outcome.status === 'retried') {
+      this.timers.move(outcome.ref);
+      // Attempts reset: the task starts again from its first attempt.
+      events.emit({ type: 'rescheduled', id, topic: topicOfLane(outcome.ref.topic), attempt: 0, at: now, runAt: outcome.ref.dueAt });
+    }
     return outcome.status === 'retried';
   }
 }

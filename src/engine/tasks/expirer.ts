@@ -1,4 +1,6 @@
+import { attemptOfReceipt } from '../../core/events.js';
 import type { QueueObserver } from '../../core/observer.js';
+import { EXPIRED_ERROR } from '../../core/task/decide.js';
 import type { ConsumerStore } from '../../core/ports/index.js';
 import type { TimerRef } from '../../core/task/model.js';
 import type { LoopContext } from '../loop-context.js';
@@ -20,6 +22,7 @@ import { RetryingLoop } from '../retry-timers.js';
 export class Expirer extends RetryingLoop {
   private readonly store: Pick<ConsumerStore, 'expire'>;
   private readonly observer: QueueObserver;
+  private readonly events: LoopContext['events'];
   /** Where the run timer of a task to retry goes. */
   private readonly place: (ref: TimerRef) => void;
 
@@ -27,12 +30,15 @@ export class Expirer extends RetryingLoop {
     super(context);
     this.store = context.store;
     this.observer = context.observer;
+    this.events = context.events;
     this.place = place;
   }
 
   expire(ref: TimerRef): void {
     if (!this.running || ref.receipt === null) return;
-    const expiry = this.inFlight.track(this.store.expire(ref.id, ref.receipt, this.clock.now())).then(
+    const now = this.clock.now();
+    const attempt = attemptOfReceipt(ref.receipt);
+    const expiry = this.inFlight.track(this.store.expire(ref.id, ref.receipt, now)).then(
       (outcome) => {
         if (outcome.status === 'held') {
           this.place(outcome.ref);
@@ -42,8 +48,12 @@ export class Expirer extends RetryingLoop {
           this.place(outcome.ref);
           // The store's topic: the timer's is the task's lane (its topic's push lane for a task with its own url).
           this.observer.settled(outcome.topic, 'failed');
+          this.events.emit({ type: 'failed', id: ref.id, topic: outcome.topic, attempt, at: now, nextRunAt: outcome.ref.dueAt, error: EXPIRED_ERROR });
         }
-        if (outcome.status === 'dead') this.observer.settled(outcome.topic, 'dead');
+        if (outcome.status === 'dead') {
+          this.observer.settled(outcome.topic, 'dead');
+          this.events.emit({ type: 'dead', id: ref.id, topic: outcome.topic, attempt, at: now, error: EXPIRED_ERROR });
+        }
         if (outcome.status === 'dead') this.logger.warn({ id: ref.id }, 'reservation expired on the last attempt; task is dead');
       },
       (error: unknown) => {

@@ -8,6 +8,7 @@
  * with an expiry (or a second one) changes nothing and answers STALE_RECEIPT.
  */
 import { DelayQError } from '../../core/errors.js';
+import { attemptOfReceipt } from '../../core/events.js';
 import { PartialBatchError } from '../../core/partial-batch.js';
 import type { AckOutcome, AckRequest, SqlTransaction, StoreAckOutcome } from '../../core/ports/index.js';
 import type { Delivery } from '../../core/task/model.js';
@@ -45,14 +46,16 @@ export class Settlements {
   /** Acks a delivery: the task is done. Throws STALE_RECEIPT if the reservation is not current. */
   async ack(id: string, receipt: string): Promise<void> {
     validateId(id, this.limits);
-    const { store, clock, inFlight, observer } = this.context;
-    const outcome = await inFlight.track(store.ack(id, validateReceipt(receipt), clock.now()));
+    const { store, clock, inFlight, observer, events } = this.context;
+    const now = clock.now();
+    const outcome = await inFlight.track(store.ack(id, validateReceipt(receipt), now));
     if (outcome.status === 'not_found') throw notFound(id);
     if (outcome.status === 'stale') throw staleReceipt(id);
     this.timers.remove(id);
     // An ack sent again succeeded before, and was counted then.
     if (outcome.status === 'acked') {
       observer.settled(outcome.topic, 'acked');
+      events.emit({ type: 'acked', id, topic: outcome.topic, attempt: attemptOfReceipt(receipt), at: now });
       this.flow.settled(outcome.topic, receipt);
     }
   }
@@ -60,7 +63,8 @@ export class Settlements {
   /** Acks several deliveries in one store call; `result[i]` answers `acks[i]`. Every id and receipt is checked first. */
   async ackMany(acks: readonly AckRequest[]): Promise<AckOutcome[]> {
     const requests = validateAckBatch(acks, this.limits);
-    const { store, clock, inFlight, observer } = this.context;
+    const { store, clock, inFlight, observer, events } = this.context;
+    const now = clock.now();
     const settle = (outcomes: readonly (StoreAckOutcome | undefined)[]): void => {
       for (let i = 0; i < requests.length; i++) {
         const outcome = outcomes[i];
@@ -68,14 +72,16 @@ export class Settlements {
         this.timers.remove(requests[i]!.id);
         // An ack sent again succeeded before, and was counted then.
         if (outcome.status === 'acked') {
+          const { id, receipt } = requests[i]!;
           observer.settled(outcome.topic, 'acked');
-          this.flow.settled(outcome.topic, requests[i]!.receipt);
+          events.emit({ type: 'acked', id, topic: outcome.topic, attempt: attemptOfReceipt(receipt), at: now });
+          this.flow.settled(outcome.topic, receipt);
         }
       }
     };
     // A partition that could not be written fails only its acks: the others are done, and
     // the caller hears their outcomes as it would have (already_acked is acked to it).
-    const outcomes = await inFlight.track(store.ackMany(requests, clock.now())).catch((error: unknown) => {
+    const outcomes = await inFlight.track(store.ackMany(requests, now)).catch((error: unknown) => {
       if (!(error instanceof PartialBatchError)) throw error;
       const partial = error as PartialBatchError<StoreAckOutcome>;
       settle(partial.outcomes);
@@ -108,8 +114,11 @@ export class Settlements {
   async nack(id: string, receipt: string, options: NackOptions & { readonly outcome?: string }): Promise<NackResult> {
     validateId(id, this.limits);
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
-    const { store, clock, inFlight, observer } = this.context;
-    const outcome = await inFlight.track(store.nack(id, validateReceipt(receipt), clock.now(), nackOptions));
+    const { store, clock, inFlight, observer, events } = this.context;
+    const now = clock.now();
+    const outcome = await inFlight.track(store.nack(id, validateReceipt(receipt), now, nackOptions));
+    const attempt = attemptOfReceipt(receipt);
+    const error = nackOptions.error === undefined ? {} : { error: nackOptions.error };
     switch (outcome.status) {
       case 'not_found':
         throw notFound(id);
@@ -117,11 +126,13 @@ export class Settlements {
         throw staleReceipt(id);
       case 'dead':
         observer.settled(outcome.topic, 'dead');
+        events.emit({ type: 'dead', id, topic: outcome.topic, attempt, at: now, ...error });
         this.flow.settled(outcome.topic, receipt);
         this.timers.remove(id);
         return { state: 'dead' };
       case 'retrying':
         observer.settled(outcome.topic, 'failed');
+        events.emit({ type: 'failed', id, topic: outcome.topic, attempt, at: now, nextRunAt: outcome.ref.dueAt, ...error });
         this.flow.settled(outcome.topic, receipt);
         this.timers.move(outcome.ref);
         return { state: 'pending', runAt: outcome.ref.dueAt };
@@ -165,7 +176,7 @@ export class Settlements {
    * the task is delivered again, as the next attempt.
    */
   async confirmed(delivery: Delivery, watch: () => void): Promise<void> {
-    const { store, inFlight, observer } = this.context;
+    const { store, clock, inFlight, observer, events } = this.context;
     const record = await inFlight.track(store.get(delivery.id));
     if (record === null) return;
     if (record.state === 'reserved' && record.receipt === delivery.receipt) {
@@ -175,7 +186,11 @@ export class Settlements {
     // The attempt's own entry says how it ended; another's (an expiry) was counted where it ran.
     const entry = record.history.findLast((e) => e.attempt === delivery.attempt);
     if (entry === undefined || entry.outcome === 'expired') return;
-    observer.settled(record.topic, entry.outcome === 'acked' ? 'acked' : record.state === 'dead' ? 'dead' : 'failed');
+    const outcome = entry.outcome === 'acked' ? 'acked' : record.state === 'dead' ? 'dead' : 'failed';
+    observer.settled(record.topic, outcome);
+    const error = outcome === 'acked' || record.lastError === null ? {} : { error: record.lastError };
+    const next = outcome === 'failed' ? { nextRunAt: record.runAt } : {};
+    events.emit({ type: outcome, id: record.id, topic: record.topic, attempt: delivery.attempt, at: clock.now(), ...error, ...next });
     this.flow.settled(record.topic, delivery.receipt);
     if (record.state === 'completed') this.timers.remove(delivery.id);
   }

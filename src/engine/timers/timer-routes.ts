@@ -31,7 +31,7 @@ export interface TimerRoutesParams {
 
 export class TimerRoutes {
   constructor(
-    private readonly context: Pick<LoopContext, 'store' | 'clock' | 'inFlight' | 'observer'>,
+    private readonly context: Pick<LoopContext, 'store' | 'clock' | 'inFlight' | 'observer' | 'events'>,
     private readonly params: TimerRoutesParams,
   ) {}
 
@@ -41,12 +41,16 @@ export class TimerRoutes {
    * task's timer comes in.
    */
   async createTasks(tasks: readonly NewTaskRecord[]): Promise<ScheduleOutcome[]> {
-    const { store, clock, inFlight, observer } = this.context;
+    const { store, clock, inFlight, observer, events } = this.context;
+    const now = clock.now();
     const settle = (outcomes: readonly (ScheduleOutcome | undefined)[]): void => {
       for (let i = 0; i < outcomes.length; i++) {
         const outcome = outcomes[i];
         if (outcome === undefined) continue;
-        if (outcome.created) observer.scheduled(tasks[i]!.topic, 1);
+        if (outcome.created) {
+          observer.scheduled(tasks[i]!.topic, 1);
+          events.emit({ type: 'scheduled', id: outcome.id, topic: tasks[i]!.topic, attempt: 0, at: now, runAt: outcome.runAt });
+        }
         if (outcome.ref === null) continue;
         // A ref not created now is a task already pending: its timer may be in the wheel already.
         if (outcome.created) this.place(outcome.ref, true);
@@ -55,7 +59,7 @@ export class TimerRoutes {
     };
     // A partition that could not be written fails only its tasks: the others are stored and
     // get their timers all the same.
-    const outcomes = await inFlight.track(store.schedule(tasks, clock.now())).catch((error: unknown) => onPartial(error, settle));
+    const outcomes = await inFlight.track(store.schedule(tasks, now)).catch((error: unknown) => onPartial(error, settle));
     settle(outcomes);
     return outcomes;
   }

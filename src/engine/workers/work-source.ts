@@ -54,12 +54,13 @@ export class QueueWorkSource implements WorkSource {
   /** The pause after a failed reserve. */
   private readonly storeRetryMs: number;
   private readonly runner: WorkerHooks;
+  private readonly events: LoopContext['events'];
   private readonly nack: WorkSourceParams['nack'];
   private readonly deferDelivery: WorkSourceParams['defer'];
   private readonly settlements: WorkSourceParams['settlements'];
 
-  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { runner, nack, defer, settlements }: WorkSourceParams) {
-    ({ store: this.store, clock: this.clock, logger: this.logger } = context);
+  constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning' | 'events'>, { runner, nack, defer, settlements }: WorkSourceParams) {
+    ({ store: this.store, clock: this.clock, logger: this.logger, events: this.events } = context);
     this.storeRetryMs = context.tuning.storeRetryMs;
     this.runner = runner;
     this.nack = nack;
@@ -164,6 +165,7 @@ export class QueueWorkSource implements WorkSource {
       // `already_acked`: the same delivery acked twice in one batch; counted once.
       if (acked.status === 'acked') {
         this.runner.observer.settled(acked.topic, 'acked');
+        this.events.emit({ type: 'acked', id: job.delivery.id, topic: acked.topic, attempt: job.delivery.attempt, at: this.clock.now() });
         this.runner.settled(acked.topic, job.delivery.receipt);
       }
       if (job.watched) this.runner.remove(job.delivery.id);
