@@ -40,6 +40,9 @@ export interface LoggedTaskEvent extends TaskEvent {
   readonly eventId: string;
 }
 
+/** The events a shared store's log keeps (Redis: about as many; PostgreSQL: at least as many, trimmed in steps). */
+export const EVENT_LOG_RETAIN = 100_000;
+
 /** The longest task id or topic an event read back may carry (the engine's own limits are lower by default). */
 const MAX_NAME = 1_024;
 /** The longest encoded event a log entry may hold: bigger is not one of ours. */

@@ -8,6 +8,8 @@
  * (src/coordination/batcher.ts), so a thousand producers each scheduling one task cost a few
  * statements and commits, not a thousand, and no timer adds delay to a lone call.
  */
+import { EVENT_LOG_RETAIN } from '../../core/events.js';
+import { PgEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
 import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
@@ -49,6 +51,8 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   readonly shared: PgShared;
   readonly timerHomes = null;
   readonly transactional: PgTransactional;
+  /** The lifecycle events of every process on the schema: the table task_events (event-log.ts). */
+  readonly eventLog: PgEventLog;
   protected readonly pushSubscriptionPart: PgPushSubscriptions;
   protected readonly schedulePart: PgSchedules;
   protected readonly topicPausePart: PgTopicPauses;
@@ -78,6 +82,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     this.topicPausePart = new PgTopicPauses(this.pg, () => parts.clock.now());
     this.topicLimitPart = new PgTopicLimits(this.pg, () => parts.clock.now());
     this.flowStatePart = new PgFlowState(this.pg);
+    this.eventLog = new PgEventLog(this.pg, EVENT_LOG_RETAIN);
     // One batcher per kind; each item keeps the `now` of its own call.
     this.schedules = new ShardBatcher((_, items) => scheduleTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
     this.acks = new ShardBatcher((_, items) => ackTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);

@@ -70,6 +70,11 @@ export const STATEMENT_NAMES = [
   'flow-release',
   'flow-hold',
   'reserved-leases',
+  // lifecycle events (event-log.ts)
+  'events-append',
+  'events-read',
+  'events-latest',
+  'events-trim',
   // push subscriptions and recurring schedules
   'push-put',
   'push-get',

@@ -21,6 +21,8 @@
  * the kept-task release (kept-releaser.ts), the timers channel and shard takeover
  * (coordination/remote-timers.ts over timer-backend.ts) and the recoverer (overdue-recoverer.ts).
  */
+import { EVENT_LOG_RETAIN } from '../../core/events.js';
+import { RedisEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
 import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
@@ -81,6 +83,8 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   readonly schedulePlanning: SchedulePlanning;
   readonly timerHomes = null;
   readonly transactional = null;
+  /** The lifecycle events of every process on the namespace: a capped stream (event-log.ts). */
+  readonly eventLog: RedisEventLog;
   private readonly client: RedisClient;
   private closed = false;
   private closing: Promise<void> | null = null;
@@ -108,6 +112,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     this.topicPausePart = new RedisTopicPauses(client, keys);
     this.topicLimitPart = new RedisTopicLimits(client, keys);
     this.flowStatePart = new RedisFlowState(client, keys);
+    this.eventLog = new RedisEventLog(client, keys.events, EVENT_LOG_RETAIN);
     this.schedulePlanning = parts.planning;
   }
 
