@@ -3,6 +3,7 @@
  * listen, so tests drive it with inject() and src/server/main.ts decides where it listens.
  * It does not own the queue: whoever opened it closes it, after app.close().
  */
+import { eventRoutes } from './routes/events.js';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { MAX_SCHEDULE_ID_LENGTH } from '../core/schedule/model.js';
@@ -168,6 +169,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(scheduleRoutes, context);
   await app.register(systemRoutes, context);
   await app.register(operatorRoutes, context);
+  await app.register(eventRoutes, context);
   await app.register(metricsRoutes, context);
   await app.register(docsRoutes, { version: SERVER_VERSION, routes });
   // The token is asked only to decide how much /readyz says (a public route).

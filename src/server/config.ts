@@ -26,7 +26,7 @@ export interface ServerConfig {
   /** The store options given by their flags or variables (only those given: the rest are the store's defaults). */
   readonly storeOptions: StoreOptions;
   /** The engine options given by flags or variables: retention and the defaults of tasks scheduled without their own. */
-  readonly engine: { readonly retentionMs?: number; readonly purgeIntervalMs?: number; readonly defaults?: Partial<TaskDefaults> };
+  readonly engine: { readonly retentionMs?: number; readonly purgeIntervalMs?: number; readonly events?: boolean; readonly defaults?: Partial<TaskDefaults> };
   readonly host: string;
   readonly port: number;
   readonly token: string | undefined;
@@ -172,6 +172,7 @@ function readStoreOptions(r: SettingReader, kind: 'memory' | 'sqlite' | 'redis' 
 function readEngineOptions(r: SettingReader): ServerConfig['engine'] {
   const retentionMs = r.read(E.retentionMs) as number | undefined;
   const purgeIntervalMs = r.read(E.purgeIntervalMs) as number | undefined;
+  const events = r.read(E.events) as boolean | undefined;
   const ttrMs = r.read(E['defaults.ttrMs']) as number | undefined;
   const maxAttempts = r.read(E['defaults.maxAttempts']) as number | undefined;
   const backoff: Partial<Record<keyof BackoffPolicy, number>> = {};
@@ -195,6 +196,7 @@ function readEngineOptions(r: SettingReader): ServerConfig['engine'] {
   return {
     ...(retentionMs !== undefined ? { retentionMs } : {}),
     ...(purgeIntervalMs !== undefined ? { purgeIntervalMs } : {}),
+    ...(events !== undefined ? { events } : {}),
     ...(Object.keys(defaults).length > 0 ? { defaults } : {}),
   };
 }

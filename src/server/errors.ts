@@ -31,6 +31,7 @@ export const SERVER_ERROR_CODES = {
   },
   BODY_TOO_LARGE: { status: 413, description: 'the request body is larger than the server accepts (a 1 MiB payload plus envelope by default)' },
   TOO_MANY_LONG_POLLS: { status: 429, description: 'too many reserve long-polls waiting at once; retry later' },
+  TOO_MANY_STREAMS: { status: 429, description: 'too many event streams (GET /v1/events) open at once; retry later' },
   SHUTTING_DOWN: { status: 503, description: 'the server is shutting down and takes no new requests' },
   INTERNAL_ERROR: { status: 500, description: 'an unexpected failure in the server (logged with the request id)' },
 } as const satisfies Record<ServerErrorCode, { status: number; description: string }>;

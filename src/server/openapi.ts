@@ -60,6 +60,7 @@ const TAGS = [
   { name: 'push', description: 'Push subscriptions: the server POSTs due tasks to a URL (docs/push.md)' },
   { name: 'schedules', description: 'Recurring schedules: cron or a fixed interval (docs/cron.md)' },
   { name: 'operator', description: "The operator's routes: dead tasks, the timeline, the dashboard's feed" },
+  { name: 'events', description: 'Lifecycle events as Server-Sent Events (docs/service.md, "Lifecycle events")' },
   { name: 'system', description: 'Stats, health, metrics and this document' },
 ];
 

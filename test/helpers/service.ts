@@ -16,8 +16,8 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function openTestApp(options: { token?: string; limits?: Partial<ServerLimits>; clock?: Clock; push?: PushOptions } = {}): Promise<TestApp> {
-  const queue = await DelayQueue.open({ ...(options.clock ? { clock: options.clock } : {}), ...(options.push ? { push: options.push } : {}) });
+export async function openTestApp(options: { token?: string; limits?: Partial<ServerLimits>; clock?: Clock; push?: PushOptions; events?: boolean } = {}): Promise<TestApp> {
+  const queue = await DelayQueue.open({ ...(options.clock ? { clock: options.clock } : {}), ...(options.push ? { push: options.push } : {}), ...(options.events ? { events: true } : {}) });
   const app = await buildApp({ queue, logger: false, checkResponses: true, ...(options.token ? { token: options.token } : {}), ...(options.limits ? { limits: options.limits } : {}) });
   return {
     app,

@@ -24,6 +24,15 @@ export const ENGINE_OPTIONS = {
     env: 'DELAYQ_RETENTION_MS',
     description: 'how long completed and cancelled tasks (and so their ids) are kept (default 7 days)',
   },
+  events: {
+    library: 'events',
+    type: 'boolean',
+    default: false,
+    scope: ['engine'],
+    flag: 'events',
+    env: 'DELAYQ_EVENTS',
+    description: 'write lifecycle events, read by GET /v1/events and queue.events() (1/true; off, nothing is written)',
+  },
   purgeIntervalMs: {
     ...period(60_000, 'how often finished tasks past retention are purged'),
     library: 'purgeIntervalMs',
