@@ -95,7 +95,7 @@ describe('GET /v1/events', () => {
     try {
       const res = await off.app.inject({ method: 'GET', url: '/v1/events' });
       assert.equal(res.statusCode, 400);
-      assert.equal((res.json() as { error: { code: string } }).error.code, 'INVALID_OPTION');
+      assert.equal(res.json<{ error: { code: string } }>().error.code, 'INVALID_OPTION');
     } finally {
       await off.close();
     }
