@@ -4,7 +4,8 @@
  *
  * - the engine's observer port (core/observer.ts): counters of tasks scheduled, delivered,
  *   acked, failed, dead and cancelled by topic, the delivery lateness histogram by topic, and
- *   the deliveries a topic's flow limits held back (delayq_topic_throttled_total);
+ *   the deliveries a topic's flow limits held back (delayq_topic_throttled_total), and the
+ *   lifecycle events lost, by reason (delayq_events_dropped_total);
  * - wrappers around the store and the push transport: store operation durations by
  *   operation, push requests by topic and status class and their durations;
  * - gauges read at scrape time (collect, gauges.ts) from what the queue already keeps counted
@@ -18,6 +19,7 @@
  */
 import { ENGINE_OPTIONS } from '../core/option-table/index.js';
 import { dict } from '../core/dict.js';
+import type { EventDropReason } from '../core/events.js';
 import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
@@ -98,6 +100,7 @@ export class QueueMetrics implements QueueObserver {
   /** The throttled counter's child of each topic label, looked up once (refusals come in runs). */
   private readonly throttledChildren = new Map<string, { inc(): void }>();
   private readonly pushRequests: Counter<'topic' | 'status_class'>;
+  private readonly eventsDroppedCounter: Counter<'reason'>;
   private readonly pushDurations: Histogram<'topic'>;
   private readonly pushFailures = new Map<string, PushFailure>();
   private gauges: QueueGauges | null = null;
@@ -130,6 +133,12 @@ export class QueueMetrics implements QueueObserver {
       name: 'delayq_topic_throttled_total',
       help: "Deliveries that waited for the topic's flow limits (admissions refused), by topic.",
       labelNames: ['topic'],
+      registers,
+    });
+    this.eventsDroppedCounter = new Counter({
+      name: 'delayq_events_dropped_total',
+      help: 'Lifecycle events lost, by reason: overflow (the buffer to the store was full), store (writing them failed), invalid (an entry read back from the store was not an event).',
+      labelNames: ['reason'],
       registers,
     });
     this.storeDurations = new Histogram({
@@ -215,6 +224,10 @@ export class QueueMetrics implements QueueObserver {
 
   settled(topic: string, outcome: SettleOutcome): void {
     this.child(outcome, topic).inc();
+  }
+
+  eventsDropped(reason: EventDropReason, count: number): void {
+    this.eventsDroppedCounter.inc({ reason }, count);
   }
 
   throttled(topic: string): void {

@@ -1,23 +1,17 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
-import type { LoggedTaskEvent } from '../../src/core/events.js';
+import { decodeTaskEvent, type EventDropReason, type TaskEvent } from '../../src/core/events.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { ManualClock } from '../../src/core/manual-clock.js';
+import type { TaskEventLog } from '../../src/core/ports/index.js';
+import { EventFeed } from '../../src/engine/events/event-feed.js';
+import { EventPublisher } from '../../src/engine/events/event-publisher.js';
+import { RingEventLog } from '../../src/engine/events/ring-log.js';
+import { InFlight } from '../../src/engine/in-flight.js';
 import type { DelayQueue } from '../../src/open-queue.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
-
-/** Takes `n` events from an iterator, failing after `turns` event-loop turns without them. */
-export async function take(it: AsyncIterator<LoggedTaskEvent>, n: number): Promise<LoggedTaskEvent[]> {
-  const out: LoggedTaskEvent[] = [];
-  while (out.length < n) {
-    let timer: NodeJS.Timeout | undefined;
-    const next = await Promise.race([it.next(), new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), 5_000)))]);
-    clearTimeout(timer);
-    if (next === 'timeout') throw new Error(`only ${out.length} of ${n} events: ${JSON.stringify(out)}`);
-    if (next.done === true) break;
-    out.push(next.value);
-  }
-  return out;
-}
+import { take } from '../helpers/events.js';
 
 describe('lifecycle events (memory store)', () => {
   let q: DelayQueue | undefined;
@@ -112,5 +106,95 @@ describe('lifecycle events (memory store)', () => {
     const next = it.next();
     await opened.q.close();
     assert.deepEqual(await next, { value: undefined, done: true });
+  });
+});
+
+const event = (i: number): TaskEvent => ({ type: 'scheduled', id: `t${i}`, topic: 't', attempt: 0, at: i, runAt: i });
+
+function counting(): { dropped: Map<EventDropReason, number>; count: (reason: EventDropReason, n: number) => void } {
+  const dropped = new Map<EventDropReason, number>();
+  return { dropped, count: (reason, n) => void dropped.set(reason, (dropped.get(reason) ?? 0) + n) };
+}
+
+describe('lifecycle events: bounds', () => {
+  it('the publisher never holds more than its buffer: the rest is dropped and counted, and a failed write is counted too', async () => {
+    let release!: () => void;
+    let fail = false;
+    const written: TaskEvent[] = [];
+    const ring = new RingEventLog(10);
+    const log: TaskEventLog = {
+      retain: 10,
+      read: (after, limit) => ring.read(after, limit),
+      latest: () => ring.latest(),
+      parseId: (id) => ring.parseId(id),
+      append: async (events) => {
+        await new Promise<void>((r) => (release = r));
+        if (fail) throw new Error('down');
+        written.push(...events);
+      },
+    };
+    const { dropped, count } = counting();
+    const publisher = new EventPublisher({ log, logger: silentLogger, inFlight: new InFlight(), maxBuffered: 100, batch: 30, dropped: count, appended: () => undefined });
+    // The first batch goes out and hangs; 100 more wait; the rest is dropped.
+    for (let i = 0; i < 1; i++) publisher.emit(event(i));
+    await flush(2);
+    for (let i = 1; i < 151; i++) publisher.emit(event(i));
+    assert.equal(dropped.get('overflow'), 50);
+    release();
+    await flush(2);
+    fail = true;
+    release();
+    await flush(2);
+    fail = false;
+    const drained = publisher.drain();
+    for (let i = 0; i < 5; i++) {
+      release();
+      await flush(2);
+    }
+    await drained;
+    assert.equal(dropped.get('store'), 30);
+    // Written in order: the first, then the 100 buffered but the 30 of the failed batch.
+    assert.deepEqual(written.map((e) => e.id), ['t0', ...Array.from({ length: 70 }, (_, i) => `t${i + 31}`)]);
+  });
+
+  it('a subscriber that reads nothing holds a bounded buffer: the feed stops reading for it, and resumes where it stopped', async () => {
+    const log = new RingEventLog(100_000);
+    const clock = new ManualClock(T0);
+    const { count } = counting();
+    const feed = new EventFeed({ log, clock, logger: silentLogger, pollMs: 100, readLimit: 50, maxBuffered: 200, dropped: count });
+    const slow = feed.subscribe({ topic: null, types: null }, null);
+    await log.append(Array.from({ length: 5_000 }, (_, i) => event(i)));
+    for (let i = 0; i < 20; i++) {
+      feed.wake();
+      await flush(3);
+    }
+    const held = (slow as unknown as { buffer: unknown[] }).buffer.length;
+    assert.ok(held >= 200 && held < 250, `holds ${held}`);
+    // Read all of it in order: nothing lost (the log kept it).
+    const got = await take(slow, 5_000);
+    assert.deepEqual(got.map((e) => e.id), Array.from({ length: 5_000 }, (_, i) => `t${i}`));
+    feed.stop();
+  });
+
+  it('decodes only what delayq writes', () => {
+    const good = { type: 'failed', id: 'a', topic: 't', attempt: 2, at: 5, nextRunAt: 9, error: 'x' };
+    assert.deepEqual(decodeTaskEvent(JSON.stringify({ ...good, extra: 1 })), good);
+    for (const bad of [
+      'nope',
+      '[]',
+      'null',
+      JSON.stringify({ ...good, type: 'toString' }),
+      JSON.stringify({ ...good, type: '__proto__' }),
+      JSON.stringify({ ...good, id: 'a b' }),
+      JSON.stringify({ ...good, topic: '' }),
+      JSON.stringify({ ...good, attempt: -1 }),
+      JSON.stringify({ ...good, attempt: 1.5 }),
+      JSON.stringify({ ...good, at: '5' }),
+      JSON.stringify({ ...good, nextRunAt: null }),
+      JSON.stringify({ ...good, error: 7 }),
+      JSON.stringify({ ...good, error: 'e'.repeat(3_000) }),
+      'x'.repeat(20_000),
+    ])
+      assert.equal(decodeTaskEvent(bad), null, bad.slice(0, 80));
   });
 });

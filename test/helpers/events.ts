@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { EventDropReason, LoggedTaskEvent } from '../../src/core/events.js';
-import { NO_OBSERVER, type QueueObserver } from '../../src/core/observer.js';
+import type { LoggedTaskEvent } from '../../src/core/events.js';
 import { DelayQueue } from '../../src/open-queue.js';
+import { Registry } from 'prom-client';
 
 /** Takes `n` events from an iterator, failing after `waitMs` without them. */
 export async function take(it: AsyncIterator<LoggedTaskEvent>, n: number, waitMs = 10_000): Promise<LoggedTaskEvent[]> {
@@ -18,12 +18,6 @@ export async function take(it: AsyncIterator<LoggedTaskEvent>, n: number, waitMs
   return out;
 }
 
-/** An observer that counts dropped events by reason. */
-export function dropCounter(): QueueObserver & { readonly dropped: Map<EventDropReason, number> } {
-  const dropped = new Map<EventDropReason, number>();
-  return { ...NO_OBSERVER, dropped, eventsDropped: (reason, count) => void dropped.set(reason, (dropped.get(reason) ?? 0) + count) };
-}
-
 export interface SharedEventsStore {
   /** The store URL (with its options) two queues open. */
   readonly url: string;
@@ -36,8 +30,8 @@ export interface SharedEventsStore {
 export function sharedEventsTests(open: () => Promise<SharedEventsStore>): void {
   it('every process sees the events of all, in one order, and resumes after an event id', async () => {
     const store = await open();
-    const observer = dropCounter();
-    const a = await DelayQueue.open({ store: store.url, events: true, observer });
+    const registry = new Registry();
+    const a = await DelayQueue.open({ store: store.url, events: true, metrics: { registry } });
     const b = await DelayQueue.open({ store: store.url, events: true });
     try {
       const seenByA = a.events({ types: ['scheduled', 'cancelled'] });
@@ -64,7 +58,7 @@ export function sharedEventsTests(open: () => Promise<SharedEventsStore>): void 
       await a.schedule({ topic: 'ev', id: 'after-garbage', delayMs: 60_000 });
       const [next] = await take(seenByA, 1);
       assert.equal(next?.id, 'after-garbage');
-      assert.equal(observer.dropped.get('invalid'), garbage);
+      assert.match(await registry.metrics(), new RegExp(`^delayq_events_dropped_total\\{reason="invalid"\\} ${garbage}$`, 'm'));
       assert.throws(() => a.events({ after: 'not-an-id' }), /after: not an event id/);
     } finally {
       await a.close();
