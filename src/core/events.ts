@@ -113,13 +113,13 @@ export const MAX_FILTER_TYPES = TASK_EVENT_TYPES.length;
 
 /**
  * A caller's filter, checked: `topic` a topic name (its length bounded by `maxTopicLength`),
- * `types` a list (or a comma-separated string) of event types. INVALID_ARGUMENT otherwise.
+ * `types` a list (or a comma-separated string) of event types: INVALID_TOPIC, INVALID_ARGUMENT.
  */
 export function parseTaskEventFilter(input: { readonly topic?: unknown; readonly types?: unknown }, maxTopicLength: number): TaskEventFilter {
   const { topic, types } = input;
   if (topic !== undefined && topic !== null && topic !== '') {
     if (typeof topic !== 'string' || topic.length > maxTopicLength || !NAME.test(topic) || topic.includes('~'))
-      throw new DelayQError('INVALID_ARGUMENT', `topic: must be a topic name of at most ${maxTopicLength} characters`, { field: 'topic' });
+      throw new DelayQError('INVALID_TOPIC', `topic: must be a topic name of at most ${maxTopicLength} characters`, { field: 'topic' });
   }
   let list: readonly unknown[] | null = null;
   if (typeof types === 'string') list = types === '' ? null : types.split(',');

@@ -96,7 +96,7 @@ describe('lifecycle events (memory store)', () => {
     await off.q.close();
     q = (await openManual({ events: true })).q;
     assert.throws(() => q!.events({ types: 'nope' }), (e) => isDelayQError(e, 'INVALID_ARGUMENT'));
-    assert.throws(() => q!.events({ topic: 'a b' }), (e) => isDelayQError(e, 'INVALID_ARGUMENT'));
+    assert.throws(() => q!.events({ topic: 'a b' }), (e) => isDelayQError(e, 'INVALID_TOPIC'));
     assert.throws(() => q!.events({ after: '1-0' }), (e) => isDelayQError(e, 'INVALID_ARGUMENT'));
   });
 

@@ -10,6 +10,7 @@
  * HEARTBEAT_MS keeps proxies from timing the stream out and finds clients that are gone.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { DelayQError } from '../../core/errors.js';
 import type { LoggedTaskEvent } from '../../core/events.js';
 import type { RouteContext } from '../context.js';
 import { HttpError } from '../errors.js';
@@ -45,7 +46,7 @@ const schema = apiRoute({
   header: { 'last-event-id': { ...EVENT_ID, description: 'resume after this event id (an EventSource sends it when it reconnects)' } },
   ok: { 200: { type: 'string' } },
   produces: 'text/event-stream',
-  errors: ['INVALID_OPTION', 'INVALID_TOPIC', 'TOO_MANY_STREAMS', ...STORE_ERRORS],
+  errors: ['INVALID_OPTION', 'INVALID_ARGUMENT', 'INVALID_TOPIC', 'TOO_MANY_STREAMS', ...STORE_ERRORS],
 });
 
 interface EventsQuery {
@@ -60,7 +61,7 @@ export const eventRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
     const header = request.headers['last-event-id'];
     const lastEventId = typeof header === 'string' && header !== '' ? header : undefined;
     if (lastEventId !== undefined && (lastEventId.length > MAX_EVENT_ID || !/^[0-9][0-9-]*$/.test(lastEventId)))
-      throw new HttpError('BAD_REQUEST', 'last-event-id: not an event id');
+      throw new DelayQError('INVALID_ARGUMENT', 'last-event-id: not an event id', { field: 'last-event-id' });
     if (open >= MAX_EVENT_STREAMS) throw new HttpError('TOO_MANY_STREAMS', `events: ${MAX_EVENT_STREAMS} event streams are already open; retry later`);
     const ended = new AbortController();
     // Checked before anything is sent: a bad filter or id, or events off, is a 4xx like any other.
