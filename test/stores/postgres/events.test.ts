@@ -6,7 +6,7 @@ describe('lifecycle events on PostgreSQL', () => {
   sharedEventsTests(async () => {
     const schema = freshSchema('ev');
     return {
-      url: storeUrl(schema),
+      url: `${storeUrl(schema)}&poolSize=2`,
       async writeGarbage() {
         await withClient((client) =>
           client.query(`INSERT INTO "${schema}".task_events (event) VALUES ('not json'), ($1), ('{}'), ($2)`, [
