@@ -3,6 +3,8 @@
  * on fetch (keep-alive by default in Node). It imports only src/client and src/wire, so a
  * service using it loads nothing of the server or the stores.
  */
+import { streamEvents, type ClientEventsOptions } from './client-events.js';
+import type { TaskEventView } from '../wire/event-types.js';
 import type {
   AckManyResponse,
   AckResponse,
@@ -105,6 +107,15 @@ export class DelayQClient {
     });
     this.topics = new ClientTopics(this.http);
     this.schedules = new ClientSchedules(this.http);
+  }
+
+  /**
+   * The server's lifecycle events (GET /v1/events, Server-Sent Events) as an async iterable:
+   * from now on, or after `after`; of one `topic` and some `types` if given. A dropped
+   * stream is opened again after the last event read. Needs a server started with --events.
+   */
+  events(options: ClientEventsOptions = {}): AsyncGenerator<TaskEventView, void, undefined> {
+    return streamEvents(this.http.options, options);
   }
 
   /** Schedules one task; `created` is false when the id already existed (nothing changed). */

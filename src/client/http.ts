@@ -25,7 +25,8 @@ export interface JsonHttpOptions {
 }
 
 export class JsonHttp {
-  constructor(private readonly options: JsonHttpOptions) {}
+  /** The server, headers and fetch of every call (client-events.ts streams with them too). */
+  constructor(readonly options: JsonHttpOptions) {}
 
   async call<T>(method: Method, path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
     const { base, headers, fetch } = this.options;

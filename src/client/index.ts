@@ -11,6 +11,7 @@ export type {
   ClientWhen,
   DelayQClientOptions,
 } from './client.js';
+export type { ClientEventsOptions } from './client-events.js';
 export { DelayQClientError, isDelayQClientError } from './errors.js';
 export { CLIENT_ERROR_CODES, CORE_ERROR_CODES, SERVER_ERROR_CODES } from '../wire/error-codes.js';
 export type { AnyErrorCode, ClientErrorCode, WireErrorCode } from '../wire/error-codes.js';
@@ -46,4 +47,6 @@ export type {
   TaskState,
   TaskView,
   AttemptView,
+  TaskEventView,
+  TaskEventTypeName,
 } from '../wire/types.js';

@@ -350,3 +350,4 @@ export interface NotReadyResponse {
 
 export type * from './push-types.js';
 export type * from './recurring-types.js';
+export type * from './event-types.js';
