@@ -46,7 +46,7 @@ export default tseslint.config(
     languageOptions: {
       sourceType: 'module',
       globals: Object.fromEntries(
-        ['window', 'document', 'location', 'sessionStorage', 'fetch', 'URLSearchParams', 'ResizeObserver', 'confirm', 'addEventListener', 'removeEventListener', 'setTimeout', 'clearTimeout', 'console'].map((name) => [name, 'readonly']),
+        ['window', 'document', 'location', 'sessionStorage', 'fetch', 'URLSearchParams', 'ResizeObserver', 'confirm', 'addEventListener', 'removeEventListener', 'setTimeout', 'clearTimeout', 'console', 'AbortController', 'TextDecoderStream'].map((name) => [name, 'readonly']),
       ),
     },
   },

@@ -35,7 +35,7 @@ describe('dashboard in Chromium', () => {
   before(async () => {
     mkdirSync(SHOTS, { recursive: true });
     // Push may reach 127.0.0.1 (the Topics layout test's receiver that refuses every push).
-    const config = parseServerConfig({ store: 'memory', port: '0', token: TOKEN, logLevel: 'silent', pushAllow: '127.0.0.1' }, {});
+    const config = parseServerConfig({ store: 'memory', port: '0', token: TOKEN, logLevel: 'silent', pushAllow: '127.0.0.1', events: true }, {});
     server = await startServer(config, pino({ level: 'silent' }));
     browser = await launchBrowser();
   });
@@ -183,6 +183,21 @@ describe('dashboard in Chromium', () => {
     const retried = (await api('GET', '/v1/tasks/act-dead')).body;
     assert.ok(retried.state === 'pending' || retried.state === 'reserved');
     assert.equal(retried.attempts === 0 || retried.state === 'reserved', true);
+    assertClean(w);
+  });
+
+  it('task detail follows the task live through its lifecycle events: reserved, then completed, without a reload', async () => {
+    await api('POST', '/v1/tasks', { id: 'live-1', topic: 'lively', delayMs: 3_600_000 });
+    const w = await openPage('#/tasks/live-1');
+    const { page } = w;
+    await page.getByTestId('task-state').getByText('pending').waitFor();
+    await page.getByTestId('live').waitFor();
+    assert.equal((await api('PATCH', '/v1/tasks/live-1', { delayMs: 0 })).status, 200);
+    const [delivery] = (await api('POST', '/v1/topics/lively/reserve', { waitMs: 5_000 })).body.tasks;
+    assert.equal(delivery.id, 'live-1');
+    await page.getByTestId('task-state').getByText('reserved').waitFor();
+    await api('POST', '/v1/tasks/live-1/ack', { receipt: delivery.receipt });
+    await page.getByTestId('task-state').getByText('completed').waitFor();
     assertClean(w);
   });
 

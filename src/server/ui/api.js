@@ -100,3 +100,73 @@ export async function activityCovering(after, until) {
     pushFailures: merged((page) => page.pushFailures),
   };
 }
+
+/** The longest line of an event stream the page takes. */
+const MAX_EVENT_LINE = 64 * 1024;
+
+/**
+ * Follows GET /v1/events (Server-Sent Events, read with fetch so the token goes in the
+ * Authorization header, which EventSource cannot send): `onEvent(event)` for each event;
+ * a stream that drops is opened again after the server's retry wait, with Last-Event-ID.
+ * `onState('live' | 'waiting' | 'off')`: 'off' when the server has no events (400, started
+ * without --events) or refuses the token; the page then keeps to what it polls. Returns stop().
+ */
+export function followEvents(params, onEvent, onState) {
+  const stopper = new AbortController();
+  const signal = stopper.signal;
+  let last = null;
+  let retryMs = 2_000;
+  const run = async () => {
+    while (!signal.aborted) {
+      const headers = { accept: 'text/event-stream' };
+      const token = getToken();
+      if (token) headers.authorization = `Bearer ${token}`;
+      if (last !== null) headers['last-event-id'] = last;
+      try {
+        const response = await fetch('/v1/events' + qs(params), { headers, signal });
+        if (response.status >= 400 && response.status < 500) {
+          onState('off');
+          return;
+        }
+        if (!response.ok || response.body === null) throw new Error('HTTP ' + response.status);
+        onState('live');
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let text = '';
+        let data = [];
+        let id = null;
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += value;
+          let cut;
+          while ((cut = text.indexOf('\n')) >= 0) {
+            const line = text.slice(0, cut).replace(/\r$/, '');
+            text = text.slice(cut + 1);
+            if (line === '') {
+              if (data.length > 0 && id !== null) {
+                let event = null;
+                try {
+                  event = JSON.parse(data.join('\n'), withoutPrototypes);
+                } catch {
+                  event = null;
+                }
+                last = id;
+                if (event !== null && typeof event === 'object' && typeof event.id === 'string' && typeof event.type === 'string') onEvent(event);
+              }
+              data = [];
+            } else if (line.startsWith('data:')) data.push(line.slice(5).trimStart());
+            else if (line.startsWith('id:')) id = line.slice(3).trim();
+            else if (line.startsWith('retry:') && /^\d{1,6}$/.test(line.slice(6).trim())) retryMs = Math.min(60_000, Math.max(100, Number(line.slice(6).trim())));
+          }
+          if (text.length > MAX_EVENT_LINE) throw new Error('an event line too long');
+        }
+      } catch {
+        if (signal.aborted) return;
+      }
+      onState('waiting');
+      await new Promise((resolve) => setTimeout(resolve, retryMs));
+    }
+  };
+  void run();
+  return () => stopper.abort();
+}

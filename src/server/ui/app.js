@@ -5,7 +5,7 @@
 import { h, render } from './vendor/preact/preact.mjs';
 import { useCallback, useEffect, useRef, useState } from './vendor/preact/hooks.mjs';
 import htm from './vendor/htm/htm.mjs';
-import { ApiError, activityCovering, api, getToken, onUnauthorized, pagesCovering, qs, setToken, uiConfig } from './api.js';
+import { ApiError, activityCovering, api, followEvents, getToken, onUnauthorized, pagesCovering, qs, setToken, uiConfig } from './api.js';
 import { Chart } from './chart.js';
 import { STATES, dayHour, duration, hhmm, latenessQuantile, localTime, number, pretty, rate, utcTime } from './format.js';
 
@@ -575,6 +575,15 @@ function TaskPage({ id }) {
   }, [id]);
   useEffect(() => void load(), [load]);
 
+  // Live: the task is read again when an event of its own comes (a server started with
+  // --events); without them the page shows the task as it was loaded, as before.
+  const [live, setLive] = useState(false);
+  const topic = task?.topic;
+  useEffect(() => {
+    if (!topic) return undefined;
+    return followEvents({ topic }, (event) => void (event.id === id && load()), (state) => setLive(state === 'live'));
+  }, [topic, id, load]);
+
   const act = async (question, done, call) => {
     if (!confirm(question)) return;
     try {
@@ -597,7 +606,7 @@ function TaskPage({ id }) {
 
   if (!valid) return html`<section><h1>Task</h1><p class="error" data-testid="error">Not a task id: ${id}</p></section>`;
   return html`<section>
-    <h1>Task <span class="id" data-testid="task-id">${id}</span></h1>
+    <h1>Task <span class="id" data-testid="task-id">${id}</span> ${live ? html`<span class="badge" title="updated as its events come" data-testid="live">live</span>` : null}</h1>
     <p><a href="#/tasks">All tasks</a></p>
     <${Notice} notice=${notice} />
     <${ErrorLine} error=${error} />
