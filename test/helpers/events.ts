@@ -60,6 +60,15 @@ export function sharedEventsTests(open: () => Promise<SharedEventsStore>): void 
       assert.equal(next?.id, 'after-garbage');
       assert.match(await registry.metrics(), new RegExp(`^delayq_events_dropped_total\\{reason="invalid"\\} ${garbage}$`, 'm'));
       assert.throws(() => a.events({ after: 'not-an-id' }), /after: not an event id/);
+
+      // Many writes, read in the log's order: each once, none skipped (ids past 9 and 99 too).
+      const many = b.events({ topic: 'many' });
+      await new Promise((r) => setTimeout(r, 600));
+      for (let i = 0; i < 120; i++) await a.schedule({ topic: 'many', id: `m${i}`, delayMs: 60_000 });
+      const got = await take(many, 120);
+      assert.deepEqual(got.map((e) => e.id), Array.from({ length: 120 }, (_, i) => `m${i}`));
+      assert.deepEqual(got.map((e) => e.eventId), [...new Set(got.map((e) => e.eventId))]);
+      await many.return?.();
     } finally {
       await a.close();
       await b.close();

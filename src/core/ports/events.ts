@@ -30,4 +30,6 @@ export interface TaskEventPage {
   readonly events: readonly LoggedTaskEvent[];
   readonly last: string | null;
   readonly invalid: number;
+  /** Whether the log may hold more after `last` now (the read stopped at its limit): read again at once. */
+  readonly more: boolean;
 }

@@ -142,7 +142,7 @@ export class EventFeed {
           for (const event of page.events) if (matchesTaskEventFilter(event, s.filter)) s.push(event);
           s.cursor = page.last;
         }
-        if (page.events.length + page.invalid >= readLimit) this.again = true;
+        if (page.more) this.again = true;
       }
     } catch (error) {
       if (!this.stopped) logger.warn({ err: error }, 'reading lifecycle events failed; will retry');

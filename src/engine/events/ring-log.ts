@@ -30,7 +30,7 @@ export class RingEventLog implements TaskEventLog {
     const to = Math.min(this.newest, from + limit - 1);
     const events: LoggedTaskEvent[] = [];
     for (let n = from; n <= to; n++) events.push(this.ring[n % this.retain]!);
-    return Promise.resolve({ events, last: to >= from ? String(to) : after, invalid: 0 });
+    return Promise.resolve({ events, last: to >= from ? String(to) : after, invalid: 0, more: to < this.newest });
   }
 
   latest(): Promise<string | null> {

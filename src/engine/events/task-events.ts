@@ -18,9 +18,9 @@ import { RingEventLog } from './ring-log.js';
 /** Events the ring of a store one process owns keeps. */
 export const RING_RETAIN = 10_000;
 /** Events waiting to be written, at most: more are dropped (and counted). */
-const MAX_BUFFERED = 10_000;
+const MAX_BUFFERED = 20_000;
 /** Events one append writes, at most. */
-const APPEND_BATCH = 500;
+const APPEND_BATCH = 5_000;
 /** How often subscribers' reads look at the log for other processes' events. */
 export const EVENT_POLL_MS = 250;
 const READ_LIMIT = 500;

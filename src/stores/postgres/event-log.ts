@@ -30,21 +30,22 @@ export class PgEventLog implements TaskEventLog {
   }
 
   async read(after: string | null, limit: number): Promise<TaskEventPage> {
-    const rows = await this.pg.query<{ id: unknown; event: unknown }>(this.pg.sql('events-read'), [after ?? '0', limit]);
+    const rows = await this.pg.query<{ event_id: unknown; event: unknown }>(this.pg.sql('events-read'), [after ?? '0', limit]);
     const events: LoggedTaskEvent[] = [];
     let last = after;
     let invalid = 0;
     for (const row of rows) {
-      if (typeof row.id !== 'string' || !ROW_ID.test(row.id)) {
+      const id = row.event_id;
+      if (typeof id !== 'string' || !ROW_ID.test(id)) {
         invalid++;
         continue;
       }
-      last = row.id;
+      last = id;
       const event = decodeTaskEvent(row.event);
       if (event === null || typeof row.event !== 'string') invalid++;
-      else events.push({ ...event, eventId: row.id });
+      else events.push({ ...event, eventId: id });
     }
-    return { events, last, invalid };
+    return { events, last, invalid, more: rows.length >= limit };
   }
 
   async latest(): Promise<string | null> {

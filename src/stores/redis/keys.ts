@@ -34,7 +34,8 @@
  *   <prefix>:{<prefix>/meta}:paused-version  STRING  counter of writes of `paused` (pausedTopics)
  *   <prefix>:{<prefix>/meta}:limits        HASH  limited topic -> its limits as JSON (topic-limits.ts, ADR 0043)
  *   <prefix>:{<prefix>/meta}:limits-version  STRING  counter of writes of `limits` (topicLimits)
- *   <prefix>:{<prefix>/events}:events      STREAM lifecycle events, field e = the event's JSON, capped (event-log.ts)
+ *   <prefix>:{<prefix>/events}:events      STREAM lifecycle events, an entry a batch: n = events, e = their JSON array (event-log.ts)
+ *   <prefix>:{<prefix>/events}:events-count  STRING events the stream holds (trimmed to the newest `retain` by events-append.lua)
  *   <prefix>:{<prefix>/flow/<topic>}:bucket  HASH  the topic's token bucket: tokens, at (flow-admit.lua); expires once full
  *   <prefix>:{<prefix>/flow/<topic>}:slots   ZSET  the topic's deliveries in flight and admissions, score = held until
  *
@@ -111,6 +112,8 @@ export interface Keyspace {
   readonly limitsVersion: string;
   /** The lifecycle events' stream, under a hash tag of its own (event-log.ts). */
   readonly events: string;
+  /** How many events the stream holds, in its slot. */
+  readonly eventsCount: string;
   /** A topic's token bucket and its slots in flight, both under the topic's own hash tag (one script writes both). */
   flowKeys(topic: string): { readonly bucket: string; readonly slots: string };
   /** Pub/sub: near-window timers scheduled by one process into shards another owns. */
@@ -154,6 +157,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
     limits: `${hashTag(prefix, 'meta')}:limits`,
     limitsVersion: `${hashTag(prefix, 'meta')}:limits-version`,
     events: `${hashTag(prefix, 'events')}:events`,
+    eventsCount: `${hashTag(prefix, 'events')}:events-count`,
     flowKeys: (topic) => ({ bucket: `${hashTag(prefix, `flow/${topic}`)}:bucket`, slots: `${hashTag(prefix, `flow/${topic}`)}:slots` }),
     timerChannel: `${prefix}:timers`,
     shards: shardKeys,

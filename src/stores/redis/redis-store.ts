@@ -112,7 +112,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     this.topicPausePart = new RedisTopicPauses(client, keys);
     this.topicLimitPart = new RedisTopicLimits(client, keys);
     this.flowStatePart = new RedisFlowState(client, keys);
-    this.eventLog = new RedisEventLog(client, keys.events, EVENT_LOG_RETAIN);
+    this.eventLog = new RedisEventLog(client, keys, EVENT_LOG_RETAIN);
     this.schedulePlanning = parts.planning;
   }
 

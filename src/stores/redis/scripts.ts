@@ -58,6 +58,7 @@ export const SCRIPT_NAMES = [
   'flow-bind',
   'flow-hold',
   'reserved-of',
+  'events-append',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
