@@ -2,6 +2,7 @@
  * Every script runs on the keys of one shard, and so in one hash slot: proved here by
  * calling each typed wrapper with a recording client and hashing the keys it passes.
  */
+import { RedisEventLog } from '../../../src/stores/redis/event-log.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, extendScript, quarantineScript, scheduleScript, reservedOfScript } from '../../../src/stores/redis/commands.js';
@@ -39,9 +40,10 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    // The four schedule-* scripts touch the meta slot's schedule keys only, and the three flow-*
-    // scripts a topic's own keys: checked below; due-read is called in both its modes.
-    const expected = SCRIPT_NAMES.length - 4 - 3 + 1;
+    // The four schedule-* scripts touch the meta slot's schedule keys only, the three flow-*
+    // scripts a topic's own keys and events-append the events' keys: checked below; due-read is
+    // called in both its modes.
+    const expected = SCRIPT_NAMES.length - 4 - 3 - 1 + 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -120,6 +122,15 @@ describe('redis keys', () => {
       assert.equal(keySlot(bucket), keySlot(slots));
     }
     assert.notEqual(keys.flowKeys('orders').bucket, keys.flowKeys('mail:eu').bucket);
+  });
+
+  it("keeps the events' stream and its count under a hash tag of their own, the keys events-append touches", async () => {
+    const keys = buildKeyspace('slot-test', 16);
+    const calls: Call[] = [];
+    await new RedisEventLog(recordingClient(calls), keys, 10).append([{ type: 'acked', id: 'a', topic: 't', attempt: 1, at: 1 }]);
+    assert.deepEqual(calls.map((c) => c.keys), [[keys.events, keys.eventsCount]]);
+    assert.equal(keySlot(keys.events), keySlot(keys.eventsCount));
+    assert.notEqual(keySlot(keys.events), keySlot(keys.meta));
   });
 
   it('spreads the shards of a namespace evenly over the slot space', () => {

@@ -2,6 +2,7 @@
 -- oldest entries trimmed while the events kept without them still number at least `retain`.
 -- KEYS[1] the stream, KEYS[2] the count of events it holds (same hash tag).
 -- ARGV[1] events in the batch, ARGV[2] their JSON array, ARGV[3] retain.
+-- Returns: the new entry's id.
 -- An entry written around delayq whose `n` is not a count counts as one event.
 local added = tonumber(ARGV[1])
 local retain = tonumber(ARGV[3])
