@@ -94,7 +94,7 @@ describe('the OpenAPI document, from the outside', () => {
         }
         for (const parameter of op.parameters ?? []) assert.ok(parameter.schema.type === 'integer' || parameter.schema.type === 'string', `${where} ${parameter.name}`);
       }
-    assert.equal(operations, 41);
+    assert.equal(operations, 42);
     const listTasks = doc.paths['/v1/tasks'].get;
     assert.deepEqual(
       listTasks.parameters.map((p: any) => [p.name, p.schema.type, p.schema.minimum, p.schema.maximum, p.schema.enum]),
@@ -179,6 +179,7 @@ describe('every operation, answered through its response schema', () => {
       await op('getHealth', 'GET', '/healthz');
       await op('getReadiness', 'GET', '/readyz');
       await op('getMetrics', 'GET', '/metrics', undefined, 404); // this app keeps no metrics: ROUTE_NOT_FOUND, declared
+      await op('streamEvents', 'GET', '/v1/events', undefined, 400); // this app writes no events: INVALID_OPTION, declared (test/server/events.test.ts streams them)
       const task = await op('scheduleTask', 'POST', '/v1/tasks', { id: 't1', topic: 'tour', payload: { deep: [1, { a: null }] }, delayMs: 0, maxAttempts: 1 }, 201);
       await op('scheduleTask', 'POST', '/v1/tasks', { id: 't1', topic: 'tour' }, 200);
       const batch = await op('scheduleTasks', 'POST', '/v1/tasks/batch', { tasks: [{ topic: 'tour', delayMs: 3_600_000 }, { topic: 'bad topic' }] });
