@@ -261,7 +261,7 @@ export class LoopRunner implements WorkerHooks {
    */
   async defer(delivery: Pick<Delivery, 'id' | 'topic' | 'receipt'>, runAt: number): Promise<void> {
     const { store, clock, inFlight, logger } = this.context;
-    const outcome = await inFlight.track(store.defer(delivery.id, delivery.receipt, runAt, clock.now()));
+    const outcome = await inFlight.track(store.defer({ id: delivery.id, receipt: delivery.receipt, runAt, now: clock.now() }));
     if (outcome.status === 'deferred') {
       this.settled(delivery.topic, delivery.receipt);
       this.timers.move(outcome.ref);

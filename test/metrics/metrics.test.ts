@@ -413,7 +413,7 @@ test('every operation of the store port is timed, the shared part\'s promote inc
   // The three the old hand-kept list missed.
   await wrapped.putSchedules([]);
   await wrapped.getSchedules([]);
-  await wrapped.defer('none', 'r', T0, T0);
+  await wrapped.defer({ id: 'none', receipt: 'r', runAt: T0, now: T0 });
   const text = await registry.metrics();
   for (const operation of ['putSchedules', 'getSchedules', 'defer']) assert.match(text, new RegExp(`delayq_store_operation_duration_seconds_count\\{operation="${operation}"\\} 1`));
   await store.close();

@@ -137,7 +137,7 @@ async function apply(s: Subject, o: Op, now: number): Promise<void> {
       await store.expire(target, receiptOf(target), now);
       return;
     case 'defer':
-      await store.defer(target, receiptOf(target), now + o.delay, now);
+      await store.defer({ id: target, receipt: receiptOf(target), runAt: now + o.delay, now });
       return;
     case 'cancelDead':
       await store.cancelDead(target, now);

@@ -26,6 +26,33 @@ export interface FlowAdmission {
   readonly retryAt: number;
 }
 
+/** An admission asked of the store (TopicLimitStore.admitFlow, FlowLedger.admit). */
+export interface FlowAdmissionRequest {
+  readonly topic: string;
+  /** The limits the caller holds: a store does not read them back. */
+  readonly limits: TopicLimits;
+  /** Deliveries wanted now. */
+  readonly want: number;
+  /** Who holds the slots taken, until bindFlow ends the admission. */
+  readonly holder: string;
+  /** The slots are held until then at most, if the admission is never bound (its process died). */
+  readonly holdUntil: number;
+  readonly now: number;
+}
+
+/** The end of an admission (TopicLimitStore.bindFlow, FlowLedger.bind). */
+export interface FlowBinding {
+  readonly topic: string;
+  readonly limits: TopicLimits;
+  /** The admission's holder. */
+  readonly holder: string;
+  /** Tokens and slots the admission took and did not use. */
+  readonly unused: number;
+  /** The deliveries the admission became, one slot each. */
+  readonly leases: readonly FlowLease[];
+  readonly now: number;
+}
+
 /** A delivery that holds a slot until its reservation runs out. */
 export interface FlowLease {
   /**
@@ -48,7 +75,7 @@ export class FlowLedger {
   private readonly buckets = new Map<string, BucketState>();
   private readonly slots = new Map<string, Map<string, Slot>>();
 
-  admit(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): FlowAdmission {
+  admit({ topic, limits, want, holder, holdUntil, now }: FlowAdmissionRequest): FlowAdmission {
     const held = this.held(topic);
     const bucket = this.refilled(topic, limits, held, now);
     this.dropRunOut(held, now);
@@ -65,7 +92,7 @@ export class FlowLedger {
     return { granted, retryAt };
   }
 
-  bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): void {
+  bind({ topic, limits, holder, unused, leases, now }: FlowBinding): void {
     const held = this.held(topic);
     // Brought to now with this admission's tokens still held: the time they were held refilled nothing past burst.
     let bucket = this.refilled(topic, limits, held, now);

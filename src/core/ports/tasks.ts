@@ -88,6 +88,15 @@ export interface ExtendRequest {
 /** `extended`: the reservation now runs until `reservedUntil`. `stale`: the receipt names no reservation in force (settled, expired, or run out). */
 export type ExtendOutcome = { readonly status: 'extended'; readonly reservedUntil: number } | { readonly status: 'not_found' | 'stale' };
 
+/** A reservation given back without counting its attempt (TaskStore.defer). */
+export interface DeferRequest {
+  readonly id: string;
+  readonly receipt: string;
+  /** When the task falls due again. */
+  readonly runAt: number;
+  readonly now: number;
+}
+
 export type DeferOutcome =
   | { readonly status: 'deferred'; readonly ref: TimerRef }
   | { readonly status: 'not_found' | 'stale' };
@@ -117,6 +126,16 @@ export interface StoreNackOptions {
  * janitor purges them together). Reserved tasks are never purged: their consumer settles them.
  */
 export type TopicPurgeState = 'pending' | 'dead' | 'completed';
+
+/** One step of a topic purge asked of the store (TaskStore.purgeTopic). */
+export interface TopicPurgeRequest {
+  readonly topic: string;
+  readonly state: TopicPurgeState;
+  /** null for a pass's first step, then the last step's `next`. */
+  readonly cursor: string | null;
+  /** The most tasks the step deletes. */
+  readonly limit: number;
+}
 
 /** One step of a topic purge. */
 export interface TopicPurgeStep {
@@ -301,7 +320,7 @@ export interface ConsumerStore {
    * The Pusher defers the pushes its circuit breaker holds back (ADR 0022): a task waiting
    * for an origin to recover never dies of it.
    */
-  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome>;
+  defer(request: DeferRequest): Promise<DeferOutcome>;
 }
 
 /** Operators: look at tasks, bring dead ones back, clean up finished ones. */
@@ -350,5 +369,5 @@ export interface InspectorStore {
    * (state -> none); a purged pending task leaves every index of the store (due times,
    * parking, ready lists), so it is never delivered.
    */
-  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep>;
+  purgeTopic(request: TopicPurgeRequest): Promise<TopicPurgeStep>;
 }

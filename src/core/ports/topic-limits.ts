@@ -1,8 +1,8 @@
 /** The store port's flow-limit role: each topic's rate and concurrency limits, and their shared state (issue 36, ADR 0043). */
-import type { FlowAdmission, FlowLease } from '../flow/flow-ledger.js';
+import type { FlowAdmission, FlowAdmissionRequest, FlowBinding, FlowLease } from '../flow/flow-ledger.js';
 import type { LimitedTopics, TopicLimits } from '../flow/limits.js';
 
-export type { FlowAdmission, FlowLease } from '../flow/flow-ledger.js';
+export type { FlowAdmission, FlowAdmissionRequest, FlowBinding, FlowLease } from '../flow/flow-ledger.js';
 export type { LimitedTopics, TopicLimits } from '../flow/limits.js';
 
 /**
@@ -26,13 +26,13 @@ export interface TopicLimitStore {
    * `holdUntil` at most. `granted` may be 0; then `retryAt` is when a token comes (0: when
    * a slot is freed).
    */
-  admitFlow(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Promise<FlowAdmission>;
+  admitFlow(request: FlowAdmissionRequest): Promise<FlowAdmission>;
   /**
    * Ends an admission: its `unused` tokens go back to the bucket (never past burst), and the
    * slots held under `holder` become one slot per delivery in `leases`, each held until its
    * `until` (its reservation's end) or until released.
    */
-  bindFlow(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void>;
+  bindFlow(binding: FlowBinding): Promise<void>;
   /** The deliveries `ids` of `topic` were settled: their slots are freed. Unknown ids are ignored. */
   releaseFlow(topic: string, ids: readonly string[]): Promise<void>;
   /**

@@ -115,7 +115,7 @@ export class FlowControl {
       if (!this.running || limits === undefined) return null;
       const now = clock.now();
       const holder = `${HOLDER_PREFIX}${(holders++).toString(36)}`;
-      const admission = await inFlight.track(store.admitFlow(topic, limits, want, holder, now + FLOW_HOLD_MS + HOLD_GRACE_MS, now));
+      const admission = await inFlight.track(store.admitFlow({ topic, limits, want, holder, holdUntil: now + FLOW_HOLD_MS + HOLD_GRACE_MS, now }));
       if (admission.granted > 0) return { topic, limits, holder, granted: admission.granted };
       this.throttledCounts.set(topic, (this.throttledCounts.get(topic) ?? 0) + 1);
       this.context.observer.throttled?.(topic);
@@ -152,7 +152,7 @@ export class FlowControl {
     const now = clock.now();
     const leases = ticket.limits.concurrency === null ? [] : reserved.map((task) => ({ key: task.receipt ?? task.id, until: task.reservedUntil ?? now }));
     try {
-      await inFlight.track(store.bindFlow(ticket.topic, ticket.limits, ticket.holder, unused, leases, now));
+      await inFlight.track(store.bindFlow({ topic: ticket.topic, limits: ticket.limits, holder: ticket.holder, unused, leases, now }));
     } catch (error) {
       logger.warn({ err: error, topic: ticket.topic }, 'flow: giving back an admission failed; its slots run out by themselves');
     }

@@ -183,7 +183,7 @@ export class Topics {
     let cursor: string | null = null;
     try {
       do {
-        const step: TopicPurgeStep = await inFlight.track(store.purgeTopic(topic, state, cursor, PURGE_STEP));
+        const step: TopicPurgeStep = await inFlight.track(store.purgeTopic({ topic, state, cursor, limit: PURGE_STEP }));
         purged += step.ids.length;
         this.runner.forgetRuns(step.runs, false);
         cursor = step.next;

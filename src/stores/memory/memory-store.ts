@@ -10,7 +10,7 @@ import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, n
 import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes, FlowLease } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes, FlowLease } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { mayQuarantine } from '../../core/task/undecodable.js';
@@ -177,7 +177,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     });
   }
 
-  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+  async defer({ id, receipt, runAt, now }: DeferRequest): Promise<DeferOutcome> {
     this.assertOpen();
     const found = this.tasks.get(id);
     const task = deferrableOr(found, found !== undefined && this.receipts.holds(found, receipt));
@@ -313,7 +313,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     return deleted;
   }
 
-  async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+  async purgeTopic({ topic, state, cursor, limit }: TopicPurgeRequest): Promise<TopicPurgeStep> {
     this.assertOpen();
     // A pass is an iterator of the task map, which stays valid while tasks are deleted and
     // added; its cursor names it. An unknown cursor (an evicted pass) starts a new pass,

@@ -11,7 +11,7 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { PgEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -182,7 +182,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     return this.guard(() => this.told(settleFailure(this.pg, id, receipt, now, { kind: 'expire' }), now, (o) => (o.status === 'held' ? [] : refOf(o))));
   }
 
-  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+  defer({ id, receipt, runAt, now }: DeferRequest): Promise<DeferOutcome> {
     return this.guard(() => this.told(deferTask(this.pg, id, receipt, runAt, now), now, refOf));
   }
 
@@ -230,7 +230,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     });
   }
 
-  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+  purgeTopic({ topic, state, cursor, limit }: TopicPurgeRequest): Promise<TopicPurgeStep> {
     return this.guard(() => purgeTopicStep(this.pg, topic, state, cursor, limit));
   }
 

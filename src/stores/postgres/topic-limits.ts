@@ -6,7 +6,7 @@
  */
 import { dict } from '../../core/dict.js';
 import { decodeTopicLimits, encodeTopicLimits, type LimitedTopics, type TopicLimits } from '../../core/flow/limits.js';
-import type { FlowAdmission, FlowLease } from '../../core/ports/index.js';
+import type { FlowAdmission, FlowAdmissionRequest, FlowBinding, FlowLease } from '../../core/ports/index.js';
 import type { FlowStatePart, TopicLimitPart } from '../shared/record-roles.js';
 import type { PgContext } from './context.js';
 
@@ -37,7 +37,7 @@ export class PgTopicLimits implements TopicLimitPart {
 export class PgFlowState implements FlowStatePart {
   constructor(private readonly pg: PgContext) {}
 
-  async admit(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Promise<FlowAdmission> {
+  async admit({ topic, limits, want, holder, holdUntil, now }: FlowAdmissionRequest): Promise<FlowAdmission> {
     const rows = await this.pg.query<{ granted: number; retry_at: string }>(
       this.pg.sql('flow-admit'),
       [topic, limits.rate, limits.periodMs, limits.burst, limits.concurrency, want, holder, holdUntil, now],
@@ -45,7 +45,7 @@ export class PgFlowState implements FlowStatePart {
     return { granted: Number(rows[0]?.granted ?? 0), retryAt: Number(rows[0]?.retry_at ?? 0) };
   }
 
-  async bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void> {
+  async bind({ topic, limits, holder, unused, leases, now }: FlowBinding): Promise<void> {
     // With a rate the bucket is always brought to now: the admission's tokens are held until this call.
     if (limits.concurrency === null && limits.rate === null) return;
     await this.pg.query(this.pg.sql('flow-bind'), [

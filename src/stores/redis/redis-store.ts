@@ -24,7 +24,7 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { RedisEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease } from '../../core/ports/index.js';
+import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -179,9 +179,9 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.tasks.extend(requests, now);
   }
 
-  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+  async defer(request: DeferRequest): Promise<DeferOutcome> {
     this.assertOpen();
-    return this.tasks.defer(id, receipt, runAt, now);
+    return this.tasks.defer(request);
   }
 
   async quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
@@ -209,9 +209,9 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.tasks.reservedLeases(topic, now, until);
   }
 
-  async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+  async purgeTopic(request: TopicPurgeRequest): Promise<TopicPurgeStep> {
     this.assertOpen();
-    return this.tasks.purgeTopic(topic, state, cursor, limit);
+    return this.tasks.purgeTopic(request);
   }
 
   // ---------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  */
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { QuarantineRequest, StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore, FlowLease } from '../../core/ports/index.js';
+import type { QuarantineRequest, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore, FlowLease } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../../coordination/batcher.js';
@@ -209,7 +209,7 @@ export class RedisTaskOps {
     return this.byShard(requests, (shard, chunk) => extendScript(this.client, this.shard(shard), now, chunk));
   }
 
-  async defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+  async defer({ id, receipt, runAt, now }: DeferRequest): Promise<DeferOutcome> {
     const reply = await this.trackedById(id, () => deferScript(this.client, this.shardOfId(id), now, id, receipt, runAt));
     if (reply.status !== 'deferred') return { status: reply.status as 'not_found' | 'stale' };
     const ref = runRef(id, reply);
@@ -258,7 +258,7 @@ export class RedisTaskOps {
    * One script call on one shard a step; the cursor is `<shard>:<HSCAN cursor>`, and a pass
    * goes through the shards in order (a Cluster runs each shard's step on its master).
    */
-  async purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+  async purgeTopic({ topic, state, cursor, limit }: TopicPurgeRequest): Promise<TopicPurgeStep> {
     const [shardText, scan] = cursor === null ? ['0', '0'] : cursor.split(':', 2);
     const index = Number(shardText);
     const shard = this.keys.shards[Number.isSafeInteger(index) ? index : 0] ?? this.keys.shards[0]!;

@@ -9,7 +9,7 @@
  */
 import { dict, own } from '../../core/dict.js';
 import { decodeTopicLimits, encodeTopicLimits, type LimitedTopics, type TopicLimits } from '../../core/flow/limits.js';
-import type { FlowAdmission, FlowLease } from '../../core/ports/index.js';
+import type { FlowAdmission, FlowAdmissionRequest, FlowBinding, FlowLease } from '../../core/ports/index.js';
 import type { FlowStatePart, TopicLimitPart } from '../shared/record-roles.js';
 import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
@@ -56,14 +56,14 @@ export class RedisFlowState implements FlowStatePart {
     private readonly keys: Pick<Keyspace, 'flowKeys'>,
   ) {}
 
-  async admit(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Promise<FlowAdmission> {
+  async admit({ topic, limits, want, holder, holdUntil, now }: FlowAdmissionRequest): Promise<FlowAdmission> {
     const { bucket, slots } = this.keys.flowKeys(topic);
     const args: Arg[] = [now, want, holder, holdUntil, limits.rate ?? '', limits.periodMs, limits.burst, limits.concurrency ?? ''];
     const reply = asArray(await run(this.client, 'flow-admit', [bucket, slots], args));
     return { granted: num(reply[0]), retryAt: num(reply[1]) };
   }
 
-  async bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void> {
+  async bind({ topic, limits, holder, unused, leases, now }: FlowBinding): Promise<void> {
     const held = limits.concurrency === null ? 0 : unused + leases.length;
     // With a rate the bucket is always brought to now: the admission's tokens are held until this call.
     if (held === 0 && limits.rate === null) return;

@@ -7,6 +7,8 @@
  */
 import type {
   FlowAdmission,
+  FlowAdmissionRequest,
+  FlowBinding,
   FlowLease,
   LimitedTopics,
   PausedTopics,
@@ -59,8 +61,8 @@ export interface TopicLimitPart {
 
 /** The state the limits govern: buckets and slots (FlowLedger in memory; Redis keys; PostgreSQL rows). */
 export interface FlowStatePart {
-  admit(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Answer<FlowAdmission>;
-  bind(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Answer<void>;
+  admit(request: FlowAdmissionRequest): Answer<FlowAdmission>;
+  bind(binding: FlowBinding): Answer<void>;
   release(topic: string, ids: readonly string[]): Answer<void>;
   hold(topic: string, leases: readonly FlowLease[], now: number): Answer<void>;
 }
@@ -163,14 +165,14 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Recurr
     return this.topicLimitPart.read();
   }
 
-  async admitFlow(topic: string, limits: TopicLimits, want: number, holder: string, holdUntil: number, now: number): Promise<FlowAdmission> {
+  async admitFlow(request: FlowAdmissionRequest): Promise<FlowAdmission> {
     this.assertOpen();
-    return this.flowStatePart.admit(topic, limits, want, holder, holdUntil, now);
+    return this.flowStatePart.admit(request);
   }
 
-  async bindFlow(topic: string, limits: TopicLimits, holder: string, unused: number, leases: readonly FlowLease[], now: number): Promise<void> {
+  async bindFlow(binding: FlowBinding): Promise<void> {
     this.assertOpen();
-    await this.flowStatePart.bind(topic, limits, holder, unused, leases, now);
+    await this.flowStatePart.bind(binding);
   }
 
   async releaseFlow(topic: string, ids: readonly string[]): Promise<void> {

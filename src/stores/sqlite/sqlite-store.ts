@@ -21,7 +21,7 @@ import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeState, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -273,7 +273,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     );
   }
 
-  defer(id: string, receipt: string, runAt: number, now: number): Promise<DeferOutcome> {
+  defer({ id, receipt, runAt, now }: DeferRequest): Promise<DeferOutcome> {
     return this.write(1, (counts): DeferOutcome => {
       const found = this.sql.control.get(id);
       const row = deferrableOr(found, found?.receipt === receipt);
@@ -374,7 +374,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
    * those of the topic and state in the same transaction; the cursor is the last seq read.
    * Deleting a parked row takes it out of parked_days (a trigger); its parked run skips it.
    */
-  purgeTopic(topic: string, state: TopicPurgeState, cursor: string | null, limit: number): Promise<TopicPurgeStep> {
+  purgeTopic({ topic, state, cursor, limit }: TopicPurgeRequest): Promise<TopicPurgeStep> {
     const after = cursor === null ? 0 : Number(cursor);
     const window = PURGE_LOOKS_PER_LIMIT * limit;
     return this.write(limit, (counts): TopicPurgeStep => {

@@ -19,7 +19,7 @@ export function deferCases(store: TaskStore): void {
       await store.retryDead('d', T0 + 2_000, T0 + 1_002);
       const [second] = await store.reserve(['d'], T0 + 2_000);
       assert.equal(second?.attempts, 1);
-      const deferred = await store.defer('d', second.receipt!, T0 + 30_000, T0 + 2_001);
+      const deferred = await store.defer({ id: 'd', receipt: second.receipt!, runAt: T0 + 30_000, now: T0 + 2_001 });
       assert.equal(deferred.status, 'deferred');
       if (deferred.status === 'deferred') assert.deepEqual([deferred.ref.id, deferred.ref.kind, deferred.ref.dueAt, deferred.ref.topic], ['d', 'run', T0 + 30_000, 'orders']);
       const back = await store.get('d');
@@ -35,7 +35,7 @@ export function deferCases(store: TaskStore): void {
     it('to its own runAt, already past (a push that found no slot): pending and due at once, its attempt not counted', async () => {
       await store.schedule([task('d')], T0);
       const [first] = await store.reserve(['d'], T0 + 1_000);
-      const deferred = await store.defer('d', first!.receipt!, T0, T0 + 1_001);
+      const deferred = await store.defer({ id: 'd', receipt: first!.receipt!, runAt: T0, now: T0 + 1_001 });
       assert.equal(deferred.status === 'deferred' ? deferred.ref.dueAt : deferred.status, T0);
       const back = await store.get('d');
       assert.deepEqual([back?.state, back?.attempts, back?.runAt], ['pending', 0, T0]);
@@ -45,20 +45,20 @@ export function deferCases(store: TaskStore): void {
 
     it('is refused with a stale receipt or for an unknown id, and changes nothing', async () => {
       await store.schedule([task('d')], T0);
-      assert.deepEqual(await store.defer('d', '1.nope', T0 + 5_000, T0), { status: 'stale' }, 'pending, not reserved');
+      assert.deepEqual(await store.defer({ id: 'd', receipt: '1.nope', runAt: T0 + 5_000, now: T0 }), { status: 'stale' }, 'pending, not reserved');
       const [r] = await store.reserve(['d'], T0 + 1_000);
-      assert.deepEqual(await store.defer('d', `${r!.receipt!}x`, T0 + 5_000, T0 + 1_001), { status: 'stale' });
-      assert.deepEqual(await store.defer('nope', r!.receipt!, T0 + 5_000, T0 + 1_001), { status: 'not_found' });
+      assert.deepEqual(await store.defer({ id: 'd', receipt: `${r!.receipt!}x`, runAt: T0 + 5_000, now: T0 + 1_001 }), { status: 'stale' });
+      assert.deepEqual(await store.defer({ id: 'nope', receipt: r!.receipt!, runAt: T0 + 5_000, now: T0 + 1_001 }), { status: 'not_found' });
       const still = await store.get('d');
       assert.deepEqual([still?.state, still?.attempts], ['reserved', 1]);
       await store.ack('d', r!.receipt!, T0 + 1_002);
-      assert.deepEqual(await store.defer('d', r!.receipt!, T0 + 5_000, T0 + 1_003), { status: 'stale' }, 'completed');
+      assert.deepEqual(await store.defer({ id: 'd', receipt: r!.receipt!, runAt: T0 + 5_000, now: T0 + 1_003 }), { status: 'stale' }, 'completed');
     });
 
     it('keeps a task with its own url on the push lane', async () => {
       await store.schedule([task('u', { url: 'https://h.example.com/x' })], T0);
       const [r] = await store.reserve(['u'], T0 + 1_000);
-      const deferred = await store.defer('u', r!.receipt!, T0 + 9_000, T0 + 1_001);
+      const deferred = await store.defer({ id: 'u', receipt: r!.receipt!, runAt: T0 + 9_000, now: T0 + 1_001 });
       assert.equal(deferred.status === 'deferred' ? deferred.ref.topic : deferred.status, ORDERS_PUSH);
       assert.equal((await store.get('u'))?.url, 'https://h.example.com/x');
     });

@@ -58,7 +58,7 @@ export function historyCases(store: TaskStore): void {
     it('a defer leaves no entry (the reservation is given back uncounted)', async () => {
       await store.schedule([task('d', { runAt: T0 })], T0);
       const receipt = await reserveAt('d', T0);
-      assert.equal((await store.defer('d', receipt, T0 + 50, T0 + 1)).status, 'deferred');
+      assert.equal((await store.defer({ id: 'd', receipt, runAt: T0 + 50, now: T0 + 1 })).status, 'deferred');
       assert.deepEqual((await store.get('d'))?.history, []);
     });
 

@@ -108,8 +108,8 @@ export function hostileNameCases(store: TaskStore): void {
       assert.equal(await store.getPushSubscription('mail'), null);
 
       // A topic's flow is its own: a limited hostile name lends its buckets to no other topic.
-      assert.equal((await store.admitFlow('__proto__', LIMITS, 9, 'h1', T0 + 10_000, T0)).granted, 2);
-      assert.equal((await store.admitFlow('constructor', LIMITS, 9, 'h2', T0 + 10_000, T0)).granted, 2);
+      assert.equal((await store.admitFlow({ topic: '__proto__', limits: LIMITS, want: 9, holder: 'h1', holdUntil: T0 + 10_000, now: T0 })).granted, 2);
+      assert.equal((await store.admitFlow({ topic: 'constructor', limits: LIMITS, want: 9, holder: 'h2', holdUntil: T0 + 10_000, now: T0 })).granted, 2);
       for (const name of HOSTILE_NAMES) {
         await store.setTopicLimits(name, null);
         await store.setTopicPaused(name, false);
@@ -131,7 +131,7 @@ export function hostileNameCases(store: TaskStore): void {
       const deleted: string[] = [];
       let cursor: string | null = null;
       do {
-        const step = await store.purgeTopic('__proto__', 'pending', cursor, 100);
+        const step = await store.purgeTopic({ topic: '__proto__', state: 'pending', cursor, limit: 100 });
         deleted.push(...step.ids);
         cursor = step.next;
       } while (cursor !== null);

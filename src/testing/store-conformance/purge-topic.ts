@@ -13,7 +13,7 @@ export async function purgeTopicPass(store: TaskStore, topic: string, state: Top
   let cursor: string | null = null;
   for (let steps = 0; ; steps++) {
     assert.ok(steps < 10_000, 'a pass ends');
-    const step = await store.purgeTopic(topic, state, cursor, limit);
+    const step = await store.purgeTopic({ topic, state, cursor, limit });
     assert.ok(step.ids.length <= limit, `a step deletes at most ${limit}, not ${step.ids.length}`);
     ids.push(...step.ids);
     runs.push(...step.runs);

@@ -54,26 +54,26 @@ export function topicLimitCases(store: TaskStore): void {
         [5_000, 20],
       ];
       for (const [at, want] of steps) {
-        const got = await store.admitFlow('mail', RATE, want, `h${at}`, T0 + at + 10_000, T0 + at);
-        assert.deepEqual(got, model.admit('mail', RATE, want, `h${at}`, T0 + at + 10_000, T0 + at), `admit ${want} at +${at}`);
+        const got = await store.admitFlow({ topic: 'mail', limits: RATE, want, holder: `h${at}`, holdUntil: T0 + at + 10_000, now: T0 + at });
+        assert.deepEqual(got, model.admit({ topic: 'mail', limits: RATE, want, holder: `h${at}`, holdUntil: T0 + at + 10_000, now: T0 + at }), `admit ${want} at +${at}`);
         // Each admission is used whole and bound at once, as a reserve that found its tasks is.
-        await store.bindFlow('mail', RATE, `h${at}`, 0, [], T0 + at);
-        model.bind('mail', RATE, `h${at}`, 0, [], T0 + at);
+        await store.bindFlow({ topic: 'mail', limits: RATE, holder: `h${at}`, unused: 0, leases: [], now: T0 + at });
+        model.bind({ topic: 'mail', limits: RATE, holder: `h${at}`, unused: 0, leases: [], now: T0 + at });
       }
       // The steps above: 5 granted at once, then none until +100; at +250 two, at +300 one; by +5000 full again.
-      assert.equal((await store.admitFlow('mail', RATE, 9, 'x', T0 + 20_000, T0 + 5_000)).granted, 0);
+      assert.equal((await store.admitFlow({ topic: 'mail', limits: RATE, want: 9, holder: 'x', holdUntil: T0 + 20_000, now: T0 + 5_000 })).granted, 0);
     });
 
     it('tokens an admission holds count against the burst until it is bound: the bucket refills only to burst minus them', async () => {
       const model = new FlowLedger();
       const admit = async (holder: string, want: number, at: number, holdUntil = T0 + at + 1_000): Promise<number> => {
-        const got = await store.admitFlow('mail', RATE, want, holder, holdUntil, T0 + at);
-        assert.deepEqual(got, model.admit('mail', RATE, want, holder, holdUntil, T0 + at), `${holder} admits ${want} at +${at}`);
+        const got = await store.admitFlow({ topic: 'mail', limits: RATE, want, holder, holdUntil, now: T0 + at });
+        assert.deepEqual(got, model.admit({ topic: 'mail', limits: RATE, want, holder, holdUntil, now: T0 + at }), `${holder} admits ${want} at +${at}`);
         return got.granted;
       };
       const bind = async (holder: string, unused: number, at: number): Promise<void> => {
-        await store.bindFlow('mail', RATE, holder, unused, [], T0 + at);
-        model.bind('mail', RATE, holder, unused, [], T0 + at);
+        await store.bindFlow({ topic: 'mail', limits: RATE, holder, unused, leases: [], now: T0 + at });
+        model.bind({ topic: 'mail', limits: RATE, holder, unused, leases: [], now: T0 + at });
       };
       // a takes the whole burst (5) and waits for tasks; a second later the bucket would be full again.
       assert.equal(await admit('a', 5, 0), 5);
@@ -96,12 +96,12 @@ export function topicLimitCases(store: TaskStore): void {
 
     it('holdFlow adds or moves the slots of deliveries; reservedLeases lists a topic\'s reservations in force, by receipt', async () => {
       await store.holdFlow('jobs', [{ key: 'x', until: T0 + 5_000 }, { key: 'y', until: T0 + 5_000 }], T0);
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'a', T0 + 1_000, T0)).granted, 1, 'x and y hold two of the 3 slots');
-      await store.bindFlow('jobs', CONCURRENCY, 'a', 1, [], T0);
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 1, 'x and y hold two of the 3 slots');
+      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 1, leases: [], now: T0 });
       await store.holdFlow('jobs', [{ key: 'x', until: T0 + 20_000 }], T0 + 100);
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'b', T0 + 7_000, T0 + 6_000)).granted, 2, 'y ran out at +5000; x moved to +20000');
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'b', holdUntil: T0 + 7_000, now: T0 + 6_000 })).granted, 2, 'y ran out at +5000; x moved to +20000');
       await store.releaseFlow('jobs', ['x']);
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'c', T0 + 7_000, T0 + 6_000)).granted, 1);
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 7_000, now: T0 + 6_000 })).granted, 1);
 
       await store.schedule(
         ['r1', 'r2', 'r3', 'other', 'later'].map((id) => task(id, { runAt: T0, topic: id === 'other' ? 'mail' : 'jobs', ttrMs: id === 'r2' ? 9_000 : 5_000 })),
@@ -125,36 +125,36 @@ export function topicLimitCases(store: TaskStore): void {
     });
 
     it('unused tokens go back, never past burst', async () => {
-      const first = await store.admitFlow('mail', RATE, 5, 'a', T0 + 10_000, T0);
+      const first = await store.admitFlow({ topic: 'mail', limits: RATE, want: 5, holder: 'a', holdUntil: T0 + 10_000, now: T0 });
       assert.equal(first.granted, 5);
-      await store.bindFlow('mail', RATE, 'a', 3, [], T0 + 10);
-      assert.equal((await store.admitFlow('mail', RATE, 10, 'b', T0 + 10_000, T0 + 10)).granted, 3);
-      await store.bindFlow('mail', RATE, 'b', 3, [], T0 + 2_000);
+      await store.bindFlow({ topic: 'mail', limits: RATE, holder: 'a', unused: 3, leases: [], now: T0 + 10 });
+      assert.equal((await store.admitFlow({ topic: 'mail', limits: RATE, want: 10, holder: 'b', holdUntil: T0 + 10_000, now: T0 + 10 })).granted, 3);
+      await store.bindFlow({ topic: 'mail', limits: RATE, holder: 'b', unused: 3, leases: [], now: T0 + 2_000 });
       // Refilled to 5 by +2000, then 3 given back: still 5.
-      assert.equal((await store.admitFlow('mail', RATE, 10, 'c', T0 + 10_000, T0 + 2_000)).granted, 5);
+      assert.equal((await store.admitFlow({ topic: 'mail', limits: RATE, want: 10, holder: 'c', holdUntil: T0 + 10_000, now: T0 + 2_000 })).granted, 5);
     });
 
     it('a concurrency: slots are taken by admissions, become the deliveries, and are freed by release or when they run out', async () => {
-      const a = await store.admitFlow('jobs', CONCURRENCY, 5, 'a', T0 + 1_000, T0);
+      const a = await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'a', holdUntil: T0 + 1_000, now: T0 });
       assert.deepEqual(a, { granted: 3, retryAt: 0 });
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 1, 'b', T0 + 1_000, T0)).granted, 0);
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 1, holder: 'b', holdUntil: T0 + 1_000, now: T0 })).granted, 0);
       // Two reserved: their slots are held until their reservations end; the third is given up.
-      await store.bindFlow('jobs', CONCURRENCY, 'a', 1, [{ key: 't1', until: T0 + 30_000 }, { key: 't2', until: T0 + 5_000 }], T0 + 5);
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'c', T0 + 1_000, T0 + 10)).granted, 1);
-      await store.bindFlow('jobs', CONCURRENCY, 'c', 1, [], T0 + 10);
+      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 1, leases: [{ key: 't1', until: T0 + 30_000 }, { key: 't2', until: T0 + 5_000 }], now: T0 + 5 });
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 1_000, now: T0 + 10 })).granted, 1);
+      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'c', unused: 1, leases: [], now: T0 + 10 });
       await store.releaseFlow('jobs', ['t1', 'unknown']);
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'd', T0 + 1_000, T0 + 20)).granted, 2);
-      await store.bindFlow('jobs', CONCURRENCY, 'd', 2, [], T0 + 20);
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'd', holdUntil: T0 + 1_000, now: T0 + 20 })).granted, 2);
+      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'd', unused: 2, leases: [], now: T0 + 20 });
       // t2's reservation ran out at +5000: its slot counts no more.
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'e', T0 + 10_000, T0 + 5_000)).granted, 3);
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'e', holdUntil: T0 + 10_000, now: T0 + 5_000 })).granted, 3);
     });
 
     it('an admission held past its time counts no more, and binding it later holds nothing', async () => {
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 3, 'a', T0 + 1_000, T0)).granted, 3);
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 3, 'b', T0 + 5_000, T0 + 1_000)).granted, 3);
-      await store.bindFlow('jobs', CONCURRENCY, 'a', 0, [{ key: 'late', until: T0 + 60_000 }], T0 + 1_500);
-      await store.bindFlow('jobs', CONCURRENCY, 'b', 3, [], T0 + 1_500);
-      assert.equal((await store.admitFlow('jobs', CONCURRENCY, 5, 'c', T0 + 5_000, T0 + 1_600)).granted, 3);
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 3, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 3);
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 3, holder: 'b', holdUntil: T0 + 5_000, now: T0 + 1_000 })).granted, 3);
+      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 0, leases: [{ key: 'late', until: T0 + 60_000 }], now: T0 + 1_500 });
+      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'b', unused: 3, leases: [], now: T0 + 1_500 });
+      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 5_000, now: T0 + 1_600 })).granted, 3);
     });
 
     it('rate and concurrency together: the tighter one decides, and tokens not granted for want of a slot stay', async () => {
@@ -164,22 +164,22 @@ export function topicLimitCases(store: TaskStore): void {
         ['b', 3, 1],
       ];
       for (const [holder, want, at] of calls) {
-        const got = await store.admitFlow('both', BOTH, want, holder, T0 + 30_000, T0 + at);
-        assert.deepEqual(got, model.admit('both', BOTH, want, holder, T0 + 30_000, T0 + at), holder);
+        const got = await store.admitFlow({ topic: 'both', limits: BOTH, want, holder, holdUntil: T0 + 30_000, now: T0 + at });
+        assert.deepEqual(got, model.admit({ topic: 'both', limits: BOTH, want, holder, holdUntil: T0 + 30_000, now: T0 + at }), holder);
       }
       await store.releaseFlow('both', ['nothing']);
-      await store.bindFlow('both', BOTH, 'a', 0, [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], T0 + 2);
-      model.bind('both', BOTH, 'a', 0, [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], T0 + 2);
+      await store.bindFlow({ topic: 'both', limits: BOTH, holder: 'a', unused: 0, leases: [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], now: T0 + 2 });
+      model.bind({ topic: 'both', limits: BOTH, holder: 'a', unused: 0, leases: [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], now: T0 + 2 });
       await store.releaseFlow('both', ['x']);
       model.release('both', ['x']);
-      const got = await store.admitFlow('both', BOTH, 3, 'c', T0 + 30_000, T0 + 3);
-      assert.deepEqual(got, model.admit('both', BOTH, 3, 'c', T0 + 30_000, T0 + 3));
+      const got = await store.admitFlow({ topic: 'both', limits: BOTH, want: 3, holder: 'c', holdUntil: T0 + 30_000, now: T0 + 3 });
+      assert.deepEqual(got, model.admit({ topic: 'both', limits: BOTH, want: 3, holder: 'c', holdUntil: T0 + 30_000, now: T0 + 3 }));
       assert.equal(got.granted, 1);
     });
 
     it('topics are limited apart', async () => {
-      assert.equal((await store.admitFlow('one', RATE, 9, 'a', T0 + 1_000, T0)).granted, 5);
-      assert.equal((await store.admitFlow('two', RATE, 9, 'a', T0 + 1_000, T0)).granted, 5);
+      assert.equal((await store.admitFlow({ topic: 'one', limits: RATE, want: 9, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 5);
+      assert.equal((await store.admitFlow({ topic: 'two', limits: RATE, want: 9, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 5);
     });
   });
 }

@@ -114,8 +114,8 @@ describe('redis keys', () => {
     const limits = { rate: 10, periodMs: 1_000, burst: 5, concurrency: 2 };
     for (const topic of ['orders', 'mail:eu']) {
       calls.length = 0;
-      await flow.admit(topic, limits, 3, 'h', 10, 0).catch(() => undefined);
-      await flow.bind(topic, limits, 'h', 1, [{ key: 'a', until: 9 }], 1);
+      await flow.admit({ topic, limits, want: 3, holder: 'h', holdUntil: 10, now: 0 }).catch(() => undefined);
+      await flow.bind({ topic, limits, holder: 'h', unused: 1, leases: [{ key: 'a', until: 9 }], now: 1 });
       await flow.hold(topic, [{ key: 'a', until: 19 }]);
       const { bucket, slots } = keys.flowKeys(topic);
       assert.deepEqual(calls.map((c) => c.keys), [[bucket, slots], [bucket, slots], [slots]]);
