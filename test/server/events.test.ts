@@ -65,7 +65,10 @@ describe('GET /v1/events', () => {
     assert.deepEqual(messages.map((m) => [m.event, m.data['id'], m.data['topic']]), [['scheduled', 's1', 'sse'], ['cancelled', 's1', 'sse']]);
     assert.equal(messages[0]!.data['type'], 'scheduled');
     assert.equal(messages[0]!.data['eventId'], undefined);
-    assert.ok(Number(messages[1]!.id) > Number(messages[0]!.id));
+    const [epoch0, n0] = messages[0]!.id.split('-');
+    const [epoch1, n1] = messages[1]!.id.split('-');
+    assert.equal(epoch1, epoch0);
+    assert.ok(Number(n1) > Number(n0));
 
     // Resumed after the first: the second again, without waiting for anything new.
     const resumed = await fetch(`${url}/v1/events?topic=sse`, { headers: { ...auth, 'last-event-id': messages[0]!.id } });
@@ -79,7 +82,7 @@ describe('GET /v1/events', () => {
       ['types=nope', {}],
       ['topic=a%20b', {}],
       [`types=${'acked,'.repeat(40)}acked`, {}],
-      ['after=1-0', {}],
+      ['after=1-2-3', {}],
       ['', { 'last-event-id': 'x'.repeat(100) }],
     ] as const) {
       const res = await fetch(`${url}/v1/events?${query}`, { headers: { ...auth, ...headers } });

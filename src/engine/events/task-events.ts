@@ -64,7 +64,8 @@ export class TaskEvents implements EventSink {
       this.feed = null;
       return;
     }
-    const log = store.eventLog ?? new RingEventLog(RING_RETAIN);
+    // The ring's epoch from the clock: ids a reader kept from before a restart are not this ring's.
+    const log = store.eventLog ?? new RingEventLog(RING_RETAIN, clock.now());
     this.log = log;
     this.feed = new EventFeed({ log, clock, logger, pollMs: EVENT_POLL_MS, readLimit: READ_LIMIT, maxBuffered: SUBSCRIBER_BUFFER, dropped });
     const feed = this.feed;
