@@ -49,6 +49,11 @@ export interface TaskRecord {
    * Stores keep it as opaque text; absent in a record of a store that predates it.
    */
   readonly trace?: string | null;
+  /**
+   * Among due tasks of its lane, a higher priority is delivered first (ADR 0056); absent
+   * (a record of a store that predates it, or a task of priority 0) is 0.
+   */
+  readonly priority?: number;
   /** The last attempts, oldest first, at most HISTORY_LIMIT (core/task/history.ts); [] for a task written before history was kept. */
   readonly history: readonly AttemptEntry[];
 }
@@ -77,6 +82,8 @@ export interface NewTaskRecord {
   readonly url?: string;
   /** The scheduling call's trace context, checked (core/trace-context.ts traceOf); absent for none. */
   readonly trace?: string;
+  /** Its priority (checked, -100..100); absent for 0, the default. */
+  readonly priority?: number;
 }
 
 /**
@@ -122,6 +129,11 @@ export interface TimerRef {
   /** Store-assigned insertion order: breaks ties between equal dueAt. */
   readonly seq: number;
   readonly receipt: string | null;
+  /**
+   * A run timer's task priority, where the store's dispatch is the engine's ready queue
+   * (local dispatch: memory, SQLite); absent is 0. Shared stores order by priority themselves.
+   */
+  readonly priority?: number;
 }
 
 /** A task handed to a consumer. Ack or nack it with its receipt. */
@@ -163,6 +175,8 @@ export interface TaskInfo<P = unknown> {
   readonly lastError: string | null;
   /** The task's own push target, or null. */
   readonly url: string | null;
+  /** Its priority: higher is delivered first among due tasks (0 by default). */
+  readonly priority: number;
   /** The last attempts, oldest first, at most HISTORY_LIMIT (10). */
   readonly history: readonly AttemptEntry[];
 }
@@ -201,6 +215,7 @@ export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {
     reservedUntil: record.reservedUntil,
     lastError: record.lastError,
     url: record.url,
+    priority: record.priority ?? 0,
     history: record.history,
   };
 }

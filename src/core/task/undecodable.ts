@@ -114,6 +114,7 @@ export function undecodableInfo<P = unknown>(record: TaskRecord, problem: string
     reservedUntil: null,
     lastError: undecodableError(problem),
     url: typeof record.url === 'string' ? record.url : null,
+    priority: whole(record.priority),
     history: Array.isArray(record.history) ? record.history : [],
   };
 }

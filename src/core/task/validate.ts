@@ -85,6 +85,12 @@ export interface ScheduleInput {
   traceparent?: string;
   /** The W3C `tracestate` that goes with `traceparent`; ignored without it, or when malformed or over 512 characters. */
   tracestate?: string;
+  /**
+   * Among due tasks of its topic, a higher priority is delivered first (runAt order within
+   * one priority); an integer from MIN_PRIORITY to MAX_PRIORITY, default 0. It never makes a
+   * task due earlier (docs/library.md, "Priorities"; ADR 0056).
+   */
+  priority?: number;
 }
 
 export interface WhenInput {
@@ -99,7 +105,7 @@ const NAME_PATTERN = /^[A-Za-z0-9._:-]+$/;
  */
 const DOT_SEGMENT_REASON = 'must not be "." or ".." (a URL path would resolve them away)';
 const isDotSegment = (name: string): boolean => name === '.' || name === '..';
-const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff', 'url', 'traceparent', 'tracestate']);
+const SCHEDULE_KEYS = new Set(['topic', 'payload', 'delayMs', 'runAt', 'id', 'ttrMs', 'maxAttempts', 'backoff', 'url', 'traceparent', 'tracestate', 'priority']);
 const WHEN_KEYS = new Set(['delayMs', 'runAt']);
 const BACKOFF_KEYS = new Set(['baseMs', 'factor', 'maxMs', 'jitter']);
 
@@ -206,9 +212,23 @@ export function validateScheduleInput(
   const backoff = validateBackoff(input['backoff'], defaults.backoff);
   const payload = serializePayload(input['payload'], limits);
   const trace = input['traceparent'] === undefined ? undefined : traceInput(input['traceparent'], input['tracestate']);
-  if (input['url'] === undefined) return trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, trace };
-  const url = validatePushUrl(input['url']);
-  return trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url, trace };
+  const priority = validatePriority(input['priority']);
+  const task: NewTaskRecord =
+    input['url'] === undefined
+      ? trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, trace }
+      : trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url: validatePushUrl(input['url']) } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url: validatePushUrl(input['url']), trace };
+  // A task of priority 0 (the default) carries no field: it is stored as before (ADR 0056).
+  return priority === 0 ? task : { ...task, priority };
+}
+
+/** The lowest and highest priority a task may have (ADR 0056). */
+export const MIN_PRIORITY = -100;
+export const MAX_PRIORITY = 100;
+
+/** A task's priority: an integer from MIN_PRIORITY to MAX_PRIORITY; absent is 0. */
+export function validatePriority(value: unknown, field = 'priority'): number {
+  if (value === undefined) return 0;
+  return validateIntOption(value, field, MIN_PRIORITY, MAX_PRIORITY);
 }
 
 /** A non-text value is a caller's mistake (refused); a text that is no W3C value is ignored (core/trace-context.ts). */

@@ -1,5 +1,6 @@
 /**
- * Due tasks waiting for a consumer, one FIFO per topic, plus the consumers waiting for
+ * Due tasks waiting for a consumer, one FIFO per topic (per priority level for a topic that
+ * has tasks of a priority other than 0: ADR 0056), plus the consumers waiting for
  * them (long-polls and workers). The wheel's timer callback only appends here and wakes
  * waiters; user code runs later, in the waiter's own continuation, so a slow handler
  * can never make the ticker drift.
@@ -56,13 +57,100 @@ class Fifo {
   }
 }
 
+/**
+ * A lane's tasks of priorities other than 0: a FIFO per level, the levels kept sorted,
+ * highest first. Only a lane that ever had such a task has one, so a lane without
+ * priorities dequeues from its one FIFO as before.
+ */
+class Levels {
+  readonly byLevel = new Map<number, Fifo>();
+  /** The levels that have a FIFO, highest first. */
+  order: number[] = [];
+  length = 0;
+
+  push(priority: number, item: ReadyItem): void {
+    let fifo = this.byLevel.get(priority);
+    if (fifo === undefined) {
+      this.byLevel.set(priority, (fifo = new Fifo()));
+      this.order = [...this.byLevel.keys()].sort((a, b) => b - a);
+    }
+    fifo.push(item);
+    this.length++;
+  }
+
+  /** Up to `max` items of the levels above (`above`) or below 0, highest level first. */
+  dequeue(max: number, above: boolean, out: ReadyItem[]): void {
+    for (const level of this.order) {
+      if (out.length >= max) return;
+      if (above ? level <= 0 : level >= 0) continue;
+      const fifo = this.byLevel.get(level)!;
+      const items = fifo.dequeue(max - out.length);
+      this.length -= items.length;
+      for (const item of items) out.push(item);
+    }
+  }
+
+  get oldestDueAt(): number | undefined {
+    let oldest: number | undefined;
+    for (const fifo of this.byLevel.values()) {
+      const dueAt = fifo.oldestDueAt;
+      if (dueAt !== undefined && (oldest === undefined || dueAt < oldest)) oldest = dueAt;
+    }
+    return oldest;
+  }
+
+  drop(gone: ReadonlySet<string>): number {
+    let dropped = 0;
+    for (const fifo of this.byLevel.values()) dropped += fifo.drop(gone);
+    this.length -= dropped;
+    return dropped;
+  }
+}
+
 /** A run timer's identity: its task's id and seq (a task scheduled again under a freed id has another seq). */
 function runKey(ref: TimerRef): string {
   return `${ref.seq}\u0000${ref.id}`;
 }
 
+/** A lane's ready tasks: the FIFO of priority 0 and, once it had any, the other levels. */
+class LaneQueue {
+  readonly base = new Fifo();
+  levels: Levels | undefined;
+
+  get length(): number {
+    return this.levels === undefined ? this.base.length : this.base.length + this.levels.length;
+  }
+
+  get oldestDueAt(): number | undefined {
+    const base = this.base.oldestDueAt;
+    const other = this.levels?.oldestDueAt;
+    return base === undefined ? other : other === undefined ? base : Math.min(base, other);
+  }
+
+  push(item: ReadyItem): void {
+    const priority = item.priority;
+    if (priority === undefined || priority === 0) this.base.push(item);
+    else (this.levels ??= new Levels()).push(priority, item);
+  }
+
+  /** Higher priorities first; within one, the order they fell due. */
+  dequeue(max: number): ReadyItem[] {
+    const levels = this.levels;
+    if (levels === undefined || levels.length === 0) return this.base.dequeue(max);
+    const out: ReadyItem[] = [];
+    levels.dequeue(max, true, out);
+    if (out.length < max) for (const item of this.base.dequeue(max - out.length)) out.push(item);
+    if (out.length < max) levels.dequeue(max, false, out);
+    return out;
+  }
+
+  drop(gone: ReadonlySet<string>): number {
+    return this.base.drop(gone) + (this.levels?.drop(gone) ?? 0);
+  }
+}
+
 export class ReadyQueue {
-  private readonly topics = new Map<string, Fifo>();
+  private readonly topics = new Map<string, LaneQueue>();
   private readonly waiters = new Map<string, Set<Waiter>>();
   /** By topic, the items `forget` was told of and has not dropped yet. */
   private readonly forgotten = new Map<string, Set<string>>();
@@ -97,7 +185,7 @@ export class ReadyQueue {
 
   push(topic: string, item: ReadyItem): void {
     let fifo = this.topics.get(topic);
-    if (!fifo) this.topics.set(topic, (fifo = new Fifo()));
+    if (!fifo) this.topics.set(topic, (fifo = new LaneQueue()));
     fifo.push(item);
     this.total++;
     const waiting = this.waiters.get(topic);

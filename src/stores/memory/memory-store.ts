@@ -75,6 +75,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
         lastError: null,
         url: task.url ?? null,
         trace: task.trace ?? null,
+        priority: task.priority ?? 0,
         history: NO_HISTORY,
         reservation: 0,
         reservedUntil: Number.NaN,
@@ -370,6 +371,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
       lastError: task.lastError,
       url: task.url,
       trace: task.trace,
+      priority: task.priority,
       history: task.history,
     };
   }

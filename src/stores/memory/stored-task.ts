@@ -17,6 +17,8 @@ export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reserv
   history: readonly AttemptEntry[];
   /** TaskRecord.trace, always present here (null for none). */
   trace: string | null;
+  /** TaskRecord.priority, always present here (0 for none). */
+  priority: number;
   seq: number;
   /** The counters of the task's topic, held here so a state change needs no map lookup. */
   counts: Record<TaskState, number>;
@@ -41,5 +43,5 @@ export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reserv
 
 /** A run ref of this store: its home is the task itself, which reserveRefs also reads. */
 export function runRef(task: StoredTask): HomedRunRef {
-  return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, home: task };
+  return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, priority: task.priority, home: task };
 }

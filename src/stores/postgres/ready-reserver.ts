@@ -1,5 +1,6 @@
 /**
- * Consumers of every process reserving due tasks of a lane (SharedDispatch.reserveReady).
+ * Consumers of every process reserving due tasks of a lane (SharedDispatch.reserveReady),
+ * higher priorities first (reserve_pick_ranked, migration 0015, ADR 0056).
  * There are no ready lists to move tasks into: a pending task whose runAt has passed is
  * ready, and a reservation is one statement that takes the oldest due ones of the lane with
  * `FOR UPDATE SKIP LOCKED` and reserves them:
@@ -160,7 +161,10 @@ export class ReadyReserver {
     walk.flights.add(flight);
     try {
       const rows = await this.statement(lane, max, now, ttrMs, cursor);
-      const last = rows.at(-1);
+      // The cursor walks the tasks of priority 0 only; the others are read from their own
+      // index from its beginning each time (migration 0015, ADR 0056).
+      let last: (typeof rows)[number] | undefined;
+      for (const row of rows) if (Number(row.picked_priority) === 0) last = row;
       // Past the last task taken; where it started if it took none (nothing after that was due
       // and free), unless a notice pointed earlier meanwhile.
       const reached = last === undefined ? cursor : { dueAt: last.picked_due, seq: last.picked_seq };
@@ -205,8 +209,8 @@ export class ReadyReserver {
     }
   }
 
-  private statement(lane: string, max: number, now: number, ttrMs: number | undefined, cursor: DuePosition | null): Promise<(ReserveRow & { picked_due: number; picked_seq: number })[]> {
-    return this.pg.query<ReserveRow & { picked_due: number; picked_seq: number }>(
+  private statement(lane: string, max: number, now: number, ttrMs: number | undefined, cursor: DuePosition | null): Promise<(ReserveRow & { picked_due: number; picked_seq: number; picked_priority: number })[]> {
+    return this.pg.query<ReserveRow & { picked_due: number; picked_seq: number; picked_priority: number }>(
       this.pg.sql('reserve-due'),
       [topicOfLane(lane), now, nextNonce(), ttrMs ?? null, this.pg.slotOf('reserve'), max, cursor?.dueAt ?? -1, cursor?.seq ?? -1, isPushLane(lane)],
     );

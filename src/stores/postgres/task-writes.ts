@@ -115,6 +115,7 @@ export async function scheduleTasks(pg: PgContext, tasks: readonly NewTaskRecord
     via?.slot ?? pg.slotOf('other'),
     numberArray(unique.map((t) => shardOf(t.id, pg.shards))),
     traces.every((t) => t === null) ? '{}' : textArray(traces),
+    unique.every((t) => t.priority === undefined) ? '{}' : numberArray(unique.map((t) => t.priority ?? 0)),
   ];
   const rows = new Map((await insertTasks(pg, via, values)).map((row) => [row.id, row]));
   const byId = new Map<string, ScheduleOutcome>();

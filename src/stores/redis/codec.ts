@@ -1,7 +1,7 @@
 /**
  * The packed task body, TS side (the Lua side is lua/includes/codec.lua; keep them in step):
  *
- *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url[,trace]]|err history payload
+ *   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url[,trace[,priority]]]|err history payload
  *
  * The attempt history (core/task/history.ts, ADR 0041) sits between the error text and the
  * payload: `count` entries, oldest first, each `<len>:<attempt>,<startedAt>,<durationMs>,<outcome>,<error>`
@@ -22,6 +22,7 @@
 import { own } from '../../core/dict.js';
 import { DEFAULT_BACKOFF } from '../../core/task/backoff.js';
 import type { AttemptEntry } from '../../core/task/history.js';
+import { priorityOf } from '../shared/task-rows.js';
 import type { BackoffPolicy, NewTaskRecord, TaskRecord, TaskState } from '../../core/task/model.js';
 
 const STATES: Readonly<Record<string, TaskState>> = { p: 'pending', r: 'reserved', c: 'completed', x: 'cancelled', d: 'dead' };
@@ -48,9 +49,19 @@ function decodeBackoff(text: string): BackoffPolicy {
 
 /** The body of a new pending task (attempts 0, created now). */
 export function encodeNewTask(task: NewTaskRecord, seq: number, now: number): string {
-  const url = task.url === undefined ? (task.trace === undefined ? '' : ',') : `,${escapeUrl(task.url)}`;
-  const trace = task.trace === undefined ? '' : `,${escapeUrl(task.trace)}`;
-  return `p,0,${b36(task.runAt)},${b36(task.maxAttempts)},${b36(task.ttrMs)},${encodeBackoff(task.backoff)},${b36(now)},,,${b36(seq)},,${task.topic},${url}${trace}|${task.payload}`;
+  return `p,0,${b36(task.runAt)},${b36(task.maxAttempts)},${b36(task.ttrMs)},${encodeBackoff(task.backoff)},${b36(now)},,,${b36(seq)},,${task.topic},${optionalFields(task)}|${task.payload}`;
+}
+
+/**
+ * Fields 14 to 16 (url, trace, priority), each only when it or one after it is there, so a
+ * task without them takes not a byte more. The priority is decimal (-100..100), and there
+ * only when it is not 0: the scripts read it by the body having 16 fields (patch.lua priorityOf).
+ */
+function optionalFields(task: NewTaskRecord): string {
+  const priority = task.priority === undefined || task.priority === 0 ? '' : `,${task.priority}`;
+  const trace = task.trace === undefined ? (priority === '' ? '' : ',') : `,${escapeUrl(task.trace)}`;
+  const url = task.url === undefined ? (trace === '' ? '' : ',') : `,${escapeUrl(task.url)}`;
+  return `${url}${trace}${priority}`;
 }
 
 /** A url as the packed body's field 14 holds it: no ',' or '|' (the body's separators), '%' escaped so it reads back exactly. */
@@ -102,6 +113,7 @@ export function decodeTask(id: string, body: string): DecodedTask {
     lastError,
     url: f[13] === undefined || f[13] === '' ? null : unescapeUrl(f[13]),
     trace: f[14] === undefined || f[14] === '' ? null : unescapeUrl(f[14]),
+    priority: priorityOf(f[15]),
     history,
   };
   return { record, seq: int(f[9]) };

@@ -29,7 +29,7 @@ export async function promoteScript(
   p: PromoteArgs,
 ): Promise<{ owned: boolean; pushed: Map<string, number>; reserved: [string, string][] }> {
   const topics = [...new Set(p.entries.map((e) => e.topic))];
-  const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t)), shard.parked, shard.parkedCounts];
+  const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t)), ...topics.map((t) => shard.readyRanked(t)), shard.parked, shard.parkedCounts];
   const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.reserveFor), p.nonce];
   for (const e of p.entries) args.push(e.id, topics.indexOf(e.topic) + 1);
   const reply = asArray(await run(client, 'promote', keys, args));
@@ -61,7 +61,7 @@ export async function reserveReadyScript(
   ttrMs: number | undefined,
   nonce: string,
 ): Promise<{ reserved: [string, string][]; remaining: number; retryAt: number }> {
-  const keys = [...standardKeys(shard), shard.ready(topic), shard.reserveMemo(nonce), shard.parked, shard.parkedCounts];
+  const keys = [...standardKeys(shard), shard.ready(topic), shard.reserveMemo(nonce), shard.parked, shard.parkedCounts, shard.readyRanked(topic)];
   const reply = asArray(await run(client, 'reserve-ready', keys, [now, ttrMs ?? '', nonce, max, RESERVE_MEMO_MS]));
   return { remaining: num(reply[0]), retryAt: num(reply[1]), reserved: pairs(reply.slice(2)) };
 }
@@ -76,7 +76,7 @@ export async function releaseScript(
   message: string,
   records: readonly { id: string; receipt: string }[],
 ): Promise<number> {
-  const keys = [...standardKeys(shard), shard.lease, shard.ready(topic)];
+  const keys = [...standardKeys(shard), shard.lease, shard.ready(topic), shard.readyRanked(topic)];
   const args: Arg[] = [now, channel, message];
   for (const r of records) args.push(r.id, r.receipt);
   return num(await run(client, 'release', keys, args));

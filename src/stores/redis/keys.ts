@@ -16,7 +16,8 @@
  *   <prefix>:{...}:counts                  HASH  <state char><topic> -> count (stats in O(topics))
  *   <prefix>:{...}:lease                   STRING owner token of the shard (multi-process)
  *   <prefix>:{...}:fence                   STRING fencing counter of the lease
- *   <prefix>:{...}:ready:<topic>           LIST  due ids waiting for any process's consumers
+ *   <prefix>:{...}:ready:<topic>           LIST  due ids of priority 0 waiting for any process's consumers
+ *   <prefix>:{...}:readyp:<topic>          ZSET  due ids of other priorities, score rankedScore (includes/patch.lua, ADR 0056)
  *   <prefix>:{...}:parkfrom                STRING the first park bucket that may hold parked tasks
  *   <prefix>:{...}:parked                  ZSET  park buckets that have a list, score = member = bucket
  *   <prefix>:{...}:park:<bucket>           LIST  ids of far-future tasks parked there (parking.ts)
@@ -81,8 +82,10 @@ export interface ShardKeys {
   readonly parked: string;
   /** Parked pending tasks counted per hour of runAt, all topics and per topic (includes/parked.lua). */
   readonly parkedCounts: string;
-  /** The ready list of one topic (shared dispatch). */
+  /** The ready list of one topic (shared dispatch): its tasks of priority 0. */
   ready(topic: string): string;
+  /** The ranked ready set of one topic: its tasks of other priorities (ADR 0056). */
+  readyRanked(topic: string): string;
   /** The list of ids parked in one bucket of far-future time. */
   park(bucket: number): string;
   /** What the reserve-ready call with this receipt nonce reserved, kept a few seconds for a resend of it. */
@@ -141,6 +144,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
       parked: `${base}:parked`,
       parkedCounts: `${base}:parkedh`,
       ready: (topic) => `${base}:ready:${topic}`,
+      readyRanked: (topic) => `${base}:readyp:${topic}`,
       park: (bucket) => `${base}:park:${bucket}`,
       reserveMemo: (nonce) => `${base}:took:${nonce}`,
     };

@@ -140,6 +140,9 @@ export class ReadyReserver {
       if (reply.retryAt > 0) retryAt = retryAt === 0 ? reply.retryAt : Math.min(retryAt, reply.retryAt);
       for (const [id, body] of reply.reserved) reserved.push(decodeTask(id, body).record);
     });
+    // Each shard answers highest priority first; across shards too (ADR 0056), and by runAt
+    // within one priority. Only a call that reserved tasks of another priority than 0 sorts.
+    if (reserved.some((r) => (r.priority ?? 0) !== 0)) reserved.sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || a.runAt - b.runAt);
     return { reserved, retryAt };
   }
 

@@ -5,6 +5,7 @@
  * `historyEntries`.
  */
 import type { AttemptEntry } from '../../core/task/history.js';
+import { MAX_PRIORITY, MIN_PRIORITY } from '../../core/task/validate.js';
 import { laneOf, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 
 /** The columns every state decision needs; never the payload (it may be a MiB). */
@@ -24,6 +25,8 @@ export interface ControlRow {
   readonly reserved_until: number | null;
   /** The task's own push target, NULL for none. */
   readonly url: string | null;
+  /** The task's priority (0 for none; ADR 0056); absent where a statement does not read it. */
+  readonly priority?: number;
 }
 
 /** A whole task row; `H` is the history column as the driver returns it. */
@@ -47,10 +50,12 @@ export interface DueRow {
   readonly seq: number;
   readonly receipt: string | null;
   readonly url: string | null;
+  /** Read by the stores whose run refs carry it (local dispatch: TimerRef.priority). */
+  readonly priority?: number;
 }
 
 export const CONTROL_COLUMNS =
-  'seq, topic, state, run_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, receipt, reserved_until, url';
+  'seq, topic, state, run_at, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, receipt, reserved_until, url, priority';
 
 export const TASK_COLUMNS = `id, ${CONTROL_COLUMNS}, created_at, updated_at, last_error, payload, trace, history`;
 
@@ -73,6 +78,7 @@ export function recordOf<H>(row: TaskRowOf<H>, historyOf: (value: H) => AttemptE
     lastError: row.last_error,
     url: row.url,
     trace: row.trace,
+    priority: priorityOf(row.priority),
     history: historyOf(row.history),
   };
 }
@@ -95,12 +101,26 @@ export function backoffOf(row: ControlRow): TaskRecord['backoff'] {
 
 export function dueRef(row: DueRow): TimerRef {
   const kind = row.state === 'reserved' ? 'ttr' : 'run';
-  return { id: row.id, topic: laneOf(row.topic, row.url), kind, dueAt: row.due_at, seq: row.seq, receipt: kind === 'ttr' ? row.receipt : null };
+  if (kind === 'run') return runRef(row.id, laneOf(row.topic, row.url), row.due_at, row.seq, row.priority);
+  return { id: row.id, topic: laneOf(row.topic, row.url), kind, dueAt: row.due_at, seq: row.seq, receipt: row.receipt };
 }
 
-/** A run ref; `lane` is laneOf(topic, url): the task's topic, or its topic's push lane for a task with its own url. */
-export function runRef(id: string, lane: string, runAt: number, seq: number): TimerRef {
-  return { id, topic: lane, kind: 'run', dueAt: runAt, seq, receipt: null };
+/**
+ * A run ref; `lane` is laneOf(topic, url): the task's topic, or its topic's push lane for a
+ * task with its own url. It carries the task's priority only when it is not 0 (TimerRef.priority).
+ */
+export function runRef(id: string, lane: string, runAt: number, seq: number, priority?: number): TimerRef {
+  const level = priorityOf(priority);
+  return level === 0 ? { id, topic: lane, kind: 'run', dueAt: runAt, seq, receipt: null } : { id, topic: lane, kind: 'run', dueAt: runAt, seq, receipt: null, priority: level };
+}
+
+/**
+ * A priority column as read (a row is untrusted): an integer within the bounds, or 0 for
+ * anything else, so that a row written around delayq orders as the default.
+ */
+export function priorityOf(value: unknown): number {
+  const n = typeof value === 'string' ? Number(value) : value;
+  return typeof n === 'number' && Number.isInteger(n) && n >= MIN_PRIORITY && n <= MAX_PRIORITY ? n : 0;
 }
 
 /** The ttr timer of a reservation in force: its row as read, until `reservedUntil`. */

@@ -65,6 +65,7 @@ export class TaskInserter {
   private readonly runAtOf: Database.Statement<[string], number>;
   private readonly setUrl: Database.Statement<[string, number], never>;
   private readonly setTrace: Database.Statement<[string, number], never>;
+  private readonly setPriority: Database.Statement<[number, number], never>;
 
   constructor(
     private readonly db: Database.Database,
@@ -75,6 +76,7 @@ export class TaskInserter {
     this.runAtOf = db.prepare<[string], number>('SELECT run_at FROM tasks WHERE id = ?').pluck();
     this.setUrl = db.prepare<[string, number], never>('UPDATE tasks SET url = ? WHERE seq = ?');
     this.setTrace = db.prepare<[string, number], never>('UPDATE tasks SET trace = ? WHERE seq = ?');
+    this.setPriority = db.prepare<[number, number], never>('UPDATE tasks SET priority = ? WHERE seq = ?');
   }
 
   /**
@@ -106,7 +108,8 @@ export class TaskInserter {
           if (!Number.isNaN(parkedIn[i]!)) this.recordParked(parkedIn[i]!, seq, task.topic, task.runAt, counts);
           if (task.url !== undefined) this.setUrl.run(task.url, seq);
           if (task.trace !== undefined) this.setTrace.run(task.trace, seq);
-          outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) };
+          if (task.priority !== undefined) this.setPriority.run(task.priority, seq);
+          outcomes[i] = { id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq, task.priority) };
         } else {
           outcomes[i] = { id: task.id, runAt: this.runAtOf.get(task.id) ?? task.runAt, created: false, ref: null };
         }

@@ -141,7 +141,8 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
         counts.moved(task.topic, null, 'pending');
         if (task.url !== undefined) this.sql.setUrl.run(task.url, seq);
         if (task.trace !== undefined) this.sql.setTrace.run(task.trace, seq);
-        return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq) }];
+        if (task.priority !== undefined) this.sql.setPriority.run(task.priority, seq);
+        return [{ id: task.id, runAt: task.runAt, created: true, ref: runRef(task.id, laneOf(task.topic, task.url), task.runAt, seq, task.priority) }];
       },
       true,
     );
@@ -170,7 +171,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
       const row = movableOr(this.sql.control.get(id), 'reschedule', 'not_pending');
       if (typeof row === 'string') return { status: row };
       this.sql.reschedule.run(runAt, runAt, now, row.seq);
-      return { status: 'rescheduled', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
+      return { status: 'rescheduled', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq, row.priority) };
     }, true);
   }
 
@@ -280,7 +281,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
       if (typeof row === 'string') return { status: row };
       this.sql.defer.run(Math.max(0, row.attempts - 1), runAt, runAt, now, row.seq);
       counts.transition(row.topic, row.state, 'defer');
-      return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
+      return { status: 'deferred', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq, row.priority) };
     }, true);
   }
 
@@ -349,7 +350,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
       if (typeof row === 'string') return { status: row };
       this.sql.retryDead.run(runAt, runAt, now, row.seq);
       counts.transition(row.topic, row.state, 'retryDead');
-      return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq) };
+      return { status: 'retried', ref: runRef(id, laneOf(row.topic, row.url), runAt, row.seq, row.priority) };
     }, true);
   }
 
@@ -423,7 +424,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     }
     this.sql.retry.run(now, outcome, entryError, decision.runAt, decision.runAt, decision.error, now, row.seq);
     counts.transition(row.topic, row.state, 'retry');
-    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq), topic: row.topic };
+    return { status: 'retrying', ref: runRef(id, laneOf(row.topic, row.url), decision.runAt, row.seq, row.priority), topic: row.topic };
   }
 
   /** `oneStatement`: see GroupCommit.submit; true only where the single write comes last. */

@@ -61,6 +61,7 @@ export interface Statements {
   readonly reserveRead: Stmt<[string], ReserveRow>;
   readonly setUrl: Stmt<[string, number], never>;
   readonly setTrace: Stmt<[string, number], never>;
+  readonly setPriority: Stmt<[number, number], never>;
   readonly reserve: Stmt<[number, string, number, number, number, number], never>;
   readonly ack: Stmt<[number, string, null, number, string, string], { topic: string }>;
   readonly ackKnownTopic: Stmt<[number, string, null, number, string, string], never>;
@@ -144,6 +145,8 @@ export function prepareStatements(db: Database.Database): Statements {
     setUrl: db.prepare<[string, number], never>('UPDATE tasks SET url = ? WHERE seq = ?'),
     // A new task's trace context, written after its insert like its url (migration 0013).
     setTrace: db.prepare<[string, number], never>('UPDATE tasks SET trace = ? WHERE seq = ?'),
+    // A new task's priority other than 0, written after its insert like its trace (migration 0014).
+    setPriority: db.prepare<[number, number], never>('UPDATE tasks SET priority = ? WHERE seq = ?'),
     reserve: db.prepare<[number, string, number, number, number, number], never>(
       "UPDATE tasks SET state = 'reserved', attempts = ?, receipt = ?, reserved_until = ?, due_at = ?, park_bucket = NULL, updated_at = ? WHERE seq = ?",
     ),
@@ -180,10 +183,10 @@ export function prepareStatements(db: Database.Database): Statements {
 
     // The scheduler's feed: a range scan of the partial index tasks_due.
     dueFirst: db.prepare<[number, number], DueRow>(
-      'SELECT id, topic, state, due_at, seq, receipt, url FROM tasks WHERE due_at IS NOT NULL AND due_at < ? ORDER BY due_at, seq LIMIT ?',
+      'SELECT id, topic, state, due_at, seq, receipt, url, priority FROM tasks WHERE due_at IS NOT NULL AND due_at < ? ORDER BY due_at, seq LIMIT ?',
     ),
     dueAfter: db.prepare<[number, number, number, number], DueRow>(
-      `SELECT id, topic, state, due_at, seq, receipt, url FROM tasks
+      `SELECT id, topic, state, due_at, seq, receipt, url, priority FROM tasks
        WHERE due_at IS NOT NULL AND due_at < ? AND (due_at, seq) > (?, ?) ORDER BY due_at, seq LIMIT ?`,
     ),
 

@@ -7,8 +7,8 @@ WITH
 -- @include schedule-input
 ,
 ins AS (
-  INSERT INTO S.tasks (id, topic, state, run_at, due_at, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, url, trace, payload, shard)
-  SELECT id, topic, 'pending', run_at, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, url, trace, payload, shard FROM input ORDER BY ord
+  INSERT INTO S.tasks (id, topic, state, run_at, due_at, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, created_at, url, trace, priority, payload, shard)
+  SELECT id, topic, 'pending', run_at, run_at, max_attempts, ttr_ms, base_ms, factor, max_ms, jitter, now, url, trace, priority, payload, shard FROM input ORDER BY ord
   ON CONFLICT (id) DO NOTHING
   RETURNING id, seq, topic
 ),

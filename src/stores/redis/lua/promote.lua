@@ -5,8 +5,13 @@
 -- Only the shard's lease holder may promote (the lease value is the fencing token). A task
 -- in a ready list stays pending and stays in `delayed` (loadDue still reports it; a new
 -- owner re-promotes it): reserve-ready.lua reserves it at most once, whatever the list entries.
+-- A task of a priority other than 0 goes to its topic's ranked ready set instead (score
+-- rankedScore: higher priorities first), and a topic that has one in this call reserves
+-- nothing at once: its consumers take the whole batch from the ready structures, highest
+-- priority first (reserve-ready.lua; ADR 0056).
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] lease,
---   KEYS[8..7+T] the ready list of each topic in this call, KEYS[8+T] parked, KEYS[9+T] parkedh
+--   KEYS[8..7+T] the ready list of each topic in this call, KEYS[8+T..7+2T] the ranked ready
+--   set of each, KEYS[8+2T] parked, KEYS[9+2T] parkedh
 -- ARGV[1] lease value, ARGV[2] now, ARGV[3] the wakeup message ("<shard> <owner>"), ARGV[4] T,
 -- ARGV[5..4+T] the ready channel of each topic, ARGV[5+T..4+2T] how many to reserve per topic,
 -- ARGV[5+2T] receipt nonce; then pairs: id, topic number (1..T)
@@ -30,8 +35,21 @@ local ids = {}
 for i = first, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 local bodies = {}
 if #ids > 0 then bodies = redis.call('HMGET', KEYS[1], unpack(ids)) end
-local ready = {}
-for k = 1, topics do ready[k] = {} end
+local ready, ranked = {}, {}
+for k = 1, topics do
+  ready[k] = {}
+  ranked[k] = {}
+end
+-- The priority of each body; a topic with any other than 0 reserves nothing at once.
+local priorities = {}
+for i = first, #ARGV, 2 do
+  local body = bodies[(i - first) / 2 + 1]
+  if body then
+    local p = priorityOf(body)
+    priorities[i] = p
+    if p ~= 0 then toReserve[tonumber(ARGV[i + 1])] = 0 end
+  end
+end
 for i = first, #ARGV, 2 do
   local id, k = ARGV[i], tonumber(ARGV[i + 1])
   local body = bodies[(i - first) / 2 + 1]
@@ -48,7 +66,13 @@ for i = first, #ARGV, 2 do
       -- Only the state and runAt decide whether an id goes to the ready list.
       local s, runAt = string.match(body, '^(%a),[^,]*,([^,]*)')
       if s == 'p' and tonumber(runAt, 36) <= now and not rReserved[id] then
-        table.insert(ready[k], id)
+        local p = priorities[i]
+        if p == 0 then
+          table.insert(ready[k], id)
+        else
+          table.insert(ranked[k], rankedScore(p, tonumber(runAt, 36)))
+          table.insert(ranked[k], id)
+        end
         pushed[k] = pushed[k] + 1
       end
     end
@@ -58,6 +82,9 @@ flushReserved()
 for k = 1, topics do
   for from = 1, #ready[k], 400 do
     redis.call('RPUSH', KEYS[7 + k], unpack(ready[k], from, math.min(from + 399, #ready[k])))
+  end
+  for from = 1, #ranked[k], 400 do
+    redis.call('ZADD', KEYS[7 + topics + k], unpack(ranked[k], from, math.min(from + 399, #ranked[k])))
   end
 end
 local out = { 1 }

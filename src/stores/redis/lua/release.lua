@@ -3,7 +3,8 @@
 -- head of the topic's ready list in the order given (the caller's oldest first, so they are
 -- taken again before what fell due after them), and a PUBLISH wakes consumers of other processes.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[8] the topic's ready list
--- (KEYS[7] is unused, so the ready list sits where promote.lua has its first one)
+-- (KEYS[7] is unused, so the ready list sits where promote.lua has its first one), KEYS[9]
+-- its ranked ready set, where a task of a priority other than 0 goes back (ADR 0056)
 -- ARGV[1] now, ARGV[2] the topic's ready channel, ARGV[3] the wakeup message; then pairs: id, receipt
 -- Returns: the number released (a receipt no longer current is skipped)
 -- @include codec
@@ -19,7 +20,8 @@ for i = #ARGV - 1, 4, -2 do
     setAttempts(t, t.attempts - 1)
     setReservation(t, nil, nil)
     save(t, id, 'p', now, now36)
-    redis.call('LPUSH', KEYS[8], id)
+    local p = priorityOf(t.body)
+    if p == 0 then redis.call('LPUSH', KEYS[8], id) else redis.call('ZADD', KEYS[9], rankedScore(p, t.runAt), id) end
     released = released + 1
   end
 end

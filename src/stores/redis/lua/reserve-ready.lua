@@ -2,8 +2,11 @@
 -- still pending and due (as reserve.lua). Stale ids (cancelled, reserved, rescheduled later) are
 -- dropped. An id due within 1 s of `now` was promoted by a process whose clock runs a
 -- little ahead: it goes back to the head of the list and the caller retries at its runAt.
+-- Tasks of a priority other than 0 wait in the topic's ranked ready set (promote.lua; ADR
+-- 0056): those above 0 are taken first, highest first, then the list (priority 0), then
+-- those below 0; an empty set costs one lookup of a missing key.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list,
---   KEYS[8] this call's memo (took:<nonce>), KEYS[9] parked, KEYS[10] parkedh
+--   KEYS[8] this call's memo (took:<nonce>), KEYS[9] parked, KEYS[10] parkedh, KEYS[11] the ranked ready set
 -- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000),
 -- ARGV[5] how long the memo lives (ms)
 -- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per reserved task }
@@ -19,7 +22,7 @@ reservationParked = { parked = KEYS[9], counts = KEYS[10] }
 local nonce = ARGV[3]
 local memo = redis.call('GET', KEYS[8])
 if memo then
-  local out = { redis.call('LLEN', KEYS[7]), 0 }
+  local out = { redis.call('LLEN', KEYS[7]) + redis.call('ZCARD', KEYS[11]), 0 }
   local ids = {}
   for id in string.gmatch(memo, '[^,]+') do ids[#ids + 1] = id end
   local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
@@ -46,37 +49,70 @@ local max = tonumber(ARGV[4])
 local out = { 0, 0 }
 local reserved, popped = 0, 0
 local took = {}
--- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
-while reserved < max and popped < max * 4 do
-  local ids = redis.call('LPOP', KEYS[7], math.min(max - reserved, max * 4 - popped))
-  if not ids then break end
-  local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
-  local early = false
-  for j = 1, #ids do
-    local id = ids[j]
-    popped = popped + 1
-    local body = bodies[j]
-    if body then
-      local status, value = reserveBody(id, body, now, now36, ttr, nonce .. base36(popped))
-      if status == 'reserved' then
-        reserved = reserved + 1
-        took[reserved] = id
-        out[#out + 1] = id
-        out[#out + 1] = value
-      elseif status == 'early' and value <= now + 1000 then
-        -- Back to the head of the list in their order: this id and the ones popped after it.
+local early = false
+
+-- Reserves `id` (body `body`) if it is pending and due; answers true when it was due
+-- within 1 s of now (a promoting clock a little ahead): the caller puts it back and stops.
+local function take(id, body)
+  popped = popped + 1
+  if not body then return false end
+  local status, value = reserveBody(id, body, now, now36, ttr, nonce .. base36(popped))
+  if status == 'reserved' then
+    reserved = reserved + 1
+    took[reserved] = id
+    out[#out + 1] = id
+    out[#out + 1] = value
+  elseif status == 'early' and value <= now + 1000 then
+    out[2] = value
+    return true
+  end
+  return false
+end
+
+-- From the ranked set, scores in [low, high): members in score order, each with its score.
+local function takeRanked(low, high)
+  while not early and reserved < max and popped < max * 4 do
+    local entries = redis.call('ZRANGEBYSCORE', KEYS[11], low, high, 'WITHSCORES', 'LIMIT', 0, math.min(max - reserved, max * 4 - popped))
+    if #entries == 0 then return end
+    local ids = {}
+    for j = 1, #entries, 2 do ids[#ids + 1] = entries[j] end
+    redis.call('ZREM', KEYS[11], unpack(ids))
+    local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
+    for j = 1, #ids do
+      if take(ids[j], bodies[j]) then
+        -- Back with their scores: this id and the ones taken after it.
         local back = {}
-        for k = #ids, j, -1 do back[#back + 1] = ids[k] end
-        redis.call('LPUSH', KEYS[7], unpack(back))
-        out[2] = value
+        for k = j, #ids do
+          back[#back + 1] = entries[2 * k]
+          back[#back + 1] = ids[k]
+        end
+        redis.call('ZADD', KEYS[11], unpack(back))
         early = true
-        break
+        return
       end
     end
   end
-  if early then break end
 end
+
+takeRanked('-inf', '(' .. RANKED_ABOVE_ZERO)
+-- Pops at most 4 x max ids, so a list full of stale ids cannot make one call long.
+while not early and reserved < max and popped < max * 4 do
+  local ids = redis.call('LPOP', KEYS[7], math.min(max - reserved, max * 4 - popped))
+  if not ids then break end
+  local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
+  for j = 1, #ids do
+    if take(ids[j], bodies[j]) then
+      -- Back to the head of the list in their order: this id and the ones popped after it.
+      local back = {}
+      for k = #ids, j, -1 do back[#back + 1] = ids[k] end
+      redis.call('LPUSH', KEYS[7], unpack(back))
+      early = true
+      break
+    end
+  end
+end
+takeRanked(RANKED_ABOVE_ZERO, '+inf')
 flushReserved()
 if reserved > 0 then redis.call('SET', KEYS[8], table.concat(took, ','), 'PX', ARGV[5]) end
-out[1] = redis.call('LLEN', KEYS[7])
+out[1] = redis.call('LLEN', KEYS[7]) + redis.call('ZCARD', KEYS[11])
 return out

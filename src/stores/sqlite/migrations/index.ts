@@ -20,6 +20,7 @@ import { sql as pausedTopics } from './0010_paused_topics.js';
 import { sql as attemptHistory } from './0011_attempt_history.js';
 import { sql as topicLimits } from './0012_topic_limits.js';
 import { sql as taskTrace } from './0013_task_trace.js';
+import { sql as taskPriority } from './0014_task_priority.js';
 
 export interface Migration {
   readonly version: number;
@@ -42,6 +43,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 11, name: '0011_attempt_history', sql: attemptHistory },
   { version: 12, name: '0012_topic_limits', sql: topicLimits },
   { version: 13, name: '0013_task_trace', sql: taskTrace },
+  { version: 14, name: '0014_task_priority', sql: taskPriority },
 ];
 
 /** The version the last migration leaves: the highest, since versions ascend. */

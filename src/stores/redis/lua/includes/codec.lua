@@ -1,14 +1,15 @@
 -- Shared helpers, inlined into each script by `-- @include codec` (scripts.ts).
 --
 -- Task body: one HASH field per task in the shard's pool, packed to keep Redis small:
---   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url[,trace]]|err history payload
---    1    2      3       4        5      6        7         8           9         10    11     12    13                     14   15
+--   s,attempts,runAt,maxAttempts,ttrMs,backoff,createdAt,updatedAt,reservedUntil,seq,receipt,topic,errLen[:histLen:count][,url[,trace[,priority]]]|err history payload
+--    1    2      3       4        5      6        7         8           9         10    11     12    13                     14   15     16
 -- Field 13 and the history between the error and the payload: see appendAttempt (patch.lua).
 -- Field 14 is there for a task with its own push url, and empty when field 15 is there
 -- without one (codec.ts escapes ',', '|' and '%' in both); the scripts never read the url
 -- beyond "not empty", which files the task's timers under its topic's push lane
 -- '~push:<topic>' (laneOf) instead of its topic. Field 15, the trace context, is there
--- only for a task scheduled with one; the scripts carry it as it is.
+-- only for a task scheduled with one; the scripts carry it as it is. Field 16, the priority
+-- (decimal), only for a task of a priority other than 0 (patch.lua priorityOf, ADR 0056).
 -- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36;
 -- empty for the default policy, which nack.lua gets in ARGV);
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.

@@ -18,6 +18,24 @@ local function base36(n)
   return string.reverse(table.concat(out))
 end
 
+-- A task's priority (ADR 0056): the body's 16th header field, there only for a task of a
+-- priority other than 0 (codec.ts), so any other body is 0. Decimal, -100..100.
+local PRIORITY_PATTERN = '^[^,|]*' .. string.rep(',[^,|]*', 14) .. ',(-?%d+)|'
+local function priorityOf(body)
+  local p = string.match(body, PRIORITY_PATTERN)
+  if p then return tonumber(p) end
+  return 0
+end
+
+-- The score of a task of priority p (not 0) due at runAt in its topic's ranked ready set:
+-- higher priorities first (the lowest score), runAt order within one. Exact in a double:
+-- at most 200e13 + a runAt below 2^42.
+local function rankedScore(p, runAt)
+  return (100 - p) * 1e13 + runAt
+end
+-- Scores below it are of priorities above 0.
+local RANKED_ABOVE_ZERO = 100 * 1e13
+
 -- 7 bytes big-endian: members with equal scores sort by seq (ZSET ties sort by member bytes).
 -- struct (bundled with Redis' Lua) packs in C: half the time of splitting the bytes in Lua,
 -- on every member a script writes. Exact for seq < 2^53, far beyond any real counter.

@@ -1,0 +1,150 @@
+// Task priorities (issue 49 point 1, ADR 0056): among due tasks of a topic, higher priority
+// is delivered first, runAt order within one priority, never before runAt; on every store,
+// and across processes on the shared ones (Redis, PostgreSQL). The scenario of the issue:
+// ordinary and urgent tasks fall due together on a paused topic; on resume the urgent go first.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { isDelayQError } from '../../src/core/errors.js';
+import { DelayQueue } from '../../src/open-queue.js';
+import { flush, openManual, T0 } from '../helpers/engine.js';
+import { dropSchema, freshSchema, storeUrl } from '../helpers/postgres.js';
+import { redisSkip, startRedis, type RedisServer } from '../helpers/redis-servers.js';
+
+test('memory: among due tasks, higher priority first, runAt order within one; never before runAt', async () => {
+  const { q, clock } = await openManual();
+  try {
+    await q.topics.pause('jobs');
+    await q.scheduleMany([
+      { id: 'low', topic: 'jobs', delayMs: 100, priority: -5 },
+      { id: 'o1', topic: 'jobs', delayMs: 200 },
+      { id: 'u2', topic: 'jobs', delayMs: 400, priority: 10 },
+      { id: 'o2', topic: 'jobs', delayMs: 300, priority: 0 },
+      { id: 'u1', topic: 'jobs', delayMs: 500, priority: 10 },
+      { id: 'top', topic: 'jobs', delayMs: 600, priority: 100 },
+      { id: 'later', topic: 'jobs', delayMs: 5_000, priority: 100 },
+    ]);
+    clock.advance(1_000);
+    await flush();
+    await q.topics.resume('jobs');
+    assert.deepEqual((await q.reserve('jobs', { max: 2 })).map((d) => d.id), ['top', 'u2']);
+    assert.deepEqual((await q.reserve('jobs', { max: 10 })).map((d) => d.id), ['u1', 'o1', 'o2', 'low'], 'later is not due: its priority does not make it so');
+    assert.equal((await q.get('later'))?.state, 'pending');
+    assert.equal((await q.get('u1'))?.priority, 10);
+    assert.equal((await q.get('o1'))?.priority, 0, 'the default');
+    clock.advance(4_000);
+    await flush();
+    assert.deepEqual((await q.reserve('jobs', { max: 10 })).map((d) => d.id), ['later']);
+  } finally {
+    await q.close();
+  }
+});
+
+test('priority is an integer from -100 to 100: anything else is INVALID_OPTION, on schedule and in a batch', async () => {
+  const { q } = await openManual();
+  try {
+    for (const bad of [101, -101, 1.5, '3', null, Number.NaN]) {
+      await assert.rejects(
+        q.schedule({ topic: 'jobs', priority: bad as number }),
+        (error: unknown) => isDelayQError(error, 'INVALID_OPTION') && /priority/.test((error as Error).message),
+        String(bad),
+      );
+    }
+    await assert.rejects(q.scheduleMany([{ topic: 'jobs' }, { topic: 'jobs', priority: 1_000 }]), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
+    const ok = await q.schedule({ id: 'edge', topic: 'jobs', priority: -100 });
+    assert.equal(ok.created, true);
+    assert.equal((await q.get('edge'))?.priority, -100);
+  } finally {
+    await q.close();
+  }
+});
+
+/**
+ * The issue's case on a durable store: 50 ordinary and 10 urgent tasks (and 5 low ones) fall
+ * due together on a paused topic; `consumer` (another process's queue on a shared store)
+ * takes the urgent ten first on resume, then the ordinary in runAt order, then the low.
+ */
+async function pausedBacklog(producer: DelayQueue, consumer: DelayQueue): Promise<void> {
+  await producer.topics.pause('jobs');
+  const base = Date.now() + 300;
+  const tasks = [
+    ...Array.from({ length: 5 }, (_, i) => ({ id: `l${i}`, topic: 'jobs', runAt: base + i, priority: -1 })),
+    ...Array.from({ length: 50 }, (_, i) => ({ id: `o${String(i).padStart(2, '0')}`, topic: 'jobs', runAt: base + 10 + i * 3 })),
+    ...Array.from({ length: 10 }, (_, i) => ({ id: `u${i}`, topic: 'jobs', runAt: base + 60 + i * 5, priority: 7 })),
+    { id: 'future', topic: 'jobs', runAt: base + 60_000, priority: 100 },
+  ];
+  await producer.scheduleMany(tasks);
+  // Everything but `future` falls due while paused, and is made ready (promoted) meanwhile.
+  while (Date.now() < base + 1_500) await new Promise((resolve) => setTimeout(resolve, 50));
+  const pausedUntil = Date.now() + 5_000;
+  while (!consumer.topics.paused().includes('jobs') && Date.now() < pausedUntil) await new Promise((resolve) => setTimeout(resolve, 20));
+  await producer.topics.resume('jobs');
+  const got: string[] = [];
+  const deadline = Date.now() + 10_000;
+  while (got.length < 65 && Date.now() < deadline) {
+    const batch = await consumer.reserve('jobs', { max: 10, waitMs: 1_000 });
+    for (const d of batch) got.push(d.id);
+  }
+  const expected = [...tasks.slice(55, 65), ...tasks.slice(5, 55), ...tasks.slice(0, 5)].map((t) => t.id);
+  assert.deepEqual(got, expected);
+  assert.equal((await consumer.get('future'))?.state, 'pending', 'never before its runAt');
+  assert.equal((await consumer.get('u3'))?.priority, 7);
+}
+
+test('SQLite: urgent tasks of a resumed topic go first', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'delayq-priority-'));
+  const q = await DelayQueue.open({ store: `sqlite:${join(dir, 'q.db')}` });
+  try {
+    await pausedBacklog(q, q);
+  } finally {
+    await q.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+let redis: RedisServer | undefined;
+after(async () => {
+  await redis?.stop();
+  redis?.remove();
+});
+
+test('Redis: urgent tasks of a resumed topic go first, reserved by another process', { skip: redisSkip() }, async () => {
+  redis = await startRedis();
+  const url = `${redis.url}?prefix=prio${process.pid}`;
+  const a = await DelayQueue.open({ store: url, pauseSyncMs: 100 });
+  const b = await DelayQueue.open({ store: url, pauseSyncMs: 100 });
+  try {
+    await pausedBacklog(a, b);
+  } finally {
+    await b.close();
+    await a.close();
+  }
+});
+
+test('Redis with 4 shards: urgent tasks of a resumed topic go first', { skip: redisSkip() }, async () => {
+  redis ??= await startRedis();
+  const url = `${redis.url}?prefix=prios${process.pid}&shards=4`;
+  const a = await DelayQueue.open({ store: url, pauseSyncMs: 100 });
+  try {
+    await pausedBacklog(a, a);
+  } finally {
+    await a.close();
+  }
+});
+
+test('PostgreSQL: urgent tasks of a resumed topic go first, reserved by another process', async () => {
+  const schema = freshSchema('prio');
+  const a = await DelayQueue.open({ store: storeUrl(schema), pauseSyncMs: 100 });
+  const b = await DelayQueue.open({ store: storeUrl(schema), pauseSyncMs: 100 });
+  try {
+    await pausedBacklog(a, b);
+  } finally {
+    await b.close();
+    await a.close();
+    await dropSchema(schema);
+  }
+});
+
+void T0;
