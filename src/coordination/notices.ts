@@ -12,7 +12,7 @@
  * again and nothing more.
  *
  *   timers   "id lane dueAt seq" lines (timer-lines.ts)
- *   ready    PostgreSQL: "lane" or "lane dueAt seq"; Redis: "shard owner"
+ *   ready    PostgreSQL: "lane" or "lane dueAt seq"; Redis: "shard owner" or "shard owner r"
  */
 import type { Clock, Logger } from '../core/ports/index.js';
 import { shown } from '../core/shown.js';
@@ -82,14 +82,18 @@ export function parsePgReadyNotice(message: string): { lane: string; from?: { du
   return { lane, from: { dueAt, seq } };
 }
 
-/** A Redis ready message: "shard owner", the shard one of the store's. */
-export function parseRedisReadyNotice(message: string, shards: number): { shard: number; owner: string } | BadNotice {
+/**
+ * A Redis ready message: "shard owner", the shard one of the store's, or "shard owner r"
+ * when tasks above priority 0 were made ready there (ADR 0056).
+ */
+export function parseRedisReadyNotice(message: string, shards: number): { shard: number; owner: string; ranked: boolean } | BadNotice {
   const fields = message.split(' ');
   const shard = wholeNumber(fields[0]);
   const owner = fields[1] ?? '';
-  if (fields.length !== 2 || shard === null || shard >= shards) return new BadNotice(`not "shard owner" with a shard from 0 to ${shards - 1}`);
+  const ranked = fields.length === 3 && fields[2] === 'r';
+  if ((fields.length !== 2 && !ranked) || shard === null || shard >= shards) return new BadNotice(`not "shard owner" or "shard owner r" with a shard from 0 to ${shards - 1}`);
   if (!OWNER.test(owner)) return new BadNotice('an owner that is not a process token');
-  return { shard, owner };
+  return { shard, owner, ranked };
 }
 
 /**

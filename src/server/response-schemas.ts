@@ -8,6 +8,7 @@
  * where it may be null), and free-form values (payloads, error details) stay free-form.
  * A test server checks every answer against its plain JSON form (response-check.ts).
  */
+import { MAX_PRIORITY, MIN_PRIORITY } from '../core/task/validate.js';
 import { CORE_ERROR_CODES, SERVER_ERROR_CODES } from '../wire/error-codes.js';
 import { TASK_STATES } from '../wire/types.js';
 import { HISTORY_ERROR_LIMIT, HISTORY_LIMIT } from '../core/task/history.js';
@@ -83,6 +84,7 @@ export const taskSchema = object({
   reservedUntil: nullableEpochMs,
   lastError: nullableStr,
   url: { ...nullableStr, description: "the task's own push URL, or null" },
+  priority: { type: 'integer', minimum: MIN_PRIORITY, maximum: MAX_PRIORITY, description: 'among due tasks of its topic, higher is delivered first (0 by default)' },
   history: {
     type: 'array',
     maxItems: HISTORY_LIMIT,

@@ -29,6 +29,7 @@ export const scheduleBodySchema = {
     maxAttempts: { type: 'number' },
     backoff: backoffSchema,
     url: { type: 'string', description: 'push this task to this URL when due, whatever its topic (docs/push.md)' },
+    priority: { type: 'number', description: 'an integer from -100 to 100 (default 0): among due tasks of the topic, higher is delivered first; never earlier than runAt (400 INVALID_OPTION outside)' },
   },
 } as const;
 

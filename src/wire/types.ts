@@ -34,6 +34,8 @@ export interface ScheduleRequest {
    * signed with the topic's push secret or the server's default (docs/push.md).
    */
   url?: string;
+  /** -100..100, default 0: among due tasks of the topic, higher is delivered first (never before runAt). */
+  priority?: number;
 }
 
 export interface ScheduleResponse {
@@ -98,6 +100,8 @@ export interface TaskView<P = unknown> {
   lastError: string | null;
   /** The task's own push url (schedule's `url`), or null. */
   url: string | null;
+  /** Its priority (0 by default; absent from a server that predates priorities). */
+  priority?: number;
   /** The last attempts, oldest first, at most 10. */
   history: readonly AttemptView[];
 }

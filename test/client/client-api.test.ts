@@ -20,6 +20,22 @@ describe('client', () => {
   });
   after(() => t.close());
 
+  it('priority: scheduled one by one and in a batch, shown by get, served first among due tasks; out of bounds is 400 INVALID_OPTION', async () => {
+    await client.topics.pause('prio');
+    await client.schedule({ id: 'p-low', topic: 'prio', priority: -3 });
+    await client.schedule({ id: 'p-plain', topic: 'prio' });
+    await client.scheduleMany([{ id: 'p-top', topic: 'prio', priority: 50 }, { id: 'p-mid', topic: 'prio', priority: 5 }]);
+    assert.equal((await client.get('p-top'))?.priority, 50);
+    assert.equal((await client.get('p-plain'))?.priority, 0);
+    // Due at once, on a paused topic: all four wait in the ready queue until it is resumed.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await client.topics.resume('prio');
+    assert.deepEqual((await client.reserve('prio', { max: 4, waitMs: 2_000 })).map((d) => d.id), ['p-top', 'p-mid', 'p-plain', 'p-low']);
+    for (const bad of [101, 2.5]) await assert.rejects(client.schedule({ topic: 'prio', priority: bad }), (e: unknown) => isDelayQClientError(e, 'INVALID_OPTION') && e.status === 400);
+    const batch = await client.scheduleMany([{ topic: 'prio', priority: -101 }]);
+    assert.equal(batch[0] && 'error' in batch[0] ? batch[0].error.code : null, 'INVALID_OPTION');
+  });
+
   it('timeline, retryDead, retryDeadOfTopic', async () => {
     const runAt = Date.UTC(2031, 5, 1, 10, 30, 15);
     await client.schedule({ id: 'tl1', topic: 'timeline', runAt });

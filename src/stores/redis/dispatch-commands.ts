@@ -27,19 +27,21 @@ export async function promoteScript(
   client: RedisClient,
   shard: ShardKeys,
   p: PromoteArgs,
-): Promise<{ owned: boolean; pushed: Map<string, number>; reserved: [string, string][] }> {
+): Promise<{ owned: boolean; pushed: Map<string, number>; ranked: Set<string>; reserved: [string, string][] }> {
   const topics = [...new Set(p.entries.map((e) => e.topic))];
   const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t)), ...topics.map((t) => shard.readyRanked(t)), shard.parked, shard.parkedCounts];
   const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.reserveFor), p.nonce];
   for (const e of p.entries) args.push(e.id, topics.indexOf(e.topic) + 1);
   const reply = asArray(await run(client, 'promote', keys, args));
   const pushed = new Map<string, number>();
-  if (num(reply[0]) !== 1) return { owned: false, pushed, reserved: [] };
+  const ranked = new Set<string>();
+  if (num(reply[0]) !== 1) return { owned: false, pushed, ranked, reserved: [] };
   topics.forEach((topic, i) => {
     const n = num(reply[i + 1] ?? 0);
     if (n > 0) pushed.set(topic, n);
+    if (num(reply[topics.length + i + 1] ?? 0) > 0) ranked.add(topic);
   });
-  return { owned: true, pushed, reserved: pairs(reply.slice(topics.length + 1)) };
+  return { owned: true, pushed, ranked, reserved: pairs(reply.slice(2 * topics.length + 1)) };
 }
 
 /**
@@ -60,10 +62,11 @@ export async function reserveReadyScript(
   max: number,
   ttrMs: number | undefined,
   nonce: string,
-): Promise<{ reserved: [string, string][]; remaining: number; retryAt: number }> {
+  holdBelowZero: boolean,
+): Promise<{ reserved: [string, string][]; remaining: number; retryAt: number; rankedLeft: number; belowLeft: number }> {
   const keys = [...standardKeys(shard), shard.ready(topic), shard.reserveMemo(nonce), shard.parked, shard.parkedCounts, shard.readyRanked(topic)];
-  const reply = asArray(await run(client, 'reserve-ready', keys, [now, ttrMs ?? '', nonce, max, RESERVE_MEMO_MS]));
-  return { remaining: num(reply[0]), retryAt: num(reply[1]), reserved: pairs(reply.slice(2)) };
+  const reply = asArray(await run(client, 'reserve-ready', keys, [now, ttrMs ?? '', nonce, max, RESERVE_MEMO_MS, holdBelowZero ? 1 : 0]));
+  return { remaining: num(reply[0]), retryAt: num(reply[1]), rankedLeft: num(reply[2]), belowLeft: num(reply[3]), reserved: pairs(reply.slice(4)) };
 }
 
 /** Reserved -> pending (attempt not counted) and back into the topic's ready list. */

@@ -23,6 +23,7 @@ import { ReadyReserver } from './ready-reserver.js';
 import { NoticeGuard } from '../../coordination/notices.js';
 import { ReadyWaiters } from '../../coordination/ready-waiters.js';
 import { RemoteTimers } from '../../coordination/remote-timers.js';
+import { RankedShards } from './ranked-shards.js';
 import { RedisStore } from './redis-store.js';
 import { redisTimerBackend } from './timer-backend.js';
 import { requireReplicas, type WaitReplicas } from './replication.js';
@@ -165,21 +166,26 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
   const health = new ShardHealth(clock, logger, 'redis', (shard) => probe.probe(shard));
   const demand = new ConsumerDemand(clock);
   const kept = new KeptTaskReleaser(client, keys, clock, owner, waiters, logger);
-  const promoter = new Promoter(client, keys, leases, demand, kept, waiters, health);
+  const ranked = new RankedShards();
+  const promoter = new Promoter(client, keys, leases, demand, kept, waiters, health, ranked);
   const guard = new NoticeGuard('redis', ['timers', 'ready'], logger, clock);
   const remoteTimers = new RemoteTimers({ backend: redisTimerBackend(client, keys, unparker), leases, clock, horizonMs, guard });
   const recoverer = new OverdueRecoverer(client, keys, clock, remoteTimers);
   const subscriber = await Subscriber.open(client, keys, guard, {
     // Our own promotions wake our consumers directly (promoter.ts).
-    ready: (topic, shard, from) => void (from !== owner && waiters.notify(topic, shard)),
+    ready: (topic, shard, from, hasRanked) => {
+      if (hasRanked) ranked.set(topic, shard, true);
+      if (from !== owner) waiters.notify(topic, shard);
+    },
     timers: (message) => remoteTimers.receive(message),
     // Messages sent while we were away are lost: re-check the lists and reload our timers.
     reconnected: () => {
       waiters.flagAll();
+      ranked.clear();
       for (const shard of leases.owned()) void remoteTimers.loadShard(shard);
     },
   });
-  const reserver = new ReadyReserver(client, keys, subscriber, waiters, demand, kept, health, logger);
+  const reserver = new ReadyReserver(client, keys, subscriber, waiters, demand, kept, health, logger, ranked);
   // A shard that takes writes again: its timers may have been skipped by loads meanwhile,
   // and its ready lists were left alone; reload the one, look at the other.
   health.onRecovered((shard) => {

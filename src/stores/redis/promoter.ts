@@ -17,6 +17,7 @@ import type { KeptTaskReleaser } from './kept-releaser.js';
 import type { Keyspace } from './keys.js';
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
+import type { RankedShards } from './ranked-shards.js';
 import { groupByShard, shardOf } from '../../coordination/router.js';
 import type { ShardHealth } from '../../coordination/shard-health.js';
 import { DelayQError, isDelayQError } from '../../core/errors.js';
@@ -39,6 +40,7 @@ export class Promoter {
     private readonly kept: KeptTaskReleaser,
     private readonly waiters: ReadyWaiters,
     private readonly health: ShardHealth,
+    private readonly ranked: RankedShards,
   ) {
     this.promotions = new ShardBatcher((shard, items) => this.promoteShard(shard, items), MAX_SCRIPT_BATCH);
   }
@@ -126,6 +128,7 @@ export class Promoter {
       this.kept.keep(record.topic, [record]);
       this.waiters.wake(record.topic);
     }
+    for (const topic of result.ranked) this.ranked.set(topic, shard, true);
     // Local consumers need not wait for the PUBLISH round trip.
     for (const [topic, n] of result.pushed) this.waiters.notify(topic, shard, n);
     return done;

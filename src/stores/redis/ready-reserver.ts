@@ -14,16 +14,20 @@ import type { Logger } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { decodeTask } from './codec.js';
 import { reserveReadyScript } from './dispatch-commands.js';
+import type { RankedShards } from './ranked-shards.js';
 import type { ConsumerDemand } from '../../coordination/consumer-demand.js';
 import type { RedisClient } from './connection.js';
 import type { KeptTaskReleaser } from './kept-releaser.js';
-import type { Keyspace } from './keys.js';
+import type { Keyspace, ShardKeys } from './keys.js';
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
 import { planReserveSteps, type ReserveStep } from '../../coordination/reserve-plan.js';
 import type { Subscriber } from './subscriber.js';
 import type { ShardHealth } from '../../coordination/shard-health.js';
 import { DelayQError, isDelayQError } from '../../core/errors.js';
+
+/** Scores of the ranked ready sets below it are of priorities above 0 (includes/patch.lua RANKED_ABOVE_ZERO). */
+const RANKED_ABOVE_ZERO = 100 * 1e13;
 
 /** The most tasks one call reserves (reserve-ready.lua pops at most 4x this per call). */
 const MAX_RESERVE = 1_000;
@@ -51,6 +55,7 @@ export class ReadyReserver {
     private readonly kept: KeptTaskReleaser,
     private readonly health: ShardHealth,
     private readonly logger: Logger,
+    private readonly ranked: RankedShards,
   ) {}
 
   /** Flagged shards worth a reserve call: those that take writes (a degraded one waits for its recovery, shard-health.ts). */
@@ -60,6 +65,7 @@ export class ReadyReserver {
 
   async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal, exact = false): Promise<TaskRecord[]> {
     await this.subscriber.watch(topic);
+    if (this.ranked.needsProbe(topic)) await this.probeRanked(topic);
     const want = Math.min(max, MAX_RESERVE);
     // Exact (a limited topic): no prefetch and no promotion reserving for this call, whose
     // surplus would be kept here while other processes' admitted consumers find nothing.
@@ -72,6 +78,28 @@ export class ReadyReserver {
     } finally {
       this.demand.stop(topic, asking);
     }
+  }
+
+  /**
+   * Reads once which shards hold ready tasks of `topic` above priority 0 (one ZCOUNT a
+   * shard, sent together): what was made ready before this process listened to the topic
+   * (a paused topic resumed, a consumer started late). A failed read leaves it to the
+   * reserve replies.
+   */
+  private async probeRanked(topic: string): Promise<void> {
+    const read = (shard: ShardKeys, low: string, high: string): Promise<number> => this.client.zcount(shard.readyRanked(topic), low, high);
+    const counts = await Promise.allSettled(
+      this.keys.shards.map((shard) => Promise.all([read(shard, '-inf', `(${RANKED_ABOVE_ZERO}`), read(shard, `${RANKED_ABOVE_ZERO}`, '+inf')])),
+    );
+    counts.forEach((count, shard) => {
+      if (count.status !== 'fulfilled') return;
+      const [above, below] = count.value;
+      if (above > 0) {
+        this.ranked.set(topic, shard, true);
+        this.waiters.notify(topic, shard);
+      }
+      if (below > 0) this.ranked.setBelow(topic, shard, true);
+    });
   }
 
   /** Waiting calls return [] at once and no new background reserve starts; resolves once those in flight are done. */
@@ -89,6 +117,25 @@ export class ReadyReserver {
     let attempt = 0;
     for (;;) {
       if (this.stopped) return [];
+      // Shards known to hold tasks above priority 0 are asked first, each for what the call
+      // wants, with what is kept here taken back: all of it is sorted and the highest go
+      // out (ADR 0056). A topic without priorities never has such shards.
+      const rankedShards = this.ranked.count(topic, this.candidates(topic));
+      if (rankedShards > 0) {
+        // What the call does not hand out is kept for the next caller only for the default
+        // ttr: a call with its own ttr (or exact) asks one shard for what it wants.
+        const keeps = ttrMs === undefined && !exact;
+        const shards = this.ranked.first(topic, this.candidates(topic)).slice(0, keeps ? rankedShards : 1);
+        const steps = shards.map((shard) => ({ shard, count: keeps ? fetch : want }));
+        const { reserved } = await this.reserveSteps(topic, steps, now(), ttrMs, () => `${nonce}${(attempt++).toString(36)}.`);
+        if (ttrMs === undefined && this.kept.size(topic) > 0) reserved.push(...this.kept.handOut(topic, this.kept.size(topic)));
+        if (reserved.length > 0) {
+          reserved.sort(byPriority);
+          if (reserved.length > want) this.kept.keep(topic, reserved.splice(want));
+          return reserved;
+        }
+        continue;
+      }
       if (ttrMs === undefined && this.kept.size(topic) > 0) {
         if (!exact) this.drainBacklog(topic, now);
         return this.kept.handOut(topic, want);
@@ -106,6 +153,25 @@ export class ReadyReserver {
       if (reserved.length > 0) return reserved;
       if (signal.aborted) return [];
       if (this.candidates(topic).length > 0 && retryAt === 0) continue;
+      // No shard has tasks of priority 0 or above: those below 0 go now (ADR 0056).
+      const below = this.ranked.below(topic).filter((shard) => this.health.available(shard));
+      const drain = this.drains.get(topic);
+      if (below.length > 0 && drain !== undefined) {
+        // A background reserve may be bringing tasks of priority 0 or above: they go first.
+        await drain;
+        continue;
+      }
+      if (below.length > 0) {
+        const keeps = ttrMs === undefined && !exact;
+        const steps = below.slice(0, keeps ? below.length : 1).map((shard) => ({ shard, count: want }));
+        const taken = await this.reserveSteps(topic, steps, now(), ttrMs, () => `${nonce}${(attempt++).toString(36)}.`, false);
+        if (taken.reserved.length > 0) {
+          taken.reserved.sort(byPriority);
+          if (taken.reserved.length > want) this.kept.keep(topic, taken.reserved.splice(want));
+          return taken.reserved;
+        }
+        continue;
+      }
       await this.waiters.wait(topic, signal, retryAt > 0 ? Math.max(1, retryAt - now()) : undefined);
     }
   }
@@ -120,12 +186,14 @@ export class ReadyReserver {
     at: number,
     ttrMs: number | undefined,
     nonceOf: () => string,
+    /** Whether the shards leave their tasks below priority 0 (as long as any shard may have others). */
+    holdBelowZero = true,
   ): Promise<{ reserved: TaskRecord[]; retryAt: number }> {
     const epoch = this.waiters.epoch(topic);
     // Each shard on its own: one that cannot be written is marked (and then skipped until it
     // recovers), and the tasks the others reserved are handed out all the same.
     const settled = await Promise.allSettled(
-      steps.map((step) => this.health.track(step.shard, () => reserveReadyScript(this.client, this.keys.shards[step.shard]!, topic, at, step.count, ttrMs, nonceOf()))),
+      steps.map((step) => this.health.track(step.shard, () => reserveReadyScript(this.client, this.keys.shards[step.shard]!, topic, at, step.count, ttrMs, nonceOf(), holdBelowZero))),
     );
     let retryAt = 0;
     const reserved: TaskRecord[] = [];
@@ -137,12 +205,14 @@ export class ReadyReserver {
       if (result.status === 'rejected') return;
       const reply = result.value;
       this.waiters.update(topic, steps[i]!.shard, reply.retryAt > 0 ? Math.max(1, reply.remaining) : reply.remaining, epoch);
+      this.ranked.set(topic, steps[i]!.shard, reply.rankedLeft > 0);
+      this.ranked.setBelow(topic, steps[i]!.shard, reply.belowLeft > 0);
       if (reply.retryAt > 0) retryAt = retryAt === 0 ? reply.retryAt : Math.min(retryAt, reply.retryAt);
       for (const [id, body] of reply.reserved) reserved.push(decodeTask(id, body).record);
     });
     // Each shard answers highest priority first; across shards too (ADR 0056), and by runAt
     // within one priority. Only a call that reserved tasks of another priority than 0 sorts.
-    if (reserved.some((r) => (r.priority ?? 0) !== 0)) reserved.sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || a.runAt - b.runAt);
+    if (reserved.some((r) => (r.priority ?? 0) !== 0)) reserved.sort(byPriority);
     return { reserved, retryAt };
   }
 
@@ -180,4 +250,9 @@ export class ReadyReserver {
       .finally(() => this.drains.delete(topic));
     this.drains.set(topic, drain);
   }
+}
+
+/** Highest priority first, then runAt. */
+function byPriority(a: TaskRecord, b: TaskRecord): number {
+  return (b.priority ?? 0) - (a.priority ?? 0) || a.runAt - b.runAt;
 }

@@ -9,8 +9,8 @@ import type { RedisClient } from './connection.js';
 import type { Keyspace } from './keys.js';
 
 export interface SubscriberEvents {
-  /** Tasks of `topic` became ready on `shard`, promoted by the process `owner`. */
-  ready(topic: string, shard: number, owner: string): void;
+  /** Tasks of `topic` became ready on `shard`, promoted by the process `owner`; `ranked`: some above priority 0. */
+  ready(topic: string, shard: number, owner: string, ranked: boolean): void;
   timers(message: string): void;
   reconnected(): void;
 }
@@ -35,7 +35,7 @@ export class Subscriber {
       if (topic === undefined) return;
       const ready = parseRedisReadyNotice(message, keys.shards.length);
       if (ready instanceof BadNotice) guard.drop('ready', ready, message);
-      else events.ready(topic, ready.shard, ready.owner);
+      else events.ready(topic, ready.shard, ready.owner, ready.ranked);
     });
     connection.on('ready', () => {
       if (subscriber.connectedOnce) events.reconnected();

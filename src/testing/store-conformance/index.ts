@@ -31,6 +31,7 @@ import { reserveCases } from './reserve.js';
 import { scheduleCases } from './schedule.js';
 import { settleCases } from './settle.js';
 import { traceContextCases } from './trace-context.js';
+import { priorityCases } from './priority.js';
 
 export { T0, pushSubscription, scheduleRecord, task } from './fixtures.js';
 export { HOSTILE_NAMES } from './hostile-names.js';
@@ -95,6 +96,7 @@ export function runStoreConformance(name: string, factory: StoreFactory): void {
       deferCases,
       ownPushUrlCases,
       traceContextCases,
+      priorityCases,
       recurringScheduleCases,
       lifecycleCases,
       historyCases,

@@ -436,12 +436,12 @@ describe('postgres store', () => {
       await c.query(`ALTER TABLE "${schema}".tasks ${columns.map((col) => `ALTER COLUMN ${col} SET NOT NULL`).join(', ')}`);
       await c.query(`DROP FUNCTION "${schema}".schedule, "${schema}".cancel, "${schema}".reschedule, "${schema}".check_name, "${schema}".run_at_ms, "${schema}".payload_text`);
       await c.query(forSchema(loadMigrations().find((m) => m.version === 3)!.sql, schema));
-      await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history, DROP COLUMN trace`);
+      await c.query(`ALTER TABLE "${schema}".tasks DROP COLUMN history, DROP COLUMN trace, DROP COLUMN priority`);
       await c.query(
         `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
       );
       await c.query(`DROP TABLE "${schema}".topic_limits, "${schema}".flow_buckets, "${schema}".flow_slots, "${schema}".task_events`);
-      await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind, "${schema}".reserve_pick, "${schema}".due_floor`);
+      await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind, "${schema}".reserve_pick, "${schema}".due_floor, "${schema}".reserve_pick_ranked`);
       await c.query(`DELETE FROM "${schema}".meta WHERE key = 'limits_version'`);
       await c.query(`UPDATE "${schema}".meta SET value = '4' WHERE key = 'schema_version'`);
     });

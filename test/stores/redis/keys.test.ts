@@ -80,7 +80,7 @@ describe('redis keys', () => {
         reserveFor: () => 1,
         nonce: 'n',
       });
-      await reserveReadyScript(client, shard, 'orders', 0, 10, undefined, 'n');
+      await reserveReadyScript(client, shard, 'orders', 0, 10, undefined, 'n', true);
       await releaseScript(client, shard, 'orders', 0, keys.readyChannel('orders'), '0 owner', [{ id: 'a', receipt: 'r' }]);
       await leaseAcquireScript(client, shard, 'owner', 5_000);
       await leaseRenewScript(client, shard, 'owner:1', 5_000);

@@ -15,7 +15,9 @@
 -- ARGV[1] lease value, ARGV[2] now, ARGV[3] the wakeup message ("<shard> <owner>"), ARGV[4] T,
 -- ARGV[5..4+T] the ready channel of each topic, ARGV[5+T..4+2T] how many to reserve per topic,
 -- ARGV[5+2T] receipt nonce; then pairs: id, topic number (1..T)
--- Returns: { 1, pushed per topic (T values), then id, body per reserved task } or { 0 }
+-- Returns: { 1, pushed per topic (T values), of which above priority 0 (T values), then id,
+--   body per reserved task } or { 0 }. The wakeup message of a topic that had tasks above
+--   priority 0 pushed ends in " r" (ranked-shards.ts).
 --   when the lease is not ours.
 -- @include reservation
 reservationParked = { parked = KEYS[#KEYS - 1], counts = KEYS[#KEYS] }
@@ -35,10 +37,11 @@ local ids = {}
 for i = first, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 local bodies = {}
 if #ids > 0 then bodies = redis.call('HMGET', KEYS[1], unpack(ids)) end
-local ready, ranked = {}, {}
+local ready, ranked, above = {}, {}, {}
 for k = 1, topics do
   ready[k] = {}
   ranked[k] = {}
+  above[k] = 0
 end
 -- The priority of each body; a topic with any other than 0 reserves nothing at once.
 local priorities = {}
@@ -72,6 +75,7 @@ for i = first, #ARGV, 2 do
         else
           table.insert(ranked[k], rankedScore(p, tonumber(runAt, 36)))
           table.insert(ranked[k], id)
+          if p > 0 then above[k] = above[k] + 1 end
         end
         pushed[k] = pushed[k] + 1
       end
@@ -89,8 +93,11 @@ for k = 1, topics do
 end
 local out = { 1 }
 for k = 1, topics do
-  if pushed[k] > 0 then redis.call('PUBLISH', ARGV[4 + k], ARGV[3]) end
+  if pushed[k] > 0 then
+    if above[k] > 0 then redis.call('PUBLISH', ARGV[4 + k], ARGV[3] .. ' r') else redis.call('PUBLISH', ARGV[4 + k], ARGV[3]) end
+  end
   table.insert(out, pushed[k])
 end
+for k = 1, topics do table.insert(out, above[k]) end
 for _, v in ipairs(reserved) do table.insert(out, v) end
 return out

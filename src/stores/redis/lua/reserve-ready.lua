@@ -8,8 +8,11 @@
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] the topic's ready list,
 --   KEYS[8] this call's memo (took:<nonce>), KEYS[9] parked, KEYS[10] parkedh, KEYS[11] the ranked ready set
 -- ARGV[1] now, ARGV[2] ttr override ('' = the task's ttrMs), ARGV[3] receipt nonce, ARGV[4] max (<= 1,000),
--- ARGV[5] how long the memo lives (ms)
--- Returns: { ids left in the list, runAt of an id put back (0 = none), then id, body per reserved task }
+-- ARGV[5] how long the memo lives (ms), ARGV[6] '1' to leave the tasks below priority 0 (the caller
+-- takes them only once no shard has others: ranked-shards.ts)
+-- Returns: { ids left (the list and the ranked set; without those below priority 0 when they
+--   are left), runAt of an id put back (0 = none), ids left above priority 0, ids left below
+--   priority 0, then id, body per reserved task }
 --
 -- The ids a call reserved are kept in its memo for ARGV[5] ms. ioredis sends a call again
 -- when the connection drops before the reply; the ids of the first run are popped by
@@ -22,7 +25,7 @@ reservationParked = { parked = KEYS[9], counts = KEYS[10] }
 local nonce = ARGV[3]
 local memo = redis.call('GET', KEYS[8])
 if memo then
-  local out = { redis.call('LLEN', KEYS[7]) + redis.call('ZCARD', KEYS[11]), 0 }
+  local out = { redis.call('LLEN', KEYS[7]) + redis.call('ZCARD', KEYS[11]), 0, redis.call('ZCOUNT', KEYS[11], '-inf', '(' .. RANKED_ABOVE_ZERO), 0 }
   local ids = {}
   for id in string.gmatch(memo, '[^,]+') do ids[#ids + 1] = id end
   local bodies = redis.call('HMGET', KEYS[1], unpack(ids))
@@ -46,7 +49,8 @@ local now = tonumber(ARGV[1])
 local now36 = base36(now)
 local ttr = tonumber(ARGV[2])
 local max = tonumber(ARGV[4])
-local out = { 0, 0 }
+local hold = ARGV[6] == '1'
+local out = { 0, 0, 0, 0 }
 local reserved, popped = 0, 0
 local took = {}
 local early = false
@@ -111,8 +115,14 @@ while not early and reserved < max and popped < max * 4 do
     end
   end
 end
-takeRanked(RANKED_ABOVE_ZERO, '+inf')
+if not hold then takeRanked(RANKED_ABOVE_ZERO, '+inf') end
 flushReserved()
 if reserved > 0 then redis.call('SET', KEYS[8], table.concat(took, ','), 'PX', ARGV[5]) end
-out[1] = redis.call('LLEN', KEYS[7]) + redis.call('ZCARD', KEYS[11])
+local rankedLeft = redis.call('ZCARD', KEYS[11])
+out[1] = redis.call('LLEN', KEYS[7]) + rankedLeft
+if rankedLeft > 0 then
+  out[3] = redis.call('ZCOUNT', KEYS[11], '-inf', '(' .. RANKED_ABOVE_ZERO)
+  out[4] = rankedLeft - out[3]
+  if hold then out[1] = out[1] - out[4] end
+end
 return out
