@@ -47,6 +47,17 @@ describe('delayq CLI', () => {
     assert.equal(json<{ counts: { cancelled: number } }>(stats).counts.cancelled, 2);
   });
 
+  it('add --priority: kept and shown by get; out of bounds is a usage error', async () => {
+    await cli('add', 'ranked', '--id', 'r1', '--delay', '1h', '--priority', '-40');
+    assert.equal(json<{ priority: number }>(await cli('get', 'r1', '--json')).priority, -40);
+    assert.match((await cli('get', 'r1')).stdout, /\npriority\s+-40\n/);
+    for (const bad of ['101', '1.5', 'high']) {
+      const refused = await cli('add', 'ranked', '--priority', bad);
+      assert.notEqual(refused.code, 0, bad);
+      assert.match(refused.stderr, /-100 to 100/);
+    }
+  });
+
   it('prints human tables without --json', async () => {
     await cli('add', 'human', '--id', 'h1', '--delay', '1h');
     const [ls, get, stats] = await Promise.all([cli('ls', '--topic', 'human'), cli('get', 'h1'), cli('stats')]);

@@ -70,9 +70,10 @@ describe('ready messages', () => {
       assert.ok(parsePgReadyNotice(message) instanceof BadNotice, JSON.stringify(message));
   });
 
-  it('Redis: "shard owner", a shard of the store and an owner token', () => {
-    assert.deepEqual(parseRedisReadyNotice('3 Zq3v_-ab', 16), { shard: 3, owner: 'Zq3v_-ab' });
-    for (const message of ['16 x', '-1 x', 'NaN x', 'abc x', '1', '1 ', '1 a b', ' 1 x', '1.5 x', '1 \u00e9', `1 ${'x'.repeat(65)}`])
+  it('Redis: "shard owner" or "shard owner r", a shard of the store and an owner token', () => {
+    assert.deepEqual(parseRedisReadyNotice('3 Zq3v_-ab', 16), { shard: 3, owner: 'Zq3v_-ab', ranked: false });
+    assert.deepEqual(parseRedisReadyNotice('3 Zq3v_-ab r', 16), { shard: 3, owner: 'Zq3v_-ab', ranked: true });
+    for (const message of ['16 x', '-1 x', 'NaN x', 'abc x', '1', '1 ', '1 a b', '1 a r r', '1 a R', '1 a ', ' 1 x', '1.5 x', '1 \u00e9', `1 ${'x'.repeat(65)}`])
       assert.ok(parseRedisReadyNotice(message, 16) instanceof BadNotice, JSON.stringify(message));
   });
 });

@@ -54,6 +54,7 @@ export function describeTask(task: TaskView): string {
     ['reservedUntil', formatTime(task.reservedUntil)],
     ['lastError', task.lastError ?? '-'],
     ...(task.url ? ([['url', task.url]] as [string, string][]) : []),
+    ...(task.priority !== undefined && task.priority !== 0 ? ([['priority', String(task.priority)]] as [string, string][]) : []),
     ['created', formatTime(task.createdAt)],
     ['payload', JSON.stringify(task.payload)],
   ]);
@@ -79,6 +80,14 @@ interface AddOptions {
   ttr?: number;
   maxAttempts?: number;
   url?: string;
+  priority?: number;
+}
+
+/** A task's priority: an integer from -100 to 100 (ADR 0056). */
+export function priorityArg(value: string): number {
+  const n = Number(value);
+  if (!/^-?\d+$/.test(value) || n < -100 || n > 100) throw new InvalidArgumentError('expected an integer from -100 to 100');
+  return n;
 }
 
 /** The `delayq ls` that lists the next page: the same filters, after `next`. */
@@ -103,6 +112,7 @@ export function registerTaskCommands(program: Command): void {
     .option('--ttr <duration>', 'time to run before redelivery', durationArg)
     .option('--max-attempts <n>', 'deliveries before the task is dead', positiveIntArg)
     .option('--url <url>', 'push this task to this URL when due, whatever its topic (signed: docs/push.md)')
+    .option('--priority <n>', 'among due tasks of the topic, higher first: -100 to 100 (default 0)', priorityArg)
     .action(async (topic: string, options: AddOptions, command: Command) => {
       if (options.delay !== undefined && options.at !== undefined) throw new UsageError('give --delay or --at, not both');
       const { client, out } = contextOf(command);
@@ -115,6 +125,7 @@ export function registerTaskCommands(program: Command): void {
         ...(options.ttr !== undefined ? { ttrMs: options.ttr } : {}),
         ...(options.maxAttempts !== undefined ? { maxAttempts: options.maxAttempts } : {}),
         ...(options.url !== undefined ? { url: options.url } : {}),
+        ...(options.priority !== undefined ? { priority: options.priority } : {}),
       });
       if (result.created) {
         out.result(result, () => `scheduled ${result.id} on ${topic} at ${formatTime(result.runAt)}`);

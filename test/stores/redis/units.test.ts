@@ -72,8 +72,20 @@ describe('redis store units', () => {
       lastError: null,
       url: null,
       trace: null,
+      priority: 0,
       history: [],
     });
+    // A task of priority 0 takes no byte for it; another has it as the 16th field, after empty url and trace fields when it has none.
+    assert.equal(encodeNewTask(task, 42, 0).split('|')[0]!.split(',').length, 13);
+    for (const [extra, fields] of [
+      [{ priority: -100 }, ',,,-100'],
+      [{ priority: 7, url: 'https://h.example.com/a,b' }, ',https://h.example.com/a%2Cb,,7'],
+      [{ priority: 100, trace: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }, ',,00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01,100'],
+    ] as const) {
+      const body = encodeNewTask({ ...task, ...extra }, 42, 0);
+      assert.ok(body.split('|')[0]!.endsWith(`orders,${fields}`), body);
+      assert.equal(decodeTask('x', body).record.priority, extra.priority);
+    }
   });
 
   it('reads a body of the version before attempt history (errLen alone in field 13) with an empty history', () => {
