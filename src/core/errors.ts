@@ -12,7 +12,7 @@ export const ERROR_CODES = {
   INVALID_PAYLOAD: 'payload not JSON-serialisable',
   PAYLOAD_TOO_LARGE: 'serialised payload larger than the limit (1 MiB by default)',
   PAYLOAD_TOO_DEEP: 'payload nested deeper than the limit (128 levels of objects and arrays by default; `limits.maxPayloadDepth`)',
-  INVALID_OPTION: 'ttrMs, maxAttempts, backoff, concurrency, max, waitMs, or a push subscription\'s timeoutMs or headers out of range',
+  INVALID_OPTION: 'ttrMs, maxAttempts, priority (an integer from -100 to 100), backoff, concurrency, max, waitMs, or a push subscription\'s timeoutMs or headers out of range',
   BATCH_TOO_LARGE: 'more tasks in one batch than the limit',
   TASK_NOT_FOUND: 'no task with this id',
   TASK_NOT_PENDING: 'the task is no longer pending (already delivered, done, dead or cancelled)',

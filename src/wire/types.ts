@@ -100,8 +100,8 @@ export interface TaskView<P = unknown> {
   lastError: string | null;
   /** The task's own push url (schedule's `url`), or null. */
   url: string | null;
-  /** Its priority (0 by default; absent from a server that predates priorities). */
-  priority?: number;
+  /** Its priority (0 by default). */
+  priority: number;
   /** The last attempts, oldest first, at most 10. */
   history: readonly AttemptView[];
 }

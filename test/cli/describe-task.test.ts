@@ -20,6 +20,7 @@ const base: TaskView = {
   reservedUntil: null,
   lastError: 'HTTP 503: down',
   url: null,
+  priority: 0,
   history: [],
 };
 

@@ -54,7 +54,7 @@ export function describeTask(task: TaskView): string {
     ['reservedUntil', formatTime(task.reservedUntil)],
     ['lastError', task.lastError ?? '-'],
     ...(task.url ? ([['url', task.url]] as [string, string][]) : []),
-    ...(task.priority !== undefined && task.priority !== 0 ? ([['priority', String(task.priority)]] as [string, string][]) : []),
+    ...(task.priority !== 0 ? ([['priority', String(task.priority)]] as [string, string][]) : []),
     ['created', formatTime(task.createdAt)],
     ['payload', JSON.stringify(task.payload)],
   ]);
