@@ -84,7 +84,7 @@ export function parsePgReadyNotice(message: string): { lane: string; from?: { du
 
 /**
  * A Redis ready message: "shard owner", the shard one of the store's, or "shard owner r"
- * when tasks above priority 0 were made ready there (ADR 0056).
+ * when tasks above priority 0 were made ready there (ADR 0057).
  */
 export function parseRedisReadyNotice(message: string, shards: number): { shard: number; owner: string; ranked: boolean } | BadNotice {
   const fields = message.split(' ');

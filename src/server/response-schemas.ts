@@ -266,6 +266,7 @@ export const recurringSchema = object({
   maxAttempts: int,
   backoff: backoffPolicySchema,
   url: nullableStr,
+  priority: { type: 'integer', minimum: MIN_PRIORITY, maximum: MAX_PRIORITY, description: 'the priority of every occurrence (0 by default)' },
   paused: bool,
   nextAt: { ...nullableEpochMs, description: 'the next occurrence not yet created as a task; null once the schedule has ended' },
   lastAt: { ...nullableEpochMs, description: 'the latest occurrence created (task id `<id>:<lastAt>`)' },

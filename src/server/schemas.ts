@@ -133,6 +133,7 @@ export const scheduleDefinitionSchema = {
     maxAttempts: { type: 'number' },
     backoff: backoffSchema,
     url: { type: 'string', description: 'push every occurrence to this URL, whatever its topic (docs/push.md); 400 INVALID_URL, PUSH_NO_SECRET' },
+    priority: { type: 'number', description: 'the priority of every occurrence: an integer from -100 to 100 (default 0); 400 INVALID_OPTION outside' },
   },
 } as const;
 

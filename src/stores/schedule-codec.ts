@@ -9,12 +9,14 @@
  *    maxAttempts, baseMs, factor, maxMs, jitter, paused (0|1), nextAt, lastAt, count, rev,
  *    createdAt, updatedAt(, url)]
  *
- * The push `url` is a 24th element only when the schedule has one: a schedule without
- * pays no byte for it, and texts written before urls read as url null.
+ * The push `url` is a 24th element only when the schedule has one, or a priority: a schedule without
+ * pays no byte for it, and texts written before urls read as url null. The priority of its
+ * occurrences is a 25th only when it is not 0 (ADR 0057); texts without it read as 0.
  * The leading 1 is the layout's version. Reading checks every field, as
  * push-subscription-codec.ts does: a text that is not a schedule reads as null and the
  * store skips it with a warning.
  */
+import { priorityOf } from './shared/task-rows.js';
 import { MISFIRE_POLICIES, type MisfirePolicy, type RecurringScheduleRecord } from '../core/schedule/model.js';
 
 const LAYOUT = 1;
@@ -45,7 +47,7 @@ export function encodeSchedule(s: RecurringScheduleRecord): string {
     s.rev,
     s.createdAt,
     s.updatedAt,
-    ...(s.url === null ? [] : [s.url]),
+    ...(s.priority !== 0 ? [s.url, s.priority] : s.url === null ? [] : [s.url]),
   ]);
 }
 
@@ -57,9 +59,10 @@ export function decodeSchedule(id: string, text: string): RecurringScheduleRecor
     return null;
   }
   if (!Array.isArray(v) || v.length < FIELDS || v[0] !== LAYOUT) return null;
-  const [, topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs, maxAttempts, baseMs, factor, maxMs, jitter, paused, nextAt, lastAt, count, rev, createdAt, updatedAt, url = null] =
+  const [, topic, payload, cron, tz, everyMs, startAt, endAt, limit, misfire, ttrMs, maxAttempts, baseMs, factor, maxMs, jitter, paused, nextAt, lastAt, count, rev, createdAt, updatedAt, url = null, priority = 0] =
     v as unknown[];
   if (!(url === null || (typeof url === 'string' && url !== ''))) return null;
+  if (typeof priority !== 'number' || priorityOf(priority) !== priority) return null;
   if (typeof topic !== 'string' || typeof payload !== 'string' || typeof tz !== 'string' || (paused !== 0 && paused !== 1)) return null;
   if (!(cron === null || typeof cron === 'string') || !MISFIRE_POLICIES.includes(misfire as MisfirePolicy)) return null;
   if (![everyMs, startAt, endAt, limit, nextAt, lastAt].every(isNumberOrNull)) return null;
@@ -86,6 +89,7 @@ export function decodeSchedule(id: string, text: string): RecurringScheduleRecor
     createdAt: createdAt as number,
     updatedAt: updatedAt as number,
     url,
+    priority,
   };
 }
 

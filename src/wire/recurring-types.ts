@@ -21,6 +21,8 @@ export interface RecurringRequest {
   backoff?: Partial<BackoffPolicy>;
   /** Push every occurrence to this URL, whatever its topic (docs/push.md, "Per-task url"). */
   url?: string;
+  /** The priority of every occurrence: -100..100, default 0. */
+  priority?: number;
 }
 
 /** PUT /v1/schedules: many schedules in one call, each as PUT /v1/schedules/:id. */
@@ -47,6 +49,8 @@ export interface RecurringView {
   backoff: BackoffPolicy;
   /** The push target of every occurrence, or null. */
   url: string | null;
+  /** The priority of every occurrence (0 by default). */
+  priority: number;
   paused: boolean;
   /** The next occurrence not yet created as a task; null once the schedule has ended. */
   nextAt: number | null;

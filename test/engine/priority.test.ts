@@ -1,4 +1,4 @@
-// Task priorities (issue 49 point 1, ADR 0056): among due tasks of a topic, higher priority
+// Task priorities (issue 49 point 1, ADR 0057): among due tasks of a topic, higher priority
 // is delivered first, runAt order within one priority, never before runAt; on every store,
 // and across processes on the shared ones (Redis, PostgreSQL). The scenario of the issue:
 // ordinary and urgent tasks fall due together on a paused topic; on resume the urgent go first.
@@ -56,6 +56,27 @@ test('priority is an integer from -100 to 100: anything else is INVALID_OPTION, 
     const ok = await q.schedule({ id: 'edge', topic: 'jobs', priority: -100 });
     assert.equal(ok.created, true);
     assert.equal((await q.get('edge'))?.priority, -100);
+  } finally {
+    await q.close();
+  }
+});
+
+test('a recurring schedule gives its priority to every occurrence, which goes before ordinary tasks due with it; out of bounds is INVALID_OPTION', async () => {
+  const { q, clock } = await openManual();
+  try {
+    await q.topics.pause('jobs');
+    const { schedule } = await q.schedules.upsert('beat', { topic: 'jobs', everyMs: 1_000, priority: 20 });
+    assert.equal(schedule.priority, 20);
+    await q.scheduleMany(Array.from({ length: 3 }, (_, i) => ({ id: `plain${i}`, topic: 'jobs', delayMs: 500 + i })));
+    clock.advance(1_500);
+    await flush(30);
+    await q.topics.resume('jobs');
+    const ids = (await q.reserve('jobs', { max: 10 })).map((d) => d.id);
+    assert.deepEqual(ids, [`beat:${T0}`, `beat:${T0 + 1_000}`, 'plain0', 'plain1', 'plain2']);
+    assert.equal((await q.get(`beat:${T0}`))?.priority, 20);
+    await assert.rejects(q.schedules.upsert('bad', { topic: 'jobs', everyMs: 1_000, priority: 200 }), (error: unknown) => isDelayQError(error, 'INVALID_OPTION'));
+    const { changed } = await q.schedules.upsert('beat', { topic: 'jobs', everyMs: 1_000, priority: 0 });
+    assert.equal(changed, true, 'a new priority is a new definition');
   } finally {
     await q.close();
   }
@@ -166,4 +187,3 @@ test('PostgreSQL: urgent tasks of a resumed topic go first, reserved by another 
   }
 });
 
-void T0;

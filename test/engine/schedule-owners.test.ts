@@ -58,7 +58,7 @@ function counting(store: MemoryStore, swaps: Map<string, number>): RecurringSche
 
 function record(id: string, misfire: MisfirePolicy = 'once'): RecurringScheduleRecord {
   return scheduleRecord(
-    { id, topic: 'tick', payload: 'null', cron: null, tz: 'UTC', everyMs: 1_000, startAt: T0 + 1_000, endAt: null, limit: null, misfire, ttrMs: 30_000, maxAttempts: 5, backoff: DEFAULT_BACKOFF, url: null },
+    { id, topic: 'tick', payload: 'null', cron: null, tz: 'UTC', everyMs: 1_000, startAt: T0 + 1_000, endAt: null, limit: null, misfire, ttrMs: 30_000, maxAttempts: 5, backoff: DEFAULT_BACKOFF, url: null, priority: 0 },
     { paused: false, nextAt: T0 + 1_000, lastAt: null, count: 0 },
     1,
     T0,

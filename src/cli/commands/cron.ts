@@ -3,7 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { RecurringPreviewRequest, RecurringRequest, RecurringView } from '../../client/index.js';
 import { contextOf, RequestFailed, UsageError } from '../context.js';
 import { formatTime, keyValues, table } from '../output.js';
-import { durationArg, jsonArg, positiveIntArg } from './tasks.js';
+import { durationArg, jsonArg, positiveIntArg, priorityArg } from './tasks.js';
 
 interface SetOptions {
   cron?: string;
@@ -17,6 +17,7 @@ interface SetOptions {
   ttr?: number;
   attempts?: number;
   url?: string;
+  priority?: number;
 }
 
 function misfireArg(value: string): 'skip' | 'once' | 'all' {
@@ -36,6 +37,7 @@ function describeSchedule(s: RecurringView): string {
     ['payload', JSON.stringify(s.payload)],
     ['misfire', s.misfire],
     ...(s.url !== null ? [['url', s.url] as const] : []),
+    ...(s.priority !== 0 ? [['priority', String(s.priority)] as const] : []),
     ['state', s.paused ? 'paused' : s.nextAt === null ? 'ended' : 'active'],
     ['next', s.nextAt === null ? '-' : formatTime(s.nextAt)],
     ['last', s.lastAt === null ? '-' : `${formatTime(s.lastAt)} (task ${s.id}:${s.lastAt})`],
@@ -68,6 +70,7 @@ export function registerCronCommands(program: Command): void {
     .option('--ttr <duration>', 'time to run of each occurrence', durationArg)
     .option('--attempts <n>', 'maxAttempts of each occurrence', positiveIntArg)
     .option('--url <url>', 'push every occurrence to this URL, whatever its topic (docs/push.md)')
+    .option('--priority <n>', 'priority of every occurrence: -100 to 100 (default 0)', priorityArg)
     .action(async (id: string, topic: string, options: SetOptions, command: Command) => {
       const { client, out } = contextOf(command);
       const input: RecurringRequest = {
@@ -83,6 +86,7 @@ export function registerCronCommands(program: Command): void {
         ...(options.ttr !== undefined ? { ttrMs: options.ttr } : {}),
         ...(options.attempts !== undefined ? { maxAttempts: options.attempts } : {}),
         ...(options.url !== undefined ? { url: options.url } : {}),
+        ...(options.priority !== undefined ? { priority: options.priority } : {}),
       };
       const result = await client.schedules.upsert(id, input);
       out.result(result, () => `${result.changed ? 'set' : 'unchanged'}\n${describeSchedule(result.schedule)}`);

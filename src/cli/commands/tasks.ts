@@ -83,7 +83,7 @@ interface AddOptions {
   priority?: number;
 }
 
-/** A task's priority: an integer from -100 to 100 (ADR 0056). */
+/** A task's priority: an integer from -100 to 100 (ADR 0057). */
 export function priorityArg(value: string): number {
   const n = Number(value);
   if (!/^-?\d+$/.test(value) || n < -100 || n > 100) throw new InvalidArgumentError('expected an integer from -100 to 100');

@@ -66,6 +66,8 @@ export interface RecurringScheduleDefinition {
    * occurrences go to their topic's consumers or push subscription.
    */
   readonly url: string | null;
+  /** The priority of every occurrence (a task's `priority`, ADR 0057); 0 by default. */
+  readonly priority: number;
 }
 
 /** Where a schedule stands; the engine moves it forward (RecurringScheduleStore.swapSchedule). */
@@ -107,6 +109,7 @@ export function scheduleRecord(def: RecurringScheduleDefinition, state: Recurrin
     maxAttempts: def.maxAttempts,
     backoff: def.backoff,
     url: def.url,
+    priority: def.priority,
     paused: state.paused,
     nextAt: state.nextAt,
     lastAt: state.lastAt,
@@ -151,7 +154,8 @@ export function sameDefinition(a: RecurringScheduleDefinition, b: RecurringSched
     a.backoff.factor === b.backoff.factor &&
     a.backoff.maxMs === b.backoff.maxMs &&
     a.backoff.jitter === b.backoff.jitter &&
-    a.url === b.url
+    a.url === b.url &&
+    a.priority === b.priority
   );
 }
 

@@ -20,6 +20,7 @@ import {
   validateBackoff,
   validateId,
   validateIntOption,
+  validatePriority,
   validateTopic,
   type Limits,
   type TaskDefaults,
@@ -63,6 +64,8 @@ export interface RecurringScheduleInput {
    * checked like a task's (INVALID_URL, the SSRF rules, PUSH_NO_SECRET) at upsert.
    */
   url?: string;
+  /** The priority of every occurrence: an integer from -100 to 100, default 0 (a task's `priority`). */
+  priority?: number;
 }
 
 /** The fields of a definition that make its rule: when it fires (what `preview` takes). */
@@ -72,7 +75,7 @@ export type RecurringRuleInput = Pick<RecurringScheduleInput, 'cron' | 'tz' | 'e
 export type RecurringRule = Pick<RecurringScheduleDefinition, 'cron' | 'tz' | 'everyMs' | 'startAt' | 'endAt' | 'limit'>;
 
 const RULE_KEYS = new Set(['cron', 'tz', 'everyMs', 'startAt', 'endAt', 'limit']);
-const KEYS = new Set([...RULE_KEYS, 'topic', 'payload', 'misfire', 'ttrMs', 'maxAttempts', 'backoff', 'url']);
+const KEYS = new Set([...RULE_KEYS, 'topic', 'payload', 'misfire', 'ttrMs', 'maxAttempts', 'backoff', 'url', 'priority']);
 /** The largest limit: a schedule's occurrences are counted in a double. */
 const MAX_LIMIT = 1_000_000_000;
 /** Ten years of milliseconds: no interval longer than the longest delay. */
@@ -126,6 +129,7 @@ export function validateRecurring(
   const maxAttempts = given['maxAttempts'] === undefined ? defaults.maxAttempts : validateIntOption(given['maxAttempts'], 'maxAttempts', 1, limits.maxAttempts);
   const backoff = validateBackoff(given['backoff'], defaults.backoff);
   const url = given['url'] === undefined || given['url'] === null ? null : validatePushUrl(given['url']);
+  const priority = validatePriority(given['priority']);
   const definition: RecurringScheduleDefinition = {
     id: scheduleId,
     topic,
@@ -141,6 +145,7 @@ export function validateRecurring(
     maxAttempts,
     backoff,
     url,
+    priority,
   };
   return definition;
 }

@@ -50,7 +50,7 @@ export interface TaskRecord {
    */
   readonly trace?: string | null;
   /**
-   * Among due tasks of its lane, a higher priority is delivered first (ADR 0056); absent
+   * Among due tasks of its lane, a higher priority is delivered first (ADR 0057); absent
    * (a record of a store that predates it, or a task of priority 0) is 0.
    */
   readonly priority?: number;

@@ -88,7 +88,7 @@ export interface ScheduleInput {
   /**
    * Among due tasks of its topic, a higher priority is delivered first (runAt order within
    * one priority); an integer from MIN_PRIORITY to MAX_PRIORITY, default 0. It never makes a
-   * task due earlier (docs/library.md, "Priorities"; ADR 0056).
+   * task due earlier (docs/library.md, "Priorities"; ADR 0057).
    */
   priority?: number;
 }
@@ -217,11 +217,11 @@ export function validateScheduleInput(
     input['url'] === undefined
       ? trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, trace }
       : trace === undefined ? { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url: validatePushUrl(input['url']) } : { id, topic, payload, runAt, maxAttempts, ttrMs, backoff, url: validatePushUrl(input['url']), trace };
-  // A task of priority 0 (the default) carries no field: it is stored as before (ADR 0056).
+  // A task of priority 0 (the default) carries no field: it is stored as before (ADR 0057).
   return priority === 0 ? task : { ...task, priority };
 }
 
-/** The lowest and highest priority a task may have (ADR 0056). */
+/** The lowest and highest priority a task may have (ADR 0057). */
 export const MIN_PRIORITY = -100;
 export const MAX_PRIORITY = 100;
 

@@ -1,6 +1,6 @@
 /**
  * Due tasks waiting for a consumer, one FIFO per topic (per priority level for a topic that
- * has tasks of a priority other than 0: ADR 0056), plus the consumers waiting for
+ * has tasks of a priority other than 0: ADR 0057), plus the consumers waiting for
  * them (long-polls and workers). The wheel's timer callback only appends here and wakes
  * waiters; user code runs later, in the waiter's own continuation, so a slow handler
  * can never make the ticker drift.

@@ -182,7 +182,8 @@ export class RecurringScheduleLoop {
   private pushTasks(tasks: NewTaskRecord[], from: RecurringScheduleRecord, times: readonly number[]): void {
     for (const at of times) {
       const task: NewTaskRecord = { id: occurrenceId(from.id, at), topic: from.topic, payload: from.payload, runAt: at, maxAttempts: from.maxAttempts, ttrMs: from.ttrMs, backoff: from.backoff };
-      tasks.push(from.url === null ? task : { ...task, url: from.url });
+      const withUrl = from.url === null ? task : { ...task, url: from.url };
+      tasks.push(from.priority === 0 ? withUrl : { ...withUrl, priority: from.priority });
     }
   }
 

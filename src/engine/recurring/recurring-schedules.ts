@@ -37,6 +37,8 @@ export interface RecurringScheduleInfo {
   readonly backoff: BackoffPolicy;
   /** The push target of every occurrence (docs/push.md, "Per-task url"), or null. */
   readonly url: string | null;
+  /** The priority of every occurrence (0 by default). */
+  readonly priority: number;
   readonly paused: boolean;
   /** The next occurrence not yet created as a task, or null once the schedule has ended. */
   readonly nextAt: number | null;
@@ -105,6 +107,7 @@ export function toScheduleInfo(r: RecurringScheduleRecord): RecurringScheduleInf
     maxAttempts: r.maxAttempts,
     backoff: r.backoff,
     url: r.url,
+    priority: r.priority,
     paused: r.paused,
     nextAt: r.nextAt,
     lastAt: r.lastAt,

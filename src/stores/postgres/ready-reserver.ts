@@ -1,6 +1,6 @@
 /**
  * Consumers of every process reserving due tasks of a lane (SharedDispatch.reserveReady),
- * higher priorities first (reserve_pick_ranked, migration 0015, ADR 0056).
+ * higher priorities first (reserve_pick_ranked, migration 0016, ADR 0057).
  * There are no ready lists to move tasks into: a pending task whose runAt has passed is
  * ready, and a reservation is one statement that takes the oldest due ones of the lane with
  * `FOR UPDATE SKIP LOCKED` and reserves them:
@@ -162,7 +162,7 @@ export class ReadyReserver {
     try {
       const rows = await this.statement(lane, max, now, ttrMs, cursor);
       // The cursor walks the tasks of priority 0 only; the others are read from their own
-      // index from its beginning each time (migration 0015, ADR 0056).
+      // index from its beginning each time (migration 0016, ADR 0057).
       let last: (typeof rows)[number] | undefined;
       for (const row of rows) if (Number(row.picked_priority) === 0) last = row;
       // Past the last task taken; where it started if it took none (nothing after that was due

@@ -17,7 +17,7 @@
  *   <prefix>:{...}:lease                   STRING owner token of the shard (multi-process)
  *   <prefix>:{...}:fence                   STRING fencing counter of the lease
  *   <prefix>:{...}:ready:<topic>           LIST  due ids of priority 0 waiting for any process's consumers
- *   <prefix>:{...}:readyp:<topic>          ZSET  due ids of other priorities, score rankedScore (includes/patch.lua, ADR 0056)
+ *   <prefix>:{...}:readyp:<topic>          ZSET  due ids of other priorities, score rankedScore (includes/patch.lua, ADR 0057)
  *   <prefix>:{...}:parkfrom                STRING the first park bucket that may hold parked tasks
  *   <prefix>:{...}:parked                  ZSET  park buckets that have a list, score = member = bucket
  *   <prefix>:{...}:park:<bucket>           LIST  ids of far-future tasks parked there (parking.ts)
@@ -84,7 +84,7 @@ export interface ShardKeys {
   readonly parkedCounts: string;
   /** The ready list of one topic (shared dispatch): its tasks of priority 0. */
   ready(topic: string): string;
-  /** The ranked ready set of one topic: its tasks of other priorities (ADR 0056). */
+  /** The ranked ready set of one topic: its tasks of other priorities (ADR 0057). */
   readyRanked(topic: string): string;
   /** The list of ids parked in one bucket of far-future time. */
   park(bucket: number): string;

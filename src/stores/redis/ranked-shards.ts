@@ -1,6 +1,6 @@
 /**
  * Which shards hold ready tasks of a priority above 0, per topic, as this process last
- * learnt it (ADR 0056): from its own promotions, from the ready messages of other processes
+ * learnt it (ADR 0057): from its own promotions, from the ready messages of other processes
  * (a trailing " r"), and from every reserve-ready reply (what the shard has left). A reserve
  * asks those shards first, so a task of a higher priority on one shard is not left behind
  * tasks of another shard it had not asked. A topic that never had such a task has no entry:

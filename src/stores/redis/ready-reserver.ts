@@ -119,7 +119,7 @@ export class ReadyReserver {
       if (this.stopped) return [];
       // Shards known to hold tasks above priority 0 are asked first, each for what the call
       // wants, with what is kept here taken back: all of it is sorted and the highest go
-      // out (ADR 0056). A topic without priorities never has such shards.
+      // out (ADR 0057). A topic without priorities never has such shards.
       const rankedShards = this.ranked.count(topic, this.candidates(topic));
       if (rankedShards > 0) {
         // What the call does not hand out is kept for the next caller only for the default
@@ -153,11 +153,12 @@ export class ReadyReserver {
       if (reserved.length > 0) return reserved;
       if (signal.aborted) return [];
       if (this.candidates(topic).length > 0 && retryAt === 0) continue;
-      // No shard has tasks of priority 0 or above: those below 0 go now (ADR 0056).
+      // No shard has tasks of priority 0 or above: those below 0 go now (ADR 0057).
       const below = this.ranked.below(topic).filter((shard) => this.health.available(shard));
       const drain = this.drains.get(topic);
-      if (below.length > 0 && drain !== undefined) {
-        // A background reserve may be bringing tasks of priority 0 or above: they go first.
+      if (below.length > 0 && (drain !== undefined || (ttrMs === undefined && this.kept.size(topic) > 0))) {
+        // A background reserve may be bringing tasks of priority 0 or above, or has brought
+        // them to the kept ones: they go first.
         await drain;
         continue;
       }
@@ -210,7 +211,7 @@ export class ReadyReserver {
       if (reply.retryAt > 0) retryAt = retryAt === 0 ? reply.retryAt : Math.min(retryAt, reply.retryAt);
       for (const [id, body] of reply.reserved) reserved.push(decodeTask(id, body).record);
     });
-    // Each shard answers highest priority first; across shards too (ADR 0056), and by runAt
+    // Each shard answers highest priority first; across shards too (ADR 0057), and by runAt
     // within one priority. Only a call that reserved tasks of another priority than 0 sorts.
     if (reserved.some((r) => (r.priority ?? 0) !== 0)) reserved.sort(byPriority);
     return { reserved, retryAt };
@@ -256,3 +257,4 @@ export class ReadyReserver {
 function byPriority(a: TaskRecord, b: TaskRecord): number {
   return (b.priority ?? 0) - (a.priority ?? 0) || a.runAt - b.runAt;
 }
+

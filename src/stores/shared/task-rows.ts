@@ -25,7 +25,7 @@ export interface ControlRow {
   readonly reserved_until: number | null;
   /** The task's own push target, NULL for none. */
   readonly url: string | null;
-  /** The task's priority (0 for none; ADR 0056); absent where a statement does not read it. */
+  /** The task's priority (0 for none; ADR 0057); absent where a statement does not read it. */
   readonly priority?: number;
 }
 

@@ -45,7 +45,7 @@ export function scheduleRecord(id: string, overrides: Partial<RecurringScheduleR
     id, topic: 'reports', payload: '{"kind":"daily"}', cron: '30 2 * * *', tz: 'Europe/Berlin', everyMs: null,
     startAt: T0, endAt: null, limit: 10, misfire: 'once', ttrMs: 5_000, maxAttempts: 3,
     backoff: { baseMs: 100, factor: 2, maxMs: 1_000, jitter: 0.5 },
-    paused: false, nextAt: T0 + 60_000, lastAt: null, count: 0, rev: 1, createdAt: T0, updatedAt: T0, url: null,
+    paused: false, nextAt: T0 + 60_000, lastAt: null, count: 0, rev: 1, createdAt: T0, updatedAt: T0, url: null, priority: 0,
     ...overrides,
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The store suite's cases of task priorities (runStoreConformance, ./index.ts; ADR 0056): a
+ * The store suite's cases of task priorities (runStoreConformance, ./index.ts; ADR 0057): a
  * task's priority is kept, shown by get and list (0 when none was given), and kept through
  * reservations and retries. Where the engine's ready queue orders due tasks (a store without
  * shared dispatch), every run ref the store hands out carries its task's priority; a shared

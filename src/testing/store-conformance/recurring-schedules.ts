@@ -11,6 +11,12 @@ export function recurringScheduleCases(store: TaskStore): void {
       const daily = scheduleRecord('daily');
       const every = scheduleRecord('every', { cron: null, tz: 'UTC', everyMs: 1_000, startAt: null, endAt: T0 + 1e9, limit: null, misfire: 'all', paused: true, nextAt: null, lastAt: T0, count: 7 });
       const pushed = scheduleRecord('pushed', { url: 'https://hooks.example.com/cron?a=1,2' });
+      const ranked = scheduleRecord('ranked', { priority: -100 });
+      const rankedPushed = scheduleRecord('ranked-pushed', { priority: 100, url: 'https://hooks.example.com/r' });
+      await store.putSchedule(ranked);
+      await store.putSchedule(rankedPushed);
+      assert.deepEqual(await store.getSchedule('ranked'), ranked);
+      assert.deepEqual(await store.getSchedule('ranked-pushed'), rankedPushed);
       await store.putSchedule(daily);
       await store.putSchedule(every);
       await store.putSchedule(pushed);

@@ -87,7 +87,7 @@ function record(cron: string, tz: string, nextAt: number): RecurringScheduleReco
   return {
     id: 's', topic: 't', payload: 'null', cron, tz, everyMs: null, startAt: null, endAt: null, limit: null, misfire: 'once',
     ttrMs: 1000, maxAttempts: 1, backoff: { baseMs: 0, factor: 1, maxMs: 0, jitter: 0 },
-    paused: false, nextAt, lastAt: null, count: 0, rev: 1, createdAt: 0, updatedAt: 0, url: null,
+    paused: false, nextAt, lastAt: null, count: 0, rev: 1, createdAt: 0, updatedAt: 0, url: null, priority: 0,
   };
 }
 

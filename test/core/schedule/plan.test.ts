@@ -15,7 +15,7 @@ function every(ms: number, over: Partial<RecurringScheduleRecord> = {}): Recurri
   return {
     id: 's', topic: 't', payload: 'null', cron: null, tz: 'UTC', everyMs: ms, startAt: null, endAt: null, limit: null, misfire: 'once',
     ttrMs: 1000, maxAttempts: 1, backoff: { baseMs: 0, factor: 1, maxMs: 0, jitter: 0 },
-    paused: false, nextAt: null, lastAt: null, count: 0, rev: 1, createdAt: 0, updatedAt: 0, url: null, ...over,
+    paused: false, nextAt: null, lastAt: null, count: 0, rev: 1, createdAt: 0, updatedAt: 0, url: null, priority: 0, ...over,
   };
 }
 const opts = { leadMs: 1_000, graceMs: 1_000 };

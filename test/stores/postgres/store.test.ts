@@ -424,7 +424,7 @@ describe('postgres store', () => {
     const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
-    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007, 0008, 0013, 0014 and 0015 add,
+    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007, 0008, 0013, 0014, 0015 and 0016 add,
     // and with 0009's NULLs filled in, its columns NOT NULL again and 0003's functions (0010's gone).
     await withClient(async (c) => {
       await c.query(

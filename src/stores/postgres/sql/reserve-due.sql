@@ -1,6 +1,6 @@
 -- reserve-due: the due pending tasks of a lane, highest priority first and the oldest
 -- within one, reserved, with their counters (ready-reserver.ts): chosen by
--- reserve_pick_ranked (migration 0015, ADR 0056; the walk of priority 0 after the lane's
+-- reserve_pick_ranked (migration 0016, ADR 0057; the walk of priority 0 after the lane's
 -- cursor as reserve_pick, 0008, ADR 0045), locked with SKIP LOCKED so that two processes reserving at once take different
 -- tasks. $1 topic, $2 now, $3 nonce, $4 ttr (NULL: each task's own), $5 counter slot,
 -- $6 how many at most, $7 and $8 the cursor (due time, seq; -1 for the beginning), $9 the

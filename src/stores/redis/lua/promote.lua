@@ -8,7 +8,7 @@
 -- A task of a priority other than 0 goes to its topic's ranked ready set instead (score
 -- rankedScore: higher priorities first), and a topic that has one in this call reserves
 -- nothing at once: its consumers take the whole batch from the ready structures, highest
--- priority first (reserve-ready.lua; ADR 0056).
+-- priority first (reserve-ready.lua; ADR 0057).
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[7] lease,
 --   KEYS[8..7+T] the ready list of each topic in this call, KEYS[8+T..7+2T] the ranked ready
 --   set of each, KEYS[8+2T] parked, KEYS[9+2T] parkedh

@@ -4,7 +4,7 @@
 -- taken again before what fell due after them), and a PUBLISH wakes consumers of other processes.
 -- KEYS: standard (pool, delayed, reserved, dead, done, counts), KEYS[8] the topic's ready list
 -- (KEYS[7] is unused, so the ready list sits where promote.lua has its first one), KEYS[9]
--- its ranked ready set, where a task of a priority other than 0 goes back (ADR 0056)
+-- its ranked ready set, where a task of a priority other than 0 goes back (ADR 0057)
 -- ARGV[1] now, ARGV[2] the topic's ready channel, ARGV[3] the wakeup message; then pairs: id, receipt
 -- Returns: the number released (a receipt no longer current is skipped)
 -- @include codec

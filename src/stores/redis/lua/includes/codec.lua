@@ -9,7 +9,7 @@
 -- beyond "not empty", which files the task's timers under its topic's push lane
 -- '~push:<topic>' (laneOf) instead of its topic. Field 15, the trace context, is there
 -- only for a task scheduled with one; the scripts carry it as it is. Field 16, the priority
--- (decimal), only for a task of a priority other than 0 (patch.lua priorityOf, ADR 0056).
+-- (decimal), only for a task of a priority other than 0 (patch.lua priorityOf, ADR 0057).
 -- Integers in base 36; backoff is "baseMs:factor:maxMs:jitter" (baseMs, maxMs base 36;
 -- empty for the default policy, which nack.lua gets in ARGV);
 -- empty reservedUntil / receipt / errLen mean null, empty updatedAt means createdAt.

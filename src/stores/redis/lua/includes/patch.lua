@@ -18,7 +18,7 @@ local function base36(n)
   return string.reverse(table.concat(out))
 end
 
--- A task's priority (ADR 0056): the body's 16th header field, there only for a task of a
+-- A task's priority (ADR 0057): the body's 16th header field, there only for a task of a
 -- priority other than 0 (codec.ts), so any other body is 0. Decimal, -100..100.
 local PRIORITY_PATTERN = '^[^,|]*' .. string.rep(',[^,|]*', 14) .. ',(-?%d+)|'
 local function priorityOf(body)

@@ -1,4 +1,4 @@
--- 0015: a task's priority (ADR 0056): among the due tasks of a lane, higher first, and in
+-- 0016: a task's priority (ADR 0057): among the due tasks of a lane, higher first, and in
 -- (due time, seq) order within one priority; from -100 to 100, 0 by default.
 --
 -- A column with a constant default, so adding it rewrites no row. Tasks of priority 0 are
