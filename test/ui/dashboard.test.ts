@@ -142,7 +142,7 @@ describe('dashboard in Chromium', () => {
 
   it('cancel, run now, reschedule and retry of a dead task from the page; the API confirms each', async () => {
     await api('POST', '/v1/tasks', { id: 'act-cancel', topic: 'acts', delayMs: 3_600_000 });
-    await api('POST', '/v1/tasks', { id: 'act-move', topic: 'moves', delayMs: 3_600_000 });
+    await api('POST', '/v1/tasks', { id: 'act-move', topic: 'moves', delayMs: 3_600_000, priority: 12 });
     await api('POST', '/v1/tasks', { id: 'act-run', topic: 'acts', delayMs: 3_600_000 });
     await api('POST', '/v1/tasks', { id: 'act-dead', topic: 'dying', maxAttempts: 1, payload: { n: 1 } });
     const [delivery] = (await api('POST', '/v1/topics/dying/reserve', { waitMs: 5_000 })).body.tasks;
@@ -170,6 +170,7 @@ describe('dashboard in Chromium', () => {
       `(() => { const d = new Date(${target}); const p = (n) => String(n).padStart(2, '0'); return d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes()) + ':' + p(d.getSeconds()); })()`,
     );
     await page.goto(`${server.address}/ui/#/tasks/act-move`);
+    assert.equal((await page.getByTestId('task-priority').textContent())?.trim(), '12');
     await page.getByTestId('reschedule-at').fill(local);
     await page.getByTestId('reschedule').click();
     await page.getByTestId('notice').getByText('Rescheduled to', { exact: false }).waitFor();

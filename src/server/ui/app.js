@@ -630,6 +630,7 @@ function TaskPage({ id }) {
             <dt>runAt</dt><dd>${localTime(task.runAt)} <span class="muted">${utcTime(task.runAt)}</span></dd>
             <dt>attempts</dt><dd>${task.attempts} of ${task.maxAttempts}</dd>
             <dt>ttr</dt><dd>${duration(task.ttrMs)}</dd>
+            <dt>priority</dt><dd data-testid="task-priority">${task.priority ?? 0}</dd>
             <dt>reserved until</dt><dd>${task.reservedUntil ? html`${localTime(task.reservedUntil)} <span class="muted">${utcTime(task.reservedUntil)}</span>` : '—'}</dd>
             <dt>last error</dt><dd class="pre" data-testid="task-last-error">${task.lastError ?? '—'}</dd>
             <dt>created</dt><dd>${localTime(task.createdAt)} <span class="muted">${utcTime(task.createdAt)}</span></dd>
@@ -842,7 +843,7 @@ function SchedulePage({ id }) {
             <dt>misfire</dt><dd>${s.misfire}</dd>
             <dt>occurrences</dt><dd>${countText(s)}${s.limit !== null ? ' (count / limit)' : ''}</dd>
             <dt>latest created</dt><dd>${s.lastAt !== null ? html`<a class="id" href=${taskHref(id + ':' + s.lastAt)}>${id + ':' + s.lastAt}</a> <${When} at=${s.lastAt} />` : '—'}</dd>
-            <dt>task options</dt><dd>ttr ${duration(s.ttrMs)}, at most ${s.maxAttempts} attempts</dd>
+            <dt>task options</dt><dd>ttr ${duration(s.ttrMs)}, at most ${s.maxAttempts} attempts${s.priority ? `, priority ${s.priority}` : ''}</dd>
             <dt>created</dt><dd><${When} at=${s.createdAt} /></dd>
             <dt>updated</dt><dd><${When} at=${s.updatedAt} /></dd>
           </dl>

@@ -100,7 +100,9 @@ describe('postgres SQL API, from a role with EXECUTE alone', () => {
     );
     await app.query(`SELECT ${fn}.schedule('api-2', 'api', '{"n": 2}', now() + interval '1 hour')`);
     await app.query(`SELECT ${fn}.schedule('api-3', 'api', 'null', now() + interval '1 hour')`);
+    await app.query(`SELECT ${fn}.schedule('api-4', 'api', 'null', now() + interval '1 hour', priority => -7)`);
     await app.query('COMMIT');
+    assert.deepEqual([(await queue.get('api-4'))?.priority, (await queue.get('api-3'))?.priority], [-7, 0]);
     assert.equal(created.rows[0]?.ok, true);
     const first = await waitFor('api-1');
     const record = await queue.get('api-1');
@@ -147,6 +149,7 @@ describe('postgres SQL API, from a role with EXECUTE alone', () => {
       assert.equal(await outcome(app, `SELECT nextval('${fn}.task_seq')`), DENIED);
       // The helpers run as the caller, who may not touch their tables.
       assert.equal(await outcome(app, `SELECT * FROM ${fn}.reserve_pick('api', false, 9999999999999, 10, -1, -1)`), DENIED);
+      assert.equal(await outcome(app, `SELECT * FROM ${fn}.reserve_pick_ranked('api', false, 9999999999999, 10, -1, -1)`), DENIED);
       assert.equal(await outcome(app, `SELECT * FROM ${fn}.flow_admit('api', 1, 1000, 1, 1, 1, 'me', 0, 0)`), DENIED);
       assert.equal(await outcome(app, `SELECT ${fn}.flow_bind('api', 1, 1000, 1, 'me', 1, '{}', '{}', 0)`), DENIED);
       // The checks and shard_of compute and change nothing.
@@ -155,7 +158,7 @@ describe('postgres SQL API, from a role with EXECUTE alone', () => {
       await app.query('ROLLBACK');
     }
     const rows = await withClient((c) => c.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".tasks`));
-    assert.equal(rows.rows[0]?.n, 3, 'the three tasks of the first case, nothing else');
+    assert.equal(rows.rows[0]?.n, 4, 'the four tasks of the first case, nothing else');
   });
 
   it('refuses a 3 MB payload, as HTTP does (it took 100 MB before), and leaves the transaction to the caller', async () => {
@@ -209,6 +212,7 @@ describe("postgres SQL API: its checks are the library's", () => {
     maxAttempts?: number;
     ttrMs?: number;
     backoff?: { baseMs?: number; factor?: number; maxMs?: number; jitter?: number };
+    priority?: number;
   }
 
   /** The same schedule through the SQL function and through the library's validation: [sql, library]. */
@@ -222,8 +226,8 @@ describe("postgres SQL API: its checks are the library's", () => {
     const sql = await outcome(
       client,
       `SELECT "${schema}".schedule($1, $2, $3::jsonb, to_timestamp($4::float8 / 1000), max_attempts => $5, ttr_ms => $6,
-                                   backoff_base_ms => $7, backoff_factor => $8, backoff_max_ms => $9, backoff_jitter => $10)`,
-      [id, topic, payloadJson, runAt, input.maxAttempts ?? null, input.ttrMs ?? null, b.baseMs ?? null, b.factor === undefined ? null : String(b.factor), b.maxMs ?? null, b.jitter === undefined ? null : String(b.jitter)],
+                                   backoff_base_ms => $7, backoff_factor => $8, backoff_max_ms => $9, backoff_jitter => $10, priority => $11)`,
+      [id, topic, payloadJson, runAt, input.maxAttempts ?? null, input.ttrMs ?? null, b.baseMs ?? null, b.factor === undefined ? null : String(b.factor), b.maxMs ?? null, b.jitter === undefined ? null : String(b.jitter), input.priority ?? null],
     );
     const lib = library(() =>
       validateScheduleInput(
@@ -235,6 +239,7 @@ describe("postgres SQL API: its checks are the library's", () => {
           ...(input.maxAttempts === undefined ? {} : { maxAttempts: input.maxAttempts }),
           ...(input.ttrMs === undefined ? {} : { ttrMs: input.ttrMs }),
           ...(input.backoff === undefined ? {} : { backoff: input.backoff }),
+          ...(input.priority === undefined ? {} : { priority: input.priority }),
         },
         now,
         () => id,
@@ -281,6 +286,7 @@ describe("postgres SQL API: its checks are the library's", () => {
         fc.record(
           {
             maxAttempts: fc.constantFrom(-1, 0, 1, 5, 1_000, 1_001),
+            priority: fc.constantFrom(-101, -100, -1, 0, 7, 100, 101),
             ttrMs: fc.constantFrom(0, 1, 30_000, 86_400_000, 86_400_001),
             backoff: fc.record(
               { baseMs: fc.constantFrom(-1, 0, 1_000, 5_000), factor: fc.constantFrom(0.5, 1, 2, 100, 100.5, Number.NaN, Number.POSITIVE_INFINITY), maxMs: fc.constantFrom(0, 999, 3_600_000), jitter: fc.constantFrom(-0.1, 0, 0.2, 1, 1.1, Number.NaN) },
