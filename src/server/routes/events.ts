@@ -81,7 +81,9 @@ export const eventRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
       for await (const event of events) {
         if (raw.destroyed) break;
         if (!raw.write(message(event)) && !(await drained(raw, ended.signal))) {
-          request.log.warn({ streamed: 'events' }, 'an event stream took nothing for 30 s; closed');
+          // Its socket holds what it was sent and takes no more: dropped, not ended (an end would wait behind it).
+          if (!ended.signal.aborted) request.log.warn({ streamed: 'events' }, 'an event stream took nothing for 30 s; closed');
+          raw.destroy();
           break;
         }
       }
@@ -91,7 +93,7 @@ export const eventRoutes: FastifyPluginAsync<RouteContext> = async (app, { queue
       clearInterval(heartbeat);
       raw.off('close', end);
       open--;
-      raw.end();
+      if (!raw.destroyed) raw.end();
     }
   });
 };
