@@ -154,7 +154,7 @@ async function deadLetters(path: string): Promise<DeadListing> {
     ids.map((id) => ({ id, topic: 'bench', payload: '{}', runAt: now, maxAttempts: 1, ttrMs: 5_000, backoff: DEFAULT_BACKOFF })),
     now,
   );
-  for (const claimed of await store.reserve(ids, now)) await store.nack(claimed.id, claimed.receipt ?? '', now, { error: 'bench', random: 0 });
+  for (const claimed of await store.reserve(ids, now)) await store.nack({ id: claimed.id, receipt: claimed.receipt ?? '', now, error: 'bench', random: 0 });
   await store.close();
   const db = new Database(path);
   try {

@@ -131,7 +131,7 @@ async function apply(s: Subject, o: Op, now: number): Promise<void> {
       return;
     }
     case 'nack':
-      await store.nack(target, receiptOf(target), now, { ...(o.delayMs === undefined ? {} : { delayMs: o.delayMs }), random: 0.5, error: 'failed' });
+      await store.nack({ id: target, receipt: receiptOf(target), now, ...(o.delayMs === undefined ? {} : { delayMs: o.delayMs }), random: 0.5, error: 'failed' });
       return;
     case 'expire':
       await store.expire(target, receiptOf(target), now);

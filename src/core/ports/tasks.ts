@@ -120,6 +120,13 @@ export interface StoreNackOptions {
   readonly random: number;
 }
 
+/** An attempt failed (TaskStore.nack): the reservation named by `receipt`, at `now`. */
+export interface NackRequest extends StoreNackOptions {
+  readonly id: string;
+  readonly receipt: string;
+  readonly now: number;
+}
+
 /**
  * The tasks a topic purge removes: `pending`, `dead`, or `completed`, which also takes the
  * topic's cancelled tasks (every store keeps them together as finished tasks, and the
@@ -293,7 +300,7 @@ export interface ConsumerStore {
    * A failed attempt, only with the current receipt: -> dead when attempts >= maxAttempts,
    * else -> pending at now + (delayMs ?? backoff(attempts)).
    */
-  nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome>;
+  nack(request: NackRequest): Promise<NackOutcome>;
   /**
    * The reservation named by `receipt` ran out (`reservedUntil <= now`): -> dead when
    * attempts >= maxAttempts, else -> pending at `now` (delivered again at once).

@@ -7,7 +7,7 @@
  * says it is done).
  */
 import type { NewTaskRecord } from '../task/model.js';
-import type { NackOutcome, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome, StoreNackOptions } from './tasks.js';
+import type { NackOutcome, NackRequest, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome } from './tasks.js';
 
 /**
  * A connection holding an open transaction of the caller's: anything with
@@ -16,6 +16,13 @@ import type { NackOutcome, ScheduleOutcome, StoreAckOutcome, StoreCancelOutcome,
  */
 export interface SqlTransaction {
   query(text: string, values?: unknown[]): Promise<{ readonly rows: readonly unknown[] }>;
+}
+
+/** An ack inside the caller's transaction (TransactionalTasks.ack). */
+export interface TransactionalAck {
+  readonly id: string;
+  readonly receipt: string;
+  readonly now: number;
 }
 
 export interface TransactionalTasks {
@@ -34,7 +41,7 @@ export interface TransactionalTasks {
    * task is delivered again, as the next attempt). The row stays locked until then, so no
    * expiry or renewal slips in between.
    */
-  ack(tx: SqlTransaction, id: string, receipt: string, now: number): Promise<StoreAckOutcome>;
+  ack(tx: SqlTransaction, request: TransactionalAck): Promise<StoreAckOutcome>;
   /** `nack`, inside `tx`, likewise; a retry's timer reaches the owner of the task's shard on commit, as a transactional schedule's does. */
-  nack(tx: SqlTransaction, id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome>;
+  nack(tx: SqlTransaction, request: NackRequest): Promise<NackOutcome>;
 }

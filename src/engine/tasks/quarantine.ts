@@ -31,7 +31,7 @@ export class Quarantine {
     const moved =
       store.quarantine !== undefined
         ? store.quarantine([{ id: record.id, receipt, error }], now)
-        : store.nack(record.id, receipt, now, { error, delayMs: 0, random: 0 }).then((outcome) => void (outcome.status === 'retrying' && this.move(outcome.ref)));
+        : store.nack({ id: record.id, receipt, now, error, delayMs: 0, random: 0 }).then((outcome) => void (outcome.status === 'retrying' && this.move(outcome.ref)));
     void inFlight.track(moved).then(
       () => this.log(record, problem),
       (failure: unknown) => this.context.logger.warn({ err: failure, id: record.id }, 'a task row that cannot be read could not be quarantined; it is delivered again when its reservation runs out'),

@@ -116,7 +116,7 @@ export class Settlements {
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
     const { store, clock, inFlight, observer, events } = this.context;
     const now = clock.now();
-    const outcome = await inFlight.track(store.nack(id, validateReceipt(receipt), now, nackOptions));
+    const outcome = await inFlight.track(store.nack({ id, receipt: validateReceipt(receipt), now, ...nackOptions }));
     const attempt = attemptOfReceipt(receipt);
     const error = nackOptions.error === undefined ? {} : { error: nackOptions.error };
     switch (outcome.status) {
@@ -151,7 +151,7 @@ export class Settlements {
     validateId(id, this.limits);
     const checked = validateReceipt(receipt);
     const { clock, inFlight } = this.context;
-    const outcome = await inFlight.track(transactional.ack(tx, id, checked, clock.now()));
+    const outcome = await inFlight.track(transactional.ack(tx, { id, receipt: checked, now: clock.now() }));
     if (outcome.status === 'not_found') throw notFound(id);
     if (outcome.status === 'stale') throw staleReceipt(id);
   }
@@ -162,7 +162,7 @@ export class Settlements {
     validateId(id, this.limits);
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
     const { clock, inFlight } = this.context;
-    const outcome = await inFlight.track(transactional.nack(tx, id, validateReceipt(receipt), clock.now(), nackOptions));
+    const outcome = await inFlight.track(transactional.nack(tx, { id, receipt: validateReceipt(receipt), now: clock.now(), ...nackOptions }));
     if (outcome.status === 'dead') return { state: 'dead' };
     if (outcome.status === 'retrying') return { state: 'pending', runAt: outcome.ref.dueAt };
     throw outcome.status === 'stale' ? staleReceipt(id) : notFound(id);

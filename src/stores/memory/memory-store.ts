@@ -10,7 +10,7 @@ import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, n
 import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes, FlowLease } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes, FlowLease, NackRequest } from '../../core/ports/index.js';
 import { homeOf } from '../../core/timer-home.js';
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { mayQuarantine } from '../../core/task/undecodable.js';
@@ -217,7 +217,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     return { status: 'acked', topic: task.topic };
   }
 
-  async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+  async nack({ id, receipt, now, ...options }: NackRequest): Promise<NackOutcome> {
     this.assertOpen();
     return nackOutcomeOf(this.settleFailure(id, receipt, now, { kind: 'nack', ...options }));
   }

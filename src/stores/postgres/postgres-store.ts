@@ -11,7 +11,7 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { PgEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreNackOptions, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreStats, TaskStore, FlowLease, NackRequest } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -162,7 +162,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     return this.guard(() => this.acks.submit(0, acks.map((item) => ({ item, now }))));
   }
 
-  nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+  nack({ id, receipt, now, ...options }: NackRequest): Promise<NackOutcome> {
     return this.guard(() => this.told(nackTask(this.pg, id, receipt, now, options), now, refOf));
   }
 

@@ -11,7 +11,7 @@
  */
 import { timerLine } from '../../coordination/timer-lines.js';
 import { randomInt } from 'node:crypto';
-import type { NackOutcome, ScheduleOutcome, SqlTransaction, StoreAckOutcome, StoreCancelOutcome, StoreNackOptions, TransactionalTasks } from '../../core/ports/index.js';
+import type { NackOutcome, ScheduleOutcome, SqlTransaction, StoreAckOutcome, StoreCancelOutcome, TransactionalTasks, NackRequest, TransactionalAck } from '../../core/ports/index.js';
 import type { NewTaskRecord, TimerRef } from '../../core/task/model.js';
 import { packLines, type Channels } from './channels.js';
 import { operationError } from './connection.js';
@@ -57,13 +57,13 @@ export class PgTransactional implements TransactionalTasks {
     if (lines.length > 0) await via.run(this.pg.sql('notify'), [this.channels.timers, packLines(lines)]);
   }
 
-  async ack(tx: SqlTransaction, id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
+  async ack(tx: SqlTransaction, { id, receipt, now }: TransactionalAck): Promise<StoreAckOutcome> {
     this.assertOpen();
     const [outcome] = await ackTasks(this.pg, [{ id, receipt }], now, this.via(tx));
     return outcome!;
   }
 
-  async nack(tx: SqlTransaction, id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+  async nack(tx: SqlTransaction, { id, receipt, now, ...options }: NackRequest): Promise<NackOutcome> {
     this.assertOpen();
     const via = this.via(tx);
     const outcome = await nackTask(this.pg, id, receipt, now, options, via);

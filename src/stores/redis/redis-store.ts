@@ -24,7 +24,7 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { RedisEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, StoreNackOptions, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease } from '../../core/ports/index.js';
+import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease, NackRequest } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -164,9 +164,9 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.tasks.ackMany(acks, now);
   }
 
-  async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+  async nack(request: NackRequest): Promise<NackOutcome> {
     this.assertOpen();
-    return this.tasks.nack(id, receipt, now, options);
+    return this.tasks.nack(request);
   }
 
   async expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {

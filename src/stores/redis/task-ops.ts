@@ -5,7 +5,7 @@
  */
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { QuarantineRequest, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreNackOptions, TaskStore, FlowLease } from '../../core/ports/index.js';
+import type { QuarantineRequest, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, TaskStore, FlowLease, NackRequest } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../../coordination/batcher.js';
@@ -185,7 +185,7 @@ export class RedisTaskOps {
     return this.byShard(acks, (shard, chunk) => this.acks.submit(shard, chunk.map(({ id, receipt }) => ({ id, receipt, now }))));
   }
 
-  async nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+  async nack({ id, receipt, now, ...options }: NackRequest): Promise<NackOutcome> {
     const reply = await this.trackedById(id, () =>
       nackScript(this.client, this.shardOfId(id), now, id, receipt, {
         delayMs: options.delayMs,

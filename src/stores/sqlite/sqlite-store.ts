@@ -21,7 +21,7 @@ import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, Clock, DueCursor, DueHistogram, DueHistogramQuery, StoreNackOptions, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, FlowLease } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, Clock, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, FlowLease, NackRequest } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -251,7 +251,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     return { status: 'acked', topic };
   }
 
-  nack(id: string, receipt: string, now: number, options: StoreNackOptions): Promise<NackOutcome> {
+  nack({ id, receipt, now, ...options }: NackRequest): Promise<NackOutcome> {
     return this.write(1, (counts) => nackOutcomeOf(this.settleFailure(id, receipt, now, { kind: 'nack', ...options }, counts)), true);
   }
 

@@ -14,7 +14,7 @@ export function deferCases(store: TaskStore): void {
     it('gives a reservation back uncounted: pending at runAt, attempts as before, lastError kept, a run timer', async () => {
       await store.schedule([task('d', { maxAttempts: 1 })], T0);
       const [first] = await store.reserve(['d'], T0 + 1_000);
-      const nacked = await store.nack('d', first!.receipt!, T0 + 1_001, { delayMs: 0, error: 'HTTP 503', random: 0 });
+      const nacked = await store.nack({ id: 'd', receipt: first!.receipt!, now: T0 + 1_001, delayMs: 0, error: 'HTTP 503', random: 0 });
       assert.equal(nacked.status, 'dead', 'one attempt: a nack kills it');
       await store.retryDead('d', T0 + 2_000, T0 + 1_002);
       const [second] = await store.reserve(['d'], T0 + 2_000);

@@ -66,7 +66,7 @@ export function extendCases(store: TaskStore): void {
       assert.deepEqual(await store.ack('a', second!.receipt!, T0 + 5_003), { status: 'acked', topic: 'orders' });
       assert.deepEqual(await store.extend([{ id: 'a', receipt: second!.receipt!, ttrMs: 10_000 }], T0 + 5_004), [STALE], 'acked: nothing to extend');
       const dead = await reserved('d', { maxAttempts: 1 });
-      await store.nack('d', dead, T0 + 1, { random: 0 });
+      await store.nack({ id: 'd', receipt: dead, now: T0 + 1, random: 0 });
       assert.deepEqual(await store.extend([{ id: 'd', receipt: dead }], T0 + 2), [STALE]);
       assert.equal((await store.get('d'))?.state, 'dead');
     });

@@ -18,7 +18,7 @@ export function historyCases(store: TaskStore): void {
       await store.schedule([task('h', { runAt: T0, maxAttempts: 5, ttrMs: 1_000 })], T0 - 10);
       assert.deepEqual((await store.get('h'))?.history, []);
       const first = await reserveAt('h', T0 + 5);
-      await store.nack('h', first, T0 + 105, { delayMs: 0, error: 'boom, | 1: x', random: 0 });
+      await store.nack({ id: 'h', receipt: first, now: T0 + 105, delayMs: 0, error: 'boom, | 1: x', random: 0 });
       const second = await reserveAt('h', T0 + 200);
       assert.deepEqual((await store.get('h'))?.history.length, 1, 'a reservation adds nothing: its attempt has not ended');
       const expired = await store.expire('h', second, T0 + 1_200);
@@ -39,9 +39,9 @@ export function historyCases(store: TaskStore): void {
     it('keeps the nack outcome it is given (a push class), and the entry of an attempt that buried the task', async () => {
       await store.schedule([task('p', { runAt: T0, maxAttempts: 2 })], T0);
       const first = await reserveAt('p', T0);
-      await store.nack('p', first, T0 + 7, { delayMs: 0, error: 'HTTP 503: down', outcome: 'push:5xx', random: 0 });
+      await store.nack({ id: 'p', receipt: first, now: T0 + 7, delayMs: 0, error: 'HTTP 503: down', outcome: 'push:5xx', random: 0 });
       const second = await reserveAt('p', T0 + 10);
-      assert.equal((await store.nack('p', second, T0 + 12, { error: 'timeout after 10000 ms', outcome: 'push:timeout', random: 0 })).status, 'dead');
+      assert.equal((await store.nack({ id: 'p', receipt: second, now: T0 + 12, error: 'timeout after 10000 ms', outcome: 'push:timeout', random: 0 })).status, 'dead');
       const dead = await store.get('p');
       assert.deepEqual(
         dead?.history.map((e) => [e.attempt, e.outcome, e.error, e.durationMs]),
@@ -68,7 +68,7 @@ export function historyCases(store: TaskStore): void {
       const long = 'é'.repeat(HISTORY_ERROR_LIMIT) + 'the rest is cut';
       for (let n = 1; n <= attempts; n++) {
         const receipt = await reserveAt('b', T0 + n * 100);
-        await store.nack('b', receipt, T0 + n * 100 + n, { delayMs: 0, error: `${n}: ${long}`, random: 0 });
+        await store.nack({ id: 'b', receipt, now: T0 + n * 100 + n, delayMs: 0, error: `${n}: ${long}`, random: 0 });
       }
       const b = await store.get('b');
       assert.equal(b?.history.length, HISTORY_LIMIT);

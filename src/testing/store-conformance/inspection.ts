@@ -10,7 +10,7 @@ export function inspectionCases(store: TaskStore): void {
   describe('inspection', () => {
     it('cancelDead: dead -> cancelled, counted, listed and purged as a cancelled task; anything else refused', async () => {
       await store.schedule([task('d1', { runAt: T0, maxAttempts: 1 }), task('d2', { runAt: T0, maxAttempts: 1 }), task('p1', { runAt: T0 + 60_000 })], T0);
-      for (const claimed of await store.reserve(['d1', 'd2'], T0)) assert.equal((await store.nack(claimed.id, claimed.receipt!, T0, { random: 0, error: 'x' })).status, 'dead');
+      for (const claimed of await store.reserve(['d1', 'd2'], T0)) assert.equal((await store.nack({ id: claimed.id, receipt: claimed.receipt!, now: T0, random: 0, error: 'x' })).status, 'dead');
       assert.equal(await store.cancelDead('d1', T0 + 1), 'cancelled');
       assert.equal(await store.cancelDead('d1', T0 + 2), 'not_dead');
       assert.equal(await store.cancelDead('p1', T0 + 2), 'not_dead');
@@ -53,7 +53,7 @@ export function inspectionCases(store: TaskStore): void {
       let all = await store.dueHistogram(query);
       assert.ok(all.coveredUntil >= query.to, `covered until ${all.coveredUntil - T0}`);
       assert.deepEqual(all.counts, [2, 2, 1, 1, 0]);
-      assert.equal((await store.nack('r', r!.receipt!, T0, { delayMs: 240_000, random: 0 })).status, 'retrying');
+      assert.equal((await store.nack({ id: 'r', receipt: r!.receipt!, now: T0, delayMs: 240_000, random: 0 })).status, 'retrying');
       all = await store.dueHistogram(query);
       assert.deepEqual(all.counts, [2, 2, 1, 1, 1]);
       // A last bucket cut short by `to`.
@@ -170,7 +170,7 @@ export function inspectionCases(store: TaskStore): void {
         T0,
       );
       const claimed = await store.reserve(['b', 'c', 'e', 'g'], T0);
-      for (const r of claimed) assert.equal((await store.nack(r.id, r.receipt!, T0 + 1, { random: 0, error: 'e'.repeat(300) })).status, 'dead');
+      for (const r of claimed) assert.equal((await store.nack({ id: r.id, receipt: r.receipt!, now: T0 + 1, random: 0, error: 'e'.repeat(300) })).status, 'dead');
       for (const state of [undefined, 'pending', 'dead'] as const) {
         const all = await store.list({ limit: 100, ...(state === undefined ? {} : { state }) });
         assert.ok(all.length >= 4, `${state ?? 'any'}: ${all.length}`);
@@ -208,7 +208,7 @@ export function inspectionCases(store: TaskStore): void {
       );
       const claimed = await store.reserve(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'], T0);
       const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
-      for (const id of ['b', 'd', 'f', 'h']) assert.deepEqual(await store.nack(id, receipt(id), T0 + 1, { random: 0 }), { status: 'dead', topic: id < 'f' ? 'one' : 'two' });
+      for (const id of ['b', 'd', 'f', 'h']) assert.deepEqual(await store.nack({ id, receipt: receipt(id), now: T0 + 1, random: 0 }), { status: 'dead', topic: id < 'f' ? 'one' : 'two' });
       await store.ack('a', receipt('a'), T0 + 1);
       // dead: b d f h; reserved: c e g; pending: i j k; completed: a
       const pages: string[][] = [];
@@ -250,7 +250,7 @@ export function inspectionCases(store: TaskStore): void {
       const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
       await store.ack('old', receipt('old'), T0 + 10);
       await store.ack('new', receipt('new'), T0 + 1_000);
-      await store.nack('dead', receipt('dead'), T0 + 10, { random: 0 });
+      await store.nack({ id: 'dead', receipt: receipt('dead'), now: T0 + 10, random: 0 });
       assert.equal(await store.purge(T0 + 500, 100), 1);
       assert.equal(await store.get('old'), null);
       assert.equal((await store.get('new'))?.state, 'completed');

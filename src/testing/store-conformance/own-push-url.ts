@@ -72,7 +72,7 @@ export function ownPushUrlCases(store: TaskStore): void {
       const [reserved] = await store.reserve(['u'], T0 + 1_000);
       assert.equal(reserved?.url, URL_1);
       assert.equal(reserved?.topic, 'orders');
-      const nacked = await store.nack('u', reserved.receipt!, T0 + 1_001, { delayMs: 10, error: 'HTTP 503: down, | again', random: 0 });
+      const nacked = await store.nack({ id: 'u', receipt: reserved.receipt!, now: T0 + 1_001, delayMs: 10, error: 'HTTP 503: down, | again', random: 0 });
       assert.equal(nacked.status, 'retrying');
       if (nacked.status === 'retrying') assert.deepEqual([nacked.ref.topic, nacked.topic], [ORDERS_PUSH, 'orders'], 'the timer on the push lane, the outcome with the task\'s topic');
       const failed = await store.get('u');

@@ -40,7 +40,7 @@ export function purgeTopicCases(store: TaskStore): void {
         const claimed = await store.reserve([`${topic}-r`, `${topic}-d`, `${topic}-c`], T0);
         assert.equal(claimed.length, 3);
         const receipt = (id: string): string => claimed.find((c) => c.id === id)!.receipt!;
-        assert.equal((await store.nack(`${topic}-d`, receipt(`${topic}-d`), T0 + 1, { random: 0 })).status, 'dead');
+        assert.equal((await store.nack({ id: `${topic}-d`, receipt: receipt(`${topic}-d`), now: T0 + 1, random: 0 })).status, 'dead');
         assert.equal((await store.ack(`${topic}-c`, receipt(`${topic}-c`), T0 + 1)).status, 'acked');
         assert.equal((await store.cancel(`${topic}-x`, T0 + 1)).status, 'cancelled');
       }

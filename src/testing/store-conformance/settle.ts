@@ -54,14 +54,14 @@ export function settleCases(store: TaskStore): void {
       // Any other receipt is still stale: a malformed one, or one of another attempt.
       assert.deepEqual(await store.ack('a', `${receipt}x`, T0 + 32), STALE);
       const first = await reserved('b', { maxAttempts: 3 });
-      await store.nack('b', first, T0 + 1, { delayMs: 0, random: 0 });
+      await store.nack({ id: 'b', receipt: first, now: T0 + 1, delayMs: 0, random: 0 });
       const [second] = await store.reserve(['b'], T0 + 1);
       assert.deepEqual(await store.ack('b', second!.receipt!, T0 + 2), ACKED);
       assert.deepEqual(await store.ack('b', first, T0 + 3), STALE, 'the failed attempt never completed it');
       assert.deepEqual(await store.ack('b', second!.receipt!, T0 + 4), ALREADY_ACKED);
       // A failed or expired attempt is not an ack: its receipt acks nothing afterwards.
       const dead = await reserved('c', { maxAttempts: 1 });
-      assert.deepEqual(await store.nack('c', dead, T0 + 1, { random: 0 }), { status: 'dead', topic: 'orders' });
+      assert.deepEqual(await store.nack({ id: 'c', receipt: dead, now: T0 + 1, random: 0 }), { status: 'dead', topic: 'orders' });
       assert.deepEqual(await store.ack('c', dead, T0 + 2), STALE);
       // Once purged, the task and its receipt are gone.
       assert.equal(await store.purge(T0 + 10, 100), 2);
@@ -117,7 +117,7 @@ export function settleCases(store: TaskStore): void {
 
     it('retries a failed attempt after its backoff, with the error recorded', async () => {
       const receipt = await reserved('a', { backoff: { baseMs: 1_000, factor: 2, maxMs: 60_000, jitter: 0 } });
-      const outcome = await store.nack('a', receipt, T0 + 10, { error: 'boom', random: 0.5 });
+      const outcome = await store.nack({ id: 'a', receipt, now: T0 + 10, error: 'boom', random: 0.5 });
       assert.equal(outcome.status, 'retrying');
       assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 10 + 1_000);
       const a = await store.get('a');
@@ -128,20 +128,20 @@ export function settleCases(store: TaskStore): void {
       assert.equal(a?.receipt, null);
       const [second] = await store.reserve(['a'], T0 + 1_010);
       assert.equal(second?.attempts, 2);
-      const again = await store.nack('a', second.receipt!, T0 + 1_020, { random: 0 });
+      const again = await store.nack({ id: 'a', receipt: second.receipt!, now: T0 + 1_020, random: 0 });
       assert.equal(again.status === 'retrying' && again.ref.dueAt, T0 + 1_020 + 2_000);
     });
 
     it('honours an explicit retry delay', async () => {
       const receipt = await reserved('a');
-      const outcome = await store.nack('a', receipt, T0 + 5, { delayMs: 42, random: 0 });
+      const outcome = await store.nack({ id: 'a', receipt, now: T0 + 5, delayMs: 42, random: 0 });
       assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, T0 + 47);
       assert.equal(outcome.status === 'retrying' && outcome.topic, 'orders', 'with the task\'s topic');
     });
 
     it('buries a task that fails its last attempt, and retryDead brings it back', async () => {
       const receipt = await reserved('a', { maxAttempts: 1, topic: 'mail' });
-      assert.deepEqual(await store.nack('a', receipt, T0 + 1, { error: 'final', random: 0 }), { status: 'dead', topic: 'mail' }, 'with the task\'s topic');
+      assert.deepEqual(await store.nack({ id: 'a', receipt, now: T0 + 1, error: 'final', random: 0 }), { status: 'dead', topic: 'mail' }, 'with the task\'s topic');
       const dead = await store.get('a');
       assert.equal(dead?.state, 'dead');
       assert.equal(dead?.lastError, 'final');
@@ -159,9 +159,9 @@ export function settleCases(store: TaskStore): void {
 
     it('refuses fail with a stale receipt and leaves the task alone', async () => {
       const receipt = await reserved('a');
-      assert.deepEqual(await store.nack('a', 'nope', T0 + 1, { random: 0 }), { status: 'stale' });
+      assert.deepEqual(await store.nack({ id: 'a', receipt: 'nope', now: T0 + 1, random: 0 }), { status: 'stale' });
       assert.equal((await store.get('a'))?.state, 'reserved');
-      assert.deepEqual(await store.nack('missing', receipt, T0 + 1, { random: 0 }), { status: 'not_found' });
+      assert.deepEqual(await store.nack({ id: 'missing', receipt, now: T0 + 1, random: 0 }), { status: 'not_found' });
     });
 
     it('expires a reservation only once it has run out, and redelivers at once', async () => {

@@ -22,7 +22,7 @@ export function holdableTextCases(store: TaskStore): void {
       await store.schedule([task(id, { runAt: T0, maxAttempts })], T0 - 10);
       const [reserved] = await store.reserve([id], T0);
       assert.ok(reserved?.receipt);
-      const outcome = await store.nack(id, reserved.receipt, T0 + 10, { delayMs: 1_000, error, random: 0 });
+      const outcome = await store.nack({ id, receipt: reserved.receipt, now: T0 + 10, delayMs: 1_000, error, random: 0 });
       assert.equal(outcome.status, maxAttempts === 1 ? 'dead' : 'retrying', `${id}: the nack is settled`);
     }
 

@@ -61,7 +61,7 @@ export function traceContextCases(store: TaskStore): void {
       assert.equal(byId.get('t')?.trace, TRACE_2);
       assert.equal(byId.get('p')?.trace ?? null, null);
       const t = byId.get('t')!;
-      const nacked = await store.nack('t', t.receipt!, T0 + 1_001, { delayMs: 10, error: 'down, | again', random: 0 });
+      const nacked = await store.nack({ id: 't', receipt: t.receipt!, now: T0 + 1_001, delayMs: 10, error: 'down, | again', random: 0 });
       assert.equal(nacked.status, 'retrying');
       assert.equal((await store.get('t'))?.trace, TRACE_2);
       const moved = await store.reschedule('t', T0 + 2_000, T0 + 1_002);

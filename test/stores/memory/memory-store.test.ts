@@ -92,7 +92,7 @@ describe('memory store reserved-task table', () => {
     const at = Date.UTC(2030, 0, 1);
     await store.schedule([task('r', { runAt: at })], at);
     const [first] = await store.reserve(['r'], at);
-    assert.equal((await store.nack('r', first!.receipt!, at + 1, { delayMs: 5, random: 0 })).status, 'retrying');
+    assert.equal((await store.nack({ id: 'r', receipt: first!.receipt!, now: at + 1, delayMs: 5, random: 0 })).status, 'retrying');
     const [second] = await store.reserve(['r'], at + 10);
     assert.notEqual(second!.receipt, first!.receipt);
     assert.equal((await store.ack('r', first!.receipt!, at + 11)).status, 'stale');

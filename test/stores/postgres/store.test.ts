@@ -401,7 +401,7 @@ describe('postgres store', () => {
       // retries by the default backoff, its history entry dated by the reservation.
       const [reserved] = await store.reserve(['usual'], 2_000);
       assert.deepEqual([reserved?.attempts, reserved?.maxAttempts, reserved?.reservedUntil, reserved?.receipt?.startsWith('1.')], [1, 5, 32_000, true]);
-      const nacked = await store.nack('usual', reserved?.receipt ?? '', 2_100, { random: 0.5 });
+      const nacked = await store.nack({ id: 'usual', receipt: reserved?.receipt ?? '', now: 2_100, random: 0.5 });
       assert.equal(nacked.status, 'retrying');
       const after = await store.get('usual');
       assert.equal(after?.runAt, 2_100 + backoffDelay(DEFAULT_BACKOFF, 1, () => 0.5));

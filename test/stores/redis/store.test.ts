@@ -79,7 +79,7 @@ describe('redis store (one Redis)', { skip }, () => {
         for (let attempt = 1; attempt <= 3; attempt++) {
           const [claimed] = await store.reserve([id], now);
           assert.ok(claimed?.receipt);
-          const outcome = await store.nack(id, claimed.receipt, now, { random: 0.37 });
+          const outcome = await store.nack({ id, receipt: claimed.receipt, now, random: 0.37 });
           const expected = now + backoffDelay(backoff, attempt, () => 0.37);
           assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, expected);
           now = expected;

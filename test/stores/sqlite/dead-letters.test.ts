@@ -37,7 +37,7 @@ describe('sqlite store: dead letters', () => {
     );
     const dying = ids.filter((_, i) => i % 7 === 0);
     for (const claimed of await store.reserve(dying, T0)) {
-      assert.deepEqual(await store.nack(claimed.id, claimed.receipt!, T0 + 1, { error: 'boom', random: 0 }), { status: 'dead', topic: claimed.topic });
+      assert.deepEqual(await store.nack({ id: claimed.id, receipt: claimed.receipt!, now: T0 + 1, error: 'boom', random: 0 }), { status: 'dead', topic: claimed.topic });
     }
     for (const [i, id] of ids.entries()) if (i % 5 === 0 && i % 7 !== 0) await store.cancel(id, T0 + 2);
     return { dead: ids.flatMap((id, i) => (i % 7 === 0 ? [{ id, topic: topicOf(i) }] : [])) };

@@ -315,7 +315,7 @@ describe('sqlite store: migration 0011 (attempt history)', () => {
       assert.deepEqual([old?.history, old?.lastError, old?.payload], [[], 'boom', '{"v":1}']);
       assert.deepEqual((await store.get('done'))?.history, []);
       const [second] = await store.reserve(['failed-once'], T0 + 2_000);
-      await store.nack('failed-once', second!.receipt!, T0 + 2_010, { delayMs: 0, error: 'again', random: 0 });
+      await store.nack({ id: 'failed-once', receipt: second!.receipt!, now: T0 + 2_010, delayMs: 0, error: 'again', random: 0 });
       const [third] = await store.reserve(['failed-once'], T0 + 2_100);
       assert.equal((await store.ack('failed-once', third!.receipt!, T0 + 2_103)).status, 'acked');
       assert.deepEqual((await store.get('failed-once'))?.history, [

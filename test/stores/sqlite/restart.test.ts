@@ -98,7 +98,7 @@ describe('sqlite store under the engine', () => {
     );
     const claimed = await setup.reserve(['expired', 'held', 'dead', 'acked'], T0 - 600_000);
     const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
-    assert.equal((await setup.nack('dead', receipt('dead'), T0 - 599_000, { random: 0 })).status, 'dead');
+    assert.equal((await setup.nack({ id: 'dead', receipt: receipt('dead'), now: T0 - 599_000, random: 0 })).status, 'dead');
     assert.equal((await setup.ack('acked', receipt('acked'), T0 - 599_000)).status, 'acked');
     await setup.close();
 
