@@ -36,7 +36,7 @@ export function priorityCases(store: TaskStore): void {
       const reserved = await store.reserve(['hi', 'lo'], T0 + 1_000);
       assert.equal(reserved.length, 2);
       const hi = reserved.find((r) => r.id === 'hi')!;
-      const nacked = await store.nack('hi', hi.receipt!, T0 + 1_100, { delayMs: 500, random: 0.5 });
+      const nacked = await store.nack({ id: 'hi', receipt: hi.receipt!, now: T0 + 1_100, delayMs: 500, random: 0.5 });
       assert.equal(nacked.status, 'retrying');
       if (local && nacked.status === 'retrying') assert.equal(nacked.ref.priority, 42, 'the retry ref');
       assert.equal((await store.get('hi'))?.priority, 42);
