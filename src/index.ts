@@ -4,6 +4,9 @@ export type { DelayQueueOptions } from './open-queue.js';
 export type { PushOptions } from './push-wiring.js';
 export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
 export type { QueueObserver, SettleOutcome } from './core/observer.js';
+export { TASK_EVENT_TYPES, decodeTaskEvent } from './core/events.js';
+export type { EventDropReason, LoggedTaskEvent, TaskEvent, TaskEventType } from './core/events.js';
+export type { EventSubscription } from './engine/events/task-events.js';
 export type { PushPage, PushPageOptions, SetPushResult } from './engine/push/push-rules.js';
 export { RecurringSchedules, MAX_PREVIEW } from './engine/recurring/recurring-schedules.js';
 export type { RecurringScheduleInfo, RecurringUpsertResult } from './engine/recurring/recurring-schedules.js';
@@ -82,6 +85,8 @@ export type {
   StoreNackOptions,
   StoreStats,
   SharedDispatch,
+  TaskEventLog,
+  TaskEventPage,
   TaskStore,
   TimerHome,
   TimerHomes,
