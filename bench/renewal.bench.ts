@@ -184,6 +184,8 @@ interface S3Side {
   /** The store's extend calls per second over the side (schedule to drain), and the reservations they carried per second. */
   readonly extendCallsPerSec: number;
   readonly extendedPerSec: number;
+  /** This process's CPU over the side (schedule to drain), in cores: one process cannot pass 1 (its event loop) for long. */
+  readonly processCores: number;
 }
 
 /** How many handlers run at once: enough for every one at `rate` (rate x the handler's time x 1.6), at most one worker's 10,000. */
@@ -209,6 +211,7 @@ async function s3(queue: DelayQueue, tally: ExtendTally, topic: string, rate: nu
   const ticks = seconds * 100;
   const before = tally.snapshot();
   const started = Date.now();
+  const cpuBefore = process.cpuUsage();
   // A batch the store did not take (saturated: no connection in time) is counted, not fatal.
   const inFlight: Promise<number>[] = [];
   for (let t = 0; t < ticks; t++) {
@@ -238,6 +241,7 @@ async function s3(queue: DelayQueue, tally: ExtendTally, topic: string, rate: nu
     unscheduled,
     extendCallsPerSec: (after.calls - before.calls) / span,
     extendedPerSec: (after.requests - before.requests) / span,
+    processCores: ((cpu) => (cpu.user + cpu.system) / 1e6 / span)(process.cpuUsage(cpuBefore)),
   };
 }
 
@@ -449,6 +453,12 @@ export async function run(argv: string[]): Promise<void> {
           'S3: store extend calls/s, reservations extended/s',
           `${m(pairs, (p) => p.within.extendCallsPerSec).toFixed(1)}, ${Math.round(m(pairs, (p) => p.within.extendedPerSec))}`,
           `${m(pairs, (p) => p.renewed.extendCallsPerSec).toFixed(1)}, ${Math.round(m(pairs, (p) => p.renewed.extendedPerSec))}`,
+          '',
+        ],
+        [
+          "S3: this process's CPU, cores (user + system; its event loop is one)",
+          m(pairs, (p) => p.within.processCores).toFixed(2),
+          m(pairs, (p) => p.renewed.processCores).toFixed(2),
           '',
         ],
         [
