@@ -1,6 +1,7 @@
 // The public API of the delayq package: curated named exports, no `export *`.
 export { DelayQueue } from './open-queue.js';
 export type { DelayQueueOptions } from './open-queue.js';
+export type { QueueApi } from './engine/queue-api.js';
 export type { PushOptions } from './push-wiring.js';
 export type { MetricsOptions, PushFailure, QueueMetrics } from './metrics/prometheus.js';
 export type { QueueObserver, SettleOutcome } from './core/observer.js';
