@@ -35,6 +35,26 @@ export class KeptTasks {
     list.unshift(...records.map((record) => ({ record, at: since })));
   }
 
+  /**
+   * As `addFirst` for a topic with priorities (ADR 0057): `records` go ahead of the kept ones
+   * of their priority and of lower ones, behind those of higher ones; each side keeps its order.
+   */
+  addByPriority(topic: string, records: readonly TaskRecord[], at: number): void {
+    if (records.length === 0) return;
+    const list = this.byTopic.get(topic) ?? [];
+    const since = Math.min(at, list[0]?.at ?? at);
+    const level = (record: TaskRecord): number => record.priority ?? 0;
+    const coming = records.map((record) => ({ record, at: since })).sort((a, b) => level(b.record) - level(a.record));
+    const merged: Kept[] = [];
+    let i = 0;
+    let j = 0;
+    while (i < coming.length || j < list.length) {
+      if (j >= list.length || (i < coming.length && level(coming[i]!.record) >= level(list[j]!.record))) merged.push(coming[i++]!);
+      else merged.push(list[j++]!);
+    }
+    this.byTopic.set(topic, merged);
+  }
+
   size(topic: string): number {
     return this.byTopic.get(topic)?.length ?? 0;
   }

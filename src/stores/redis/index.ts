@@ -165,8 +165,8 @@ async function build({ client, keys, horizonMs, description, logger, clock }: Se
   const probe = new ShardProbe(client, keys, clock);
   const health = new ShardHealth(clock, logger, 'redis', (shard) => probe.probe(shard));
   const demand = new ConsumerDemand(clock);
-  const kept = new KeptTaskReleaser(client, keys, clock, owner, waiters, logger);
   const ranked = new RankedShards();
+  const kept = new KeptTaskReleaser(client, keys, clock, owner, waiters, logger, ranked);
   const promoter = new Promoter(client, keys, leases, demand, kept, waiters, health, ranked);
   const guard = new NoticeGuard('redis', ['timers', 'ready'], logger, clock);
   const remoteTimers = new RemoteTimers({ backend: redisTimerBackend(client, keys, unparker), leases, clock, horizonMs, guard });

@@ -6,6 +6,7 @@
  * any process. One timer per topic, armed for when its oldest kept task has waited KEEP_MS.
  * `stop()` gives back everything kept (a clean close loses no delivery to a ttr).
  */
+import type { RankedShards } from './ranked-shards.js';
 import type { Clock, Logger, TimerToken } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { releaseScript } from './dispatch-commands.js';
@@ -31,6 +32,7 @@ export class KeptTaskReleaser {
     private readonly owner: string,
     private readonly waiters: ReadyWaiters,
     private readonly logger: Logger,
+    private readonly ranked: RankedShards,
   ) {}
 
   size(topic: string): number {
@@ -51,6 +53,12 @@ export class KeptTaskReleaser {
   /** As `keep`, ahead of those kept already (they fell due earlier: a background reserve's backlog). */
   keepFirst(topic: string, records: readonly TaskRecord[]): void {
     this.kept.addFirst(topic, records, this.clock.now());
+    this.arm(topic);
+  }
+
+  /** As `keepFirst` for a topic with priorities: ahead of the kept ones of their priority and lower, behind higher ones (ADR 0057). */
+  keepByPriority(topic: string, records: readonly TaskRecord[]): void {
+    this.kept.addByPriority(topic, records, this.clock.now());
     this.arm(topic);
   }
 
@@ -91,17 +99,22 @@ export class KeptTaskReleaser {
     if (records.length === 0) return;
     const now = this.clock.now();
     await Promise.all(
-      [...groupByShard(records, (r) => r.id, this.keys.shards.length)].map(([shard, group]) =>
-        releaseScript(
+      [...groupByShard(records, (r) => r.id, this.keys.shards.length)].map(([shard, group]) => {
+        // Tasks above priority 0 go back to the shard's ranked set: every process learns it (ADR 0057).
+        const above = group.some((r) => (r.priority ?? 0) > 0);
+        return releaseScript(
           this.client,
           this.keys.shards[shard]!,
           topic,
           now,
           this.keys.readyChannel(topic),
-          `${shard} ${this.owner}`,
+          above ? `${shard} ${this.owner} r` : `${shard} ${this.owner}`,
           group.flatMap((r) => (r.receipt === null ? [] : [{ id: r.id, receipt: r.receipt }])),
-        ).then(() => this.waiters.notify(topic, shard)),
-      ),
+        ).then(() => {
+          if (above) this.ranked.set(topic, shard, true);
+          this.waiters.notify(topic, shard);
+        });
+      }),
     );
   }
 }

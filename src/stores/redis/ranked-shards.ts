@@ -12,6 +12,13 @@ export class RankedShards {
   private readonly belowByTopic = new Map<string, Set<number>>();
   /** The topics whose shards were read once (probe): messages sent before this process listened are not heard. */
   private readonly probed = new Set<string>();
+  /** The topics that ever had tasks of a priority other than 0 in this process's view. */
+  private readonly ever = new Set<string>();
+
+  /** Whether `topic` ever had tasks of a priority other than 0 in this process's view (what is kept for it is kept by priority). */
+  everRanked(topic: string): boolean {
+    return this.ever.has(topic);
+  }
 
   /** Whether `topic`'s shards are to be read once (the first reserve of the topic, or after a reconnect). */
   needsProbe(topic: string): boolean {
@@ -22,6 +29,7 @@ export class RankedShards {
 
   /** Shard `shard` holds tasks of `topic` below priority 0 (`has`), or none left. */
   setBelow(topic: string, shard: number, has: boolean): void {
+    if (has) this.ever.add(topic);
     mark(this.belowByTopic, topic, shard, has);
   }
 
@@ -33,6 +41,7 @@ export class RankedShards {
 
   /** Shard `shard` holds tasks of `topic` above priority 0 (`has`), or none left. */
   set(topic: string, shard: number, has: boolean): void {
+    if (has) this.ever.add(topic);
     mark(this.byTopic, topic, shard, has);
   }
 

@@ -243,8 +243,10 @@ export class ReadyReserver {
     const drain = this.reserveSteps(topic, steps, now(), undefined, () => `${nonce}${(step++).toString(36)}.`)
       .then(({ reserved }) => {
         if (reserved.length === 0) return;
-        // Ahead of the kept ones: they fell due before promote began to push.
-        this.kept.keepFirst(topic, reserved);
+        // Ahead of the kept ones: they fell due before promote began to push; of a topic
+        // with priorities, not ahead of kept ones of a higher priority (ADR 0057).
+        if (this.ranked.everRanked(topic) || reserved.some((r) => (r.priority ?? 0) !== 0)) this.kept.keepByPriority(topic, reserved);
+        else this.kept.keepFirst(topic, reserved);
         this.waiters.wake(topic);
       })
       .catch((error: unknown) => this.logger.warn({ err: error, topic }, 'redis: a background reserve failed; its tasks stay in the ready lists'))

@@ -86,6 +86,20 @@ describe('kept tasks', () => {
     kept.addFirst('u', [record('x')], 300);
     assert.equal(kept.oldestAt('u'), 300);
   });
+
+  it('of a topic with priorities, puts a backlog taken later ahead of the kept tasks of its priority and lower only (ADR 0057)', () => {
+    const ranked = (id: string, priority: number): TaskRecord => ({ id, priority }) as TaskRecord;
+    const kept = new KeptTasks();
+    kept.add('t', [ranked('k10', 10), ranked('k0', 0), ranked('k-5', -5)], 100);
+    kept.addByPriority('t', [ranked('b0', 0), ranked('b10', 10), ranked('b0b', 0), ranked('b20', 20)], 200);
+    assert.equal(kept.oldestAt('t'), 100, 'counted as kept since the oldest already there');
+    assert.deepEqual(
+      kept.handOut('t', 10).map((r) => r.id),
+      ['b20', 'b10', 'k10', 'b0', 'b0b', 'k0', 'k-5'],
+    );
+    kept.addByPriority('u', [ranked('x', 1)], 300);
+    assert.equal(kept.oldestAt('u'), 300);
+  });
 });
 
 describe('ready waiters backlog', () => {
