@@ -95,9 +95,9 @@ describe('sqlite store: migrations', () => {
     db.close();
   });
 
-  it('ends with 0013_task_trace, version 13', () => {
-    assert.equal(LATEST_VERSION, 13);
-    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [13, '0013_task_trace']);
+  it('ends with 0014_task_priority, version 14', () => {
+    assert.equal(LATEST_VERSION, 14);
+    assert.deepEqual(MIGRATIONS.map((m) => [m.version, m.name]).at(-1), [14, '0014_task_priority']);
   });
 
   it('versions ascend', () => {
@@ -109,8 +109,8 @@ describe('sqlite store: migrations', () => {
     const store4 = await openSqliteStore(path, { clock: storeSystemClock });
     await store4.close();
     const db = new Database(path);
-    // Back to exactly version 5: without what 0006 to 0013 add.
-    db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tasks DROP COLUMN trace');
+    // Back to exactly version 5: without what 0006 to 0014 add.
+    db.exec('DROP TABLE schedules; ALTER TABLE tasks DROP COLUMN url; ALTER TABLE tasks DROP COLUMN acked_receipt; ALTER TABLE tasks DROP COLUMN history; ALTER TABLE tasks DROP COLUMN trace; ALTER TABLE tasks DROP COLUMN priority');
     db.exec('DROP TRIGGER parked_days_update; DROP TRIGGER parked_days_delete; DROP TABLE parked_days');
     db.exec('DROP TABLE paused_topics; DROP TABLE topic_limits');
     db.pragma('user_version = 5');
