@@ -10,6 +10,7 @@ import { after, test } from 'node:test';
 import { isDelayQError } from '../../src/core/errors.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { flush, openManual, T0 } from '../helpers/engine.js';
+import { openPushing } from '../helpers/push.js';
 import { dropSchema, freshSchema, storeUrl } from '../helpers/postgres.js';
 import { cli, redisSkip, startRedis, type RedisServer } from '../helpers/redis-servers.js';
 
@@ -37,6 +38,37 @@ test('memory: among due tasks, higher priority first, runAt order within one; ne
     clock.advance(4_000);
     await flush();
     assert.deepEqual((await q.reserve('jobs', { max: 10 })).map((d) => d.id), ['later']);
+  } finally {
+    await q.close();
+  }
+});
+
+test('push: among due tasks of a pushed topic, higher priority is pushed first, runAt order within one', async () => {
+  // One push at a time, so the order they leave in is the order they were handed out.
+  const { q, clock, transport } = await openPushing({}, { maxInFlight: 1 });
+  try {
+    await q.setPush('jobs', { url: 'https://hooks.example.com/jobs' });
+    await q.topics.pause('jobs');
+    await q.scheduleMany([
+      { id: 'low', topic: 'jobs', delayMs: 100, priority: -5 },
+      { id: 'o1', topic: 'jobs', delayMs: 200 },
+      { id: 'u2', topic: 'jobs', delayMs: 400, priority: 10 },
+      { id: 'o2', topic: 'jobs', delayMs: 300 },
+      { id: 'u1', topic: 'jobs', delayMs: 500, priority: 10 },
+      { id: 'later', topic: 'jobs', delayMs: 5_000, priority: 100 },
+    ]);
+    clock.advance(1_000);
+    await flush();
+    await q.topics.resume('jobs');
+    for (let i = 0; i < 50 && transport.sent.length < 5; i++) {
+      clock.advance(10);
+      await flush();
+    }
+    const pushed = transport.sent.map((s) => s.request.headers['webhook-id']);
+    assert.deepEqual(pushed, ['u2', 'u1', 'o1', 'o2', 'low'], 'later is not due: its priority does not make it so');
+    clock.advance(4_000);
+    await flush();
+    assert.deepEqual(transport.sent.map((s) => s.request.headers['webhook-id']).slice(5), ['later']);
   } finally {
     await q.close();
   }
