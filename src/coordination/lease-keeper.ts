@@ -4,12 +4,9 @@
  * shard has a lease with a fencing token, renewed only while the token is still the one
  * this process was given; the holder alone keeps the shard's timers in its wheel.
  *
- * Every tick (leaseMs / 5) the keeper records a heartbeat, derives its fair share, renews
- * what it holds, gives up shards above its share (so a newcomer gets some) and takes free
- * ones below it. The shares add up to the shards exactly: floor(shards / live) each, and one
- * more for the first (shards mod live) processes in the order of their owner ids (their
- * rank, from the heartbeat): 16 shards over 3 processes are 6, 5 and 5, never 6, 6 and 4
- * as ceil(16 / 3) for each allowed. A process that dies stops renewing.
+ * Every tick (leaseMs / 5) the keeper records a heartbeat, derives its fair share
+ * ceil(shards / live processes), renews what it holds, gives up shards above its share (so
+ * a newcomer gets some) and takes free ones below it. A process that dies stops renewing.
  * Its leases and heartbeat are set to run out one tick short of leaseMs after its last
  * tick, so the others, on their next tick, have taken its shards within leaseMs of its death.
  *
@@ -23,12 +20,8 @@ import type { ShardLeases } from './shard-leases.js';
 /** Where leases and heartbeats are kept; each call one atomic step on the backing. */
 export interface LeaseBackend {
   readonly shardCount: number;
-  /**
-   * Records this process alive until `until` (and forgets the others that are not at `now`):
-   * how many are alive, this one included, and how many of the others have an owner id that
-   * sorts before this one's (its rank).
-   */
-  heartbeat(owner: string, now: number, until: number): Promise<Heartbeat>;
+  /** Records this process alive until `until` (and forgets the others that are not at `now`); how many are alive. */
+  heartbeat(owner: string, now: number, until: number): Promise<number>;
   /** Takes `shard` if free (never held, released, or run out at `now`) until now + ttlMs: its new fencing token, or null. */
   acquire(shard: number, owner: string, now: number, ttlMs: number): Promise<string | null>;
   /** Extends the lease held with `token`; false when it is no longer that token's. */
@@ -37,16 +30,6 @@ export interface LeaseBackend {
   release(shard: number, token: string): Promise<void>;
   /** Forgets this process's heartbeat (a clean stop). */
   leave(owner: string): Promise<void>;
-}
-
-export interface Heartbeat {
-  readonly live: number;
-  readonly rank: number;
-}
-
-/** This process's share of `shardCount` shards when it has `rank` among `live` processes: the shares add up to shardCount. */
-export function fairShare(shardCount: number, { live, rank }: Heartbeat): number {
-  return Math.floor(shardCount / live) + (rank < shardCount % live ? 1 : 0);
 }
 
 export interface LeaseEvents {
@@ -65,8 +48,8 @@ export class SharedLeaseKeeper {
   private running = false;
   private ticking: Promise<void> | null = null;
   private started = false;
-  /** Live processes and this one's rank among them at the last heartbeat that worked. */
-  private beat: Heartbeat = { live: 1, rank: 0 };
+  /** Live processes at the last heartbeat that worked. */
+  private live = 1;
   /** When each held lease was last set or renewed. */
   private readonly renewedAt = new Map<number, number>();
 
@@ -132,12 +115,11 @@ export class SharedLeaseKeeper {
     const shardCount = backend.shardCount;
     const errors: unknown[] = [];
     try {
-      const { live, rank } = await backend.heartbeat(leases.owner, now, now + this.ttlMs);
-      this.beat = { live: Math.max(1, live), rank: Math.min(Math.max(0, rank), Math.max(1, live) - 1) };
+      this.live = Math.max(1, await backend.heartbeat(leases.owner, now, now + this.ttlMs));
     } catch (error) {
       errors.push(error);
     }
-    const share = fairShare(shardCount, this.beat);
+    const share = Math.ceil(shardCount / this.live);
 
     const held = leases.entries();
     const renewals = await Promise.allSettled(held.map(([shard, token]) => backend.renew(shard, token, now, this.ttlMs)));

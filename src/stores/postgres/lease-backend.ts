@@ -12,8 +12,8 @@ export function pgLeaseBackend(pg: PgContext): LeaseBackend {
   return {
     shardCount: pg.shards,
     async heartbeat(owner, now, until) {
-      const rows = await pg.query<{ live: number; rank: number }>(pg.sql('heartbeat'), [owner, now, until]);
-      return { live: rows[0]?.live ?? 1, rank: rows[0]?.rank ?? 0 };
+      const rows = await pg.query<{ live: number }>(pg.sql('heartbeat'), [owner, now, until]);
+      return rows[0]?.live ?? 1;
     },
     async acquire(shard, owner, now, ttlMs) {
       const rows = await pg.query<{ token: number }>(pg.sql('lease-acquire'), [shard, owner, now, ttlMs]);
