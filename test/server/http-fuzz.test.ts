@@ -45,6 +45,8 @@ const ROUTES = [
   '/v1/stats',
   '/v1/activity',
   '/v1/timeline',
+  // Events are off on this queue: the route answers 400 with the token, 401 without (security.test.ts streams it).
+  '/v1/events',
   '/metrics',
   '/healthz',
   '/readyz',

@@ -4,7 +4,7 @@
 // target that reaches a handler (percent-escapes, absolute form, fragments, dot segments,
 // doubled slashes, ...) needs the token, sent on a bare socket so no client tidies it up.
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
@@ -25,11 +25,12 @@ interface Served {
   close(): Promise<void>;
 }
 
-async function serve(options: { token?: string; metricsPublic?: boolean; allowHosts?: string[] } = {}): Promise<Served> {
+async function serve(options: { token?: string; metricsPublic?: boolean; allowHosts?: string[]; events?: boolean } = {}): Promise<Served> {
   const logs: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(JSON.parse(line) as { level: number; msg: string }) });
-  const queue = await DelayQueue.open({ metrics: { registry: new Registry() } });
-  const app = await buildApp({ queue, logger, metrics: queue.metrics, ...options });
+  const { events, ...served } = options;
+  const queue = await DelayQueue.open({ metrics: { registry: new Registry() }, ...(events === true ? { events: true } : {}) });
+  const app = await buildApp({ queue, logger, metrics: queue.metrics, ...served });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return {
     app,
@@ -230,4 +231,53 @@ describe('requests from another origin, on a server without a token', () => {
     assert.equal(answer.status, 200);
     assert.equal(answer.headers['access-control-allow-origin'], undefined);
   });
+});
+
+/**
+ * The head of an answer that may never end (an event stream): the status line and headers,
+ * read until the blank line; then the connection is dropped.
+ */
+function rawHead(port: number, request: RawRequest): Promise<{ status: number; head: string }> {
+  const headers = { host: `127.0.0.1:${port}`, ...request.headers };
+  const head = `${request.method} ${request.target} HTTP/1.1\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}\r\n`;
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(head));
+    let text = '';
+    const timer = setTimeout(() => socket.destroy(new Error(`no head for ${request.target} within 10 s`)), 10_000);
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      const end = text.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? NaN), head: text.slice(0, end).toLowerCase() });
+    });
+  });
+}
+
+describe('the event stream needs the token under every spelling', () => {
+  let s: Served;
+  before(async () => {
+    s = await serve({ token: TOKEN, events: true });
+  });
+  after(() => s.close());
+
+  const SPELLINGS = ['/v1/events', '/v1/%65vents', '/%761/events', '/v%31/%65%76%65%6e%74%73', 'http://x/v1/events', 'https://127.0.0.1/v1/events?topic=x', '/v1/events#', '/v1/events?topic=x&types=scheduled'];
+  for (const target of SPELLINGS)
+    it(`GET ${target}: 401 in the envelope without the token or with a wrong one, a stream with it`, async () => {
+      for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: `Basic ${TOKEN}` }, { authorization: `Bearer ${TOKEN}x` }]) {
+        const refused = await rawRequest(s.port, { method: 'GET', target, headers });
+        assert.equal(refused.status, 401, `${target} ${JSON.stringify(headers)}: ${refused.text}`);
+        assert.ok(isEnvelope(refused.text), refused.text);
+      }
+      const streamed = await rawHead(s.port, { method: 'GET', target, headers: auth });
+      assert.equal(streamed.status, 200, streamed.head);
+      assert.match(streamed.head, /content-type: text\/event-stream/);
+    });
 });
