@@ -36,6 +36,11 @@ const SHIPPED: readonly string[] = [
   '76a47d8a3c68bd63',
   'aad9438d38eec3a0',
   '768a2db1ead3d1eb',
+  '6a17c65e06e445a6',
+  'c274c4d52ff20f66',
+  '6ca4038284d331f9',
+  '2d20c80674a1d22d',
+  '2cf92ff847ef1c52',
 ];
 
 describe('postgres SQL files', () => {
