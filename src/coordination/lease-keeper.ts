@@ -4,9 +4,16 @@
  * shard has a lease with a fencing token, renewed only while the token is still the one
  * this process was given; the holder alone keeps the shard's timers in its wheel.
  *
- * Every tick (leaseMs / 5) the keeper records a heartbeat, derives its fair share
- * ceil(shards / live processes), renews what it holds, gives up shards above its share (so
- * a newcomer gets some) and takes free ones below it. A process that dies stops renewing.
+ * Every tick (leaseMs / 5) the keeper records a heartbeat, derives its fair share, renews
+ * what it holds, gives up shards above its share (so a newcomer gets some) and takes free
+ * ones below it. The shares add up to the shards exactly: floor(shards / live) each, and one
+ * more for the first (shards mod live) processes in the order they joined (their rank: by
+ * first heartbeat, ties by owner id, from the heartbeat). 16 shards over 3 processes are 6,
+ * 5 and 5, never 6, 6 and 4 as ceil(16 / 3) for each allowed. A newcomer ranks last, so the
+ * shares of the processes already there do not grow when it joins: it never takes a shard
+ * from a holder that is within its share (one shard, two processes: the first keeps it),
+ * and a holder gives shards up only once the heartbeat it reads counts the newcomer.
+ * A process that dies stops renewing.
  * Its leases and heartbeat are set to run out one tick short of leaseMs after its last
  * tick, so the others, on their next tick, have taken its shards within leaseMs of its death.
  *
@@ -20,8 +27,14 @@ import type { ShardLeases } from './shard-leases.js';
 /** Where leases and heartbeats are kept; each call one atomic step on the backing. */
 export interface LeaseBackend {
   readonly shardCount: number;
-  /** Records this process alive until `until` (and forgets the others that are not at `now`); how many are alive. */
-  heartbeat(owner: string, now: number, until: number): Promise<number>;
+  /**
+   * Records this process alive until `until` (and forgets the others that are not at `now`),
+   * and when it joined (`now` at its first heartbeat; kept while it stays alive): how many are
+   * alive, this one included, and how many of the others joined before it (its rank; at the
+   * same time, those whose owner id sorts first as bytes; those that recorded no join time,
+   * an older delayq, count as before it).
+   */
+  heartbeat(owner: string, now: number, until: number): Promise<Heartbeat>;
   /** Takes `shard` if free (never held, released, or run out at `now`) until now + ttlMs: its new fencing token, or null. */
   acquire(shard: number, owner: string, now: number, ttlMs: number): Promise<string | null>;
   /** Extends the lease held with `token`; false when it is no longer that token's. */
@@ -30,6 +43,16 @@ export interface LeaseBackend {
   release(shard: number, token: string): Promise<void>;
   /** Forgets this process's heartbeat (a clean stop). */
   leave(owner: string): Promise<void>;
+}
+
+export interface Heartbeat {
+  readonly live: number;
+  readonly rank: number;
+}
+
+/** This process's share of `shardCount` shards when it has `rank` among `live` processes: the shares add up to shardCount. */
+export function fairShare(shardCount: number, { live, rank }: Heartbeat): number {
+  return Math.floor(shardCount / live) + (rank < shardCount % live ? 1 : 0);
 }
 
 export interface LeaseEvents {
@@ -48,8 +71,8 @@ export class SharedLeaseKeeper {
   private running = false;
   private ticking: Promise<void> | null = null;
   private started = false;
-  /** Live processes at the last heartbeat that worked. */
-  private live = 1;
+  /** Live processes and this one's rank among them at the last heartbeat that worked. */
+  private beat: Heartbeat = { live: 1, rank: 0 };
   /** When each held lease was last set or renewed. */
   private readonly renewedAt = new Map<number, number>();
 
@@ -115,11 +138,13 @@ export class SharedLeaseKeeper {
     const shardCount = backend.shardCount;
     const errors: unknown[] = [];
     try {
-      this.live = Math.max(1, await backend.heartbeat(leases.owner, now, now + this.ttlMs));
+      const { live, rank } = await backend.heartbeat(leases.owner, now, now + this.ttlMs);
+      const counted = Math.max(1, live);
+      this.beat = { live: counted, rank: Math.min(Math.max(0, rank), counted - 1) };
     } catch (error) {
       errors.push(error);
     }
-    const share = Math.ceil(shardCount / this.live);
+    const share = fairShare(shardCount, this.beat);
 
     const held = leases.entries();
     const renewals = await Promise.allSettled(held.map(([shard, token]) => backend.renew(shard, token, now, this.ttlMs)));

@@ -4,7 +4,7 @@
  * and the shard leases.
  */
 import type { RedisClient } from './connection.js';
-import type { ShardKeys } from './keys.js';
+import type { Keyspace, ShardKeys } from './keys.js';
 import { asArray, num, pairs, run, standardKeys, type Arg } from './script-runner.js';
 
 export interface PromoteArgs {
@@ -97,4 +97,10 @@ export async function leaseRenewScript(client: RedisClient, shard: ShardKeys, va
 
 export async function leaseReleaseScript(client: RedisClient, shard: ShardKeys, value: string): Promise<void> {
   await run(client, 'lease-release', [shard.lease], [value]);
+}
+
+/** This process's heartbeat (heartbeat.lua): the processes alive, and how many of the others joined before this one. */
+export async function heartbeatScript(client: RedisClient, keys: Keyspace, owner: string, now: number, until: number): Promise<{ live: number; rank: number }> {
+  const reply = asArray(await run(client, 'heartbeat', [keys.members, keys.joined], [owner, now, until]));
+  return { live: num(reply[0]), rank: num(reply[1]) };
 }

@@ -28,6 +28,7 @@
  *   <prefix>:{...}:probe                   STRING a write that tells whether a shard takes writes again, for 60 s (shard-health.ts)
  *   <prefix>:{<prefix>/meta}:meta          HASH  shards, format version, global seq counter
  *   <prefix>:{<prefix>/meta}:members       ZSET  live processes, score = heartbeat expiry
+ *   <prefix>:{<prefix>/meta}:joined        ZSET  live processes, score = first heartbeat (their rank for the shares)
  *   <prefix>:{<prefix>/meta}:push          HASH  topic -> push subscription JSON (push-subscription-codec.ts)
  *   <prefix>:{<prefix>/meta}:schedules     HASH  schedule id -> recurring schedule JSON (schedule-codec.ts)
  *   <prefix>:{<prefix>/meta}:schedules-version  STRING  counter of schedule changes (schedulesVersion)
@@ -96,6 +97,8 @@ export interface Keyspace {
   readonly prefix: string;
   readonly meta: string;
   readonly members: string;
+  /** When each live process joined (its first heartbeat), in the meta slot with `members` (heartbeat.lua writes both). */
+  readonly joined: string;
   /**
    * Push subscriptions, one field per topic. One key for the namespace, in the meta slot
    * like the other namespace-wide keys: a few small fields, read whole by every process.
@@ -153,6 +156,7 @@ export function buildKeyspace(prefix: string, shards: number): Keyspace {
     prefix,
     meta: `${hashTag(prefix, 'meta')}:meta`,
     members: `${hashTag(prefix, 'meta')}:members`,
+    joined: `${hashTag(prefix, 'meta')}:joined`,
     push: `${hashTag(prefix, 'meta')}:push`,
     schedules: `${hashTag(prefix, 'meta')}:schedules`,
     schedulesVersion: `${hashTag(prefix, 'meta')}:schedules-version`,

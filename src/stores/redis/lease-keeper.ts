@@ -1,15 +1,16 @@
 /**
  * Shard leases on Redis: each shard's lease is a key set with NX PX and a fencing token
  * (lease-acquire.lua), renewed by compare-and-set (lease-renew.lua); heartbeats are the
- * members ZSET. The loop itself (fair shares, renewals, takeover timing) is the shared one,
- * src/stores/shared/lease-keeper.ts; promote.lua checks the token, so a process that lost
- * its lease without noticing cannot act on the shard.
+ * members ZSET and the processes' join times (their rank for the shares) the joined ZSET,
+ * both written by heartbeat.lua. The loop itself (fair shares, renewals, takeover timing) is
+ * the shared one, src/coordination/lease-keeper.ts; promote.lua checks the token, so a
+ * process that lost its lease without noticing cannot act on the shard.
  */
 import type { Clock } from '../../core/ports/index.js';
 import { SharedLeaseKeeper, type LeaseBackend, type LeaseEvents } from '../../coordination/lease-keeper.js';
 import type { ShardLeases } from '../../coordination/shard-leases.js';
 import type { RedisClient } from './connection.js';
-import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './dispatch-commands.js';
+import { heartbeatScript, leaseAcquireScript, leaseReleaseScript, leaseRenewScript } from './dispatch-commands.js';
 import type { Keyspace } from './keys.js';
 import { call } from './plain-commands.js';
 
@@ -18,16 +19,15 @@ export type { LeaseEvents } from '../../coordination/lease-keeper.js';
 export function redisLeaseBackend(client: RedisClient, keys: Keyspace): LeaseBackend {
   return {
     shardCount: keys.shards.length,
-    async heartbeat(owner, now, until) {
-      await call(() => client.zadd(keys.members, until, owner));
-      await call(() => client.zremrangebyscore(keys.members, '-inf', `(${now}`));
-      return call(() => client.zcard(keys.members));
-    },
+    heartbeat: (owner, now, until) => heartbeatScript(client, keys, owner, now, until),
     // Redis runs the lease out itself (PX): `now` is not needed.
     acquire: (shard, owner, _now, ttlMs) => leaseAcquireScript(client, keys.shards[shard]!, owner, ttlMs),
     renew: (shard, token, _now, ttlMs) => leaseRenewScript(client, keys.shards[shard]!, token, ttlMs),
     release: (shard, token) => leaseReleaseScript(client, keys.shards[shard]!, token),
-    leave: async (owner) => void (await call(() => client.zrem(keys.members, owner))),
+    leave: async (owner) => {
+      await call(() => client.zrem(keys.members, owner));
+      await call(() => client.zrem(keys.joined, owner));
+    },
   };
 }
 

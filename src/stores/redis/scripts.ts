@@ -50,6 +50,7 @@ export const SCRIPT_NAMES = [
   'lease-acquire',
   'lease-renew',
   'lease-release',
+  'heartbeat',
   'schedule-swap',
   'schedule-put-new',
   'schedule-put',

@@ -41,6 +41,7 @@ const SHIPPED: readonly string[] = [
   '6ca4038284d331f9',
   '2d20c80674a1d22d',
   '2cf92ff847ef1c52',
+  '3698adcdeba72132',
 ];
 
 describe('postgres SQL files', () => {

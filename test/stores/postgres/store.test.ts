@@ -424,7 +424,7 @@ describe('postgres store', () => {
     const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
-    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007, 0008, 0013, 0014, 0015 and 0016 add,
+    // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007, 0008, 0013, 0014, 0015, 0016 and 0017 add,
     // and with 0009's NULLs filled in, its columns NOT NULL again and 0003's functions (0010's gone).
     await withClient(async (c) => {
       await c.query(
@@ -440,6 +440,7 @@ describe('postgres store', () => {
       await c.query(
         `ALTER TABLE "${schema}".tasks SET (fillfactor = 80), ADD COLUMN lane text GENERATED ALWAYS AS (CASE WHEN url IS NULL OR url = '' THEN topic ELSE '~push' END) STORED`,
       );
+      await c.query(`ALTER TABLE "${schema}".members DROP COLUMN joined_at`);
       await c.query(`DROP TABLE "${schema}".topic_limits, "${schema}".flow_buckets, "${schema}".flow_slots, "${schema}".task_events`);
       await c.query(`DROP FUNCTION "${schema}".flow_admit, "${schema}".flow_bind, "${schema}".reserve_pick, "${schema}".due_floor, "${schema}".reserve_pick_ranked`);
       await c.query(`DELETE FROM "${schema}".meta WHERE key = 'limits_version'`);

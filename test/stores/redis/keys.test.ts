@@ -6,7 +6,7 @@ import { RedisEventLog } from '../../../src/stores/redis/event-log.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ackScript, cancelScript, deferScript, expireScript, loadDueScript, nackScript, purgeScript, purgeTopicScript, rescheduleScript, reserveScript, retryDeadScript, cancelDeadScript, extendScript, quarantineScript, scheduleScript, reservedOfScript } from '../../../src/stores/redis/commands.js';
-import { leaseAcquireScript, leaseReleaseScript, leaseRenewScript, promoteScript, releaseScript, reserveReadyScript } from '../../../src/stores/redis/dispatch-commands.js';
+import { heartbeatScript, leaseAcquireScript, leaseReleaseScript, leaseRenewScript, promoteScript, releaseScript, reserveReadyScript } from '../../../src/stores/redis/dispatch-commands.js';
 import { unparkScript, parkedInitScript, dueReadParkedScript, dueReadDelayedScript } from '../../../src/stores/redis/parking-commands.js';
 import { swapScheduleScript, putNewSchedulesScript, putSchedulesScript, deleteScheduleScript } from '../../../src/stores/redis/schedule-commands.js';
 import type { RedisClient } from '../../../src/stores/redis/connection.js';
@@ -40,10 +40,10 @@ describe('redis keys', () => {
     const keys = buildKeyspace('slot-test', 16);
     const calls: Call[] = [];
     const client = recordingClient(calls);
-    // The four schedule-* scripts touch the meta slot's schedule keys only, the three flow-*
-    // scripts a topic's own keys and events-append the events' keys: checked below; due-read is
-    // called in both its modes.
-    const expected = SCRIPT_NAMES.length - 4 - 3 - 1 + 1;
+    // The four schedule-* scripts touch the meta slot's schedule keys only, heartbeat its
+    // members keys, the three flow-* scripts a topic's own keys and events-append the events'
+    // keys: checked below; due-read is called in both its modes.
+    const expected = SCRIPT_NAMES.length - 4 - 1 - 3 - 1 + 1;
     for (const shard of keys.shards) {
       calls.length = 0;
       const task = { id: 'a', topic: 'orders', body: 'p,0,1,1,1,1:2:3:0,0,,,1,,orders,|{}', runAt: 1, seq: 1, parkBucket: null };
@@ -105,6 +105,16 @@ describe('redis keys', () => {
     assert.equal(keySlot(keys.schedules), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedulesVersion), keySlot(keys.meta));
     assert.equal(keySlot(keys.schedules), keySlot(keys.push));
+  });
+
+  it('keeps the heartbeats and the join times in the meta slot, the keys heartbeat touches', async () => {
+    const keys = buildKeyspace('slot-test', 16);
+    const calls: Call[] = [];
+    await heartbeatScript(recordingClient(calls), keys, 'owner', 0, 4_000);
+    assert.deepEqual(calls.map((c) => c.keys), [[keys.members, keys.joined]]);
+    assert.equal(keySlot(keys.members), keySlot(keys.meta));
+    assert.equal(keySlot(keys.joined), keySlot(keys.meta));
+    assert.notEqual(keys.joined, keys.members);
   });
 
   it("keeps a topic's flow keys under the topic's own hash tag, the keys flow-admit, flow-bind and flow-hold touch", async () => {
