@@ -32,8 +32,11 @@ export interface DelayQueueOptions extends Omit<EngineOptions, 'push' | 'pushMax
    */
   store?: string | TaskStore;
   /**
-   * Options for the store named by a `store` URL. Its `logger` and `clock` default to the
-   * queue's own, so that the store's background work reports and keeps time with the queue.
+   * Options for the store named by a `store` URL. Its `logger` defaults to the queue's own.
+   * Its `clock` (the store's background work: commits, checkpoints, lease ticks, sweeps) is
+   * the system clock unless given here, even when the queue has a `clock` of its own: that
+   * work paces I/O, and on a ManualClock a SQLite store's first commit would wait for an
+   * `advance` that a test awaiting `schedule()` never makes.
    */
   storeOptions?: StoreOptions;
   /**
@@ -79,10 +82,9 @@ export class DelayQueue extends EngineQueue {
     }
     const storeOptions = options.storeOptions ?? {};
     const logger = storeOptions.logger ?? options.logger;
-    const clock = storeOptions.clock ?? options.clock;
     let store: TaskStore;
     try {
-      store = await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}), ...(clock ? { clock } : {}) });
+      store = await openStore(spec, { ...storeOptions, ...(logger ? { logger } : {}) });
     } catch (error) {
       await engineOptions.push?.transport.close();
       throw error;

@@ -70,8 +70,8 @@ export interface StoreOptions {
   logger?: Logger;
   /**
    * The time and timers of a store's background work (flushes, checkpoints, lease ticks,
-   * kept-task release): a store never reads a clock of its own. `DelayQueue.open` passes
-   * its clock when none is given here. Default: the system clock.
+   * kept-task release): a store never reads a clock of its own. Default: the system clock,
+   * also under `DelayQueue.open` with a clock of its own (see its `storeOptions`).
    */
   clock?: Clock;
 }
