@@ -24,17 +24,24 @@ let tried = 0;
 let won = 0;
 /** The store, with the schedule swaps counted. */
 function countingSwaps(store: TaskStore): TaskStore {
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'swapSchedules')
-        return async (swaps: readonly RecurringScheduleSwap[]) => {
-          tried += swaps.length;
-          const results = await target.swapSchedules(swaps);
-          for (const ok of results) if (ok) won++;
-          return results;
-        };
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+  const schedules = withMembers(store.schedules, {
+    swapSchedules: async (swaps: readonly RecurringScheduleSwap[]) => {
+      tried += swaps.length;
+      const results = await store.schedules.swapSchedules(swaps);
+      for (const ok of results) if (ok) won++;
+      return results;
+    },
+  });
+  return withMembers(store, { schedules });
+}
+
+/** `target` with some members replaced; its other methods run with `target` as `this`. */
+function withMembers<T extends object>(target: T, replaced: Partial<T>): T {
+  return new Proxy(target, {
+    get(of, property) {
+      if (Object.hasOwn(replaced, property)) return replaced[property as keyof T];
+      const value: unknown = Reflect.get(of, property, of);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(of) : value;
     },
   });
 }

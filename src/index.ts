@@ -95,6 +95,9 @@ export type {
   TransactionalTasks,
   TimerSource,
   TimerToken,
+  TopicLimitStore,
+  TopicPauseStore,
+  TopicStore,
   UnavailablePartition,
 } from './core/ports/index.js';
 export { TASK_STATES } from './core/task/model.js';

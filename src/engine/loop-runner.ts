@@ -144,7 +144,7 @@ export class LoopRunner implements WorkerHooks {
     this.quarantine = new Quarantine(context, (ref) => this.timers.move(ref));
     this.handOut = new HandOut({ observer: this.observer, events: context.events, quarantine: this.quarantine, settled: (topic, receipt) => this.settled(topic, receipt), watch: (d) => this.timers.watch(d) });
     this.janitor = new Janitor(context);
-    this.recurring = new RecurringScheduleLoop(context, {
+    this.recurring = new RecurringScheduleLoop({ ...context, store: store.schedules }, {
       compile: compileCron,
       create: async (tasks) => void (await this.timers.createTasks(tasks)),
       planning: store.shared?.schedulePlanning ?? null,

@@ -281,7 +281,7 @@ describe('push delivery', () => {
     const opened = await openPushing({ store, pushSyncMs: 500 });
     q = opened.q;
     await q.schedule({ topic: 'orders', id: 'o1', delayMs: 10_000 });
-    await store.putPushSubscription({
+    await store.push.putPushSubscription({
       topic: 'orders',
       url: URL_ORDERS,
       secrets: [{ secret: newSecret(), expiresAt: null }],

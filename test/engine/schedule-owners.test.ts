@@ -43,7 +43,7 @@ class Tasks {
 
 /** The store, with the schedule swaps each process made counted by schedule id. */
 function counting(store: MemoryStore, swaps: Map<string, number>): RecurringScheduleStore {
-  return new Proxy(store, {
+  return new Proxy(store.schedules, {
     get(target, property) {
       if (property === 'swapSchedules')
         return (list: readonly { expected: RecurringScheduleRecord; next: RecurringScheduleRecord }[]) => {
@@ -121,7 +121,7 @@ describe('schedules planned by the owner of their partition', () => {
     const b = node('b', store, clock, tasks, [2, 3]);
     const { ids, partitionOf } = schedules(20, a.planning);
     assert.ok(new Set(partitionOf.values()).size === PARTITIONS, 'the ids fall into every partition');
-    await store.putSchedules(ids.map((id) => record(id)));
+    await store.schedules.putSchedules(ids.map((id) => record(id)));
     a.loop.start();
     b.loop.start();
     await step(clock, 10_000);
@@ -145,7 +145,7 @@ describe('schedules planned by the owner of their partition', () => {
     const a = node('a', store, clock, tasks, [0, 1]);
     const b = node('b', store, clock, tasks, [2, 3]);
     const { ids, partitionOf } = schedules(12, a.planning);
-    await store.putSchedules(ids.map((id, i) => record(id, (['once', 'skip', 'all'] as const)[i % 3])));
+    await store.schedules.putSchedules(ids.map((id, i) => record(id, (['once', 'skip', 'all'] as const)[i % 3])));
     a.loop.start();
     b.loop.start();
     await step(clock, 10_000);
@@ -173,7 +173,7 @@ describe('schedules planned by the owner of their partition', () => {
     const b = node('b', store, clock, tasks, [2, 3]);
     const ids = ['skip-0', 'skip-1', 'skip-2', 'skip-3', 'skip-4', 'skip-5', 'skip-6', 'skip-7'].filter((id) => a.planning.owns(a.planning.partitionOf(id)));
     assert.ok(ids.length > 0);
-    await store.putSchedules(ids.map((id) => record(id, 'skip')));
+    await store.schedules.putSchedules(ids.map((id) => record(id, 'skip')));
     a.loop.start();
     b.loop.start();
     await step(clock, 5_000);
@@ -204,7 +204,7 @@ describe('schedules planned by the owner of their partition', () => {
     // b's schedule, written and applied through a (as an upsert does).
     const id = ['x0', 'x1', 'x2', 'x3', 'x4', 'x5', 'x6', 'x7', 'x8'].find((x) => b.planning.owns(b.planning.partitionOf(x)))!;
     const fresh = scheduleRecord({ ...record(id), startAt: T0 + 2_000 }, { paused: false, nextAt: T0 + 2_000, lastAt: null, count: 0 }, 1, clock.now(), clock.now());
-    await store.putSchedules([fresh]);
+    await store.schedules.putSchedules([fresh]);
     await a.loop.apply(fresh);
     await step(clock, 3 * SYNC_MS);
     const times = [...tasks.created].filter((t) => t.startsWith(`${id}:`)).map((t) => Number(t.split(':')[1])).sort((x, y) => x - y);
@@ -220,10 +220,10 @@ describe('schedules planned by the owner of their partition', () => {
     const clock = new ManualClock(T0);
     const store = new MemoryStore();
     const tasks = new Tasks();
-    const loop = new RecurringScheduleLoop(context(store, clock), { compile: compileCron, create: tasks.creator('solo'), planning: null });
+    const loop = new RecurringScheduleLoop(context(store.schedules, clock), { compile: compileCron, create: tasks.creator('solo'), planning: null });
     loops.push(loop);
     const ids = ['p', 'q', 'r'];
-    await store.putSchedules(ids.map((id) => record(id)));
+    await store.schedules.putSchedules(ids.map((id) => record(id)));
     loop.start();
     await step(clock, 4_000);
     assert.deepEqual([...tasks.created].filter((t) => Number(t.split(':')[1]) <= clock.now()).sort(), occurrences(ids, clock.now()));

@@ -211,10 +211,17 @@ describe('schedules (library, ManualClock)', () => {
   it('re-reads the schedules only after a change: not while they fire, at once after a write elsewhere', async () => {
     const store = new MemoryStore();
     let reads = 0;
-    const counted = new Proxy(store, {
-      get(target, key, receiver) {
+    const schedules = new Proxy(store.schedules, {
+      get(target, key) {
         if (key === 'listSchedules') return () => (reads++, target.listSchedules());
-        const value: unknown = Reflect.get(target, key, receiver);
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const counted = new Proxy(store, {
+      get(target, key) {
+        if (key === 'schedules') return schedules;
+        const value: unknown = Reflect.get(target, key, target);
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
@@ -228,13 +235,13 @@ describe('schedules (library, ManualClock)', () => {
     assert.equal(reads, settled, '30 s of occurrences (a swap each) and six sync periods: no read of the list');
     assert.equal(seen.length, 37);
     // Another process's writes (straight to the store): a new schedule, then a removal.
-    const a = (await store.getSchedule('a'))!;
-    await store.putSchedule({ ...a, id: 'b', topic: 'other', nextAt: clock.now() + 2_000, lastAt: null, count: 0 });
+    const a = (await store.schedules.getSchedule('a'))!;
+    await store.schedules.putSchedule({ ...a, id: 'b', topic: 'other', nextAt: clock.now() + 2_000, lastAt: null, count: 0 });
     const others = collect(q, clock, 'other');
     await step(clock, 5_000 + 2_000, 250);
     assert.equal(reads, settled + 1, 'one read after the change');
     assert.ok(others.length >= 1, 'the schedule written elsewhere fires here');
-    await store.deleteSchedule('a');
+    await store.schedules.deleteSchedule('a');
     await step(clock, 5_000 + 1_000, 250);
     const afterRemoval = seen.length;
     await step(clock, 5_000, 250);

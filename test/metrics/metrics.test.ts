@@ -395,24 +395,29 @@ test('GET /metrics needs the token unless metricsPublic; default process metrics
   }
 });
 
-test('every operation of the store port is timed, the shared part\'s promote included', async () => {
+test('every operation of the store port is timed, the role objects\' and the shared part\'s promote included', async () => {
   const { MemoryStore } = await import('../../src/stores/memory/memory-store.js');
-  const { TASK_STORE_OPERATIONS } = await import('../../src/core/ports/index.js');
+  const { STORE_ROLE_OPERATIONS, TASK_STORE_OPERATIONS } = await import('../../src/core/ports/index.js');
   const { TIMED_STORE_OPERATIONS } = await import('../../src/metrics/prometheus.js');
   const registry = new Registry();
   const metrics = new QueueMetrics({ registry });
   const store = new MemoryStore();
   const wrapped = metrics.wrapStore(store);
-  // The port's list (complete by a compile-time check in src/core/ports/) is what is timed.
-  assert.deepEqual(new Set(TIMED_STORE_OPERATIONS), new Set(Object.values(TASK_STORE_OPERATIONS).flat().filter((op) => op !== 'close')));
-  for (const operation of TIMED_STORE_OPERATIONS) {
-    const original = (store as unknown as Record<string, unknown>)[operation];
-    assert.equal(typeof original, 'function', `${operation} is a method of the memory store`);
-    assert.notEqual((wrapped as unknown as Record<string, unknown>)[operation], original, `${operation} is wrapped`);
-  }
+  // The port's lists (complete by compile-time checks in src/core/ports/) are what is timed.
+  const own = Object.values(TASK_STORE_OPERATIONS).flat().filter((op) => op !== 'close');
+  const places: [object, object, readonly string[]][] = [[store, wrapped, own]];
+  for (const role of ['schedules', 'push', 'topics'] as const) places.push([store[role], wrapped[role], STORE_ROLE_OPERATIONS[role]]);
+  assert.deepEqual(new Set(TIMED_STORE_OPERATIONS), new Set(places.flatMap(([, , operations]) => operations)));
+  assert.equal(TIMED_STORE_OPERATIONS.length, 45);
+  for (const [target, timed, operations] of places)
+    for (const operation of operations) {
+      const original = (target as Record<string, unknown>)[operation];
+      assert.equal(typeof original, 'function', `${operation} is a method of the memory store`);
+      assert.notEqual((timed as Record<string, unknown>)[operation], original, `${operation} is wrapped`);
+    }
   // The three the old hand-kept list missed.
-  await wrapped.putSchedules([]);
-  await wrapped.getSchedules([]);
+  await wrapped.schedules.putSchedules([]);
+  await wrapped.schedules.getSchedules([]);
   await wrapped.defer({ id: 'none', receipt: 'r', runAt: T0, now: T0 });
   const text = await registry.metrics();
   for (const operation of ['putSchedules', 'getSchedules', 'defer']) assert.match(text, new RegExp(`delayq_store_operation_duration_seconds_count\\{operation="${operation}"\\} 1`));

@@ -39,9 +39,18 @@ export type * from './topic-limits.js';
 export type * from './topic-pauses.js';
 export type * from './transactions.js';
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore, PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore {
+/** A store's topics role (`store.topics`): the paused topics, and the limits with the state they govern. */
+export interface TopicStore extends TopicPauseStore, TopicLimitStore {}
+
+export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
+  /** The recurring schedules (ports/schedules.ts). */
+  readonly schedules: RecurringScheduleStore;
+  /** The push subscriptions, one per topic (ports/push-subscriptions.ts). */
+  readonly push: PushSubscriptionStore;
+  /** The paused topics and the topic limits (ports/topic-pauses.ts, ports/topic-limits.ts). */
+  readonly topics: TopicStore;
   /**
    * How much of the schedule the engine keeps in its wheel: tasks due within this many
    * ms. Infinity (the memory store) keeps everything; disk stores keep a window.
@@ -71,20 +80,26 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
 }
 
 /**
- * Every method of the port, by role: what the metrics time, and what a store written
- * outside delayq implements. The compiler checks the list is complete (below).
+ * Every method the store itself has, by role: what the metrics time, and what a store
+ * written outside delayq implements. The compiler checks the list is complete (below).
  */
 export const TASK_STORE_OPERATIONS = {
   producer: ['schedule', 'cancel', 'cancelMany', 'reschedule'],
   timers: ['loadDue'],
   consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'extend', 'defer'],
   inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic', 'quarantine'],
-  pushSubscriptions: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
-  schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
-  topicPauses: ['setTopicPaused', 'pausedTopics'],
-  topicLimits: ['setTopicLimits', 'topicLimits', 'admitFlow', 'bindFlow', 'releaseFlow', 'holdFlow', 'reservedLeases'],
   lifecycle: ['close'],
 } as const satisfies Record<string, readonly (keyof TaskStore)[]>;
+
+/** The store's role objects (`store.schedules`, `store.push`, `store.topics`) and the methods of each; complete by the checks below. */
+export const STORE_ROLE_OPERATIONS = {
+  schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
+  push: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
+  topics: ['setTopicPaused', 'pausedTopics', 'setTopicLimits', 'topicLimits', 'admitFlow', 'bindFlow', 'releaseFlow', 'holdFlow', 'reservedLeases'],
+} as const satisfies { [Role in StoreRole]: readonly (keyof TaskStore[Role])[] };
+
+/** The names of the store's role objects. */
+export type StoreRole = 'schedules' | 'push' | 'topics';
 
 /** The methods of the shared part (`store.shared`). */
 export const SHARED_DISPATCH_OPERATIONS = ['promote', 'reserveReady', 'onRemoteTimer', 'badNotices'] as const satisfies readonly (keyof SharedDispatch)[];
@@ -93,6 +108,9 @@ type MethodOf<T> = { [K in keyof T]-?: T[K] extends (...args: never[]) => unknow
 type Listed = (typeof TASK_STORE_OPERATIONS)[keyof typeof TASK_STORE_OPERATIONS][number];
 // A method added to the port and not to the list above fails to compile here, naming it.
 const everyOperationListed: [Exclude<MethodOf<TaskStore>, Listed>] extends [never] ? true : Exclude<MethodOf<TaskStore>, Listed> = true;
+type UnlistedOfRole = { [Role in StoreRole]: Exclude<MethodOf<TaskStore[Role]>, (typeof STORE_ROLE_OPERATIONS)[Role][number]> }[StoreRole];
+const everyRoleOperationListed: [UnlistedOfRole] extends [never] ? true : UnlistedOfRole = true;
 const everySharedOperationListed: [Exclude<MethodOf<SharedDispatch>, (typeof SHARED_DISPATCH_OPERATIONS)[number]>] extends [never] ? true : never = true;
 void everyOperationListed;
+void everyRoleOperationListed;
 void everySharedOperationListed;

@@ -70,7 +70,7 @@ export class PushRules {
   private readonly limits: Limits;
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, { ports, defaultSecret, applied, limits }: PushRulesParams) {
-    ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
+    ({ store: { push: this.store }, clock: this.clock, inFlight: this.inFlight } = context);
     this.ports = ports;
     this.defaultSecret = defaultSecret;
     this.applied = applied;

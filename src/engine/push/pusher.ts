@@ -120,7 +120,7 @@ export class Pusher {
   private readonly targets: Pick<PusherParams, 'defaultSecret' | 'targetOf'>;
 
   constructor(context: LoopContext, { ports, source, defaultSecret, targetOf }: PusherParams) {
-    ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
+    ({ store: { push: this.store }, clock: this.clock, logger: this.logger, inFlight: this.inFlight } = context);
     const { tuning } = context;
     this.syncMs = tuning.pushSyncMs;
     this.ports = ports;

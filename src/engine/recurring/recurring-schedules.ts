@@ -144,7 +144,7 @@ export class RecurringSchedules {
   private readonly checkPushTarget: RecurringSchedulesParams['checkPushTarget'];
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>, params: RecurringSchedulesParams) {
-    ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
+    ({ store: { schedules: this.store }, clock: this.clock, inFlight: this.inFlight } = context);
     ({ loop: this.loop, limits: this.limits, defaults: this.defaults, assertOpen: this.assertOpen, cancel: this.cancel, checkPushTarget: this.checkPushTarget } = params);
   }
 

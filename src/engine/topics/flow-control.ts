@@ -61,7 +61,7 @@ export class FlowControl {
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'observer' | 'tuning'>) {
     this.context = context;
     const { store } = context;
-    this.sync = new VersionedSync(context, { read: () => store.topicLimits(), apply: (read) => this.take(read.limits), what: 'topic limits' });
+    this.sync = new VersionedSync(context, { read: () => store.topics.topicLimits(), apply: (read) => this.take(read.limits), what: 'topic limits' });
   }
 
   limitsOf(topic: string): TopicLimits | undefined {
@@ -115,7 +115,7 @@ export class FlowControl {
       if (!this.running || limits === undefined) return null;
       const now = clock.now();
       const holder = `${HOLDER_PREFIX}${(holders++).toString(36)}`;
-      const admission = await inFlight.track(store.admitFlow({ topic, limits, want, holder, holdUntil: now + FLOW_HOLD_MS + HOLD_GRACE_MS, now }));
+      const admission = await inFlight.track(store.topics.admitFlow({ topic, limits, want, holder, holdUntil: now + FLOW_HOLD_MS + HOLD_GRACE_MS, now }));
       if (admission.granted > 0) return { topic, limits, holder, granted: admission.granted };
       this.throttledCounts.set(topic, (this.throttledCounts.get(topic) ?? 0) + 1);
       this.context.observer.throttled?.(topic);
@@ -152,7 +152,7 @@ export class FlowControl {
     const now = clock.now();
     const leases = ticket.limits.concurrency === null ? [] : reserved.map((task) => ({ key: task.receipt ?? task.id, until: task.reservedUntil ?? now }));
     try {
-      await inFlight.track(store.bindFlow({ topic: ticket.topic, limits: ticket.limits, holder: ticket.holder, unused, leases, now }));
+      await inFlight.track(store.topics.bindFlow({ topic: ticket.topic, limits: ticket.limits, holder: ticket.holder, unused, leases, now }));
     } catch (error) {
       logger.warn({ err: error, topic: ticket.topic }, 'flow: giving back an admission failed; its slots run out by themselves');
     }
@@ -189,7 +189,7 @@ export class FlowControl {
     const { store, inFlight, logger, clock } = this.context;
     for (const [topic, leases] of this.holds) {
       void inFlight
-        .track(store.holdFlow(topic, leases, clock.now()))
+        .track(store.topics.holdFlow(topic, leases, clock.now()))
         .catch((error: unknown) => logger.warn({ err: error, topic }, 'flow: holding the slots of renewed deliveries failed; they run out at their first end'));
     }
     this.holds.clear();
@@ -200,7 +200,7 @@ export class FlowControl {
     const { store, inFlight, logger } = this.context;
     for (const [topic, ids] of this.releases) {
       void inFlight
-        .track(store.releaseFlow(topic, ids))
+        .track(store.topics.releaseFlow(topic, ids))
         .then(() => this.wake(topic))
         .catch((error: unknown) => logger.warn({ err: error, topic }, 'flow: freeing slots failed; they run out with their reservations'));
     }

@@ -40,7 +40,7 @@ export class TopicPauses implements TopicGate {
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'inFlight' | 'tuning'>) {
     const { store } = context;
-    this.sync = new VersionedSync(context, { read: () => store.pausedTopics(), apply: (read) => this.take(read.topics), what: 'paused topics' });
+    this.sync = new VersionedSync(context, { read: () => store.topics.pausedTopics(), apply: (read) => this.take(read.topics), what: 'paused topics' });
   }
 
   has(topic: string): boolean {

@@ -104,14 +104,14 @@ export class Topics {
     validateTopic(topic, this.limits);
     const checked = validateTopicLimits(limits);
     const { store, inFlight, clock } = this.context;
-    await inFlight.track(store.setTopicLimits(topic, checked));
+    await inFlight.track(store.topics.setTopicLimits(topic, checked));
     await this.runner.flow.refresh();
     await this.untilHeldEverywhere();
     if (checked.concurrency !== null) {
       // The deliveries in flight now count against it: each holds a slot until settled or run out.
       const now = clock.now();
-      const leases = await inFlight.track(store.reservedLeases(topic, now, now + this.longestReservationMs()));
-      await inFlight.track(store.holdFlow(topic, leases, now));
+      const leases = await inFlight.track(store.topics.reservedLeases(topic, now, now + this.longestReservationMs()));
+      await inFlight.track(store.topics.holdFlow(topic, leases, now));
     }
     return checked;
   }
@@ -121,7 +121,7 @@ export class Topics {
     this.assertOpen();
     validateTopic(topic, this.limits);
     const { store, inFlight } = this.context;
-    const changed = await inFlight.track(store.setTopicLimits(topic, null));
+    const changed = await inFlight.track(store.topics.setTopicLimits(topic, null));
     await this.runner.flow.refresh();
     await this.untilHeldEverywhere();
     return changed;
@@ -147,7 +147,7 @@ export class Topics {
     this.assertOpen();
     validateTopic(topic, this.limits);
     const { store, inFlight } = this.context;
-    const read = await inFlight.track(store.topicLimits());
+    const read = await inFlight.track(store.topics.topicLimits());
     return own(read.limits, topic) ?? null;
   }
 
@@ -155,14 +155,14 @@ export class Topics {
   async listLimits(): Promise<Readonly<Record<string, TopicLimits>>> {
     this.assertOpen();
     const { store, inFlight } = this.context;
-    return asDict((await inFlight.track(store.topicLimits())).limits);
+    return asDict((await inFlight.track(store.topics.topicLimits())).limits);
   }
 
   private async setPaused(topic: string, paused: boolean): Promise<boolean> {
     this.assertOpen();
     validateTopic(topic, this.limits);
     const { store, inFlight } = this.context;
-    const changed = await inFlight.track(store.setTopicPaused(topic, paused));
+    const changed = await inFlight.track(store.topics.setTopicPaused(topic, paused));
     await this.runner.pauses.refresh();
     await this.untilHeldEverywhere();
     return changed;

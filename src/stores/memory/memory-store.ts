@@ -22,9 +22,9 @@ import { runRef, type StoredTask } from './stored-task.js';
 import { MemoryTopicPauses } from './topic-pauses.js';
 import { MemoryTopicLimits } from './topic-limits.js';
 import { FlowLedger } from '../../core/flow/flow-ledger.js';
-import { StoredRecordRoles } from '../shared/record-roles.js';
+import { storedRecordRoles } from '../shared/record-roles.js';
 
-export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHomes {
+export class MemoryStore implements TaskStore, TimerHomes {
   readonly description = 'memory';
   readonly horizonMs = Number.POSITIVE_INFINITY;
   readonly shared: SharedDispatch | null = null;
@@ -43,11 +43,15 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
   private readonly counts = new Map<string, Record<TaskState, number>>();
   private readonly dueMinutes = new DueMinutes();
   private readonly receipts = new MemoryReceipts();
-  protected readonly pushSubscriptionPart = new MemoryPushSubscriptions();
-  protected readonly schedulePart = new MemorySchedules();
-  protected readonly topicPausePart = new MemoryTopicPauses();
-  protected readonly topicLimitPart = new MemoryTopicLimits();
-  protected readonly flowStatePart = new FlowLedger();
+  private readonly recordRoles = storedRecordRoles({
+    push: new MemoryPushSubscriptions(), schedules: new MemorySchedules(), flowState: new FlowLedger(),
+    topicPauses: new MemoryTopicPauses(), topicLimits: new MemoryTopicLimits(),
+    reservedLeases: (topic, now, until) => this.reservedLeases(topic, now, until),
+    assertOpen: () => this.assertOpen(),
+  });
+  readonly push = this.recordRoles.push;
+  readonly schedules = this.recordRoles.schedules;
+  readonly topics = this.recordRoles.topics;
   private nextSeq = 1;
   /** The open passes of purgeTopic, by cursor. */
   private readonly purgePasses = new Map<string, MapIterator<StoredTask>>();
@@ -238,8 +242,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     });
   }
 
-  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
-    this.assertOpen();
+  private reservedLeases(topic: string, now: number, until: number): FlowLease[] {
     const leases: FlowLease[] = [];
     for (const task of this.tasks.values())
       if (task.state === 'reserved' && task.topic === topic && task.reservedUntil > now && task.reservedUntil <= until) leases.push({ key: this.receipts.receiptOf(task)!, until: task.reservedUntil });
@@ -425,7 +428,7 @@ export class MemoryStore extends StoredRecordRoles implements TaskStore, TimerHo
     return counts;
   }
 
-  protected assertOpen(): void {
+  private assertOpen(): void {
     if (this.closed) throw new DelayQError('QUEUE_CLOSED', 'the memory store is closed');
   }
 }

@@ -11,12 +11,12 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { PgEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreStats, TaskStore, FlowLease, NackRequest } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreStats, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, FlowLease, NackRequest } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { ShardBatcher } from '../../coordination/batcher.js';
-import { StoredRecordRoles } from '../shared/record-roles.js';
+import { storedRecordRoles } from '../shared/record-roles.js';
 import type { PgContext } from './context.js';
 import { dueHistogram, getTask, listTasks, loadDue, taskStats } from './inspection.js';
 import { PgPushSubscriptions } from './push-subscriptions.js';
@@ -45,7 +45,7 @@ export interface PostgresStoreParts {
   readonly clock: Clock;
 }
 
-export class PostgresStore extends StoredRecordRoles implements TaskStore {
+export class PostgresStore implements TaskStore {
   readonly description: string;
   readonly horizonMs: number;
   readonly shared: PgShared;
@@ -53,38 +53,42 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   readonly transactional: PgTransactional;
   /** The lifecycle events of every process on the schema: the table task_events (event-log.ts). */
   readonly eventLog: PgEventLog;
-  protected readonly pushSubscriptionPart: PgPushSubscriptions;
-  protected readonly schedulePart: PgSchedules;
-  protected readonly topicPausePart: PgTopicPauses;
-  protected readonly topicLimitPart: PgTopicLimits;
-  protected readonly flowStatePart: PgFlowState;
+  readonly push: PushSubscriptionStore;
+  readonly schedules: RecurringScheduleStore;
+  readonly topics: TopicStore;
   /** Statements and transactions sent so far (tests: group commit shares them). */
   get sent(): number {
     return this.pg.sent;
   }
   private readonly pg: PgContext;
-  private readonly schedules: ShardBatcher<Timed<NewTaskRecord>, ScheduleOutcome>;
+  private readonly scheduleBatcher: ShardBatcher<Timed<NewTaskRecord>, ScheduleOutcome>;
   private readonly acks: ShardBatcher<Timed<AckRequest>, StoreAckOutcome>;
   private readonly cancels: ShardBatcher<Timed<string>, StoreCancelOutcome>;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
   constructor(parts: PostgresStoreParts) {
-    super();
     this.pg = parts.pg;
     this.description = parts.description;
     this.horizonMs = parts.horizonMs;
     this.shared = parts.shared;
     this.transactional = new PgTransactional(this.pg, channelsOf(this.pg.schema), this.horizonMs, () => this.assertOpen());
     const reader = new StoredRecordReader(this.description, parts.logger);
-    this.pushSubscriptionPart = new PgPushSubscriptions(this.pg, reader);
-    this.schedulePart = new PgSchedules(this.pg, reader);
-    this.topicPausePart = new PgTopicPauses(this.pg, () => parts.clock.now());
-    this.topicLimitPart = new PgTopicLimits(this.pg, () => parts.clock.now());
-    this.flowStatePart = new PgFlowState(this.pg);
+    const roles = storedRecordRoles({
+      push: new PgPushSubscriptions(this.pg, reader),
+      schedules: new PgSchedules(this.pg, reader),
+      topicPauses: new PgTopicPauses(this.pg, () => parts.clock.now()),
+      topicLimits: new PgTopicLimits(this.pg, () => parts.clock.now()),
+      flowState: new PgFlowState(this.pg),
+      reservedLeases: (topic, now, until) => this.reservedLeases(topic, now, until),
+      assertOpen: () => this.assertOpen(),
+    });
+    this.push = roles.push;
+    this.schedules = roles.schedules;
+    this.topics = roles.topics;
     this.eventLog = new PgEventLog(this.pg, EVENT_LOG_RETAIN);
     // One batcher per kind; each item keeps the `now` of its own call.
-    this.schedules = new ShardBatcher((_, items) => scheduleTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
+    this.scheduleBatcher = new ShardBatcher((_, items) => scheduleTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
     this.acks = new ShardBatcher((_, items) => ackTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
     this.cancels = new ShardBatcher((_, items) => cancelTasks(this.pg, items.map((i) => i.item), items.map((i) => i.now)), MAX_BATCH, IN_FLIGHT);
   }
@@ -107,7 +111,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
   schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     if (tasks.length === 0) return this.guard(async () => []);
     const write = (): Promise<ScheduleOutcome[]> =>
-      tasks.length === 1 ? this.schedules.submit(0, [{ item: tasks[0]!, now }]) : tasks.length <= MAX_BATCH ? scheduleTasks(this.pg, tasks, now) : this.scheduleLarge(tasks, now);
+      tasks.length === 1 ? this.scheduleBatcher.submit(0, [{ item: tasks[0]!, now }]) : tasks.length <= MAX_BATCH ? scheduleTasks(this.pg, tasks, now) : this.scheduleLarge(tasks, now);
     return this.guard(() => this.told(write(), now, (outcomes) => outcomes.map((o) => o.ref)));
   }
 
@@ -166,7 +170,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     return this.guard(() => this.told(nackTask(this.pg, id, receipt, now, options), now, refOf));
   }
 
-  reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
+  private reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
     return this.guard(async () =>
       (await this.pg.query<{ receipt: string; reserved_until: string }>(this.pg.sql('reserved-leases'), [topic, now, until])).map((row) => ({ key: row.receipt, until: Number(row.reserved_until) })),
     );
@@ -252,7 +256,7 @@ export class PostgresStore extends StoredRecordRoles implements TaskStore {
     return outcome;
   }
 
-  protected assertOpen(): void {
+  private assertOpen(): void {
     if (this.closed) throw closedError(this.description);
   }
 }

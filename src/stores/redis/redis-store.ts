@@ -24,7 +24,7 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { RedisEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, FlowLease, NackRequest } from '../../core/ports/index.js';
+import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, NackRequest } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -48,7 +48,7 @@ import type { Subscriber } from './subscriber.js';
 import type { NoticeGuard } from '../../coordination/notices.js';
 import { RedisTaskInspection } from './task-inspection.js';
 import { RedisTaskOps } from './task-ops.js';
-import { StoredRecordRoles } from '../shared/record-roles.js';
+import { storedRecordRoles } from '../shared/record-roles.js';
 
 /** Everything the store is made of, each part complete (index.ts builds them in order). */
 export interface RedisStoreParts {
@@ -74,7 +74,7 @@ export interface RedisStoreParts {
   readonly probe: ShardProbe;
 }
 
-export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDispatch {
+export class RedisStore implements TaskStore, SharedDispatch {
   readonly description: string;
   readonly horizonMs: number;
   /** Several processes share a Redis namespace: this store coordinates them itself. */
@@ -91,14 +91,11 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
   private readonly tasks: RedisTaskOps;
   private readonly inspection: RedisTaskInspection;
   private readonly histogram: RedisDueHistogram;
-  protected readonly pushSubscriptionPart: RedisPushSubscriptions;
-  protected readonly schedulePart: RedisSchedules;
-  protected readonly topicPausePart: RedisTopicPauses;
-  protected readonly topicLimitPart: RedisTopicLimits;
-  protected readonly flowStatePart: RedisFlowState;
+  readonly push: PushSubscriptionStore;
+  readonly schedules: RecurringScheduleStore;
+  readonly topics: TopicStore;
 
   constructor(private readonly parts: RedisStoreParts) {
-    super();
     const { client, keys } = parts;
     this.client = client;
     this.description = parts.description;
@@ -107,11 +104,18 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     const reader = new StoredRecordReader(this.description, parts.logger);
     this.inspection = new RedisTaskInspection(client, keys);
     this.histogram = new RedisDueHistogram(client, keys);
-    this.pushSubscriptionPart = new RedisPushSubscriptions(client, keys.push, reader);
-    this.schedulePart = new RedisSchedules(client, keys, reader);
-    this.topicPausePart = new RedisTopicPauses(client, keys);
-    this.topicLimitPart = new RedisTopicLimits(client, keys);
-    this.flowStatePart = new RedisFlowState(client, keys);
+    const roles = storedRecordRoles({
+      push: new RedisPushSubscriptions(client, keys.push, reader),
+      schedules: new RedisSchedules(client, keys, reader),
+      topicPauses: new RedisTopicPauses(client, keys),
+      topicLimits: new RedisTopicLimits(client, keys),
+      flowState: new RedisFlowState(client, keys),
+      reservedLeases: (topic, now, until) => this.tasks.reservedLeases(topic, now, until),
+      assertOpen: () => this.assertOpen(),
+    });
+    this.push = roles.push;
+    this.schedules = roles.schedules;
+    this.topics = roles.topics;
     this.eventLog = new RedisEventLog(client, keys, EVENT_LOG_RETAIN);
     this.schedulePlanning = parts.planning;
   }
@@ -204,11 +208,6 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     return this.tasks.purge(before, limit);
   }
 
-  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
-    this.assertOpen();
-    return this.tasks.reservedLeases(topic, now, until);
-  }
-
   async purgeTopic(request: TopicPurgeRequest): Promise<TopicPurgeStep> {
     this.assertOpen();
     return this.tasks.purgeTopic(request);
@@ -285,7 +284,7 @@ export class RedisStore extends StoredRecordRoles implements TaskStore, SharedDi
     await this.client.quit().catch(() => this.client.disconnect());
   }
 
-  protected assertOpen(): void {
+  private assertOpen(): void {
     if (this.closed) throw new DelayQError('QUEUE_CLOSED', `the redis store (${this.description}) is closed`);
   }
 

@@ -1,9 +1,11 @@
 /**
- * The push-subscription, recurring-schedule, topic-pause and topic-limit roles of the store
- * port (PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore), written once for every
- * store: each store keeps its records in five parts of its own (Maps, SQLite rows, Redis keys, PostgreSQL rows) with the small interfaces below, and its
- * class extends StoredRecordRoles, which checks the store is open and hands each call to
- * its part. The port's single-record calls are the batch calls of one.
+ * The push-subscription, recurring-schedule and topic roles of the store port
+ * (`store.push`: PushSubscriptionStore, `store.schedules`: RecurringScheduleStore,
+ * `store.topics`: TopicPauseStore and TopicLimitStore), written once for every store: each
+ * store keeps its records in five parts of its own (Maps, SQLite rows, Redis keys,
+ * PostgreSQL rows) with the small interfaces below and builds the three role objects from
+ * them (storedRecordRoles), which check the store is open and hand each call to its part.
+ * The port's single-record calls are the batch calls of one.
  */
 import type {
   FlowAdmission,
@@ -16,8 +18,7 @@ import type {
   RecurringScheduleStore,
   RecurringScheduleSwap,
   TopicLimits,
-  TopicLimitStore,
-  TopicPauseStore,
+  TopicStore,
 } from '../../core/ports/index.js';
 import type { PushSubscription } from '../../core/push.js';
 import type { RecurringScheduleRecord } from '../../core/schedule/model.js';
@@ -67,47 +68,69 @@ export interface FlowStatePart {
   hold(topic: string, leases: readonly FlowLease[], now: number): Answer<void>;
 }
 
-export abstract class StoredRecordRoles implements PushSubscriptionStore, RecurringScheduleStore, TopicPauseStore, TopicLimitStore {
-  protected abstract readonly pushSubscriptionPart: PushSubscriptionPart;
-  protected abstract readonly schedulePart: SchedulePart;
-  protected abstract readonly topicPausePart: TopicPausePart;
-  protected abstract readonly topicLimitPart: TopicLimitPart;
-  protected abstract readonly flowStatePart: FlowStatePart;
+/** What a store hands storedRecordRoles: its parts, its own reservation read, and its open-check. */
+export interface RecordParts {
+  readonly push: PushSubscriptionPart;
+  readonly schedules: SchedulePart;
+  readonly topicPauses: TopicPausePart;
+  readonly topicLimits: TopicLimitPart;
+  readonly flowState: FlowStatePart;
+  /** A task read, each store's own (the reservations of a topic in force): TopicLimitStore.reservedLeases. */
+  reservedLeases(topic: string, now: number, until: number): Answer<FlowLease[]>;
   /** Throws QUEUE_CLOSED once the store is closed. */
-  protected abstract assertOpen(): void;
+  assertOpen(): void;
+}
+
+/** The role objects a store sets as its `push`, `schedules` and `topics`. */
+export interface RecordRoles {
+  readonly push: PushSubscriptionStore;
+  readonly schedules: RecurringScheduleStore;
+  readonly topics: TopicStore;
+}
+
+export function storedRecordRoles(parts: RecordParts): RecordRoles {
+  return { push: new StoredPushSubscriptions(parts), schedules: new StoredSchedules(parts), topics: new StoredTopics(parts) };
+}
+
+class StoredPushSubscriptions implements PushSubscriptionStore {
+  constructor(private readonly parts: RecordParts) {}
 
   async putPushSubscription(subscription: PushSubscription): Promise<void> {
-    this.assertOpen();
-    await this.pushSubscriptionPart.put(subscription);
+    this.parts.assertOpen();
+    await this.parts.push.put(subscription);
   }
 
   async getPushSubscription(topic: string): Promise<PushSubscription | null> {
-    this.assertOpen();
-    return this.pushSubscriptionPart.get(topic);
+    this.parts.assertOpen();
+    return this.parts.push.get(topic);
   }
 
   async listPushSubscriptions(): Promise<PushSubscription[]> {
-    this.assertOpen();
-    return this.pushSubscriptionPart.list();
+    this.parts.assertOpen();
+    return this.parts.push.list();
   }
 
   async deletePushSubscription(topic: string): Promise<boolean> {
-    this.assertOpen();
-    return this.pushSubscriptionPart.delete(topic);
+    this.parts.assertOpen();
+    return this.parts.push.delete(topic);
   }
+}
+
+class StoredSchedules implements RecurringScheduleStore {
+  constructor(private readonly parts: RecordParts) {}
 
   async putSchedule(record: RecurringScheduleRecord): Promise<void> {
     await this.putSchedules([record]);
   }
 
   async putSchedules(records: readonly RecurringScheduleRecord[]): Promise<void> {
-    this.assertOpen();
-    if (records.length > 0) await this.schedulePart.putAll(records);
+    this.parts.assertOpen();
+    if (records.length > 0) await this.parts.schedules.putAll(records);
   }
 
   async putNewSchedules(records: readonly RecurringScheduleRecord[]): Promise<(RecurringScheduleRecord | null)[]> {
-    this.assertOpen();
-    return records.length === 0 ? [] : this.schedulePart.putNew(records);
+    this.parts.assertOpen();
+    return records.length === 0 ? [] : this.parts.schedules.putNew(records);
   }
 
   async getSchedule(id: string): Promise<RecurringScheduleRecord | null> {
@@ -116,18 +139,18 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Recurr
   }
 
   async getSchedules(ids: readonly string[]): Promise<(RecurringScheduleRecord | null)[]> {
-    this.assertOpen();
-    return ids.length === 0 ? [] : this.schedulePart.get(ids);
+    this.parts.assertOpen();
+    return ids.length === 0 ? [] : this.parts.schedules.get(ids);
   }
 
   async listSchedules(): Promise<RecurringScheduleRecord[]> {
-    this.assertOpen();
-    return this.schedulePart.list();
+    this.parts.assertOpen();
+    return this.parts.schedules.list();
   }
 
   async deleteSchedule(id: string): Promise<boolean> {
-    this.assertOpen();
-    return this.schedulePart.delete(id);
+    this.parts.assertOpen();
+    return this.parts.schedules.delete(id);
   }
 
   async swapSchedule(expected: RecurringScheduleRecord, next: RecurringScheduleRecord): Promise<boolean> {
@@ -136,55 +159,61 @@ export abstract class StoredRecordRoles implements PushSubscriptionStore, Recurr
   }
 
   async swapSchedules(swaps: readonly RecurringScheduleSwap[]): Promise<boolean[]> {
-    this.assertOpen();
-    return swaps.length === 0 ? [] : this.schedulePart.swapAll(swaps);
+    this.parts.assertOpen();
+    return swaps.length === 0 ? [] : this.parts.schedules.swapAll(swaps);
   }
 
   async schedulesVersion(): Promise<string> {
-    this.assertOpen();
-    return this.schedulePart.versionToken();
+    this.parts.assertOpen();
+    return this.parts.schedules.versionToken();
   }
+}
+
+class StoredTopics implements TopicStore {
+  constructor(private readonly parts: RecordParts) {}
 
   async setTopicPaused(topic: string, paused: boolean): Promise<boolean> {
-    this.assertOpen();
-    return this.topicPausePart.set(topic, paused);
+    this.parts.assertOpen();
+    return this.parts.topicPauses.set(topic, paused);
   }
 
   async pausedTopics(): Promise<PausedTopics> {
-    this.assertOpen();
-    return this.topicPausePart.read();
+    this.parts.assertOpen();
+    return this.parts.topicPauses.read();
   }
 
   async setTopicLimits(topic: string, limits: TopicLimits | null): Promise<boolean> {
-    this.assertOpen();
-    return this.topicLimitPart.set(topic, limits);
+    this.parts.assertOpen();
+    return this.parts.topicLimits.set(topic, limits);
   }
 
   async topicLimits(): Promise<LimitedTopics> {
-    this.assertOpen();
-    return this.topicLimitPart.read();
+    this.parts.assertOpen();
+    return this.parts.topicLimits.read();
   }
 
   async admitFlow(request: FlowAdmissionRequest): Promise<FlowAdmission> {
-    this.assertOpen();
-    return this.flowStatePart.admit(request);
+    this.parts.assertOpen();
+    return this.parts.flowState.admit(request);
   }
 
   async bindFlow(binding: FlowBinding): Promise<void> {
-    this.assertOpen();
-    await this.flowStatePart.bind(binding);
+    this.parts.assertOpen();
+    await this.parts.flowState.bind(binding);
   }
 
   async releaseFlow(topic: string, ids: readonly string[]): Promise<void> {
-    this.assertOpen();
-    if (ids.length > 0) await this.flowStatePart.release(topic, ids);
+    this.parts.assertOpen();
+    if (ids.length > 0) await this.parts.flowState.release(topic, ids);
   }
 
   async holdFlow(topic: string, leases: readonly FlowLease[], now: number): Promise<void> {
-    this.assertOpen();
-    if (leases.length > 0) await this.flowStatePart.hold(topic, leases, now);
+    this.parts.assertOpen();
+    if (leases.length > 0) await this.parts.flowState.hold(topic, leases, now);
   }
 
-  /** A task read, each store's own (the reservations of a topic in force). */
-  abstract reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]>;
+  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
+    this.parts.assertOpen();
+    return this.parts.reservedLeases(topic, now, until);
+  }
 }

@@ -21,7 +21,7 @@ import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, Clock, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, FlowLease, NackRequest } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, Clock, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, FlowLease, NackRequest } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -33,7 +33,7 @@ import { SqliteTopicLimits } from './topic-limits.js';
 import { FlowLedger } from '../../core/flow/flow-ledger.js';
 import { SqlitePushSubscriptions } from './push-subscriptions.js';
 import { SqliteSchedules } from './recurring-schedules.js';
-import { StoredRecordRoles } from '../shared/record-roles.js';
+import { storedRecordRoles } from '../shared/record-roles.js';
 import { backoffOf, dueRef, runRef, toRecord, ttrRef } from './rows.js';
 import { prepareStatements, type Statements } from './statements.js';
 
@@ -42,7 +42,7 @@ const PURGE_BATCH = 1_000;
 /** A purgeTopic step reads up to this many rows per row it may delete. */
 const PURGE_LOOKS_PER_LIMIT = 4;
 
-export class SqliteStore extends StoredRecordRoles implements TaskStore {
+export class SqliteStore implements TaskStore {
   readonly description: string;
   /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
   readonly shared = null;
@@ -54,12 +54,9 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   private readonly parking: Parking;
   private readonly inserter: TaskInserter;
   private readonly bucketFor = (runAt: number): number | null => this.parking.bucketFor(runAt);
-  protected readonly pushSubscriptionPart: SqlitePushSubscriptions;
-  protected readonly schedulePart: SqliteSchedules;
-  protected readonly topicPausePart: SqliteTopicPauses;
-  protected readonly topicLimitPart: SqliteTopicLimits;
-  /** Buckets and slots in memory: this process is the only one delivering from the file. */
-  protected readonly flowStatePart = new FlowLedger();
+  readonly push: PushSubscriptionStore;
+  readonly schedules: RecurringScheduleStore;
+  readonly topics: TopicStore;
   private closed = false;
 
   constructor(
@@ -69,7 +66,6 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     clock: Clock,
     private readonly logger: Logger = silentLogger,
   ) {
-    super();
     this.description = `sqlite:${path}`;
     this.db = connection.db;
     this.sql = prepareStatements(this.db);
@@ -95,10 +91,19 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     });
     const reader = new StoredRecordReader(this.description, logger, { path });
     const write = this.write.bind(this);
-    this.pushSubscriptionPart = new SqlitePushSubscriptions(this.sql, write, reader);
-    this.schedulePart = new SqliteSchedules(this.sql, write, reader);
-    this.topicPausePart = new SqliteTopicPauses(this.sql, write, () => clock.now());
-    this.topicLimitPart = new SqliteTopicLimits(this.sql, write, () => clock.now());
+    const roles = storedRecordRoles({
+      push: new SqlitePushSubscriptions(this.sql, write, reader),
+      schedules: new SqliteSchedules(this.sql, write, reader),
+      topicPauses: new SqliteTopicPauses(this.sql, write, () => clock.now()),
+      topicLimits: new SqliteTopicLimits(this.sql, write, () => clock.now()),
+      // Buckets and slots in memory: this process is the only one delivering from the file.
+      flowState: new FlowLedger(),
+      reservedLeases: (topic, now, until) => this.reservedLeases(topic, now, until),
+      assertOpen: () => this.assertOpen(),
+    });
+    this.push = roles.push;
+    this.schedules = roles.schedules;
+    this.topics = roles.topics;
   }
 
   // ---------------------------------------------------------------------------------
@@ -286,8 +291,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
   }
 
   /** A range of the due index (a reservation's due_at is its end), its rows read for the topic. */
-  async reservedLeases(topic: string, now: number, until: number): Promise<FlowLease[]> {
-    this.assertOpen();
+  private reservedLeases(topic: string, now: number, until: number): FlowLease[] {
     return this.sql.reservedOf.all(now, until, topic).map((row) => ({ key: row.receipt, until: row.reserved_until }));
   }
 
@@ -433,7 +437,7 @@ export class SqliteStore extends StoredRecordRoles implements TaskStore {
     return this.writer.submit(Math.max(1, weight), apply, oneStatement);
   }
 
-  protected assertOpen(): void {
+  private assertOpen(): void {
     if (this.closed) throw closedError(this.path);
   }
 }

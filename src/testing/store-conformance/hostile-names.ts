@@ -94,36 +94,36 @@ export function hostileNameCases(store: TaskStore): void {
 
     it('limits, pauses and push subscriptions of such topics are kept per topic, and no other topic gets them', async () => {
       for (const name of HOSTILE_NAMES) {
-        await store.setTopicLimits(name, LIMITS);
-        await store.setTopicPaused(name, true);
-        await store.putPushSubscription(pushSubscription(name, { headers: { [name.toLowerCase().replace(/[^a-z0-9-]/g, 'x')]: 'v' } }));
+        await store.topics.setTopicLimits(name, LIMITS);
+        await store.topics.setTopicPaused(name, true);
+        await store.push.putPushSubscription(pushSubscription(name, { headers: { [name.toLowerCase().replace(/[^a-z0-9-]/g, 'x')]: 'v' } }));
       }
-      const limits = (await store.topicLimits()).limits;
+      const limits = (await store.topics.topicLimits()).limits;
       assert.deepEqual(Object.keys(limits).sort(), [...HOSTILE_NAMES].sort());
       for (const name of HOSTILE_NAMES) assert.deepEqual(own(limits, name), LIMITS, `limits of ${name}`);
       assert.equal(Object.hasOwn(limits, 'mail'), false);
-      assert.deepEqual([...(await store.pausedTopics()).topics].sort(), [...HOSTILE_NAMES].sort());
-      assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic).sort(), [...HOSTILE_NAMES].sort());
-      for (const name of HOSTILE_NAMES) assert.equal((await store.getPushSubscription(name))?.topic, name);
-      assert.equal(await store.getPushSubscription('mail'), null);
+      assert.deepEqual([...(await store.topics.pausedTopics()).topics].sort(), [...HOSTILE_NAMES].sort());
+      assert.deepEqual((await store.push.listPushSubscriptions()).map((s) => s.topic).sort(), [...HOSTILE_NAMES].sort());
+      for (const name of HOSTILE_NAMES) assert.equal((await store.push.getPushSubscription(name))?.topic, name);
+      assert.equal(await store.push.getPushSubscription('mail'), null);
 
       // A topic's flow is its own: a limited hostile name lends its buckets to no other topic.
-      assert.equal((await store.admitFlow({ topic: '__proto__', limits: LIMITS, want: 9, holder: 'h1', holdUntil: T0 + 10_000, now: T0 })).granted, 2);
-      assert.equal((await store.admitFlow({ topic: 'constructor', limits: LIMITS, want: 9, holder: 'h2', holdUntil: T0 + 10_000, now: T0 })).granted, 2);
+      assert.equal((await store.topics.admitFlow({ topic: '__proto__', limits: LIMITS, want: 9, holder: 'h1', holdUntil: T0 + 10_000, now: T0 })).granted, 2);
+      assert.equal((await store.topics.admitFlow({ topic: 'constructor', limits: LIMITS, want: 9, holder: 'h2', holdUntil: T0 + 10_000, now: T0 })).granted, 2);
       for (const name of HOSTILE_NAMES) {
-        await store.setTopicLimits(name, null);
-        await store.setTopicPaused(name, false);
-        assert.equal(await store.deletePushSubscription(name), true);
+        await store.topics.setTopicLimits(name, null);
+        await store.topics.setTopicPaused(name, false);
+        assert.equal(await store.push.deletePushSubscription(name), true);
       }
-      assert.deepEqual({ ...(await store.topicLimits()).limits }, {});
-      assert.deepEqual((await store.pausedTopics()).topics, []);
+      assert.deepEqual({ ...(await store.topics.topicLimits()).limits }, {});
+      assert.deepEqual((await store.topics.pausedTopics()).topics, []);
     });
 
     it('recurring schedules with such ids and topics are kept like any other', async () => {
-      for (const name of HOSTILE_NAMES) await store.putSchedule(scheduleRecord(name, { topic: name }));
-      const listed = await store.listSchedules();
+      for (const name of HOSTILE_NAMES) await store.schedules.putSchedule(scheduleRecord(name, { topic: name }));
+      const listed = await store.schedules.listSchedules();
       assert.deepEqual(listed.map((s) => s.id).sort(), [...HOSTILE_NAMES].sort());
-      for (const name of HOSTILE_NAMES) assert.equal((await store.getSchedule(name))?.topic, name);
+      for (const name of HOSTILE_NAMES) assert.equal((await store.schedules.getSchedule(name))?.topic, name);
     });
 
     it('a topic purge of such a topic removes its tasks only', async () => {

@@ -19,26 +19,26 @@ const BOTH: TopicLimits = { rate: 100, periodMs: 1_000, burst: 4, concurrency: 2
 export function topicLimitCases(store: TaskStore): void {
   describe('topic flow limits', () => {
     it('a fresh store has no limited topic', async () => {
-      assert.deepEqual({ ...(await store.topicLimits()).limits }, {});
+      assert.deepEqual({ ...(await store.topics.topicLimits()).limits }, {});
     });
 
     it('set, change and clear move the version; setting the same limits again changes nothing', async () => {
-      const v0 = (await store.topicLimits()).version;
-      assert.equal(await store.setTopicLimits('mail', RATE), true);
-      assert.equal(await store.setTopicLimits('billing', CONCURRENCY), true);
-      const set = await store.topicLimits();
+      const v0 = (await store.topics.topicLimits()).version;
+      assert.equal(await store.topics.setTopicLimits('mail', RATE), true);
+      assert.equal(await store.topics.setTopicLimits('billing', CONCURRENCY), true);
+      const set = await store.topics.topicLimits();
       assert.deepEqual(Object.keys(set.limits), ['billing', 'mail']);
       assert.deepEqual(set.limits['mail'], RATE);
       assert.deepEqual(set.limits['billing'], CONCURRENCY);
       assert.notEqual(set.version, v0);
 
-      assert.equal(await store.setTopicLimits('mail', RATE), false);
-      assert.equal(await store.setTopicLimits('mail', BOTH), true);
-      assert.deepEqual((await store.topicLimits()).limits['mail'], BOTH);
+      assert.equal(await store.topics.setTopicLimits('mail', RATE), false);
+      assert.equal(await store.topics.setTopicLimits('mail', BOTH), true);
+      assert.deepEqual((await store.topics.topicLimits()).limits['mail'], BOTH);
 
-      assert.equal(await store.setTopicLimits('mail', null), true);
-      assert.equal(await store.setTopicLimits('mail', null), false);
-      const cleared = await store.topicLimits();
+      assert.equal(await store.topics.setTopicLimits('mail', null), true);
+      assert.equal(await store.topics.setTopicLimits('mail', null), false);
+      const cleared = await store.topics.topicLimits();
       assert.deepEqual(Object.keys(cleared.limits), ['billing']);
       assert.notEqual(cleared.version, set.version);
     });
@@ -54,25 +54,25 @@ export function topicLimitCases(store: TaskStore): void {
         [5_000, 20],
       ];
       for (const [at, want] of steps) {
-        const got = await store.admitFlow({ topic: 'mail', limits: RATE, want, holder: `h${at}`, holdUntil: T0 + at + 10_000, now: T0 + at });
+        const got = await store.topics.admitFlow({ topic: 'mail', limits: RATE, want, holder: `h${at}`, holdUntil: T0 + at + 10_000, now: T0 + at });
         assert.deepEqual(got, model.admit({ topic: 'mail', limits: RATE, want, holder: `h${at}`, holdUntil: T0 + at + 10_000, now: T0 + at }), `admit ${want} at +${at}`);
         // Each admission is used whole and bound at once, as a reserve that found its tasks is.
-        await store.bindFlow({ topic: 'mail', limits: RATE, holder: `h${at}`, unused: 0, leases: [], now: T0 + at });
+        await store.topics.bindFlow({ topic: 'mail', limits: RATE, holder: `h${at}`, unused: 0, leases: [], now: T0 + at });
         model.bind({ topic: 'mail', limits: RATE, holder: `h${at}`, unused: 0, leases: [], now: T0 + at });
       }
       // The steps above: 5 granted at once, then none until +100; at +250 two, at +300 one; by +5000 full again.
-      assert.equal((await store.admitFlow({ topic: 'mail', limits: RATE, want: 9, holder: 'x', holdUntil: T0 + 20_000, now: T0 + 5_000 })).granted, 0);
+      assert.equal((await store.topics.admitFlow({ topic: 'mail', limits: RATE, want: 9, holder: 'x', holdUntil: T0 + 20_000, now: T0 + 5_000 })).granted, 0);
     });
 
     it('tokens an admission holds count against the burst until it is bound: the bucket refills only to burst minus them', async () => {
       const model = new FlowLedger();
       const admit = async (holder: string, want: number, at: number, holdUntil = T0 + at + 1_000): Promise<number> => {
-        const got = await store.admitFlow({ topic: 'mail', limits: RATE, want, holder, holdUntil, now: T0 + at });
+        const got = await store.topics.admitFlow({ topic: 'mail', limits: RATE, want, holder, holdUntil, now: T0 + at });
         assert.deepEqual(got, model.admit({ topic: 'mail', limits: RATE, want, holder, holdUntil, now: T0 + at }), `${holder} admits ${want} at +${at}`);
         return got.granted;
       };
       const bind = async (holder: string, unused: number, at: number): Promise<void> => {
-        await store.bindFlow({ topic: 'mail', limits: RATE, holder, unused, leases: [], now: T0 + at });
+        await store.topics.bindFlow({ topic: 'mail', limits: RATE, holder, unused, leases: [], now: T0 + at });
         model.bind({ topic: 'mail', limits: RATE, holder, unused, leases: [], now: T0 + at });
       };
       // a takes the whole burst (5) and waits for tasks; a second later the bucket would be full again.
@@ -95,13 +95,13 @@ export function topicLimitCases(store: TaskStore): void {
     });
 
     it('holdFlow adds or moves the slots of deliveries; reservedLeases lists a topic\'s reservations in force, by receipt', async () => {
-      await store.holdFlow('jobs', [{ key: 'x', until: T0 + 5_000 }, { key: 'y', until: T0 + 5_000 }], T0);
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 1, 'x and y hold two of the 3 slots');
-      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 1, leases: [], now: T0 });
-      await store.holdFlow('jobs', [{ key: 'x', until: T0 + 20_000 }], T0 + 100);
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'b', holdUntil: T0 + 7_000, now: T0 + 6_000 })).granted, 2, 'y ran out at +5000; x moved to +20000');
-      await store.releaseFlow('jobs', ['x']);
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 7_000, now: T0 + 6_000 })).granted, 1);
+      await store.topics.holdFlow('jobs', [{ key: 'x', until: T0 + 5_000 }, { key: 'y', until: T0 + 5_000 }], T0);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 1, 'x and y hold two of the 3 slots');
+      await store.topics.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 1, leases: [], now: T0 });
+      await store.topics.holdFlow('jobs', [{ key: 'x', until: T0 + 20_000 }], T0 + 100);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'b', holdUntil: T0 + 7_000, now: T0 + 6_000 })).granted, 2, 'y ran out at +5000; x moved to +20000');
+      await store.topics.releaseFlow('jobs', ['x']);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 7_000, now: T0 + 6_000 })).granted, 1);
 
       await store.schedule(
         ['r1', 'r2', 'r3', 'other', 'later'].map((id) => task(id, { runAt: T0, topic: id === 'other' ? 'mail' : 'jobs', ttrMs: id === 'r2' ? 9_000 : 5_000 })),
@@ -111,7 +111,7 @@ export function topicLimitCases(store: TaskStore): void {
       assert.equal(reserved.length, 4);
       await store.ack('r3', reserved[2]!.receipt!, T0 + 1);
       const receiptOf = new Map(reserved.map((r) => [r.id, r.receipt!]));
-      const leases = await store.reservedLeases('jobs', T0 + 10, T0 + 60_000);
+      const leases = await store.topics.reservedLeases('jobs', T0 + 10, T0 + 60_000);
       assert.deepEqual(
         [...leases].sort((a, b) => a.until - b.until),
         [
@@ -120,41 +120,41 @@ export function topicLimitCases(store: TaskStore): void {
         ],
         'reserved and in force, of that topic only, by receipt',
       );
-      assert.deepEqual((await store.reservedLeases('jobs', T0 + 5_000, T0 + 60_000)).map((l) => l.key), [receiptOf.get('r2')], 'r1 ran out at +5000');
-      assert.deepEqual((await store.reservedLeases('jobs', T0 + 10, T0 + 6_000)).map((l) => l.key), [receiptOf.get('r1')], 'ending by the bound given');
+      assert.deepEqual((await store.topics.reservedLeases('jobs', T0 + 5_000, T0 + 60_000)).map((l) => l.key), [receiptOf.get('r2')], 'r1 ran out at +5000');
+      assert.deepEqual((await store.topics.reservedLeases('jobs', T0 + 10, T0 + 6_000)).map((l) => l.key), [receiptOf.get('r1')], 'ending by the bound given');
     });
 
     it('unused tokens go back, never past burst', async () => {
-      const first = await store.admitFlow({ topic: 'mail', limits: RATE, want: 5, holder: 'a', holdUntil: T0 + 10_000, now: T0 });
+      const first = await store.topics.admitFlow({ topic: 'mail', limits: RATE, want: 5, holder: 'a', holdUntil: T0 + 10_000, now: T0 });
       assert.equal(first.granted, 5);
-      await store.bindFlow({ topic: 'mail', limits: RATE, holder: 'a', unused: 3, leases: [], now: T0 + 10 });
-      assert.equal((await store.admitFlow({ topic: 'mail', limits: RATE, want: 10, holder: 'b', holdUntil: T0 + 10_000, now: T0 + 10 })).granted, 3);
-      await store.bindFlow({ topic: 'mail', limits: RATE, holder: 'b', unused: 3, leases: [], now: T0 + 2_000 });
+      await store.topics.bindFlow({ topic: 'mail', limits: RATE, holder: 'a', unused: 3, leases: [], now: T0 + 10 });
+      assert.equal((await store.topics.admitFlow({ topic: 'mail', limits: RATE, want: 10, holder: 'b', holdUntil: T0 + 10_000, now: T0 + 10 })).granted, 3);
+      await store.topics.bindFlow({ topic: 'mail', limits: RATE, holder: 'b', unused: 3, leases: [], now: T0 + 2_000 });
       // Refilled to 5 by +2000, then 3 given back: still 5.
-      assert.equal((await store.admitFlow({ topic: 'mail', limits: RATE, want: 10, holder: 'c', holdUntil: T0 + 10_000, now: T0 + 2_000 })).granted, 5);
+      assert.equal((await store.topics.admitFlow({ topic: 'mail', limits: RATE, want: 10, holder: 'c', holdUntil: T0 + 10_000, now: T0 + 2_000 })).granted, 5);
     });
 
     it('a concurrency: slots are taken by admissions, become the deliveries, and are freed by release or when they run out', async () => {
-      const a = await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'a', holdUntil: T0 + 1_000, now: T0 });
+      const a = await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'a', holdUntil: T0 + 1_000, now: T0 });
       assert.deepEqual(a, { granted: 3, retryAt: 0 });
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 1, holder: 'b', holdUntil: T0 + 1_000, now: T0 })).granted, 0);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 1, holder: 'b', holdUntil: T0 + 1_000, now: T0 })).granted, 0);
       // Two reserved: their slots are held until their reservations end; the third is given up.
-      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 1, leases: [{ key: 't1', until: T0 + 30_000 }, { key: 't2', until: T0 + 5_000 }], now: T0 + 5 });
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 1_000, now: T0 + 10 })).granted, 1);
-      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'c', unused: 1, leases: [], now: T0 + 10 });
-      await store.releaseFlow('jobs', ['t1', 'unknown']);
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'd', holdUntil: T0 + 1_000, now: T0 + 20 })).granted, 2);
-      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'd', unused: 2, leases: [], now: T0 + 20 });
+      await store.topics.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 1, leases: [{ key: 't1', until: T0 + 30_000 }, { key: 't2', until: T0 + 5_000 }], now: T0 + 5 });
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 1_000, now: T0 + 10 })).granted, 1);
+      await store.topics.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'c', unused: 1, leases: [], now: T0 + 10 });
+      await store.topics.releaseFlow('jobs', ['t1', 'unknown']);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'd', holdUntil: T0 + 1_000, now: T0 + 20 })).granted, 2);
+      await store.topics.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'd', unused: 2, leases: [], now: T0 + 20 });
       // t2's reservation ran out at +5000: its slot counts no more.
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'e', holdUntil: T0 + 10_000, now: T0 + 5_000 })).granted, 3);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'e', holdUntil: T0 + 10_000, now: T0 + 5_000 })).granted, 3);
     });
 
     it('an admission held past its time counts no more, and binding it later holds nothing', async () => {
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 3, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 3);
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 3, holder: 'b', holdUntil: T0 + 5_000, now: T0 + 1_000 })).granted, 3);
-      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 0, leases: [{ key: 'late', until: T0 + 60_000 }], now: T0 + 1_500 });
-      await store.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'b', unused: 3, leases: [], now: T0 + 1_500 });
-      assert.equal((await store.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 5_000, now: T0 + 1_600 })).granted, 3);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 3, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 3);
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 3, holder: 'b', holdUntil: T0 + 5_000, now: T0 + 1_000 })).granted, 3);
+      await store.topics.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'a', unused: 0, leases: [{ key: 'late', until: T0 + 60_000 }], now: T0 + 1_500 });
+      await store.topics.bindFlow({ topic: 'jobs', limits: CONCURRENCY, holder: 'b', unused: 3, leases: [], now: T0 + 1_500 });
+      assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 5_000, now: T0 + 1_600 })).granted, 3);
     });
 
     it('rate and concurrency together: the tighter one decides, and tokens not granted for want of a slot stay', async () => {
@@ -164,22 +164,22 @@ export function topicLimitCases(store: TaskStore): void {
         ['b', 3, 1],
       ];
       for (const [holder, want, at] of calls) {
-        const got = await store.admitFlow({ topic: 'both', limits: BOTH, want, holder, holdUntil: T0 + 30_000, now: T0 + at });
+        const got = await store.topics.admitFlow({ topic: 'both', limits: BOTH, want, holder, holdUntil: T0 + 30_000, now: T0 + at });
         assert.deepEqual(got, model.admit({ topic: 'both', limits: BOTH, want, holder, holdUntil: T0 + 30_000, now: T0 + at }), holder);
       }
-      await store.releaseFlow('both', ['nothing']);
-      await store.bindFlow({ topic: 'both', limits: BOTH, holder: 'a', unused: 0, leases: [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], now: T0 + 2 });
+      await store.topics.releaseFlow('both', ['nothing']);
+      await store.topics.bindFlow({ topic: 'both', limits: BOTH, holder: 'a', unused: 0, leases: [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], now: T0 + 2 });
       model.bind({ topic: 'both', limits: BOTH, holder: 'a', unused: 0, leases: [{ key: 'x', until: T0 + 30_000 }, { key: 'y', until: T0 + 30_000 }], now: T0 + 2 });
-      await store.releaseFlow('both', ['x']);
+      await store.topics.releaseFlow('both', ['x']);
       model.release('both', ['x']);
-      const got = await store.admitFlow({ topic: 'both', limits: BOTH, want: 3, holder: 'c', holdUntil: T0 + 30_000, now: T0 + 3 });
+      const got = await store.topics.admitFlow({ topic: 'both', limits: BOTH, want: 3, holder: 'c', holdUntil: T0 + 30_000, now: T0 + 3 });
       assert.deepEqual(got, model.admit({ topic: 'both', limits: BOTH, want: 3, holder: 'c', holdUntil: T0 + 30_000, now: T0 + 3 }));
       assert.equal(got.granted, 1);
     });
 
     it('topics are limited apart', async () => {
-      assert.equal((await store.admitFlow({ topic: 'one', limits: RATE, want: 9, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 5);
-      assert.equal((await store.admitFlow({ topic: 'two', limits: RATE, want: 9, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 5);
+      assert.equal((await store.topics.admitFlow({ topic: 'one', limits: RATE, want: 9, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 5);
+      assert.equal((await store.topics.admitFlow({ topic: 'two', limits: RATE, want: 9, holder: 'a', holdUntil: T0 + 1_000, now: T0 })).granted, 5);
     });
   });
 }

@@ -104,14 +104,14 @@ describe('redis store: push subscriptions', { skip }, () => {
     const reader = await openRedisStore(first.url, { clock: storeSystemClock, prefix: 'push', shards: 4 });
     const replaced = pushSubscription('orders', { url: 'https://other.example.com/h', updatedAt: 2 });
     try {
-      await writer.putPushSubscription(pushSubscription('orders'));
-      await writer.putPushSubscription(replaced);
-      await writer.putPushSubscription(pushSubscription('a.b:c-d_e'));
-      await writer.putPushSubscription(pushSubscription('gone'));
-      assert.equal(await writer.deletePushSubscription('gone'), true);
+      await writer.push.putPushSubscription(pushSubscription('orders'));
+      await writer.push.putPushSubscription(replaced);
+      await writer.push.putPushSubscription(pushSubscription('a.b:c-d_e'));
+      await writer.push.putPushSubscription(pushSubscription('gone'));
+      assert.equal(await writer.push.deletePushSubscription('gone'), true);
       // Another process (here another store) reads what this one wrote.
-      assert.deepEqual(await reader.getPushSubscription('orders'), replaced);
-      assert.equal(await reader.deletePushSubscription('gone'), false);
+      assert.deepEqual(await reader.push.getPushSubscription('orders'), replaced);
+      assert.equal(await reader.push.deletePushSubscription('gone'), false);
     } finally {
       await writer.close();
       await reader.close();
@@ -122,7 +122,7 @@ describe('redis store: push subscriptions', { skip }, () => {
     pushServers.push(second);
     const reopened = await openRedisStore(second.url, { clock: storeSystemClock, prefix: 'push', shards: 4 });
     try {
-      assert.deepEqual(await reopened.listPushSubscriptions(), [pushSubscription('a.b:c-d_e'), replaced]);
+      assert.deepEqual(await reopened.push.listPushSubscriptions(), [pushSubscription('a.b:c-d_e'), replaced]);
     } finally {
       await reopened.close();
     }
@@ -140,16 +140,16 @@ describe('redis store: push subscriptions', { skip }, () => {
     const logger = { ...silentLogger, warn: (obj: object) => void warnings.push(obj) };
     const store = await openRedisStore(server.url, { clock: storeSystemClock, prefix: 'corrupt', logger });
     try {
-      await store.putPushSubscription(pushSubscription('good'));
+      await store.push.putPushSubscription(pushSubscription('good'));
       const key = buildKeyspace('corrupt', 16).push;
       cli(server.port, 'HSET', key, 'bad', 'not json');
       cli(server.port, 'HSET', key, 'worse', '{"url":"https://x.example.com","secrets":"nope"}');
-      assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['good']);
-      assert.equal(await store.getPushSubscription('bad'), null);
+      assert.deepEqual((await store.push.listPushSubscriptions()).map((s) => s.topic), ['good']);
+      assert.equal(await store.push.getPushSubscription('bad'), null);
       assert.deepEqual(warnings.map((w) => (w as { topic?: string }).topic).sort(), ['bad', 'bad', 'worse']);
       // Setting it again repairs it.
-      await store.putPushSubscription(pushSubscription('bad'));
-      assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['bad', 'good']);
+      await store.push.putPushSubscription(pushSubscription('bad'));
+      assert.deepEqual((await store.push.listPushSubscriptions()).map((s) => s.topic), ['bad', 'good']);
     } finally {
       await store.close();
     }

@@ -256,10 +256,10 @@ describe('redis store (one Redis)', { skip }, () => {
     try {
       const [key] = await admin.keys(`${prefix}:*:meta`);
       await admin.hset(key!.replace(/:meta$/, ':schedules'), 'x', '[2,"written by a later layout"]');
-      assert.equal(await store.getSchedule('x'), null);
+      assert.equal(await store.schedules.getSchedule('x'), null);
       const x = scheduleRecord('x');
-      assert.deepEqual(await store.putNewSchedules([x]), [null]);
-      assert.deepEqual(await store.getSchedule('x'), x);
+      assert.deepEqual(await store.schedules.putNewSchedules([x]), [null]);
+      assert.deepEqual(await store.schedules.getSchedule('x'), x);
     } finally {
       await admin.quit();
       await store.close();

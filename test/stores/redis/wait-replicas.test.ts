@@ -138,10 +138,10 @@ describe('redis store: waitReplicas', { skip }, () => {
       // Schedule writes wait too: an acknowledged upsert survives a failover like a task.
       const unreplicated = (e: unknown): boolean => isDelayQError(e, 'STORE_UNAVAILABLE') && /1 of the 2 replicas/.test((e as Error).message);
       const s = scheduleRecord('s');
-      await assert.rejects(store.putSchedule(s), unreplicated);
-      await assert.rejects(store.putNewSchedules([scheduleRecord('n')]), unreplicated);
-      await assert.rejects(store.swapSchedule(s, { ...s, count: 1 }), unreplicated);
-      await assert.rejects(store.deleteSchedule('s'), unreplicated);
+      await assert.rejects(store.schedules.putSchedule(s), unreplicated);
+      await assert.rejects(store.schedules.putNewSchedules([scheduleRecord('n')]), unreplicated);
+      await assert.rejects(store.schedules.swapSchedule(s, { ...s, count: 1 }), unreplicated);
+      await assert.rejects(store.schedules.deleteSchedule('s'), unreplicated);
     } finally {
       await store.close();
     }

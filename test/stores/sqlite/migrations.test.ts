@@ -116,7 +116,7 @@ describe('sqlite store: migrations', () => {
     db.pragma('user_version = 5');
     db.close();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
-    assert.deepEqual(await store.listSchedules(), []);
+    assert.deepEqual(await store.schedules.listSchedules(), []);
     await store.close();
     const after = new Database(path, { readonly: true });
     assert.equal(after.pragma('user_version', { simple: true }), LATEST_VERSION);
@@ -134,9 +134,9 @@ describe('sqlite store: migrations', () => {
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     assert.equal((await store.get('old-2'))?.payload, '{"v":1}');
     assert.equal((await store.stats()).byState.pending, 2);
-    assert.deepEqual(await store.listPushSubscriptions(), []);
-    await store.putPushSubscription(pushSubscription('t'));
-    assert.deepEqual(await store.getPushSubscription('t'), pushSubscription('t'));
+    assert.deepEqual(await store.push.listPushSubscriptions(), []);
+    await store.push.putPushSubscription(pushSubscription('t'));
+    assert.deepEqual(await store.push.getPushSubscription('t'), pushSubscription('t'));
     // 0006: the old tasks have no url; a new one keeps its own.
     assert.equal((await store.get('old-1'))?.url, null);
     await store.schedule([{ id: 'own', topic: 't', payload: '{}', runAt: T0, maxAttempts: 1, ttrMs: 1_000, backoff: DEFAULT_BACKOFF, url: 'https://x.example.com/h' }], T0);

@@ -150,7 +150,7 @@ describe('sqlite store: push subscriptions on disk', () => {
 
   it('a put is committed when it resolves, and what was put, replaced and deleted survives a reopen', async () => {
     const store = await openSqliteStore(path, { clock: storeSystemClock });
-    await store.putPushSubscription(pushSubscription('orders'));
+    await store.push.putPushSubscription(pushSubscription('orders'));
     // Another connection sees the row: the put resolved after its COMMIT, not before.
     const other = new Database(path, { readonly: true });
     const rows = other.prepare<[], { topic: string; updated_at: number }>('SELECT topic, updated_at FROM push_subscriptions').all();
@@ -158,25 +158,25 @@ describe('sqlite store: push subscriptions on disk', () => {
     assert.deepEqual(rows, [{ topic: 'orders', updated_at: T0 }]);
 
     const replaced = pushSubscription('orders', { url: 'https://other.example.com/h', updatedAt: T0 + 5 });
-    await store.putPushSubscription(replaced);
-    await store.putPushSubscription(pushSubscription('a.b:c-d_e'));
-    await store.putPushSubscription(pushSubscription('gone'));
-    assert.equal(await store.deletePushSubscription('gone'), true);
+    await store.push.putPushSubscription(replaced);
+    await store.push.putPushSubscription(pushSubscription('a.b:c-d_e'));
+    await store.push.putPushSubscription(pushSubscription('gone'));
+    assert.equal(await store.push.deletePushSubscription('gone'), true);
     // Not awaited: close() commits the writes it has accepted.
-    const late = store.putPushSubscription(pushSubscription('late'));
+    const late = store.push.putPushSubscription(pushSubscription('late'));
     await store.close();
     await late;
 
     const reopened = await openSqliteStore(path, { clock: storeSystemClock });
-    assert.deepEqual(await reopened.getPushSubscription('orders'), replaced);
-    assert.equal(await reopened.getPushSubscription('gone'), null);
-    assert.deepEqual((await reopened.listPushSubscriptions()).map((s) => s.topic), ['a.b:c-d_e', 'late', 'orders']);
+    assert.deepEqual(await reopened.push.getPushSubscription('orders'), replaced);
+    assert.equal(await reopened.push.getPushSubscription('gone'), null);
+    assert.deepEqual((await reopened.push.listPushSubscriptions()).map((s) => s.topic), ['a.b:c-d_e', 'late', 'orders']);
     await reopened.close();
   });
 
   it('skips an unreadable row with a warning instead of failing every read', async () => {
     const setup = await openSqliteStore(path, { clock: storeSystemClock });
-    await setup.putPushSubscription(pushSubscription('good'));
+    await setup.push.putPushSubscription(pushSubscription('good'));
     await setup.close();
     const raw = new Database(path);
     // Valid JSON (the table's CHECK), but not a subscription.
@@ -187,13 +187,13 @@ describe('sqlite store: push subscriptions on disk', () => {
     const warnings: object[] = [];
     const logger = { ...silentLogger, warn: (obj: object) => void warnings.push(obj) };
     const store = await openSqliteStore(path, { clock: storeSystemClock, logger });
-    assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['good']);
-    assert.equal(await store.getPushSubscription('bad'), null);
+    assert.deepEqual((await store.push.listPushSubscriptions()).map((s) => s.topic), ['good']);
+    assert.equal(await store.push.getPushSubscription('bad'), null);
     assert.equal(warnings.length, 2);
     assert.deepEqual(warnings.map((w) => (w as { topic?: string }).topic), ['bad', 'bad']);
     // Setting it again repairs it.
-    await store.putPushSubscription(pushSubscription('bad'));
-    assert.deepEqual((await store.listPushSubscriptions()).map((s) => s.topic), ['bad', 'good']);
+    await store.push.putPushSubscription(pushSubscription('bad'));
+    assert.deepEqual((await store.push.listPushSubscriptions()).map((s) => s.topic), ['bad', 'good']);
     await store.close();
   });
 });

@@ -30,10 +30,10 @@ test('an unreadable stored schedule reads as none, and putNewSchedules sets it a
     db.close();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
-      assert.equal(await store.getSchedule('x'), null);
+      assert.equal(await store.schedules.getSchedule('x'), null);
       const x = scheduleRecord('x');
-      assert.deepEqual(await store.putNewSchedules([x]), [null]);
-      assert.deepEqual(await store.getSchedule('x'), x);
+      assert.deepEqual(await store.schedules.putNewSchedules([x]), [null]);
+      assert.deepEqual(await store.schedules.getSchedule('x'), x);
     } finally {
       await store.close();
     }
