@@ -135,7 +135,7 @@ export class LoopRunner implements WorkerHooks {
       store.shared !== null
         ? new SharedDispatcher(context, { shared: store.shared, placeRemote: (ref, source) => this.timers.placeRemote(ref, source), pauses, flow, gate, giveBack })
         : new LocalDispatcher(context, { pauses, flow, gate, giveBack });
-    const driver = (this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, homes: store.timerHomes ?? undefined }));
+    const driver = (this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, runTimers: store.runTimers }));
     const loader = (this.loader = new Loader(context, { place: (ref) => this.timers.placeLoaded(ref), backlog: this.dispatcher }));
     const window = (): number => loader.loadTarget;
     const open = (): boolean => this.current !== 'sealed';

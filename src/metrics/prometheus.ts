@@ -263,7 +263,7 @@ export class QueueMetrics implements QueueObserver {
   /**
    * The store with its operations timed, its role objects' (`store.schedules`...) too. Calls
    * go to the store itself (a method runs with the store, or the role object, as `this`); its
-   * other members, and capabilities such as timerHome, pass through.
+   * other members (`runTimers`, `transactional`...) pass through.
    */
   wrapStore<S extends TaskStore>(store: S): S {
     this.shared = store.shared;
@@ -301,7 +301,7 @@ export class QueueMetrics implements QueueObserver {
         if (wrapped !== undefined) return wrapped;
         const value: unknown = Reflect.get(target, property, target);
         if (typeof value !== 'function') return value;
-        // Bound once: some (timerHome) are called on the engine's hot path.
+        // Bound once, not on every read: untimed methods can be on the engine's hot path too.
         const bound = (value as (...a: unknown[]) => unknown).bind(target);
         timed.set(property, bound);
         return bound;

@@ -71,7 +71,6 @@ class SharedMemoryStore extends MemoryStore implements SharedDispatch {
 
 /** The same without timer homes, as the shared stores (Redis, PostgreSQL): every timer is kept by id. */
 class SharedStoreWithoutHomes extends SharedMemoryStore {
-  override readonly timerHomes = null;
 }
 
 const newTask = (id: string, runAt: number, topic = 't'): Parameters<MemoryStore['schedule']>[0][number] => ({

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../src/core/manual-clock.js';
 import type { TimerRef } from '../../src/core/task/model.js';
-import type { HomedRunRef, TimerHome } from '../../src/core/ports/index.js';
+import type { RunTimerHandle, RunTimerIndex } from '../../src/core/ports/index.js';
 import { SPLIT_SLICE, TimerDriver } from '../../src/engine/timers/timer-driver.js';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -62,49 +62,83 @@ describe('TimerDriver', () => {
   });
 });
 
-describe('TimerDriver with timer homes', () => {
-  type Home = TimerHome;
-  function homed(i: number, dueAt: number, home: Home): HomedRunRef {
-    return { ...ref(i, dueAt), home };
+describe('TimerDriver over a store that keeps run timers (RunTimerIndex)', () => {
+  /** A store's index, as the memory store keeps it: a slot per task, found by id; and what the driver asked of it. */
+  function slots(): { index: RunTimerIndex; held: Map<string, RunTimerHandle>; known: Set<string>; calls: string[] } {
+    const held = new Map<string, RunTimerHandle>();
+    const known = new Set<string>();
+    const calls: string[] = [];
+    const index: RunTimerIndex = {
+      get: (r) => (calls.push(`get ${r.id}`), held.get(r.id)),
+      set: (r, handle) => {
+        calls.push(`set ${r.id}`);
+        if (!known.has(r.id)) return false;
+        held.set(r.id, handle);
+        return true;
+      },
+      take: (id) => {
+        calls.push(`take ${id}`);
+        const handle = held.get(id);
+        held.delete(id);
+        return handle;
+      },
+    };
+    return { index, held, known, calls };
   }
 
-  it('keeps a homed run timer in its home, clears it when it fires, and finds it by id to cancel', () => {
+  it('keeps a run timer in the store, clears it when it fires, and takes it by id to cancel', () => {
     const clock = new ManualClock(T0);
-    const homes = new Map<string, Home>();
+    const { index, held, known } = slots();
     const fired: string[] = [];
-    const driver = new TimerDriver({ clock }, { onDue: (refs) => fired.push(...refs.map((r) => r.id)), homes: { timerHome: (id) => homes.get(id) } });
+    const driver = new TimerDriver({ clock }, { onDue: (refs) => fired.push(...refs.map((r) => r.id)), runTimers: index });
     driver.start();
     for (let i = 0; i < 3; i++) {
-      const home: Home = { runTimer: undefined };
-      homes.set(`t${i}`, home);
-      assert.equal(driver.addNew(homed(i, T0 + 10 + i, home)), true);
-      assert.notEqual(home.runTimer, undefined, 'the handle is kept in the home');
+      known.add(`t${i}`);
+      assert.equal(driver.addNew(ref(i, T0 + 10 + i)), true);
+      assert.notEqual(held.get(`t${i}`), undefined, 'the handle is kept by the store');
     }
-    assert.equal(driver.holds(homed(1, T0 + 11, homes.get('t1')!)), true);
+    assert.equal(driver.holds(ref(1, T0 + 11)), true);
     driver.remove('t1');
-    assert.equal(homes.get('t1')!.runTimer, undefined);
-    assert.equal(driver.holds(homed(1, T0 + 11, homes.get('t1')!)), false);
+    assert.equal(held.get('t1'), undefined);
+    assert.equal(driver.holds(ref(1, T0 + 11)), false);
     assert.equal(driver.size, 2);
     clock.advance(20);
     assert.deepEqual(fired, ['t0', 't2'], 'the cancelled timer never fires');
-    assert.equal(homes.get('t0')!.runTimer, undefined, 'a fired timer leaves its home');
+    assert.equal(held.size, 0, 'a fired timer leaves the store');
     assert.equal(driver.size, 0);
     driver.stop();
   });
 
-  it('keeps one timer per task across kinds: a ttr timer replaces a homed run timer and the other way round', () => {
+  it('keeps a run timer itself when the store has no such task, and still cancels it', () => {
     const clock = new ManualClock(T0);
-    const home: Home = { runTimer: undefined };
-    const fired: TimerRef[] = [];
-    const driver = new TimerDriver({ clock }, { onDue: (refs) => fired.push(...refs), homes: { timerHome: (id) => (id === 't1' ? home : undefined) } });
+    const { index, held } = slots();
+    const fired: string[] = [];
+    const driver = new TimerDriver({ clock }, { onDue: (refs) => fired.push(...refs.map((r) => r.id)), runTimers: index });
     driver.start();
-    driver.addNew(homed(1, T0 + 100, home));
-    // A ttr ref carries no home: it lives in the map, and the run timer in the home goes.
+    driver.addNew(ref(1, T0 + 10));
+    driver.addNew(ref(2, T0 + 10));
+    assert.equal(held.size, 0);
+    assert.equal(driver.holds(ref(1, T0 + 10)), true);
+    driver.remove('t1');
+    clock.advance(20);
+    assert.deepEqual(fired, ['t2']);
+    driver.stop();
+  });
+
+  it('keeps one timer per task across kinds: a ttr timer replaces a run timer the store holds and the other way round', () => {
+    const clock = new ManualClock(T0);
+    const { index, held, known } = slots();
+    known.add('t1');
+    const fired: TimerRef[] = [];
+    const driver = new TimerDriver({ clock }, { onDue: (refs) => fired.push(...refs), runTimers: index });
+    driver.start();
+    driver.addNew(ref(1, T0 + 100));
+    // A ttr timer lives in the driver's map, and the run timer the store held goes.
     driver.add({ id: 't1', topic: 't', kind: 'ttr', dueAt: T0 + 50, seq: 0, receipt: 'r1' });
-    assert.equal(home.runTimer, undefined);
+    assert.equal(held.get('t1'), undefined);
     assert.equal(driver.size, 1);
-    // A homed run ref replaces the ttr timer held in the map.
-    driver.add(homed(1, T0 + 200, home));
+    // A run ref replaces the ttr timer held in the map.
+    driver.add(ref(1, T0 + 200));
     assert.equal(driver.size, 1);
     clock.advance(300);
     assert.deepEqual(

@@ -38,14 +38,14 @@ describe('the registry of store kinds', () => {
       );
   });
 
-  it('stores of one-process kinds have no shared part; the memory store lends timer homes', async () => {
+  it('stores of one-process kinds have no shared part; the memory store keeps the run timers', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'delayq-kinds-'));
     try {
       for (const spec of ['memory', `sqlite:${join(dir, 'k.db')}`]) {
         const store = await openStore(spec);
         try {
           assert.equal(store.shared !== null, storeKindOf(spec)?.shared, spec);
-          assert.equal(store.timerHomes !== null, spec === 'memory', spec);
+          assert.equal(store.runTimers !== undefined, spec === 'memory', spec);
         } finally {
           await store.close();
         }

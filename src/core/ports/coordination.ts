@@ -85,30 +85,33 @@ export interface SchedulePlanning {
 /** The engine's handle on a task's run timer (the wheel's own handle). */
 export type RunTimerHandle = TimerHandle<TimerRef>;
 
-/** A slot on a task, lent to the engine for that task's run timer. */
+/**
+ * Where a store keeps its tasks' run timer handles for the engine, when it offers to (the
+ * memory store: on each task object, so scheduling and firing a timer touch no map by id;
+ * ADR 0019). The engine only calls these methods and never sees where a handle lives; a
+ * store without one (`TaskStore.runTimers` absent) leaves the engine to keep its run timers
+ * in a map of its own. Synchronous: they are called on the engine's own path.
+ */
+export interface RunTimerIndex {
+  /** The run timer held for the task `ref` names (its id; the ref may let the store skip a lookup). */
+  get(ref: TimerRef): RunTimerHandle | undefined;
+  /** Holds `handle` as the run timer of the task `ref` names; false when the store has no such task (the engine keeps the handle itself then). */
+  set(ref: TimerRef, handle: RunTimerHandle): boolean;
+  /** Forgets the run timer held for task `id` (`ref`: the run ref it was set for, when the caller has it) and returns it. */
+  take(id: string, ref?: TimerRef): RunTimerHandle | undefined;
+}
+
+/** @deprecated since 0.x: the engine no longer writes into a store's objects; a store offers a `RunTimerIndex` (`TaskStore.runTimers`) instead. */
 export interface TimerHome {
-  /** Written and cleared by the engine only; a store creates it undefined and never reads it. */
   runTimer: RunTimerHandle | undefined;
 }
 
-/** A run ref of a store with timer homes: it carries its task's home. */
+/** @deprecated since 0.x, see TimerHome. */
 export interface HomedRunRef extends TimerRef {
   readonly home: TimerHome;
 }
 
-/**
- * Optional capability of a store that keeps its tasks as objects in memory (the memory
- * store): it lends the engine a slot on each task for the task's run timer, so the engine
- * keeps those timers in no map by id of its own, and scheduling and firing a timer touch
- * no map at all. Every 'run' ref such a store hands out is a `HomedRunRef`; its 'ttr' refs
- * carry no home (the engine keeps reservation timers by id). A store that has it sets its
- * `timerHomes`.
- */
+/** @deprecated since 0.x, see TimerHome: ignored by the engine. */
 export interface TimerHomes {
-  /**
-   * The home of task `id`'s run timer, or undefined for an unknown id: how the engine finds
-   * a timer when a task is cancelled, rescheduled or settled by id. Synchronous: it is asked
-   * on the engine's own path.
-   */
   timerHome(id: string): TimerHome | undefined;
 }

@@ -20,7 +20,7 @@
  *   a PartialBatchError (src/core/partial-batch.ts) whose outcomes are those of the items
  *   whose partitions answered (those were changed), undefined for the rest.
  */
-import type { SharedDispatch, TimerHomes } from './coordination.js';
+import type { RunTimerIndex, SharedDispatch } from './coordination.js';
 import type { TaskEventLog } from './events.js';
 import type { PushSubscriptionStore } from './push-subscriptions.js';
 import type { RecurringScheduleStore } from './schedules.js';
@@ -63,8 +63,11 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
    * timers and deliver every task twice.
    */
   readonly shared: SharedDispatch | null;
-  /** Slots on the store's own task objects for the engine's run timers (the memory store), or null. */
-  readonly timerHomes: TimerHomes | null;
+  /**
+   * Where the store keeps the engine's run timers, when it offers to (the memory store, on
+   * its task objects: ports/coordination.ts RunTimerIndex); absent: the engine keeps them.
+   */
+  readonly runTimers?: RunTimerIndex | undefined;
   /**
    * Scheduling and cancelling inside a transaction of the caller's (ports/transactions.ts):
    * set by a store that keeps its tasks in the caller's database (PostgreSQL), else null.

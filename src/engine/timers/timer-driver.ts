@@ -1,6 +1,5 @@
 import { MAX_TIMER_DELAY_MS } from '../../core/options.js';
-import { type Clock, type RunTimerHandle, type TimerHome, type TimerHomes, type TimerToken } from '../../core/ports/index.js';
-import { homeOf } from '../../core/timer-home.js';
+import { type Clock, type RunTimerHandle, type RunTimerIndex, type TimerToken } from '../../core/ports/index.js';
 import type { TimerRef } from '../../core/task/model.js';
 import { TimingWheel } from '../../core/wheel/timing-wheel.js';
 import { IdMap } from './id-map.js';
@@ -11,8 +10,8 @@ export interface TimerDriverParams {
   readonly onDue: (refs: TimerRef[]) => void;
   /** The wheel's tick (EngineTuning.tickMs). Default 1 ms. */
   readonly tickMs?: number;
-  /** The store's homes for run timers, when it lends them (TimerHomes). */
-  readonly homes?: TimerHomes | undefined;
+  /** Where the store keeps run timers, when it offers to (TaskStore.runTimers). */
+  readonly runTimers?: RunTimerIndex | undefined;
 }
 
 /** Timers moved per split-ahead slice (see TimingWheel.splitAhead): short enough never to hold back a due delivery for long (ADR 0001). */
@@ -26,11 +25,11 @@ export const SPLIT_SLICE = 2_048;
  * exception is a timer another process's message told of (`hint`), which waits beside the
  * task's own rather than take its place.
  *
- * A timer's handle is kept by task id in `handles`, or, for the run ref of a store with
- * timer homes (TimerHomes in core/ports/: the memory store), in the home the ref
- * carries: then scheduling and firing touch no map at all, and `homes.timerHome` finds the
- * home by id for a cancel: at high rates the delete from a large map was the largest single
- * cost of a delivery (ADR 0019).
+ * A timer's handle is kept by task id in `handles`, or, for a run ref of a store that keeps
+ * run timers (`runTimers`, RunTimerIndex in core/ports/: the memory store, on its task
+ * objects), by the store: then scheduling and firing touch no map at all: at high rates the
+ * delete from a large map was the largest single cost of a delivery (ADR 0019). The driver
+ * only calls the index's methods; where a handle lives is the store's business.
  *
  * Between deadlines it splits the wheel's next coarse buckets ahead of time, a slice per
  * turn of the event loop, so that no deadline has to split a large bucket all at once.
@@ -55,13 +54,13 @@ export class TimerDriver {
 
   private readonly clock: Clock;
   private readonly onDue: (refs: TimerRef[]) => void;
-  /** The store, when it lends the engine homes for run timers. */
-  private readonly homes: TimerHomes | undefined;
+  /** The store, when it keeps run timers. */
+  private readonly runTimers: RunTimerIndex | undefined;
 
-  constructor(context: Pick<LoopContext, 'clock'>, { onDue, tickMs = 1, homes }: TimerDriverParams) {
+  constructor(context: Pick<LoopContext, 'clock'>, { onDue, tickMs = 1, runTimers }: TimerDriverParams) {
     this.clock = context.clock;
     this.onDue = onDue;
-    this.homes = homes;
+    this.runTimers = runTimers;
     this.wheel = new TimingWheel<TimerRef>({ startMs: context.clock.now(), tickMs });
   }
 
@@ -86,7 +85,7 @@ export class TimerDriver {
    * already due: the caller delivers it at once (the wheel never holds a due timer).
    */
   add(ref: TimerRef): boolean {
-    this.remove(ref.id, homeOf(ref));
+    this.remove(ref.id, ref);
     return this.addNew(ref);
   }
 
@@ -97,9 +96,7 @@ export class TimerDriver {
     if (ref.dueAt <= this.clock.now()) this.fireDue();
     const handle = this.wheel.add(ref.dueAt, ref);
     if (handle === undefined) return false;
-    const home = homeOf(ref);
-    if (home !== undefined) home.runTimer = handle;
-    else this.handles.set(ref.id, handle);
+    if (ref.kind !== 'run' || this.runTimers?.set(ref, handle) !== true) this.handles.set(ref.id, handle);
     if (ref.dueAt < this.armedFor) this.arm();
     this.splitLater();
     return true;
@@ -133,7 +130,7 @@ export class TimerDriver {
 
   /** True when the task's timer is exactly `ref` (same kind and time): a reload can skip it. */
   holds(ref: TimerRef): boolean {
-    const current = (this.handles.get(ref.id) ?? homeOf(ref)?.runTimer)?.value;
+    const current = (this.handles.get(ref.id) ?? (ref.kind === 'run' ? this.runTimers?.get(ref) : undefined))?.value;
     return current !== undefined && current.kind === ref.kind && current.dueAt === ref.dueAt && current.receipt === ref.receipt;
   }
 
@@ -144,10 +141,11 @@ export class TimerDriver {
   }
 
   /**
-   * Forgets the task's timer, whichever kind; `home`: its run timer's home, when the caller
-   * has it. Returns the timer forgotten (its ref names the task's topic), if there was one.
+   * Forgets the task's timer, whichever kind; `ref`: a ref of the task, when the caller has
+   * one (the store may then find its run timer without a lookup). Returns the timer
+   * forgotten (its ref names the task's topic), if there was one.
    */
-  remove(id: string, home: TimerHome | undefined = this.homes?.timerHome(id)): TimerRef | undefined {
+  remove(id: string, ref?: TimerRef): TimerRef | undefined {
     let removed: TimerRef | undefined;
     const handle = this.handles.get(id);
     if (handle !== undefined) {
@@ -156,9 +154,8 @@ export class TimerDriver {
       removed = handle.value;
       if (this.hints.size > 0) this.hints.delete(removed);
     }
-    const held = home?.runTimer;
-    if (home !== undefined && held !== undefined) {
-      home.runTimer = undefined;
+    const held = this.runTimers?.take(id, ref?.kind === 'run' ? ref : undefined);
+    if (held !== undefined) {
       this.wheel.cancel(held);
       removed = held.value;
     }
@@ -176,10 +173,9 @@ export class TimerDriver {
       this.wheel.cancel(handle);
       if (this.hints.size > 0) this.hints.delete(handle.value);
     }
-    const home = homeOf(ref) ?? this.homes?.timerHome(ref.id);
-    const held = home?.runTimer;
-    if (home !== undefined && held !== undefined && held.value.seq === ref.seq) {
-      home.runTimer = undefined;
+    const held = this.runTimers?.get(ref);
+    if (held !== undefined && held.value.seq === ref.seq) {
+      this.runTimers!.take(ref.id, ref);
       this.wheel.cancel(held);
     }
   }
@@ -200,8 +196,8 @@ export class TimerDriver {
   private fireDue(): void {
     const due = this.wheel.advance(this.clock.now());
     for (const ref of due) {
-      const home = homeOf(ref);
-      if (home !== undefined) home.runTimer = undefined;
+      // The store forgets the handle of exactly this timer (a hint beside it is not it).
+      if (ref.kind === 'run' && this.runTimers !== undefined && this.runTimers.get(ref)?.value === ref) this.runTimers.take(ref.id, ref);
       // A hint beside the task's timer leaves that timer's handle where it is.
       else if (this.hints.size === 0 || this.handles.get(ref.id)?.value === ref) this.handles.delete(ref.id);
       if (this.hints.size > 0) this.hints.delete(ref);

@@ -10,25 +10,42 @@ import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, n
 import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, TimerHome, SharedDispatch, TimerHomes, FlowLease, NackRequest } from '../../core/ports/index.js';
-import { homeOf } from '../../core/timer-home.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, SharedDispatch, FlowLease, RunTimerIndex, NackRequest } from '../../core/ports/index.js';
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { mayQuarantine } from '../../core/task/undecodable.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
 import { MemoryReceipts } from './receipts.js';
 import { MemorySchedules } from './recurring-schedules.js';
-import { runRef, type StoredTask } from './stored-task.js';
+import { runRef, taskOfRef, type StoredTask } from './stored-task.js';
 import { MemoryTopicPauses } from './topic-pauses.js';
 import { MemoryTopicLimits } from './topic-limits.js';
 import { FlowLedger } from '../../core/flow/flow-ledger.js';
 import { storedRecordRoles } from '../shared/record-roles.js';
 
-export class MemoryStore implements TaskStore, TimerHomes {
+export class MemoryStore implements TaskStore {
   readonly description = 'memory';
   readonly horizonMs = Number.POSITIVE_INFINITY;
   readonly shared: SharedDispatch | null = null;
-  readonly timerHomes: TimerHomes | null = this;
+  /**
+   * The engine's run timers, each on its task object (stored-task.ts): scheduling and firing
+   * a timer touch no map by id (ADR 0019). The store writes the field; the engine calls these.
+   */
+  readonly runTimers: RunTimerIndex = {
+    get: (ref) => this.taskFor(ref)?.runTimer,
+    set: (ref, handle) => {
+      const task = this.taskFor(ref);
+      if (task === undefined) return false;
+      task.runTimer = handle;
+      return true;
+    },
+    take: (id, ref) => {
+      const task = ref === undefined ? this.tasks.get(id) : this.taskFor(ref);
+      const held = task?.runTimer;
+      if (held !== undefined) task!.runTimer = undefined;
+      return held;
+    },
+  };
   readonly transactional = null;
   private readonly tasks = new Map<string, StoredTask>();
   /**
@@ -134,8 +151,9 @@ export class MemoryStore implements TaskStore, TimerHomes {
     return refs.slice(0, limit);
   }
 
-  timerHome(id: string): TimerHome | undefined {
-    return this.tasks.get(id);
+  /** The task a ref names: our own run refs point at it (no lookup), any other ref by id. */
+  private taskFor(ref: TimerRef): StoredTask | undefined {
+    return taskOfRef(ref) ?? this.tasks.get(ref.id);
   }
 
   async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
@@ -155,7 +173,7 @@ export class MemoryStore implements TaskStore, TimerHomes {
       // Our own run refs point at their task: no lookup in a map of every task, whose
       // cache misses were a fifth of a delivery's cost. A task purged since is completed
       // or cancelled, which reserveOne refuses, just as reserve refuses a missing id.
-      const task = (homeOf(ref) as StoredTask | undefined) ?? this.tasks.get(ref.id);
+      const task = this.taskFor(ref);
       if (task) this.reserveOne(task, now, ttrMs, reserved);
     }
     return reserved;

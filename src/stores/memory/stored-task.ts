@@ -1,7 +1,7 @@
 /** A task as the memory store keeps it, and the run refs that point back at it. */
-import type { RunTimerHandle, HomedRunRef, TimerHome } from '../../core/ports/index.js';
+import type { RunTimerHandle } from '../../core/ports/index.js';
 import type { AttemptEntry } from '../../core/task/history.js';
-import { laneOf, type TaskRecord, type TaskState } from '../../core/task/model.js';
+import { laneOf, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -12,7 +12,7 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * deliveries a second that was most of the collector's pause. The receipt string is rebuilt
  * from the numbers when asked for (receipts.ts).
  */
-export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>>, TimerHome {
+export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reservedUntil'>> {
   /** Replaced, never changed in place (an empty one is shared): get hands it out as is. */
   history: readonly AttemptEntry[];
   /** TaskRecord.trace, always present here (null for none). */
@@ -34,14 +34,24 @@ export interface StoredTask extends Mutable<Omit<TaskRecord, 'receipt' | 'reserv
   /** When the current reservation runs out; NaN when not reserved (always a number). */
   reservedUntil: number;
   /**
-   * The engine's run timer for this task (TimerHomes): kept on the task, so scheduling and
+   * The engine's run timer for this task (MemoryStore.runTimers): kept on the task, so scheduling and
    * firing a timer need no map by id (a delete from a map of every pending timer was the
    * largest single cost of a delivery).
    */
   runTimer: RunTimerHandle | undefined;
 }
 
-/** A run ref of this store: its home is the task itself, which reserveRefs also reads. */
-export function runRef(task: StoredTask): HomedRunRef {
-  return { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, priority: task.priority, home: task };
+/** A run ref of this store: it carries the task itself (`task`), which the store reads back without a lookup. */
+interface OwnRunRef extends TimerRef {
+  readonly task: StoredTask;
+}
+
+export function runRef(task: StoredTask): TimerRef {
+  const ref: OwnRunRef = { id: task.id, topic: laneOf(task.topic, task.url), kind: 'run', dueAt: task.runAt, seq: task.seq, receipt: null, priority: task.priority, task };
+  return ref;
+}
+
+/** The task a run ref of this store carries; undefined for any other ref. */
+export function taskOfRef(ref: TimerRef): StoredTask | undefined {
+  return (ref as Partial<OwnRunRef>).task;
 }

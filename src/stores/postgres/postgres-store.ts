@@ -49,7 +49,6 @@ export class PostgresStore implements TaskStore {
   readonly description: string;
   readonly horizonMs: number;
   readonly shared: PgShared;
-  readonly timerHomes = null;
   readonly transactional: PgTransactional;
   /** The lifecycle events of every process on the schema: the table task_events (event-log.ts). */
   readonly eventLog: PgEventLog;

@@ -81,7 +81,6 @@ export class RedisStore implements TaskStore, SharedDispatch {
   readonly shared: SharedDispatch = this;
   /** Schedules are planned by the owner of their shard (src/coordination/schedule-owners.ts). */
   readonly schedulePlanning: SchedulePlanning;
-  readonly timerHomes = null;
   readonly transactional = null;
   /** The lifecycle events of every process on the namespace: a capped stream (event-log.ts). */
   readonly eventLog: RedisEventLog;

@@ -46,7 +46,6 @@ export class SqliteStore implements TaskStore {
   readonly description: string;
   /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
   readonly shared = null;
-  readonly timerHomes = null;
   readonly transactional = null;
   private readonly db: Database.Database;
   private readonly sql: Statements;
