@@ -6,6 +6,8 @@
  *   runStoreConformance(name, factory)   the store port's contract, on one store instance
  *   runSharedConformance(name, backing)  what several processes sharing one backing need:
  *                                        real processes open the store URL through DelayQueue.open
+ *   runLeaseConformance(name, factory)   a shared store's LeaseBackend, and the lease loop over it
  */
+export { runLeaseConformance, type LeaseBackingFactory, type LeaseBackingUnderTest } from './lease-conformance.js';
 export { runSharedConformance, ON_TIME_MS, type SharedBacking, type SharedNamespace } from './shared-conformance.js';
 export { runStoreConformance, HOSTILE_NAMES, T0, pushSubscription, scheduleRecord, task, type StoreFactory, type StoreUnderTest } from './store-conformance/index.js';
