@@ -3,7 +3,7 @@
  * some. A PUBLISH from promote.lua (any process) or a local promote flags the shard and
  * wakes the waiters; they then run reserve-ready.lua on the flagged shards only. A sweep
  * (every `sweepMs` while someone waits) flags every shard: the safety net for a pub/sub
- * message lost in a reconnect, not the delivery path.
+ * message lost (in a reconnect, a PUBLISH that failed), not the delivery path.
  */
 import type { Clock } from '../core/ports/index.js';
 
@@ -20,6 +20,8 @@ interface TopicState {
    */
   readonly backlog: Map<number, number>;
   epoch: number;
+  /** When every shard was last flagged (the sweep, a reconnect, the state's creation). */
+  sweptAt: number;
 }
 
 export class ReadyWaiters {
@@ -41,7 +43,7 @@ export class ReadyWaiters {
     let state = this.topics.get(topic);
     if (!state) {
       // Nothing known yet: every shard may hold ready ids.
-      state = { flagged: new Set(Array.from({ length: this.shardCount }, (_, i) => i)), waiters: new Set(), notified: new Map(), backlog: new Map(), epoch: 0 };
+      state = { flagged: new Set(Array.from({ length: this.shardCount }, (_, i) => i)), waiters: new Set(), notified: new Map(), backlog: new Map(), epoch: 0, sweptAt: this.clock.now() };
       this.topics.set(topic, state);
     }
     return state;
@@ -92,6 +94,15 @@ export class ReadyWaiters {
     this.wakeAll(state);
   }
 
+  /**
+   * Flags every shard of `topic` if its sweep is due: at the start of a reserve call, for
+   * consumers that never wait (waitMs 0), whose calls never reach `wait` and its sweep.
+   */
+  sweepIfDue(topic: string): void {
+    const state = this.state(topic);
+    if (this.clock.now() >= state.sweptAt + this.sweepMs) this.sweep(state);
+  }
+
   /** `shard` may hold ids of every topic (it takes writes again after a spell of failing them). */
   flagShard(shard: number): void {
     for (const state of this.topics.values()) {
@@ -104,16 +115,23 @@ export class ReadyWaiters {
   /** Every shard of every topic may hold ids (a resubscribe after a reconnect). */
   flagAll(): void {
     for (const state of this.topics.values()) {
-      for (let i = 0; i < this.shardCount; i++) state.flagged.add(i);
-      state.backlog.clear();
+      this.sweep(state);
       this.wakeAll(state);
     }
   }
 
-  /** Resolves on a notify, after `retryInMs` (or the sweep), or when `signal` aborts; at once once closed. */
+  /**
+   * Resolves on a notify, after `retryInMs` or at the topic's next sweep (whichever comes
+   * first), or when `signal` aborts; at once once closed. The sweep is due `sweepMs` after
+   * the topic's last one, not after this call began: consumers that poll with waits shorter
+   * than `sweepMs` (reserve with waitMs 500, one call after the other) restarted a per-call
+   * timer each time and never swept, so a task whose ready notice was lost stayed in its
+   * list for as long as they polled.
+   */
   wait(topic: string, signal: AbortSignal, retryInMs?: number): Promise<void> {
     const state = this.state(topic);
     if (signal.aborted || this.closed) return Promise.resolve();
+    const untilSweep = Math.max(0, state.sweptAt + this.sweepMs - this.clock.now());
     return new Promise<void>((resolve) => {
       const done = (): void => {
         this.clock.clearTimer(timer);
@@ -122,12 +140,9 @@ export class ReadyWaiters {
         resolve();
       };
       const timer = this.clock.setTimer(() => {
-        if (retryInMs === undefined) {
-          for (let i = 0; i < this.shardCount; i++) state.flagged.add(i);
-          state.backlog.clear();
-        }
+        if (this.clock.now() >= state.sweptAt + this.sweepMs) this.sweep(state);
         done();
-      }, retryInMs ?? this.sweepMs);
+      }, Math.min(retryInMs ?? untilSweep, untilSweep));
       state.waiters.add(done);
       signal.addEventListener('abort', done, { once: true });
     });
@@ -142,6 +157,13 @@ export class ReadyWaiters {
   close(): void {
     this.closed = true;
     for (const state of this.topics.values()) this.wakeAll(state);
+  }
+
+  /** Every shard of the topic may hold ids. */
+  private sweep(state: TopicState): void {
+    for (let i = 0; i < this.shardCount; i++) state.flagged.add(i);
+    state.backlog.clear();
+    state.sweptAt = this.clock.now();
   }
 
   private wakeAll(state: TopicState): void {

@@ -65,6 +65,8 @@ export class ReadyReserver {
 
   async reserveReady(topic: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal, exact = false): Promise<TaskRecord[]> {
     await this.subscriber.watch(topic);
+    // A call that does not wait never reaches the sweep in waiters.wait: it sweeps here.
+    this.waiters.sweepIfDue(topic);
     if (this.ranked.needsProbe(topic)) await this.probeRanked(topic);
     const want = Math.min(max, MAX_RESERVE);
     // Exact (a limited topic): no prefetch and no promotion reserving for this call, whose

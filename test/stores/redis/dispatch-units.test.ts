@@ -153,6 +153,47 @@ describe('ready waiters on the store clock', () => {
     assert.equal(clock.pendingTimers, 0);
   });
 
+  it('sweeps consumers that wait less than sweepMs at a time, sweepMs after the last sweep', async () => {
+    const clock = new ManualClock();
+    const waiters = new ReadyWaiters(4, 2_000, clock);
+    for (const shard of [0, 1, 2, 3]) waiters.update('t', shard, 0, waiters.epoch('t'));
+    // Waits of 500 ms, one after the other (reserve with waitMs 500): the 4th ends on the sweep.
+    for (let call = 1; call <= 4; call++) {
+      const abort = new AbortController();
+      const waiting = waiters.wait('t', abort.signal);
+      clock.advance(499);
+      await Promise.resolve();
+      assert.deepEqual(waiters.candidates('t'), [], `nothing flagged during call ${call}`);
+      clock.advance(1);
+      if (call < 4) abort.abort();
+      await waiting;
+    }
+    assert.deepEqual(waiters.candidates('t').sort(), [0, 1, 2, 3], 'swept 2,000 ms after the first wait began');
+    // A wait told to come back later than the sweep wakes at the sweep.
+    for (const shard of [0, 1, 2, 3]) waiters.update('t', shard, 0, waiters.epoch('t'));
+    const waiting = waiters.wait('t', new AbortController().signal, 10_000);
+    clock.advance(2_000);
+    await waiting;
+    assert.deepEqual(waiters.candidates('t').sort(), [0, 1, 2, 3]);
+    assert.equal(clock.pendingTimers, 0);
+  });
+
+  it('sweeps at a reserve call that does not wait, once sweepMs passed since the last sweep', () => {
+    const clock = new ManualClock();
+    const waiters = new ReadyWaiters(4, 2_000, clock);
+    for (const shard of [0, 1, 2, 3]) waiters.update('t', shard, 0, waiters.epoch('t'));
+    clock.advance(1_999);
+    waiters.sweepIfDue('t');
+    assert.deepEqual(waiters.candidates('t'), [], 'not due yet');
+    clock.advance(1);
+    waiters.sweepIfDue('t');
+    assert.deepEqual(waiters.candidates('t').sort(), [0, 1, 2, 3]);
+    for (const shard of [0, 1, 2, 3]) waiters.update('t', shard, 0, waiters.epoch('t'));
+    clock.advance(1_999);
+    waiters.sweepIfDue('t');
+    assert.deepEqual(waiters.candidates('t'), [], 'the next one is 2,000 ms after this one');
+  });
+
   it('wakes waiters at close and lets none wait again', async () => {
     const clock = new ManualClock();
     const waiters = new ReadyWaiters(4, 2_000, clock);

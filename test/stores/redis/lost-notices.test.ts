@@ -1,0 +1,121 @@
+/**
+ * A due task whose notices are lost is still delivered, to a consumer in a process that does
+ * not own its shard, within what the safety nets promise. Two notices carry a task scheduled
+ * by one process into a shard another owns: the producer's timers PUBLISH (to the owner's
+ * wheel, remote-timers.ts) and the owner's ready PUBLISH (promote.lua, to the consumers).
+ * Each is made to fail by a Redis user without the PUBLISH permission (an ACL): promote.lua
+ * runs its PUBLISH as that user, the producer's timer-backend.ts too.
+ *
+ * The nets: a consumer that waits re-checks every shard every SWEEP_MS (ready-waiters.ts;
+ * a lost ready notice), and the owner promotes pending tasks RECOVER_GRACE_MS overdue after
+ * a lease tick (overdue-recoverer.ts; a lost timer notice). Each case names its bound.
+ *
+ * The consumer polls as clients do, short reserve calls one after the other (waitMs below
+ * SWEEP_MS), or calls that do not wait at all: the sweep must reach it all the same.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DelayQueue } from '../../../src/open-queue.js';
+import { cli, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+
+const skip = redisSkip();
+
+/** The store's nets (src/stores/redis: index.ts SWEEP_MS, overdue-recoverer.ts RECOVER_GRACE_MS, lease-keeper tick = LEASE_MS / 5). */
+const SWEEP_MS = 2_000;
+const RECOVER_GRACE_MS = 2_000;
+const LEASE_TICK_MS = 1_000;
+/** Scheduling, the wheel, a promotion retry and the reserve round trips on a loaded machine. */
+const MARGIN_MS = 1_500;
+/** After the delivery, polled this long (more than a sweep) for a second one. */
+const WATCH_MORE_MS = SWEEP_MS + 500;
+/** The consumer's reserve calls: short long-polls, as the HTTP clients make. */
+const POLL_MS = 500;
+/** A consumer that does not wait (waitMs 0) calls this often. */
+const NO_WAIT_PAUSE_MS = 200;
+
+interface Delivered {
+  readonly id: string;
+  readonly at: number;
+}
+
+/** Polls `topic` on `queue` until `until`, or WATCH_MORE_MS after a first delivery; acks at the end. */
+async function consume(queue: DelayQueue, topic: string, until: number, waitMs: number): Promise<Delivered[]> {
+  const seen: Delivered[] = [];
+  const receipts: { id: string; receipt: string }[] = [];
+  let stopAt = until;
+  while (Date.now() < stopAt) {
+    const deliveries = await queue.reserve(topic, { max: 10, waitMs, ttrMs: 60_000 });
+    if (waitMs === 0) await sleep(NO_WAIT_PAUSE_MS);
+    for (const delivery of deliveries) {
+      seen.push({ id: delivery.id, at: Date.now() });
+      receipts.push({ id: delivery.id, receipt: delivery.receipt });
+      stopAt = Math.max(stopAt, Date.now() + WATCH_MORE_MS);
+    }
+  }
+  for (const { id, receipt } of receipts) await queue.ack(id, receipt);
+  return seen;
+}
+
+describe('redis: a due task whose notices are lost', { skip }, () => {
+  let server: RedisServer;
+  const mute = (): string => `redis://mute:mute-pw@127.0.0.1:${server.port}`;
+
+  before(async () => {
+    server = await startRedis();
+    cli(server.port, 'ACL', 'SETUSER', 'mute', 'on', '>mute-pw', '~*', '&*', '+@all', '-publish');
+  });
+  after(async () => {
+    await server.stop();
+    server.remove();
+  });
+
+  /**
+   * One shard, held by the first queue opened (its share is 1 of 1 whatever the other does);
+   * the second owns nothing, schedules and consumes. Separate stores, separate connections.
+   */
+  async function run(t: TestContext, prefix: string, urls: { owner: string; other: string }, producer: 'owner' | 'other', boundMs: number, waitMs = POLL_MS): Promise<void> {
+    const storeOptions = { prefix, shards: 1 };
+    const owner = await DelayQueue.open({ store: urls.owner, storeOptions });
+    const other = await DelayQueue.open({ store: urls.other, storeOptions }).catch(async (error: unknown) => {
+      await owner.close();
+      throw error;
+    });
+    let runAt: number;
+    let seen: Delivered[];
+    try {
+      // The consumer listens before the task falls due (its subscriber has the topic).
+      await other.reserve('lost', { max: 1, waitMs: 1 });
+      runAt = Date.now() + 300;
+      await (producer === 'owner' ? owner : other).schedule({ id: `${prefix}-1`, topic: 'lost', payload: null, runAt });
+      seen = await consume(other, 'lost', runAt + boundMs, waitMs);
+    } finally {
+      await other.close();
+      await owner.close();
+    }
+    const delay = seen[0] === undefined ? null : seen[0].at - runAt;
+    t.diagnostic(`${prefix}: delivered ${seen.length} time(s), ${delay === null ? 'never' : `${delay} ms after runAt`} (bound ${boundMs} ms)`);
+    assert.equal(seen.length, 1, `delivered exactly once within ${boundMs} ms of runAt (got ${seen.length})`);
+    assert.equal(seen[0]!.id, `${prefix}-1`);
+    assert.ok(delay! >= 0, `not before its runAt (${delay} ms)`);
+    assert.ok(delay! <= boundMs, `within ${boundMs} ms of runAt (${delay} ms)`);
+  }
+
+  it('(a) the ready PUBLISH of the owner is lost: the consumer sweep finds the task', { timeout: 30_000 }, async (t) => {
+    // The owner promotes on time; promote.lua's PUBLISH fails, after the task went to the ready list.
+    await run(t, 'lost-ready', { owner: mute(), other: server.url }, 'owner', SWEEP_MS + MARGIN_MS);
+  });
+
+  it('(a) with a consumer that does not wait (waitMs 0): its calls sweep too', { timeout: 30_000 }, async (t) => {
+    await run(t, 'lost-ready-nowait', { owner: mute(), other: server.url }, 'owner', SWEEP_MS + MARGIN_MS, 0);
+  });
+
+  it('(b) the timers PUBLISH of the producer is lost: the owner recovers the overdue task', { timeout: 30_000 }, async (t) => {
+    // The owner's next lease tick after RECOVER_GRACE_MS promotes it, and its PUBLISH arrives.
+    await run(t, 'lost-timer', { owner: server.url, other: mute() }, 'other', RECOVER_GRACE_MS + LEASE_TICK_MS + MARGIN_MS);
+  });
+
+  it('(c) both are lost: the owner recovers the task, the consumer sweep finds it', { timeout: 30_000 }, async (t) => {
+    await run(t, 'lost-both', { owner: mute(), other: mute() }, 'other', RECOVER_GRACE_MS + LEASE_TICK_MS + SWEEP_MS + MARGIN_MS);
+  });
+});
