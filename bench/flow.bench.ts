@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { DelayQueue } from '../src/open-queue.js';
 import { cli, startRedis, type RedisServer } from '../test/helpers/redis-servers.js';
 import { percentile, preciseNow, printTable, writeResults, type Table } from './report.js';
+import { s3PacedLateness } from './s3-paced.js';
 
 const PAYLOAD = { p: 'x'.repeat(64 - '{"p":""}'.length) };
 const A_RATE = 500;
@@ -106,25 +107,7 @@ async function caseA(redis: RedisServer, seconds: number): Promise<CaseA> {
 const LIMITED_TOPICS = 100;
 const PAUSED_TOPICS = 20;
 
-async function s3(queue: DelayQueue, seconds: number): Promise<{ p99: number; p50: number; losses: number }> {
-  const lateness: number[] = [];
-  const worker = queue.work('s3', (d) => void lateness.push(preciseNow() - d.runAt), { concurrency: 50 });
-  const perTick = 50;
-  const ticks = seconds * 100;
-  const started = Date.now();
-  const inFlight: Promise<unknown>[] = [];
-  for (let t = 0; t < ticks; t++) {
-    inFlight.push(queue.scheduleMany(Array.from({ length: perTick }, () => ({ topic: 's3', payload: PAYLOAD, runAt: Date.now() + 2_000 }))));
-    await sleep(Math.max(0, started + (t + 1) * 10 - Date.now()));
-  }
-  await Promise.all(inFlight);
-  const expected = ticks * perTick;
-  const deadline = Date.now() + 30_000;
-  while (lateness.length < expected && Date.now() < deadline) await sleep(50);
-  await worker.close();
-  const sorted = Float64Array.from(lateness).sort();
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), losses: expected - lateness.length };
-}
+const s3 = s3PacedLateness;
 
 interface CaseB {
   readonly alone: number;

@@ -41,7 +41,8 @@ interface S3 {
 /** One S3 run by the child of `root` (this checkout, or --base). */
 function s3In(root: string, redis: RedisServer, seconds: number): Promise<S3> {
   const child = join(root, 'bench', 'priority-s3-child.ts');
-  if (!existsSync(child)) copyFileSync(join(import.meta.dirname, 'priority-s3-child.ts'), child);
+  // The child and the load it runs, copied into a checkout that has not got them.
+  for (const file of ['priority-s3-child.ts', 's3-paced.ts']) if (!existsSync(join(root, 'bench', file))) copyFileSync(join(import.meta.dirname, file), join(root, 'bench', file));
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, ['--import', 'tsx', child, redis.url, nextPrefix('s'), String(seconds)], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
