@@ -69,29 +69,34 @@ export const attemptSchema = object({
   error: { ...nullableStr, maxLength: HISTORY_ERROR_LIMIT, description: `the error text, cut to ${HISTORY_ERROR_LIMIT} characters; null for an ack` },
 });
 
-export const taskSchema = object({
-  id: str,
-  topic: str,
-  payload: anyJson,
-  runAt: epochMs,
-  state: { type: 'string', enum: TASK_STATES },
-  attempts: int,
-  maxAttempts: int,
-  ttrMs: int,
-  backoff: backoffPolicySchema,
-  createdAt: epochMs,
-  updatedAt: epochMs,
-  reservedUntil: nullableEpochMs,
-  lastError: nullableStr,
-  url: { ...nullableStr, description: "the task's own push URL, or null" },
-  priority: { type: 'integer', minimum: MIN_PRIORITY, maximum: MAX_PRIORITY, description: 'among due tasks of its topic, higher is delivered first (0 by default)' },
-  history: {
-    type: 'array',
-    maxItems: HISTORY_LIMIT,
-    description: `the task's last attempts, oldest first (at most ${HISTORY_LIMIT}); empty for a task written before history was kept`,
-    items: attemptSchema,
+export const taskSchema = object(
+  {
+    id: str,
+    topic: str,
+    payload: anyJson,
+    runAt: epochMs,
+    state: { type: 'string', enum: TASK_STATES },
+    attempts: int,
+    maxAttempts: int,
+    ttrMs: int,
+    backoff: backoffPolicySchema,
+    createdAt: epochMs,
+    updatedAt: epochMs,
+    reservedUntil: nullableEpochMs,
+    lastError: nullableStr,
+    url: { ...nullableStr, description: "the task's own push URL, or null" },
+    priority: { type: 'integer', minimum: MIN_PRIORITY, maximum: MAX_PRIORITY, description: 'among due tasks of its topic, higher is delivered first (0 by default)' },
+    history: {
+      type: 'array',
+      maxItems: HISTORY_LIMIT,
+      description: `the task's last attempts, oldest first (at most ${HISTORY_LIMIT}); empty for a task written before history was kept`,
+      items: attemptSchema,
+    },
+    traceparent: { type: 'string', description: 'W3C traceparent of the call that scheduled the task, as its deliveries carry it; absent for none' },
+    tracestate: { type: 'string', description: 'W3C tracestate that came with traceparent; absent for none' },
   },
-});
+  ['id', 'topic', 'payload', 'runAt', 'state', 'attempts', 'maxAttempts', 'ttrMs', 'backoff', 'createdAt', 'updatedAt', 'reservedUntil', 'lastError', 'url', 'priority', 'history'],
+);
 
 export const deliverySchema = object(
   {

@@ -102,6 +102,9 @@ export interface TaskView<P = unknown> {
   url: string | null;
   /** Its priority (0 by default). */
   priority: number;
+  /** W3C trace context of the call that scheduled the task, as its deliveries carry it; absent for none. */
+  traceparent?: string;
+  tracestate?: string;
   /** The last attempts, oldest first, at most 10. */
   history: readonly AttemptView[];
 }

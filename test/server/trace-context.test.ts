@@ -45,6 +45,18 @@ describe('trace context over HTTP (inject)', () => {
     assert.deepEqual([byId.get('bad-state').traceparent, 'tracestate' in byId.get('bad-state')], [PARENT, false]);
   });
 
+  it('GET /v1/tasks/:id shows the trace its deliveries carry, and none for a task without one', async () => {
+    assert.equal((await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'shown', id: 'shown-traced', delayMs: 60_000 }, headers: { traceparent: PARENT, tracestate: STATE } })).status, 201);
+    assert.equal((await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'shown', id: 'shown-plain', delayMs: 60_000 } })).status, 201);
+    const traced = await send(t.app, { method: 'GET', url: '/v1/tasks/shown-traced' });
+    assert.equal(traced.status, 200);
+    assert.deepEqual([traced.body.traceparent, traced.body.tracestate], [PARENT, STATE]);
+    const plain = await send(t.app, { method: 'GET', url: '/v1/tasks/shown-plain' });
+    assert.deepEqual(['traceparent' in plain.body, 'tracestate' in plain.body], [false, false]);
+    const listed = await send(t.app, { method: 'GET', url: '/v1/topics/shown/tasks' });
+    if (listed.status === 200) assert.equal(listed.body.tasks.find((task: any) => task.id === 'shown-traced')?.traceparent, PARENT);
+  });
+
   it('a traceparent in the body is refused like any unknown field: the header is the way', async () => {
     const answer = await send(t.app, { method: 'POST', url: '/v1/tasks', body: { topic: 'a', traceparent: PARENT } });
     assert.equal(answer.status, 400);

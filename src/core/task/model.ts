@@ -179,6 +179,10 @@ export interface TaskInfo<P = unknown> {
   readonly priority: number;
   /** The last attempts, oldest first, at most HISTORY_LIMIT (10). */
   readonly history: readonly AttemptEntry[];
+  /** The W3C `traceparent` of the call that scheduled the task, as its deliveries carry it; absent for none. */
+  readonly traceparent?: string;
+  /** The W3C `tracestate` that came with `traceparent`; absent for none. */
+  readonly tracestate?: string;
 }
 
 /** The delivery of a task just reserved; with its trace context when the task has one. */
@@ -200,7 +204,7 @@ export function toDelivery(record: ReservedTask): Delivery {
 }
 
 export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {
-  return {
+  const info: TaskInfo<P> = {
     id: record.id,
     topic: record.topic,
     payload: JSON.parse(record.payload) as P,
@@ -218,4 +222,8 @@ export function toTaskInfo<P = unknown>(record: TaskRecord): TaskInfo<P> {
     priority: record.priority ?? 0,
     history: record.history,
   };
+  // The trace the task's deliveries carry, so an operator can find the trace of a task.
+  const headers = record.trace === undefined || record.trace === null ? null : traceHeaders(record.trace);
+  if (headers === null) return info;
+  return headers.tracestate === undefined ? { ...info, traceparent: headers.traceparent } : { ...info, traceparent: headers.traceparent, tracestate: headers.tracestate };
 }
