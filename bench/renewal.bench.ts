@@ -34,7 +34,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import type { ExtendRequest, TaskStore } from '../src/core/ports/index.js';
+import type { ExtendRequest, TaskRoles, TaskStore } from '../src/core/ports/index.js';
 import { DelayQueue } from '../src/open-queue.js';
 import { openStore } from '../src/stores/open-store.js';
 import { cli, startRedis, type RedisServer } from '../test/helpers/redis-servers.js';
@@ -64,14 +64,21 @@ class ExtendTally {
 /** `store`, with every call of the port's `extend` counted in `tally`; the rest as it is. */
 function countingExtends(store: TaskStore, tally: ExtendTally): TaskStore {
   const bound = new Map<PropertyKey, unknown>();
-  const extend = (requests: readonly ExtendRequest[], now: number): ReturnType<TaskStore['extend']> => {
+  const extend = (requests: readonly ExtendRequest[], now: number): ReturnType<TaskRoles['extend']> => {
     tally.calls++;
     tally.requests += requests.length;
-    return store.extend(requests, now);
+    return store.tasks.extend(requests, now);
   };
-  return new Proxy(store, {
+  const tasks = new Proxy(store.tasks, {
     get(target, property) {
       if (property === 'extend') return extend;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return new Proxy(store, {
+    get(target, property) {
+      if (property === 'tasks') return tasks;
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       // Bound once: some are called on the engine's hot path.

@@ -62,10 +62,10 @@ export async function run(args: string[]): Promise<void> {
       const now = Date.now();
       const ids = Array.from({ length: n }, () => `t${(serial++).toString(36)}`);
       for (let i = 0; i < n; i += 1_000)
-        await store.schedule(ids.slice(i, i + 1_000).map((id) => ({ id, topic: 'bench.topic', payload: '{"p":1}', runAt: reserve ? now : now + 3_600_000, maxAttempts: 3, ttrMs: 600_000, backoff: { baseMs: 1_000, factor: 2, maxMs: 60_000, jitter: 0 } })), now);
+        await store.tasks.schedule(ids.slice(i, i + 1_000).map((id) => ({ id, topic: 'bench.topic', payload: '{"p":1}', runAt: reserve ? now : now + 3_600_000, maxAttempts: 3, ttrMs: 600_000, backoff: { baseMs: 1_000, factor: 2, maxMs: 60_000, jitter: 0 } })), now);
       if (!reserve) return ids.map((id) => ({ id, receipt: '' }));
       const out: { id: string; receipt: string }[] = [];
-      for (let i = 0; i < n; i += 500) for (const r of await store.reserve(ids.slice(i, i + 500), now)) out.push({ id: r.id, receipt: r.receipt! });
+      for (let i = 0; i < n; i += 500) for (const r of await store.tasks.reserve(ids.slice(i, i + 500), now)) out.push({ id: r.id, receipt: r.receipt! });
       return out;
     };
     const calls = (name: 'ack' | 'cancel', which: 'old' | 'new', items: { id: string; receipt: string }[], size: number): Promise<void> => {

@@ -150,11 +150,11 @@ async function deadLetters(path: string): Promise<DeadListing> {
   const store = await openSqliteStore(path, { clock: storeSystemClock });
   const now = Date.now();
   const ids = Array.from({ length: 20 }, (_, i) => `dead-${i}`);
-  await store.schedule(
+  await store.tasks.schedule(
     ids.map((id) => ({ id, topic: 'bench', payload: '{}', runAt: now, maxAttempts: 1, ttrMs: 5_000, backoff: DEFAULT_BACKOFF })),
     now,
   );
-  for (const claimed of await store.reserve(ids, now)) await store.nack({ id: claimed.id, receipt: claimed.receipt ?? '', now, error: 'bench', random: 0 });
+  for (const claimed of await store.tasks.reserve(ids, now)) await store.tasks.nack({ id: claimed.id, receipt: claimed.receipt ?? '', now, error: 'bench', random: 0 });
   await store.close();
   const db = new Database(path);
   try {

@@ -256,14 +256,14 @@ async function histogramPart(args: string[]): Promise<Table[]> {
             ? await openSqliteStore(join(dir, 'h.db'), { clock: storeSystemClock })
             : await openRedisStore(`redis://127.0.0.1:${redis!.port}`, { clock: storeSystemClock, prefix: 'histogram' });
       // The loader's first read: near tasks go to the SQLite store's index, far ones are parked.
-      await store.loadDue(now + 60_000, null, 1);
+      await store.tasks.loadDue(now + 60_000, null, 1);
       const started = preciseNow();
       const batch = 10_000;
       for (let i = 0; i < n; i += batch) {
         const tasks: NewTaskRecord[] = [];
         for (let k = i; k < Math.min(n, i + batch); k++)
           tasks.push({ id: `h${k}`, topic: `t${k % 10}`, payload: '{}', runAt: now + 60_000 + ((k * 104_729) % (30 * 24 * HOUR)), maxAttempts: 3, ttrMs: 30_000, backoff: DEFAULT_BACKOFF });
-        await store.schedule(tasks, now);
+        await store.tasks.schedule(tasks, now);
       }
       const fillSeconds = (preciseNow() - started) / 1000;
       const from = Math.floor(now / DUE_HISTOGRAM_GRAIN_MS) * DUE_HISTOGRAM_GRAIN_MS;
@@ -282,7 +282,7 @@ async function histogramPart(args: string[]): Promise<Table[]> {
         let covered = 0;
         for (let r = 0; r < 5; r++) {
           const t0 = preciseNow();
-          const answer = await store.dueHistogram(query);
+          const answer = await store.tasks.dueHistogram(query);
           times.push(preciseNow() - t0);
           counted = answer.counts.reduce((a, b) => a + b, 0);
           covered = answer.coveredUntil;

@@ -88,6 +88,7 @@ export type {
   SharedDispatch,
   TaskEventLog,
   TaskEventPage,
+  TaskRoles,
   TaskStore,
   TimerHome,
   TimerHomes,

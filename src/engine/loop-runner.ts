@@ -132,8 +132,8 @@ export class LoopRunner implements WorkerHooks {
     const gate = (this.gate = new DeliveryGate(context, pauses, flow));
     const giveBack = (records: readonly ReservedTask[]): Promise<void> => this.giveBack(records);
     this.dispatcher =
-      store.shared !== null
-        ? new SharedDispatcher(context, { shared: store.shared, placeRemote: (ref, source) => this.timers.placeRemote(ref, source), pauses, flow, gate, giveBack })
+      store.coordination !== null
+        ? new SharedDispatcher(context, { shared: store.coordination, placeRemote: (ref, source) => this.timers.placeRemote(ref, source), pauses, flow, gate, giveBack })
         : new LocalDispatcher(context, { pauses, flow, gate, giveBack });
     const driver = (this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, runTimers: store.runTimers }));
     const loader = (this.loader = new Loader(context, { place: (ref) => this.timers.placeLoaded(ref), backlog: this.dispatcher }));
@@ -147,7 +147,7 @@ export class LoopRunner implements WorkerHooks {
     this.recurring = new RecurringScheduleLoop({ ...context, store: store.schedules }, {
       compile: compileCron,
       create: async (tasks) => void (await this.timers.createTasks(tasks)),
-      planning: store.shared?.schedulePlanning ?? null,
+      planning: store.coordination?.schedulePlanning ?? null,
     });
     this.settlements = new Settlements(context, { timers: this.timers, flow, limits, random });
     this.pusher = push === null ? null : this.buildPusher(push);
@@ -261,7 +261,7 @@ export class LoopRunner implements WorkerHooks {
    */
   async defer(delivery: Pick<Delivery, 'id' | 'topic' | 'receipt'>, runAt: number): Promise<void> {
     const { store, clock, inFlight, logger } = this.context;
-    const outcome = await inFlight.track(store.defer({ id: delivery.id, receipt: delivery.receipt, runAt, now: clock.now() }));
+    const outcome = await inFlight.track(store.tasks.defer({ id: delivery.id, receipt: delivery.receipt, runAt, now: clock.now() }));
     if (outcome.status === 'deferred') {
       this.settled(delivery.topic, delivery.receipt);
       this.timers.move(outcome.ref);
@@ -353,7 +353,7 @@ export class LoopRunner implements WorkerHooks {
     this.taskUrlsWarmed = true;
     const { store, inFlight } = this.context;
     void inFlight
-      .track(store.get(id))
+      .track(store.tasks.get(id))
       .then((record) => typeof record?.url === 'string' && this.pusher?.warm(record.url))
       .catch(() => undefined);
   }

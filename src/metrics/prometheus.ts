@@ -23,7 +23,7 @@ import type { EventDropReason } from '../core/events.js';
 import { performance } from 'node:perf_hooks';
 import { Counter, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
 import { UNKNOWN_TOPIC, type QueueObserver, type SettleOutcome } from '../core/observer.js';
-import { SHARED_DISPATCH_OPERATIONS, STORE_ROLE_OPERATIONS, TASK_STORE_OPERATIONS, type SharedDispatch, type StoreRole, type TaskStore } from '../core/ports/index.js';
+import { COORDINATION_OPERATIONS, STORE_ROLE_OPERATIONS, type SharedDispatch, type StoreRole, type TaskStore } from '../core/ports/index.js';
 import type { PushRequest, PushResponse, PushTransport } from '../core/push.js';
 import { QueueGauges, type StatsSource } from './gauges.js';
 
@@ -42,18 +42,16 @@ const STORE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.02
 const PUSH_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /**
- * Store methods timed: every method of the port, the store's own and its role objects'
- * (src/core/ports/ lists them, and the compiler keeps those lists complete), but close, and
- * the shared part's promote. The long-poll reserveReady and the listener onRemoteTimer pass
- * through untimed. A method's label is its name, wherever it lives.
+ * Store methods timed: every method of the port's role objects (`store.tasks`,
+ * `store.schedules`...: src/core/ports/ lists them, and the compiler keeps those lists
+ * complete), and the coordination part's promote. close, the long-poll reserveReady and the
+ * listener onRemoteTimer pass through untimed. A method's label is its name, whichever role
+ * object has it.
  */
-const TIMED_OWN_OPERATIONS: readonly string[] = Object.values(TASK_STORE_OPERATIONS)
-  .flat()
-  .filter((operation) => operation !== 'close');
 const STORE_ROLES = Object.keys(STORE_ROLE_OPERATIONS) as StoreRole[];
-export const TIMED_STORE_OPERATIONS: readonly string[] = [...TIMED_OWN_OPERATIONS, ...Object.values(STORE_ROLE_OPERATIONS).flat()];
+export const TIMED_STORE_OPERATIONS: readonly string[] = Object.values(STORE_ROLE_OPERATIONS).flat();
 export { RECURRING_STATES, type StatsSource } from './gauges.js';
-export const TIMED_SHARED_OPERATIONS: readonly string[] = SHARED_DISPATCH_OPERATIONS.filter((operation) => operation === 'promote');
+export const TIMED_COORDINATION_OPERATIONS: readonly string[] = COORDINATION_OPERATIONS.filter((operation) => operation === 'promote');
 
 export interface MetricsOptions {
   /** Where the metrics are registered (a prom-client Registry). */
@@ -107,8 +105,8 @@ export class QueueMetrics implements QueueObserver {
   private readonly pushDurations: Histogram<'topic'>;
   private readonly pushFailures = new Map<string, PushFailure>();
   private gauges: QueueGauges | null = null;
-  /** The shared part of the store these metrics time (wrapStore), whose dropped notices they count. */
-  private shared: SharedDispatch | null = null;
+  /** The coordination part of the store these metrics time (wrapStore), whose dropped notices they count. */
+  private coordination: SharedDispatch | null = null;
 
   constructor(options: MetricsOptions) {
     const registers = [options.registry];
@@ -164,7 +162,7 @@ export class QueueMetrics implements QueueObserver {
       buckets: PUSH_BUCKETS,
       registers,
     });
-    const badNotices = (): Iterable<[string, number]> => this.shared?.badNotices?.() ?? [];
+    const badNotices = (): Iterable<[string, number]> => this.coordination?.badNotices?.() ?? [];
     new Counter({
       name: 'delayq_bad_notices_total',
       help: 'Messages from other processes (PostgreSQL NOTIFY, Redis PUBLISH) dropped as malformed, by channel: another client of the store sent them.',
@@ -261,16 +259,16 @@ export class QueueMetrics implements QueueObserver {
   }
 
   /**
-   * The store with its operations timed, its role objects' (`store.schedules`...) too. Calls
-   * go to the store itself (a method runs with the store, or the role object, as `this`); its
+   * The store with the operations of its role objects (`store.tasks`, `store.schedules`...)
+   * timed. Calls go to the role object itself (a method runs with it as `this`); the store's
    * other members (`runTimers`, `transactional`...) pass through.
    */
   wrapStore<S extends TaskStore>(store: S): S {
-    this.shared = store.shared;
-    const timed = this.timedMethods(store, TIMED_OWN_OPERATIONS);
+    this.coordination = store.coordination;
+    const timed = new Map<PropertyKey, unknown>();
     for (const role of STORE_ROLES) timed.set(role, this.timedProxy(store[role], this.timedMethods(store[role], STORE_ROLE_OPERATIONS[role])));
-    // The shared part is reached through the store: its promotions are timed too.
-    if (store.shared !== null) timed.set('shared', this.timedProxy(store.shared, this.timedMethods(store.shared, TIMED_SHARED_OPERATIONS)));
+    // The coordination part is reached through the store: its promotions are timed too.
+    if (store.coordination !== null) timed.set('coordination', this.timedProxy(store.coordination, this.timedMethods(store.coordination, TIMED_COORDINATION_OPERATIONS)));
     return this.timedProxy(store, timed);
   }
 

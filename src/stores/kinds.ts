@@ -17,7 +17,7 @@ export interface StoreKind {
   readonly driver: string | null;
   /** Survives a crash of the process. */
   readonly durable: boolean;
-  /** Several processes may open one backing at once (store.shared is set). */
+  /** Several processes may open one backing at once (store.coordination is set). */
   readonly shared: boolean;
   /** Folders under src/stores/<name> that the build copies beside the compiled code. */
   readonly assets: readonly string[];

@@ -25,14 +25,14 @@ describe('chaos: the rows of offending tasks', () => {
   it('reads each task as lost, parked, owed or acked, and counts what a running store still owes', async () => {
     const file = join(dir, 'q.db');
     const store = await openSqliteStore(file, { clock: storeSystemClock });
-    await store.schedule([task('due', T0 - 10), task('held', T0 - 10), task('done', T0 - 10), task('far', T0 + 30 * 86_400_000)], T0);
+    await store.tasks.schedule([task('due', T0 - 10), task('held', T0 - 10), task('done', T0 - 10), task('far', T0 + 30 * 86_400_000)], T0);
     // The first load unparks what is near (a new file parks every task until then); 'far' stays parked.
-    await store.loadDue(T0 + 60_000, null, 100);
-    const reserved = await store.reserve(['held', 'done'], T0);
+    await store.tasks.loadDue(T0 + 60_000, null, 100);
+    const reserved = await store.tasks.reserve(['held', 'done'], T0);
     const done = reserved.find((r) => r.id === 'done');
     assert.ok(done?.receipt);
     // The ack commits, and the reservations with it.
-    assert.equal((await store.ack('done', done.receipt, T0 + 5)).status, 'acked');
+    assert.equal((await store.tasks.ack('done', done.receipt, T0 + 5)).status, 'acked');
 
     const ids = ['due', 'held', 'done', 'far', 'never'];
     assert.equal(owed(file, ids), 3, 'due, held and far are pending or reserved, read while the store is open');

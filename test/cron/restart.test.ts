@@ -88,7 +88,7 @@ describe('a schedule on SQLite across a SIGKILL and a restart', { concurrency: t
 
       const store = await openStore(`sqlite:${path}`);
       try {
-        const tasks = (await store.list({ topic: 'tick', limit: 100 })).map((t) => [Number(t.id.split(':')[1]), t.state] as const).sort((a, b) => a[0] - b[0]);
+        const tasks = (await store.tasks.list({ topic: 'tick', limit: 100 })).map((t) => [Number(t.id.split(':')[1]), t.state] as const).sort((a, b) => a[0] - b[0]);
         assert.deepEqual(tasks.map(([t]) => t - startAt), expected.map((t) => t - startAt), `tasks created (misfire ${misfire}, missed ${missed.map((t) => t - startAt).join(',')})`);
         for (const [t, s] of tasks) assert.equal(s, 'completed', `occurrence ${t - startAt} acked`);
       } finally {

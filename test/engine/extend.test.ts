@@ -57,7 +57,7 @@ describe('extend', () => {
       await q.schedule({ id: 'a', topic: 'pull', ttrMs: 1_000 });
       const [delivery] = await q.reserve('pull');
       // Straight to the store, as another process would: this queue's timer stays at T0 + 1 000.
-      await q.store.extend([{ id: 'a', receipt: delivery!.receipt, ttrMs: 5_000 }], T0 + 500);
+      await q.store.tasks.extend([{ id: 'a', receipt: delivery!.receipt, ttrMs: 5_000 }], T0 + 500);
       clock.advance(1_000);
       await flush();
       assert.equal((await q.get('a'))?.state, 'reserved', 'held: the expiry at the old end changed nothing');

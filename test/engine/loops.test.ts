@@ -42,7 +42,7 @@ class FlakyStore extends MemoryStore {
  * own ready list until reserved. Its next `failures` promotions reject.
  */
 class SharedMemoryStore extends MemoryStore implements SharedDispatch {
-  override readonly shared: SharedDispatch = this;
+  override readonly coordination: SharedDispatch = this;
   readonly schedulePlanning = new ManualPlanning(1, 0);
   failures = 0;
   promotions = 0;

@@ -153,7 +153,7 @@ describe('push delivery', () => {
     const signal = opened.transport.signals[0];
     assert.ok(signal !== undefined && !signal.aborted);
     // Its reservation is settled elsewhere meanwhile (a consumer holding its receipt nacks it).
-    const receipt = (await q.store.get('p1'))!.receipt!;
+    const receipt = (await q.store.tasks.get('p1'))!.receipt!;
     await q.nack('p1', receipt, { delayMs: 600_000 });
     for (let i = 0; i < 100 && !signal.aborted; i++) {
       opened.clock.advance(100);

@@ -395,18 +395,17 @@ test('GET /metrics needs the token unless metricsPublic; default process metrics
   }
 });
 
-test('every operation of the store port is timed, the role objects\' and the shared part\'s promote included', async () => {
+test('every operation of the store port is timed, the role objects\' and the coordination part\'s promote included', async () => {
   const { MemoryStore } = await import('../../src/stores/memory/memory-store.js');
-  const { STORE_ROLE_OPERATIONS, TASK_STORE_OPERATIONS } = await import('../../src/core/ports/index.js');
+  const { STORE_ROLE_OPERATIONS } = await import('../../src/core/ports/index.js');
   const { TIMED_STORE_OPERATIONS } = await import('../../src/metrics/prometheus.js');
   const registry = new Registry();
   const metrics = new QueueMetrics({ registry });
   const store = new MemoryStore();
   const wrapped = metrics.wrapStore(store);
   // The port's lists (complete by compile-time checks in src/core/ports/) are what is timed.
-  const own = Object.values(TASK_STORE_OPERATIONS).flat().filter((op) => op !== 'close');
-  const places: [object, object, readonly string[]][] = [[store, wrapped, own]];
-  for (const role of ['schedules', 'push', 'topics'] as const) places.push([store[role], wrapped[role], STORE_ROLE_OPERATIONS[role]]);
+  const places: [object, object, readonly string[]][] = [];
+  for (const role of ['tasks', 'schedules', 'push', 'topics'] as const) places.push([store[role], wrapped[role], STORE_ROLE_OPERATIONS[role]]);
   assert.deepEqual(new Set(TIMED_STORE_OPERATIONS), new Set(places.flatMap(([, , operations]) => operations)));
   assert.equal(TIMED_STORE_OPERATIONS.length, 45);
   for (const [target, timed, operations] of places)
@@ -418,16 +417,16 @@ test('every operation of the store port is timed, the role objects\' and the sha
   // The three the old hand-kept list missed.
   await wrapped.schedules.putSchedules([]);
   await wrapped.schedules.getSchedules([]);
-  await wrapped.defer({ id: 'none', receipt: 'r', runAt: T0, now: T0 });
+  await wrapped.tasks.defer({ id: 'none', receipt: 'r', runAt: T0, now: T0 });
   const text = await registry.metrics();
   for (const operation of ['putSchedules', 'getSchedules', 'defer']) assert.match(text, new RegExp(`delayq_store_operation_duration_seconds_count\\{operation="${operation}"\\} 1`));
   await store.close();
 });
 
-test('a shared store\'s promotions are timed through store.shared', async () => {
+test('a shared store\'s promotions are timed through store.coordination', async () => {
   const { MemoryStore } = await import('../../src/stores/memory/memory-store.js');
   class PromotingStore extends MemoryStore implements SharedDispatch {
-    override readonly shared: SharedDispatch = this;
+    override readonly coordination: SharedDispatch = this;
     readonly schedulePlanning = new ManualPlanning(1, 0);
     promotions = 0;
     async promote(): Promise<void> {
@@ -441,7 +440,7 @@ test('a shared store\'s promotions are timed through store.shared', async () => 
   const registry = new Registry();
   const store = new PromotingStore();
   const wrapped = new QueueMetrics({ registry }).wrapStore(store);
-  await wrapped.shared?.promote([], T0);
+  await wrapped.coordination?.promote([], T0);
   assert.equal(store.promotions, 1);
   assert.match(await registry.metrics(), /delayq_store_operation_duration_seconds_count\{operation="promote"\} 1/);
   await store.close();

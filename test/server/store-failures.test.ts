@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { DelayQError, ERROR_CODES, type ErrorCode } from '../../src/core/errors.js';
-import type { TaskStore } from '../../src/core/ports/index.js';
+import type { TaskRoles, TaskStore } from '../../src/core/ports/index.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp } from '../../src/server/app.js';
 import { CORE_ERROR_STATUS, HttpError, SERVER_ERROR_CODES, toWireError } from '../../src/server/errors.js';
@@ -13,14 +13,21 @@ import { MemoryStore } from '../../src/stores/memory/memory-store.js';
 import { send } from '../helpers/service.js';
 
 /** A memory store whose `method` fails with `error` while `failing` is true. */
-function faultyStore(method: keyof TaskStore, error: () => Error): { store: TaskStore; state: { failing: boolean } } {
+function faultyStore(method: keyof TaskRoles, error: () => Error): { store: TaskStore; state: { failing: boolean } } {
   const state = { failing: false };
   const inner = new MemoryStore();
-  const store = new Proxy(inner, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
+  const tasks = new Proxy(inner.tasks, {
+    get(target, key) {
+      const value = Reflect.get(target, key, target) as unknown;
       if (key === method && typeof value === 'function')
         return (...args: unknown[]) => (state.failing ? Promise.reject(error()) : (value as (...a: unknown[]) => unknown).apply(target, args));
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const store = new Proxy(inner, {
+    get(target, key) {
+      if (key === 'tasks') return tasks;
+      const value = Reflect.get(target, key, target) as unknown;
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });

@@ -47,8 +47,8 @@ async function survives(backing: Backing): Promise<void> {
     const [task] = await waiting;
     assert.equal(task?.id, 'after-the-notices', 'delivered after the forged messages');
     await q.ack(task.id, task.receipt);
-    for (let i = 0; i < 500 && (q.store.shared?.badNotices?.().get('ready') ?? 0) < 2; i++) await sleep(20);
-    assert.deepEqual(Object.fromEntries(q.store.shared!.badNotices!()), { timers: 2, ready: 2 });
+    for (let i = 0; i < 500 && (q.store.coordination?.badNotices?.().get('ready') ?? 0) < 2; i++) await sleep(20);
+    assert.deepEqual(Object.fromEntries(q.store.coordination!.badNotices!()), { timers: 2, ready: 2 });
     const text = await registry.metrics();
     assert.match(text, /delayq_bad_notices_total\{channel="timers"\} 2/);
     assert.match(text, /delayq_bad_notices_total\{channel="ready"\} 2/);

@@ -105,7 +105,7 @@ async function apply(s: Subject, o: Op, now: number): Promise<void> {
   const target = one!;
   switch (o.kind) {
     case 'schedule':
-      await store.schedule(
+      await store.tasks.schedule(
         o.tasks.map((t) => task(t.id, { topic: t.topic, runAt: now + t.delay, maxAttempts: t.maxAttempts, backoff: { baseMs: 100, factor: 2, maxMs: 1_000, jitter: 0 } })),
         now,
       );
@@ -114,40 +114,40 @@ async function apply(s: Subject, o: Op, now: number): Promise<void> {
       return;
     case 'cancel': {
       const ids = targets(s, 'pending', o.pick, o.n);
-      if (ids.length === 1) await store.cancel(ids[0]!, now);
-      else await store.cancelMany(ids, now);
+      if (ids.length === 1) await store.tasks.cancel(ids[0]!, now);
+      else await store.tasks.cancelMany(ids, now);
       return;
     }
     case 'reschedule':
-      await store.reschedule(target, now + o.delay, now);
+      await store.tasks.reschedule(target, now + o.delay, now);
       return;
     case 'reserve':
-      reserved(await store.reserve(targets(s, 'pending', o.pick, o.n), now, o.ttrMs));
+      reserved(await store.tasks.reserve(targets(s, 'pending', o.pick, o.n), now, o.ttrMs));
       return;
     case 'ack': {
       const acks = targets(s, 'reserved', o.pick, o.n).map((i) => ({ id: i, receipt: o.stale ? `${receiptOf(i)}x` : receiptOf(i) }));
-      if (acks.length === 1) await store.ack(acks[0]!.id, acks[0]!.receipt, now);
-      else await store.ackMany(acks, now);
+      if (acks.length === 1) await store.tasks.ack(acks[0]!.id, acks[0]!.receipt, now);
+      else await store.tasks.ackMany(acks, now);
       return;
     }
     case 'nack':
-      await store.nack({ id: target, receipt: receiptOf(target), now, ...(o.delayMs === undefined ? {} : { delayMs: o.delayMs }), random: 0.5, error: 'failed' });
+      await store.tasks.nack({ id: target, receipt: receiptOf(target), now, ...(o.delayMs === undefined ? {} : { delayMs: o.delayMs }), random: 0.5, error: 'failed' });
       return;
     case 'expire':
-      await store.expire(target, receiptOf(target), now);
+      await store.tasks.expire(target, receiptOf(target), now);
       return;
     case 'defer':
-      await store.defer({ id: target, receipt: receiptOf(target), runAt: now + o.delay, now });
+      await store.tasks.defer({ id: target, receipt: receiptOf(target), runAt: now + o.delay, now });
       return;
     case 'cancelDead':
-      await store.cancelDead(target, now);
+      await store.tasks.cancelDead(target, now);
       return;
     case 'retryDead':
-      await store.retryDead(target, now + o.delay, now);
+      await store.tasks.retryDead(target, now + o.delay, now);
       return;
     case 'purge':
       // Without a limit that leaves some out: which ones a limit keeps is each store's own.
-      await store.purge(now - o.ageMs, IDS.length);
+      await store.tasks.purge(now - o.ageMs, IDS.length);
       return;
   }
 }
@@ -155,7 +155,7 @@ async function apply(s: Subject, o: Op, now: number): Promise<void> {
 /** Reads every task back and adds the model's deltas of each change of state to the reference. */
 async function observe(s: Subject): Promise<void> {
   for (const i of IDS) {
-    const record = await s.store.get(i);
+    const record = await s.store.tasks.get(i);
     const from = s.seen.get(i) ?? null;
     const to = record?.state ?? null;
     // A purged task's topic is the one it had; a new task's is its own.
@@ -177,7 +177,7 @@ async function checkRun(open: () => Promise<Subject[]>, ops: readonly Op[]): Pro
         await apply(s, o, now);
         await observe(s);
         const expected = statsOfCounters(s.reference.entries());
-        assert.deepEqual(await s.store.stats(), expected, `${s.name}: stats after step ${step} (${JSON.stringify(o)}) differ from the delta model`);
+        assert.deepEqual(await s.store.tasks.stats(), expected, `${s.name}: stats after step ${step} (${JSON.stringify(o)}) differ from the delta model`);
       }
       const [first, ...others] = subjects;
       for (const other of others)

@@ -44,7 +44,7 @@ describe('the registry of store kinds', () => {
       for (const spec of ['memory', `sqlite:${join(dir, 'k.db')}`]) {
         const store = await openStore(spec);
         try {
-          assert.equal(store.shared !== null, storeKindOf(spec)?.shared, spec);
+          assert.equal(store.coordination !== null, storeKindOf(spec)?.shared, spec);
           assert.equal(store.runTimers !== undefined, spec === 'memory', spec);
         } finally {
           await store.close();

@@ -1,14 +1,15 @@
 /**
  * The coordination parts a store may have: the shared part of a store several processes
- * open (`store.shared`), and timer homes on a store's own task objects (`store.timerHomes`).
+ * open (`store.coordination`), and the index of the engine's run timers a store may keep
+ * for it (`store.runTimers`).
  */
 import type { ReservedTask, TimerRef } from '../task/model.js';
 import type { TimerHandle } from '../wheel/timer.js';
 
 /**
- * The coordination part of a store that several engine processes share (Redis): its
- * `shared`. Each process keeps in its wheel only the timers of the store partitions it
- * owns; due tasks go into shared ready lists instead of the process's own ready queue, so
+ * The coordination part of a store that several engine processes share (Redis,
+ * PostgreSQL): its `coordination`. Each process keeps in its wheel only the timers of the
+ * store partitions it owns; due tasks go into shared ready lists instead of the process's own ready queue, so
  * consumers in any process reserve them.
  */
 export interface SharedDispatch {

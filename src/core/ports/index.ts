@@ -39,12 +39,21 @@ export type * from './topic-limits.js';
 export type * from './topic-pauses.js';
 export type * from './transactions.js';
 
+/** A store's tasks role (`store.tasks`): producers, the timer source, consumers and inspection (ports/tasks.ts). */
+export interface TaskRoles extends ProducerStore, TimerSource, ConsumerStore, InspectorStore {}
+
 /** A store's topics role (`store.topics`): the paused topics, and the limits with the state they govern. */
 export interface TopicStore extends TopicPauseStore, TopicLimitStore {}
 
-export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, InspectorStore {
+/**
+ * The store port, as objects by role: `tasks`, `schedules`, `push`, `topics`, and
+ * `coordination` for a store several processes share.
+ */
+export interface TaskStore {
   /** A short name for logs and stats ("memory", "sqlite:/path/file.db"). */
   readonly description: string;
+  /** The tasks: scheduling, the timer source, reserving and settling, inspection. */
+  readonly tasks: TaskRoles;
   /** The recurring schedules (ports/schedules.ts). */
   readonly schedules: RecurringScheduleStore;
   /** The push subscriptions, one per topic (ports/push-subscriptions.ts). */
@@ -62,7 +71,7 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
    * store that more than one process may open, or two processes would each keep all the
    * timers and deliver every task twice.
    */
-  readonly shared: SharedDispatch | null;
+  readonly coordination: SharedDispatch | null;
   /**
    * Where the store keeps the engine's run timers, when it offers to (the memory store, on
    * its task objects: ports/coordination.ts RunTimerIndex); absent: the engine keeps them.
@@ -83,37 +92,35 @@ export interface TaskStore extends ProducerStore, TimerSource, ConsumerStore, In
 }
 
 /**
- * Every method the store itself has, by role: what the metrics time, and what a store
- * written outside delayq implements. The compiler checks the list is complete (below).
+ * Every method of the port's role objects (`store.tasks`, `store.schedules`, `store.push`,
+ * `store.topics`), by role: what the metrics time, and what a store written outside delayq
+ * implements. The compiler checks the lists are complete (below); the store's own only
+ * method is `close`.
  */
-export const TASK_STORE_OPERATIONS = {
-  producer: ['schedule', 'cancel', 'cancelMany', 'reschedule'],
-  timers: ['loadDue'],
-  consumer: ['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'extend', 'defer'],
-  inspector: ['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic', 'quarantine'],
-  lifecycle: ['close'],
-} as const satisfies Record<string, readonly (keyof TaskStore)[]>;
-
-/** The store's role objects (`store.schedules`, `store.push`, `store.topics`) and the methods of each; complete by the checks below. */
 export const STORE_ROLE_OPERATIONS = {
+  tasks: [
+    ...['schedule', 'cancel', 'cancelMany', 'reschedule'], // producer
+    'loadDue', // timer source
+    ...['reserve', 'reserveRefs', 'ack', 'ackMany', 'nack', 'expire', 'extend', 'defer'], // consumer
+    ...['get', 'list', 'stats', 'dueHistogram', 'cancelDead', 'retryDead', 'purge', 'purgeTopic', 'quarantine'], // inspector
+  ],
   schedules: ['putSchedule', 'getSchedule', 'putSchedules', 'putNewSchedules', 'getSchedules', 'listSchedules', 'deleteSchedule', 'swapSchedule', 'swapSchedules', 'schedulesVersion'],
   push: ['putPushSubscription', 'getPushSubscription', 'listPushSubscriptions', 'deletePushSubscription'],
   topics: ['setTopicPaused', 'pausedTopics', 'setTopicLimits', 'topicLimits', 'admitFlow', 'bindFlow', 'releaseFlow', 'holdFlow', 'reservedLeases'],
 } as const satisfies { [Role in StoreRole]: readonly (keyof TaskStore[Role])[] };
 
 /** The names of the store's role objects. */
-export type StoreRole = 'schedules' | 'push' | 'topics';
+export type StoreRole = 'tasks' | 'schedules' | 'push' | 'topics';
 
-/** The methods of the shared part (`store.shared`). */
-export const SHARED_DISPATCH_OPERATIONS = ['promote', 'reserveReady', 'onRemoteTimer', 'badNotices'] as const satisfies readonly (keyof SharedDispatch)[];
+/** The methods of the coordination part (`store.coordination`). */
+export const COORDINATION_OPERATIONS = ['promote', 'reserveReady', 'onRemoteTimer', 'badNotices'] as const satisfies readonly (keyof SharedDispatch)[];
 
 type MethodOf<T> = { [K in keyof T]-?: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T];
-type Listed = (typeof TASK_STORE_OPERATIONS)[keyof typeof TASK_STORE_OPERATIONS][number];
-// A method added to the port and not to the list above fails to compile here, naming it.
-const everyOperationListed: [Exclude<MethodOf<TaskStore>, Listed>] extends [never] ? true : Exclude<MethodOf<TaskStore>, Listed> = true;
+// A method added to the port and not to the lists above fails to compile here, naming it.
+const onlyCloseOfItsOwn: [Exclude<MethodOf<TaskStore>, 'close'>] extends [never] ? true : Exclude<MethodOf<TaskStore>, 'close'> = true;
 type UnlistedOfRole = { [Role in StoreRole]: Exclude<MethodOf<TaskStore[Role]>, (typeof STORE_ROLE_OPERATIONS)[Role][number]> }[StoreRole];
 const everyRoleOperationListed: [UnlistedOfRole] extends [never] ? true : UnlistedOfRole = true;
-const everySharedOperationListed: [Exclude<MethodOf<SharedDispatch>, (typeof SHARED_DISPATCH_OPERATIONS)[number]>] extends [never] ? true : never = true;
-void everyOperationListed;
+const everySharedOperationListed: [Exclude<MethodOf<SharedDispatch>, (typeof COORDINATION_OPERATIONS)[number]>] extends [never] ? true : never = true;
+void onlyCloseOfItsOwn;
 void everyRoleOperationListed;
 void everySharedOperationListed;

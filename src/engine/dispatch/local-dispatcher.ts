@@ -38,7 +38,7 @@ export class LocalDispatcher implements Dispatcher {
     context: Pick<LoopContext, 'store' | 'clock' | 'inFlight'>,
     { pauses, flow, gate, giveBack }: { pauses: TopicGate; flow: FlowControl; gate: DeliveryGate; giveBack: GiveBack },
   ) {
-    ({ store: this.store, clock: this.clock, inFlight: this.inFlight } = context);
+    ({ store: { tasks: this.store }, clock: this.clock, inFlight: this.inFlight } = context);
     this.pauses = pauses;
     this.flow = flow;
     this.gate = gate;

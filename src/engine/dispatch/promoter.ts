@@ -17,7 +17,7 @@ import { RetryingLoop } from '../retry-timers.js';
 export class Promoter extends RetryingLoop {
   private readonly store: SharedDispatch;
 
-  /** `shared`: the store's shared part (`store.shared`), which promotes. */
+  /** `shared`: the store's coordination part (`store.coordination`), which promotes. */
   constructor(context: LoopContext, { shared }: { shared: SharedDispatch }) {
     super(context);
     this.store = shared;

@@ -32,7 +32,7 @@ export class SharedDispatcher implements Dispatcher {
   private readonly giveBack: GiveBack;
 
   /**
-   * `shared`: the store's shared part (`store.shared`); `placeRemote`: where timers other
+   * `shared`: the store's coordination part (`store.coordination`); `placeRemote`: where timers other
    * processes hand over go; `pauses`: the paused topics; `flow`: the topics' limits; `gate`:
    * the check at hand-out, and `giveBack` for what it turns back (delivery-gate.ts).
    */

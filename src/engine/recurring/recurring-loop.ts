@@ -15,7 +15,7 @@
  *   schedule and plans again from what is stored.
  *
  * Every process runs this loop. On a store one process has to itself (memory, SQLite) it
- * plans every schedule. On a store several processes share (`store.shared`), it plans the
+ * plans every schedule. On a store several processes share (`store.coordination`), it plans the
  * schedules of the partitions whose lease it holds (SchedulePlanning), so each schedule is
  * planned by one process, not by all of them; the swap stays the safety net for the moment
  * two processes both believe they own a partition. Two more cases:

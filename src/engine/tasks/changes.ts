@@ -77,7 +77,7 @@ export class TaskChanges {
     validateId(id, this.limits);
     const { store, clock, inFlight, observer, events } = this.context;
     const now = clock.now();
-    const outcome = await inFlight.track(store.cancel(id, now));
+    const outcome = await inFlight.track(store.tasks.cancel(id, now));
     if (outcome.status !== 'cancelled') return outcome.status;
     // The store's topic: the timer's is the task's lane, and a far task has none in the wheel.
     this.timers.remove(id);
@@ -99,7 +99,7 @@ export class TaskChanges {
       return 'cancelled';
     };
     // A partition that could not be written fails only its ids: the others are cancelled.
-    const outcomes = await inFlight.track(store.cancelMany(ids, now)).catch((error: unknown) => {
+    const outcomes = await inFlight.track(store.tasks.cancelMany(ids, now)).catch((error: unknown) => {
       throw error instanceof PartialBatchError ? (error as PartialBatchError<StoreCancelOutcome>).map(settle) : error;
     });
     return outcomes.map(settle);
@@ -109,7 +109,7 @@ export class TaskChanges {
     validateId(id, this.limits);
     const { store, clock, inFlight, events } = this.context;
     const now = clock.now();
-    const outcome = await inFlight.track(store.reschedule(id, validateWhen(when, now, this.limits), now));
+    const outcome = await inFlight.track(store.tasks.reschedule(id, validateWhen(when, now, this.limits), now));
     if (outcome.status === 'rescheduled') {
       this.timers.move(outcome.ref);
       events.emit({ type: 'rescheduled', id, topic: topicOfLane(outcome.ref.topic), attempt: null, at: now, runAt: outcome.ref.dueAt });
@@ -121,7 +121,7 @@ export class TaskChanges {
   async cancelDead(id: string): Promise<boolean> {
     validateId(id, this.limits);
     const { store, clock, inFlight } = this.context;
-    return (await inFlight.track(store.cancelDead(id, clock.now()))) === 'cancelled';
+    return (await inFlight.track(store.tasks.cancelDead(id, clock.now()))) === 'cancelled';
   }
 
   /** dead -> pending (attempts reset): true if it was dead. */
@@ -129,7 +129,7 @@ export class TaskChanges {
     validateId(id, this.limits);
     const { store, clock, inFlight, events } = this.context;
     const now = clock.now();
-    const outcome = await inFlight.track(store.retryDead(id, resolveRunAt(when, now, this.limits), now));
+    const outcome = await inFlight.track(store.tasks.retryDead(id, resolveRunAt(when, now, this.limits), now));
     if (outcome.status === 'retried') {
       this.timers.move(outcome.ref);
       // Attempts reset: the task starts again from its first attempt.

@@ -28,7 +28,7 @@ export class Expirer extends RetryingLoop {
 
   constructor(context: LoopContext, { place }: { place: (ref: TimerRef) => void }) {
     super(context);
-    this.store = context.store;
+    this.store = context.store.tasks;
     this.observer = context.observer;
     this.events = context.events;
     this.place = place;

@@ -24,12 +24,12 @@ export class Inspection {
 
   async get<P>(id: string): Promise<TaskInfo<P> | null> {
     validateId(id, this.params.limits);
-    const record = await this.context.store.get(id);
+    const record = await this.context.store.tasks.get(id);
     return record === null ? null : (await this.shown<P>([record]))[0]!;
   }
 
   async list<P>(options: ListOptions): Promise<TaskInfo<P>[]> {
-    return this.shown<P>(await this.context.store.list(validateListFilter(options, this.params.limits)));
+    return this.shown<P>(await this.context.store.tasks.list(validateListFilter(options, this.params.limits)));
   }
 
   /** The records as tasks; one that cannot be read is quarantined and shown as such (core/task/undecodable.ts). */
@@ -55,20 +55,20 @@ export class Inspection {
   async listPage<P>(options: ListOptions): Promise<TaskPage<P>> {
     const filter = { ...validateListFilter(options, this.params.limits), maxSize: TASK_PAGE_SIZE };
     // Cut again here: a store written elsewhere may not honour maxSize.
-    const records = cutPage(await this.context.store.list(filter), filter.limit, filter.maxSize);
+    const records = cutPage(await this.context.store.tasks.list(filter), filter.limit, filter.maxSize);
     const next = pageMayContinue(records, filter.limit, filter.maxSize) ? records.at(-1)!.id : null;
     return { tasks: await this.shown<P>(records), next };
   }
 
   async stats(): Promise<QueueStats> {
     const { store } = this.context;
-    const stats = await store.stats();
+    const stats = await store.tasks.stats();
     return { store: store.description, counts: stats.byState, topics: stats.byTopic, unavailable: stats.unavailable ?? [], ...this.params.runner.stats() };
   }
 
   async dueHistogram(options: DueHistogramOptions): Promise<DueHistogramResult> {
     const query = validateDueHistogramOptions(options, this.context.clock.now(), this.params.limits);
-    const { counts, coveredUntil } = await this.context.store.dueHistogram(query);
+    const { counts, coveredUntil } = await this.context.store.tasks.dueHistogram(query);
     return { from: query.from, to: query.to, bucketMs: query.bucketMs, topic: query.topic ?? null, counts, coveredUntil };
   }
 }

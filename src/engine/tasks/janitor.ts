@@ -29,7 +29,7 @@ export class Janitor {
   private readonly options: JanitorOptions;
 
   constructor(context: LoopContext) {
-    ({ store: this.store, clock: this.clock, logger: this.logger, inFlight: this.inFlight, tuning: this.options } = context);
+    ({ store: { tasks: this.store }, clock: this.clock, logger: this.logger, inFlight: this.inFlight, tuning: this.options } = context);
   }
 
   start(): void {

@@ -29,9 +29,9 @@ export class Quarantine {
     const now = clock.now();
     const receipt = record.receipt ?? '';
     const moved =
-      store.quarantine !== undefined
-        ? store.quarantine([{ id: record.id, receipt, error }], now)
-        : store.nack({ id: record.id, receipt, now, error, delayMs: 0, random: 0 }).then((outcome) => void (outcome.status === 'retrying' && this.move(outcome.ref)));
+      store.tasks.quarantine !== undefined
+        ? store.tasks.quarantine([{ id: record.id, receipt, error }], now)
+        : store.tasks.nack({ id: record.id, receipt, now, error, delayMs: 0, random: 0 }).then((outcome) => void (outcome.status === 'retrying' && this.move(outcome.ref)));
     void inFlight.track(moved).then(
       () => this.log(record, problem),
       (failure: unknown) => this.context.logger.warn({ err: failure, id: record.id }, 'a task row that cannot be read could not be quarantined; it is delivered again when its reservation runs out'),
@@ -41,10 +41,10 @@ export class Quarantine {
   /** A task get or list read that cannot be shown: dead if it was pending or reserved. Never fails the read. */
   async read(record: TaskRecord, problem: string): Promise<void> {
     const { store, clock, inFlight } = this.context;
-    if (store.quarantine === undefined) return this.log(record, problem);
+    if (store.tasks.quarantine === undefined) return this.log(record, problem);
     const receipt = record.state === 'reserved' ? record.receipt : null;
     try {
-      await inFlight.track(store.quarantine([{ id: record.id, receipt, error: undecodableError(problem) }], clock.now()));
+      await inFlight.track(store.tasks.quarantine([{ id: record.id, receipt, error: undecodableError(problem) }], clock.now()));
       this.log(record, problem);
     } catch (failure) {
       this.context.logger.warn({ err: failure, id: record.id }, 'a task row that cannot be read could not be quarantined');

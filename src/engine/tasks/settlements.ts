@@ -48,7 +48,7 @@ export class Settlements {
     validateId(id, this.limits);
     const { store, clock, inFlight, observer, events } = this.context;
     const now = clock.now();
-    const outcome = await inFlight.track(store.ack(id, validateReceipt(receipt), now));
+    const outcome = await inFlight.track(store.tasks.ack(id, validateReceipt(receipt), now));
     if (outcome.status === 'not_found') throw notFound(id);
     if (outcome.status === 'stale') throw staleReceipt(id);
     this.timers.remove(id);
@@ -81,7 +81,7 @@ export class Settlements {
     };
     // A partition that could not be written fails only its acks: the others are done, and
     // the caller hears their outcomes as it would have (already_acked is acked to it).
-    const outcomes = await inFlight.track(store.ackMany(requests, now)).catch((error: unknown) => {
+    const outcomes = await inFlight.track(store.tasks.ackMany(requests, now)).catch((error: unknown) => {
       if (!(error instanceof PartialBatchError)) throw error;
       const partial = error as PartialBatchError<StoreAckOutcome>;
       settle(partial.outcomes);
@@ -101,7 +101,7 @@ export class Settlements {
     const checked = validateReceipt(receipt);
     const { ttrMs } = validateExtendOptions(options, this.limits);
     const { store, clock, inFlight } = this.context;
-    const [outcome] = await inFlight.track(store.extend([{ id, receipt: checked, ttrMs }], clock.now()));
+    const [outcome] = await inFlight.track(store.tasks.extend([{ id, receipt: checked, ttrMs }], clock.now()));
     if (outcome?.status !== 'extended') throw outcome?.status === 'stale' ? staleReceipt(id) : notFound(id);
     this.timers.extended(id, checked, outcome.reservedUntil);
     return { reservedUntil: outcome.reservedUntil };
@@ -116,7 +116,7 @@ export class Settlements {
     const nackOptions = validateNackOptions(options, this.random(), this.limits);
     const { store, clock, inFlight, observer, events } = this.context;
     const now = clock.now();
-    const outcome = await inFlight.track(store.nack({ id, receipt: validateReceipt(receipt), now, ...nackOptions }));
+    const outcome = await inFlight.track(store.tasks.nack({ id, receipt: validateReceipt(receipt), now, ...nackOptions }));
     const attempt = attemptOfReceipt(receipt);
     const error = nackOptions.error === undefined ? {} : { error: nackOptions.error };
     switch (outcome.status) {
@@ -177,7 +177,7 @@ export class Settlements {
    */
   async confirmed(delivery: Delivery, watch: () => void): Promise<void> {
     const { store, clock, inFlight, observer, events } = this.context;
-    const record = await inFlight.track(store.get(delivery.id));
+    const record = await inFlight.track(store.tasks.get(delivery.id));
     if (record === null) return;
     if (record.state === 'reserved' && record.receipt === delivery.receipt) {
       watch();

@@ -35,7 +35,7 @@ export class Loader {
   private readonly backlog: Backlog;
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning'>, { place, backlog }: { place: (ref: TimerRef) => void; backlog: Backlog }) {
-    ({ store: this.source, clock: this.clock, logger: this.logger } = context);
+    ({ store: { tasks: this.source }, clock: this.clock, logger: this.logger } = context);
     this.horizonMs = context.store.horizonMs;
     this.options = context.tuning.loader;
     this.place = place;

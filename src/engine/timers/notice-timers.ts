@@ -56,7 +56,7 @@ export class NoticeTimers {
     this.checking++;
     const { store, inFlight } = this.context;
     void inFlight
-      .track(store.get(ref.id))
+      .track(store.tasks.get(ref.id))
       .then(
         (record) => {
           if (record === null || record.state !== 'pending' || laneOf(record.topic, record.url) !== ref.topic) return;

@@ -59,7 +59,7 @@ export class TimerRoutes {
     };
     // A partition that could not be written fails only its tasks: the others are stored and
     // get their timers all the same.
-    const outcomes = await inFlight.track(store.schedule(tasks, now)).catch((error: unknown) => onPartial(error, settle));
+    const outcomes = await inFlight.track(store.tasks.schedule(tasks, now)).catch((error: unknown) => onPartial(error, settle));
     settle(outcomes);
     return outcomes;
   }

@@ -60,7 +60,7 @@ export class DeliveryGate {
    * apply here at once); else a read of both, shared by every caller meanwhile.
    */
   fresh(): Promise<void> | null {
-    if (this.context.store.shared === null) return null;
+    if (this.context.store.coordination === null) return null;
     const trustedUntil = Math.min(this.pauses.confirmedAt(), this.flow.confirmedAt()) + this.leaseMs - GATE_MARGIN_MS;
     if (this.context.clock.now() < trustedUntil) return null;
     this.refreshing ??= Promise.all([this.pauses.refresh(), this.flow.refresh()]).then(

@@ -133,7 +133,7 @@ export class Topics {
    */
   private async untilHeldEverywhere(): Promise<void> {
     const { store, clock, tuning } = this.context;
-    if (store.shared === null) return;
+    if (store.coordination === null) return;
     await new Promise<void>((resolve) => clock.setTimer(resolve, gateLeaseMs(tuning.pauseSyncMs)));
   }
 
@@ -183,7 +183,7 @@ export class Topics {
     let cursor: string | null = null;
     try {
       do {
-        const step: TopicPurgeStep = await inFlight.track(store.purgeTopic({ topic, state, cursor, limit: PURGE_STEP }));
+        const step: TopicPurgeStep = await inFlight.track(store.tasks.purgeTopic({ topic, state, cursor, limit: PURGE_STEP }));
         purged += step.ids.length;
         this.runner.forgetRuns(step.runs, false);
         cursor = step.next;

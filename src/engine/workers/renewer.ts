@@ -206,7 +206,7 @@ export class Renewer {
     this.calls++;
     const requests: ExtendRequest[] = due.map((held) => ({ id: held.id, receipt: held.receipt, ttrMs: held.ttrMs }));
     void inFlight
-      .track(store.extend(requests, now))
+      .track(store.tasks.extend(requests, now))
       .then(
         (outcomes) => {
           // A slow answer counts at once, a fast one only little by little: rounds go early until the store is quick again.

@@ -60,7 +60,7 @@ export class QueueWorkSource implements WorkSource {
   private readonly settlements: WorkSourceParams['settlements'];
 
   constructor(context: Pick<LoopContext, 'store' | 'clock' | 'logger' | 'tuning' | 'events'>, { runner, nack, defer, settlements }: WorkSourceParams) {
-    ({ store: this.store, clock: this.clock, logger: this.logger, events: this.events } = context);
+    ({ store: { tasks: this.store }, clock: this.clock, logger: this.logger, events: this.events } = context);
     this.storeRetryMs = context.tuning.storeRetryMs;
     this.runner = runner;
     this.nack = nack;

@@ -70,7 +70,7 @@ async function readiness(queue: ProbeOptions['queue'], draining: AbortSignal): P
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, READY_TIMEOUT_MS, 'timeout')));
   try {
-    const answer = await Promise.race([queue.store.get(PROBE_ID).then(() => 'answered' as const), timeout]);
+    const answer = await Promise.race([queue.store.tasks.get(PROBE_ID).then(() => 'answered' as const), timeout]);
     return answer === 'timeout' ? new DelayQError('STORE_UNAVAILABLE', `not ready: the store did not answer within ${READY_TIMEOUT_MS} ms`) : null;
   } catch (error) {
     return new DelayQError('STORE_UNAVAILABLE', `not ready: the store failed: ${redactUrlsIn((error as Error).message)}`);

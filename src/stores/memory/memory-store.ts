@@ -10,7 +10,7 @@ import { decideExtend, decideFailure, deferrableOr, failureOutcome, movableOr, n
 import { attemptEntry, withAttempt, type AttemptEntry } from '../../core/task/history.js';
 import { nextState, type TaskEvent } from '../../core/task/lifecycle.js';
 import { TASK_STATES, laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, SharedDispatch, FlowLease, RunTimerIndex, NackRequest } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskRoles, TaskStore, SharedDispatch, FlowLease, RunTimerIndex, NackRequest } from '../../core/ports/index.js';
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { mayQuarantine } from '../../core/task/undecodable.js';
 import { addDue, dropDue, DueMinutes } from './due-minutes.js';
@@ -23,10 +23,11 @@ import { MemoryTopicLimits } from './topic-limits.js';
 import { FlowLedger } from '../../core/flow/flow-ledger.js';
 import { storedRecordRoles } from '../shared/record-roles.js';
 
-export class MemoryStore implements TaskStore {
+export class MemoryStore implements TaskStore, TaskRoles {
   readonly description = 'memory';
+  readonly tasks: TaskRoles = this;
   readonly horizonMs = Number.POSITIVE_INFINITY;
-  readonly shared: SharedDispatch | null = null;
+  readonly coordination: SharedDispatch | null = null;
   /**
    * The engine's run timers, each on its task object (stored-task.ts): scheduling and firing
    * a timer touch no map by id (ADR 0019). The store writes the field; the engine calls these.
@@ -40,14 +41,14 @@ export class MemoryStore implements TaskStore {
       return true;
     },
     take: (id, ref) => {
-      const task = ref === undefined ? this.tasks.get(id) : this.taskFor(ref);
+      const task = ref === undefined ? this.byId.get(id) : this.taskFor(ref);
       const held = task?.runTimer;
       if (held !== undefined) task!.runTimer = undefined;
       return held;
     },
   };
   readonly transactional = null;
-  private readonly tasks = new Map<string, StoredTask>();
+  private readonly byId = new Map<string, StoredTask>();
   /**
    * Reserved tasks by their reservation number, direct-mapped (slot = number mod
    * RESERVED_SLOTS), so an ack finds its task from the receipt in a table that stays in
@@ -63,8 +64,7 @@ export class MemoryStore implements TaskStore {
   private readonly recordRoles = storedRecordRoles({
     push: new MemoryPushSubscriptions(), schedules: new MemorySchedules(), flowState: new FlowLedger(),
     topicPauses: new MemoryTopicPauses(), topicLimits: new MemoryTopicLimits(),
-    reservedLeases: (topic, now, until) => this.reservedLeases(topic, now, until),
-    assertOpen: () => this.assertOpen(),
+    reservedLeases: (topic, now, until) => this.reservedLeases(topic, now, until), assertOpen: () => this.assertOpen(),
   });
   readonly push = this.recordRoles.push;
   readonly schedules = this.recordRoles.schedules;
@@ -78,7 +78,7 @@ export class MemoryStore implements TaskStore {
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     this.assertOpen();
     const outcomes = tasks.map((task): ScheduleOutcome => {
-      const existing = this.tasks.get(task.id);
+      const existing = this.byId.get(task.id);
       if (existing) return { id: existing.id, runAt: existing.runAt, created: false, ref: null };
       // Explicit fields, not a spread: object spread is an order of magnitude slower here.
       const stored: StoredTask = {
@@ -105,7 +105,7 @@ export class MemoryStore implements TaskStore {
         dueMinutes: this.dueMinutes.ofTopic(task.topic),
         runTimer: undefined,
       };
-      this.tasks.set(task.id, stored);
+      this.byId.set(task.id, stored);
       applyStateDeltas(stored.counts, null, 'pending');
       addDue(stored.dueMinutes, stored.runAt);
       return { id: task.id, runAt: task.runAt, created: true, ref: runRef(stored) };
@@ -124,7 +124,7 @@ export class MemoryStore implements TaskStore {
   }
 
   private cancelOne(id: string, now: number): StoreCancelOutcome {
-    const task = movableOr(this.tasks.get(id), 'cancel', 'not_pending');
+    const task = movableOr(this.byId.get(id), 'cancel', 'not_pending');
     if (typeof task === 'string') return { status: task };
     this.apply(task, 'cancel', now);
     return { status: 'cancelled', topic: task.topic };
@@ -132,7 +132,7 @@ export class MemoryStore implements TaskStore {
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     this.assertOpen();
-    const task = movableOr(this.tasks.get(id), 'reschedule', 'not_pending');
+    const task = movableOr(this.byId.get(id), 'reschedule', 'not_pending');
     if (typeof task === 'string') return { status: task };
     this.apply(task, 'reschedule', now);
     return { status: 'rescheduled', ref: this.pendingAt(task, runAt) };
@@ -141,7 +141,7 @@ export class MemoryStore implements TaskStore {
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
     this.assertOpen();
     const refs: TimerRef[] = [];
-    for (const task of this.tasks.values()) {
+    for (const task of this.byId.values()) {
       const ref = task.state === 'pending' ? runRef(task) : task.state === 'reserved' ? this.ttrRef(task) : null;
       if (ref === null || ref.dueAt >= until) continue;
       if (after && (ref.dueAt < after.dueAt || (ref.dueAt === after.dueAt && ref.seq <= after.seq))) continue;
@@ -153,14 +153,14 @@ export class MemoryStore implements TaskStore {
 
   /** The task a ref names: our own run refs point at it (no lookup), any other ref by id. */
   private taskFor(ref: TimerRef): StoredTask | undefined {
-    return taskOfRef(ref) ?? this.tasks.get(ref.id);
+    return taskOfRef(ref) ?? this.byId.get(ref.id);
   }
 
   async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
     this.assertOpen();
     const reserved: ReservedTask[] = [];
     for (const id of ids) {
-      const task = this.tasks.get(id);
+      const task = this.byId.get(id);
       if (task) this.reserveOne(task, now, ttrMs, reserved);
     }
     return reserved;
@@ -202,7 +202,7 @@ export class MemoryStore implements TaskStore {
 
   async defer({ id, receipt, runAt, now }: DeferRequest): Promise<DeferOutcome> {
     this.assertOpen();
-    const found = this.tasks.get(id);
+    const found = this.byId.get(id);
     const task = deferrableOr(found, found !== undefined && this.receipts.holds(found, receipt));
     if (typeof task === 'string') return { status: task };
     this.apply(task, 'defer', now);
@@ -228,7 +228,7 @@ export class MemoryStore implements TaskStore {
   private ackOne(id: string, receipt: string, now: number): StoreAckOutcome {
     const reservation = this.receipts.reservationIn(receipt);
     const slotted = this.reservedSlots[reservation & (RESERVED_SLOTS - 1)];
-    const task = slotted !== undefined && slotted.id === id ? slotted : this.tasks.get(id);
+    const task = slotted !== undefined && slotted.id === id ? slotted : this.byId.get(id);
     if (!task) return NOT_FOUND;
     if (!this.receipts.holds(task, receipt, reservation)) return this.receipts.completedBy(task, receipt, reservation) ? ALREADY_ACKED : STALE;
     // updatedAt is still the reservation's time: the attempt's start.
@@ -252,7 +252,7 @@ export class MemoryStore implements TaskStore {
   async extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
     this.assertOpen();
     return requests.map(({ id, receipt, ttrMs }): ExtendOutcome => {
-      const task = this.tasks.get(id);
+      const task = this.byId.get(id);
       const decision = decideExtend(task && { state: task.state, reservedUntil: task.reservedUntil }, task !== undefined && this.receipts.holds(task, receipt), now);
       if (decision !== 'go' || task === undefined) return decision === 'not_found' ? EXTEND_NOT_FOUND : EXTEND_STALE;
       task.reservedUntil = now + (ttrMs ?? task.ttrMs);
@@ -262,20 +262,20 @@ export class MemoryStore implements TaskStore {
 
   private reservedLeases(topic: string, now: number, until: number): FlowLease[] {
     const leases: FlowLease[] = [];
-    for (const task of this.tasks.values())
+    for (const task of this.byId.values())
       if (task.state === 'reserved' && task.topic === topic && task.reservedUntil > now && task.reservedUntil <= until) leases.push({ key: this.receipts.receiptOf(task)!, until: task.reservedUntil });
     return leases;
   }
 
   async get(id: string): Promise<TaskRecord | null> {
     this.assertOpen();
-    const task = this.tasks.get(id);
+    const task = this.byId.get(id);
     return task ? this.publicRecord(task) : null;
   }
 
   async list(filter: ListFilter): Promise<TaskRecord[]> {
     this.assertOpen();
-    const matches = [...this.tasks.values()]
+    const matches = [...this.byId.values()]
       .filter((t) => (filter.topic === undefined || t.topic === filter.topic) && (filter.state === undefined || t.state === filter.state))
       .filter((t) => filter.afterId === undefined || t.id > filter.afterId)
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -294,7 +294,7 @@ export class MemoryStore implements TaskStore {
 
   async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
     this.assertOpen();
-    const task = movableOr(this.tasks.get(id), 'cancelDead', 'not_dead');
+    const task = movableOr(this.byId.get(id), 'cancelDead', 'not_dead');
     if (typeof task === 'string') return task;
     this.apply(task, 'cancelDead', now);
     return 'cancelled';
@@ -303,7 +303,7 @@ export class MemoryStore implements TaskStore {
   async quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
     this.assertOpen();
     for (const { id, receipt, error } of tasks) {
-      const task = this.tasks.get(id);
+      const task = this.byId.get(id);
       if (task === undefined || !mayQuarantine(task.state, receipt, receipt !== null && this.receipts.holds(task, receipt))) continue;
       this.apply(task, 'quarantine', now);
       task.reservation = 0;
@@ -314,7 +314,7 @@ export class MemoryStore implements TaskStore {
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
-    const task = movableOr(this.tasks.get(id), 'retryDead', 'not_dead');
+    const task = movableOr(this.byId.get(id), 'retryDead', 'not_dead');
     if (typeof task === 'string') return { status: task };
     this.apply(task, 'retryDead', now);
     task.attempts = 0;
@@ -324,10 +324,10 @@ export class MemoryStore implements TaskStore {
   async purge(before: number, limit: number): Promise<number> {
     this.assertOpen();
     let deleted = 0;
-    for (const task of this.tasks.values()) {
+    for (const task of this.byId.values()) {
       if (deleted >= limit) break;
       if ((task.state === 'completed' || task.state === 'cancelled') && task.updatedAt < before) {
-        this.tasks.delete(task.id);
+        this.byId.delete(task.id);
         applyStateDeltas(task.counts, task.state, null);
         deleted++;
       }
@@ -341,7 +341,7 @@ export class MemoryStore implements TaskStore {
     // added; its cursor names it. An unknown cursor (an evicted pass) starts a new pass,
     // which is always correct, only slower.
     const name = cursor ?? `${++this.purgePassCount}`;
-    const pass = (cursor === null ? undefined : this.purgePasses.get(cursor)) ?? this.tasks.values();
+    const pass = (cursor === null ? undefined : this.purgePasses.get(cursor)) ?? this.byId.values();
     this.purgePasses.delete(name);
     const ids: string[] = [];
     const runs: TimerRef[] = [];
@@ -350,7 +350,7 @@ export class MemoryStore implements TaskStore {
       if (next.done === true) return { ids, runs, next: null };
       const task = next.value;
       if (task.topic !== topic || !(task.state === state || (state === 'completed' && task.state === 'cancelled'))) continue;
-      this.tasks.delete(task.id);
+      this.byId.delete(task.id);
       if (task.state === 'pending') {
         dropDue(task.dueMinutes, task.runAt);
         runs.push(runRef(task));
@@ -398,7 +398,7 @@ export class MemoryStore implements TaskStore {
   }
 
   private settleFailure(id: string, receipt: string, now: number, cause: FailureCause): ExpireOutcome {
-    const task = this.tasks.get(id);
+    const task = this.byId.get(id);
     const decision = decideFailure(task, task !== undefined && this.receipts.holds(task, receipt), now, cause);
     if (decision.status === 'not_found' || decision.status === 'stale') return { status: decision.status };
     // Narrows `task`: a decision to retry or bury was made on a task that exists.

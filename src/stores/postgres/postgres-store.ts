@@ -11,7 +11,7 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { PgEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreStats, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, FlowLease, NackRequest } from '../../core/ports/index.js';
+import type { AckRequest, Clock, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, CancelDeadOutcome, DeferOutcome, DeferRequest, DueCursor, DueHistogram, DueHistogramQuery, ExpireOutcome, ExtendOutcome, ExtendRequest, ListFilter, Logger, NackOutcome, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreCancelOutcome, StoreStats, TaskRoles, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, FlowLease, NackRequest } from '../../core/ports/index.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
@@ -45,10 +45,11 @@ export interface PostgresStoreParts {
   readonly clock: Clock;
 }
 
-export class PostgresStore implements TaskStore {
+export class PostgresStore implements TaskStore, TaskRoles {
   readonly description: string;
   readonly horizonMs: number;
-  readonly shared: PgShared;
+  readonly tasks: TaskRoles = this;
+  readonly coordination: PgShared;
   readonly transactional: PgTransactional;
   /** The lifecycle events of every process on the schema: the table task_events (event-log.ts). */
   readonly eventLog: PgEventLog;
@@ -70,7 +71,7 @@ export class PostgresStore implements TaskStore {
     this.pg = parts.pg;
     this.description = parts.description;
     this.horizonMs = parts.horizonMs;
-    this.shared = parts.shared;
+    this.coordination = parts.shared;
     this.transactional = new PgTransactional(this.pg, channelsOf(this.pg.schema), this.horizonMs, () => this.assertOpen());
     const reader = new StoredRecordReader(this.description, parts.logger);
     const roles = storedRecordRoles({
@@ -140,7 +141,7 @@ export class PostgresStore implements TaskStore {
 
   loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
     // Only the shards this process owns: the others' timers are their owners'.
-    return this.guard(() => loadDue(this.pg, until, after, limit, this.shared.owned()));
+    return this.guard(() => loadDue(this.pg, until, after, limit, this.coordination.owned()));
   }
 
   // ---------------------------------------------------------------------------------
@@ -242,7 +243,7 @@ export class PostgresStore implements TaskStore {
     this.closed = true;
     // Calls already accepted finish before the connections close, not dropped.
     await Promise.allSettled([...this.inFlight]);
-    await this.shared.stop();
+    await this.coordination.stop();
     await this.pg.pool.end();
   }
 
@@ -251,7 +252,7 @@ export class PostgresStore implements TaskStore {
   /** Once `write` committed, the near-window timers it made in shards other processes own go to their owners. */
   private async told<T>(write: Promise<T>, now: number, refs: (outcome: T) => readonly (TimerRef | null)[]): Promise<T> {
     const outcome = await write;
-    this.shared.remoteTimers.publish(refs(outcome), now);
+    this.coordination.remoteTimers.publish(refs(outcome), now);
     return outcome;
   }
 

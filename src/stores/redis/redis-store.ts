@@ -24,7 +24,7 @@
 import { EVENT_LOG_RETAIN } from '../../core/events.js';
 import { RedisEventLog } from './event-log.js';
 import { DelayQError } from '../../core/errors.js';
-import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, NackRequest } from '../../core/ports/index.js';
+import type { QuarantineRequest, RemoteTimerSource, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, NackOutcome, ListFilter, Logger, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, SharedDispatch, SchedulePlanning, StoreStats, TaskRoles, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, DueHistogram, DueHistogramQuery, CancelDeadOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, NackRequest } from '../../core/ports/index.js';
 import type { NewTaskRecord, ReservedTask, TaskRecord, TimerRef } from '../../core/task/model.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import type { RedisClient } from './connection.js';
@@ -74,11 +74,12 @@ export interface RedisStoreParts {
   readonly probe: ShardProbe;
 }
 
-export class RedisStore implements TaskStore, SharedDispatch {
+export class RedisStore implements TaskStore, TaskRoles, SharedDispatch {
   readonly description: string;
   readonly horizonMs: number;
   /** Several processes share a Redis namespace: this store coordinates them itself. */
-  readonly shared: SharedDispatch = this;
+  readonly tasks: TaskRoles = this;
+  readonly coordination: SharedDispatch = this;
   /** Schedules are planned by the owner of their shard (src/coordination/schedule-owners.ts). */
   readonly schedulePlanning: SchedulePlanning;
   readonly transactional = null;
@@ -87,7 +88,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
   private readonly client: RedisClient;
   private closed = false;
   private closing: Promise<void> | null = null;
-  private readonly tasks: RedisTaskOps;
+  private readonly ops: RedisTaskOps;
   private readonly inspection: RedisTaskInspection;
   private readonly histogram: RedisDueHistogram;
   readonly push: PushSubscriptionStore;
@@ -99,7 +100,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
     this.client = client;
     this.description = parts.description;
     this.horizonMs = parts.horizonMs;
-    this.tasks = new RedisTaskOps(parts, this);
+    this.ops = new RedisTaskOps(parts, this);
     const reader = new StoredRecordReader(this.description, parts.logger);
     this.inspection = new RedisTaskInspection(client, keys);
     this.histogram = new RedisDueHistogram(client, keys);
@@ -109,7 +110,7 @@ export class RedisStore implements TaskStore, SharedDispatch {
       topicPauses: new RedisTopicPauses(client, keys),
       topicLimits: new RedisTopicLimits(client, keys),
       flowState: new RedisFlowState(client, keys),
-      reservedLeases: (topic, now, until) => this.tasks.reservedLeases(topic, now, until),
+      reservedLeases: (topic, now, until) => this.ops.reservedLeases(topic, now, until),
       assertOpen: () => this.assertOpen(),
     });
     this.push = roles.push;
@@ -124,92 +125,92 @@ export class RedisStore implements TaskStore, SharedDispatch {
 
   async schedule(tasks: readonly NewTaskRecord[], now: number): Promise<ScheduleOutcome[]> {
     this.assertOpen();
-    return this.tasks.schedule(tasks, now);
+    return this.ops.schedule(tasks, now);
   }
 
   async cancel(id: string, now: number): Promise<StoreCancelOutcome> {
     this.assertOpen();
-    return this.tasks.cancel(id, now);
+    return this.ops.cancel(id, now);
   }
 
   async cancelMany(ids: readonly string[], now: number): Promise<StoreCancelOutcome[]> {
     this.assertOpen();
-    return this.tasks.cancelMany(ids, now);
+    return this.ops.cancelMany(ids, now);
   }
 
   async reschedule(id: string, runAt: number, now: number): Promise<RescheduleOutcome> {
     this.assertOpen();
-    return this.tasks.reschedule(id, runAt, now);
+    return this.ops.reschedule(id, runAt, now);
   }
 
   async loadDue(until: number, after: DueCursor | null, limit: number): Promise<TimerRef[]> {
     this.assertOpen();
-    return this.tasks.loadDue(until, after, limit);
+    return this.ops.loadDue(until, after, limit);
   }
 
   /** The engine reserves through reserveReady with this store; by ref is by id here. */
   reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
-    return this.tasks.reserveRefs(refs, now, ttrMs);
+    return this.ops.reserveRefs(refs, now, ttrMs);
   }
 
   async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<TaskRecord[]> {
     this.assertOpen();
-    return this.tasks.reserve(ids, now, ttrMs);
+    return this.ops.reserve(ids, now, ttrMs);
   }
 
   async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
     this.assertOpen();
-    return this.tasks.ack(id, receipt, now);
+    return this.ops.ack(id, receipt, now);
   }
 
   async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     this.assertOpen();
-    return this.tasks.ackMany(acks, now);
+    return this.ops.ackMany(acks, now);
   }
 
   async nack(request: NackRequest): Promise<NackOutcome> {
     this.assertOpen();
-    return this.tasks.nack(request);
+    return this.ops.nack(request);
   }
 
   async expire(id: string, receipt: string, now: number): Promise<ExpireOutcome> {
     this.assertOpen();
-    return this.tasks.expire(id, receipt, now);
+    return this.ops.expire(id, receipt, now);
   }
 
   async extend(requests: readonly ExtendRequest[], now: number): Promise<ExtendOutcome[]> {
     this.assertOpen();
-    return this.tasks.extend(requests, now);
+    return this.ops.extend(requests, now);
   }
 
   async defer(request: DeferRequest): Promise<DeferOutcome> {
     this.assertOpen();
-    return this.tasks.defer(request);
+    return this.ops.defer(request);
   }
 
   async quarantine(tasks: readonly QuarantineRequest[], now: number): Promise<void> {
     this.assertOpen();
-    return this.tasks.quarantine(tasks, now);
+    return this.ops.quarantine(tasks, now);
   }
 
   async cancelDead(id: string, now: number): Promise<CancelDeadOutcome> {
     this.assertOpen();
-    return this.tasks.cancelDead(id, now);
+    return this.ops.cancelDead(id, now);
   }
 
   async retryDead(id: string, runAt: number, now: number): Promise<RetryDeadOutcome> {
     this.assertOpen();
-    return this.tasks.retryDead(id, runAt, now);
+    return this.ops.retryDead(id, runAt, now);
   }
 
   async purge(before: number, limit: number): Promise<number> {
     this.assertOpen();
-    return this.tasks.purge(before, limit);
+    return this.ops.purge(before, limit);
   }
 
   async purgeTopic(request: TopicPurgeRequest): Promise<TopicPurgeStep> {
     this.assertOpen();
-    return this.tasks.purgeTopic(request);
+    return this.ops.purgeTopic(request);
   }
 
   // ---------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
  */
 import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { reserveRefsByIds } from '../../core/batch-fallbacks.js';
-import type { QuarantineRequest, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, TaskStore, FlowLease, NackRequest } from '../../core/ports/index.js';
+import type { QuarantineRequest, StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, DueCursor, ExpireOutcome, ExtendOutcome, ExtendRequest, NackOutcome, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, TaskRoles, FlowLease, NackRequest } from '../../core/ports/index.js';
 import { laneOf, type NewTaskRecord, type ReservedTask, type TaskRecord, type TimerRef } from '../../core/task/model.js';
 import { onPartial } from '../../core/partial-batch.js';
 import { ShardBatcher } from '../../coordination/batcher.js';
@@ -33,7 +33,7 @@ export class RedisTaskOps {
   constructor(
     private readonly parts: RedisStoreParts,
     /** The store, whose reserve reserveRefs goes through. */
-    private readonly store: Pick<TaskStore, 'reserve'>,
+    private readonly store: Pick<TaskRoles, 'reserve'>,
   ) {
     this.client = parts.client;
     this.keys = parts.keys;

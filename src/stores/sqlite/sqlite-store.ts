@@ -21,7 +21,7 @@ import { MAX_ERROR_LENGTH, storableText } from '../../core/text.js';
 import { nextNonce } from '../shared/nonce.js';
 import { StoredRecordReader } from '../decode-or-warn.js';
 import { laneOf, type ReservedTask, type NewTaskRecord, type TaskRecord, type TimerRef } from '../../core/task/model.js';
-import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, Clock, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, FlowLease, NackRequest } from '../../core/ports/index.js';
+import type { StoreAckOutcome, TopicPurgeRequest, TopicPurgeStep, AckRequest, CancelDeadOutcome, StoreCancelOutcome, DeferOutcome, DeferRequest, Clock, DueCursor, DueHistogram, DueHistogramQuery, NackOutcome, ExpireOutcome, ExtendOutcome, ExtendRequest, Logger, ListFilter, QuarantineRequest, RescheduleOutcome, RetryDeadOutcome, ScheduleOutcome, StoreStats, TaskRoles, TaskStore, PushSubscriptionStore, RecurringScheduleStore, TopicStore, FlowLease, NackRequest } from '../../core/ports/index.js';
 import type { CountDeltas } from './count-deltas.js';
 import { translate, type Connection } from './connection.js';
 import { sqliteDueHistogram } from './due-histogram.js';
@@ -42,10 +42,11 @@ const PURGE_BATCH = 1_000;
 /** A purgeTopic step reads up to this many rows per row it may delete. */
 const PURGE_LOOKS_PER_LIMIT = 4;
 
-export class SqliteStore implements TaskStore {
+export class SqliteStore implements TaskStore, TaskRoles {
   readonly description: string;
   /** One process owns the file (an exclusive lock, STORE_LOCKED for a second). */
-  readonly shared = null;
+  readonly tasks: TaskRoles = this;
+  readonly coordination = null;
   readonly transactional = null;
   private readonly db: Database.Database;
   private readonly sql: Statements;

@@ -54,7 +54,7 @@ export async function loadAll(store: TaskStore, until: number, pageSize = 1_000)
   const out: TimerRef[] = [];
   let after: { dueAt: number; seq: number } | null = null;
   for (;;) {
-    const page = await store.loadDue(until, after, pageSize);
+    const page = await store.tasks.loadDue(until, after, pageSize);
     out.push(...page);
     if (page.length < pageSize) return out;
     const last = page[page.length - 1]!;

@@ -69,25 +69,25 @@ export function hostileNameCases(store: TaskStore): void {
   describe('names like __proto__ and constructor', () => {
     it('tasks with such topics and ids are scheduled, counted, listed, reserved and acked like any other', async () => {
       const tasks = HOSTILE_NAMES.map((name, i) => task(name, { topic: HOSTILE_NAMES[(i + 1) % HOSTILE_NAMES.length]!, runAt: T0 + i }));
-      const outcomes = await store.schedule(tasks, T0);
+      const outcomes = await store.tasks.schedule(tasks, T0);
       assert.ok(outcomes.every((o) => o.created));
-      const stats = await store.stats();
+      const stats = await store.tasks.stats();
       assert.equal(stats.byState.pending, HOSTILE_NAMES.length);
       assert.deepEqual(Object.keys(stats.byTopic).sort(), [...HOSTILE_NAMES].sort());
       for (const name of HOSTILE_NAMES) {
         assert.ok(Object.hasOwn(stats.byTopic, name), `stats has topic ${name}`);
         assert.deepEqual({ ...own(stats.byTopic, name) }, { pending: 1 }, `stats of topic ${name}`);
-        assert.equal((await store.get(name))?.id, name);
-        assert.deepEqual((await store.list({ topic: name, limit: 10 })).map((r) => r.topic), [name]);
+        assert.equal((await store.tasks.get(name))?.id, name);
+        assert.deepEqual((await store.tasks.list({ topic: name, limit: 10 })).map((r) => r.topic), [name]);
       }
       assert.equal(Object.getPrototypeOf({}), Object.prototype);
       assert.equal(({} as Record<string, unknown>)['pending'], undefined, 'Object.prototype was written');
 
-      const reserved = await store.reserve(HOSTILE_NAMES, T0 + HOSTILE_NAMES.length);
+      const reserved = await store.tasks.reserve(HOSTILE_NAMES, T0 + HOSTILE_NAMES.length);
       assert.deepEqual(reserved.map((r) => r.id), HOSTILE_NAMES);
-      const acks = await store.ackMany(reserved.map((r) => ({ id: r.id, receipt: r.receipt! })), T0 + 100);
+      const acks = await store.tasks.ackMany(reserved.map((r) => ({ id: r.id, receipt: r.receipt! })), T0 + 100);
       assert.ok(acks.every((a) => a.status === 'acked'));
-      const after = await store.stats();
+      const after = await store.tasks.stats();
       assert.equal(after.byState.completed, HOSTILE_NAMES.length);
       for (const name of HOSTILE_NAMES) assert.deepEqual({ ...own(after.byTopic, name) }, { completed: 1 }, `stats of topic ${name}`);
     });
@@ -127,17 +127,17 @@ export function hostileNameCases(store: TaskStore): void {
     });
 
     it('a topic purge of such a topic removes its tasks only', async () => {
-      await store.schedule([task('a', { topic: '__proto__', runAt: T0 + 10 }), task('b', { topic: 'constructor', runAt: T0 + 10 })], T0);
+      await store.tasks.schedule([task('a', { topic: '__proto__', runAt: T0 + 10 }), task('b', { topic: 'constructor', runAt: T0 + 10 })], T0);
       const deleted: string[] = [];
       let cursor: string | null = null;
       do {
-        const step = await store.purgeTopic({ topic: '__proto__', state: 'pending', cursor, limit: 100 });
+        const step = await store.tasks.purgeTopic({ topic: '__proto__', state: 'pending', cursor, limit: 100 });
         deleted.push(...step.ids);
         cursor = step.next;
       } while (cursor !== null);
       assert.deepEqual(deleted, ['a']);
-      assert.equal(await store.get('a'), null);
-      assert.equal((await store.get('b'))?.state, 'pending');
+      assert.equal(await store.tasks.get('a'), null);
+      assert.equal((await store.tasks.get('b'))?.state, 'pending');
     });
   });
 }

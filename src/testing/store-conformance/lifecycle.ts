@@ -9,8 +9,8 @@ export function lifecycleCases(store: TaskStore): void {
   describe('lifecycle', () => {
     it('rejects calls after close', async () => {
       await store.close();
-      await assert.rejects(() => store.get('a'));
-      await assert.rejects(() => store.schedule([task('a')], T0));
+      await assert.rejects(() => store.tasks.get('a'));
+      await assert.rejects(() => store.tasks.schedule([task('a')], T0));
       await store.close(); // idempotent: the cleanup closes it once more
     });
   });

@@ -15,23 +15,23 @@ export function loadDueCases(store: TaskStore): void {
         task('t2b', { runAt: T0 + 200 }),
         task('t9', { runAt: T0 + 900 }),
       ];
-      await store.schedule(tasks, T0);
-      await store.schedule([task('t2c', { runAt: T0 + 200 })], T0);
+      await store.tasks.schedule(tasks, T0);
+      await store.tasks.schedule([task('t2c', { runAt: T0 + 200 })], T0);
       const refs = await loadAll(store, T0 + 900, 2);
       assert.deepEqual(
         refs.map((r) => r.id),
         ['t1', 't2a', 't2b', 't2c', 't3'],
       );
       assert.ok(refs.every((r) => r.kind === 'run' && r.receipt === null));
-      assert.deepEqual(await store.loadDue(T0 + 100, null, 10), []);
+      assert.deepEqual(await store.tasks.loadDue(T0 + 100, null, 10), []);
     });
 
     it('includes reservations as ttr timers and excludes finished tasks', async () => {
-      await store.schedule([task('run', { runAt: T0 + 50 }), task('res', { runAt: T0 }), task('done', { runAt: T0 }), task('gone', { runAt: T0 })], T0);
-      const claimed = await store.reserve(['res', 'done'], T0, 1_000);
+      await store.tasks.schedule([task('run', { runAt: T0 + 50 }), task('res', { runAt: T0 }), task('done', { runAt: T0 }), task('gone', { runAt: T0 })], T0);
+      const claimed = await store.tasks.reserve(['res', 'done'], T0, 1_000);
       const done = claimed.find((r) => r.id === 'done')!;
-      assert.equal((await store.ack('done', done.receipt!, T0 + 1)).status, 'acked');
-      await store.cancel('gone', T0);
+      assert.equal((await store.tasks.ack('done', done.receipt!, T0 + 1)).status, 'acked');
+      await store.tasks.cancel('gone', T0);
       const refs = await loadAll(store, T0 + 60_000);
       assert.deepEqual(
         refs.map((r) => [r.id, r.kind, r.dueAt]),
@@ -46,7 +46,7 @@ export function loadDueCases(store: TaskStore): void {
 
     it('pages through many timers without gaps or repeats', async () => {
       const many = Array.from({ length: 2_500 }, (_, i) => task(`m${i}`, { runAt: T0 + (i % 50) }));
-      await store.schedule(many, T0);
+      await store.tasks.schedule(many, T0);
       const refs = await loadAll(store, T0 + 1_000, 333);
       assertEachOnceInOrder(refs, 2_500);
     });
@@ -54,7 +54,7 @@ export function loadDueCases(store: TaskStore): void {
     it('loads far-future tasks once their time comes near: in order, cancelled ones never, moved ones at their new time', async () => {
       const HOUR = 3_600_000;
       const DAY = 24 * HOUR;
-      await store.schedule(
+      await store.tasks.schedule(
         [
           task('f1', { runAt: T0 + 2 * DAY }),
           task('near', { runAt: T0 + 500 }),
@@ -66,14 +66,14 @@ export function loadDueCases(store: TaskStore): void {
         ],
         T0,
       );
-      await store.schedule([task('f4', { runAt: T0 + 3 * HOUR })], T0 + 1);
+      await store.tasks.schedule([task('f4', { runAt: T0 + 3 * HOUR })], T0 + 1);
       assert.deepEqual(
         (await loadAll(store, T0 + 60_000)).map((r) => r.id),
         ['near'],
       );
-      assert.equal((await store.cancel('cancelled', T0 + 2)).status, 'cancelled');
-      assert.equal((await store.reschedule('nearer', T0 + HOUR, T0 + 2)).status, 'rescheduled');
-      assert.equal((await store.reschedule('later', T0 + 4 * DAY + 1, T0 + 2)).status, 'rescheduled');
+      assert.equal((await store.tasks.cancel('cancelled', T0 + 2)).status, 'cancelled');
+      assert.equal((await store.tasks.reschedule('nearer', T0 + HOUR, T0 + 2)).status, 'rescheduled');
+      assert.equal((await store.tasks.reschedule('later', T0 + 4 * DAY + 1, T0 + 2)).status, 'rescheduled');
       assert.deepEqual(
         (await loadAll(store, T0 + 2 * HOUR)).map((r) => [r.id, r.dueAt]),
         [
@@ -99,14 +99,14 @@ export function loadDueCases(store: TaskStore): void {
     it('loads many far-future tasks spread over days exactly once each, in order', async () => {
       const DAY = 24 * 3_600_000;
       const many = Array.from({ length: 1_500 }, (_, i) => task(`far${i}`, { runAt: T0 + DAY + ((i * 7_919) % 1_500) * 173_000 }));
-      await store.schedule(many, T0);
+      await store.tasks.schedule(many, T0);
       const refs = await loadAll(store, T0 + 5 * DAY, 400);
       assertEachOnceInOrder(refs, 1_500);
     });
 
     it('accepts an unbounded window', async () => {
-      await store.schedule([task('far', { runAt: T0 + 10 * 365 * 24 * 3600 * 1000 })], T0);
-      const refs = await store.loadDue(Number.POSITIVE_INFINITY, null, 10);
+      await store.tasks.schedule([task('far', { runAt: T0 + 10 * 365 * 24 * 3600 * 1000 })], T0);
+      const refs = await store.tasks.loadDue(Number.POSITIVE_INFINITY, null, 10);
       assert.deepEqual(
         refs.map((r) => r.id),
         ['far'],

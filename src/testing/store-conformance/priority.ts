@@ -20,27 +20,27 @@ export function priorityCases(store: TaskStore): void {
         const priority = priorityOf(i);
         return task(`p${String(i).padStart(2, '0')}`, priority === undefined ? {} : { priority });
       });
-      await store.schedule(tasks, T0);
-      await store.schedule([task('one', { priority: 9 })], T0);
-      for (let i = 0; i < 40; i++) assert.equal((await store.get(`p${String(i).padStart(2, '0')}`))?.priority ?? 0, priorityOf(i) ?? 0, `p${i}`);
-      assert.equal((await store.get('one'))?.priority, 9);
-      const listed = await store.list({ topic: 'orders', limit: 100 });
+      await store.tasks.schedule(tasks, T0);
+      await store.tasks.schedule([task('one', { priority: 9 })], T0);
+      for (let i = 0; i < 40; i++) assert.equal((await store.tasks.get(`p${String(i).padStart(2, '0')}`))?.priority ?? 0, priorityOf(i) ?? 0, `p${i}`);
+      assert.equal((await store.tasks.get('one'))?.priority, 9);
+      const listed = await store.tasks.list({ topic: 'orders', limit: 100 });
       assert.equal(listed.find((r) => r.id === 'p01')?.priority, 100);
       assert.equal(listed.find((r) => r.id === 'p00')?.priority ?? 0, 0);
     });
 
     it('is kept through reserve and nack; the run refs of a store the engine orders carry it', async () => {
-      const outcomes = await store.schedule([task('hi', { priority: 42 }), task('lo', { priority: -7 }), task('plain')], T0);
-      const local = store.shared === null;
+      const outcomes = await store.tasks.schedule([task('hi', { priority: 42 }), task('lo', { priority: -7 }), task('plain')], T0);
+      const local = store.coordination === null;
       if (local) assert.deepEqual(outcomes.map((o) => o.ref?.priority ?? 0), [42, -7, 0]);
-      const reserved = await store.reserve(['hi', 'lo'], T0 + 1_000);
+      const reserved = await store.tasks.reserve(['hi', 'lo'], T0 + 1_000);
       assert.equal(reserved.length, 2);
       const hi = reserved.find((r) => r.id === 'hi')!;
-      const nacked = await store.nack({ id: 'hi', receipt: hi.receipt!, now: T0 + 1_100, delayMs: 500, random: 0.5 });
+      const nacked = await store.tasks.nack({ id: 'hi', receipt: hi.receipt!, now: T0 + 1_100, delayMs: 500, random: 0.5 });
       assert.equal(nacked.status, 'retrying');
       if (local && nacked.status === 'retrying') assert.equal(nacked.ref.priority, 42, 'the retry ref');
-      assert.equal((await store.get('hi'))?.priority, 42);
-      assert.equal((await store.get('lo'))?.priority, -7);
+      assert.equal((await store.tasks.get('hi'))?.priority, 42);
+      assert.equal((await store.tasks.get('lo'))?.priority, -7);
       if (local) {
         const refs = await loadAll(store, T0 + 10_000);
         const runs = new Map(refs.filter((r) => r.kind === 'run').map((r) => [r.id, r.priority ?? 0]));

@@ -67,9 +67,9 @@ export function pushSubscriptionCases(store: TaskStore): void {
 
     it('are not tasks: subscriptions leave stats and list untouched', async () => {
       await store.push.putPushSubscription(pushSubscription('orders'));
-      const stats = await store.stats();
+      const stats = await store.tasks.stats();
       assert.deepEqual({ ...stats.byTopic }, {});
-      assert.deepEqual(await store.list({ limit: 10 }), []);
+      assert.deepEqual(await store.tasks.list({ limit: 10 }), []);
     });
 
     it('rejects subscription calls after close', async () => {

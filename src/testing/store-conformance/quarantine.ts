@@ -16,17 +16,17 @@ const ERROR = 'UNDECODABLE_ROW: its payload is not JSON';
 export function quarantineCases(store: TaskStore): void {
   describe('quarantine', () => {
     const supported = (t: TestContext): boolean => {
-      if (store.quarantine !== undefined) return true;
+      if (store.tasks.quarantine !== undefined) return true;
       t.skip('this store has no quarantine (optional)');
       return false;
     };
 
     it('a pending task and a reserved one (under its receipt) go to dead with the error; counted, listed, retryable', async (t) => {
       if (!supported(t)) return;
-      await store.schedule([task('p', { runAt: T0 }), task('r', { runAt: T0 }), task('far', { runAt: T0 + 40 * 86_400_000 })], T0 - 10);
-      const [reserved] = await store.reserve(['r'], T0);
+      await store.tasks.schedule([task('p', { runAt: T0 }), task('r', { runAt: T0 }), task('far', { runAt: T0 + 40 * 86_400_000 })], T0 - 10);
+      const [reserved] = await store.tasks.reserve(['r'], T0);
       assert.ok(reserved?.receipt);
-      await store.quarantine!(
+      await store.tasks.quarantine!(
         [
           { id: 'p', receipt: null, error: ERROR },
           { id: 'r', receipt: reserved.receipt, error: ERROR },
@@ -36,25 +36,25 @@ export function quarantineCases(store: TaskStore): void {
         T0 + 5,
       );
       for (const id of ['p', 'r', 'far']) {
-        const record = await store.get(id);
+        const record = await store.tasks.get(id);
         assert.equal(record?.state, 'dead', id);
         assert.equal(record.lastError, ERROR, id);
         assert.equal(record.receipt, null, id);
         assert.equal(record.reservedUntil, null, id);
       }
-      assert.deepEqual({ ...(await store.stats()).byState }, { pending: 0, reserved: 0, completed: 0, dead: 3, cancelled: 0 });
-      assert.deepEqual((await store.list({ state: 'dead', limit: 10 })).map((r) => r.id), ['far', 'p', 'r']);
-      assert.deepEqual(await store.reserve(['p', 'r'], T0 + 10), [], 'out of delivery');
-      assert.equal((await store.retryDead('p', T0 + 20, T0 + 20)).status, 'retried', 'a mended row can be retried');
-      assert.equal((await store.get('p'))?.state, 'pending');
+      assert.deepEqual({ ...(await store.tasks.stats()).byState }, { pending: 0, reserved: 0, completed: 0, dead: 3, cancelled: 0 });
+      assert.deepEqual((await store.tasks.list({ state: 'dead', limit: 10 })).map((r) => r.id), ['far', 'p', 'r']);
+      assert.deepEqual(await store.tasks.reserve(['p', 'r'], T0 + 10), [], 'out of delivery');
+      assert.equal((await store.tasks.retryDead('p', T0 + 20, T0 + 20)).status, 'retried', 'a mended row can be retried');
+      assert.equal((await store.tasks.get('p'))?.state, 'pending');
     });
 
     it('leaves alone a reservation under another receipt, a reserved task read without one, and a finished task', async (t) => {
       if (!supported(t)) return;
-      await store.schedule([task('r', { runAt: T0 }), task('done', { runAt: T0 })], T0 - 10);
-      const [reserved, done] = await store.reserve(['r', 'done'], T0);
-      assert.equal((await store.ack('done', done!.receipt!, T0 + 1)).status, 'acked');
-      await store.quarantine!(
+      await store.tasks.schedule([task('r', { runAt: T0 }), task('done', { runAt: T0 })], T0 - 10);
+      const [reserved, done] = await store.tasks.reserve(['r', 'done'], T0);
+      assert.equal((await store.tasks.ack('done', done!.receipt!, T0 + 1)).status, 'acked');
+      await store.tasks.quarantine!(
         [
           { id: 'r', receipt: `${reserved!.receipt!}x`, error: ERROR },
           { id: 'r', receipt: null, error: ERROR },
@@ -63,10 +63,10 @@ export function quarantineCases(store: TaskStore): void {
         ],
         T0 + 5,
       );
-      assert.equal((await store.get('r'))?.state, 'reserved');
-      assert.equal((await store.get('r'))?.lastError, null);
-      assert.equal((await store.get('done'))?.state, 'completed');
-      assert.equal((await store.ack('r', reserved!.receipt!, T0 + 6)).status, 'acked', 'the reservation is intact');
+      assert.equal((await store.tasks.get('r'))?.state, 'reserved');
+      assert.equal((await store.tasks.get('r'))?.lastError, null);
+      assert.equal((await store.tasks.get('done'))?.state, 'completed');
+      assert.equal((await store.tasks.ack('r', reserved!.receipt!, T0 + 6)).status, 'acked', 'the reservation is intact');
     });
   });
 }

@@ -134,7 +134,7 @@ export function recurringScheduleCases(store: TaskStore): void {
 
     it('are not tasks, and calls after close reject', async () => {
       await store.schedules.putSchedule(scheduleRecord('s'));
-      assert.deepEqual(await store.list({ limit: 10 }), []);
+      assert.deepEqual(await store.tasks.list({ limit: 10 }), []);
       await store.close();
       await assert.rejects(() => store.schedules.putSchedule(scheduleRecord('s')));
       await assert.rejects(() => store.schedules.listSchedules());

@@ -9,7 +9,7 @@ import { T0, task } from './fixtures.js';
 export function scheduleCases(store: TaskStore): void {
   describe('schedule', () => {
     it('creates pending tasks and reports each in input order', async () => {
-      const outcomes = await store.schedule([task('a'), task('b', { runAt: T0 + 500 })], T0);
+      const outcomes = await store.tasks.schedule([task('a'), task('b', { runAt: T0 + 500 })], T0);
       assert.deepEqual(
         outcomes.map((o) => [o.id, o.runAt, o.created]),
         [
@@ -20,7 +20,7 @@ export function scheduleCases(store: TaskStore): void {
       assert.equal(outcomes[0]!.ref?.kind, 'run');
       assert.equal(outcomes[0]!.ref?.dueAt, T0 + 1_000);
       assert.equal(outcomes[0]!.ref?.topic, 'orders');
-      const a = await store.get('a');
+      const a = await store.tasks.get('a');
       assert.ok(a);
       assert.equal(a.state, 'pending');
       assert.equal(a.attempts, 0);
@@ -36,25 +36,25 @@ export function scheduleCases(store: TaskStore): void {
     });
 
     it('is idempotent by id: an existing id is reported, not changed', async () => {
-      await store.schedule([task('a')], T0);
-      const [again] = await store.schedule([task('a', { runAt: T0 + 9_999, topic: 'other', payload: '"x"' })], T0 + 1);
+      await store.tasks.schedule([task('a')], T0);
+      const [again] = await store.tasks.schedule([task('a', { runAt: T0 + 9_999, topic: 'other', payload: '"x"' })], T0 + 1);
       assert.deepEqual([again!.id, again!.runAt, again!.created, again!.ref], ['a', T0 + 1_000, false, null]);
-      const a = await store.get('a');
+      const a = await store.tasks.get('a');
       assert.equal(a?.topic, 'orders');
       assert.equal(a?.runAt, T0 + 1_000);
     });
 
     it('answers an id already pending on the same topic with no timer or with its own (a retried call)', async () => {
-      await store.schedule([task('r')], T0);
-      const [again] = await store.schedule([task('r', { runAt: T0 + 5_000 })], T0 + 1);
+      await store.tasks.schedule([task('r')], T0);
+      const [again] = await store.tasks.schedule([task('r', { runAt: T0 + 5_000 })], T0 + 1);
       assert.deepEqual([again!.created, again!.runAt], [false, T0 + 1_000]);
       // The Redis store gives it, so that a task whose first call's reply was lost still fires.
       if (again!.ref !== null) assert.deepEqual([again!.ref.id, again!.ref.topic, again!.ref.kind, again!.ref.dueAt], ['r', 'orders', 'run', T0 + 1_000]);
-      assert.equal((await store.get('r'))?.runAt, T0 + 1_000);
+      assert.equal((await store.tasks.get('r'))?.runAt, T0 + 1_000);
     });
 
     it('keeps the first of ids repeated within one call', async () => {
-      const outcomes = await store.schedule([task('dup', { runAt: T0 + 1 }), task('dup', { runAt: T0 + 2 })], T0);
+      const outcomes = await store.tasks.schedule([task('dup', { runAt: T0 + 1 }), task('dup', { runAt: T0 + 2 })], T0);
       assert.deepEqual(
         outcomes.map((o) => [o.created, o.runAt]),
         [
@@ -62,13 +62,13 @@ export function scheduleCases(store: TaskStore): void {
           [false, T0 + 1],
         ],
       );
-      assert.equal((await store.get('dup'))?.runAt, T0 + 1);
+      assert.equal((await store.tasks.get('dup'))?.runAt, T0 + 1);
     });
 
     it('stores payloads exactly, including unicode and large ones', async () => {
       const big = JSON.stringify({ s: 'x'.repeat(200_000), u: 'ünïcødé ✓ 😀' });
-      await store.schedule([task('big', { payload: big })], T0);
-      assert.equal((await store.get('big'))?.payload, big);
+      await store.tasks.schedule([task('big', { payload: big })], T0);
+      assert.equal((await store.tasks.get('big'))?.payload, big);
     });
 
     it('keeps each task of one batch as given when their topics, policies and urls differ', async () => {
@@ -78,9 +78,9 @@ export function scheduleCases(store: TaskStore): void {
         task('m2', { topic: 'two', url: 'https://hooks.example.com/m2', payload: '"quote \\" and \\\\ backslash"' }),
         task('m3', { topic: 'one', maxAttempts: 7, ttrMs: 9_000, runAt: T0 + 5 }),
       ];
-      await store.schedule(tasks, T0);
+      await store.tasks.schedule(tasks, T0);
       for (const t of tasks) {
-        const got = await store.get(t.id);
+        const got = await store.tasks.get(t.id);
         assert.ok(got);
         assert.deepEqual(
           [got.topic, got.payload, got.runAt, got.maxAttempts, got.ttrMs, got.backoff, got.url],
@@ -91,7 +91,7 @@ export function scheduleCases(store: TaskStore): void {
     });
 
     it('returns null for unknown ids', async () => {
-      assert.equal(await store.get('nope'), null);
+      assert.equal(await store.tasks.get('nope'), null);
     });
   });
 }

@@ -19,10 +19,10 @@ const EMOJI = '\uD83D\uDE00';
 export function holdableTextCases(store: TaskStore): void {
   describe('text a store could not hold', () => {
     async function nackWith(id: string, error: string, maxAttempts: number): Promise<void> {
-      await store.schedule([task(id, { runAt: T0, maxAttempts })], T0 - 10);
-      const [reserved] = await store.reserve([id], T0);
+      await store.tasks.schedule([task(id, { runAt: T0, maxAttempts })], T0 - 10);
+      const [reserved] = await store.tasks.reserve([id], T0);
       assert.ok(reserved?.receipt);
-      const outcome = await store.nack({ id, receipt: reserved.receipt, now: T0 + 10, delayMs: 1_000, error, random: 0 });
+      const outcome = await store.tasks.nack({ id, receipt: reserved.receipt, now: T0 + 10, delayMs: 1_000, error, random: 0 });
       assert.equal(outcome.status, maxAttempts === 1 ? 'dead' : 'retrying', `${id}: the nack is settled`);
     }
 
@@ -32,21 +32,21 @@ export function holdableTextCases(store: TaskStore): void {
       await nackWith('nul-retry', error, 3);
       await nackWith('nul-dead', error, 1);
       for (const id of ['nul-retry', 'nul-dead']) {
-        const record = await store.get(id);
+        const record = await store.tasks.get(id);
         assert.equal(record?.lastError, kept, `${id}: lastError`);
         assert.equal(record?.history.at(-1)?.error, kept, `${id}: its history entry`);
       }
-      assert.equal((await store.get('nul-retry'))?.state, 'pending');
-      assert.equal((await store.get('nul-retry'))?.runAt, T0 + 10 + 1_000, 'retried after the nack\'s delay, not held for its ttr');
-      assert.equal((await store.get('nul-dead'))?.state, 'dead');
-      assert.deepEqual((await store.list({ state: 'dead', limit: 10 })).map((r) => r.lastError), [kept]);
+      assert.equal((await store.tasks.get('nul-retry'))?.state, 'pending');
+      assert.equal((await store.tasks.get('nul-retry'))?.runAt, T0 + 10 + 1_000, 'retried after the nack\'s delay, not held for its ttr');
+      assert.equal((await store.tasks.get('nul-dead'))?.state, 'dead');
+      assert.deepEqual((await store.tasks.list({ state: 'dead', limit: 10 })).map((r) => r.lastError), [kept]);
     });
 
     it(`a long error is cut to ${MAX_ERROR_LENGTH} characters (history ${HISTORY_ERROR_LIMIT}), never between the two halves of a pair`, async () => {
       // A pair straddles both cuts: characters HISTORY_ERROR_LIMIT and MAX_ERROR_LENGTH are its high halves.
       const error = 'a'.repeat(HISTORY_ERROR_LIMIT - 1) + EMOJI + 'b'.repeat(MAX_ERROR_LENGTH - HISTORY_ERROR_LIMIT - 2) + EMOJI + 'c'.repeat(100);
       await nackWith('long', error, 3);
-      const record = await store.get('long');
+      const record = await store.tasks.get('long');
       assert.equal(record?.lastError, error.slice(0, MAX_ERROR_LENGTH - 1));
       assert.equal(record?.history.at(-1)?.error, error.slice(0, HISTORY_ERROR_LIMIT - 1));
     });

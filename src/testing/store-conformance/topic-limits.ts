@@ -103,13 +103,13 @@ export function topicLimitCases(store: TaskStore): void {
       await store.topics.releaseFlow('jobs', ['x']);
       assert.equal((await store.topics.admitFlow({ topic: 'jobs', limits: CONCURRENCY, want: 5, holder: 'c', holdUntil: T0 + 7_000, now: T0 + 6_000 })).granted, 1);
 
-      await store.schedule(
+      await store.tasks.schedule(
         ['r1', 'r2', 'r3', 'other', 'later'].map((id) => task(id, { runAt: T0, topic: id === 'other' ? 'mail' : 'jobs', ttrMs: id === 'r2' ? 9_000 : 5_000 })),
         T0 - 10,
       );
-      const reserved = await store.reserve(['r1', 'r2', 'r3', 'other'], T0);
+      const reserved = await store.tasks.reserve(['r1', 'r2', 'r3', 'other'], T0);
       assert.equal(reserved.length, 4);
-      await store.ack('r3', reserved[2]!.receipt!, T0 + 1);
+      await store.tasks.ack('r3', reserved[2]!.receipt!, T0 + 1);
       const receiptOf = new Map(reserved.map((r) => [r.id, r.receipt!]));
       const leases = await store.topics.reservedLeases('jobs', T0 + 10, T0 + 60_000);
       assert.deepEqual(

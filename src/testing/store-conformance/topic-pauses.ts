@@ -41,9 +41,9 @@ export function topicPauseCases(store: TaskStore): void {
 
     it('a paused topic still takes tasks, and its tasks keep their due times', async () => {
       await store.topics.setTopicPaused('mail', true);
-      const [outcome] = await store.schedule([task('m1', { topic: 'mail', runAt: T0 + 5_000 })], T0);
+      const [outcome] = await store.tasks.schedule([task('m1', { topic: 'mail', runAt: T0 + 5_000 })], T0);
       assert.equal(outcome?.created, true);
-      const got = await store.get('m1');
+      const got = await store.tasks.get('m1');
       assert.equal(got?.runAt, T0 + 5_000);
       assert.equal(got?.state, 'pending');
     });

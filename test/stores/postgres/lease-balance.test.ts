@@ -56,13 +56,13 @@ describe('postgres shard leases', () => {
         stores.push((await openPostgresStore(`${PG_URL}?schema=${schema}&poolSize=2`, { clock: storeSystemClock })) as PostgresStore);
         await sleep(5); // joined at different milliseconds: the rank is by join time, not by owner id
       }
-      const sizes = (): number[] => stores.map((store) => store.shared.leases.size);
+      const sizes = (): number[] => stores.map((store) => store.coordination.leases.size);
       const settled = (): boolean => sizes().reduce((a, b) => a + b, 0) === 16 && sizes().every((n) => n === 5 || n === 6);
       // A tick a second (LEASE_MS / 5): the newcomers' shares are given up and taken within a few.
       const deadline = Date.now() + 20_000;
       while (!settled() && Date.now() < deadline) await sleep(50);
       assert.deepEqual(sizes(), [6, 5, 5], `held: ${sizes().join(', ')}`);
-      const held = stores.flatMap((store) => store.shared.leases.owned());
+      const held = stores.flatMap((store) => store.coordination.leases.owned());
       assert.equal(new Set(held).size, 16, 'every shard held once');
     } finally {
       for (const store of stores) await store.close();

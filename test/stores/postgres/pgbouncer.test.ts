@@ -96,8 +96,8 @@ describe('postgres store through pgbouncer', () => {
     try {
       // The second takes its half at the first's next lease tick: schedule once both hold theirs.
       const handover = Date.now() + 10_000;
-      while (stores.some((store) => store.shared.leases.size !== 8) && Date.now() < handover) await new Promise((r) => setTimeout(r, 50));
-      assert.deepEqual(stores.map((store) => store.shared.leases.size), [8, 8]);
+      while (stores.some((store) => store.coordination.leases.size !== 8) && Date.now() < handover) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(stores.map((store) => store.coordination.leases.size), [8, 8]);
       // The host's own timer lateness over the same window (this process's event loop, on a
       // machine shared with other work): what any timer here suffers, delayq's included.
       const hostLate: number[] = [];
@@ -161,7 +161,7 @@ describe('postgres store through pgbouncer', () => {
     const direct = `${storeUrl(schema)}&application_name=${name}&poolSize=2`;
     const store = await openPostgresStore(direct, { clock: storeSystemClock });
     try {
-      await Promise.all(Array.from({ length: 40 }, (_, i) => store.get(`x-${i}`)));
+      await Promise.all(Array.from({ length: 40 }, (_, i) => store.tasks.get(`x-${i}`)));
       const rows = await withClient((c) => c.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [name]));
       // The pool's two and the LISTEN connection (which takes the URL's application_name too).
       assert.ok(rows.rows[0]!.n <= 3, `${rows.rows[0]!.n} connections`);

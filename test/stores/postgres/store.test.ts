@@ -70,15 +70,15 @@ describe('postgres store', () => {
   it('stats come from counter rows moved by every write, summed over the slots of the processes that wrote', async () => {
     const schema = schemaOfTest();
     const a = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
-    await a.schedule([task('x', { runAt: 1 }), task('y', { runAt: 1 })], 1);
+    await a.tasks.schedule([task('x', { runAt: 1 }), task('y', { runAt: 1 })], 1);
     await a.close();
     // Another process's slot: the counters of a's writes are moved by b's.
     await withClient((c) => c.query(`UPDATE "${schema}".task_counts SET slot = slot + 1000`));
     const b = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
     try {
-      const [reserved] = await b.reserve(['x'], 2);
-      assert.equal((await b.ack('x', reserved!.receipt!, 3)).status, 'acked');
-      const stats = await b.stats();
+      const [reserved] = await b.tasks.reserve(['x'], 2);
+      assert.equal((await b.tasks.ack('x', reserved!.receipt!, 3)).status, 'acked');
+      const stats = await b.tasks.stats();
       assert.deepEqual(stats.byState, { pending: 1, reserved: 0, completed: 1, dead: 0, cancelled: 0 });
       // The old slot, and b's slots of reservations and of acks (kinds 1 and 2 of its base, whichever it was at the time).
       const rows = await withClient((c) => c.query<{ slot: number }>(`SELECT DISTINCT slot FROM "${schema}".task_counts WHERE n <> 0 ORDER BY slot`));
@@ -105,19 +105,19 @@ describe('postgres store', () => {
       return byTopic;
     };
     try {
-      await a.schedule([task('a-1', { topic: 'ta', runAt: 1 })], 1);
-      await b.schedule([task('b-1', { topic: 'tb', runAt: 1 })], 1);
+      await a.tasks.schedule([task('a-1', { topic: 'ta', runAt: 1 })], 1);
+      await b.tasks.schedule([task('b-1', { topic: 'tb', runAt: 1 })], 1);
       const before = await bases();
       offset += COUNTER_ROTATE_MS;
-      await a.schedule([task('a-2', { topic: 'ta', runAt: 1 })], 1);
-      await b.schedule([task('b-2', { topic: 'tb', runAt: 1 })], 1);
+      await a.tasks.schedule([task('a-2', { topic: 'ta', runAt: 1 })], 1);
+      await b.tasks.schedule([task('b-2', { topic: 'tb', runAt: 1 })], 1);
       const after = await bases();
       for (const topic of ['ta', 'tb']) {
         const [was] = before.get(topic)!;
         assert.ok(was !== undefined && Number.isInteger(was));
         assert.deepEqual(new Set(after.get(topic)), new Set([was, (was + 1) % COUNTER_SLOTS]), topic);
       }
-      assert.equal((await a.stats()).byState.pending, 4);
+      assert.equal((await a.tasks.stats()).byState.pending, 4);
     } finally {
       await a.close();
       await b.close();
@@ -150,13 +150,13 @@ describe('postgres store', () => {
       const tasks = Array.from({ length: 4_500 }, (_, i) => task(`big-${i}`, { runAt: 10 + i }));
       // The last statement's rows break the table's CHECK (runAt >= 0): the first statements' rows must go too.
       const broken = [...tasks.slice(0, 4_400), task('big-bad', { runAt: -1 }), ...tasks.slice(4_400)];
-      await assert.rejects(() => store.schedule(broken, 1), (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE'));
-      assert.equal(await store.get('big-0'), null);
-      assert.equal((await store.stats()).byState.pending, 0);
-      const outcomes = await store.schedule([...tasks, task('big-0', { runAt: 99 })], 1);
+      await assert.rejects(() => store.tasks.schedule(broken, 1), (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE'));
+      assert.equal(await store.tasks.get('big-0'), null);
+      assert.equal((await store.tasks.stats()).byState.pending, 0);
+      const outcomes = await store.tasks.schedule([...tasks, task('big-0', { runAt: 99 })], 1);
       assert.equal(outcomes.filter((o) => o.created).length, 4_500);
       assert.deepEqual(outcomes.at(-1), { id: 'big-0', runAt: 10, created: false, ref: null }, 'a repeated id in a later statement: the first wins');
-      assert.equal((await store.stats()).byState.pending, 4_500);
+      assert.equal((await store.tasks.stats()).byState.pending, 4_500);
     } finally {
       await store.close();
     }
@@ -166,7 +166,7 @@ describe('postgres store', () => {
     const schema = schemaOfTest();
     const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
     try {
-      await store.schedule(Array.from({ length: 2_000 }, (_, i) => task(`d-${i}`, { runAt: 1_000 + i })), 1);
+      await store.tasks.schedule(Array.from({ length: 2_000 }, (_, i) => task(`d-${i}`, { runAt: 1_000 + i })), 1);
       const plan = await withClient(async (c) => {
         await c.query(`ANALYZE "${schema}".tasks`);
         await c.query('SET enable_seqscan = off');
@@ -212,7 +212,7 @@ describe('postgres store', () => {
     try {
       const at = Date.now() - 1_000;
       for (let from = 0; from < 10_000; from += 1_000)
-        await store.schedule(Array.from({ length: 1_000 }, (_, i) => ({ id: `t-${from + i}`, topic: 't', payload: 'null', runAt: at, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } })), Date.now());
+        await store.tasks.schedule(Array.from({ length: 1_000 }, (_, i) => ({ id: `t-${from + i}`, topic: 't', payload: 'null', runAt: at, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } })), Date.now());
       const plans = await withClient(async (c) => {
         await c.query(`ANALYZE "${schema}".tasks`);
         const explain = async (text: string, values: unknown[]): Promise<string> => (await c.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${text}`, values)).rows.map((r) => r['QUERY PLAN']).join('\n');
@@ -288,8 +288,8 @@ describe('postgres store', () => {
     const schema = schemaOfTest();
     const stores = await Promise.all(Array.from({ length: 4 }, () => openPostgresStore(storeUrl(schema), { clock: storeSystemClock })));
     try {
-      await stores[0]!.schedule([task('m')], 1);
-      assert.equal((await stores[3]!.get('m'))?.state, 'pending');
+      await stores[0]!.tasks.schedule([task('m')], 1);
+      assert.equal((await stores[3]!.tasks.get('m'))?.state, 'pending');
       const version = await withClient((c) => c.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`));
       assert.equal((version.rows[0] as { value: string }).value, String(SCHEMA_VERSION));
     } finally {
@@ -304,24 +304,24 @@ describe('postgres store', () => {
     const signal = AbortSignal.timeout(20_000);
     try {
       let now = 10_000;
-      const reserve = async (): Promise<string[]> => (await store.shared.reserveReady('b', 10, () => now, undefined, signal)).map((t) => t.id);
+      const reserve = async (): Promise<string[]> => (await store.coordination.reserveReady('b', 10, () => now, undefined, signal)).map((t) => t.id);
       // Another lane's due backlog, then b's task after it in due order.
       await store.schedule(Array.from({ length: 200 }, (_, i) => task(`a-${i}`, { topic: 'a', runAt: 1_000 })), 1);
       await store.schedule([task('b-1', { topic: 'b', runAt: 2_000 })], 1);
-      await store.shared.promote([{ id: 'b-1', topic: 'b', kind: 'run', dueAt: 2_000, seq: 0, receipt: null }], now);
+      await store.coordination.promote([{ id: 'b-1', topic: 'b', kind: 'run', dueAt: 2_000, seq: 0, receipt: null }], now);
       assert.deepEqual(await reserve(), ['b-1']);
       // Due before the cursor and not promoted yet: the next statement starts after b-1, so it
       // does not see it (before, a short answer sent the next statement back to the beginning).
       const [late] = await store.schedule([task('b-late', { topic: 'b', runAt: 1_500 })], 1);
-      const found = await store.shared.reserveReady('b', 10, () => now, undefined, AbortSignal.timeout(300));
+      const found = await store.coordination.reserveReady('b', 10, () => now, undefined, AbortSignal.timeout(300));
       assert.deepEqual(found, []);
       // Its promotion moves the lane's cursor back before it.
-      await store.shared.promote([late!.ref!], now);
+      await store.coordination.promote([late!.ref!], now);
       assert.deepEqual(await reserve(), ['b-late']);
       // The safety net: one without a promotion is found once FULL_WALK_MS has passed.
       await store.schedule([task('b-lost', { topic: 'b', runAt: 1_200 })], 1);
       now += FULL_WALK_MS;
-      await store.shared.promote([{ id: 'b-x', topic: 'b', kind: 'run', dueAt: now, seq: Number.MAX_SAFE_INTEGER, receipt: null }], now);
+      await store.coordination.promote([{ id: 'b-x', topic: 'b', kind: 'run', dueAt: now, seq: Number.MAX_SAFE_INTEGER, receipt: null }], now);
       assert.deepEqual(await reserve(), ['b-lost']);
       assert.deepEqual(parsePgReadyNotice('~push:b 1200 42'), { lane: '~push:b', from: { dueAt: 1_200, seq: 42 } });
       assert.deepEqual(parsePgReadyNotice('b'), { lane: 'b' });
@@ -339,7 +339,7 @@ describe('postgres store', () => {
     try {
       let now = 10_000;
       const reserve = async (waitMs?: number): Promise<string[]> =>
-        (await store.shared.reserveReady('c', 10, () => now, undefined, waitMs === undefined ? signal : AbortSignal.timeout(waitMs))).map((t) => t.id);
+        (await store.coordination.reserveReady('c', 10, () => now, undefined, waitMs === undefined ? signal : AbortSignal.timeout(waitMs))).map((t) => t.id);
       await store.schedule([task('c-1', { topic: 'c', runAt: 1_000 })], 1);
       assert.deepEqual(await reserve(), ['c-1']);
       // After the cursor (no promotion needed), c-2 held locked by another transaction while the lane's statement passes it.
@@ -376,8 +376,8 @@ describe('postgres store', () => {
       const usual = { maxAttempts: DEFAULT_TASK_DEFAULTS.maxAttempts, ttrMs: DEFAULT_TASK_DEFAULTS.ttrMs, backoff: DEFAULT_BACKOFF };
       const own = { maxAttempts: 3, ttrMs: 5_000, backoff: { ...DEFAULT_BACKOFF, jitter: 0 } };
       // One batch mixing both, the own policy first: a NULL must not take the first task's value.
-      await store.schedule([task('own', { runAt: 1_000, ...own }), task('usual', { runAt: 1_000, ...usual })], 500);
-      await store.schedule([task('usual-2', { runAt: 1_000, ...usual }), task('usual-3', { runAt: 1_000, ...usual })], 500);
+      await store.tasks.schedule([task('own', { runAt: 1_000, ...own }), task('usual', { runAt: 1_000, ...usual })], 500);
+      await store.tasks.schedule([task('usual-2', { runAt: 1_000, ...usual }), task('usual-3', { runAt: 1_000, ...usual })], 500);
       const raw = await withClient((c) =>
         c.query(`SELECT id, attempts, max_attempts, ttr_ms, backoff_base_ms, backoff_factor, backoff_max_ms, backoff_jitter, updated_at FROM "${schema}".tasks ORDER BY id`),
       );
@@ -390,7 +390,7 @@ describe('postgres store', () => {
         all,
       ]);
       for (const [id, policy] of [['own', own], ['usual', usual], ['usual-3', usual]] as const) {
-        const record = await store.get(id);
+        const record = await store.tasks.get(id);
         assert.deepEqual(
           { maxAttempts: record?.maxAttempts, ttrMs: record?.ttrMs, backoff: record?.backoff, attempts: record?.attempts, updatedAt: record?.updatedAt },
           { ...policy, attempts: 0, updatedAt: 500 },
@@ -399,16 +399,16 @@ describe('postgres store', () => {
       }
       // The reservation takes the stored default ttr, counts the first attempt, and the nack
       // retries by the default backoff, its history entry dated by the reservation.
-      const [reserved] = await store.reserve(['usual'], 2_000);
+      const [reserved] = await store.tasks.reserve(['usual'], 2_000);
       assert.deepEqual([reserved?.attempts, reserved?.maxAttempts, reserved?.reservedUntil, reserved?.receipt?.startsWith('1.')], [1, 5, 32_000, true]);
-      const nacked = await store.nack({ id: 'usual', receipt: reserved?.receipt ?? '', now: 2_100, random: 0.5 });
+      const nacked = await store.tasks.nack({ id: 'usual', receipt: reserved?.receipt ?? '', now: 2_100, random: 0.5 });
       assert.equal(nacked.status, 'retrying');
-      const after = await store.get('usual');
+      const after = await store.tasks.get('usual');
       assert.equal(after?.runAt, 2_100 + backoffDelay(DEFAULT_BACKOFF, 1, () => 0.5));
       assert.deepEqual(after?.history, [{ attempt: 1, startedAt: 2_000, durationMs: 100, outcome: 'nacked', error: null }]);
       // From SQL: the default policy, stored as NULLs.
       await withClient((c) => c.query(`SELECT "${schema}".schedule('from-sql', 'orders', '{}'::jsonb, now())`));
-      const fromSql = await store.get('from-sql');
+      const fromSql = await store.tasks.get('from-sql');
       assert.deepEqual([fromSql?.maxAttempts, fromSql?.ttrMs, fromSql?.backoff, fromSql?.attempts, fromSql?.updatedAt === fromSql?.createdAt], [5, 30_000, DEFAULT_BACKOFF, 0, true]);
       const sqlRow = await withClient((c) => c.query(`SELECT max_attempts, backoff_jitter, updated_at FROM "${schema}".tasks WHERE id = 'from-sql'`));
       assert.deepEqual(sqlRow.rows[0], { max_attempts: null, backoff_jitter: null, updated_at: null });
@@ -420,8 +420,8 @@ describe('postgres store', () => {
   it('a schema of version 4 (before attempt history) migrates to the latest: its tasks read an empty history and append to it', async () => {
     const schema = schemaOfTest();
     const first = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
-    await first.schedule([task('old', { runAt: 1_000 })], 1);
-    const receipt = (await first.reserve(['old'], 2_000))[0]?.receipt;
+    await first.tasks.schedule([task('old', { runAt: 1_000 })], 1);
+    const receipt = (await first.tasks.reserve(['old'], 2_000))[0]?.receipt;
     assert.ok(receipt);
     await first.close();
     // Back to exactly version 4: without the column 0005 adds, with what 0006 dropped and changed, without what 0007, 0008, 0013, 0014, 0015, 0016 and 0017 add,
@@ -448,13 +448,13 @@ describe('postgres store', () => {
     });
     const store = await openPostgresStore(storeUrl(schema), { clock: storeSystemClock });
     try {
-      assert.deepEqual((await store.get('old'))?.history, []);
-      assert.deepEqual([(await store.get('old'))?.maxAttempts, (await store.get('old'))?.ttrMs], [3, 5_000]);
+      assert.deepEqual((await store.tasks.get('old'))?.history, []);
+      assert.deepEqual([(await store.tasks.get('old'))?.maxAttempts, (await store.tasks.get('old'))?.ttrMs], [3, 5_000]);
       const created = await withClient((c) => c.query<{ schedule: boolean }>(`SELECT "${schema}".schedule('new', 'orders', '{}'::jsonb, now())`));
       assert.equal(created.rows[0]?.schedule, true);
-      assert.equal((await store.get('new'))?.maxAttempts, 5);
-      assert.equal((await store.ack('old', receipt, 2_050)).status, 'acked');
-      assert.deepEqual((await store.get('old'))?.history, [{ attempt: 1, startedAt: 2_000, durationMs: 50, outcome: 'acked', error: null }]);
+      assert.equal((await store.tasks.get('new'))?.maxAttempts, 5);
+      assert.equal((await store.tasks.ack('old', receipt, 2_050)).status, 'acked');
+      assert.deepEqual((await store.tasks.get('old'))?.history, [{ attempt: 1, startedAt: 2_000, durationMs: 50, outcome: 'acked', error: null }]);
       const version = await withClient((c) => c.query(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`));
       assert.equal((version.rows[0] as { value: string }).value, String(SCHEMA_VERSION));
     } finally {

@@ -55,10 +55,10 @@ describe('redis store on an injected clock', () => {
       const clock = new ManualClock();
       const store = await openRedisStore(redis.server.url, { prefix: 'clock-keep', shards: 1, clock });
       try {
-        const shared = store.shared;
+        const shared = store.coordination;
         assert.ok(shared !== null);
         const now = clock.now();
-        const outcomes = await store.schedule(
+        const outcomes = await store.tasks.schedule(
           Array.from({ length: 10 }, (_, i) => task(`k-${i}`, { topic: 'keep', runAt: now })),
           now,
         );
@@ -71,7 +71,7 @@ describe('redis store on an injected clock', () => {
         const [first, ...none] = await shared.reserveReady('keep', 1, () => clock.now(), undefined, new AbortController().signal);
         assert.equal(first?.id, 'k-0');
         assert.deepEqual(none, []);
-        const reserved = async (): Promise<number> => (await store.stats()).byState.reserved;
+        const reserved = async (): Promise<number> => (await store.tasks.stats()).byState.reserved;
         assert.equal(await reserved(), 10);
         clock.advance(KEEP_MS - 1);
         // Longer than KEEP_MS of real time: a release on a timer of its own would have run.
@@ -79,8 +79,8 @@ describe('redis store on an injected clock', () => {
         assert.equal(await reserved(), 10, 'kept until KEEP_MS has passed on the store clock');
         clock.advance(1);
         await eventually(async () => (await reserved()) === 1, 'the release of the nine kept tasks');
-        assert.equal((await store.stats()).byState.pending, 9);
-        assert.equal((await store.get('k-5'))?.attempts, 0, 'a kept task given back is not counted as an attempt');
+        assert.equal((await store.tasks.stats()).byState.pending, 9);
+        assert.equal((await store.tasks.get('k-5'))?.attempts, 0, 'a kept task given back is not counted as an attempt');
       } finally {
         await store.close();
       }

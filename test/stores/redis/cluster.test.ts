@@ -36,7 +36,7 @@ describe('redis store (3-master Redis Cluster)', { skip }, () => {
     const seeds = cluster!.servers.map((s) => ({ host: '127.0.0.1', port: s.port }));
     const admin = new Cluster(seeds);
     try {
-      await store.schedule(
+      await store.tasks.schedule(
         Array.from({ length: 200 }, (_, i) => task(`spread-${i}`)),
         1,
       );

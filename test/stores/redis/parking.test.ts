@@ -59,11 +59,11 @@ describe('redis store parking', { skip }, () => {
     try {
       const far = Array.from({ length: 40 }, (_, i) => task(`far${i}`, { runAt: T0 + 3 * HOUR + i }));
       const near = Array.from({ length: 10 }, (_, i) => task(`near${i}`, { runAt: T0 + 10 * 60_000 + i }));
-      await store.schedule([...far, ...near], T0);
+      await store.tasks.schedule([...far, ...near], T0);
       assert.deepEqual(await where(prefix), { delayed: 10, parked: 40, parkLists: SHARDS });
       // A task exactly at the first bucket that may park, and one just before it.
       const first = parkBucketOf(T0 + 60_000) + 2;
-      await store.schedule([task('edge-in', { runAt: first * PARK_BUCKET_MS }), task('edge-out', { runAt: first * PARK_BUCKET_MS - 1 })], T0);
+      await store.tasks.schedule([task('edge-in', { runAt: first * PARK_BUCKET_MS }), task('edge-out', { runAt: first * PARK_BUCKET_MS - 1 })], T0);
       const after = await where(prefix);
       assert.equal(after.delayed, 11, 'the one before the first park bucket is in delayed');
       assert.equal(after.parked, 41, 'the one in it is parked');
@@ -77,21 +77,21 @@ describe('redis store parking', { skip }, () => {
     const store = await open(prefix);
     try {
       const runAt = T0 + 3 * HOUR;
-      await store.schedule(
+      await store.tasks.schedule(
         Array.from({ length: 30 }, (_, i) => task(`t${i}`, { runAt: runAt + i })),
         T0,
       );
-      await store.schedule(Array.from({ length: 5 }, (_, i) => task(`u${i}`, { runAt: T0 + 30 * HOUR + i })), T0);
-      assert.deepEqual(await store.loadDue(T0 + 60_000, null, 100), []);
+      await store.tasks.schedule(Array.from({ length: 5 }, (_, i) => task(`u${i}`, { runAt: T0 + 30 * HOUR + i })), T0);
+      assert.deepEqual(await store.tasks.loadDue(T0 + 60_000, null, 100), []);
       assert.equal((await where(prefix)).parked, 35, 'nothing near yet');
       // One bucket before runAt's: loadDue itself needs nothing, the background takes runAt's bucket.
       const until = (parkBucketOf(runAt) - 1) * PARK_BUCKET_MS;
-      assert.deepEqual(await store.loadDue(until, null, 100), []);
+      assert.deepEqual(await store.tasks.loadDue(until, null, 100), []);
       await store.close(); // waits for the background unparking
       assert.deepEqual(await where(prefix), { delayed: 30, parked: 5, parkLists: await listsOf(prefix) });
       const again = await open(prefix);
       try {
-        const refs = await again.loadDue(runAt + 30, null, 100);
+        const refs = await again.tasks.loadDue(runAt + 30, null, 100);
         assert.deepEqual(
           refs.map((r) => r.id),
           Array.from({ length: 30 }, (_, i) => `t${i}`),
@@ -109,13 +109,13 @@ describe('redis store parking', { skip }, () => {
     const store = await open(prefix);
     try {
       const runAt = T0 + 5 * HOUR;
-      await store.schedule([task('gone'), task('reused', { runAt }), task('kept', { runAt: runAt + 1 })].map((t) => (t.id === 'gone' ? { ...t, runAt } : t)), T0);
-      assert.equal((await store.cancel('gone', T0 + 1)).status, 'cancelled');
-      assert.equal((await store.cancel('reused', T0 + 1)).status, 'cancelled');
-      assert.equal(await store.purge(T0 + 2, 100), 2);
+      await store.tasks.schedule([task('gone'), task('reused', { runAt }), task('kept', { runAt: runAt + 1 })].map((t) => (t.id === 'gone' ? { ...t, runAt } : t)), T0);
+      assert.equal((await store.tasks.cancel('gone', T0 + 1)).status, 'cancelled');
+      assert.equal((await store.tasks.cancel('reused', T0 + 1)).status, 'cancelled');
+      assert.equal(await store.tasks.purge(T0 + 2, 100), 2);
       // A new task under a purged id, due near: its old parked id must not move it or copy it.
-      await store.schedule([task('reused', { runAt: T0 + 1_000 })], T0 + 3);
-      const refs = await store.loadDue(runAt + 10, null, 100);
+      await store.tasks.schedule([task('reused', { runAt: T0 + 1_000 })], T0 + 3);
+      const refs = await store.tasks.loadDue(runAt + 10, null, 100);
       assert.deepEqual(
         refs.map((r) => [r.id, r.dueAt]),
         [
@@ -141,16 +141,16 @@ describe('redis store parking', { skip }, () => {
       const topics = ['orders', 'mail', 'sms'];
       const runAtOf = (i: number): number => T0 + 3 * HOUR + i * 150_000;
       for (let from = 0; from < 1_200; from += 400)
-        await store.schedule(
+        await store.tasks.schedule(
           Array.from({ length: 400 }, (_, i) => task(`t${from + i}`, { topic: topics[(from + i) % 3]!, runAt: runAtOf(from + i) })),
           T0,
         );
-      await store.schedule(Array.from({ length: 10 }, (_, i) => task(`near${i}`, { runAt: T0 + 5 * 60_000 + i })), T0);
+      await store.tasks.schedule(Array.from({ length: 10 }, (_, i) => task(`near${i}`, { runAt: T0 + 5 * 60_000 + i })), T0);
       assert.ok(Object.keys(await parkedReference(prefix)).length > 50, 'tasks are parked over many hours');
       await check('after schedule');
       // A parked task's cancel answers its own topic (the engine counts the cancel under it).
-      for (let i = 0; i < 1_200; i += 9) assert.deepEqual(await store.cancel(`t${i}`, T0 + 1), { status: 'cancelled', topic: topics[i % 3] });
-      assert.deepEqual(await store.cancelMany(['t1', 't2', 'near0', 'missing'], T0 + 1), [
+      for (let i = 0; i < 1_200; i += 9) assert.deepEqual(await store.tasks.cancel(`t${i}`, T0 + 1), { status: 'cancelled', topic: topics[i % 3] });
+      assert.deepEqual(await store.tasks.cancelMany(['t1', 't2', 'near0', 'missing'], T0 + 1), [
         { status: 'cancelled', topic: 'mail' },
         { status: 'cancelled', topic: 'sms' },
         { status: 'cancelled', topic: 'orders' },
@@ -159,8 +159,8 @@ describe('redis store parking', { skip }, () => {
       await check('after cancel');
       // Cancelled parked tasks purged, their ids used again while the stale ids wait in their
       // park lists: parked in another bucket, in the same bucket (twice in one list), near.
-      await store.purge(T0 + 2, 1_000);
-      await store.schedule(
+      await store.tasks.purge(T0 + 2, 1_000);
+      await store.tasks.schedule(
         [
           task('t0', { runAt: runAtOf(0) + 40 * HOUR }),
           task('t9', { runAt: runAtOf(9) + 1, topic: 'mail' }),
@@ -172,22 +172,22 @@ describe('redis store parking', { skip }, () => {
       await check('after ids used again');
       // Reschedule parked tasks: later, earlier, near; and a task in `delayed` far ahead.
       for (const [id, runAt] of [['t3', runAtOf(3) + 20 * HOUR], ['t4', runAtOf(4) - HOUR], ['t5', T0 + 2 * 60_000], ['near1', T0 + 30 * HOUR]] as const)
-        assert.equal((await store.reschedule(id, runAt, T0 + 4)).status, 'rescheduled');
-      assert.equal((await store.reschedule('t3', runAtOf(3) + 21 * HOUR, T0 + 4)).status, 'rescheduled');
+        assert.equal((await store.tasks.reschedule(id, runAt, T0 + 4)).status, 'rescheduled');
+      assert.equal((await store.tasks.reschedule('t3', runAtOf(3) + 21 * HOUR, T0 + 4)).status, 'rescheduled');
       await check('after reschedule');
       // A parked task reserved by id once due, before anything unparked its bucket.
-      const [reserved] = await store.reserve(['t6'], runAtOf(6));
+      const [reserved] = await store.tasks.reserve(['t6'], runAtOf(6));
       assert.equal(reserved?.id, 't6');
       await check('after reserving a parked task');
       // Unparking: the buckets up to 20 h ahead, then everything.
-      await store.loadDue(T0 + 20 * HOUR, null, 1_000);
+      await store.tasks.loadDue(T0 + 20 * HOUR, null, 1_000);
       await store.close();
       await check('after unparking 20 h');
       const again = await open(prefix);
       try {
-        assert.deepEqual(await again.dueHistogram({ from: T0, to: T0 + 72 * HOUR, bucketMs: HOUR }), { counts: await pendingByHour(again, T0, 72), coveredUntil: T0 + 72 * HOUR });
-        assert.deepEqual((await again.dueHistogram({ from: T0, to: T0 + 72 * HOUR, bucketMs: HOUR, topic: 'mail' })).counts, await pendingByHour(again, T0, 72, 'mail'));
-        await again.loadDue(Number.POSITIVE_INFINITY, null, 1_000);
+        assert.deepEqual(await again.tasks.dueHistogram({ from: T0, to: T0 + 72 * HOUR, bucketMs: HOUR }), { counts: await pendingByHour(again, T0, 72), coveredUntil: T0 + 72 * HOUR });
+        assert.deepEqual((await again.tasks.dueHistogram({ from: T0, to: T0 + 72 * HOUR, bucketMs: HOUR, topic: 'mail' })).counts, await pendingByHour(again, T0, 72, 'mail'));
+        await again.tasks.loadDue(Number.POSITIVE_INFINITY, null, 1_000);
         await check('after unparking everything');
         assert.deepEqual(await parkedCounts(prefix), {});
       } finally {
@@ -206,10 +206,10 @@ describe('redis store parking', { skip }, () => {
       const runAt = T0 + 5 * HOUR;
       // A parked task cancelled and purged, its id parked again in the same bucket: the list
       // holds the stale entry, then the new one, then two more tasks.
-      await store.schedule([task('a', { runAt })], T0);
-      await store.cancel('a', T0 + 1);
-      await store.purge(T0 + 2, 10);
-      await store.schedule([task('a', { runAt: runAt + 5 }), task('b', { runAt: runAt + 10 }), task('c', { runAt: runAt + 11, topic: 'mail' })], T0 + 3);
+      await store.tasks.schedule([task('a', { runAt })], T0);
+      await store.tasks.cancel('a', T0 + 1);
+      await store.tasks.purge(T0 + 2, 10);
+      await store.tasks.schedule([task('a', { runAt: runAt + 5 }), task('b', { runAt: runAt + 10 }), task('c', { runAt: runAt + 11, topic: 'mail' })], T0 + 3);
       const bucket = parkBucketOf(runAt);
       assert.deepEqual(await redis.admin.lrange(shard!.park(bucket), 0, -1), ['a', 'a', 'b', 'c']);
       const hour = Math.floor(runAt / HOUR);
@@ -233,7 +233,7 @@ describe('redis store parking', { skip }, () => {
     const prefix = `p${++namespaces}`;
     const keys = buildKeyspace(prefix, SHARDS);
     const old = await open(prefix);
-    await old.schedule(Array.from({ length: 40 }, (_, i) => task(`old${i}`, { topic: i % 2 ? 'mail' : 'orders', runAt: T0 + 2 * HOUR + i * 37 * 60_000 })), T0);
+    await old.tasks.schedule(Array.from({ length: 40 }, (_, i) => task(`old${i}`, { topic: i % 2 ? 'mail' : 'orders', runAt: T0 + 2 * HOUR + i * 37 * 60_000 })), T0);
     await old.close();
     // As a delayq without the counts left it: park lists, no counts.
     for (const shard of keys.shards) await redis.admin.del(shard.parkedCounts);
@@ -243,19 +243,19 @@ describe('redis store parking', { skip }, () => {
       for (const [i, shard] of keys.shards.entries()) assert.equal(froms[i], Number((await redis.admin.zrange(shard.parked, -1, -1))[0]) + 1);
       assert.deepEqual(await parkedCounts(prefix), {}, 'the older lists are not counted');
       // New tasks among the older lists and beyond them, old ones cancelled and rescheduled.
-      await store.schedule(Array.from({ length: 40 }, (_, i) => task(`new${i}`, { topic: i % 2 ? 'mail' : 'orders', runAt: T0 + 2 * HOUR + i * 53 * 60_000 })), T0 + 1);
-      for (let i = 0; i < 40; i += 5) await store.cancel(`old${i}`, T0 + 2);
-      for (let i = 1; i < 40; i += 7) await store.reschedule(`old${i}`, T0 + 70 * HOUR + i, T0 + 2);
-      for (let i = 2; i < 40; i += 6) await store.cancel(`new${i}`, T0 + 2);
+      await store.tasks.schedule(Array.from({ length: 40 }, (_, i) => task(`new${i}`, { topic: i % 2 ? 'mail' : 'orders', runAt: T0 + 2 * HOUR + i * 53 * 60_000 })), T0 + 1);
+      for (let i = 0; i < 40; i += 5) await store.tasks.cancel(`old${i}`, T0 + 2);
+      for (let i = 1; i < 40; i += 7) await store.tasks.reschedule(`old${i}`, T0 + 70 * HOUR + i, T0 + 2);
+      for (let i = 2; i < 40; i += 6) await store.tasks.cancel(`new${i}`, T0 + 2);
       await store.close();
       assert.deepEqual(await parkedCounts(prefix), await parkedReference(prefix));
       const again = await open(prefix);
       try {
         for (const topic of [undefined, 'mail']) {
-          const got = await again.dueHistogram({ from: T0, to: T0 + 48 * HOUR, bucketMs: HOUR, ...(topic ? { topic } : {}) });
+          const got = await again.tasks.dueHistogram({ from: T0, to: T0 + 48 * HOUR, bucketMs: HOUR, ...(topic ? { topic } : {}) });
           assert.deepEqual(got, { counts: await pendingByHour(again, T0, 48, topic), coveredUntil: T0 + 48 * HOUR });
         }
-        await again.loadDue(Number.POSITIVE_INFINITY, null, 1_000);
+        await again.tasks.loadDue(Number.POSITIVE_INFINITY, null, 1_000);
         assert.deepEqual(await parkedCounts(prefix), {});
       } finally {
         await again.close();
@@ -273,7 +273,7 @@ describe('redis store parking', { skip }, () => {
       try {
         const before = await usedMemory();
         for (let from = 0; from < n; from += 1_000)
-          await store.schedule(
+          await store.tasks.schedule(
             Array.from({ length: 1_000 }, (_, i) => task(`task-${String(from + i).padStart(12, '0')}`, { runAt: T0 + offset + i })),
             T0,
           );
@@ -339,7 +339,7 @@ function sorted(counts: Record<string, number>): Record<string, number> {
 /** Every pending task by hour of runAt, from list(): what dueHistogram by the hour must answer. */
 async function pendingByHour(store: TaskStore, from: number, hours: number, topic?: string): Promise<number[]> {
   const counts = new Array<number>(hours).fill(0);
-  for (const t of await store.list({ state: 'pending', limit: 100_000 }))
+  for (const t of await store.tasks.list({ state: 'pending', limit: 100_000 }))
     if ((topic === undefined || t.topic === topic) && t.runAt >= from && t.runAt < from + hours * HOUR) counts[Math.floor((t.runAt - from) / HOUR)]!++;
   return counts;
 }

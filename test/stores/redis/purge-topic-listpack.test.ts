@@ -34,11 +34,11 @@ describe('redis: a topic purge whose first step meets more tasks than it may del
   it('deletes every pending task of the topic, a bounded step at a time', async () => {
     const batch = [];
     for (const topic of ['gone', 'kept']) for (let i = 1; i <= 7; i++) batch.push(task(`${topic}-${i}`, { topic, runAt: T0 + i * 1_000 }));
-    await store.schedule(batch, T0 - 1_000);
+    await store.tasks.schedule(batch, T0 - 1_000);
     const pool = cli(server.port, 'KEYS', 'lp:*:pool').trim();
     assert.match(cli(server.port, 'OBJECT', 'ENCODING', pool), /listpack/, 'the pool is a listpack: HSCAN returns it whole');
     const purged = await purgeTopicPass(store, 'gone', 'pending', 2);
     assert.deepEqual(purged, ['gone-1', 'gone-2', 'gone-3', 'gone-4', 'gone-5', 'gone-6', 'gone-7']);
-    assert.equal((await store.list({ topic: 'kept', state: 'pending', limit: 100 })).length, 7, 'another topic is untouched');
+    assert.equal((await store.tasks.list({ topic: 'kept', state: 'pending', limit: 100 })).length, 7, 'another topic is untouched');
   });
 });

@@ -31,33 +31,33 @@ describe('redis store across a Redis crash (AOF)', { skip }, () => {
     try {
       const T = 1_000_000;
       const tasks = Array.from({ length: 2_000 }, (_, i) => task(`job-${i}`, { runAt: T + i }));
-      for (let i = 0; i < tasks.length; i += 500) await store.schedule(tasks.slice(i, i + 500), T);
-      const claimed = await store.reserve(
+      for (let i = 0; i < tasks.length; i += 500) await store.tasks.schedule(tasks.slice(i, i + 500), T);
+      const claimed = await store.tasks.reserve(
         tasks.slice(0, 300).map((t) => t.id),
         T + 5_000,
       );
       assert.equal(claimed.length, 300);
-      for (const record of claimed.slice(0, 100)) assert.equal((await store.ack(record.id, record.receipt!, T + 5_001)).status, 'acked');
-      for (let i = 300; i < 350; i++) assert.equal((await store.cancel(`job-${i}`, T + 5_002)).status, 'cancelled');
-      const before = await store.stats();
+      for (const record of claimed.slice(0, 100)) assert.equal((await store.tasks.ack(record.id, record.receipt!, T + 5_001)).status, 'acked');
+      for (let i = 300; i < 350; i++) assert.equal((await store.tasks.cancel(`job-${i}`, T + 5_002)).status, 'cancelled');
+      const before = await store.tasks.stats();
 
       await first.kill(); // a crash: no shutdown save
       // A call made while Redis is down waits in ioredis' offline queue and goes through after the restart.
-      const during = store.schedule([task('during-outage', { runAt: T })], T + 6_000);
+      const during = store.tasks.schedule([task('during-outage', { runAt: T })], T + 6_000);
       const second = await startRedis({ appendonly: true, dir: first.dir, port: first.port });
       servers.push(second);
       assert.equal((await during)[0]?.created, true);
       // Retried after a lost connection: the same id never makes a second task.
-      assert.equal((await store.schedule([task('during-outage', { runAt: T })], T + 6_001))[0]?.created, false);
+      assert.equal((await store.tasks.schedule([task('during-outage', { runAt: T })], T + 6_001))[0]?.created, false);
 
-      const afterRestart = await store.stats();
+      const afterRestart = await store.tasks.stats();
       assert.deepEqual(afterRestart.byState, { ...before.byState, pending: before.byState.pending + 1 });
       assert.deepEqual(before.byState, { pending: 1_650, reserved: 200, completed: 100, dead: 0, cancelled: 50 });
-      const record = await store.get('job-1999');
+      const record = await store.tasks.get('job-1999');
       assert.equal(record?.runAt, T + 1_999);
       const still = claimed[150]!;
-      assert.equal((await store.ack(still.id, still.receipt!, T + 7_000)).status, 'acked');
-      const due = await store.loadDue(Number.POSITIVE_INFINITY, null, 5_000);
+      assert.equal((await store.tasks.ack(still.id, still.receipt!, T + 7_000)).status, 'acked');
+      const due = await store.tasks.loadDue(Number.POSITIVE_INFINITY, null, 5_000);
       assert.equal(due.length, 1_650 + 1 + 199);
     } finally {
       await store.close();

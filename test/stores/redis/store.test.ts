@@ -59,9 +59,9 @@ describe('redis store (one Redis)', { skip }, () => {
     const a = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'tenant-a' });
     const b = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: 'tenant-b' });
     try {
-      await a.schedule([task('same')], 1);
-      assert.equal(await b.get('same'), null);
-      assert.equal((await b.schedule([task('same')], 1))[0]?.created, true);
+      await a.tasks.schedule([task('same')], 1);
+      assert.equal(await b.tasks.get('same'), null);
+      assert.equal((await b.tasks.schedule([task('same')], 1))[0]?.created, true);
     } finally {
       await a.close();
       await b.close();
@@ -74,17 +74,17 @@ describe('redis store (one Redis)', { skip }, () => {
       const policies = [DEFAULT_BACKOFF, { baseMs: 250, factor: 1.5, maxMs: 10_000, jitter: 0.3 }];
       for (const [i, backoff] of policies.entries()) {
         const id = `retry-${i}`;
-        await store.schedule([task(id, { runAt: 1, backoff, maxAttempts: 5 })], 1);
+        await store.tasks.schedule([task(id, { runAt: 1, backoff, maxAttempts: 5 })], 1);
         let now = 1;
         for (let attempt = 1; attempt <= 3; attempt++) {
-          const [claimed] = await store.reserve([id], now);
+          const [claimed] = await store.tasks.reserve([id], now);
           assert.ok(claimed?.receipt);
-          const outcome = await store.nack({ id, receipt: claimed.receipt, now, random: 0.37 });
+          const outcome = await store.tasks.nack({ id, receipt: claimed.receipt, now, random: 0.37 });
           const expected = now + backoffDelay(backoff, attempt, () => 0.37);
           assert.equal(outcome.status === 'retrying' && outcome.ref.dueAt, expected);
           now = expected;
         }
-        assert.deepEqual((await store.get(id))?.backoff, backoff);
+        assert.deepEqual((await store.tasks.get(id))?.backoff, backoff);
       }
     } finally {
       await store.close();
@@ -269,12 +269,12 @@ describe('redis store (one Redis)', { skip }, () => {
   it('recovers from a flushed script cache (NOSCRIPT -> EVAL)', async () => {
     const store = await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `s${++namespaces}` });
     try {
-      await store.schedule([task('x')], 1);
+      await store.tasks.schedule([task('x')], 1);
       const { Redis } = await import('ioredis');
       const admin = new Redis(server!.port, '127.0.0.1');
       await admin.script('FLUSH');
       await admin.quit();
-      assert.equal((await store.cancel('x', 2)).status, 'cancelled');
+      assert.equal((await store.tasks.cancel('x', 2)).status, 'cancelled');
     } finally {
       await store.close();
     }

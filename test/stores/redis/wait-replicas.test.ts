@@ -132,7 +132,7 @@ describe('redis store: waitReplicas', { skip }, () => {
     try {
       const at = Date.now();
       await assert.rejects(
-        store.schedule([{ id: 'x', topic: 't', payload: 'null', runAt: at + 60_000, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } }], at),
+        store.tasks.schedule([{ id: 'x', topic: 't', payload: 'null', runAt: at + 60_000, maxAttempts: 3, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } }], at),
         (e: unknown) => isDelayQError(e, 'STORE_UNAVAILABLE') && /1 of the 2 replicas/.test((e as Error).message),
       );
       // Schedule writes wait too: an acknowledged upsert survives a failover like a task.

@@ -31,15 +31,15 @@ describe('sqlite store: dead letters', () => {
   async function populate(): Promise<{ dead: { id: string; topic: string }[] }> {
     const ids = Array.from({ length: 60 }, (_, i) => `t${String(i).padStart(3, '0')}`);
     const topicOf = (i: number): string => (i % 2 === 0 ? 'even' : 'odd');
-    await store.schedule(
+    await store.tasks.schedule(
       ids.map((id, i) => task(id, { topic: topicOf(i), runAt: T0, maxAttempts: i % 7 === 0 ? 1 : 3 })),
       T0,
     );
     const dying = ids.filter((_, i) => i % 7 === 0);
-    for (const claimed of await store.reserve(dying, T0)) {
-      assert.deepEqual(await store.nack({ id: claimed.id, receipt: claimed.receipt!, now: T0 + 1, error: 'boom', random: 0 }), { status: 'dead', topic: claimed.topic });
+    for (const claimed of await store.tasks.reserve(dying, T0)) {
+      assert.deepEqual(await store.tasks.nack({ id: claimed.id, receipt: claimed.receipt!, now: T0 + 1, error: 'boom', random: 0 }), { status: 'dead', topic: claimed.topic });
     }
-    for (const [i, id] of ids.entries()) if (i % 5 === 0 && i % 7 !== 0) await store.cancel(id, T0 + 2);
+    for (const [i, id] of ids.entries()) if (i % 5 === 0 && i % 7 !== 0) await store.tasks.cancel(id, T0 + 2);
     return { dead: ids.flatMap((id, i) => (i % 7 === 0 ? [{ id, topic: topicOf(i) }] : [])) };
   }
 
@@ -47,7 +47,7 @@ describe('sqlite store: dead letters', () => {
     const { dead } = await populate();
     const pages: string[][] = [];
     for (let after = ''; ; ) {
-      const page = await store.list({ state: 'dead', limit: 3, afterId: after });
+      const page = await store.tasks.list({ state: 'dead', limit: 3, afterId: after });
       if (page.length === 0) break;
       assert.ok(page.every((r) => r.state === 'dead' && r.lastError === 'boom'));
       pages.push(page.map((r) => r.id));
@@ -56,13 +56,13 @@ describe('sqlite store: dead letters', () => {
     assert.deepEqual(pages.flat(), dead.map((d) => d.id));
     assert.equal(pages[0]?.length, 3);
     assert.deepEqual(
-      (await store.list({ state: 'dead', topic: 'odd', limit: 100 })).map((r) => r.id),
+      (await store.tasks.list({ state: 'dead', topic: 'odd', limit: 100 })).map((r) => r.id),
       dead.filter((d) => d.topic === 'odd').map((d) => d.id),
     );
     // Revived, a task leaves the listing.
-    assert.equal((await store.retryDead(dead[0]!.id, T0 + 10, T0 + 3)).status, 'retried');
+    assert.equal((await store.tasks.retryDead(dead[0]!.id, T0 + 10, T0 + 3)).status, 'retried');
     assert.deepEqual(
-      (await store.list({ state: 'dead', limit: 100 })).map((r) => r.id),
+      (await store.tasks.list({ state: 'dead', limit: 100 })).map((r) => r.id),
       dead.slice(1).map((d) => d.id),
     );
   });

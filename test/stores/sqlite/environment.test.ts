@@ -52,7 +52,7 @@ describe('sqlite store: opening', () => {
   it('creates a new file in WAL mode, stamped with the delayq id and schema version', async () => {
     const path = join(dir, 'new.db');
     const store = await openSqliteStore(path, { clock: storeSystemClock });
-    await store.schedule([task('a')], T0);
+    await store.tasks.schedule([task('a')], T0);
     await store.close();
     const db = new Database(path, { readonly: true });
     assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
@@ -65,12 +65,12 @@ describe('sqlite store: opening', () => {
     const path = join(dir, 'reopen.db');
     const first = await openSqliteStore(path, { clock: storeSystemClock, horizonMs: 5_000 });
     assert.equal(first.horizonMs, 5_000);
-    await first.schedule([task('a'), task('b', { topic: 'u' })], T0);
+    await first.tasks.schedule([task('a'), task('b', { topic: 'u' })], T0);
     await first.close();
     const second = await openSqliteStore(path, { clock: storeSystemClock });
     assert.equal(second.horizonMs, 60_000);
-    assert.equal((await second.get('b'))?.topic, 'u');
-    assert.deepEqual((await second.stats()).byState.pending, 2);
+    assert.equal((await second.tasks.get('b'))?.topic, 'u');
+    assert.deepEqual((await second.tasks.stats()).byState.pending, 2);
     await second.close();
   });
 
@@ -114,7 +114,7 @@ describe('sqlite store: opening', () => {
   it('refuses a database written by a newer schema version, without changing it', async () => {
     const path = join(dir, 'newer.db');
     const store = await openSqliteStore(path, { clock: storeSystemClock });
-    await store.schedule([task('a')], T0);
+    await store.tasks.schedule([task('a')], T0);
     await store.close();
     const db = new Database(path);
     db.pragma(`user_version = ${LATEST_VERSION + 1}`);
@@ -162,7 +162,7 @@ describe('sqlite store: one process at a time', () => {
     // The kernel dropped the dead holder's lock; its committed task is intact.
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
-      const held = await store.get('held');
+      const held = await store.tasks.get('held');
       assert.equal(held?.payload, '"mine"');
       assert.equal(held?.state, 'pending');
     } finally {
@@ -175,8 +175,8 @@ describe('sqlite store: one process at a time', () => {
     const first = await openSqliteStore(path, { clock: storeSystemClock });
     try {
       await rejectsWith(openSqliteStore(path, { clock: storeSystemClock }), 'STORE_LOCKED', /only one may open it/);
-      await first.schedule([task('a')], T0);
-      assert.equal((await first.get('a'))?.state, 'pending');
+      await first.tasks.schedule([task('a')], T0);
+      assert.equal((await first.tasks.get('a'))?.state, 'pending');
     } finally {
       await first.close();
     }

@@ -132,17 +132,17 @@ describe('sqlite store: migrations', () => {
     before.close();
 
     const store = await openSqliteStore(path, { clock: storeSystemClock });
-    assert.equal((await store.get('old-2'))?.payload, '{"v":1}');
-    assert.equal((await store.stats()).byState.pending, 2);
+    assert.equal((await store.tasks.get('old-2'))?.payload, '{"v":1}');
+    assert.equal((await store.tasks.stats()).byState.pending, 2);
     assert.deepEqual(await store.push.listPushSubscriptions(), []);
     await store.push.putPushSubscription(pushSubscription('t'));
     assert.deepEqual(await store.push.getPushSubscription('t'), pushSubscription('t'));
     // 0006: the old tasks have no url; a new one keeps its own.
-    assert.equal((await store.get('old-1'))?.url, null);
-    await store.schedule([{ id: 'own', topic: 't', payload: '{}', runAt: T0, maxAttempts: 1, ttrMs: 1_000, backoff: DEFAULT_BACKOFF, url: 'https://x.example.com/h' }], T0);
-    assert.equal((await store.get('own'))?.url, 'https://x.example.com/h');
+    assert.equal((await store.tasks.get('old-1'))?.url, null);
+    await store.tasks.schedule([{ id: 'own', topic: 't', payload: '{}', runAt: T0, maxAttempts: 1, ttrMs: 1_000, backoff: DEFAULT_BACKOFF, url: 'https://x.example.com/h' }], T0);
+    assert.equal((await store.tasks.get('own'))?.url, 'https://x.example.com/h');
     // 0013: the old tasks have no trace context.
-    assert.equal((await store.get('old-1'))?.trace, null);
+    assert.equal((await store.tasks.get('old-1'))?.trace, null);
     await store.close();
 
     const after = new Database(path, { readonly: true });
@@ -166,13 +166,13 @@ describe('sqlite store: migrations', () => {
     db.close();
 
     const store = await openSqliteStore(path, { clock: storeSystemClock });
-    assert.equal((await store.get('old-1'))?.payload, '{"v":1}');
-    const [created] = await store.schedule(
+    assert.equal((await store.tasks.get('old-1'))?.payload, '{"v":1}');
+    const [created] = await store.tasks.schedule(
       [{ id: 'new-1', topic: 't', payload: '{}', runAt: T0 + 5, maxAttempts: 3, ttrMs: 5_000, backoff: DEFAULT_BACKOFF }],
       T0,
     );
     assert.equal(created?.created, true);
-    assert.equal((await store.stats()).byState.pending, 3);
+    assert.equal((await store.tasks.stats()).byState.pending, 3);
     await store.close();
 
     const after = new Database(path);
@@ -185,7 +185,7 @@ describe('sqlite store: migrations', () => {
     after.close();
     // And a second open has nothing left to do.
     const again = await openSqliteStore(path, { clock: storeSystemClock });
-    assert.equal((await again.get('new-1'))?.state, 'pending');
+    assert.equal((await again.tasks.get('new-1'))?.state, 'pending');
     await again.close();
   });
 
@@ -197,7 +197,7 @@ describe('sqlite store: migrations', () => {
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     const seen: string[] = [];
     for (let after: { dueAt: number; seq: number } | null = null; ; ) {
-      const page = await store.loadDue(Number.POSITIVE_INFINITY, after, 250);
+      const page = await store.tasks.loadDue(Number.POSITIVE_INFINITY, after, 250);
       seen.push(...page.map((r) => r.id));
       if (page.length < 250) break;
       after = { dueAt: page.at(-1)!.dueAt, seq: page.at(-1)!.seq };
@@ -223,13 +223,13 @@ describe('sqlite store: migrations', () => {
     const expected = new Array<number>(48).fill(0);
     expected[hourOf(bucket)] = 540;
     expected[hourOf(bucket + 1)] = 60;
-    let got = await store.dueHistogram({ from, to, bucketMs: HOUR });
+    let got = await store.tasks.dueHistogram({ from, to, bucketMs: HOUR });
     assert.equal(got.coveredUntil, to);
     assert.deepEqual(got.counts, expected);
-    assert.deepEqual((await store.dueHistogram({ from, to, bucketMs: HOUR, topic: 't' })).counts, expected);
+    assert.deepEqual((await store.tasks.dueHistogram({ from, to, bucketMs: HOUR, topic: 't' })).counts, expected);
     // Unparked into tasks_due (loadDue reaches them): counted from the index instead, once.
-    await store.loadDue(Number.POSITIVE_INFINITY, null, 1);
-    got = await store.dueHistogram({ from, to, bucketMs: HOUR });
+    await store.tasks.loadDue(Number.POSITIVE_INFINITY, null, 1);
+    got = await store.tasks.dueHistogram({ from, to, bucketMs: HOUR });
     assert.deepEqual(got.counts, expected);
     await store.close();
     const db = new Database(path, { readonly: true });
@@ -269,11 +269,11 @@ describe('sqlite store: migration 0008 (acked_receipt)', () => {
     writeVersion4(path, ['old-1']);
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
-      const [reserved] = await store.reserve(['old-1'], T0 + 2_000);
+      const [reserved] = await store.tasks.reserve(['old-1'], T0 + 2_000);
       assert.ok(reserved?.receipt);
-      assert.equal((await store.ack('old-1', reserved.receipt, T0 + 2_001)).status, 'acked');
-      assert.equal((await store.ack('old-1', reserved.receipt, T0 + 2_001)).status, 'already_acked');
-      assert.equal((await store.ack('old-1', `${reserved.receipt}x`, T0 + 2_002)).status, 'stale');
+      assert.equal((await store.tasks.ack('old-1', reserved.receipt, T0 + 2_001)).status, 'acked');
+      assert.equal((await store.tasks.ack('old-1', reserved.receipt, T0 + 2_001)).status, 'already_acked');
+      assert.equal((await store.tasks.ack('old-1', `${reserved.receipt}x`, T0 + 2_002)).status, 'stale');
     } finally {
       await store.close();
     }
@@ -311,14 +311,14 @@ describe('sqlite store: migration 0011 (attempt history)', () => {
     writeVersion9();
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
-      const old = await store.get('failed-once');
+      const old = await store.tasks.get('failed-once');
       assert.deepEqual([old?.history, old?.lastError, old?.payload], [[], 'boom', '{"v":1}']);
-      assert.deepEqual((await store.get('done'))?.history, []);
-      const [second] = await store.reserve(['failed-once'], T0 + 2_000);
-      await store.nack({ id: 'failed-once', receipt: second!.receipt!, now: T0 + 2_010, delayMs: 0, error: 'again', random: 0 });
-      const [third] = await store.reserve(['failed-once'], T0 + 2_100);
-      assert.equal((await store.ack('failed-once', third!.receipt!, T0 + 2_103)).status, 'acked');
-      assert.deepEqual((await store.get('failed-once'))?.history, [
+      assert.deepEqual((await store.tasks.get('done'))?.history, []);
+      const [second] = await store.tasks.reserve(['failed-once'], T0 + 2_000);
+      await store.tasks.nack({ id: 'failed-once', receipt: second!.receipt!, now: T0 + 2_010, delayMs: 0, error: 'again', random: 0 });
+      const [third] = await store.tasks.reserve(['failed-once'], T0 + 2_100);
+      assert.equal((await store.tasks.ack('failed-once', third!.receipt!, T0 + 2_103)).status, 'acked');
+      assert.deepEqual((await store.tasks.get('failed-once'))?.history, [
         { attempt: 2, startedAt: T0 + 2_000, durationMs: 10, outcome: 'nacked', error: 'again' },
         { attempt: 3, startedAt: T0 + 2_100, durationMs: 3, outcome: 'acked', error: null },
       ]);

@@ -40,15 +40,15 @@ describe('sqlite store: a crash right after a reservation', () => {
     assert.notEqual(lost, 'none');
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
-      const row = await store.get('x');
+      const row = await store.tasks.get('x');
       assert.equal(row?.state, 'pending');
       assert.equal(row?.attempts, 0);
-      assert.equal((await store.stats()).byState.pending, 1, 'the counters agree');
-      assert.equal((await store.ack('x', lost, Date.now())).status, 'stale', 'an ack of the lost delivery is refused');
-      const [again] = await store.reserve(['x'], Date.now());
+      assert.equal((await store.tasks.stats()).byState.pending, 1, 'the counters agree');
+      assert.equal((await store.tasks.ack('x', lost, Date.now())).status, 'stale', 'an ack of the lost delivery is refused');
+      const [again] = await store.tasks.reserve(['x'], Date.now());
       assert.equal(again?.attempts, 1);
       assert.notEqual(again?.receipt, lost);
-      assert.equal((await store.ack('x', again.receipt!, Date.now())).status, 'acked');
+      assert.equal((await store.tasks.ack('x', again.receipt!, Date.now())).status, 'acked');
     } finally {
       await store.close();
     }
@@ -59,10 +59,10 @@ describe('sqlite store: a crash right after a reservation', () => {
     const receipt = await crashAfterClaim(path, 'after-turn');
     const store = await openSqliteStore(path, { clock: storeSystemClock });
     try {
-      const row = await store.get('x');
+      const row = await store.tasks.get('x');
       assert.equal(row?.state, 'reserved');
       assert.equal(row?.attempts, 1);
-      assert.equal((await store.ack('x', receipt, Date.now())).status, 'acked');
+      assert.equal((await store.tasks.ack('x', receipt, Date.now())).status, 'acked');
     } finally {
       await store.close();
     }

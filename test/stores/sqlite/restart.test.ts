@@ -85,8 +85,8 @@ describe('sqlite store under the engine', () => {
     const setup = await openSqliteStore(path, { clock: storeSystemClock });
     // Overdue by up to an hour, inserted in an order unrelated to runAt.
     const overdue = shuffled(Array.from({ length: N }, (_, i) => task(`o${i}`, T0 - 3_600_000 + i * 100)));
-    for (let i = 0; i < N; i += 1_000) await setup.schedule(overdue.slice(i, i + 1_000), T0 - 3_700_000);
-    await setup.schedule(
+    for (let i = 0; i < N; i += 1_000) await setup.tasks.schedule(overdue.slice(i, i + 1_000), T0 - 3_700_000);
+    await setup.tasks.schedule(
       [
         task('expired', T0 - 600_000, { ttrMs: 1_000 }),
         task('held', T0 - 600_000, { ttrMs: 3_600_000 }),
@@ -96,10 +96,10 @@ describe('sqlite store under the engine', () => {
       ],
       T0 - 3_700_000,
     );
-    const claimed = await setup.reserve(['expired', 'held', 'dead', 'acked'], T0 - 600_000);
+    const claimed = await setup.tasks.reserve(['expired', 'held', 'dead', 'acked'], T0 - 600_000);
     const receipt = (id: string): string => claimed.find((r) => r.id === id)!.receipt!;
-    assert.equal((await setup.nack({ id: 'dead', receipt: receipt('dead'), now: T0 - 599_000, random: 0 })).status, 'dead');
-    assert.equal((await setup.ack('acked', receipt('acked'), T0 - 599_000)).status, 'acked');
+    assert.equal((await setup.tasks.nack({ id: 'dead', receipt: receipt('dead'), now: T0 - 599_000, random: 0 })).status, 'dead');
+    assert.equal((await setup.tasks.ack('acked', receipt('acked'), T0 - 599_000)).status, 'acked');
     await setup.close();
 
     const clock = new ManualClock(T0);

@@ -286,12 +286,12 @@ describe('sqlite store: its clock', () => {
     const store = await openSqliteStore(join(dir, 'c.db'), { clock });
     try {
       assert.equal(clock.pendingTimers, 0, 'an idle store arms nothing');
-      const scheduled = store.schedule([task('a')], T0);
+      const scheduled = store.tasks.schedule([task('a')], T0);
       assert.equal(clock.pendingTimers, 1, 'the flush of this turn');
       clock.advance(0);
       assert.equal((await scheduled)[0]?.created, true);
       assert.equal(clock.pendingTimers, 1, 'the checkpoint pass that copies the commit');
-      const second = store.schedule([task('b')], T0);
+      const second = store.tasks.schedule([task('b')], T0);
       clock.advance(0);
       await second;
       assert.equal(clock.pendingTimers, 1, 'one pass for every commit within its interval');
