@@ -135,7 +135,7 @@ export class LoopRunner implements WorkerHooks {
       store.coordination !== null
         ? new SharedDispatcher(context, { shared: store.coordination, placeRemote: (ref, source) => this.timers.placeRemote(ref, source), pauses, flow, gate, giveBack })
         : new LocalDispatcher(context, { pauses, flow, gate, giveBack });
-    const driver = (this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, runTimers: store.runTimers }));
+    const driver = (this.driver = new TimerDriver(context, { onDue: this.onDue, tickMs: tuning.tickMs, runTimers: store.tasks.runTimers }));
     const loader = (this.loader = new Loader(context, { place: (ref) => this.timers.placeLoaded(ref), backlog: this.dispatcher }));
     const window = (): number => loader.loadTarget;
     const open = (): boolean => this.current !== 'sealed';

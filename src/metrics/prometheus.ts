@@ -261,7 +261,7 @@ export class QueueMetrics implements QueueObserver {
   /**
    * The store with the operations of its role objects (`store.tasks`, `store.schedules`...)
    * timed. Calls go to the role object itself (a method runs with it as `this`); the store's
-   * other members (`runTimers`, `transactional`...) pass through.
+   * other members (`tasks.runTimers`, `transactional`...) pass through.
    */
   wrapStore<S extends TaskStore>(store: S): S {
     this.coordination = store.coordination;

@@ -45,7 +45,7 @@ describe('the registry of store kinds', () => {
         const store = await openStore(spec);
         try {
           assert.equal(store.coordination !== null, storeKindOf(spec)?.shared, spec);
-          assert.equal(store.runTimers !== undefined, spec === 'memory', spec);
+          assert.equal(store.tasks.runTimers !== undefined, spec === 'memory', spec);
         } finally {
           await store.close();
         }

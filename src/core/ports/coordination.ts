@@ -1,7 +1,7 @@
 /**
  * The coordination parts a store may have: the shared part of a store several processes
  * open (`store.coordination`), and the index of the engine's run timers a store may keep
- * for it (`store.runTimers`).
+ * for it (`store.tasks.runTimers`).
  */
 import type { ReservedTask, TimerRef } from '../task/model.js';
 import type { TimerHandle } from '../wheel/timer.js';
@@ -90,7 +90,7 @@ export type RunTimerHandle = TimerHandle<TimerRef>;
  * Where a store keeps its tasks' run timer handles for the engine, when it offers to (the
  * memory store: on each task object, so scheduling and firing a timer touch no map by id;
  * ADR 0019). The engine only calls these methods and never sees where a handle lives; a
- * store without one (`TaskStore.runTimers` absent) leaves the engine to keep its run timers
+ * store without one (`store.tasks.runTimers` absent) leaves the engine to keep its run timers
  * in a map of its own. Synchronous: they are called on the engine's own path.
  */
 export interface RunTimerIndex {
@@ -102,7 +102,7 @@ export interface RunTimerIndex {
   take(id: string, ref?: TimerRef): RunTimerHandle | undefined;
 }
 
-/** @deprecated since 0.x: the engine no longer writes into a store's objects; a store offers a `RunTimerIndex` (`TaskStore.runTimers`) instead. */
+/** @deprecated since 0.x: the engine no longer writes into a store's objects; a store offers a `RunTimerIndex` (`store.tasks.runTimers`) instead. */
 export interface TimerHome {
   runTimer: RunTimerHandle | undefined;
 }

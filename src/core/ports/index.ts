@@ -40,7 +40,13 @@ export type * from './topic-pauses.js';
 export type * from './transactions.js';
 
 /** A store's tasks role (`store.tasks`): producers, the timer source, consumers and inspection (ports/tasks.ts). */
-export interface TaskRoles extends ProducerStore, TimerSource, ConsumerStore, InspectorStore {}
+export interface TaskRoles extends ProducerStore, TimerSource, ConsumerStore, InspectorStore {
+  /**
+   * Where the store keeps the engine's run timers, when it offers to (the memory store, on
+   * its task objects: ports/coordination.ts RunTimerIndex); absent: the engine keeps them.
+   */
+  readonly runTimers?: RunTimerIndex | undefined;
+}
 
 /** A store's topics role (`store.topics`): the paused topics, and the limits with the state they govern. */
 export interface TopicStore extends TopicPauseStore, TopicLimitStore {}
@@ -72,11 +78,6 @@ export interface TaskStore {
    * timers and deliver every task twice.
    */
   readonly coordination: SharedDispatch | null;
-  /**
-   * Where the store keeps the engine's run timers, when it offers to (the memory store, on
-   * its task objects: ports/coordination.ts RunTimerIndex); absent: the engine keeps them.
-   */
-  readonly runTimers?: RunTimerIndex | undefined;
   /**
    * Scheduling and cancelling inside a transaction of the caller's (ports/transactions.ts):
    * set by a store that keeps its tasks in the caller's database (PostgreSQL), else null.

@@ -10,7 +10,7 @@ export interface TimerDriverParams {
   readonly onDue: (refs: TimerRef[]) => void;
   /** The wheel's tick (EngineTuning.tickMs). Default 1 ms. */
   readonly tickMs?: number;
-  /** Where the store keeps run timers, when it offers to (TaskStore.runTimers). */
+  /** Where the store keeps run timers, when it offers to (store.tasks.runTimers). */
   readonly runTimers?: RunTimerIndex | undefined;
 }
 
