@@ -17,7 +17,7 @@ import { addDue, dropDue, DueMinutes } from './due-minutes.js';
 import { MemoryPushSubscriptions } from './push-subscriptions.js';
 import { MemoryReceipts } from './receipts.js';
 import { MemorySchedules } from './recurring-schedules.js';
-import { runRef, taskOfRef, type StoredTask } from './stored-task.js';
+import { runRef, runTimersOnTasks, taskOfRef, type StoredTask } from './stored-task.js';
 import { MemoryTopicPauses } from './topic-pauses.js';
 import { MemoryTopicLimits } from './topic-limits.js';
 import { FlowLedger } from '../../core/flow/flow-ledger.js';
@@ -28,25 +28,7 @@ export class MemoryStore implements TaskStore, TaskRoles {
   readonly tasks: TaskRoles = this;
   readonly horizonMs = Number.POSITIVE_INFINITY;
   readonly coordination: SharedDispatch | null = null;
-  /**
-   * The engine's run timers, each on its task object (stored-task.ts): scheduling and firing
-   * a timer touch no map by id (ADR 0019). The store writes the field; the engine calls these.
-   */
-  readonly runTimers: RunTimerIndex = {
-    get: (ref) => this.taskFor(ref)?.runTimer,
-    set: (ref, handle) => {
-      const task = this.taskFor(ref);
-      if (task === undefined) return false;
-      task.runTimer = handle;
-      return true;
-    },
-    take: (id, ref) => {
-      const task = ref === undefined ? this.byId.get(id) : this.taskFor(ref);
-      const held = task?.runTimer;
-      if (held !== undefined) task!.runTimer = undefined;
-      return held;
-    },
-  };
+  readonly runTimers: RunTimerIndex = runTimersOnTasks((id) => this.byId.get(id)); // on the task objects (ADR 0019)
   readonly transactional = null;
   private readonly byId = new Map<string, StoredTask>();
   /**

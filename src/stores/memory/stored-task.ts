@@ -1,5 +1,5 @@
 /** A task as the memory store keeps it, and the run refs that point back at it. */
-import type { RunTimerHandle } from '../../core/ports/index.js';
+import type { RunTimerHandle, RunTimerIndex } from '../../core/ports/index.js';
 import type { AttemptEntry } from '../../core/task/history.js';
 import { laneOf, type TaskRecord, type TaskState, type TimerRef } from '../../core/task/model.js';
 
@@ -54,4 +54,28 @@ export function runRef(task: StoredTask): TimerRef {
 /** The task a run ref of this store carries; undefined for any other ref. */
 export function taskOfRef(ref: TimerRef): StoredTask | undefined {
   return (ref as Partial<OwnRunRef>).task;
+}
+
+/**
+ * The engine's run timers kept on the tasks themselves (TaskStore's RunTimerIndex): a ref of
+ * this store finds its task without a lookup, any other ref or a bare id through `byId`.
+ * The store writes the field; the engine only calls these.
+ */
+export function runTimersOnTasks(byId: (id: string) => StoredTask | undefined): RunTimerIndex {
+  const taskFor = (ref: TimerRef): StoredTask | undefined => taskOfRef(ref) ?? byId(ref.id);
+  return {
+    get: (ref) => taskFor(ref)?.runTimer,
+    set: (ref, handle) => {
+      const task = taskFor(ref);
+      if (task === undefined) return false;
+      task.runTimer = handle;
+      return true;
+    },
+    take: (id, ref) => {
+      const task = ref === undefined ? byId(id) : taskFor(ref);
+      const held = task?.runTimer;
+      if (task !== undefined) task.runTimer = undefined;
+      return held;
+    },
+  };
 }
