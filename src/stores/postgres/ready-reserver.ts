@@ -11,8 +11,9 @@
  * so each ready task is reserved by one consumer, once per attempt, and never before its
  * runAt (the statement checks it). A call that finds nothing waits (ReadyWaiters, one
  * "shard": the lane) until a promotion anywhere says the lane has due tasks (the ready
- * channel, or this process's own promote directly), or the sweep (every SWEEP_MS while it
- * waits: the safety net for a notification lost in a reconnect), or its signal aborts.
+ * channel, or this process's own promote directly), or the sweep (due SWEEP_MS after the
+ * lane's last one, reached by the wait that spans it or by the first call after it, one that
+ * does not wait included: the safety net for a notification lost), or its signal aborts.
  *
  * `tasks_due` holds every lane's due tasks in one (due time, seq) order, so a statement
  * that started from the beginning would walk past the index entries of every due task of
@@ -108,6 +109,9 @@ export class ReadyReserver {
 
   async reserveReady(lane: string, max: number, now: () => number, ttrMs: number | undefined, signal: AbortSignal): Promise<ReservedTask[]> {
     const want = Math.min(max, MAX_RESERVE);
+    // A call that does not wait (waitMs 0) never reaches the sweep in waiters.wait: it sweeps
+    // here, or a task whose ready notice was lost is never looked for by such a consumer.
+    this.waiters.sweepIfDue(lane);
     for (;;) {
       if (this.stopped) return [];
       if (this.waiters.candidates(lane).length > 0) {
