@@ -16,6 +16,7 @@ import type { RecurringScheduleSwap, TaskStore } from '../src/core/ports/index.j
 import { DelayQueue } from '../src/open-queue.js';
 import { openStore } from '../src/stores/open-store.js';
 import { preciseNow } from './report.js';
+import { withMembers } from '../src/testing/with-members.js';
 
 const PAYLOAD = { p: 'x'.repeat(64 - '{"p":""}'.length) };
 const [url, prefix] = process.argv.slice(2);
@@ -35,16 +36,6 @@ function countingSwaps(store: TaskStore): TaskStore {
   return withMembers(store, { schedules });
 }
 
-/** `target` with some members replaced; its other methods run with `target` as `this`. */
-function withMembers<T extends object>(target: T, replaced: Partial<T>): T {
-  return new Proxy(target, {
-    get(of, property) {
-      if (Object.hasOwn(replaced, property)) return replaced[property as keyof T];
-      const value: unknown = Reflect.get(of, property, of);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(of) : value;
-    },
-  });
-}
 const queue = await DelayQueue.open({ store: countingSwaps(await openStore(url, { prefix })) });
 let out: string[] = [];
 const flush = (): void => {
