@@ -184,7 +184,7 @@ describe('postgres: a due task whose notices are lost', () => {
       const consumerStore = await open(schema, c.consumer, consumerWarnings);
       consumer = await DelayQueue.open({ store: consumerStore });
       const settleBy = Date.now() + 15_000;
-      const sizes = (): number[] => [ownerStore.shared.leases.size, consumerStore.shared.leases.size];
+      const sizes = (): number[] => [ownerStore.coordination.leases.size, consumerStore.coordination.leases.size];
       while (!(sizes()[0] === 8 && sizes()[1] === 8) && Date.now() < settleBy) await sleep(50);
       assert.deepEqual(sizes(), [8, 8], 'the shards shared 8 and 8');
       if (c.owner === 'deaf' || c.consumer === 'deaf') {
@@ -197,7 +197,7 @@ describe('postgres: a due task whose notices are lost', () => {
       relay.mute();
       let n = 0;
       do id = `${name}-${n++}`;
-      while (!ownerStore.shared.leases.owns(shardOf(id, 16)));
+      while (!ownerStore.coordination.leases.owns(shardOf(id, 16)));
       runAt = Date.now() + LEAD_MS;
       await (c.producer === 'owner' ? owner : consumer).schedule({ id, topic: 'lost', payload: null, runAt });
       seen = await consume(consumer, 'lost', runAt + c.boundMs, c.waitMs);
