@@ -18,18 +18,18 @@ runLeaseConformance('postgres', async () => {
   const schema = freshSchema('leases');
   // Opening a store once creates the schema; the suite's processes then use its rows only.
   await (await openPostgresStore(`${PG_URL}?schema=${schema}`, { clock: storeSystemClock })).close();
-  const pools: ReturnType<typeof createPool>[] = [];
+  // One small pool for every view: a lease step is one statement, so views need no
+  // connection of their own, and the suite must not take many of the server's connections
+  // (100 here, shared with the other test file running beside it).
+  const pool = createPool(PG_URL, silentLogger, 10_000, 3);
+  const context = new PgContext(pool, schema, 0, 16, `lease conformance (schema ${schema})`);
   return {
-    async backend() {
-      const pool = createPool(PG_URL, silentLogger, 10_000, 2);
-      pools.push(pool);
-      return pgLeaseBackend(new PgContext(pool, schema, 0, 16, `lease conformance (schema ${schema})`));
-    },
+    backend: async () => pgLeaseBackend(context),
     clock: storeSystemClock,
     leaseMs: 2_000,
     pass: (ms) => sleep(ms),
     async close() {
-      for (const pool of pools) await pool.end();
+      await pool.end();
       await dropSchema(schema);
     },
   };
