@@ -22,6 +22,11 @@ end
 -- priority other than 0 (codec.ts), so any other body is 0. Decimal, -100..100.
 local PRIORITY_PATTERN = '^[^,|]*' .. string.rep(',[^,|]*', 14) .. ',(-?%d+)|'
 local function priorityOf(body)
+  -- Most bodies end their header in an empty field (no error, url, trace or priority): the
+  -- byte before the first '|' is a comma, found at memchr speed. The full pattern costs
+  -- ~0.9 us a body, run on every task promote.lua moves (~0.2 us this way).
+  local bar = string.find(body, '|', 1, true)
+  if bar == nil or string.byte(body, bar - 1) == 44 then return 0 end
   local p = string.match(body, PRIORITY_PATTERN)
   if p then return tonumber(p) end
   return 0
