@@ -83,6 +83,15 @@ export function cli(port: number, ...args: string[]): string {
   return `${result.stdout}${result.stderr}`;
 }
 
+/**
+ * Adds the user `mute` (password `mute-pw`) who may run every command but PUBLISH, and
+ * answers its URL: the notices of a process connected as it are lost (the lost-notice tests).
+ */
+export function addMuteUser(port: number): string {
+  cli(port, 'ACL', 'SETUSER', 'mute', 'on', '>mute-pw', '~*', '&*', '+@all', '-publish');
+  return `redis://mute:mute-pw@127.0.0.1:${port}`;
+}
+
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'delayq-redis-'));

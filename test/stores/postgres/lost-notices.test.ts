@@ -37,6 +37,7 @@ import { PROBE_MS } from '../../../src/stores/postgres/listener.js';
 import type { PostgresStore } from '../../../src/stores/postgres/postgres-store.js';
 import { POLL_MS } from '../../../src/stores/postgres/shared.js';
 import { storeSystemClock } from '../../../src/stores/system-clock.js';
+import { consumeUntil, type Delivered } from '../../helpers/lost-notices.js';
 import { dropSchema, freshSchema, PG_URL, pgUrlWith } from '../../helpers/postgres.js';
 
 /** The consumer's sweep while it counts on notices (shared.ts SWEEP_MS). */
@@ -108,29 +109,6 @@ class MuteRelay {
   }
 }
 
-interface Delivered {
-  readonly id: string;
-  readonly at: number;
-}
-
-/** Polls `topic` on `queue` until `until`, or WATCH_MORE_MS after a first delivery; acks at the end. */
-async function consume(queue: DelayQueue, topic: string, until: number, waitMs: number): Promise<Delivered[]> {
-  const seen: Delivered[] = [];
-  const receipts: { id: string; receipt: string }[] = [];
-  let stopAt = until;
-  while (Date.now() < stopAt) {
-    const deliveries = await queue.reserve(topic, { max: 10, waitMs, ttrMs: 60_000 });
-    for (const delivery of deliveries) {
-      seen.push({ id: delivery.id, at: Date.now() });
-      receipts.push({ id: delivery.id, receipt: delivery.receipt });
-      stopAt = Math.max(stopAt, Date.now() + WATCH_MORE_MS);
-    }
-    if (waitMs === 0) await sleep(NO_WAIT_PAUSE_MS);
-  }
-  for (const { id, receipt } of receipts) await queue.ack(id, receipt);
-  return seen;
-}
-
 /** How a process's notices are lost: not at all, muted (it believes it listens) or deaf (it knows, and polls). */
 type Hearing = 'hears' | 'muted' | 'deaf';
 
@@ -200,7 +178,7 @@ describe('postgres: a due task whose notices are lost', () => {
       while (!ownerStore.coordination.leases.owns(shardOf(id, 16)));
       runAt = Date.now() + LEAD_MS;
       await (c.producer === 'owner' ? owner : consumer).schedule({ id, topic: 'lost', payload: null, runAt });
-      seen = await consume(consumer, 'lost', runAt + c.boundMs, c.waitMs);
+      seen = await consumeUntil(consumer, 'lost', { until: runAt + c.boundMs, watchMoreMs: WATCH_MORE_MS, waitMs: c.waitMs, noWaitPauseMs: NO_WAIT_PAUSE_MS });
     } finally {
       await consumer?.close();
       await owner.close();

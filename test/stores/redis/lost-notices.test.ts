@@ -15,9 +15,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it, type TestContext } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayQueue } from '../../../src/open-queue.js';
-import { cli, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { consumeUntil, type Delivered } from '../../helpers/lost-notices.js';
+import { addMuteUser, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 
@@ -34,36 +34,14 @@ const POLL_MS = 500;
 /** A consumer that does not wait (waitMs 0) calls this often. */
 const NO_WAIT_PAUSE_MS = 200;
 
-interface Delivered {
-  readonly id: string;
-  readonly at: number;
-}
-
-/** Polls `topic` on `queue` until `until`, or WATCH_MORE_MS after a first delivery; acks at the end. */
-async function consume(queue: DelayQueue, topic: string, until: number, waitMs: number): Promise<Delivered[]> {
-  const seen: Delivered[] = [];
-  const receipts: { id: string; receipt: string }[] = [];
-  let stopAt = until;
-  while (Date.now() < stopAt) {
-    const deliveries = await queue.reserve(topic, { max: 10, waitMs, ttrMs: 60_000 });
-    if (waitMs === 0) await sleep(NO_WAIT_PAUSE_MS);
-    for (const delivery of deliveries) {
-      seen.push({ id: delivery.id, at: Date.now() });
-      receipts.push({ id: delivery.id, receipt: delivery.receipt });
-      stopAt = Math.max(stopAt, Date.now() + WATCH_MORE_MS);
-    }
-  }
-  for (const { id, receipt } of receipts) await queue.ack(id, receipt);
-  return seen;
-}
-
 describe('redis: a due task whose notices are lost', { skip }, () => {
   let server: RedisServer;
-  const mute = (): string => `redis://mute:mute-pw@127.0.0.1:${server.port}`;
+  let muteUrl = '';
+  const mute = (): string => muteUrl;
 
   before(async () => {
     server = await startRedis();
-    cli(server.port, 'ACL', 'SETUSER', 'mute', 'on', '>mute-pw', '~*', '&*', '+@all', '-publish');
+    muteUrl = addMuteUser(server.port);
   });
   after(async () => {
     await server.stop();
@@ -88,7 +66,7 @@ describe('redis: a due task whose notices are lost', { skip }, () => {
       await other.reserve('lost', { max: 1, waitMs: 1 });
       runAt = Date.now() + 300;
       await (producer === 'owner' ? owner : other).schedule({ id: `${prefix}-1`, topic: 'lost', payload: null, runAt });
-      seen = await consume(other, 'lost', runAt + boundMs, waitMs);
+      seen = await consumeUntil(other, 'lost', { until: runAt + boundMs, watchMoreMs: WATCH_MORE_MS, waitMs, noWaitPauseMs: NO_WAIT_PAUSE_MS });
     } finally {
       await other.close();
       await owner.close();

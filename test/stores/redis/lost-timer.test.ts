@@ -13,16 +13,17 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { DelayQueue } from '../../../src/open-queue.js';
-import { cli, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { addMuteUser, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 
 describe('redis: a timer message lost on its way to the shard owner', { skip }, () => {
   let server: RedisServer;
+  let muteUrl = '';
 
   before(async () => {
     server = await startRedis();
-    cli(server.port, 'ACL', 'SETUSER', 'mute', 'on', '>mute-pw', '~*', '&*', '+@all', '-publish');
+    muteUrl = addMuteUser(server.port);
   });
   after(async () => {
     await server.stop();
@@ -33,7 +34,7 @@ describe('redis: a timer message lost on its way to the shard owner', { skip }, 
     // One shard: the first process holds it (its share is 1 of 1 whatever the other does), the second owns nothing.
     const storeOptions = { prefix: 'lost', shards: 1 };
     const owner = await DelayQueue.open({ store: server.url, storeOptions });
-    const producer = await DelayQueue.open({ store: `redis://mute:mute-pw@127.0.0.1:${server.port}`, storeOptions });
+    const producer = await DelayQueue.open({ store: muteUrl, storeOptions });
     try {
       const runAt = Date.now() + 100;
       await producer.schedule({ id: 'lost-1', topic: 'lost', payload: null, runAt });
