@@ -51,6 +51,7 @@ export { openStore } from './stores/open-store.js';
 export { storeSystemClock } from './stores/system-clock.js';
 export type { StoreOptions } from './stores/open-store.js';
 export { MemoryStore } from './stores/memory/memory-store.js';
+export { MemoryTasks } from './stores/memory/memory-tasks.js';
 
 export { DelayQError, ERROR_CODES, isDelayQError } from './core/errors.js';
 export { PartialBatchError } from './core/partial-batch.js';

@@ -5,6 +5,7 @@ import { ackEachOneByOne } from '../../src/core/batch-fallbacks.js';
 import type { AckRequest, StoreAckOutcome } from '../../src/core/ports/index.js';
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import { MemoryTasks } from '../../src/stores/memory/memory-tasks.js';
 import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import { T0, deferred, flush, openManual } from '../helpers/engine.js';
 
@@ -282,7 +283,7 @@ describe('task lifecycle', () => {
   for (const batched of [true, false]) {
     it(`an ack the store fails to take leaves the task to its TTR, and it is delivered again (${batched ? 'ackMany' : 'one ack a delivery'})`, async () => {
       let failNextAck = true;
-      class FlakyStore extends MemoryStore {
+      class FlakyTasks extends MemoryTasks {
         override async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
           if (failNextAck) {
             failNextAck = false;
@@ -298,9 +299,9 @@ describe('task lifecycle', () => {
           return super.ackMany(acks, now);
         }
       }
-      const store = new FlakyStore();
+      const store = new MemoryStore((assertOpen) => new FlakyTasks(assertOpen));
       // A store with no batch path of its own: its ackMany acks one delivery at a time.
-      if (!batched) Object.defineProperty(store, 'ackMany', { value: (acks: readonly AckRequest[], now: number) => ackEachOneByOne(store, acks, now) });
+      if (!batched) Object.defineProperty(store.tasks, 'ackMany', { value: (acks: readonly AckRequest[], now: number) => ackEachOneByOne(store.tasks, acks, now) });
       const opened = await openManual({ store });
       q = opened.q;
       const attempts: number[] = [];
@@ -318,7 +319,7 @@ describe('task lifecycle', () => {
 
   it('a reservation the store fails to make puts the tasks back, and they are delivered once it recovers', async () => {
     let failNextReserve = true;
-    class FlakyReserves extends MemoryStore {
+    class FlakyReserves extends MemoryTasks {
       override async reserve(ids: readonly string[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
         if (failNextReserve) {
           failNextReserve = false;
@@ -335,7 +336,7 @@ describe('task lifecycle', () => {
         );
       }
     }
-    const opened = await openManual({ store: new FlakyReserves() });
+    const opened = await openManual({ store: new MemoryStore((assertOpen) => new FlakyReserves(assertOpen)) });
     q = opened.q;
     await q.schedule({ topic: 't', id: 'x' });
     await assert.rejects(q.reserve('t'), /database is locked/);
@@ -346,7 +347,7 @@ describe('task lifecycle', () => {
 
   it('close() settles the in-flight task before it closes the store', async () => {
     const calls: string[] = [];
-    class RecordingStore extends MemoryStore {
+    class RecordingTasks extends MemoryTasks {
       override async ack(id: string, receipt: string, now: number): Promise<StoreAckOutcome> {
         calls.push(`ack ${id}`);
         return super.ack(id, receipt, now);
@@ -354,6 +355,11 @@ describe('task lifecycle', () => {
       override async ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
         for (const a of acks) calls.push(`ack ${a.id}`);
         return super.ackMany(acks, now);
+      }
+    }
+    class RecordingStore extends MemoryStore<RecordingTasks> {
+      constructor() {
+        super((assertOpen) => new RecordingTasks(assertOpen));
       }
       override async close(): Promise<void> {
         calls.push('close');

@@ -6,6 +6,7 @@ import type { ExpireOutcome, Logger, RemoteTimerSource, SharedDispatch } from '.
 import type { ReservedTask, TimerRef } from '../../src/core/task/model.js';
 import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import { MemoryTasks } from '../../src/stores/memory/memory-tasks.js';
 import { MAX_NOTICE_TIMERS } from '../../src/engine/timers/notice-timers.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 import { openPushing } from '../helpers/push.js';
@@ -18,8 +19,8 @@ function recordingLogger(): Logger & { errors: string[] } {
   return { errors, debug: ignore, info: ignore, warn: ignore, error: (_obj, msg) => void errors.push(msg ?? '') };
 }
 
-/** A memory store whose next `failures` calls of `purge` / `expire` reject, counting every call. */
-class FlakyStore extends MemoryStore {
+/** A memory tasks role whose next `failures` calls of `purge` / `expire` reject, counting every call. */
+class FlakyTasks extends MemoryTasks {
   failures = 0;
   purges: { before: number; limit: number }[] = [];
   expiries = 0;
@@ -61,7 +62,7 @@ class SharedMemoryStore extends MemoryStore implements SharedDispatch {
     this.asked.add(topic);
     const mine = this.ready.filter((ref) => ref.topic === topic).slice(0, max);
     this.ready = this.ready.filter((ref) => !mine.includes(ref));
-    return this.reserveRefs(mine, now(), ttrMs);
+    return this.tasks.reserveRefs(mine, now(), ttrMs);
   }
 
   onRemoteTimer(listener: (ref: TimerRef, source: RemoteTimerSource) => void): void {
@@ -73,7 +74,7 @@ class SharedMemoryStore extends MemoryStore implements SharedDispatch {
 class SharedStoreWithoutHomes extends SharedMemoryStore {
 }
 
-const newTask = (id: string, runAt: number, topic = 't'): Parameters<MemoryStore['schedule']>[0][number] => ({
+const newTask = (id: string, runAt: number, topic = 't'): Parameters<MemoryTasks['schedule']>[0][number] => ({
   id, topic, payload: '1', runAt, maxAttempts: 1, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 },
 });
 
@@ -85,7 +86,7 @@ describe('engine loops', () => {
   });
 
   it('the janitor purges finished tasks past retention every purgeIntervalMs, at most purgeBatch a time', async () => {
-    const store = new FlakyStore();
+    const store = new MemoryStore((assertOpen) => new FlakyTasks(assertOpen));
     const opened = await openManual({ store, retentionMs: 1_000, purgeIntervalMs: 5_000, purgeBatch: 7 });
     q = opened.q;
     await q.schedule({ topic: 't', id: 'done' });
@@ -93,67 +94,67 @@ describe('engine loops', () => {
     await q.ack('done', delivery!.receipt);
     opened.clock.advance(4_999);
     await flush();
-    assert.deepEqual(store.purges, [], 'no purge before the interval');
+    assert.deepEqual(store.tasks.purges, [], 'no purge before the interval');
     opened.clock.advance(1);
     await flush();
-    assert.deepEqual(store.purges, [{ before: T0 + 5_000 - 1_000, limit: 7 }]);
+    assert.deepEqual(store.tasks.purges, [{ before: T0 + 5_000 - 1_000, limit: 7 }]);
     assert.equal(await q.get('done'), null, 'completed more than retentionMs ago: purged');
     opened.clock.advance(5_000);
     await flush();
-    assert.equal(store.purges.length, 2, 'and again one interval later');
+    assert.equal(store.tasks.purges.length, 2, 'and again one interval later');
   });
 
   it('the janitor keeps its interval after a purge fails', async () => {
-    const store = new FlakyStore();
+    const store = new MemoryStore((assertOpen) => new FlakyTasks(assertOpen));
     const logger = recordingLogger();
     const opened = await openManual({ store, logger, purgeIntervalMs: 1_000 });
     q = opened.q;
-    store.failures = 1;
+    store.tasks.failures = 1;
     opened.clock.advance(1_000);
     await flush();
     assert.deepEqual(logger.errors, ['purging finished tasks failed']);
     opened.clock.advance(999);
     await flush();
-    assert.equal(store.purges.length, 1);
+    assert.equal(store.tasks.purges.length, 1);
     opened.clock.advance(1);
     await flush();
-    assert.equal(store.purges.length, 2);
+    assert.equal(store.tasks.purges.length, 2);
   });
 
   it('an expiry the store fails is retried after storeRetryMs, and the task is delivered again', async () => {
-    const store = new FlakyStore();
+    const store = new MemoryStore((assertOpen) => new FlakyTasks(assertOpen));
     const logger = recordingLogger();
     const opened = await openManual({ store, logger, storeRetryMs: 300 });
     q = opened.q;
     await q.schedule({ topic: 't', id: 'x', ttrMs: 1_000 });
     assert.equal((await q.reserve('t'))[0]?.attempt, 1);
-    store.failures = 1;
+    store.tasks.failures = 1;
     opened.clock.advance(1_000);
     await flush();
-    assert.equal(store.expiries, 1);
+    assert.equal(store.tasks.expiries, 1);
     assert.deepEqual(logger.errors, ['expiring a reservation failed; will retry']);
     assert.equal((await q.get('x'))?.state, 'reserved');
     opened.clock.advance(299);
     await flush();
-    assert.equal(store.expiries, 1, 'not before storeRetryMs');
+    assert.equal(store.tasks.expiries, 1, 'not before storeRetryMs');
     opened.clock.advance(1);
     await flush();
-    assert.equal(store.expiries, 2);
+    assert.equal(store.tasks.expiries, 2);
     const [again] = await q.reserve('t');
     assert.equal(again?.id, 'x');
     assert.equal(again?.attempt, 2);
   });
 
   it('close() drops a pending expiry retry: no timer outlives the queue', async () => {
-    const store = new FlakyStore();
+    const store = new MemoryStore((assertOpen) => new FlakyTasks(assertOpen));
     const opened = await openManual({ store, storeRetryMs: 60_000, purgeIntervalMs: 3_600_000 });
     q = opened.q;
     await q.schedule({ topic: 't', id: 'x', ttrMs: 1_000 });
     await q.reserve('t');
-    store.failures = 1;
+    store.tasks.failures = 1;
     opened.clock.advance(1_000);
     await flush();
-    assert.equal(store.expiries, 1);
+    assert.equal(store.tasks.expiries, 1);
     await q.close();
     q = undefined;
     assert.equal(opened.clock.pendingTimers, 0);
@@ -186,7 +187,7 @@ describe('engine loops', () => {
     const opened = await openManual({ store });
     q = opened.q;
     // Another process scheduled it: this one learns of its timer from the store alone.
-    const [outcome] = await store.schedule([{ id: 'r', topic: 't', payload: '1', runAt: T0 + 50, maxAttempts: 1, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } }], T0);
+    const [outcome] = await store.tasks.schedule([{ id: 'r', topic: 't', payload: '1', runAt: T0 + 50, maxAttempts: 1, ttrMs: 1_000, backoff: { baseMs: 1, factor: 1, maxMs: 1, jitter: 0 } }], T0);
     store.remote!(outcome!.ref!, 'store');
     assert.equal((await q.stats()).timers, 1);
     opened.clock.advance(50);
@@ -202,7 +203,7 @@ describe('engine loops', () => {
       const store = new SharedStoreWithoutHomes();
       const opened = await openManual({ store });
       q = opened.q;
-      const [outcome] = await store.schedule([newTask('r', T0 + 50)], T0);
+      const [outcome] = await store.tasks.schedule([newTask('r', T0 + 50)], T0);
       const ref = outcome!.ref!;
       store.remote!(ref, 'store');
       store.remote!({ ...ref, dueAt: T0 + 5_000 }, 'notice');
@@ -219,7 +220,7 @@ describe('engine loops', () => {
       const store = new SharedStoreWithoutHomes();
       const opened = await openManual({ store });
       q = opened.q;
-      const [outcome] = await store.schedule([newTask('n', T0 + 30)], T0);
+      const [outcome] = await store.tasks.schedule([newTask('n', T0 + 30)], T0);
       store.remote!(outcome!.ref!, 'notice');
       assert.equal((await q.stats()).timers, 1);
       opened.clock.advance(30);
@@ -257,7 +258,7 @@ describe('engine loops', () => {
       const opened = await openPushing({ store });
       q = opened.q;
       store.remote!({ id: 'nobody', topic: '~push:made-up', kind: 'run', dueAt: T0 + 10, seq: 1, receipt: null }, 'notice');
-      const [real] = await store.schedule([{ ...newTask('own-url', T0 + 10, 'real'), url: 'https://hooks.example.com/x' }], T0);
+      const [real] = await store.tasks.schedule([{ ...newTask('own-url', T0 + 10, 'real'), url: 'https://hooks.example.com/x' }], T0);
       assert.equal(real!.ref!.topic, '~push:real');
       store.remote!(real!.ref!, 'notice');
       await flush();

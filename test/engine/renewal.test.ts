@@ -13,10 +13,11 @@ import type { AckRequest, ExtendOutcome, ExtendRequest, StoreAckOutcome } from '
 import type { Delivery } from '../../src/core/task/model.js';
 import type { HandlerContext } from '../../src/engine/workers/job.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import { MemoryTasks } from '../../src/stores/memory/memory-tasks.js';
 import { T0, flush, openManual } from '../helpers/engine.js';
 
-/** A memory store that counts its extend calls, and refuses them (the store out of reach) while `down`. */
-class CountingStore extends MemoryStore {
+/** A memory tasks role that counts its extend calls, and refuses them (the store out of reach) while `down`. */
+class CountingTasks extends MemoryTasks {
   extendCalls: ExtendRequest[][] = [];
   down = false;
   acked: string[] = [];
@@ -68,7 +69,7 @@ async function run(clock: ManualClock, total: number, step = 20): Promise<void> 
 
 describe('work: renewal while the handler runs', () => {
   it('runs a 1.5 s handler of a task with ttrMs 500 once, renewed, and acks it (it ran 5 times, 3 at once, and died)', async () => {
-    const store = new CountingStore();
+    const store = new MemoryStore((assertOpen) => new CountingTasks(assertOpen));
     const { q, clock } = await openManual({ store });
     try {
       const starts: number[] = [];
@@ -87,14 +88,14 @@ describe('work: renewal while the handler runs', () => {
       assert.deepEqual([starts.length, most], [1, 1], 'one run, never two at once');
       assert.deepEqual([task?.state, task?.attempts, task?.history.map((e) => e.outcome)], ['completed', 1, ['acked']]);
       assert.equal(task?.history[0]?.durationMs, 1_500, 'one attempt of 1.5 s');
-      assert.ok(store.extendCalls.length >= 3 && store.extendCalls.length <= 6, `renewed about every 1/3 of its ttr: ${store.extendCalls.length} calls`);
+      assert.ok(store.tasks.extendCalls.length >= 3 && store.tasks.extendCalls.length <= 6, `renewed about every 1/3 of its ttr: ${store.tasks.extendCalls.length} calls`);
     } finally {
       await close(q, clock);
     }
   });
 
   it('renews every running handler of the process in one store call per round, not one per task', async () => {
-    const store = new CountingStore();
+    const store = new MemoryStore((assertOpen) => new CountingTasks(assertOpen));
     const { q, clock } = await openManual({ store });
     try {
       q.work('batch', () => sleep(clock, 2_000), { concurrency: 100 });
@@ -104,9 +105,9 @@ describe('work: renewal while the handler runs', () => {
       await run(clock, 4_000, 5);
       const done = await q.list({ topic: 'batch', state: 'completed', limit: 100 });
       assert.equal(done.length, 60, 'every one acked, none expired');
-      const renewed = store.extendCalls.reduce((n, call) => n + call.length, 0);
+      const renewed = store.tasks.extendCalls.reduce((n, call) => n + call.length, 0);
       assert.ok(renewed >= 60 * 2, `each renewed at least twice over its 2 s: ${renewed}`);
-      assert.ok(store.extendCalls.length <= 12, `${store.extendCalls.length} calls for ${renewed} renewals: rounds are shared`);
+      assert.ok(store.tasks.extendCalls.length <= 12, `${store.tasks.extendCalls.length} calls for ${renewed} renewals: rounds are shared`);
     } finally {
       await close(q, clock);
     }
@@ -140,7 +141,7 @@ describe('work: the handler signal', () => {
   });
 
   it('aborts when the store is out of reach, before the reservation runs out, and the task goes elsewhere only after', async () => {
-    const store = new CountingStore();
+    const store = new MemoryStore((assertOpen) => new CountingTasks(assertOpen));
     const { q, clock } = await openManual({ store });
     try {
       const events: [string, number, string][] = [];
@@ -158,15 +159,15 @@ describe('work: the handler signal', () => {
       await q.schedule({ id: 'a', topic: 'w', ttrMs: 3_000 });
       await flush();
       await run(clock, 100);
-      store.down = true;
+      store.tasks.down = true;
       await run(clock, 4_000);
-      store.down = false;
+      store.tasks.down = false;
       await run(clock, 1_000);
       const [start1, abort1, start2] = events;
       assert.deepEqual(events.map(([e, , who]) => `${e} ${who}`), ['start first', 'abort first', 'start second']);
       assert.ok(abort1![1] < T0 + 3_000, `aborted at ${abort1![1] - T0} ms, before the reservation's end (3 s)`);
       assert.ok(start2![1] >= T0 + 3_000 && start2![1] > abort1![1], 'redelivered only after its end');
-      assert.ok(store.extendCalls.length >= 2, 'the failed renewal was asked again before the end');
+      assert.ok(store.tasks.extendCalls.length >= 2, 'the failed renewal was asked again before the end');
       assert.equal(start1![1], T0);
       const task = await q.get('a');
       assert.deepEqual(task?.history.map((e) => e.outcome), ['expired', 'acked'], 'the first attempt expired; its late ack changed nothing');
@@ -176,7 +177,7 @@ describe('work: the handler signal', () => {
   });
 
   it('after a freeze past the reservation\'s end, signal.aborted is true at the handler\'s first look, and the late renewal is never sent as a success', async () => {
-    const store = new CountingStore();
+    const store = new MemoryStore((assertOpen) => new CountingTasks(assertOpen));
     const { q, clock } = await openManual({ store });
     try {
       const looks: [number, boolean][] = [];
@@ -190,14 +191,14 @@ describe('work: the handler signal', () => {
       await q.schedule({ id: 'a', topic: 'w', ttrMs: 3_000 });
       await flush();
       await run(clock, 1_000, 50);
-      const callsBefore = store.extendCalls.length;
+      const callsBefore = store.tasks.extendCalls.length;
       // The process stops for 5 s: no timer runs, the clock moves on.
       clock.jump(5_000);
       clock.advance(0);
       await flush();
       const afterFreeze = looks.filter(([at]) => at >= T0 + 6_000);
       assert.deepEqual(afterFreeze[0]?.[1], true, `the first look after the freeze sees the loss: ${JSON.stringify(afterFreeze)}`);
-      assert.equal(store.extendCalls.length, callsBefore, 'no renewal asked for a reservation that ran out during the freeze');
+      assert.equal(store.tasks.extendCalls.length, callsBefore, 'no renewal asked for a reservation that ran out during the freeze');
     } finally {
       await close(q, clock);
     }
@@ -287,7 +288,7 @@ describe('work: the handler signal', () => {
   });
 
   it('a graceful close waits for a handler longer than its ttr, renewing it, and acks it', async () => {
-    const store = new CountingStore();
+    const store = new MemoryStore((assertOpen) => new CountingTasks(assertOpen));
     const { q, clock } = await openManual({ store });
     q.work('g', () => sleep(clock, 3_000));
     await q.schedule({ id: 'a', topic: 'g', ttrMs: 500 });
@@ -296,18 +297,18 @@ describe('work: the handler signal', () => {
     let closed = false;
     const closing = q.close().then(() => (closed = true));
     await run(clock, 2_000);
-    const during = await store.get('a');
+    const during = await store.tasks.get('a');
     assert.deepEqual([closed, during?.state, during?.attempts], [false, 'reserved', 1], 'renewed while the queue closes');
     await run(clock, 1_000);
     await closing;
     assert.equal(closed, true);
-    assert.deepEqual(store.acked, ['a']);
+    assert.deepEqual(store.tasks.acked, ['a']);
   });
 });
 
 describe('work: renewal on a slow store', () => {
-  /** A memory store whose extend answers `latencyMs` of the clock late, and which counts how far before its end each reservation was renewed. */
-  class SlowStore extends CountingStore {
+  /** A memory tasks role whose extend answers `latencyMs` of the clock late, and which counts how far before its end each reservation was renewed. */
+  class SlowTasks extends CountingTasks {
     latencyMs = 0;
     leads: number[] = [];
     clock: ManualClock | null = null;
@@ -323,10 +324,10 @@ describe('work: renewal on a slow store', () => {
   }
 
   it('renews earlier once the store answered slowly, so a slow answer still comes before the reservation counts as lost', async () => {
-    const store = new SlowStore();
+    const store = new MemoryStore((assertOpen) => new SlowTasks(assertOpen));
     const { q, clock } = await openManual({ store });
-    store.clock = clock;
-    store.latencyMs = 200;
+    store.tasks.clock = clock;
+    store.tasks.latencyMs = 200;
     try {
       let told: unknown = null;
       q.work('slow', async (_d, { signal }) => {
@@ -338,7 +339,7 @@ describe('work: renewal on a slow store', () => {
       await run(clock, 5_000);
       assert.equal(told, null, 'never lost');
       assert.deepEqual((await q.get('a'))?.history.map((e) => e.outcome), ['acked']);
-      const [first, ...later] = store.leads;
+      const [first, ...later] = store.tasks.leads;
       assert.ok(first! <= 340, `the first renewal at a third of the ttr left: ${first} ms`);
       assert.ok(later.length > 0 && later.every((lead) => lead >= 450), `then ahead by two round trips and the margin (>= 500 ms): ${later.join(', ')}`);
     } finally {
@@ -346,11 +347,11 @@ describe('work: renewal on a slow store', () => {
     }
   });
   it('never renews a reservation with more than half of it left, however slow the store: a slow store gets no more renewals to make', async () => {
-    const store = new SlowStore();
+    const store = new MemoryStore((assertOpen) => new SlowTasks(assertOpen));
     const { q, clock } = await openManual({ store });
-    store.clock = clock;
+    store.tasks.clock = clock;
     // Two round trips and the margin (200 + 2 x 430 ms) would be 1,060 ms of a 2,000 ms ttr.
-    store.latencyMs = 430;
+    store.tasks.latencyMs = 430;
     try {
       let told: unknown = null;
       q.work('slow', async (_d, { signal }) => {
@@ -360,11 +361,11 @@ describe('work: renewal on a slow store', () => {
       await q.schedule({ id: 'a', topic: 'slow', ttrMs: 2_000 });
       await flush();
       await run(clock, 11_000);
-      assert.equal(told, null, `never lost (renewed with ${store.leads.join(', ')} ms left)`);
-      const [, ...later] = store.leads;
+      assert.equal(told, null, `never lost (renewed with ${store.tasks.leads.join(', ')} ms left)`);
+      const [, ...later] = store.tasks.leads;
       assert.ok(later.length > 0, 'renewed');
       assert.ok(later.every((lead) => lead <= 1_000), `each renewal with at most half of the ttr left: ${later.join(', ')}`);
-      assert.ok(store.leads.length <= 10, `at most two renewals per ttr over 10 s: ${store.leads.length}`);
+      assert.ok(store.tasks.leads.length <= 10, `at most two renewals per ttr over 10 s: ${store.tasks.leads.length}`);
     } finally {
       await close(q, clock);
     }
@@ -373,22 +374,22 @@ describe('work: renewal on a slow store', () => {
 
 describe('work: an ack in flight', () => {
   it('keeps the reservation renewed until the store answered the ack, however slow it is', async () => {
-    const store = new (class extends CountingStore {
+    const store = new MemoryStore((assertOpen) => new (class extends CountingTasks {
       clock: ManualClock | null = null;
       override async ackMany(acks: readonly AckRequest[], _now: number): Promise<StoreAckOutcome[]> {
         // The store takes 2 s (four ttrs) to take the ack: it is applied as it arrives.
         await new Promise<void>((resolve) => this.clock!.setTimer(resolve, 2_000));
         return super.ackMany(acks, this.clock!.now());
       }
-    })();
+    })(assertOpen));
     const { q, clock } = await openManual({ store });
-    store.clock = clock;
+    store.tasks.clock = clock;
     try {
       q.work('w', () => sleep(clock, 1_000));
       await q.schedule({ id: 'a', topic: 'w', ttrMs: 500 });
       await flush();
       await run(clock, 5_000);
-      assert.deepEqual(store.acked, ['a'], 'acked, not run out while the ack was on its way');
+      assert.deepEqual(store.tasks.acked, ['a'], 'acked, not run out while the ack was on its way');
       assert.deepEqual((await q.get('a'))?.history.map((e) => [e.outcome, e.durationMs]), [['acked', 3_000]]);
     } finally {
       await close(q, clock);

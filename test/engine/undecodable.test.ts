@@ -10,12 +10,16 @@ import type { ReservedTask, TaskRecord, TimerRef } from '../../src/core/task/mod
 import { decodeDelivery, decodeTaskInfo, undecodableInfo, UNDECODABLE_ROW } from '../../src/core/task/undecodable.js';
 import type { EngineQueue } from '../../src/engine/engine-queue.js';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import { MemoryTasks } from '../../src/stores/memory/memory-tasks.js';
 import { flush, openManual, T0 } from '../helpers/engine.js';
 
-/** A memory store whose reservations of `spoilt` come back with a payload that is not JSON. */
-class SpoilingStore extends MemoryStore {
-  constructor(private readonly spoilt: string) {
-    super();
+/** A memory tasks role whose reservations of `spoilt` come back with a payload that is not JSON. */
+class SpoilingTasks extends MemoryTasks {
+  constructor(
+    assertOpen: () => void,
+    private readonly spoilt: string,
+  ) {
+    super(assertOpen);
   }
 
   override async reserveRefs(refs: readonly TimerRef[], now: number, ttrMs?: number): Promise<ReservedTask[]> {
@@ -46,7 +50,7 @@ describe('records the engine cannot read', () => {
   });
 
   it('a reserve delivers the others, with their attempt and receipt; the spoilt one is dead with UNDECODABLE_ROW', async () => {
-    const store = new SpoilingStore('bad');
+    const store = new MemoryStore((assertOpen) => new SpoilingTasks(assertOpen, 'bad'));
     const opened = await openManual({ store });
     q = opened.q;
     for (const id of ['a', 'bad', 'b']) await q.schedule({ id, topic: 't', payload: id });
@@ -54,14 +58,14 @@ describe('records the engine cannot read', () => {
     assert.deepEqual(got.map((d) => [d.id, d.attempt]), [['a', 1], ['b', 1]]);
     for (const d of got) await q.ack(d.id, d.receipt);
     await flush();
-    const bad = await store.get('bad');
+    const bad = await store.tasks.get('bad');
     assert.equal(bad?.state, 'dead');
     assert.equal(bad.lastError, `${UNDECODABLE_ROW}: its payload is not JSON`);
     assert.deepEqual({ ...(await q.stats()).counts }, { pending: 0, reserved: 0, completed: 2, dead: 1, cancelled: 0 });
   });
 
   it('get shows a pending task it cannot read as dead, and the store moves it', async () => {
-    const store = new SpoilingStore('bad');
+    const store = new MemoryStore((assertOpen) => new SpoilingTasks(assertOpen, 'bad'));
     const opened = await openManual({ store });
     q = opened.q;
     await q.schedule({ id: 'bad', topic: 't', payload: 1, delayMs: 60_000 });
@@ -74,7 +78,7 @@ describe('records the engine cannot read', () => {
   });
 
   it('a store without quarantine: the spoilt task\'s attempts fail until it is dead; the others are delivered', async () => {
-    const store = new SpoilingStore('bad');
+    const store = new MemoryStore((assertOpen) => new SpoilingTasks(assertOpen, 'bad'));
     const opened = await openManual({ store: withoutQuarantine(store) });
     q = opened.q;
     await q.schedule({ id: 'bad', topic: 't', payload: 1, maxAttempts: 3 });
@@ -87,7 +91,7 @@ describe('records the engine cannot read', () => {
       await flush();
     }
     assert.deepEqual(delivered, ['good']);
-    const bad = await store.get('bad');
+    const bad = await store.tasks.get('bad');
     assert.equal(bad?.state, 'dead');
     assert.equal(bad.lastError, `${UNDECODABLE_ROW}: its payload is not JSON`);
     assert.equal(bad.attempts, 3);

@@ -15,6 +15,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { MemoryStore } from '../../src/stores/memory/memory-store.js';
+import { MemoryTasks } from '../../src/stores/memory/memory-tasks.js';
 import { DelayQueue } from '../../src/open-queue.js';
 import { buildApp, type AppOptions } from '../../src/server/app.js';
 import { ConfigError, parseServerConfig } from '../../src/server/config.js';
@@ -115,8 +116,8 @@ describe('a server with a token', () => {
 });
 
 describe('/readyz says why only to a request with the token', () => {
-  /** A store that fails as a PostgreSQL store refused by its server would, naming where. */
-  class RefusedStore extends MemoryStore {
+  /** A tasks role that fails as a PostgreSQL store refused by its server would, naming where. */
+  class RefusedTasks extends MemoryTasks {
     failing = false;
     override async get(id: string): Promise<null> {
       if (this.failing) throw new Error('postgres store postgres://app:hunter2@db.internal:5432/prod?sslmode=require (schema billing): role "delayq_app" is not permitted to log in');
@@ -126,10 +127,10 @@ describe('/readyz says why only to a request with the token', () => {
 
   for (const token of [undefined, 'ready-token']) {
     it(`${token === undefined ? 'without a token' : 'with a token'}: {status} alone to everyone else; the reason, redacted, in the log`, async () => {
-      const store = new RefusedStore();
+      const store = new MemoryStore((assertOpen) => new RefusedTasks(assertOpen));
       const s = await serve(token === undefined ? {} : { token }, store);
       try {
-        store.failing = true;
+        store.tasks.failing = true;
         const answer = await rawRequest(s.port, { method: 'GET', target: '/readyz' });
         assert.equal(answer.status, 503);
         assert.deepEqual(JSON.parse(answer.text), { status: 'not ready' });
@@ -143,7 +144,7 @@ describe('/readyz says why only to a request with the token', () => {
           assert.match(body.error.message, /not permitted to log in/);
           assert.doesNotMatch(body.error.message, /hunter2/);
         }
-        store.failing = false;
+        store.tasks.failing = false;
         assert.deepEqual(JSON.parse((await rawRequest(s.port, { method: 'GET', target: '/readyz' })).text), { status: 'ready' });
       } finally {
         await stop(s);

@@ -3,12 +3,13 @@ import { describe, it } from 'node:test';
 import { ackEachOneByOne, cancelEachOneByOne } from '../../../src/core/batch-fallbacks.js';
 import type { AckRequest, StoreAckOutcome, StoreCancelOutcome } from '../../../src/core/ports/index.js';
 import { MemoryStore } from '../../../src/stores/memory/memory-store.js';
+import { MemoryTasks } from '../../../src/stores/memory/memory-tasks.js';
 import { runStoreConformance, task } from '../../../src/testing/store-conformance/index.js';
 
 runStoreConformance('memory', () => Promise.resolve({ store: new MemoryStore() }));
 
-/** A store with no batch path of its own: the shared fallbacks must keep the contract. */
-class OneByOneStore extends MemoryStore {
+/** A tasks role with no batch path of its own: the shared fallbacks must keep the contract. */
+class OneByOneTasks extends MemoryTasks {
   override ackMany(acks: readonly AckRequest[], now: number): Promise<StoreAckOutcome[]> {
     return ackEachOneByOne(this, acks, now);
   }
@@ -16,14 +17,14 @@ class OneByOneStore extends MemoryStore {
     return cancelEachOneByOne(this, ids, now);
   }
 }
-runStoreConformance('memory, batches one by one (core/batch-fallbacks.ts)', () => Promise.resolve({ store: new OneByOneStore() }));
+runStoreConformance('memory, batches one by one (core/batch-fallbacks.ts)', () => Promise.resolve({ store: new MemoryStore((assertOpen) => new OneByOneTasks(assertOpen)) }));
 
 describe('memory store receipts', () => {
   it('accept only the exact receipt of the current reservation, read without rebuilding it', async () => {
     const store = new MemoryStore();
     const at = Date.UTC(2030, 0, 1);
-    await store.schedule([task('a', { runAt: at }), task('b', { runAt: at })], at);
-    const [a, b] = await store.reserve(['a', 'b'], at);
+    await store.tasks.schedule([task('a', { runAt: at }), task('b', { runAt: at })], at);
+    const [a, b] = await store.tasks.reserve(['a', 'b'], at);
     const receipt = a!.receipt!;
     const other = b!.receipt!;
     const dot = receipt.indexOf('.');
@@ -38,10 +39,10 @@ describe('memory store receipts', () => {
       '',
       '.',
     ];
-    for (const bad of forged) assert.equal((await store.ack('a', bad, at + 1)).status, 'stale', bad);
-    assert.equal((await store.get('a'))?.receipt, receipt);
-    assert.equal((await store.ack('a', receipt, at + 2)).status, 'acked');
-    assert.equal((await store.ack('b', other, at + 2)).status, 'acked');
+    for (const bad of forged) assert.equal((await store.tasks.ack('a', bad, at + 1)).status, 'stale', bad);
+    assert.equal((await store.tasks.get('a'))?.receipt, receipt);
+    assert.equal((await store.tasks.ack('a', receipt, at + 2)).status, 'acked');
+    assert.equal((await store.tasks.ack('b', other, at + 2)).status, 'acked');
   });
 });
 
@@ -49,14 +50,14 @@ describe('memory store reserveRefs', () => {
   it('reserves through the task its ref points at, so a ref that outlived its task reserves nothing', async () => {
     const store = new MemoryStore();
     const at = Date.UTC(2030, 0, 1);
-    const [old] = await store.schedule([task('d', { runAt: at })], at - 10);
-    const [first] = await store.reserveRefs([old!.ref!], at);
-    assert.equal((await store.ack('d', first!.receipt!, at + 1)).status, 'acked');
-    assert.equal(await store.purge(at + 2, 10), 1);
-    const [fresh] = await store.schedule([task('d', { runAt: at + 100 })], at + 3);
+    const [old] = await store.tasks.schedule([task('d', { runAt: at })], at - 10);
+    const [first] = await store.tasks.reserveRefs([old!.ref!], at);
+    assert.equal((await store.tasks.ack('d', first!.receipt!, at + 1)).status, 'acked');
+    assert.equal(await store.tasks.purge(at + 2, 10), 1);
+    const [fresh] = await store.tasks.schedule([task('d', { runAt: at + 100 })], at + 3);
     assert.equal(fresh!.created, true);
-    assert.deepEqual(await store.reserveRefs([old!.ref!], at + 200), [], 'the purged task is not the new one');
-    const [claimed] = await store.reserveRefs([fresh!.ref!], at + 200);
+    assert.deepEqual(await store.tasks.reserveRefs([old!.ref!], at + 200), [], 'the purged task is not the new one');
+    const [claimed] = await store.tasks.reserveRefs([fresh!.ref!], at + 200);
     assert.equal(claimed?.id, 'd');
     assert.equal(claimed?.runAt, at + 100);
   });
@@ -69,33 +70,33 @@ describe('memory store reserved-task table', () => {
     // More reservations than the table's 4,096 slots are held at once: the first ones'
     // slots are taken over by later ones, and their acks must find them another way.
     const ids = Array.from({ length: 5_000 }, (_, i) => `t${i}`);
-    await store.schedule(
+    await store.tasks.schedule(
       ids.map((id) => task(id, { runAt: at })),
       at,
     );
-    const claimed = await store.reserve(ids, at);
+    const claimed = await store.tasks.reserve(ids, at);
     assert.equal(claimed.length, ids.length);
     // A receipt is only good for its own task, even when the slot it names holds another.
-    assert.equal((await store.ack('t1', claimed[4_097]!.receipt!, at + 1)).status, 'stale');
-    const outcomes = await store.ackMany(
+    assert.equal((await store.tasks.ack('t1', claimed[4_097]!.receipt!, at + 1)).status, 'stale');
+    const outcomes = await store.tasks.ackMany(
       claimed.map((c) => ({ id: c.id, receipt: c.receipt! })),
       at + 1,
     );
     assert.deepEqual(new Set(outcomes.map((o) => o.status)), new Set(['acked']));
-    assert.equal((await store.stats()).byState.completed, ids.length);
-    assert.equal((await store.ack('t0', claimed[0]!.receipt!, at + 2)).status, 'already_acked', 'the same ack again, whose slot moved on');
-    assert.equal((await store.ack('t0', claimed[4_096]!.receipt!, at + 2)).status, 'stale', 'the receipt of the task in its slot is not its own');
+    assert.equal((await store.tasks.stats()).byState.completed, ids.length);
+    assert.equal((await store.tasks.ack('t0', claimed[0]!.receipt!, at + 2)).status, 'already_acked', 'the same ack again, whose slot moved on');
+    assert.equal((await store.tasks.ack('t0', claimed[4_096]!.receipt!, at + 2)).status, 'stale', 'the receipt of the task in its slot is not its own');
   });
 
   it('frees the slot when a reservation fails or expires, so a retry is acked through its new one', async () => {
     const store = new MemoryStore();
     const at = Date.UTC(2030, 0, 1);
-    await store.schedule([task('r', { runAt: at })], at);
-    const [first] = await store.reserve(['r'], at);
-    assert.equal((await store.nack({ id: 'r', receipt: first!.receipt!, now: at + 1, delayMs: 5, random: 0 })).status, 'retrying');
-    const [second] = await store.reserve(['r'], at + 10);
+    await store.tasks.schedule([task('r', { runAt: at })], at);
+    const [first] = await store.tasks.reserve(['r'], at);
+    assert.equal((await store.tasks.nack({ id: 'r', receipt: first!.receipt!, now: at + 1, delayMs: 5, random: 0 })).status, 'retrying');
+    const [second] = await store.tasks.reserve(['r'], at + 10);
     assert.notEqual(second!.receipt, first!.receipt);
-    assert.equal((await store.ack('r', first!.receipt!, at + 11)).status, 'stale');
-    assert.equal((await store.ack('r', second!.receipt!, at + 11)).status, 'acked');
+    assert.equal((await store.tasks.ack('r', first!.receipt!, at + 11)).status, 'stale');
+    assert.equal((await store.tasks.ack('r', second!.receipt!, at + 11)).status, 'acked');
   });
 });
