@@ -20,7 +20,7 @@ import type { ShardLeases } from './shard-leases.js';
 import { timerLine } from './timer-lines.js';
 
 /** A failed load of a taken-over shard is tried again after this long. */
-const LOAD_RETRY_MS = 500;
+export const LOAD_RETRY_MS = 500;
 /** Timers read per page when loading a shard. */
 const LOAD_PAGE = 1_000;
 
@@ -38,10 +38,16 @@ export interface RemoteTimerBackend {
   readonly shards: number;
   /** Sends timer lines ("id lane dueAt seq", timer-lines.ts) to every process on the timers channel; fire and forget, never throws. */
   publish(lines: readonly string[]): void;
-  /** Reads one page of a shard's timers. */
+  /** Reads one page of a shard's timers: `limit` of them, fewer only when no more are due before `until`. */
   loadDuePage(request: DuePageRequest): Promise<readonly TimerRef[]>;
   /** Before a shard's timers are read up to `until` (Redis moves its parked tasks due by then back into the shard). */
   prepareShard?(shard: number, until: number): Promise<void>;
+}
+
+/** A load of a shard under way: the position of the last timer it handed on, where a retry goes on. */
+interface ShardLoad {
+  readonly shard: number;
+  after: DueCursor | null;
 }
 
 export interface RemoteTimerParts {
@@ -100,15 +106,19 @@ export class RemoteTimers {
   /**
    * A shard taken over: its timers within the horizon go to this process's wheel. Retried
    * until it succeeds (or the shard is lost again): a shard owned but not loaded would hold
-   * its tasks until a later owner loads it.
+   * its tasks until a later owner loads it. A retry goes on after the last timer handed on
+   * (the pages before it are not handed on twice), up to the horizon of its own time.
    */
   async loadShard(shard: number): Promise<void> {
+    const load: ShardLoad = { shard, after: null };
     for (;;) {
-      if (this.stopped || !this.parts.leases.owns(shard)) return;
+      if (!this.loading(shard)) return;
       try {
-        await this.loadShardOnce(shard);
+        await this.loadShardOnce(load);
         return;
       } catch {
+        // A read that fails once stop() was called arms no retry: nothing would cancel it.
+        if (!this.loading(shard)) return;
         await this.pause(LOAD_RETRY_MS);
       }
     }
@@ -124,17 +134,24 @@ export class RemoteTimers {
     this.retries.clear();
   }
 
-  private async loadShardOnce(shard: number): Promise<void> {
+  /** Whether a load of `shard` goes on: not after stop(), nor once the shard is lost. */
+  private loading(shard: number): boolean {
+    return !this.stopped && this.parts.leases.owns(shard);
+  }
+
+  private async loadShardOnce(load: ShardLoad): Promise<void> {
     const { backend, clock, horizonMs } = this.parts;
+    const { shard } = load;
     const until = clock.now() + horizonMs;
     await backend.prepareShard?.(shard, until);
-    let after: DueCursor | null = null;
     for (;;) {
-      const page = await backend.loadDuePage({ shard, until, after, limit: LOAD_PAGE });
+      const page = await backend.loadDuePage({ shard, until, after: load.after, limit: LOAD_PAGE });
+      // A page read once stop() was called (the store is closing) or the shard was lost is not handed on.
+      if (!this.loading(shard)) return;
       for (const ref of page) this.emit(ref);
       const last = page.at(-1);
       if (last === undefined || page.length < LOAD_PAGE) return;
-      after = { dueAt: last.dueAt, seq: last.seq };
+      load.after = { dueAt: last.dueAt, seq: last.seq };
     }
   }
 
