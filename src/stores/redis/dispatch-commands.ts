@@ -27,7 +27,7 @@ export async function promoteScript(
   client: RedisClient,
   shard: ShardKeys,
   p: PromoteArgs,
-): Promise<{ owned: boolean; pushed: Map<string, number>; ranked: Set<string>; reserved: [string, string][] }> {
+): Promise<{ owned: boolean; pushed: Map<string, number>; ranked: Set<string>; reserved: [string, string][]; noticeRefused: boolean }> {
   const topics = [...new Set(p.entries.map((e) => e.topic))];
   const keys = [...standardKeys(shard), shard.lease, ...topics.map((t) => shard.ready(t)), ...topics.map((t) => shard.readyRanked(t)), shard.parked, shard.parkedCounts];
   const args: Arg[] = [p.leaseValue, p.now, p.message, topics.length, ...topics.map(p.channelOf), ...topics.map(p.reserveFor), p.nonce];
@@ -35,13 +35,15 @@ export async function promoteScript(
   const reply = asArray(await run(client, 'promote', keys, args));
   const pushed = new Map<string, number>();
   const ranked = new Set<string>();
-  if (num(reply[0]) !== 1) return { owned: false, pushed, ranked, reserved: [] };
+  // 1: done; 2: done, but the server refused a PUBLISH (promote.lua); else the lease is not ours.
+  const status = num(reply[0]);
+  if (status !== 1 && status !== 2) return { owned: false, pushed, ranked, reserved: [], noticeRefused: false };
   topics.forEach((topic, i) => {
     const n = num(reply[i + 1] ?? 0);
     if (n > 0) pushed.set(topic, n);
     if (num(reply[topics.length + i + 1] ?? 0) > 0) ranked.add(topic);
   });
-  return { owned: true, pushed, ranked, reserved: pairs(reply.slice(2 * topics.length + 1)) };
+  return { owned: true, pushed, ranked, reserved: pairs(reply.slice(2 * topics.length + 1)), noticeRefused: status === 2 };
 }
 
 /**
@@ -69,7 +71,7 @@ export async function reserveReadyScript(
   return { remaining: num(reply[0]), retryAt: num(reply[1]), rankedLeft: num(reply[2]), belowLeft: num(reply[3]), reserved: pairs(reply.slice(4)) };
 }
 
-/** Reserved -> pending (attempt not counted) and back into the topic's ready list. */
+/** Reserved -> pending (attempt not counted) and back into the topic's ready list; how many, and whether the server refused the PUBLISH. */
 export async function releaseScript(
   client: RedisClient,
   shard: ShardKeys,
@@ -78,11 +80,12 @@ export async function releaseScript(
   channel: string,
   message: string,
   records: readonly { id: string; receipt: string }[],
-): Promise<number> {
+): Promise<{ released: number; noticeRefused: boolean }> {
   const keys = [...standardKeys(shard), shard.lease, shard.ready(topic), shard.readyRanked(topic)];
   const args: Arg[] = [now, channel, message];
   for (const r of records) args.push(r.id, r.receipt);
-  return num(await run(client, 'release', keys, args));
+  const reply = asArray(await run(client, 'release', keys, args));
+  return { released: num(reply[0]), noticeRefused: num(reply[1] ?? 0) === 1 };
 }
 
 /** SET NX PX plus a fencing counter: returns the lease value ("owner:fence") or null. */

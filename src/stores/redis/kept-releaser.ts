@@ -7,6 +7,7 @@
  * `stop()` gives back everything kept (a clean close loses no delivery to a ttr).
  */
 import type { RankedShards } from './ranked-shards.js';
+import type { RefusedNotices } from './refused-notices.js';
 import type { Clock, Logger, TimerToken } from '../../core/ports/index.js';
 import type { TaskRecord } from '../../core/task/model.js';
 import { releaseScript } from './dispatch-commands.js';
@@ -33,6 +34,7 @@ export class KeptTaskReleaser {
     private readonly waiters: ReadyWaiters,
     private readonly logger: Logger,
     private readonly ranked: RankedShards,
+    private readonly notices: RefusedNotices,
   ) {}
 
   size(topic: string): number {
@@ -110,7 +112,8 @@ export class KeptTaskReleaser {
           this.keys.readyChannel(topic),
           above ? `${shard} ${this.owner} r` : `${shard} ${this.owner}`,
           group.flatMap((r) => (r.receipt === null ? [] : [{ id: r.id, receipt: r.receipt }])),
-        ).then(() => {
+        ).then(({ noticeRefused }) => {
+          if (noticeRefused) this.notices.refused('release');
           if (above) this.ranked.set(topic, shard, true);
           this.waiters.notify(topic, shard);
         });

@@ -18,6 +18,7 @@ import type { Keyspace } from './keys.js';
 import { nextNonce } from '../shared/nonce.js';
 import type { ReadyWaiters } from '../../coordination/ready-waiters.js';
 import type { RankedShards } from './ranked-shards.js';
+import type { RefusedNotices } from './refused-notices.js';
 import { groupByShard, shardOf } from '../../coordination/router.js';
 import type { ShardHealth } from '../../coordination/shard-health.js';
 import { DelayQError, isDelayQError } from '../../core/errors.js';
@@ -41,6 +42,7 @@ export class Promoter {
     private readonly waiters: ReadyWaiters,
     private readonly health: ShardHealth,
     private readonly ranked: RankedShards,
+    private readonly notices: RefusedNotices,
   ) {
     this.promotions = new ShardBatcher((shard, items) => this.promoteShard(shard, items), MAX_SCRIPT_BATCH);
   }
@@ -123,6 +125,7 @@ export class Promoter {
       this.leases.markLost(shard);
       return done;
     }
+    if (result.noticeRefused) this.notices.refused('promote');
     for (const [id, body] of result.reserved) {
       const record = decodeTask(id, body).record;
       this.kept.keep(record.topic, [record]);

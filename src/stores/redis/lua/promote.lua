@@ -16,7 +16,9 @@
 -- ARGV[5..4+T] the ready channel of each topic, ARGV[5+T..4+2T] how many to reserve per topic,
 -- ARGV[5+2T] receipt nonce; then pairs: id, topic number (1..T)
 -- Returns: { 1, pushed per topic (T values), of which above priority 0 (T values), then id,
---   body per reserved task } or { 0 }. The wakeup message of a topic that had tasks above
+--   body per reserved task } or { 0 }; 2 in place of the 1 when a PUBLISH was refused (a
+--   user whose ACL lacks it): sent with pcall after the writes, which Redis does not roll
+--   back, so a refusal loses the notice only, not this reply and the tasks it reserved. The wakeup message of a topic that had tasks above
 --   priority 0 pushed ends in " r" (ranked-shards.ts).
 --   when the lease is not ours.
 -- @include reservation
@@ -94,7 +96,9 @@ end
 local out = { 1 }
 for k = 1, topics do
   if pushed[k] > 0 then
-    if above[k] > 0 then redis.call('PUBLISH', ARGV[4 + k], ARGV[3] .. ' r') else redis.call('PUBLISH', ARGV[4 + k], ARGV[3]) end
+    local message = ARGV[3]
+    if above[k] > 0 then message = message .. ' r' end
+    if type(redis.pcall('PUBLISH', ARGV[4 + k], message)) == 'table' then out[1] = 2 end
   end
   table.insert(out, pushed[k])
 end

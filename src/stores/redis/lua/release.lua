@@ -6,7 +6,8 @@
 -- (KEYS[7] is unused, so the ready list sits where promote.lua has its first one), KEYS[9]
 -- its ranked ready set, where a task of a priority other than 0 goes back (ADR 0057)
 -- ARGV[1] now, ARGV[2] the topic's ready channel, ARGV[3] the wakeup message; then pairs: id, receipt
--- Returns: the number released (a receipt no longer current is skipped)
+-- Returns: { the number released (a receipt no longer current is skipped), 1 when the PUBLISH
+--   was refused (sent with pcall, as promote.lua does) else 0 }
 -- @include codec
 local now = tonumber(ARGV[1])
 local now36 = b36(now)
@@ -25,6 +26,7 @@ for i = #ARGV - 1, 4, -2 do
     released = released + 1
   end
 end
-if released > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
 flushCounts()
-return released
+local refused = 0
+if released > 0 and type(redis.pcall('PUBLISH', ARGV[2], ARGV[3])) == 'table' then refused = 1 end
+return { released, refused }
