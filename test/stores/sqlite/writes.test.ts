@@ -38,30 +38,30 @@ describe('sqlite store: group commit through the store', () => {
   it('a batch with a constraint failure rejects whole; the calls sharing its transaction commit', async () => {
     const [bad, good, alsoGood] = await Promise.allSettled([
       // maxAttempts 0 breaks a CHECK on the second row, after the first row was inserted.
-      store.schedule([task('first'), task('broken', { maxAttempts: 0 })], T0),
-      store.schedule([task('other')], T0),
-      store.cancel('nope', T0),
+      store.tasks.schedule([task('first'), task('broken', { maxAttempts: 0 })], T0),
+      store.tasks.schedule([task('other')], T0),
+      store.tasks.cancel('nope', T0),
     ]);
     assert.equal(bad.status, 'rejected');
     assert.ok(bad.status === 'rejected' && isDelayQError(bad.reason, 'STORE_UNAVAILABLE'));
     assert.equal(good.status, 'fulfilled');
     assert.deepEqual(alsoGood.status === 'fulfilled' && alsoGood.value, { status: 'not_found' });
-    assert.equal(await store.get('first'), null, 'nothing of the failed batch is stored');
-    assert.equal(await store.get('broken'), null);
-    assert.equal((await store.get('other'))?.state, 'pending');
-    assert.equal((await store.stats()).byState.pending, 1, 'the counters only saw the committed write');
-    assert.deepEqual(await store.loadDue(Infinity, null, 10).then((refs) => refs.map((r) => r.id)), ['other']);
+    assert.equal(await store.tasks.get('first'), null, 'nothing of the failed batch is stored');
+    assert.equal(await store.tasks.get('broken'), null);
+    assert.equal((await store.tasks.get('other'))?.state, 'pending');
+    assert.equal((await store.tasks.stats()).byState.pending, 1, 'the counters only saw the committed write');
+    assert.deepEqual(await store.tasks.loadDue(Infinity, null, 10).then((refs) => refs.map((r) => r.id)), ['other']);
   });
 
   it('ackMany with the topic known (the worker path) acks, counts and judges receipts like ack', async () => {
-    await store.schedule([task('a'), task('b'), task('c')], T0);
-    const claimed = await store.reserve(['a', 'b', 'c'], T0 + 1_000);
+    await store.tasks.schedule([task('a'), task('b'), task('c')], T0);
+    const claimed = await store.tasks.reserve(['a', 'b', 'c'], T0 + 1_000);
     assert.deepEqual(
       claimed.map((c) => [c.id, c.topic, c.payload, c.runAt, c.attempts, c.maxAttempts, c.reservedUntil]),
       ['a', 'b', 'c'].map((id) => [id, 't', '{}', T0 + 1_000, 1, 3, T0 + 6_000]),
     );
     const [a, b] = claimed;
-    const outcomes = await store.ackMany(
+    const outcomes = await store.tasks.ackMany(
       [
         { id: 'a', receipt: a!.receipt!, topic: 't' },
         { id: 'b', receipt: 'not-the-receipt', topic: 't' },
@@ -71,33 +71,33 @@ describe('sqlite store: group commit through the store', () => {
       T0 + 1_500,
     );
     assert.deepEqual(outcomes, [{ status: 'acked', topic: 't' }, { status: 'stale' }, { status: 'not_found' }, { status: 'acked', topic: 't' }]);
-    assert.equal((await store.get('a'))?.state, 'completed');
-    assert.equal((await store.get('c'))?.state, 'reserved');
-    const stats = await store.stats();
+    assert.equal((await store.tasks.get('a'))?.state, 'completed');
+    assert.equal((await store.tasks.get('c'))?.state, 'reserved');
+    const stats = await store.tasks.stats();
     assert.deepEqual([stats.byState.completed, stats.byState.reserved, stats.byState.pending], [2, 1, 0]);
   });
 
   it('a single-statement write that fails (no savepoint) leaves nothing; its neighbours commit', async () => {
     const [before, bad, after] = await Promise.allSettled([
-      store.schedule([task('before')], T0),
-      store.schedule([task('lone', { ttrMs: 0 })], T0),
-      store.schedule([task('after')], T0),
+      store.tasks.schedule([task('before')], T0),
+      store.tasks.schedule([task('lone', { ttrMs: 0 })], T0),
+      store.tasks.schedule([task('after')], T0),
     ]);
     assert.equal(before.status, 'fulfilled');
     assert.ok(bad.status === 'rejected' && isDelayQError(bad.reason, 'STORE_UNAVAILABLE'));
     assert.equal(after.status, 'fulfilled');
-    assert.equal(await store.get('lone'), null);
-    assert.deepEqual((await store.list({ limit: 10 })).map((r) => r.id), ['after', 'before']);
-    assert.equal((await store.stats()).byState.pending, 2);
+    assert.equal(await store.tasks.get('lone'), null);
+    assert.deepEqual((await store.tasks.list({ limit: 10 })).map((r) => r.id), ['after', 'before']);
+    assert.equal((await store.tasks.stats()).byState.pending, 2);
   });
 
   it('settles writes queued before close instead of dropping them, and rejects later ones', async () => {
-    const pending = store.schedule([task('late')], T0);
+    const pending = store.tasks.schedule([task('late')], T0);
     await store.close();
     assert.equal((await pending)[0]?.created, true);
-    await assert.rejects(store.schedule([task('after')], T0), (e: unknown) => isDelayQError(e, 'QUEUE_CLOSED'));
+    await assert.rejects(store.tasks.schedule([task('after')], T0), (e: unknown) => isDelayQError(e, 'QUEUE_CLOSED'));
     store = (await openSqliteStore(join(dir, 'w.db'), { clock: storeSystemClock })) as SqliteStore;
-    assert.equal((await store.get('late'))?.state, 'pending');
+    assert.equal((await store.tasks.get('late'))?.state, 'pending');
   });
 });
 
