@@ -92,6 +92,19 @@ export function addMuteUser(port: number): string {
   return `redis://mute:mute-pw@127.0.0.1:${port}`;
 }
 
+/**
+ * The least a delayq store needs of a Redis user (docs/redis.md, "Least privilege"): its
+ * prefix's keys and channels, and every command but the dangerous and admin ones, with INFO
+ * given back (ioredis' ready check after a restart, and the eviction check, read it).
+ */
+export const LEAST_PRIVILEGE_RULES = (prefix: string): string[] => [`~${prefix}:*`, `&${prefix}:*`, '+@all', '-@dangerous', '-@admin', '+info'];
+
+/** Adds (or resets) user `prefix` with password `<prefix>-pw` and the least privilege for that prefix; its auth for a URL. */
+export function addLeastPrivilegeUser(port: number, prefix: string, rules = LEAST_PRIVILEGE_RULES(prefix)): string {
+  cli(port, 'ACL', 'SETUSER', prefix, 'reset', 'on', `>${prefix}-pw`, ...rules);
+  return `${prefix}:${prefix}-pw`;
+}
+
 export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'delayq-redis-'));
@@ -199,7 +212,7 @@ export function aclBacking(
   return {
     namespace: async () => {
       const prefix = `acl${++namespaces}x${process.pid}`;
-      setUser(prefix, 'on', `>${prefix}-pw`, '~*', '&*', '+@all');
+      setUser(prefix, 'reset', 'on', `>${prefix}-pw`, ...LEAST_PRIVILEGE_RULES(prefix));
       return { url: url(`${prefix}:${prefix}-pw`), storeOptions: { prefix, shards } };
     },
     refuseWrites: async (space, partition) => {
@@ -207,7 +220,7 @@ export function aclBacking(
       const keys = buildKeyspace(prefix, shards);
       const writable = [keys.meta, ...keys.shards.filter((s) => s.index !== partition).map((s) => s.pool)].map((key) => `%RW~${key.slice(0, key.lastIndexOf(':'))}:*`);
       setUser(prefix, 'resetkeys', '%R~*', ...writable);
-      return async () => setUser(prefix, 'resetkeys', '~*');
+      return async () => setUser(prefix, 'resetkeys', `~${prefix}:*`);
     },
     partitionOf: (_space, id) => shardOf(id, shards),
     // Any client may PUBLISH: here the server's default user, on a connection of its own.

@@ -10,6 +10,7 @@
 import { Socket } from 'node:net';
 import { Cluster, Redis, type ClusterNode, type ClusterOptions, type RedisOptions } from 'ioredis';
 import { DelayQError } from '../../core/errors.js';
+import type { Logger } from '../../core/ports/index.js';
 import { redactUrl } from '../../core/redact.js';
 import { unknownParameter, urlParameters } from '../shared/store-options.js';
 
@@ -206,10 +207,22 @@ export async function preloadScripts(client: RedisClient, sources: readonly stri
 /**
  * Refuses a Redis that may evict keys: an evicted task body or index entry is a task lost
  * or delivered twice, silently. INFO (not CONFIG GET) because managed Redis often renames CONFIG.
+ * A user whose ACL denies INFO (least privilege: `-@dangerous` takes it away) cannot check:
+ * the store opens and says so once, rather than refusing an application its queue.
  */
-export async function assertNoEviction(client: RedisClient): Promise<void> {
+export async function assertNoEviction(client: RedisClient, logger: Logger): Promise<void> {
   for (const node of dataNodes(client)) {
-    const info = await node.info('memory');
+    let info: string;
+    try {
+      info = await node.info('memory');
+    } catch (error) {
+      if (!(error instanceof Error && error.message.startsWith('NOPERM'))) throw error;
+      logger.warn(
+        { err: error },
+        'redis: this user may not run INFO, so the eviction policy is not checked: make sure the server runs with maxmemory-policy noeviction (an evicted key is a task lost or delivered twice)',
+      );
+      return;
+    }
     const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1] ?? 'unknown';
     if (policy !== 'noeviction')
       throw new DelayQError(

@@ -69,7 +69,7 @@ export async function openRedisStore(url: string, options: RedisStoreOptions): P
   client.on('error', (error: unknown) => logger.warn({ err: error }, 'redis connection error; ioredis reconnects'));
   try {
     await client.ping();
-    await assertNoEviction(client);
+    await assertNoEviction(client, logger);
     requireReplicas(client, wait);
     await preloadScripts(client, [...scripts().values()].map((script) => script.source));
     const keys = buildKeyspace(prefix, shards);

@@ -7,7 +7,7 @@ import { storeSystemClock } from '../../../src/stores/system-clock.js';
 import { scripts } from '../../../src/stores/redis/scripts.js';
 import { runSharedConformance } from '../../../src/testing/shared-conformance.js';
 import { runStoreConformance, scheduleRecord, task } from '../../../src/testing/store-conformance/index.js';
-import { aclBacking, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { aclBacking, addLeastPrivilegeUser, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 let server: RedisServer | undefined;
@@ -23,7 +23,13 @@ describe('redis store (one Redis)', { skip }, () => {
   });
 
   // A fresh namespace per case: the same server, nothing shared.
-  runStoreConformance('redis', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `t${++namespaces}`, shards: 4 }) }));
+  // Each namespace of the first run a user of its own with the least privilege (its prefix's
+  // keys and channels, no dangerous or admin command but INFO): every operation works so.
+  runStoreConformance('redis, least privilege', async () => {
+    const prefix = `t${++namespaces}`;
+    const url = `redis://${addLeastPrivilegeUser(server!.port, prefix)}@127.0.0.1:${server!.port}`;
+    return { store: await openRedisStore(url, { clock: storeSystemClock, prefix, shards: 4 }) };
+  });
   runStoreConformance('redis, 16 shards', async () => ({ store: await openRedisStore(server!.url, { clock: storeSystemClock, prefix: `u${++namespaces}` }) }));
   // Several processes on one namespace; a shard lease runs 5 s and a tick renews or takes one every second (docs/redis.md).
   // Each namespace a user of its own, so that one shard can be made to refuse writes.
@@ -46,6 +52,21 @@ describe('redis store (one Redis)', { skip }, () => {
     } finally {
       await evicting.stop();
       evicting.remove();
+    }
+  });
+
+  it('opens for a user who may not run INFO, warning once that the eviction policy is not checked', async () => {
+    const prefix = 'noinfo';
+    const auth = addLeastPrivilegeUser(server!.port, prefix, [`~${prefix}:*`, `&${prefix}:*`, '+@all', '-@dangerous', '-@admin']);
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, error: () => undefined, warn: (_: unknown, message?: string) => void warnings.push(message ?? '') };
+    const store = await openRedisStore(`redis://${auth}@127.0.0.1:${server!.port}`, { clock: storeSystemClock, prefix, shards: 2, logger: { ...logger, child: () => logger } as never });
+    try {
+      await store.tasks.schedule([task('a')], Date.now());
+      assert.equal((await store.tasks.get('a'))?.state, 'pending');
+      assert.equal(warnings.filter((w) => w.includes('maxmemory-policy noeviction')).length, 1, warnings.join(' | '));
+    } finally {
+      await store.close();
     }
   });
 
