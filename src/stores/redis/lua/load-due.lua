@@ -27,33 +27,54 @@ local function startRank(key)
   return lo
 end
 
-local function page(key)
-  local from = startRank(key)
-  local raw = redis.call('ZRANGE', key, from, from + limit - 1, 'WITHSCORES')
-  local out = {}
-  for i = 1, #raw, 2 do
-    local score = tonumber(raw[i + 1])
-    if untilScore ~= '+inf' and score >= tonumber(ARGV[1]) then break end
-    table.insert(out, { m = raw[i], score = score })
-  end
-  return out
+-- A source of one index's entries after the cursor, read `limit` at a time as the merge
+-- needs them: entries whose body is missing (an index left pointing at nothing) are skipped
+-- without counting, so they cannot end a page early. A page that comes back short tells the
+-- caller it has read everything (remote-timers.ts, the engine's loads): a short page with
+-- timers still after it would leave them unloaded.
+local function source(key)
+  return { key = key, rank = startRank(key), buf = {}, at = 1, done = false }
 end
 
-local runs, ttrs = {}, {}
-if ARGV[5] ~= 'ttr' then runs = page(KEYS[2]) end
-if ARGV[5] ~= 'run' then ttrs = page(KEYS[3]) end
+local function peek(src)
+  if src.at > #src.buf then
+    if src.done then return nil end
+    local raw = redis.call('ZRANGE', src.key, src.rank, src.rank + limit - 1, 'WITHSCORES')
+    src.rank = src.rank + limit
+    src.buf, src.at = {}, 1
+    for i = 1, #raw, 2 do
+      local score = tonumber(raw[i + 1])
+      if untilScore ~= '+inf' and score >= tonumber(ARGV[1]) then
+        src.done = true
+        break
+      end
+      table.insert(src.buf, { m = raw[i], score = score })
+    end
+    if #raw < 2 * limit then src.done = true end
+    if #src.buf == 0 then return nil end
+  end
+  return src.buf[src.at]
+end
+
+local none = { buf = {}, at = 1, done = true }
+local runs, ttrs = none, none
+if ARGV[5] ~= 'ttr' then runs = source(KEYS[2]) end
+if ARGV[5] ~= 'run' then ttrs = source(KEYS[3]) end
 local out = {}
-local i, j, n = 1, 1, 0
-while n < limit do
-  local a, b = runs[i], ttrs[j]
-  local pick, kind
+local n, skipped = 0, 0
+-- Skipped entries are bounded too (4x the limit, as reserve-ready.lua bounds its pops): a
+-- shard full of them cannot make one call long; the page then ends short, as before.
+while n < limit and skipped < limit * 4 do
+  local a, b = peek(runs), peek(ttrs)
+  local pick, kind, src
   if a and (not b or a.score < b.score or (a.score == b.score and seqOf(a.m) < seqOf(b.m))) then
-    pick, kind, i = a, 'run', i + 1
+    pick, kind, src = a, 'run', runs
   elseif b then
-    pick, kind, j = b, 'ttr', j + 1
+    pick, kind, src = b, 'ttr', ttrs
   else
     break
   end
+  src.at = src.at + 1
   local id = string.sub(pick.m, 8)
   local body = redis.call('HGET', KEYS[1], id)
   if body then
@@ -64,7 +85,9 @@ while n < limit do
     table.insert(out, t.seq)
     table.insert(out, laneOf(t))
     table.insert(out, kind == 'ttr' and (t.receipt or '') or '')
+    n = n + 1
+  else
+    skipped = skipped + 1
   end
-  n = n + 1
 end
 return out
