@@ -30,12 +30,24 @@ describe('client.events()', () => {
     const client = new DelayQClient({ url, token: 'k' });
     const stop = new AbortController();
     const events = client.events({ topic: 'ce', types: ['scheduled', 'cancelled'], signal: stop.signal });
+    // The stream is live once it yields: probes are scheduled until one comes back. (A fixed
+    // 100 ms wait raced the connection: on a loaded host c1's 'scheduled' went out before the
+    // stream was open, and the test waited for an event that had passed until its timeout.)
     const first = events.next();
-    await new Promise((r) => setTimeout(r, 100));
+    for (let probe = 0; ; probe++) {
+      await t.queue.schedule({ topic: 'ce', id: `probe${probe}`, delayMs: 60_000 });
+      const came = await Promise.race([first.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 50))]);
+      if (came) break;
+    }
     await t.queue.schedule({ topic: 'ce', id: 'c1', delayMs: 60_000 });
     await t.queue.schedule({ topic: 'other', id: 'x1', delayMs: 60_000 });
     await t.queue.cancel('c1');
-    const got = [(await first).value as TaskEventView, ...(await take(events, 1))];
+    const got: TaskEventView[] = [];
+    while (got.length < 2) {
+      const next = await events.next();
+      if (next.done === true) break;
+      if (!next.value.id.startsWith('probe')) got.push(next.value);
+    }
     assert.deepEqual(got.map((e) => [e.type, e.id, e.topic, e.attempt]), [['scheduled', 'c1', 'ce', 0], ['cancelled', 'c1', 'ce', null]]);
     stop.abort();
     assert.deepEqual(await events.next(), { value: undefined, done: true });
