@@ -9,7 +9,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
-    ignores: ['src/server/ui/**', 'scripts/lint/**', 'scripts/durations-reporter.js'],
+    ignores: ['src/server/ui/**', 'scripts/lint/**'],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
@@ -50,10 +50,9 @@ export default tseslint.config(
       ),
     },
   },
-  // The lint rules of this repository (plain JS: eslint.config.js imports them as they are),
-  // and the test runner's durations reporter (plain JS: node --test loads it before tsx).
+  // The lint rules of this repository (plain JS: eslint.config.js imports them as they are).
   {
-    files: ['scripts/lint/**/*.js', 'scripts/durations-reporter.js'],
+    files: ['scripts/lint/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { sourceType: 'module' },
   },

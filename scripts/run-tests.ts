@@ -1,28 +1,21 @@
 // Runs test/**/*.test.ts under node's test runner with tsx (Node 20's --test does not
 // expand globs, so the file list is built here).
-// Usage: tsx scripts/run-tests.ts [--tier fast|redis|postgres|browser] [--list] [--record-durations] [substring ...]
+// Usage: tsx scripts/run-tests.ts [--tier fast|redis|postgres|browser] [--list] [substring ...]
 //   no tier: every file (npm test); --tier: that tier's files (scripts/test-tiers.ts);
 //   substrings: only files whose path contains one of them; --list: the chosen files and
-//   what each needs, and nothing run; --record-durations: writes the seconds each file
-//   took into scripts/test-durations.json, which orders the files (longest first,
-//   scripts/test-durations.ts) in the runs after.
+//   what each needs, and nothing run.
 // First what the chosen files need is checked or started (scripts/test-services.ts: a
 // missing binary fails the run with its install command; PostgreSQL is found or started
 // once and handed to every file as $DELAYQ_TEST_PG, and stopped after). Then the fast
 // files run, in a node --test of their own with scripts/fast-tier-guard.ts loaded (a fast
 // file that starts a process or connects to a server fails, however it was chosen), and
-// then the others; each node --test starts its files longest first, by the recorded
-// seconds (scripts/test-durations.ts), so the slow files do not end the run alone.
+// then the others.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { prepareServices } from './test-services.js';
-import { longestFirst, readDurations, saveDurations } from './test-durations.js';
 import { classify, findTests, isTier, NEEDS, nodeTestArgs, TIERS, type ClassifiedTest, type Need } from './test-tiers.js';
 
-const { values, positionals: filters } = parseArgs({ options: { tier: { type: 'string' }, list: { type: 'boolean', default: false }, 'record-durations': { type: 'boolean', default: false } }, allowPositionals: true });
+const { values, positionals: filters } = parseArgs({ options: { tier: { type: 'string' }, list: { type: 'boolean', default: false } }, allowPositionals: true });
 const tier = values.tier;
 if (tier !== undefined && !isTier(tier)) {
   console.error(`unknown tier '${tier}'; known: ${Object.keys(TIERS).join(', ')}`);
@@ -45,11 +38,8 @@ if (values.list) {
   process.exit(0);
 }
 
-const durations = readDurations();
-const fast = longestFirst(chosen.filter(({ needs }) => TIERS.fast.select(needs)), durations);
-const others = longestFirst(chosen.filter(({ needs }) => !TIERS.fast.select(needs)), durations);
-const recordDir = values['record-durations'] ? mkdtempSync(join(tmpdir(), 'delayq-durations-')) : null;
-const DURATIONS_REPORTER = resolve(import.meta.dirname, 'durations-reporter.js');
+const fast = chosen.filter(({ needs }) => TIERS.fast.select(needs));
+const others = chosen.filter(({ needs }) => !TIERS.fast.select(needs));
 const needs = new Set<Need>(others.flatMap(({ needs: n }) => [...n]));
 
 // A Ctrl-C reaches the test processes by itself; a cluster started for the run (pg_ctl puts
@@ -68,10 +58,9 @@ const services = await prepareServices(needs).catch((error: unknown) => {
 });
 for (const note of services.notes) console.log(`# ${note}`);
 
-/** One node --test over `files`, in that order; its exit code. `record`: where to write the files' seconds. */
-function runFiles(files: readonly ClassifiedTest[], guarded: boolean, record: string | null): Promise<number> {
-  const reporters = ['--test-reporter=spec', '--test-reporter-destination=stdout', ...(record === null ? [] : [`--test-reporter=${DURATIONS_REPORTER}`, `--test-reporter-destination=${record}`])];
-  const child = spawn(process.execPath, [...nodeTestArgs({ guarded }), ...reporters, ...files.map(({ file }) => file)], { stdio: 'inherit', env: { ...process.env, ...services.env } });
+/** One node --test over `files`; its exit code. */
+function runFiles(files: readonly ClassifiedTest[], guarded: boolean): Promise<number> {
+  const child = spawn(process.execPath, [...nodeTestArgs({ guarded }), '--test-reporter=spec', ...files.map(({ file }) => file)], { stdio: 'inherit', env: { ...process.env, ...services.env } });
   running = child;
   return new Promise((resolve) => child.once('exit', (code) => resolve(code ?? 1)));
 }
@@ -84,14 +73,11 @@ try {
   ] as const) {
     if (files.length === 0 || interrupted !== null) continue;
     const started = performance.now();
-    const record = recordDir === null ? null : join(recordDir, `${guarded ? 'fast' : 'others'}.json`);
-    const code = await runFiles(files, guarded, record);
-    if (record !== null) saveDurations(readDurations(record));
+    const code = await runFiles(files, guarded);
     console.log(`# ${name}: ${files.length} files in ${((performance.now() - started) / 1000).toFixed(1)} s${code === 0 ? '' : `, exit code ${code}`}`);
     if (code !== 0) failed.push(name);
   }
 } finally {
   services.stop();
-  if (recordDir !== null) rmSync(recordDir, { recursive: true, force: true });
 }
 process.exit(interrupted !== null ? 130 : failed.length > 0 ? 1 : 0);
