@@ -96,6 +96,8 @@ export class RemoteTimers {
 
   /** A message on the timers channel (anyone who can reach the store may send one: notices.ts). */
   receive(message: string): void {
+    // The subscriber may hand on a message after the store stopped its timers.
+    if (this.stopped) return;
     const { backend, leases, horizonMs, clock, guard } = this.parts;
     const refs = parseTimerNotice(message);
     if (refs instanceof BadNotice) return guard.drop('timers', refs, message);

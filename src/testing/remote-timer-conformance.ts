@@ -270,6 +270,11 @@ export function runRemoteTimerConformance(name: string, open: TimerBackingFactor
         assert.deepEqual(closing.heard, [], `nothing handed on after stop() when the read ${outcome}`);
         assert.equal(view.calls(), 1, 'no further page read');
       }
+
+      // A timers message that arrives after stop() (the subscriber closes after the timers) is not handed on either.
+      const [lateId] = ids(home, 1);
+      waiting.timers.receive(timerLine(runRef(lateId!, 'orders', clock.now() + 1, 1)));
+      assert.deepEqual(waiting.heard, [], 'nothing handed on from a message received after stop()');
     });
 
     it('a backend that only polls (its messages reach no one) still brings every timer to its owner, through takeover loads and the next loads', async () => {
