@@ -32,7 +32,7 @@ export class RedisTaskOps {
 
   constructor(
     private readonly parts: RedisStoreParts,
-    /** The store, whose reserve reserveRefs goes through. */
+    /** The tasks role (redis-tasks.ts), whose reserve reserveRefs goes through. */
     private readonly store: Pick<TaskRoles, 'reserve'>,
   ) {
     this.client = parts.client;
