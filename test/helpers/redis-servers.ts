@@ -14,6 +14,7 @@ import { buildKeyspace } from '../../src/stores/redis/keys.js';
 import { shardOf } from '../../src/coordination/router.js';
 import type { SharedBacking } from '../../src/testing/shared-conformance.js';
 import { freePort } from './ports.js';
+import { after, before } from 'node:test';
 
 function findBinary(name: string): string | null {
   for (const dir of (process.env['PATH'] ?? '').split(':').concat(['/usr/bin', '/usr/local/bin'])) {
@@ -90,6 +91,28 @@ export function cli(port: number, ...args: string[]): string {
 export function addMuteUser(port: number): string {
   cli(port, 'ACL', 'SETUSER', 'mute', 'on', '>mute-pw', '~*', '&*', '+@all', '-publish');
   return `redis://mute:mute-pw@127.0.0.1:${port}`;
+}
+
+/** A redis-server of its own for the enclosing describe (started before, stopped after), with the mute user; read its fields in the tests. */
+export function redisWithMuteUser(): { readonly url: string; readonly muteUrl: string } {
+  let server: RedisServer | undefined;
+  let muteUrl = '';
+  before(async () => {
+    server = await startRedis();
+    muteUrl = addMuteUser(server.port);
+  });
+  after(async () => {
+    await server?.stop();
+    server?.remove();
+  });
+  return {
+    get url() {
+      return server!.url;
+    },
+    get muteUrl() {
+      return muteUrl;
+    },
+  };
 }
 
 /**

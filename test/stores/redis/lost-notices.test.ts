@@ -14,10 +14,10 @@
  * SWEEP_MS), or calls that do not wait at all: the sweep must reach it all the same.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it, type TestContext } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { DelayQueue } from '../../../src/open-queue.js';
 import { consumeUntil, type Delivered } from '../../helpers/lost-notices.js';
-import { addMuteUser, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { redisSkip, redisWithMuteUser } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 
@@ -35,18 +35,8 @@ const POLL_MS = 500;
 const NO_WAIT_PAUSE_MS = 200;
 
 describe('redis: a due task whose notices are lost', { skip }, () => {
-  let server: RedisServer;
-  let muteUrl = '';
-  const mute = (): string => muteUrl;
-
-  before(async () => {
-    server = await startRedis();
-    muteUrl = addMuteUser(server.port);
-  });
-  after(async () => {
-    await server.stop();
-    server.remove();
-  });
+  const redis = redisWithMuteUser();
+  const mute = (): string => redis.muteUrl;
 
   /**
    * One shard, held by the first queue opened (its share is 1 of 1 whatever the other does);
@@ -81,16 +71,16 @@ describe('redis: a due task whose notices are lost', { skip }, () => {
 
   it('(a) the ready PUBLISH of the owner is lost: the consumer sweep finds the task', { timeout: 30_000 }, async (t) => {
     // The owner promotes on time; promote.lua's PUBLISH fails, after the task went to the ready list.
-    await run(t, 'lost-ready', { owner: mute(), other: server.url }, 'owner', SWEEP_MS + MARGIN_MS);
+    await run(t, 'lost-ready', { owner: mute(), other: redis.url }, 'owner', SWEEP_MS + MARGIN_MS);
   });
 
   it('(a) with a consumer that does not wait (waitMs 0): its calls sweep too', { timeout: 30_000 }, async (t) => {
-    await run(t, 'lost-ready-nowait', { owner: mute(), other: server.url }, 'owner', SWEEP_MS + MARGIN_MS, 0);
+    await run(t, 'lost-ready-nowait', { owner: mute(), other: redis.url }, 'owner', SWEEP_MS + MARGIN_MS, 0);
   });
 
   it('(b) the timers PUBLISH of the producer is lost: the owner recovers the overdue task', { timeout: 30_000 }, async (t) => {
     // The owner's next lease tick after RECOVER_GRACE_MS promotes it, and its PUBLISH arrives.
-    await run(t, 'lost-timer', { owner: server.url, other: mute() }, 'other', RECOVER_GRACE_MS + LEASE_TICK_MS + MARGIN_MS);
+    await run(t, 'lost-timer', { owner: redis.url, other: mute() }, 'other', RECOVER_GRACE_MS + LEASE_TICK_MS + MARGIN_MS);
   });
 
   it('(c) both are lost: the owner recovers the task, the consumer sweep finds it', { timeout: 30_000 }, async (t) => {

@@ -11,30 +11,20 @@
  * Here the producer's Redis user may not PUBLISH (an ACL), so each of its timer messages is lost.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { DelayQueue } from '../../../src/open-queue.js';
-import { addMuteUser, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { redisSkip, redisWithMuteUser } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 
 describe('redis: a timer message lost on its way to the shard owner', { skip }, () => {
-  let server: RedisServer;
-  let muteUrl = '';
-
-  before(async () => {
-    server = await startRedis();
-    muteUrl = addMuteUser(server.port);
-  });
-  after(async () => {
-    await server.stop();
-    server.remove();
-  });
+  const redis = redisWithMuteUser();
 
   it('the owner delivers the task anyway, a little late', { timeout: 30_000 }, async () => {
     // One shard: the first process holds it (its share is 1 of 1 whatever the other does), the second owns nothing.
     const storeOptions = { prefix: 'lost', shards: 1 };
-    const owner = await DelayQueue.open({ store: server.url, storeOptions });
-    const producer = await DelayQueue.open({ store: muteUrl, storeOptions });
+    const owner = await DelayQueue.open({ store: redis.url, storeOptions });
+    const producer = await DelayQueue.open({ store: redis.muteUrl, storeOptions });
     try {
       const runAt = Date.now() + 100;
       await producer.schedule({ id: 'lost-1', topic: 'lost', payload: null, runAt });

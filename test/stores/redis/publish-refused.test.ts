@@ -6,10 +6,10 @@
  * ran out. The notice is sent with pcall: the promotion answers, and the refusal is logged.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Logger } from '../../../src/core/ports/index.js';
 import { DelayQueue } from '../../../src/open-queue.js';
-import { addMuteUser, redisSkip, startRedis, type RedisServer } from '../../helpers/redis-servers.js';
+import { redisSkip, redisWithMuteUser } from '../../helpers/redis-servers.js';
 
 const skip = redisSkip();
 
@@ -23,21 +23,11 @@ function recordingLogger(lines: string[]): Logger {
 }
 
 describe('redis: a user who may not PUBLISH', { skip }, () => {
-  let server: RedisServer;
-  let muteUrl = '';
-
-  before(async () => {
-    server = await startRedis();
-    muteUrl = addMuteUser(server.port);
-  });
-  after(async () => {
-    await server.stop();
-    server.remove();
-  });
+  const redis = redisWithMuteUser();
 
   it('promotion still answers: its own waiting consumer gets the due tasks at once (was STORE_UNAVAILABLE), and the refusal is logged', { timeout: 60_000 }, async () => {
     const lines: string[] = [];
-    const queue = await DelayQueue.open({ store: muteUrl, storeOptions: { prefix: 'refused', shards: 1 }, logger: recordingLogger(lines) });
+    const queue = await DelayQueue.open({ store: redis.muteUrl, storeOptions: { prefix: 'refused', shards: 1 }, logger: recordingLogger(lines) });
     try {
       // This process owns the only shard. 100 tasks fall due together while one consumer
       // waits: the promotion reserves what it asks for (a prefetch of 64) and pushes the rest
