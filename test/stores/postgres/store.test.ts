@@ -129,15 +129,15 @@ describe('postgres store', () => {
     const store = (await openPostgresStore(storeUrl(schema), { clock: storeSystemClock })) as PostgresStore;
     try {
       const before = store.sent;
-      const outcomes = await Promise.all(Array.from({ length: 500 }, (_, i) => store.schedule([task(`g-${i % 400}`, { runAt: 10 + i })], 5)));
+      const outcomes = await Promise.all(Array.from({ length: 500 }, (_, i) => store.tasks.schedule([task(`g-${i % 400}`, { runAt: 10 + i })], 5)));
       assert.equal(outcomes.filter(([o]) => o!.created).length, 400);
       // A repeated id answers with the first call's runAt.
       assert.deepEqual(outcomes[450]![0], { id: 'g-50', runAt: 60, created: false, ref: null });
       // Coalesced while one statement is in flight: far fewer statements than calls.
       assert.ok(store.sent - before < 100, `${store.sent - before} statements for 500 calls`);
-      const acks = await Promise.all(['g-1', 'g-2', 'nope'].map((id) => store.ack(id, '1.x', 6)));
+      const acks = await Promise.all(['g-1', 'g-2', 'nope'].map((id) => store.tasks.ack(id, '1.x', 6)));
       assert.deepEqual(acks.map((a) => a.status), ['stale', 'stale', 'not_found']);
-      assert.equal((await store.stats()).byState.pending, 400);
+      assert.equal((await store.tasks.stats()).byState.pending, 400);
     } finally {
       await store.close();
     }
@@ -196,8 +196,8 @@ describe('postgres store', () => {
       assert.equal(await cost(PLANNED_FROM - 1), server.rows[0]?.random_page_cost, 'a few rows: one statement, alone');
       assert.equal(await cost(1), server.rows[0]?.random_page_cost);
       // The store's own traffic left no prepared statement on the connections it used.
-      await store.schedule([task('p', { runAt: 1 })], 1);
-      await store.reserve(['p'], 2);
+      await store.tasks.schedule([task('p', { runAt: 1 })], 1);
+      await store.tasks.reserve(['p'], 2);
       const prepared = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements');
       assert.equal(prepared.rows[0]?.n, 0);
     } finally {
@@ -306,20 +306,20 @@ describe('postgres store', () => {
       let now = 10_000;
       const reserve = async (): Promise<string[]> => (await store.coordination.reserveReady('b', 10, () => now, undefined, signal)).map((t) => t.id);
       // Another lane's due backlog, then b's task after it in due order.
-      await store.schedule(Array.from({ length: 200 }, (_, i) => task(`a-${i}`, { topic: 'a', runAt: 1_000 })), 1);
-      await store.schedule([task('b-1', { topic: 'b', runAt: 2_000 })], 1);
+      await store.tasks.schedule(Array.from({ length: 200 }, (_, i) => task(`a-${i}`, { topic: 'a', runAt: 1_000 })), 1);
+      await store.tasks.schedule([task('b-1', { topic: 'b', runAt: 2_000 })], 1);
       await store.coordination.promote([{ id: 'b-1', topic: 'b', kind: 'run', dueAt: 2_000, seq: 0, receipt: null }], now);
       assert.deepEqual(await reserve(), ['b-1']);
       // Due before the cursor and not promoted yet: the next statement starts after b-1, so it
       // does not see it (before, a short answer sent the next statement back to the beginning).
-      const [late] = await store.schedule([task('b-late', { topic: 'b', runAt: 1_500 })], 1);
+      const [late] = await store.tasks.schedule([task('b-late', { topic: 'b', runAt: 1_500 })], 1);
       const found = await store.coordination.reserveReady('b', 10, () => now, undefined, AbortSignal.timeout(300));
       assert.deepEqual(found, []);
       // Its promotion moves the lane's cursor back before it.
       await store.coordination.promote([late!.ref!], now);
       assert.deepEqual(await reserve(), ['b-late']);
       // The safety net: one without a promotion is found once FULL_WALK_MS has passed.
-      await store.schedule([task('b-lost', { topic: 'b', runAt: 1_200 })], 1);
+      await store.tasks.schedule([task('b-lost', { topic: 'b', runAt: 1_200 })], 1);
       now += FULL_WALK_MS;
       await store.coordination.promote([{ id: 'b-x', topic: 'b', kind: 'run', dueAt: now, seq: Number.MAX_SAFE_INTEGER, receipt: null }], now);
       assert.deepEqual(await reserve(), ['b-lost']);
@@ -340,10 +340,10 @@ describe('postgres store', () => {
       let now = 10_000;
       const reserve = async (waitMs?: number): Promise<string[]> =>
         (await store.coordination.reserveReady('c', 10, () => now, undefined, waitMs === undefined ? signal : AbortSignal.timeout(waitMs))).map((t) => t.id);
-      await store.schedule([task('c-1', { topic: 'c', runAt: 1_000 })], 1);
+      await store.tasks.schedule([task('c-1', { topic: 'c', runAt: 1_000 })], 1);
       assert.deepEqual(await reserve(), ['c-1']);
       // After the cursor (no promotion needed), c-2 held locked by another transaction while the lane's statement passes it.
-      await store.schedule([task('c-2', { topic: 'c', runAt: 1_100 }), task('c-3', { topic: 'c', runAt: 1_200 })], 1);
+      await store.tasks.schedule([task('c-2', { topic: 'c', runAt: 1_100 }), task('c-3', { topic: 'c', runAt: 1_200 })], 1);
       await locker.query('BEGIN');
       await locker.query(`SELECT 1 FROM "${schema}".tasks WHERE id = 'c-2' FOR UPDATE`);
       assert.deepEqual(await reserve(), ['c-3']);
@@ -358,7 +358,7 @@ describe('postgres store', () => {
       assert.deepEqual(await reserve(300), []);
       // Due behind the floor and never promoted (a notice lost with the listener connected): the
       // floor's reads pass it; the read from the beginning every FULL_WALK_MS does not.
-      await store.schedule([task('c-lost', { topic: 'c', runAt: 1_050 })], 1);
+      await store.tasks.schedule([task('c-lost', { topic: 'c', runAt: 1_050 })], 1);
       now += FLOOR_SWEEP_MS;
       assert.deepEqual(await reserve(500), []);
       now += FULL_WALK_MS;
